@@ -1,0 +1,44 @@
+"""Errors: every failure the library reports, typed; the CLI turns them into messages."""
+
+from __future__ import annotations
+
+
+class WrkreportError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    exit_code = 2
+
+    def message(self) -> str:
+        """Return the one-line message shown to the user (without the program name)."""
+        return str(self)
+
+
+class ParseError(WrkreportError):
+    """A file is not wrk output, or a line where one is required is not understood."""
+
+    exit_code = 1
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.detail = message
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.detail}"
+
+
+class RunError(WrkreportError):
+    """A run directory (raw/<run-id>/) cannot be read: missing, unreadable, bad manifest."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = str(path)
+        self.detail = message
+        super().__init__(f"{self.path}: {message}")
+
+
+class NoUsableData(WrkreportError):
+    """Nothing could be measured from the input: no run, or nothing parsed."""
+
+    exit_code = 2

@@ -1,0 +1,112 @@
+"""Records: the typed results every later step of the pipeline works on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+# JSON key order of one parsed wrk output (`wrkreport parse --json`, results.csv columns).
+FIELDS: tuple[str, ...] = (
+    "source",
+    "tool",
+    "url",
+    "duration_s",
+    "threads",
+    "connections",
+    "latency_avg_ms",
+    "latency_stdev_ms",
+    "latency_max_ms",
+    "latency_within_stdev_pct",
+    "req_per_thread_avg",
+    "req_per_thread_stdev",
+    "req_per_thread_max",
+    "latency_p50_ms",
+    "latency_p75_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_p999_ms",
+    "requests",
+    "elapsed_s",
+    "bytes_read",
+    "errors_connect",
+    "errors_read",
+    "errors_write",
+    "errors_timeout",
+    "non_2xx_3xx",
+    "requests_per_sec",
+    "transfer_bytes_per_sec",
+    "bytes_per_response",
+)
+
+_COUNTERS = ("errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx")
+
+
+@dataclass(frozen=True)
+class WrkResult:
+    """One wrk or wrk2 output, every number normalised (ms, bytes, seconds); None = not printed."""
+
+    source: str
+    tool: str  # "wrk" or "wrk2"
+    url: str
+    duration_s: float
+    threads: int
+    connections: int
+    latency_avg_ms: float | None
+    latency_stdev_ms: float | None
+    latency_max_ms: float | None
+    latency_within_stdev_pct: float | None
+    req_per_thread_avg: float | None
+    req_per_thread_stdev: float | None
+    req_per_thread_max: float | None
+    latency_p50_ms: float | None
+    latency_p75_ms: float | None
+    latency_p90_ms: float | None
+    latency_p99_ms: float | None
+    latency_p999_ms: float | None
+    requests: int
+    elapsed_s: float
+    bytes_read: float
+    errors_connect: int
+    errors_read: int
+    errors_write: int
+    errors_timeout: int
+    non_2xx_3xx: int
+    requests_per_sec: float | None
+    transfer_bytes_per_sec: float | None
+    # Not in FIELDS: kept for provenance, never mixed into the figures above.
+    version: str | None = None
+    percentiles_ms: dict[str, float | None] = field(default_factory=dict)
+    uncorrected_percentiles_ms: dict[str, float | None] = field(default_factory=dict)
+    script_output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.tool not in ("wrk", "wrk2"):
+            raise ValueError(f"tool must be 'wrk' or 'wrk2', not {self.tool!r}")
+        for name in ("threads", "connections", "requests", *_COUNTERS):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{name} must be an int, not {value!r}")
+        for name in ("threads", "connections", "requests"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)!r}")
+        if self.bytes_read < 0 or math.isnan(self.bytes_read):
+            raise ValueError(f"bytes_read must be >= 0, not {self.bytes_read!r}")
+
+    @property
+    def bytes_per_response(self) -> float | None:
+        """Return bytes read per completed response (None when nothing completed)."""
+        if self.requests == 0:
+            return None
+        return self.bytes_read / self.requests
+
+    @property
+    def socket_errors(self) -> int:
+        """Return the sum of the four socket error counters."""
+        return self.errors_connect + self.errors_read + self.errors_write + self.errors_timeout
+
+    def to_dict(self) -> dict:
+        """Return the record as a dict with exactly the FIELDS keys, in order."""
+        return {name: getattr(self, name) for name in FIELDS}
+
+
+assert set(FIELDS) - {"bytes_per_response"} <= {f.name for f in fields(WrkResult)}
