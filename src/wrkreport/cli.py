@@ -12,6 +12,9 @@ from .errors import WrkreportError
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
+# Each command is a thin function returning its exit status; `main` is the only exit.
+
+
 def fail(message: str) -> None:
     """Print one `wrkreport: ...` line on stderr."""
     click.echo(f"wrkreport: {message}", err=True)
@@ -31,7 +34,7 @@ def cli() -> None:
 def main() -> None:
     """Run the CLI; turn any library error into one line and an exit status."""
     try:
-        cli.main(standalone_mode=False)
+        status = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         fail("aborted")
         sys.exit(130)
@@ -45,4 +48,5 @@ def main() -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
-    sys.exit(0)
+    # Commands return their exit status (0, 1 or 2); None means success (e.g. --help).
+    sys.exit(status if isinstance(status, int) else 0)
