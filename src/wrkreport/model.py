@@ -110,3 +110,62 @@ class WrkResult:
 
 
 assert set(FIELDS) - {"bytes_per_response"} <= {f.name for f in fields(WrkResult)}
+
+
+# --- Records produced after parsing: checks, ratios, noise warnings -------------------
+
+STATUSES = ("pass", "warn", "fail")
+SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
+BASELINE = "go-http"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's verdict on one subject (a measurement, a cell, a setup or the run)."""
+
+    name: str  # header-bytes, same-response, non-2xx, socket-errors, zero-requests, run-status, parse
+    status: str  # pass | warn | fail
+    message: str  # a sentence a person understands, with the figures
+    setup: str | None = None
+    gomaxprocs: int | None = None
+    repeat: int | None = None
+    file: str | None = None  # relative to the run directory
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, not {self.status!r}")
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """setup / go-http at one GOMAXPROCS for one metric, with a 95% interval over repeats."""
+
+    metric: str  # requests_per_sec | latency_p50_ms | latency_p99_ms
+    gomaxprocs: int
+    setup: str
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int  # paired repeats used
+    excluded: str | None = None  # reason the ratio was not computed, or None
+
+    @property
+    def has_interval(self) -> bool:
+        """Return True when an interval could be computed (n >= 2, not excluded)."""
+        return self.ci_low is not None and self.ci_high is not None
+
+    @property
+    def includes_one(self) -> bool:
+        """Return True when the interval includes 1.0 (no measurable difference from Go)."""
+        return self.has_interval and self.ci_low <= 1.0 <= self.ci_high
+
+
+@dataclass(frozen=True)
+class NoiseWarning:
+    """A reason to distrust a figure: outlier repeat, cold first repeat, wide spread ..."""
+
+    kind: str  # outlier | cold-start | spread | few-repeats | wide-interval
+    message: str
+    setup: str | None = None
+    gomaxprocs: int | None = None
+    repeat: int | None = None
