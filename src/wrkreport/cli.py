@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 
 from . import __version__
-from .errors import WrkreportError
+from .errors import ParseError, WrkreportError
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -29,6 +30,76 @@ def cli() -> None:
 
         ./run_bench.sh && wrkreport build
     """
+
+
+# --- wrkreport parse -------------------------------------------------------------------
+
+
+@cli.command("parse", context_settings=CONTEXT)
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of records instead of summaries.")
+def parse_command(files: tuple[str, ...], as_json: bool) -> int:
+    """Parse wrk / wrk2 outputs and print what each says, in argument order.
+
+    A file that is not a complete wrk output is reported on stderr as
+    `wrkreport: FILE:LINE: message`; the others are still printed. Exit status 1 if any
+    file failed, else 0. With --json the keys are those of `wrkreport.model.FIELDS`
+    (null when that output does not print the value).
+
+    Example:
+
+        wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
+    """
+    from .parse import parse_file
+
+    records, failed = [], 0
+    for path in files:
+        try:
+            result = parse_file(path)
+        except ParseError as exc:
+            fail(exc.message())
+            failed += 1
+            continue
+        if as_json:
+            records.append(result.to_dict())
+        else:
+            click.echo(summary(result))
+    if as_json:
+        click.echo(json.dumps(records, indent=2, allow_nan=False))
+    return 1 if failed else 0
+
+
+def summary(result) -> str:
+    """Return a few readable lines about one parsed output."""
+    lat = ", ".join(
+        f"{label} {number(getattr(result, name))}"
+        for label, name in (
+            ("avg", "latency_avg_ms"), ("stdev", "latency_stdev_ms"), ("max", "latency_max_ms"),
+            ("p50", "latency_p50_ms"), ("p75", "latency_p75_ms"), ("p90", "latency_p90_ms"),
+            ("p99", "latency_p99_ms"), ("p99.9", "latency_p999_ms"),
+        )
+        if getattr(result, name) is not None or label in ("avg", "stdev", "max")
+    )
+    return "\n".join(
+        [
+            f"{result.source}: {result.tool} {result.url}, {number(result.duration_s)} s, "
+            f"{result.threads} threads, {result.connections} connections",
+            f"  requests      {result.requests} in {number(result.elapsed_s)} s, "
+            f"{number(result.requests_per_sec)} req/s, {number(result.bytes_read)} bytes read, "
+            f"{number(result.bytes_per_response)} bytes/response",
+            f"  latency ms    {lat}",
+            f"  errors        connect {result.errors_connect}, read {result.errors_read}, "
+            f"write {result.errors_write}, timeout {result.errors_timeout}, non-2xx/3xx {result.non_2xx_3xx}",
+        ]
+    )
+
+
+def number(value: float | None) -> str:
+    """Return a number for display (3 decimals under 100, else 2; no trailing zeros), '-' when absent."""
+    if value is None:
+        return "-"
+    text = f"{value:.3f}" if abs(value) < 100 else f"{value:.2f}"
+    return text.rstrip("0").rstrip(".")
 
 
 def main() -> None:

@@ -48,7 +48,7 @@ RUNNING_LINE = re.compile(r"Running (?P<duration>[0-9]+(?:\.[0-9]+)?[a-z]+) test
 MAKING_LINE = re.compile(r"Making [0-9]+ requests to .+", re.A)  # wrk 1.x, not supported
 USAGE_LINE = re.compile(r"Usage: wrk\b.*", re.A)
 UNABLE_TO_CONNECT_LINE = re.compile(r"unable to connect to .*", re.A)
-THREADS_LINE = re.compile(r"(?P<threads>[0-9]+) threads and (?P<connections>[0-9]+) connections", re.A)
+THREADS_LINE = re.compile(r"(?P<threads>[0-9]{1,20}) threads and (?P<connections>[0-9]{1,20}) connections", re.A)
 CALIBRATION_LINE = re.compile(
     r"Thread calibration: mean lat\.: [0-9.]+ ?(?:ms|usec), rate sampling interval: [0-9]+ ?(?:ms|msec)", re.A
 )
@@ -77,14 +77,14 @@ HDR_MAX_FOOTER = re.compile(rf"#\[Max = {_NUM}, Total count = -?[0-9]+\]", re.A)
 HDR_BUCKETS_FOOTER = re.compile(r"#\[Buckets = [0-9]+, SubBuckets = [0-9]+\]", re.A)
 HDR_RULE = re.compile(r"-{58}", re.A)
 REQUESTS_LINE = re.compile(
-    rf"(?P<requests>[0-9]+) requests in (?P<elapsed>{_VALUE}), (?P<bytes>{_VALUE}) read", re.A
+    rf"(?P<requests>[0-9]{{1,20}}) requests in (?P<elapsed>{_VALUE}), (?P<bytes>{_VALUE}) read", re.A
 )
 SOCKET_ERRORS_LINE = re.compile(
-    r"Socket errors: connect (?P<connect>-?[0-9]+), read (?P<read>-?[0-9]+), "
-    r"write (?P<write>-?[0-9]+), timeout (?P<timeout>-?[0-9]+)",
+    r"Socket errors: connect (?P<connect>-?[0-9]{1,20}), read (?P<read>-?[0-9]{1,20}), "
+    r"write (?P<write>-?[0-9]{1,20}), timeout (?P<timeout>-?[0-9]{1,20})",
     re.A,
 )
-NON_2XX_LINE = re.compile(r"Non-2xx or 3xx responses: (?P<count>-?[0-9]+)", re.A)
+NON_2XX_LINE = re.compile(r"Non-2xx or 3xx responses: (?P<count>-?[0-9]{1,20})", re.A)
 REQUESTS_PER_SEC_LINE = re.compile(rf"Requests/sec: (?P<value>{_NUM})", re.A)
 TRANSFER_PER_SEC_LINE = re.compile(rf"Transfer/sec: (?P<value>{_VALUE})", re.A)
 
@@ -92,6 +92,7 @@ WRK_PERCENTILES = ("50", "75", "90", "99")
 WRK2_PERCENTILES = ("50.000", "75.000", "90.000", "99.000", "99.900", "99.990", "99.999", "100.000")
 STATS_COLUMN_WIDTHS = {"Avg": 8, "Stdev": 10, "Max": 9}
 RECORDED = "Recorded Latency"
+REQUESTS_OR_DISTRIBUTION = "'  Latency Distribution' or '<N> requests in <time>, <size> read'"
 MAX_UNSUFFIXED_COUNT = 850.0  # wrk switches to `k` from 850 (format.md §4)
 
 
@@ -276,7 +277,7 @@ def parse_run(cur: Cursor, version: str | None) -> WrkResult:
         percentiles, uncorrected, hdr = wrk_latency_distribution(cur), {}, False
     else:
         percentiles, uncorrected, hdr = wrk2_latency_distributions(cur)
-    tail = tail_lines(cur)
+    tail = tail_lines(cur, "'<N> requests in <time>, <size> read'" if percentiles else REQUESTS_OR_DISTRIBUTION)
     nan_cells = None in (latency.avg, latency.stdev, req.avg, req.stdev)
     return WrkResult(
         source=cur.source,
@@ -444,23 +445,26 @@ def percentile_lines(cur: Cursor, expected: tuple[str, ...]) -> dict[str, float 
     return found
 
 
-def tail_lines(cur: Cursor) -> Tail:
+def tail_lines(cur: Cursor, expected: str) -> Tail:
     """Read `N requests in T, B read`, the optional error lines, Requests/sec and Transfer/sec."""
-    expected = "'<N> requests in <time>, <size> read'"
     line, match = cur.require(REQUESTS_LINE, expected)
     requests = int(match["requests"])
     elapsed_ms = convert(cur, line, units.time_to_ms, match["elapsed"])
     bytes_read = convert(cur, line, units.size_to_bytes, match["bytes"])
     if elapsed_ms is None or bytes_read is None:
-        raise cur.error(line, f"{expected} with a number, found {quote(line.text)}")
+        raise cur.error(line, f"'<N> requests in <time>, <size> read' with numbers, found {quote(line.text)}")
     errors = dict.fromkeys(("connect", "read", "write", "timeout"), 0)
+    optional = ["'Socket errors: ...'", "'Non-2xx or 3xx responses: ...'"]
     found = cur.take_if(SOCKET_ERRORS_LINE)
     if found:
         errors = {key: int(found[1][key]) for key in errors}
+        optional.pop(0)
     found = cur.take_if(NON_2XX_LINE)
     non_2xx = int(found[1]["count"]) if found else 0
-    follows = "'Socket errors: ...', 'Non-2xx or 3xx responses: ...' or 'Requests/sec: <number>'"
-    line, match = cur.require(REQUESTS_PER_SEC_LINE, follows if not found else "'Requests/sec: <number>'")
+    if found:
+        optional.clear()
+    expected = " or ".join([*optional, "'Requests/sec: <number>'"])
+    line, match = cur.require(REQUESTS_PER_SEC_LINE, expected)
     per_sec = convert(cur, line, units.number, match["value"])
     line, match = cur.require(TRANSFER_PER_SEC_LINE, "'Transfer/sec: <size>'")
     transfer = convert(cur, line, units.size_to_bytes, match["value"])

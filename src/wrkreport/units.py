@@ -153,7 +153,7 @@ def _finite(num: str) -> float | None:
     """Return float(num), or None for nan/inf."""
     if NOT_A_NUMBER.fullmatch(num):
         return None
-    return float(num)
+    return _scaled(num, 1)
 
 
 def _scaled(num: str, multiplier: float | int) -> float:
