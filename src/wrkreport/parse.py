@@ -93,6 +93,7 @@ WRK2_PERCENTILES = ("50.000", "75.000", "90.000", "99.000", "99.900", "99.990", 
 STATS_COLUMN_WIDTHS = {"Avg": 8, "Stdev": 10, "Max": 9}
 RECORDED = "Recorded Latency"
 REQUESTS_OR_DISTRIBUTION = "'  Latency Distribution' or '<N> requests in <time>, <size> read'"
+INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"))  # BOM, zero-width spaces
 MAX_UNSUFFIXED_COUNT = 850.0  # wrk switches to `k` from 850 (format.md §4)
 
 
@@ -215,7 +216,9 @@ def decode(data: bytes, source: str) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ParseError(source, None, f"not {encoding} text (byte {exc.start}), not wrk output") from None
+        name = "UTF-16" if encoding == "utf-16" else "UTF-8"
+        bad = data[exc.start : exc.start + 1].hex()
+        raise ParseError(source, None, f"not {name} text (byte 0x{bad} at offset {exc.start}), not wrk output") from None
 
 
 def split_lines(text: str) -> list[Line]:
@@ -223,7 +226,12 @@ def split_lines(text: str) -> list[Line]:
     raws = text.split("\n")
     if raws and raws[-1] == "":
         raws.pop()
-    return [Line(n, raw.rstrip("\r"), " ".join(raw.split())) for n, raw in enumerate(raws, start=1)]
+    return [Line(n, raw.rstrip("\r"), loose(raw)) for n, raw in enumerate(raws, start=1)]
+
+
+def loose(raw: str) -> str:
+    """Return a line with invisible characters dropped and whitespace runs (tabs, NBSP) as one space."""
+    return " ".join(raw.translate(INVISIBLE).split())
 
 
 def quote(text: str, limit: int = 60) -> str:
@@ -392,7 +400,7 @@ def stats_cell(cur: Cursor, line: Line, name: str, column: str, token: str, cut:
     value = convert(cur, line, to_number, token)
     if to_number is units.count and value is not None and token[-1:].isdigit() and value > MAX_UNSUFFIXED_COUNT:
         raise cur.error(
-            line, f"{name} {column} {token!r} has no unit but wrk prints a k/M/G/T suffix from 850; it was cut"
+            line, f"{name} {column} {token!r} has no unit, but wrk adds k/M/G/T from 850 on: it was cut to fit its column"
         )
     return value
 
@@ -452,7 +460,7 @@ def tail_lines(cur: Cursor, expected: str) -> Tail:
     elapsed_ms = convert(cur, line, units.time_to_ms, match["elapsed"])
     bytes_read = convert(cur, line, units.size_to_bytes, match["bytes"])
     if elapsed_ms is None or bytes_read is None:
-        raise cur.error(line, f"'<N> requests in <time>, <size> read' with numbers, found {quote(line.text)}")
+        raise cur.error(line, f"expected '<N> requests in <time>, <size> read' with numbers, found {quote(line.text)}")
     errors = dict.fromkeys(("connect", "read", "write", "timeout"), 0)
     optional = ["'Socket errors: ...'", "'Non-2xx or 3xx responses: ...'"]
     found = cur.take_if(SOCKET_ERRORS_LINE)

@@ -1,0 +1,81 @@
+"""Property tests for parse: any text, and every truncation of a real output, either parses
+or raises ParseError -- never anything else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wrkreport.errors import ParseError
+from wrkreport.parse import parse_text
+
+SAMPLES = Path(__file__).parent / "fixtures" / "wrk" / "samples"
+REAL = sorted(p for p in SAMPLES.glob("*.txt") if "SYNTHETIC" not in p.name and "STDERR" not in p.name)
+REAL_LINES = sorted({line for p in REAL for line in p.read_text().splitlines()})
+WRKISH = st.sampled_from(sorted(set("".join(REAL_LINES)) | set("\t\r\xa0\x00é-+")))
+
+
+def parses_or_parse_error(text: str):
+    """Return the result, or None when the parser raised ParseError (anything else propagates)."""
+    try:
+        return parse_text(text, "prop")
+    except ParseError as exc:
+        assert exc.path == "prop" and (exc.line is None or exc.line >= 1)
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_arbitrary_text_raises_only_parse_error(text):
+    parses_or_parse_error(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=WRKISH, max_size=400))
+def test_text_made_of_wrk_characters_raises_only_parse_error(text):
+    parses_or_parse_error(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(REAL_LINES), max_size=40))
+def test_shuffled_real_lines_raise_only_parse_error(lines):
+    parses_or_parse_error("\n".join(lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(REAL), st.data())
+def test_real_output_with_a_line_dropped_or_repeated(path, data):
+    lines = path.read_text().splitlines()
+    index = data.draw(st.integers(0, len(lines) - 1))
+    dropped = lines[:index] + lines[index + 1 :]
+    repeated = lines[: index + 1] + lines[index:]
+    parses_or_parse_error("\n".join(dropped))
+    parses_or_parse_error("\n".join(repeated))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(REAL), st.data())
+def test_real_output_with_one_character_changed(path, data):
+    text = path.read_text()
+    index = data.draw(st.integers(0, len(text) - 1))
+    char = data.draw(WRKISH)
+    parses_or_parse_error(text[:index] + char + text[index + 1 :])
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_every_truncation_of_a_real_output(path):
+    text = path.read_text()
+    full = parse_text(text, "prop")
+    transfer_line = next(line for line in text.splitlines() if line.startswith("Transfer/sec:"))
+    complete_from = text.index(transfer_line) + len(transfer_line)
+    for size in range(len(text) + 1):
+        result = parses_or_parse_error(text[:size])
+        if size >= complete_from:
+            assert result is not None, f"cut at {size} still holds every required line"
+            assert result.to_dict() == full.to_dict()
+            assert result.percentiles_ms == full.percentiles_ms
+        else:
+            assert result is None, f"cut at {size} lacks part of a required line but parsed"
