@@ -13,12 +13,13 @@ web page parses. The Thread Stats rows are first sliced by wrk's fixed columns (
 and lets them touch (`1000.00ms1000.00ms`); otherwise they are split by a token regex.
 
 Truncated values (format.md §3), decided here:
-- A time cell that fills its whole field and ends in one letter after a digit lost the
-  second letter of `ms`: wrk only cuts a two-letter unit to its first letter. The
-  Latency Avg `1000.00m` is therefore read as 1000.00 ms (a real 1000 minutes would
-  need 9 columns there and would have lost its whole unit instead).
-- A value whose whole unit was cut off (over 999 minutes, or absurd counts) cannot be
-  read: ParseError.
+- Latency Avg `1000.00m` (8 chars, filling the field) is read as 1000.00 ms: it is
+  `1000.00ms` (999 995-999 999 us) cut to the 8-column field. A real 1000 minutes would
+  have lost its whole unit there instead (`1000.00`), and Avg is the only column narrower
+  than the longest time wrk prints (`1000.00ms`).
+- A value that lost its whole unit to the cut (over 999 minutes; counts beyond 1000T),
+  detected from wrk's padding rule in the columns and by content in pasted rows, cannot
+  be read: ParseError saying so, never a guess.
 
 `tool` is "wrk2" when the output has wrk2's `Thread calibration` lines, an HdrHistogram
 block, or a NaN Avg/Stdev cell (wrk 3.x/4.x print 0.00 there; wrk2 prints `-nan`);
@@ -62,6 +63,7 @@ STATS_ROW_TOKENS = re.compile(
     rf"(?P<name>Latency|Req/Sec) (?P<avg>{_VALUE}){_GAP}(?P<stdev>{_VALUE}){_GAP}(?P<max>{_VALUE}) ?(?P<pct>{_NUM})%",
     re.A,
 )
+CUT_MS_TOKEN = re.compile(r"[0-9.]+m", re.A)  # `1000.00m`: a `1000.00ms` cut to the Avg field
 LATENCY_DISTRIBUTION_HEADING = re.compile(r"Latency Distribution", re.A)
 HDR_HEADING = re.compile(
     r"Latency Distribution \(HdrHistogram - (?P<kind>Recorded Latency|"
@@ -389,7 +391,7 @@ def stats_cell(cur: Cursor, line: Line, name: str, column: str, token: str, cut:
     """Convert one cell, repairing or rejecting a value wrk cut to fit its column."""
     width = STATS_COLUMN_WIDTHS[column]
     # Only Avg is narrower than the longest time wrk prints there (`1000.00ms`, 9 chars).
-    lost_second_letter = column == "Avg" and len(token) == width and re.fullmatch(r"[0-9.]+m", token)
+    lost_second_letter = column == "Avg" and len(token) == width and CUT_MS_TOKEN.fullmatch(token)
     if to_number is units.time_to_ms and lost_second_letter:
         token += "s"  # `1000.00m` in Avg is a cut `1000.00ms` (see the module docstring)
     elif cut:
