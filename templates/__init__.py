@@ -1,0 +1,1 @@
+"""The report and nginx templates, shipped inside the wheel as wrkreport.templates."""
