@@ -1,0 +1,236 @@
+// Command gohello is the Go half of the nginx-in-front-of-Go benchmark: one process that
+// serves the same hello-world handler over net/http, FastCGI on TCP and FastCGI on a Unix
+// socket at once, on 127.0.0.1 only.
+//
+// The handler sets exactly Server: gophr, Connection: keep-alive, Content-Type: text/plain
+// and Content-Length: 12 and writes "Hello World\n", so that the HEAD header block is 141
+// bytes whether the client talks to Go directly or through nginx (which swaps
+// "Server: gophr" for "Server: nginx", same length).
+//
+// GOMAXPROCS comes from the environment (the Go runtime reads it); the value the runtime
+// actually uses is logged at start. SIGINT or SIGTERM closes the listeners, removes the
+// socket and exits 0.
+//
+// Usage:
+//
+//	GOMAXPROCS=1 gohello -http-port 8080 -fcgi-port 9001 -fcgi-socket /tmp/x/go.sock \
+//	    -socket-mode 0660 -socket-group nogroup
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/fcgi"
+	"os"
+	"os/signal"
+	"os/user"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// loopback is the only address gohello ever binds.
+const loopback = "127.0.0.1"
+
+// body is the response body; its length is the Content-Length header.
+const body = "Hello World\n"
+
+// config holds the command-line settings.
+type config struct {
+	httpPort    int         // net/http port; 0 picks a free one
+	fcgiPort    int         // FastCGI TCP port; 0 picks a free one
+	socketPath  string      // FastCGI Unix socket; "" disables it
+	socketMode  os.FileMode // permissions set on the socket right after it is created
+	socketGroup string      // group name or numeric gid given to the socket; "" keeps ours
+}
+
+// hello answers every request with the article's headers and body.
+func hello(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Server", "gophr")
+	h.Set("Connection", "keep-alive")
+	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	// On HEAD the server discards the body (net/http returns ErrBodyNotAllowed): ignored.
+	_, _ = io.WriteString(w, body)
+}
+
+// parseFlags reads the command line into a config.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("gohello", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := config{}
+	mode := "0600"
+	fs.IntVar(&cfg.httpPort, "http-port", 8080, "net/http port on "+loopback+" (0: any free port)")
+	fs.IntVar(&cfg.fcgiPort, "fcgi-port", 9001, "FastCGI TCP port on "+loopback+" (0: any free port)")
+	fs.StringVar(&cfg.socketPath, "fcgi-socket", "", "FastCGI Unix socket path (empty: no socket)")
+	fs.StringVar(&mode, "socket-mode", mode, "octal permissions of the socket")
+	fs.StringVar(&cfg.socketGroup, "socket-group", "", "group (name or gid) of the socket (empty: unchanged)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, p := range []int{cfg.httpPort, cfg.fcgiPort} {
+		if p < 0 || p > 65535 {
+			return cfg, fmt.Errorf("port %d out of range 0-65535", p)
+		}
+	}
+	m, err := strconv.ParseUint(mode, 8, 32)
+	if err != nil || m > 0o777 {
+		return cfg, fmt.Errorf("-socket-mode %q is not an octal mode like 0660", mode)
+	}
+	cfg.socketMode = os.FileMode(m)
+	return cfg, nil
+}
+
+// lookupGID returns the numeric gid of a group given by name or number.
+func lookupGID(group string) (int, error) {
+	if gid, err := strconv.Atoi(group); err == nil {
+		return gid, nil
+	}
+	g, err := user.LookupGroup(group)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(g.Gid)
+}
+
+// listenSocket creates the Unix socket, then gives it its group and mode. Until then it
+// has the creator's umask mode, which grants no one else write (= connect) access.
+func listenSocket(cfg config) (net.Listener, error) {
+	l, err := net.Listen("unix", cfg.socketPath)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.socketGroup != "" {
+		gid, err := lookupGID(cfg.socketGroup)
+		if err == nil {
+			err = os.Chown(cfg.socketPath, -1, gid)
+		}
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("socket group %q: %w", cfg.socketGroup, err)
+		}
+	}
+	if err := os.Chmod(cfg.socketPath, cfg.socketMode); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("socket mode: %w", err)
+	}
+	return l, nil
+}
+
+// server is the set of listeners one gohello process serves.
+type server struct {
+	http     *http.Server
+	httpL    net.Listener
+	fcgiTCP  net.Listener
+	fcgiUnix net.Listener
+}
+
+// listen binds every configured listener, or none: on error the ones already bound are closed.
+func listen(cfg config) (*server, error) {
+	s := &server{http: &http.Server{Handler: http.HandlerFunc(hello)}}
+	var err error
+	if s.httpL, err = net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(cfg.httpPort))); err != nil {
+		return nil, fmt.Errorf("net/http: %w", err)
+	}
+	if s.fcgiTCP, err = net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(cfg.fcgiPort))); err != nil {
+		s.close()
+		return nil, fmt.Errorf("FastCGI TCP: %w", err)
+	}
+	if cfg.socketPath != "" {
+		if s.fcgiUnix, err = listenSocket(cfg); err != nil {
+			s.close()
+			return nil, fmt.Errorf("FastCGI Unix socket: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// close closes every listener; closing a Unix listener Go created also removes its file.
+func (s *server) close() {
+	if s.http != nil {
+		s.http.Close()
+	}
+	for _, l := range []net.Listener{s.httpL, s.fcgiTCP, s.fcgiUnix} {
+		if l != nil {
+			l.Close()
+		}
+	}
+}
+
+// describe returns the log line announcing what is served where.
+func (s *server) describe(cfg config) string {
+	parts := []string{
+		fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0)),
+		"http=" + s.httpL.Addr().String(),
+		"fcgi-tcp=" + s.fcgiTCP.Addr().String(),
+	}
+	if s.fcgiUnix != nil {
+		parts = append(parts, fmt.Sprintf("fcgi-unix=%s mode=%04o group=%q", cfg.socketPath, cfg.socketMode, cfg.socketGroup))
+	}
+	parts = append(parts, fmt.Sprintf("pid=%d", os.Getpid()))
+	return strings.Join(parts, " ")
+}
+
+// run serves until ctx is done or a listener fails, then closes everything and removes the
+// socket. It writes "gohello: ... ready" to logw once every listener is bound.
+func run(ctx context.Context, cfg config, logw io.Writer) error {
+	s, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	failed := make(chan error, 3)
+	serve := func(name string, f func() error) {
+		go func() {
+			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+				failed <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	serve("net/http", func() error { return s.http.Serve(s.httpL) })
+	serve("FastCGI TCP", func() error { return fcgi.Serve(s.fcgiTCP, http.HandlerFunc(hello)) })
+	if s.fcgiUnix != nil {
+		serve("FastCGI Unix socket", func() error { return fcgi.Serve(s.fcgiUnix, http.HandlerFunc(hello)) })
+	}
+	fmt.Fprintf(logw, "gohello: %s ready\n", s.describe(cfg))
+
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-failed:
+	}
+	s.close()
+	if cfg.socketPath != "" {
+		if rmErr := os.Remove(cfg.socketPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
+			err = rmErr
+		}
+	}
+	return err
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gohello: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "gohello: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, "gohello: stopped")
+}
