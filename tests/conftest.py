@@ -23,3 +23,50 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"CI requires this test to run, but it was skipped: {reason}"
+
+
+# --- Run directories assembled from real captured wrk outputs ----------------------------
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+WRK = FIXTURES / "wrk"
+CAPTURED = WRK / "captured"
+ARTICLE = WRK / "article-2013"
+RUNS = FIXTURES / "runs"
+
+
+@pytest.fixture
+def make_run(tmp_path):
+    """Return a function that lays out a run directory: {name: source path, bytes or str}, optional manifest."""
+
+    def make(files: dict, manifest: dict | str | None = None, name: str = "20261122T120000Z") -> Path:
+        run = tmp_path / "raw" / name
+        run.mkdir(parents=True)
+        for file_name, content in files.items():
+            target = run / file_name
+            if isinstance(content, Path):
+                shutil.copyfile(content, target)
+            elif isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+        if manifest is not None:
+            text = manifest if isinstance(manifest, str) else json.dumps(manifest)
+            (run / "manifest.json").write_text(text)
+        return run
+
+    return make
+
+
+@pytest.fixture
+def article_run(make_run):
+    """Return a run directory holding the article's eight wrk 3.0.4 outputs, named as a user would, no manifest."""
+    files = {}
+    for path in sorted(ARTICLE.glob("*.txt")):
+        stem = path.name.removesuffix(".txt")  # wrk-3.0.4__gomaxprocs-1__go-http
+        _, gomaxprocs, setup = stem.split("__")
+        files[f"{setup}.{gomaxprocs}.run-1.wrk.txt"] = path
+    return make_run(files, name="article-2013")

@@ -115,8 +115,32 @@ assert set(FIELDS) - {"bytes_per_response"} <= {f.name for f in fields(WrkResult
 # --- Records produced after parsing: checks, ratios, noise warnings -------------------
 
 STATUSES = ("pass", "warn", "fail")
-SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
 BASELINE = "go-http"
+# Every setup the driver knows, in display order, with what it is. The first four are the
+# article's; the others are off by default.
+SETUP_DESCRIPTIONS: dict[str, str] = {
+    "go-http": "Go net/http standalone (the control group)",
+    "nginx-http": "nginx reverse proxy to Go net/http over TCP",
+    "nginx-fcgi-tcp": "nginx FastCGI to Go over TCP",
+    "nginx-fcgi-unix": "nginx FastCGI to Go over a Unix socket",
+    "nginx-http-unix": "nginx reverse proxy to Go net/http over a Unix socket",
+    "go-fasthttp": "Go fasthttp standalone",
+    "nginx-static": "nginx answering by itself (return 200): the ceiling",
+}
+SETUPS = tuple(SETUP_DESCRIPTIONS)[:4]
+NGINX_SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http-unix")
+
+
+def setup_order(setup: str) -> int:
+    """Return a setup's position for display: known setups in their order, others after."""
+    known = list(SETUP_DESCRIPTIONS)
+    return known.index(setup) if setup in known else len(known)
+
+
+def worst(statuses) -> str:
+    """Return the worst of some check statuses ('pass' for none)."""
+    found = set(statuses)
+    return next((status for status in reversed(STATUSES) if status in found), "pass")
 
 
 @dataclass(frozen=True)
@@ -148,6 +172,7 @@ class Ratio:
     ci_high: float | None
     n: int  # paired repeats used
     excluded: str | None = None  # reason the ratio was not computed, or None
+    connections: int | None = None  # wrk's -c of the cell (several with a sweep)
 
     @property
     def has_interval(self) -> bool:
@@ -169,3 +194,4 @@ class NoiseWarning:
     setup: str | None = None
     gomaxprocs: int | None = None
     repeat: int | None = None
+    connections: int | None = None

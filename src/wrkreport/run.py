@@ -1,0 +1,248 @@
+"""Run: one raw/<run-id>/ directory -> a tidy table of measurements, header captures and problems.
+
+A run directory holds `<setup>.gomaxprocs-<N>[.c<C>].run-<k>.wrk.txt` (one wrk output per
+measurement), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
+when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
+file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
+Nothing here fails on one bad file: a file that does not parse, a name that does not fit
+or a manifest that cannot be read becomes a problem (a failed or warned Check) and the
+rest is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import NoUsableData, ParseError
+from .model import FIELDS, Check, setup_order
+from .parse import parse_file
+
+WRK_FILE = re.compile(
+    r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
+    r"(?:\.c(?P<level>[0-9]{1,7}))?\.run-(?P<repeat>[0-9]{1,4})\.wrk\.txt"
+)
+HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
+RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
+MANIFEST = "manifest.json"
+LATEST = "latest"
+
+# Columns of the measurements table, in order: identity, provenance, then every parsed field.
+ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
+COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections")
+
+
+@dataclass(frozen=True)
+class HeaderCapture:
+    """The verbatim `curl -sI` header block of one setup at one GOMAXPROCS."""
+
+    setup: str
+    gomaxprocs: int
+    file: str  # relative to the run directory
+    text: str  # decoded as Latin-1, so every byte is kept and len(text) is the byte count
+    size_bytes: int
+
+    @property
+    def status_line(self) -> str:
+        """Return the first line without its CRLF ('' when the capture is empty)."""
+        return self.text.split("\n", 1)[0].rstrip("\r")
+
+    @property
+    def status_code(self) -> int | None:
+        """Return the HTTP status code of the status line, or None if it has none."""
+        match = re.match(r"HTTP/[0-9.]+ ([0-9]{3})\b", self.status_line)
+        return int(match[1]) if match else None
+
+
+@dataclass(frozen=True)
+class Run:
+    """Everything read from one run directory."""
+
+    path: Path
+    run_id: str
+    manifest: dict | None
+    measurements: pd.DataFrame  # one row per parsed wrk file, COLUMNS in order
+    headers: tuple[HeaderCapture, ...]
+    problems: tuple[Check, ...]  # files that could not be used, with why
+    texts: dict[str, str] = field(default_factory=dict)  # wrk file name -> its text (provenance)
+
+    @property
+    def status(self) -> str | None:
+        """Return the manifest's status (complete, running, interrupted, failed), None without one."""
+        return self.manifest.get("status") if self.manifest else None
+
+    @property
+    def parameters(self) -> dict:
+        """Return the manifest's parameters ({} without a manifest)."""
+        value = (self.manifest or {}).get("parameters")
+        return value if isinstance(value, dict) else {}
+
+
+# --- Which directory ---------------------------------------------------------------------
+
+
+def resolve_run_dir(path: str | Path) -> Path:
+    """Return the run directory path names: itself, or for a raw/ directory its newest run."""
+    path = Path(path)
+    if not path.exists():
+        raise NoUsableData(f"{path}: no such directory (run ./run_bench.sh first, or name a run directory)")
+    if not path.is_dir():
+        raise NoUsableData(f"{path}: not a directory; expected raw/ or raw/<run-id>/")
+    if is_run_dir(path):
+        return path
+    latest = path / LATEST
+    if latest.is_dir() and is_run_dir(latest):
+        return latest.resolve()
+    runs = sorted((p for p in path.iterdir() if p.is_dir() and RUN_ID.fullmatch(p.name) and is_run_dir(p)), key=run_sort_key)
+    if not runs:
+        raise NoUsableData(f"{path}: no run found (no manifest.json or *.wrk.txt here or in a run directory); run ./run_bench.sh first")
+    return runs[-1]
+
+
+def is_run_dir(path: Path) -> bool:
+    """Return True when path holds a manifest or at least one wrk output."""
+    return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt"))
+
+
+def run_sort_key(path: Path) -> tuple[str, int]:
+    """Order run ids by time, then by their -2, -3 suffix."""
+    stamp, _, suffix = path.name.partition("-")
+    return stamp, int(suffix or 1)
+
+
+# --- Reading -------------------------------------------------------------------------------
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run directory (or raw/, meaning its newest run) into a Run."""
+    run_dir = resolve_run_dir(path)
+    problems: list[Check] = []
+    manifest = read_manifest(run_dir, problems)
+    listed = manifest_measurements(manifest)
+    names = {p.name for p in run_dir.iterdir() if p.is_file()}
+    wrk_names = sorted(name for name in names if name.endswith(".wrk.txt"))
+    for name in sorted(set(listed) - names):
+        problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
+
+    rows, texts = [], {}
+    for name in wrk_names:
+        match = WRK_FILE.fullmatch(name)
+        if match is None:
+            problems.append(
+                Check(
+                    "file-name",
+                    "warn",
+                    f"{name}: name does not follow <setup>.gomaxprocs-<N>.run-<k>.wrk.txt; ignored",
+                    file=name,
+                )
+            )
+            continue
+        try:
+            result = parse_file(run_dir / name)
+        except ParseError as exc:
+            problems.append(problem_check(match, name, exc.message()))
+            continue
+        texts[name] = (run_dir / name).read_text(encoding="utf-8", errors="replace")
+        rows.append(measurement_row(match, name, result, listed.get(name, {})))
+
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    table = sort_measurements(table)
+    headers = tuple(read_headers(run_dir, sorted(names), problems))
+    if table.empty and not problems and not headers:
+        raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
+    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts)
+
+
+def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
+    """Return manifest.json as a dict, None if absent; an unreadable one becomes a problem."""
+    path = run_dir / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        problems.append(Check("manifest", "warn", f"{MANIFEST}: not readable JSON ({where}); setups and repeats come from file names", file=MANIFEST))
+        return None
+    if not isinstance(data, dict):
+        problems.append(Check("manifest", "warn", f"{MANIFEST}: expected a JSON object, found {type(data).__name__}; ignored", file=MANIFEST))
+        return None
+    return data
+
+
+def manifest_measurements(manifest: dict | None) -> dict[str, dict]:
+    """Return the manifest's measurement entries by file name ({} when there are none)."""
+    entries = (manifest or {}).get("measurements")
+    if not isinstance(entries, list):
+        return {}
+    return {entry["file"]: entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("file"), str)}
+
+
+def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
+    """Return one table row: identity from the file name, provenance from the manifest, the parsed fields."""
+    row = result.to_dict()
+    row.update(
+        setup=match["setup"],
+        gomaxprocs=int(match["gomaxprocs"]),
+        repeat=int(match["repeat"]),
+        file=name,
+        source=name,
+        command=entry.get("command") if isinstance(entry.get("command"), str) else None,
+        exit_code=entry.get("exit_code") if isinstance(entry.get("exit_code"), int) else None,
+    )
+    return row
+
+
+def problem_check(match: re.Match, name: str, message: str) -> Check:
+    """Return the failed `parse` check of a wrk file that could not be read."""
+    return Check(
+        "parse",
+        "fail",
+        message,
+        setup=match["setup"],
+        gomaxprocs=int(match["gomaxprocs"]),
+        repeat=int(match["repeat"]),
+        file=name,
+    )
+
+
+def sort_measurements(table: pd.DataFrame) -> pd.DataFrame:
+    """Order rows by GOMAXPROCS, connections, known setup order, repeat."""
+    if table.empty:
+        return table.astype({"gomaxprocs": "int64", "repeat": "int64"})
+    order = table["setup"].map(setup_order)
+    table = table.assign(_order=order).sort_values(["gomaxprocs", "connections", "_order", "setup", "repeat"])
+    return table.drop(columns="_order").reset_index(drop=True)
+
+
+def read_headers(run_dir: Path, names: list[str], problems: list[Check]) -> list[HeaderCapture]:
+    """Return every header capture in the directory."""
+    captures = []
+    for name in names:
+        match = HEADERS_FILE.fullmatch(name)
+        if match is None:
+            continue
+        try:
+            data = (run_dir / name).read_bytes()
+        except OSError as exc:
+            problems.append(Check("header-bytes", "warn", f"{name}: cannot read: {exc.strerror}", file=name))
+            continue
+        captures.append(HeaderCapture(match["setup"], int(match["gomaxprocs"]), name, data.decode("latin-1"), len(data)))
+    return captures
+
+
+def relative_to(target: Path, start: Path) -> str:
+    """Return target relative to start with forward slashes (for links in the page)."""
+    return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
+
+
+def require_measurements(run: Run) -> None:
+    """Raise NoUsableData when not one wrk file of the run could be parsed."""
+    if run.measurements.empty:
+        first = next((p.message for p in run.problems if p.name == "parse"), "no wrk output files")
+        raise NoUsableData(f"{run.path}: nothing could be measured, no wrk output parsed ({first})")
