@@ -1,0 +1,97 @@
+"""Tests for stats: the small statistics functions, against values worked out by hand or from tables."""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import pytest
+
+from wrkreport import stats
+
+
+def test_doctests():
+    failures, tried = doctest.testmod(stats, optionflags=doctest.ELLIPSIS)
+    assert tried > 5 and failures == 0
+
+
+@pytest.mark.parametrize(
+    "df, expected",
+    [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042), (35, 2.030), (50, 2.009), (100, 1.984), (1000, 1.962)],
+)
+def test_t_975_matches_the_table_within_a_thousandth(df, expected):
+    # Exact values (R: qt(0.975, df)) for the interpolated ones: 35 -> 2.0301, 50 -> 2.0086, 100 -> 1.9840, 1000 -> 1.9623.
+    assert stats.t_975(df) == pytest.approx(expected, abs=0.0011)
+
+
+def test_t_975_rejects_zero_degrees_of_freedom():
+    with pytest.raises(ValueError, match="degrees of freedom must be >= 1, not 0"):
+        stats.t_975(0)
+
+
+def test_median_and_mad():
+    assert stats.median([5.0]) == 5.0
+    assert stats.median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert stats.median_abs_dev([1.0, 1.0, 2.0, 2.0, 4.0, 6.0, 9.0]) == 1.0
+    with pytest.raises(ValueError):
+        stats.median([])
+
+
+def test_mean_interval_by_hand():
+    # mean 11, sd 1, n 3: half width = 4.303 * 1 / sqrt(3) = 2.4844
+    found = stats.mean_interval([10.0, 11.0, 12.0])
+    assert found.estimate == 11.0 and found.n == 3
+    assert found.low == pytest.approx(11 - 4.303 / math.sqrt(3))
+    assert found.high == pytest.approx(11 + 4.303 / math.sqrt(3))
+
+
+def test_mean_interval_of_one_value_has_no_interval():
+    found = stats.mean_interval([7.0])
+    assert (found.estimate, found.low, found.high, found.n) == (7.0, None, None, 1)
+    assert found.half_width_rel is None and not found.includes(7.0)
+
+
+def test_ratio_interval_is_symmetric_on_the_log_scale():
+    # Paired ratios 0.5, 0.6, 0.55 -> logs; the interval is exp(mean +/- t * sd / sqrt(n)).
+    pairs = [(50.0, 100.0), (60.0, 100.0), (55.0, 100.0)]
+    logs = [math.log(r) for r in (0.5, 0.6, 0.55)]
+    centre = sum(logs) / 3
+    sd = math.sqrt(sum((x - centre) ** 2 for x in logs) / 2)
+    found = stats.ratio_interval(pairs)
+    assert found.estimate == pytest.approx(math.exp(centre))
+    assert found.low == pytest.approx(math.exp(centre - 4.303 * sd / math.sqrt(3)))
+    assert found.high == pytest.approx(math.exp(centre + 4.303 * sd / math.sqrt(3)))
+    assert found.estimate / found.low == pytest.approx(found.high / found.estimate)
+
+
+def test_ratio_interval_of_identical_pairs_is_a_point():
+    found = stats.ratio_interval([(90.0, 100.0), (45.0, 50.0)])
+    assert found.estimate == pytest.approx(0.9)
+    assert found.low == pytest.approx(0.9) and found.high == pytest.approx(0.9)
+
+
+def test_ratio_interval_swapped_pairs_invert():
+    pairs = [(50.0, 100.0), (61.0, 98.0), (55.0, 103.0), (58.0, 99.0)]
+    forward = stats.ratio_interval(pairs)
+    backward = stats.ratio_interval([(b, a) for a, b in pairs])
+    assert backward.estimate == pytest.approx(1 / forward.estimate)
+    assert backward.low == pytest.approx(1 / forward.high)
+
+
+def test_ratio_interval_rejects_non_positive_values():
+    with pytest.raises(ValueError, match="positive"):
+        stats.ratio_interval([(0.0, 100.0)])
+
+
+def test_interval_includes_and_half_width():
+    found = stats.Interval(1.0, 0.96, 1.08, 5)
+    assert found.includes(1.0) and not found.includes(1.09)
+    assert found.half_width_rel == pytest.approx(0.08)
+
+
+def test_modified_z_marks_only_the_outlier():
+    values = [100.0, 101.0, 99.0, 100.5, 80.0]
+    scores = {v: stats.modified_z(v, values) for v in values}
+    assert abs(scores[80.0]) > 3.5
+    assert all(abs(scores[v]) < 3.5 for v in values if v != 80.0)
+    assert stats.modified_z(5.0, [5.0, 5.0, 5.0]) is None
