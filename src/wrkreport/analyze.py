@@ -1,0 +1,395 @@
+"""Analysis: checked measurements -> per-cell spread, paired overhead ratios, noise warnings.
+
+A cell is one setup at one GOMAXPROCS and one connection count. Only measurements no
+check excluded are used. Repeats are interleaved by the driver, so a setup's repeat k is
+paired with go-http's repeat k at the same GOMAXPROCS: drift hits both alike and cancels
+in their ratio. See stats.py for the interval method.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import stats
+from .model import BASELINE, NGINX_SETUPS, NoiseWarning, Ratio, setup_order
+
+RATIO_METHOD = (
+    "Ratios pair each setup's repeat k with go-http's repeat k at the same GOMAXPROCS; the "
+    "figure is the geometric mean of the paired ratios and the 95% interval is a Student-t "
+    "interval on the mean of their logarithms (n - 1 degrees of freedom), back-transformed. "
+    "With one repeat there is no interval."
+)
+THROUGHPUT = "requests_per_sec"
+LATENCY_RATIO_METRICS = ("latency_p50_ms", "latency_p99_ms")
+CELL_METRICS = (
+    "requests_per_sec",
+    "latency_avg_ms",
+    "latency_p50_ms",
+    "latency_p75_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+    "socket_errors",
+    "non_2xx_3xx",
+)
+
+MIN_REPEATS = 3
+OUTLIER_Z = 3.5  # modified z-score (Iglewicz & Hoaglin)
+OUTLIER_MIN_REL = 0.03  # and at least 3% from the median, so a very tight cell does not cry wolf
+COLD_START_REL = 0.05  # first repeat slower than every other and > 5% below their median
+SPREAD_REL = 0.10  # (max - min) / median of req/s
+WIDE_INTERVAL_REL = 0.05  # +/- 5% around the ratio
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One metric over a cell's included repeats."""
+
+    by_repeat: tuple[tuple[int, float], ...]  # (repeat, value), in repeat order
+    median: float
+    minimum: float
+    maximum: float
+    mad: float
+    interval: stats.Interval  # mean with its 95% t-interval
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        """Return the values in repeat order."""
+        return tuple(value for _, value in self.by_repeat)
+
+    @property
+    def n(self) -> int:
+        """Return the number of values."""
+        return len(self.by_repeat)
+
+    @property
+    def relative_range(self) -> float | None:
+        """Return (max - min) / median, None when the median is 0."""
+        return (self.maximum - self.minimum) / self.median if self.median else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One setup at one GOMAXPROCS and connection count, over its included repeats."""
+
+    gomaxprocs: int
+    connections: int
+    setup: str
+    repeats: tuple[int, ...]  # included repeats, in order
+    excluded: tuple[tuple[int, str], ...]  # (repeat, reason) of excluded ones
+    metrics: dict[str, Spread | None]
+
+    @property
+    def n(self) -> int:
+        """Return the number of included repeats."""
+        return len(self.repeats)
+
+    def median(self, metric: str) -> float | None:
+        """Return the median of metric (None when the cell has none)."""
+        spread = self.metrics.get(metric)
+        return spread.median if spread else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two nginx mechanisms head to head: setup_a req/s / setup_b req/s, paired by repeat."""
+
+    gomaxprocs: int
+    connections: int
+    setup_a: str
+    setup_b: str
+    ratio: float
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+    @property
+    def distinguishable(self) -> bool | None:
+        """Return True when the interval excludes 1.0, False when it includes it, None without one."""
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return not self.ci_low <= 1.0 <= self.ci_high
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the report shows about the numbers."""
+
+    groups: tuple[tuple[int, int], ...]  # (gomaxprocs, connections), in order
+    cells: tuple[Cell, ...]
+    ratios: tuple[Ratio, ...]  # throughput, one per group and setup (go-http included, = 1)
+    latency_ratios: tuple[Ratio, ...]  # p50 and p99, lower is better
+    comparisons: tuple[Comparison, ...]
+    noise: tuple[NoiseWarning, ...]
+    method: str = RATIO_METHOD
+
+    def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
+        """Return one cell, or None."""
+        return next((c for c in self.cells if (c.gomaxprocs, c.connections, c.setup) == (gomaxprocs, connections, setup)), None)
+
+    def ratio(self, gomaxprocs: int, connections: int, setup: str, metric: str = THROUGHPUT) -> Ratio | None:
+        """Return one ratio, or None."""
+        pool = self.ratios if metric == THROUGHPUT else self.latency_ratios
+        key = (metric, gomaxprocs, connections, setup)
+        return next((r for r in pool if (r.metric, r.gomaxprocs, r.connections, r.setup) == key), None)
+
+    @property
+    def setups(self) -> tuple[str, ...]:
+        """Return every setup measured, in display order."""
+        return tuple(sorted({c.setup for c in self.cells}, key=lambda s: (setup_order(s), s)))
+
+
+def analyze(table: pd.DataFrame) -> Analysis:
+    """Analyse the annotated measurements (run.load_run + checks.annotate)."""
+    table = table.assign(socket_errors=table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1))
+    groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
+    groups = tuple((int(g), int(c)) for g, c in groups)
+    cells, ratios, latency, comparisons = [], [], [], []
+    for gomaxprocs, connections in groups:
+        rows = table[(table["gomaxprocs"] == gomaxprocs) & (table["connections"] == connections)]
+        setups = sorted(set(rows["setup"]), key=lambda s: (setup_order(s), s))
+        group_cells = {setup: summarise(gomaxprocs, connections, setup, rows[rows["setup"] == setup]) for setup in setups}
+        cells.extend(group_cells.values())
+        for setup in setups:
+            ratios.append(paired_ratio(THROUGHPUT, group_cells, setup, group_cells.get(BASELINE), gomaxprocs, connections))
+            for metric in LATENCY_RATIO_METRICS:
+                latency.append(paired_ratio(metric, group_cells, setup, group_cells.get(BASELINE), gomaxprocs, connections))
+        comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
+    noise = noise_warnings(cells, ratios)
+    return Analysis(groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise))
+
+
+def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame) -> Cell:
+    """Return one cell: spreads of every metric over its included repeats."""
+    rows = rows.sort_values("repeat")
+    kept = rows[rows["excluded"].isna()]
+    dropped = rows[rows["excluded"].notna()]
+    metrics = {metric: spread(values_of(kept, metric)) for metric in CELL_METRICS}
+    return Cell(
+        gomaxprocs,
+        connections,
+        setup,
+        tuple(int(r) for r in kept["repeat"]),
+        tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
+        metrics,
+    )
+
+
+def values_of(rows: pd.DataFrame, metric: str) -> list[tuple[int, float]]:
+    """Return (repeat, value) of one metric where it is not missing, in repeat order."""
+    return [(int(k), float(v)) for k, v in zip(rows["repeat"], rows[metric]) if v is not None and not pd.isna(v)]
+
+
+def spread(by_repeat: list[tuple[int, float]]) -> Spread | None:
+    """Return the spread of some (repeat, value) pairs (None for none)."""
+    if not by_repeat:
+        return None
+    values = [value for _, value in by_repeat]
+    return Spread(
+        tuple(by_repeat),
+        stats.median(values),
+        min(values),
+        max(values),
+        stats.median_abs_dev(values),
+        stats.mean_interval(values),
+    )
+
+
+def paired_ratio(metric: str, cells: dict[str, Cell], setup: str, baseline: Cell | None, gomaxprocs: int, connections: int) -> Ratio:
+    """Return setup / go-http for metric, paired by repeat, or a Ratio saying why not."""
+    cell = cells[setup]
+
+    def make(ratio=None, low=None, high=None, n=0, excluded=None) -> Ratio:
+        return Ratio(metric, gomaxprocs, setup, ratio, low, high, n, excluded, connections)
+
+    where = f"GOMAXPROCS={gomaxprocs}, {connections} connections"
+    if baseline is None:
+        return make(excluded=f"no {BASELINE} measurement at {where} to compare with")
+    if baseline.n == 0:
+        return make(excluded=f"every {BASELINE} repeat at {where} was excluded ({first_reason(baseline)})")
+    if cell.n == 0:
+        return make(excluded=f"every repeat was excluded ({first_reason(cell)})")
+    pairs = paired_values(cell, baseline, metric)
+    if not pairs:
+        if metric != THROUGHPUT and cell.metrics.get(metric) is None:
+            return make(excluded=f"no {metric_label(metric)} in the wrk output (run without --latency?)")
+        return make(excluded=f"no repeat measured for both {setup} and {BASELINE}")
+    if setup == BASELINE:
+        return make(1.0, None, None, len(pairs))  # 1 by definition: no interval to give
+    found = stats.ratio_interval(pairs)
+    return make(found.estimate, found.low, found.high, found.n)
+
+
+def paired_values(a: Cell, b: Cell, metric: str) -> list[tuple[float, float]]:
+    """Return (a, b) values of metric for the repeats both cells kept, both positive."""
+    spread_a, spread_b = a.metrics.get(metric), b.metrics.get(metric)
+    if spread_a is None or spread_b is None:
+        return []
+    by_repeat_a, by_repeat_b = dict(spread_a.by_repeat), dict(spread_b.by_repeat)
+    common = sorted(set(by_repeat_a) & set(by_repeat_b))
+    return [(by_repeat_a[k], by_repeat_b[k]) for k in common if by_repeat_a[k] > 0 and by_repeat_b[k] > 0]
+
+
+def first_reason(cell: Cell) -> str:
+    """Return the reason the first excluded repeat of a cell was excluded."""
+    return cell.excluded[0][1] if cell.excluded else "no measurement"
+
+
+def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int) -> list[Comparison]:
+    """Return every pair of nginx mechanisms measured here, the faster first."""
+    found = []
+    present = [s for s in cells if s in NGINX_SETUPS and cells[s].n]
+    for a, b in itertools.combinations(present, 2):
+        pairs = paired_values(cells[a], cells[b], THROUGHPUT)
+        if not pairs:
+            continue
+        result = stats.ratio_interval(pairs)
+        if result.estimate < 1:
+            a, b = b, a
+            result = stats.ratio_interval([(y, x) for x, y in pairs])
+        found.append(Comparison(gomaxprocs, connections, a, b, result.estimate, result.low, result.high, result.n))
+    return found
+
+
+# --- Noise -----------------------------------------------------------------------------------
+
+
+def noise_warnings(cells: list[Cell], ratios: list[Ratio]) -> list[NoiseWarning]:
+    """Return every reason to distrust a figure: few repeats, outliers, cold starts, spread, wide intervals."""
+    found = few_repeats(cells)
+    for cell in cells:
+        throughput = cell.metrics.get(THROUGHPUT)
+        if throughput is None or throughput.n < MIN_REPEATS:
+            continue
+        found.extend(outliers(cell, throughput))
+        found.extend(cold_start(cell, throughput))
+        found.extend(wide_spread(cell, throughput))
+    for ratio in ratios:
+        width = ratio_half_width(ratio)
+        if ratio.setup != BASELINE and width is not None and width > WIDE_INTERVAL_REL:
+            found.append(
+                NoiseWarning(
+                    "wide-interval",
+                    f"{ratio.setup} at GOMAXPROCS={ratio.gomaxprocs}: the throughput ratio's interval "
+                    f"{ratio.ci_low:.3f}-{ratio.ci_high:.3f} reaches {width:.1%} from {ratio.ratio:.3f} "
+                    f"(more than {WIDE_INTERVAL_REL:.0%}): more repeats or a quieter machine would narrow it",
+                    ratio.setup,
+                    ratio.gomaxprocs,
+                    connections=ratio.connections,
+                )
+            )
+    return found
+
+
+def few_repeats(cells: list[Cell]) -> list[NoiseWarning]:
+    """Warn about cells with fewer than 3 included repeats (once for the run when it is all of them)."""
+    short = [c for c in cells if c.n < MIN_REPEATS]
+    if not short:
+        return []
+    if len(short) == len(cells) and len({c.n for c in short}) == 1:
+        n = short[0].n
+        return [
+            NoiseWarning(
+                "few-repeats",
+                f"every cell has {n} repeat{'s' if n != 1 else ''} (fewer than {MIN_REPEATS}): "
+                + ("no interval and no spread can be given" if n < 2 else "intervals are very wide and outliers cannot be seen"),
+            )
+        ]
+    return [
+        NoiseWarning(
+            "few-repeats",
+            f"{c.setup} at GOMAXPROCS={c.gomaxprocs} has {c.n} usable repeat{'s' if c.n != 1 else ''} (fewer than {MIN_REPEATS})",
+            c.setup,
+            c.gomaxprocs,
+            connections=c.connections,
+        )
+        for c in short
+    ]
+
+
+def outliers(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
+    """Warn about repeats far from the cell's median (modified z-score over 3.5 and > 3% off)."""
+    found = []
+    for repeat, value in throughput.by_repeat:
+        z = stats.modified_z(value, list(throughput.values))
+        off = abs(value / throughput.median - 1) if throughput.median else 0
+        if z is not None and abs(z) > OUTLIER_Z and off > OUTLIER_MIN_REL:
+            found.append(
+                NoiseWarning(
+                    "outlier",
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}, repeat {repeat}: {value:,.0f} req/s is "
+                    f"{off:.1%} from the cell's median {throughput.median:,.0f} (modified z-score {z:+.1f})",
+                    cell.setup,
+                    cell.gomaxprocs,
+                    repeat,
+                    cell.connections,
+                )
+            )
+    return found
+
+
+def cold_start(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
+    """Warn when the first repeat is the slowest by more than 5% below the rest's median."""
+    (repeat, first), rest = throughput.by_repeat[0], [value for _, value in throughput.by_repeat[1:]]
+    rest_median = stats.median(rest)
+    if first >= min(rest) or rest_median == 0:
+        return []
+    slower = 1 - first / rest_median
+    if slower <= COLD_START_REL:
+        return []
+    return [
+        NoiseWarning(
+            "cold-start",
+            f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: repeat {repeat} ran {slower:.1%} slower than the "
+            f"median of the others ({first:,.0f} vs {rest_median:,.0f} req/s): the warm-up may be missing or too short",
+            cell.setup,
+            cell.gomaxprocs,
+            repeat,
+            cell.connections,
+        )
+    ]
+
+
+def wide_spread(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
+    """Warn when req/s ranges over more than 10% of the cell's median."""
+    spread_rel = throughput.relative_range
+    if spread_rel is None or spread_rel <= SPREAD_REL:
+        return []
+    return [
+        NoiseWarning(
+            "spread",
+            f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: req/s ranges over {spread_rel:.1%} of its median "
+            f"({throughput.minimum:,.0f}-{throughput.maximum:,.0f}), more than {SPREAD_REL:.0%}",
+            cell.setup,
+            cell.gomaxprocs,
+            connections=cell.connections,
+        )
+    ]
+
+
+def ratio_half_width(ratio: Ratio) -> float | None:
+    """Return how far the interval reaches from the ratio, relative to it (None without one)."""
+    if ratio.ratio is None or ratio.ci_low is None or ratio.ci_high is None or ratio.ratio == 0:
+        return None
+    return max(ratio.ci_high / ratio.ratio - 1, 1 - ratio.ci_low / ratio.ratio)
+
+
+def metric_label(metric: str) -> str:
+    """Return a short label for a metric."""
+    return METRIC_LABELS.get(metric, metric)
+
+
+METRIC_LABELS = {
+    "requests_per_sec": "req/s",
+    "latency_avg_ms": "latency avg",
+    "latency_p50_ms": "p50 latency",
+    "latency_p75_ms": "p75 latency",
+    "latency_p90_ms": "p90 latency",
+    "latency_p99_ms": "p99 latency",
+    "latency_max_ms": "max latency",
+    "socket_errors": "socket errors",
+    "non_2xx_3xx": "non-2xx/3xx responses",
+}
