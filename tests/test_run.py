@@ -147,3 +147,11 @@ def test_run_where_nothing_parsed_is_not_usable(make_run):
     run = load_run(path)
     with pytest.raises(NoUsableData, match="nothing could be measured, no wrk output parsed .*usage text"):
         require_measurements(run)
+
+
+def test_hand_named_runs_go_by_modification_time(make_run):
+    first = make_run({"go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__basic.txt"}, name="laptop")
+    second = make_run({"go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__basic.txt"}, name="desktop")
+    os.utime(first, (1_000_000, 1_000_000))
+    os.utime(second, (2_000_000, 2_000_000))
+    assert resolve_run_dir(first.parent) == second

@@ -87,7 +87,7 @@ class Run:
 
 
 def resolve_run_dir(path: str | Path) -> Path:
-    """Return the run directory path names: itself, or for a raw/ directory its newest run."""
+    """Return the run directory path names: itself, or for raw/ its newest run (raw/latest, else newest id)."""
     path = Path(path)
     if not path.exists():
         raise NoUsableData(f"{path}: no such directory (run ./run_bench.sh first, or name a run directory)")
@@ -98,10 +98,12 @@ def resolve_run_dir(path: str | Path) -> Path:
     latest = path / LATEST
     if latest.is_dir() and is_run_dir(latest):
         return latest.resolve()
-    runs = sorted((p for p in path.iterdir() if p.is_dir() and RUN_ID.fullmatch(p.name) and is_run_dir(p)), key=run_sort_key)
+    runs = [p for p in path.iterdir() if p.is_dir() and p.name != LATEST and is_run_dir(p)]
     if not runs:
         raise NoUsableData(f"{path}: no run found (no manifest.json or *.wrk.txt here or in a run directory); run ./run_bench.sh first")
-    return runs[-1]
+    stamped = sorted((p for p in runs if RUN_ID.fullmatch(p.name)), key=run_sort_key)
+    # Timestamped ids order themselves; directories named by hand go by modification time.
+    return stamped[-1] if stamped else max(runs, key=lambda p: (p.stat().st_mtime, p.name))
 
 
 def is_run_dir(path: Path) -> bool:
