@@ -69,6 +69,42 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     return 1 if failed else 0
 
 
+# --- wrkreport build -------------------------------------------------------------------
+
+
+@cli.command("build", context_settings=CONTEXT)
+@click.argument("raw", default="raw", required=False, type=click.Path(file_okay=True, dir_okay=True))
+@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False), help="Directory for index.html, results.csv and results.json.")
+@click.option("--expect-header-bytes", type=click.IntRange(min=1), default=None, help="Header block size every setup must answer with [default: the run's, else 141].")
+@click.option("--open", "open_page", is_flag=True, help="Open the report in a browser when written.")
+def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_page: bool) -> int:
+    """Build the report of one run: RAW is a run directory, or raw/ for its newest run.
+
+    Writes index.html (self-contained), results.csv (one row per measurement) and
+    results.json (measurements, ratios with intervals, checks, environment), prints a
+    summary table and the report's path. Exit status 0 when every check passed, 1 when
+    the report was written but a check failed (listed on stderr), 2 when there is nothing
+    usable (no run, nothing parsed).
+
+    Example:
+
+        wrkreport build raw/ --out reports/ --open
+    """
+    from datetime import datetime, timezone
+
+    from .report import build
+
+    built = build(raw, out_dir, datetime.now(timezone.utc), expect_header_bytes)
+    click.echo(f"run: {built.run_path}")
+    click.echo(built.summary)
+    for check in built.failures:
+        fail(f"check failed: {check.name}: {check.message}")
+    click.echo(f"report: {built.paths['index.html']}")
+    if open_page:
+        click.launch(str(built.paths["index.html"]))
+    return built.exit_code
+
+
 def summary(result) -> str:
     """Return a few readable lines about one parsed output."""
     lat = ", ".join(

@@ -42,3 +42,9 @@ class NoUsableData(WrkreportError):
     """Nothing could be measured from the input: no run, or nothing parsed."""
 
     exit_code = 2
+
+
+class OutputError(WrkreportError):
+    """The report cannot be written where asked."""
+
+    exit_code = 2

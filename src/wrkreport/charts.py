@@ -1,0 +1,193 @@
+"""Charts: analysis -> inline SVG strings (matplotlib's Figure API, no pyplot state).
+
+Colours are the Okabe-Ito palette (distinct for the common colour-vision deficiencies)
+and every setup also has its own marker and bar hatch, so the charts read in grey print.
+Output is reproducible: no date in the metadata, a fixed hash salt, and ids prefixed per
+chart so several SVGs can live in one page.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from .analyze import THROUGHPUT, Analysis
+from .model import BASELINE
+from .reference import ReferenceRatio
+
+STYLE = {
+    "svg.hashsalt": "wrkreport",
+    "svg.fonttype": "none",  # text stays text: smaller, selectable, scales with the page
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+# Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
+LOOK = {
+    "go-http": ("#000000", "o", ""),
+    "nginx-http": ("#0072B2", "s", "//"),
+    "nginx-fcgi-tcp": ("#D55E00", "^", "xx"),
+    "nginx-fcgi-unix": ("#009E73", "D", ".."),
+    "nginx-http-unix": ("#56B4E9", "v", "\\\\"),
+    "go-fasthttp": ("#CC79A7", "P", "--"),
+    "nginx-static": ("#E69F00", "X", "++"),
+}
+OTHER_LOOK = ("#777777", "*", "||")
+PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
+SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg)", re.S)
+SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+SVG_ID = re.compile(r'(id="|url\(#|href="#)')
+
+
+def look(setup: str) -> tuple[str, str, str]:
+    """Return (colour, marker, hatch) of a setup."""
+    return LOOK.get(setup, OTHER_LOOK)
+
+
+def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
+    """Return the axis label of one (GOMAXPROCS, connections) group."""
+    return f"GOMAXPROCS={gomaxprocs}" + (f"\n{connections} conns" if several_levels else "")
+
+
+def to_svg(fig: Figure, name: str) -> str:
+    """Return the figure as an inline <svg> element with ids prefixed by name."""
+    buffer = io.StringIO()
+    with matplotlib.rc_context(STYLE):
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
+    return SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """Return an empty figure with the report's style."""
+    with matplotlib.rc_context(STYLE):
+        return Figure(figsize=(width, height), layout="constrained")
+
+
+def throughput_chart(analysis: Analysis) -> str:
+    """Return req/s per setup grouped by GOMAXPROCS: bar = mean, whisker = 95% interval, dots = repeats."""
+    setups = analysis.setups
+    several = len({c for _, c in analysis.groups}) > 1
+    with matplotlib.rc_context(STYLE):
+        fig = new_figure(8, 3.6)
+        ax = fig.add_subplot()
+        width = 0.8 / max(len(setups), 1)
+        for i, setup in enumerate(setups):
+            colour, marker, hatch = look(setup)
+            for g, (gomaxprocs, connections) in enumerate(analysis.groups):
+                x = g + (i - (len(setups) - 1) / 2) * width
+                cell = analysis.cell(gomaxprocs, connections, setup)
+                spread = cell.metrics.get(THROUGHPUT) if cell else None
+                if spread is None:
+                    if cell is not None:
+                        ax.text(x, 0, "excluded", rotation=90, ha="center", va="bottom", fontsize=7, color=colour)
+                    continue
+                interval = spread.interval
+                ax.bar(x, interval.estimate, width * 0.9, color=colour, alpha=0.35, hatch=hatch, edgecolor=colour,
+                       label=setup if g == 0 else None)
+                if interval.low is not None:
+                    ax.errorbar(x, interval.estimate, yerr=[[interval.estimate - interval.low], [interval.high - interval.estimate]],
+                                color="#000000", capsize=3, linewidth=1)
+                ax.scatter([x] * spread.n, spread.values, marker=marker, s=14, color=colour, edgecolors="white", linewidths=0.4, zorder=3)
+        ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups])
+        ax.set_ylabel("throughput (requests/s)")
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="setup")
+        ax.set_title("Throughput: bar = mean of repeats, whisker = its 95% interval, dots = each repeat", loc="left", fontsize=9)
+        return to_svg(fig, "throughput")
+
+
+def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> str:
+    """Return each setup's throughput / go-http's, with 95% intervals, the 1.0 line and the 2013 ratios."""
+    setups = [s for s in analysis.setups if s != BASELINE]
+    groups = analysis.groups
+    several = len({c for _, c in groups}) > 1
+    with matplotlib.rc_context(STYLE):
+        fig = new_figure(8, 0.5 + 0.32 * max(len(setups), 1) * max(len(groups), 1))
+        ax = fig.add_subplot()
+        ticks, labels, y = [], [], 0
+        shown_reference = set()
+        for gomaxprocs, connections in groups:
+            for setup in setups:
+                colour, marker, _ = look(setup)
+                ratio = analysis.ratio(gomaxprocs, connections, setup)
+                ticks.append(y)
+                labels.append(f"{setup}  " + group_label(gomaxprocs, connections, several).replace("\n", ", "))
+                if ratio is not None and ratio.ratio is not None:
+                    err = None
+                    if ratio.ci_low is not None:
+                        err = [[ratio.ratio - ratio.ci_low], [ratio.ci_high - ratio.ratio]]
+                    ax.errorbar(ratio.ratio, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=6)
+                    ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=7)
+                elif ratio is not None:
+                    ax.text(0.02, y, "excluded: " + (ratio.excluded or "")[:70], va="center", fontsize=7, color="#444444",
+                            transform=ax.get_yaxis_transform())
+                for ref in reference:
+                    if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
+                        label = f"2013 article, GOMAXPROCS={ref.gomaxprocs}"
+                        ax.plot(ref.ratio, y, marker="d", markersize=7, markerfacecolor="none", markeredgecolor="#555555",
+                                linestyle="none", label=None if label in shown_reference else label)
+                        shown_reference.add(label)
+                y -= 1
+            y -= 0.6
+        ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
+        ax.text(1.0, 1.0, " = go-http", transform=ax.get_xaxis_transform(), fontsize=7, va="bottom")
+        ax.set_yticks(ticks, labels)
+        ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
+        ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
+        ax.grid(axis="y", visible=False)
+        if shown_reference:
+            ax.legend(loc="lower right", frameon=False, fontsize=7)
+        return to_svg(fig, "ratios")
+
+
+def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
+    """Return True when the article's cell is the one to show beside ours.
+
+    The article measured GOMAXPROCS 1 and 8 (all of its laptop's threads); ours are 1 and
+    this machine's count, so 1 sits beside 1 and every higher value beside 8.
+    """
+    return (gomaxprocs == 1) == (article_gomaxprocs == 1)
+
+
+def latency_chart(analysis: Analysis) -> str:
+    """Return latency percentiles per setup, one panel per group: line = median, dots = each repeat."""
+    groups = analysis.groups
+    several = len({c for _, c in groups}) > 1
+    with matplotlib.rc_context(STYLE):
+        fig = new_figure(8, 3.2)
+        axes = fig.subplots(1, max(len(groups), 1), sharey=True, squeeze=False)[0]
+        handles = {}
+        for ax, (gomaxprocs, connections) in zip(axes, groups):
+            for i, setup in enumerate(analysis.setups):
+                colour, marker, _ = look(setup)
+                cell = analysis.cell(gomaxprocs, connections, setup)
+                if cell is None:
+                    continue
+                xs, medians = [], []
+                for x, (metric, _) in enumerate(PERCENTILES):
+                    spread = cell.metrics.get(metric)
+                    if spread is None:
+                        continue
+                    offset = (i - (len(analysis.setups) - 1) / 2) * 0.06
+                    xs.append(x + offset)
+                    medians.append(spread.median)
+                    ax.scatter([x + offset] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.6, linewidths=0)
+                if xs:
+                    (line,) = ax.plot(xs, medians, marker=marker, color=colour, linewidth=1.2, markersize=4)
+                    handles.setdefault(setup, line)
+            ax.set_xticks(range(len(PERCENTILES)), [label for _, label in PERCENTILES])
+            ax.set_title(group_label(gomaxprocs, connections, several).replace("\n", ", "), fontsize=9)
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axes[0].set_ylabel("latency (ms, log scale)")
+        if handles:
+            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
+        return to_svg(fig, "latency")

@@ -1,0 +1,718 @@
+"""Report: run + checks + analysis -> page data -> index.html, results.csv, results.json, terminal summary.
+
+Numbers are computed in analyze.py; here they are only put into words and tables. The
+page data are plain dataclasses and strings, so the template receives nothing live. The
+page is one self-contained file: CSS and SVG inline, no script, no network reference.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+
+from . import __version__, charts, reference
+from .analyze import RATIO_METHOD, THROUGHPUT, Analysis, Comparison, analyze
+from .checks import CheckReport, annotate, check_run
+from .errors import OutputError
+from .model import BASELINE, SETUP_DESCRIPTIONS, Check, Ratio, worst
+from .run import COLUMNS, Run, load_run, relative_to, require_measurements
+
+TEMPLATE = "report.html"
+OUTPUTS = ("index.html", "results.csv", "results.json")
+MECHANISM = {
+    "go-http": "Go standalone",
+    "nginx-http": "the HTTP proxy",
+    "nginx-fcgi-tcp": "FastCGI over TCP",
+    "nginx-fcgi-unix": "FastCGI over a Unix socket",
+    "nginx-http-unix": "the HTTP proxy over a Unix socket",
+    "go-fasthttp": "fasthttp",
+    "nginx-static": "nginx answering alone",
+}
+CHECK_TITLES = {
+    "run-status": "Run completed",
+    "readiness": "Setup became ready",
+    "header-bytes": "Header block size (curl -sI)",
+    "parse": "wrk output readable",
+    "zero-requests": "Requests completed",
+    "non-2xx": "Non-2xx/3xx responses",
+    "same-response": "Same bytes per response everywhere",
+    "socket-errors": "Socket errors",
+    "wrk-exit": "wrk exit status",
+    "manifest": "manifest.json readable",
+    "missing-file": "Files listed in the manifest present",
+    "file-name": "File names understood",
+}
+
+
+# --- Page data ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One cell of the results table, every figure formatted."""
+
+    group: str
+    setup: str
+    n: str
+    requests_per_sec: str
+    requests_per_sec_range: str
+    latency_avg_ms: str
+    latency_p50_ms: str
+    latency_p99_ms: str
+    latency_max_ms: str
+    socket_errors: str
+    ratio: str
+    status: str
+
+
+@dataclass(frozen=True)
+class RatioRow:
+    """One ratio line: throughput and latency ratios of one setup in one group, and what they say."""
+
+    group: str
+    setup: str
+    throughput: str
+    p50: str
+    p99: str
+    n: str
+    verdict: str
+    reference: str
+    status: str  # pass | warn | fail, for the row's colour
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One check on one subject."""
+
+    status: str
+    subject: str
+    message: str
+    link: str | None
+
+
+@dataclass(frozen=True)
+class CheckGroup:
+    """All results of one check kind."""
+
+    name: str
+    title: str
+    status: str
+    counts: str
+    rows: tuple[CheckRow, ...]
+
+
+@dataclass(frozen=True)
+class MeasurementRow:
+    """One wrk run, traceable to its raw file."""
+
+    anchor: str
+    group: str
+    setup: str
+    repeat: int
+    requests_per_sec: str
+    latency_p99_ms: str
+    bytes_per_response: str
+    status: str
+    excluded: str | None
+    file: str
+    link: str
+    command: str
+    raw_text: str
+
+
+@dataclass(frozen=True)
+class HeaderRow:
+    """One header capture, as captured."""
+
+    group: str
+    setup: str
+    size: str
+    status_line: str
+    link: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the template shows, as strings and plain rows."""
+
+    title: str
+    generated_at: str
+    version: str
+    run_id: str
+    run_path: str
+    status: str
+    headline: tuple[str, ...]
+    failures: tuple[str, ...]
+    method: str
+    charts: dict[str, str]
+    results: tuple[ResultRow, ...]
+    ratios: tuple[RatioRow, ...]
+    comparisons: tuple[str, ...]
+    noise: tuple[str, ...]
+    checks: tuple[CheckGroup, ...]
+    measurements: tuple[MeasurementRow, ...]
+    headers: tuple[HeaderRow, ...]
+    environment: tuple[tuple[str, str], ...]
+    parameters: tuple[tuple[str, str], ...]
+    sysctl: tuple[tuple[str, str], ...]
+    nginx_v: str
+    reference_rows: tuple[tuple[str, str, str, str], ...]
+    reference_note: str
+    setups: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+# --- Formatting --------------------------------------------------------------------------
+
+
+def fmt_number(value: float | None, digits: int = 0) -> str:
+    """Return a number with thousands separators, '-' when absent.
+
+    >>> fmt_number(14812.345)
+    '14,812'
+    >>> fmt_number(None)
+    '-'
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def fmt_ms(value: float | None) -> str:
+    """Return a latency in ms with 3 significant digits ('-' when absent).
+
+    >>> fmt_ms(0.81495), fmt_ms(12.345), fmt_ms(1210.0)
+    ('0.815', '12.3', '1,210')
+    """
+    if value is None or math.isnan(value):
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.{max(0, 2 - math.floor(math.log10(value)))}f}" if value > 0 else "0"
+
+
+def fmt_ratio(ratio: Ratio | None) -> str:
+    """Return '0.936 (0.921-0.950)', '0.936 (n=1, no interval)', or the exclusion.
+
+    >>> fmt_ratio(Ratio("requests_per_sec", 1, "nginx-http", 0.9356, 0.921, 0.95, 5))
+    '0.936 (0.921-0.950)'
+    """
+    if ratio is None:
+        return "-"
+    if ratio.ratio is None:
+        return "-" if ratio.excluded and ratio.excluded.startswith("no ") and ratio.metric != THROUGHPUT else "excluded"
+    if ratio.setup == BASELINE and ratio.metric == THROUGHPUT:
+        return "1 (baseline)"
+    if ratio.ci_low is None:
+        return f"{ratio.ratio:.3f} (n={ratio.n}, no interval)"
+    return f"{ratio.ratio:.3f} ({ratio.ci_low:.3f}-{ratio.ci_high:.3f})"
+
+
+def fmt_share(ratio: Ratio) -> str:
+    """Return a throughput ratio as a share of Go's: '94% (91-96%)'."""
+    if ratio.ci_low is None:
+        return f"{ratio.ratio:.0%} (one repeat, no interval)" if ratio.n == 1 else f"{ratio.ratio:.0%}"
+    return f"{ratio.ratio:.0%} ({ratio.ci_low * 100:.0f}-{ratio.ci_high:.0%})"
+
+
+def group_name(gomaxprocs: int, connections: int, several_levels: bool) -> str:
+    """Return how a group is named in the page."""
+    return f"GOMAXPROCS={gomaxprocs}" + (f", {connections} connections" if several_levels else "")
+
+
+# --- Words from numbers ------------------------------------------------------------------------
+
+
+def headline(analysis: Analysis) -> tuple[str, ...]:
+    """Return the answer in a few sentences: what each nginx mechanism keeps of Go's throughput."""
+    several = len({c for _, c in analysis.groups}) > 1
+    sentences = []
+    for gomaxprocs, connections in analysis.groups:
+        where = group_name(gomaxprocs, connections, several)
+        parts, excluded = [], []
+        for setup in analysis.setups:
+            if setup == BASELINE:
+                continue
+            ratio = analysis.ratio(gomaxprocs, connections, setup)
+            if ratio is None:
+                continue
+            if ratio.ratio is None:
+                excluded.append(f"{setup} was excluded ({ratio.excluded})")
+                continue
+            phrase = f"{MECHANISM.get(setup, setup)} keeps {fmt_share(ratio)}"
+            if ratio.includes_one:
+                phrase += ", no measurable overhead"
+            parts.append(phrase)
+        if not parts and not excluded:
+            sentences.append(f"At {where} only {', '.join(analysis.setups)} was measured: there is no ratio to give.")
+            continue
+        baseline = analysis.ratio(gomaxprocs, connections, BASELINE)
+        if baseline is None or baseline.ratio is None:
+            sentences.append(f"At {where} there is no usable go-http measurement, so no ratio: {'; '.join(excluded) or 'see the checks'}.")
+            continue
+        text = f"At {where} with nginx in front, " + join_clauses(parts) + " of Go's throughput" if parts else f"At {where}"
+        if excluded:
+            text += ("; " if parts else ", ") + "; ".join(excluded)
+        sentences.append(text + ".")
+        sentences.extend(mechanism_sentence(analysis, gomaxprocs, connections, where))
+    return tuple(sentences)
+
+
+def join_clauses(parts: list[str]) -> str:
+    """Join clauses with semicolons and a final 'and'."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return "; ".join(parts[:-1]) + "; and " + parts[-1]
+
+
+def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int, where: str) -> list[str]:
+    """Return which nginx mechanism is cheapest here, or that two cannot be told apart."""
+    group = [c for c in analysis.comparisons if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)]
+    if not group:
+        return []
+    ratios = {
+        r.setup: r.ratio for r in analysis.ratios if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None and r.setup != BASELINE
+    }
+    if not ratios:
+        return []
+    best = max(ratios, key=ratios.get)
+    ties = [c for c in group if best in (c.setup_a, c.setup_b) and c.distinguishable is False]
+    others = [c for c in group if c not in ties and c.distinguishable is False]
+    sentences = []
+    if ties:
+        names = " and ".join(MECHANISM.get(s, s) for s in (best, *[c.setup_b if c.setup_a == best else c.setup_a for c in ties]))
+        sentences.append(f"The cheapest nginx connection at {where} cannot be named: {names} cannot be told apart ({comparison_text(ties[0])}).")
+    elif all(c.distinguishable is None for c in group):
+        sentences.append(f"{upper_first(MECHANISM.get(best, best))} is the cheapest nginx connection at {where}, from one repeat each: no interval says how sure.")
+    else:
+        sentences.append(f"{upper_first(MECHANISM.get(best, best))} is the cheapest nginx connection at {where}.")
+    for c in others:
+        sentences.append(f"{upper_first(MECHANISM.get(c.setup_a, c.setup_a))} and {MECHANISM.get(c.setup_b, c.setup_b)} cannot be told apart there ({comparison_text(c)}).")
+    return sentences
+
+
+def upper_first(text: str) -> str:
+    """Return text with its first letter in upper case."""
+    return text[:1].upper() + text[1:]
+
+
+def comparison_text(c: Comparison) -> str:
+    """Return 'nginx-fcgi-unix / nginx-fcgi-tcp = 1.02 (0.97-1.07)'."""
+    interval = f" ({c.ci_low:.3f}-{c.ci_high:.3f})" if c.ci_low is not None else " (no interval)"
+    return f"{c.setup_a} / {c.setup_b} = {c.ratio:.3f}{interval}"
+
+
+def ratio_verdict(ratio: Ratio) -> str:
+    """Return what one throughput ratio says, in words."""
+    if ratio.ratio is None:
+        return f"excluded: {ratio.excluded}"
+    if ratio.setup == BASELINE:
+        return "the baseline"
+    if ratio.ci_low is None:
+        return "one repeat: no interval, so no way to tell how sure this is"
+    if ratio.includes_one:
+        return "the interval includes 1.0: no measurable overhead"
+    if ratio.ratio < 1:
+        return f"costs {1 - ratio.ratio:.0%} of Go's throughput (interval excludes 1.0)"
+    return f"{ratio.ratio - 1:.0%} faster than Go standalone (interval excludes 1.0)"
+
+
+# --- Page ------------------------------------------------------------------------------------
+
+
+def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, out_dir: Path, generated_at: datetime) -> Page:
+    """Return the page data for one run."""
+    several = len({c for _, c in analysis.groups}) > 1
+    refs = reference.article_ratios()
+    svg = {
+        "throughput": charts.throughput_chart(analysis),
+        "ratios": charts.ratio_chart(analysis, refs),
+        "latency": charts.latency_chart(analysis),
+    }
+    manifest = run.manifest or {}
+    return Page(
+        title=f"wrkreport: nginx in front of Go, run {run.run_id}",
+        generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        version=__version__,
+        run_id=run.run_id,
+        run_path=relative_to(run.path, out_dir),
+        status=report.status,
+        headline=headline(analysis),
+        failures=tuple(f"{c.name}: {c.message}" for c in report.failures),
+        method=RATIO_METHOD,
+        charts=svg,
+        results=tuple(result_rows(analysis, table, several)),
+        ratios=tuple(ratio_rows(analysis, refs, several)),
+        comparisons=tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c) for c in analysis.comparisons),
+        noise=tuple(w.message for w in analysis.noise),
+        checks=tuple(check_groups(report, run, out_dir)),
+        measurements=tuple(measurement_rows(run, table, out_dir, several)),
+        headers=tuple(header_rows(run, out_dir)),
+        environment=tuple(environment_rows(manifest)),
+        parameters=tuple((k, display(v)) for k, v in run.parameters.items()),
+        sysctl=tuple((k, display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
+        nginx_v=str(manifest.get("nginx_V") or ""),
+        reference_rows=tuple(
+            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec, 2), f"{r.ratio:.3f}") for r in refs
+        ),
+        reference_note=(
+            f"{reference.article()['title']} ({reference.article()['published']}): {reference.article()['command']}, "
+            f"{reference.article()['environment']['machine']}; nginx {reference.article()['environment']['nginx']}, "
+            f"Go {reference.article()['environment']['go']}, wrk {reference.article()['environment']['wrk']}; one run per cell."
+        ),
+        setups=tuple((s, SETUP_DESCRIPTIONS.get(s, "")) for s in analysis.setups),
+    )
+
+
+def comparison_verdict(c: Comparison) -> str:
+    """Return what a head-to-head comparison says."""
+    if c.distinguishable is None:
+        return "one repeat, no interval"
+    if c.distinguishable:
+        return f"{c.setup_a} is faster (interval excludes 1.0)"
+    return "cannot be told apart (interval includes 1.0)"
+
+
+def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[ResultRow]:
+    """Return one row per cell: medians over the repeats kept, with the req/s range."""
+    rows = []
+    for cell in analysis.cells:
+        statuses = table[(table["setup"] == cell.setup) & (table["gomaxprocs"] == cell.gomaxprocs) & (table["connections"] == cell.connections)]["check_status"]
+        req = cell.metrics.get(THROUGHPUT)
+        rows.append(
+            ResultRow(
+                group=group_name(cell.gomaxprocs, cell.connections, several),
+                setup=cell.setup,
+                n=f"{cell.n}" + (f" (+{len(cell.excluded)} excluded)" if cell.excluded else ""),
+                requests_per_sec=fmt_number(cell.median(THROUGHPUT)),
+                requests_per_sec_range=f"{fmt_number(req.minimum)}-{fmt_number(req.maximum)}" if req and req.n > 1 else "-",
+                latency_avg_ms=fmt_ms(cell.median("latency_avg_ms")),
+                latency_p50_ms=fmt_ms(cell.median("latency_p50_ms")),
+                latency_p99_ms=fmt_ms(cell.median("latency_p99_ms")),
+                latency_max_ms=fmt_ms(cell.median("latency_max_ms")),
+                socket_errors=fmt_number(cell.median("socket_errors")),
+                ratio=fmt_ratio(analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)),
+                status=worst(statuses),
+            )
+        )
+    return rows
+
+
+def ratio_rows(analysis: Analysis, refs, several: bool) -> list[RatioRow]:
+    """Return one row per setup and group: throughput, p50 and p99 ratios, verdict, the 2013 figure."""
+    rows = []
+    for ratio in analysis.ratios:
+        if ratio.setup == BASELINE:
+            continue
+        ref = [r for r in refs if r.setup == ratio.setup and charts.reference_matches(r.gomaxprocs, ratio.gomaxprocs)]
+        rows.append(
+            RatioRow(
+                group=group_name(ratio.gomaxprocs, ratio.connections, several),
+                setup=ratio.setup,
+                throughput=fmt_ratio(ratio),
+                p50=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p50_ms")),
+                p99=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p99_ms")),
+                n=str(ratio.n),
+                verdict=ratio_verdict(ratio),
+                reference=", ".join(f"{r.ratio:.3f} (GOMAXPROCS={r.gomaxprocs})" for r in ref) or "-",
+                status="fail" if ratio.ratio is None else "pass",
+            )
+        )
+    return rows
+
+
+def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGroup]:
+    """Return the checks grouped by kind, worst first within each."""
+    groups: dict[str, list[Check]] = {}
+    for check in report.checks:
+        groups.setdefault(check.name, []).append(check)
+    found = []
+    for name, checks in groups.items():
+        order = {"fail": 0, "warn": 1, "pass": 2}
+        checks = sorted(checks, key=lambda c: order[c.status])
+        counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
+        rows = tuple(
+            CheckRow(c.status, subject(c), c.message, relative_to(run.path / c.file, out_dir) if c.file else None) for c in checks
+        )
+        found.append(CheckGroup(name, CHECK_TITLES.get(name, name), worst(c.status for c in checks), counts, rows))
+    return found
+
+
+def subject(check: Check) -> str:
+    """Return what a check is about: 'nginx-http GOMAXPROCS=2 run 3', or 'the run'."""
+    if check.setup is None:
+        return "the run" if check.file is None else check.file
+    text = f"{check.setup} GOMAXPROCS={check.gomaxprocs}"
+    return text + (f" run {check.repeat}" if check.repeat is not None else "")
+
+
+def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool) -> list[MeasurementRow]:
+    """Return every measurement with its raw text and a link to its file."""
+    return [
+        MeasurementRow(
+            anchor="m-" + row.file.replace(".", "-"),
+            group=group_name(row.gomaxprocs, row.connections, several),
+            setup=row.setup,
+            repeat=int(row.repeat),
+            requests_per_sec=fmt_number(row.requests_per_sec, 2),
+            latency_p99_ms=fmt_ms(none_if_nan(row.latency_p99_ms)),
+            bytes_per_response=fmt_number(none_if_nan(row.bytes_per_response), 2),
+            status=row.check_status,
+            excluded=none_if_nan(row.excluded),
+            file=row.file,
+            link=relative_to(run.path / row.file, out_dir),
+            command=row.command or "unknown (not in a manifest)",
+            raw_text=run.texts.get(row.file, ""),
+        )
+        for row in table.itertuples(index=False)
+    ]
+
+
+def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
+    """Return every header capture, verbatim (CRLFs shown as they are)."""
+    return [
+        HeaderRow(
+            group=f"GOMAXPROCS={h.gomaxprocs}",
+            setup=h.setup,
+            size=f"{h.size_bytes} bytes",
+            status_line=h.status_line,
+            link=relative_to(run.path / h.file, out_dir),
+            text=h.text,
+        )
+        for h in sorted(run.headers, key=lambda h: (h.gomaxprocs, h.setup))
+    ]
+
+
+def environment_rows(manifest: dict) -> list[tuple[str, str]]:
+    """Return the run's environment (machine, versions, limits, times) as label/value pairs."""
+    if not manifest:
+        return [("environment", "unknown: the run has no manifest.json")]
+    rows = [
+        ("run status", display(manifest.get("status")) + (f" ({manifest['reason']})" if manifest.get("reason") else "")),
+        ("started", display(manifest.get("started_at"))),
+        ("ended", display(manifest.get("ended_at"))),
+        ("command", display(manifest.get("command"))),
+    ]
+    for section in ("machine", "versions"):
+        values = manifest.get(section)
+        if isinstance(values, dict):
+            rows.extend((f"{section}: {k}", display(v)) for k, v in values.items())
+    rows.append(("ulimit -n", display(manifest.get("ulimit_n"))))
+    passes = manifest.get("passes")
+    if isinstance(passes, list):
+        for entry in passes:
+            if isinstance(entry, dict):
+                rows.append(
+                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {display(entry.get('order'))}")
+                )
+    return rows
+
+
+def display(value) -> str:
+    """Return a manifest value for display (None as 'unknown', lists and dicts as JSON)."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(", ", ": "))
+    return str(value)
+
+
+def none_if_nan(value):
+    """Return None for NaN/None, else value."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+# --- Rendering and files -------------------------------------------------------------------------
+
+
+def environment() -> jinja2.Environment:
+    """Return the jinja2 environment over the packaged templates (autoescaping always on)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("wrkreport.templates", "."),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["setup_description"] = lambda s: SETUP_DESCRIPTIONS.get(s, "")
+    return env
+
+
+def render_html(page: Page) -> str:
+    """Return the page as one self-contained HTML document."""
+    template = environment().get_template(TEMPLATE)
+    charts_html = {name: jinja2.utils.markupsafe.Markup(svg) for name, svg in page.charts.items()}  # our own SVG only
+    return template.render(page=page, charts=charts_html)
+
+
+def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, generated_at: datetime) -> dict:
+    """Return results.json: measurements, ratios, checks, environment, reference."""
+    return {
+        "schema": 1,
+        "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "wrkreport_version": __version__,
+        "run": {"run_id": run.run_id, "status": run.status, "path": str(run.path)},
+        "status": report.status,
+        "measurements": measurement_records(table),
+        "ratios": [ratio_record(r) for r in analysis.ratios],
+        "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
+        "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
+        "cells": [cell_record(c) for c in analysis.cells],
+        "checks": [asdict(c) for c in report.checks],
+        "expected_header_bytes": report.expected_header_bytes,
+        "response_bytes_agreed": report.response_bytes,
+        "noise": [asdict(w) for w in analysis.noise],
+        "method": analysis.method,
+        "environment": {k: (run.manifest or {}).get(k) for k in ("machine", "versions", "ulimit_n", "sysctl", "nginx_V", "parameters", "command", "started_at", "ended_at", "passes")},
+        "reference": {"article_2013": [asdict(r) for r in reference.article_ratios()]},
+    }
+
+
+def ratio_record(ratio: Ratio) -> dict:
+    """Return a ratio as results.json has it (the documented keys first)."""
+    return {
+        "gomaxprocs": ratio.gomaxprocs,
+        "setup": ratio.setup,
+        "ratio": ratio.ratio,
+        "ci_low": ratio.ci_low,
+        "ci_high": ratio.ci_high,
+        "n": ratio.n,
+        "excluded": ratio.excluded,
+        "metric": ratio.metric,
+        "connections": ratio.connections,
+        "includes_one": ratio.includes_one,
+    }
+
+
+def cell_record(cell) -> dict:
+    """Return one cell's spreads as plain numbers."""
+    metrics = {}
+    for name, spread in cell.metrics.items():
+        if spread is None:
+            metrics[name] = None
+            continue
+        metrics[name] = {
+            "n": spread.n,
+            "median": spread.median,
+            "min": spread.minimum,
+            "max": spread.maximum,
+            "mad": spread.mad,
+            "mean": spread.interval.estimate,
+            "mean_ci_low": spread.interval.low,
+            "mean_ci_high": spread.interval.high,
+            "values": list(spread.values),
+        }
+    return {
+        "gomaxprocs": cell.gomaxprocs,
+        "connections": cell.connections,
+        "setup": cell.setup,
+        "repeats": list(cell.repeats),
+        "excluded": [{"repeat": r, "reason": why} for r, why in cell.excluded],
+        "metrics": metrics,
+    }
+
+
+CSV_COLUMNS = (*COLUMNS, "check_status", "excluded")
+
+
+def measurement_records(table: pd.DataFrame) -> list[dict]:
+    """Return the measurement rows as JSON-ready dicts (NaN as None)."""
+    records = []
+    for row in table[list(CSV_COLUMNS)].to_dict(orient="records"):
+        records.append({k: none_if_nan(v) if not isinstance(v, (int, str)) else v for k, v in row.items()})
+    for record in records:
+        for key in ("exit_code",):
+            if record[key] is not None:
+                record[key] = int(record[key])
+    return records
+
+
+def write_outputs(out_dir: Path, html: str, table: pd.DataFrame, data: dict) -> dict[str, Path]:
+    """Write index.html, results.csv and results.json into out_dir (each via a temporary file)."""
+    paths = {name: out_dir / name for name in OUTPUTS}
+    texts = {
+        "index.html": html,
+        "results.csv": table[list(CSV_COLUMNS)].to_csv(index=False, lineterminator="\n"),
+        "results.json": json.dumps(data, indent=2, allow_nan=False, default=json_default) + "\n",
+    }
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            write_atomic(paths[name], text)
+    except OSError as exc:
+        raise OutputError(f"cannot write the report to {out_dir}: {exc.strerror or exc}") from None
+    return paths
+
+
+def json_default(value):
+    """Convert numpy scalars for json.dumps."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {value!r}")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path through a temporary file in the same directory."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+# --- Terminal --------------------------------------------------------------------------------------
+
+
+def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
+    """Return the compact terminal table: setup x GOMAXPROCS, req/s, p99, ratio with interval, checks."""
+    several = len({c for _, c in analysis.groups}) > 1
+    header = ("group", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
+    rows = [header]
+    for row in result_rows(analysis, table, several):
+        rows.append((row.group, row.setup, row.n, row.requests_per_sec, row.latency_p99_ms, row.ratio, row.status))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    right = {2, 3, 4}
+    lines = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+
+# --- The whole step: raw run -> report files ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Built:
+    """What `build` produced, for the CLI to print."""
+
+    run_path: Path
+    paths: dict[str, Path]
+    status: str  # worst check status
+    failures: tuple[Check, ...]
+    summary: str
+
+    @property
+    def exit_code(self) -> int:
+        """Return 0 when every check passed or warned, 1 when one failed."""
+        return 1 if self.failures else 0
+
+
+def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None) -> Built:
+    """Read a run, check it, analyse it and write index.html, results.csv and results.json."""
+    out_dir = Path(out_dir)
+    run = load_run(raw)
+    require_measurements(run)
+    checked = check_run(run, expect_header_bytes)
+    table = annotate(run.measurements, checked)
+    analysis = analyze(table)
+    page = build_page(run, checked, table, analysis, out_dir, generated_at)
+    paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
+    return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table))
