@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Time `wrkreport build` on a synthetic run of many measurements; print figures, assert nothing.
+
+Usage: python benchmarks/build_speed.py [--measurements 1000] [--keep DIR]
+
+Writes a raw run directory of wrk 4.x outputs in wrk's exact layout (4 setups, 5
+GOMAXPROCS values, as many repeats as needed), with header captures, then times the
+steps of `wrkreport build` separately: reading and parsing the run, checks and
+analysis, charts, template rendering and writing. Run by hand; machines are noisy, so
+the test suite never asserts on these numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from wrkreport import charts, reference
+from wrkreport.analyze import analyze
+from wrkreport.checks import annotate, check_run
+from wrkreport.report import build_page, render_html, results_json, write_outputs
+from wrkreport.run import load_run
+
+SETUPS = {"go-http": 1.0, "nginx-http": 0.62, "nginx-fcgi-tcp": 0.24, "nginx-fcgi-unix": 0.29}
+GOMAXPROCS = (1, 2, 4, 8, 16)
+RESPONSE_BYTES = 153
+HEAD = (
+    b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
+    b"Server: gophr\r\nDate: Sun, 22 Nov 2026 12:00:00 GMT\r\n\r\n"
+)
+
+
+def time_us(us: float) -> str:
+    """Format microseconds as wrk's format_time_us does (us, ms, s)."""
+    if us < 850:
+        return f"{us:.2f}us"
+    if us < 850_000:
+        return f"{us / 1000:.2f}ms"
+    return f"{us / 1e6:.2f}s"
+
+
+def metric(n: float) -> str:
+    """Format a count as wrk's format_metric does."""
+    for unit in ("", "k", "M"):
+        if n < 850:
+            return f"{n:.2f}{unit}"
+        n /= 1000
+    return f"{n:.2f}G"
+
+
+def binary(n: float) -> str:
+    """Format bytes as wrk's format_binary does."""
+    for unit in ("", "K", "M", "G"):
+        if n < 870.4:
+            return f"{n:.2f}{unit}"
+        n /= 1024
+    return f"{n:.2f}T"
+
+
+def cell(value: str, width: int) -> str:
+    """Pad one Thread Stats value as wrk's print_units does."""
+    pad = 2 - value[-1:].isalpha() - value[-2:-1].isalpha()
+    return f"{value:>{width - pad}}" + " " * pad
+
+
+def wrk_output(rps: float, seconds: float = 6.0, threads: int = 2, connections: int = 100) -> str:
+    """Return one plausible wrk 4.x --latency output with req/s rps."""
+    requests = int(rps * seconds)
+    latency_us = connections / rps * 1e6
+    lines = [
+        f"Running {seconds:.0f}s test @ http://127.0.0.1:8080/",
+        f"  {threads} threads and {connections} connections",
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
+        "    Latency   " + cell(time_us(latency_us), 8) + cell(time_us(latency_us / 4), 10) + cell(time_us(latency_us * 8), 9) + f"{88.5:8.2f}%",
+        "    Req/Sec   " + cell(metric(rps / threads), 8) + cell(metric(rps / 40), 10) + cell(metric(rps / threads * 1.2), 9) + f"{70.0:8.2f}%",
+        "  Latency Distribution",
+        *(f"{p:>6}%" + f"{time_us(latency_us * f):>10}" for p, f in ((50, 0.9), (75, 1.1), (90, 1.4), (99, 3.0))),
+        f"  {requests} requests in {seconds:.2f}s, {binary(requests * RESPONSE_BYTES)}B read",
+        f"Requests/sec: {rps:9.2f}",
+        f"Transfer/sec: {binary(rps * RESPONSE_BYTES):>10}B",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def make_run(root: Path, measurements: int, seed: int = 1) -> Path:
+    """Write a synthetic run directory with about `measurements` wrk files."""
+    rng = random.Random(seed)
+    run = root / "20261122T120000Z"
+    run.mkdir(parents=True)
+    repeats = max(1, measurements // (len(SETUPS) * len(GOMAXPROCS)))
+    for gomaxprocs in GOMAXPROCS:
+        base = 40_000 * gomaxprocs ** 0.5
+        for setup, share in SETUPS.items():
+            (run / f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt").write_bytes(HEAD)
+            for k in range(1, repeats + 1):
+                rps = base * share * rng.uniform(0.97, 1.03)
+                (run / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt").write_text(wrk_output(rps))
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--measurements", type=int, default=1000)
+    parser.add_argument("--keep", type=Path, help="write the synthetic run and report here and keep them")
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="wrkreport-bench-"))
+    try:
+        run_dir = make_run(root / "raw", args.measurements)
+        out = root / "reports"
+        when = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
+        times = {}
+        start = time.perf_counter()
+        run = load_run(run_dir)
+        times["read + parse"] = time.perf_counter() - start
+        start = time.perf_counter()
+        checked = check_run(run)
+        table = annotate(run.measurements, checked)
+        analysis = analyze(table)
+        times["checks + analysis"] = time.perf_counter() - start
+        start = time.perf_counter()
+        charts.throughput_chart(analysis)
+        charts.ratio_chart(analysis, reference.article_ratios())
+        charts.latency_chart(analysis)
+        times["charts (alone)"] = time.perf_counter() - start
+        start = time.perf_counter()
+        page = build_page(run, checked, table, analysis, out, when)
+        paths = write_outputs(out, render_html(page), table, results_json(run, checked, table, analysis, when))
+        times["page (charts + template) + write"] = time.perf_counter() - start
+        print(f"{len(run.measurements)} measurements, {len(analysis.cells)} cells, status {checked.status}")
+        for step, seconds in times.items():
+            print(f"  {step:34s} {seconds * 1000:8.0f} ms")
+        total = times["read + parse"] + times["checks + analysis"] + times["page (charts + template) + write"]
+        print(f"  {'total (excluding charts alone)':34s} {total * 1000:8.0f} ms")
+        print(f"  index.html {paths['index.html'].stat().st_size / 1024:.0f} KiB")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(root)
+
+
+if __name__ == "__main__":
+    main()
