@@ -1,0 +1,661 @@
+#!/usr/bin/env bash
+# run_bench.sh: measure what putting nginx in front of a Go server costs, as in the 2013
+# article "Benchmarking Nginx with Go". Four setups -- Go net/http alone, and nginx in
+# front of it over HTTP, FastCGI/TCP and FastCGI/Unix socket -- are loaded with wrk at
+# each GOMAXPROCS value, on 127.0.0.1 only. Every result lands in OUT/<run-id>/ as
+# documented in docs/raw-format.md; `wrkreport build` turns it into a report.
+#
+# This script orchestrates processes only; plans, JSON, arithmetic and text formatting are
+# in src/wrkreport/drive.py (standard library only, run from the checkout).
+set -Eeuo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly ROOT
+readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
+readonly GO_SOURCE="${ROOT}/src/gohello"
+readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
+readonly STOP_TIMEOUT_S=5         # SIGTERM grace before SIGKILL
+readonly CURL_MAX_TIME_S=5        # per curl -sI header capture
+readonly NGINX_RLIMIT_MAX=200000  # the article's worker_rlimit_nofile
+readonly NOFILE_CEILING=1048576   # how far root raises ulimit -n (below fs.nr_open)
+readonly SUN_PATH_MAX=107         # longest Unix socket path the kernel takes
+# As root, nginx workers run as this user. The Unix socket and the private work dir are
+# group-owned by its group with modes 0660 and 0710: the workers may connect to the socket
+# and traverse the directory, nothing else; other users get nothing. (The alternative, a
+# `user root` directive, would run every worker as root.)
+readonly WORKER_USER_AS_ROOT=nobody
+
+usage() {
+  cat <<'EOF'
+Usage: ./run_bench.sh [options]
+
+Measure Go net/http alone and behind nginx (HTTP proxy, FastCGI over TCP, FastCGI over a
+Unix socket) with wrk, on 127.0.0.1. For each GOMAXPROCS value: start the Go server and a
+private nginx, check every setup answers (curl -sI, saved verbatim), warm up, then run
+`wrk --latency` REPEATS times per setup, setups shuffled within each repeat. Stop both.
+
+Results go to OUT/<run-id>/ (UTC start time; -2, -3 if taken; nothing is overwritten),
+and OUT/latest points at the newest run. Then: wrkreport build
+
+Options (in brackets: the environment variable that sets the same; an option wins over
+its variable, a variable wins over the profile):
+  --quick               same as --profile quick
+  --profile NAME        default | quick | article                     [BENCH_PROFILE]
+                          default  -t2 -c100 -d6s, 5 repeats, 2 s warm-up (~5 min on 2 cores)
+                          quick    -t2 -c100 -d2s, 1 repeat, 1 s warm-up (< 1 min)
+                          article  -t100 -c5000 -d30s, 1 repeat, 5 s warm-up (the article's)
+  --threads N           wrk -t                                        [BENCH_THREADS]
+  --connections N       wrk -c                                        [BENCH_CONNECTIONS]
+  --duration S          seconds per measurement (wrk -d)              [BENCH_DURATION]
+  --repeats N           measurements per setup and GOMAXPROCS         [BENCH_REPEATS]
+  --warmup S            warm-up seconds per setup and pass, 0 = none  [BENCH_WARMUP]
+  --timeout S           wrk --timeout                                 [BENCH_TIMEOUT]
+  --gomaxprocs LIST     e.g. 1,2; default: 1 and $(nproc)             [BENCH_GOMAXPROCS]
+  --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix
+                                                                      [BENCH_SETUPS]
+  --port NAME=PORT      repeatable; NAME: a setup, or go-fcgi-tcp (Go's FastCGI port)
+                        defaults: go-http 8080, nginx-http 8081, nginx-fcgi-tcp 8082,
+                        nginx-fcgi-unix 8083, go-fcgi-tcp 9001        [BENCH_PORTS=a=1,b=2]
+  --out DIR             where run directories go; default: raw/ in the repository
+                                                                      [BENCH_OUT]
+  --seed N              seed of the shuffled order (default random; recorded)
+                                                                      [BENCH_SEED]
+  --tune                as root: apply the article's sysctl values that exist on this
+                        kernel, printing each change (limits are only ever raised).
+                        Without it nothing system-wide is changed.
+  -h, --help            show this help
+
+Preflight: missing nginx, wrk, curl, go or python3 are installed with apt-get when run as
+root (otherwise the command is printed); the Go server is built; wrkreport is installed
+with pip if missing; ulimit -n is raised as far as allowed; every port must be free.
+
+Exit status:
+  0    run complete (a setup that failed its check is recorded in manifest.json and
+       skipped; the others are measured)
+  1    run failed (manifest.json says why)
+  2    usage or preflight error: bad option, missing tool without root, busy port,
+       ulimit -n too low for --connections; nothing was started
+  130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: servers stopped, manifest marked
+       interrupted, completed files kept
+EOF
+}
+
+# --- State (set once a step has happened; cleanup reads it) ----------------------------
+WORK=""           # private work dir (mktemp): nginx prefix, Unix socket, Go binary
+RUN_DIR=""        # OUT/<run-id>
+GO_BIN=""
+NGINX=""
+SOCKET=""
+WORKER_GROUP=""
+NOFILE=""
+COMMAND_LINE=""
+GO_PID=""
+NGINX_PID=""
+NGINX_WORKERS=()
+WRK_PID=""
+CURRENT_FILE=""   # wrk output being written; removed if the run stops before it is complete
+STAGE=""          # what the run is doing, for the manifest's reason
+FAIL_REASON=""
+FINISHED=0
+PROGRESS_OPEN=0   # a progress line awaits its end
+MEASURED=0
+SKIPPED=()
+USABLE=()
+SETUPS=()
+NGINX_SETUPS=()
+declare -A PLAN=()
+
+log() {
+  if ((PROGRESS_OPEN)); then
+    printf '\n' >&2
+    PROGRESS_OPEN=0
+  fi
+  printf '[run_bench] %s\n' "$*" >&2
+}
+
+# die STATUS MESSAGE: log, remember why for the manifest, exit (cleanup runs on EXIT).
+die() {
+  local status="$1"
+  shift
+  FAIL_REASON="$*"
+  log "error: $*"
+  exit "${status}"
+}
+
+on_error() {
+  [[ -n "${FAIL_REASON}" ]] || FAIL_REASON="line $2: '$3' failed with exit status $1"
+}
+
+drive() {
+  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.drive "$@"
+}
+
+contains() {
+  local needle="$1" item
+  shift
+  for item in "$@"; do
+    [[ "${item}" == "${needle}" ]] && return 0
+  done
+  return 1
+}
+
+is_root() { ((EUID == 0)); }
+
+# is_running PID: true while the process exists and is not a zombie.
+is_running() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [[ "${stat:0:1}" != "Z" ]]
+}
+
+# --- Preflight ---------------------------------------------------------------------------
+
+find_nginx() {
+  if command -v nginx 2>/dev/null; then
+    return 0
+  fi
+  [[ -x /usr/sbin/nginx ]] && printf '%s\n' /usr/sbin/nginx
+}
+
+apt_package() {
+  case "$1" in
+    nginx)
+      if apt-cache show nginx-light >/dev/null 2>&1; then echo nginx-light; else echo nginx; fi
+      ;;
+    go) echo golang-go ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# install_tools TOOL...: apt-get install them as root, else print the command and exit 2.
+install_tools() {
+  local packages=() tool note
+  if ! is_root || ! command -v apt-get >/dev/null 2>&1; then
+    for tool in "$@"; do
+      case "${tool}" in nginx) packages+=(nginx-light) ;; go) packages+=(golang-go) ;; *) packages+=("${tool}") ;; esac
+    done
+    if command -v apt-get >/dev/null 2>&1; then
+      note=""
+      contains nginx "$@" && note=" (on releases without nginx-light: nginx)"
+      die 2 "missing: $*. Install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}${note}"
+    fi
+    die 2 "missing: $*. Install them with your package manager."
+  fi
+  log "missing: $*; installing with apt-get"
+  apt-get update -qq || die 2 "apt-get update failed"
+  for tool in "$@"; do
+    packages+=("$(apt_package "${tool}")")
+  done
+  log "apt-get install ${packages[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" ||
+    die 2 "apt-get install ${packages[*]} failed"
+  if contains nginx "$@"; then
+    log "note: the nginx package may enable its own nginx service; this script never uses or touches it"
+  fi
+}
+
+require_python() {
+  command -v python3 >/dev/null 2>&1 || install_tools python3
+}
+
+read_plan() {
+  local text key value
+  text="$(drive plan --root "${ROOT}" --save "${WORK}/plan.json" -- "$@")" || exit
+  while read -r key value; do
+    PLAN["${key}"]="${value}"
+  done <<<"${text}"
+  read -ra SETUPS <<<"${PLAN[setups]}"
+  read -ra NGINX_SETUPS <<<"${PLAN[nginx_setups]}"
+}
+
+preflight_tools() {
+  local missing=() tool problems
+  NGINX="$(find_nginx)" || true
+  if [[ -n "${PLAN[nginx_setups]}" && -z "${NGINX}" ]]; then
+    missing+=(nginx)
+  fi
+  for tool in wrk curl go; do
+    command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
+  done
+  if ((${#missing[@]} > 0)); then
+    install_tools "${missing[@]}"
+    NGINX="$(find_nginx)" || true
+  fi
+  if [[ -n "${PLAN[nginx_setups]}" ]]; then
+    problems="$(drive check-nginx --plan "${WORK}/plan.json" --nginx "${NGINX}")" || die 2 "${problems:-cannot check ${NGINX}}"
+  fi
+}
+
+# Raise the open-files limit as far as allowed (root: up to NOFILE_CEILING, others: the hard
+# limit); stop if --connections cannot fit.
+raise_nofile() {
+  local hard nr_open target need="${PLAN[needed_fds]}"
+  if is_root; then
+    nr_open="$(cat /proc/sys/fs/nr_open 2>/dev/null || echo "${NOFILE_CEILING}")"
+    target=$((nr_open < NOFILE_CEILING ? nr_open : NOFILE_CEILING))
+    ulimit -n "${target}" 2>/dev/null || true
+  fi
+  hard="$(ulimit -Hn)"
+  ulimit -Sn "${hard}" 2>/dev/null || true
+  NOFILE="$(ulimit -Sn)"
+  if [[ "${NOFILE}" != unlimited ]] && ((NOFILE < need)); then
+    die 2 "--connections ${PLAN[connections]} needs about ${need} open files (wrk, nginx and Go each hold one per connection), but ulimit -n is ${NOFILE} and cannot go higher (hard limit ${hard}); lower --connections or raise the hard limit"
+  fi
+  log "ulimit -n ${NOFILE}"
+}
+
+build_go() {
+  GO_BIN="${WORK}/gohello"
+  # -buildvcs=false: no git stamp needed, and git refuses checkouts owned by another user.
+  log "building the Go server (src/gohello)"
+  (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+}
+
+# So that `./run_bench.sh && wrkreport build` works on a fresh machine. Best effort: the
+# benchmark itself does not need it.
+ensure_wrkreport() {
+  command -v wrkreport >/dev/null 2>&1 && return 0
+  log "wrkreport is not installed; installing it from ${ROOT} with pip"
+  if python3 -m pip install --quiet -e "${ROOT}" >"${WORK}/pip.log" 2>&1 && command -v wrkreport >/dev/null 2>&1; then
+    log "installed wrkreport ($(command -v wrkreport))"
+    return 0
+  fi
+  install_wrkreport_venv && return 0
+  log "warning: could not install wrkreport (last lines of pip's output below); the benchmark runs anyway"
+  tail -n 5 "${WORK}/pip.log" >&2 || true
+}
+
+# A system Python that refuses pip (PEP 668, Debian 12): use ROOT/.venv and link its
+# wrkreport into /usr/local/bin (root) or ~/.local/bin.
+install_wrkreport_venv() {
+  local venv="${ROOT}/.venv" bin_dir
+  if ! python3 -m venv "${venv}" >>"${WORK}/pip.log" 2>&1; then
+    if is_root && command -v apt-get >/dev/null 2>&1; then
+      log "apt-get install python3-venv (for wrkreport's virtualenv)"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >>"${WORK}/pip.log" 2>&1 || return 1
+      python3 -m venv "${venv}" >>"${WORK}/pip.log" 2>&1 || return 1
+    else
+      return 1
+    fi
+  fi
+  "${venv}/bin/python" -m pip install --quiet -e "${ROOT}" >>"${WORK}/pip.log" 2>&1 || return 1
+  if is_root; then bin_dir=/usr/local/bin; else bin_dir="${HOME}/.local/bin"; fi
+  mkdir -p "${bin_dir}"
+  [[ -e "${bin_dir}/wrkreport" ]] || ln -s "${venv}/bin/wrkreport" "${bin_dir}/wrkreport"
+  log "installed wrkreport into ${venv}, linked as ${bin_dir}/wrkreport"
+  command -v wrkreport >/dev/null 2>&1 || log "note: ${bin_dir} is not on PATH; use ${venv}/bin/wrkreport"
+}
+
+# The private work dir: the socket and nginx's prefix. As root the workers (another user)
+# must traverse it and connect to the socket: see WORKER_USER_AS_ROOT.
+prepare_work_dir() {
+  local problem
+  SOCKET="${WORK}/go.sock"
+  if ((${#SOCKET} > SUN_PATH_MAX)); then
+    die 2 "Unix socket path ${SOCKET} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
+  fi
+  mkdir -p "${WORK}/nginx/temp"
+  if is_root; then
+    WORKER_GROUP="$(id -gn "${WORKER_USER_AS_ROOT}")" || die 2 "no user ${WORKER_USER_AS_ROOT} to run nginx workers as"
+    chgrp "${WORKER_GROUP}" "${WORK}" "${WORK}/nginx" "${WORK}/nginx/temp"
+    chmod 0710 "${WORK}" "${WORK}/nginx" "${WORK}/nginx/temp"
+    if [[ -n "${PLAN[nginx_setups]}" ]]; then
+      problem="$(drive check-reach --path "${WORK}" --user "${WORKER_USER_AS_ROOT}")" || die 2 "${problem}"
+    fi
+  fi
+}
+
+check_ports() {
+  local busy line
+  if ! busy="$(drive check-ports --plan "${WORK}/plan.json")"; then
+    while IFS= read -r line; do
+      log "${line}"
+    done <<<"${busy}"
+    die 2 "${busy//$'\n'/; }; nothing was started (choose other ports with --port NAME=PORT)"
+  fi
+}
+
+tune_kernel() {
+  ((PLAN[tune])) || return 0
+  log "--tune: applying the article's kernel settings"
+  drive tune --save "${WORK}/tune.json"
+}
+
+# --- The run -----------------------------------------------------------------------------
+
+start_run() {
+  local args=(init --plan "${WORK}/plan.json" --command "${COMMAND_LINE}" --nginx "${NGINX}")
+  [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
+  ((PLAN[tune])) && args+=(--tune-log "${WORK}/tune.json")
+  RUN_DIR="$(drive "${args[@]}")"
+  log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
+  [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
+}
+
+render_nginx() {
+  local rlimit="${NGINX_RLIMIT_MAX}" output
+  if [[ "${NOFILE}" != unlimited ]] && ((NOFILE < rlimit)); then
+    rlimit="${NOFILE}"
+  fi
+  local args=(render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${WORK}/nginx"
+    --socket "${SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf")
+  if is_root; then
+    args+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
+  fi
+  drive "${args[@]}"
+  output="$("${NGINX}" -t -q -c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${WORK}/nginx-test.log" 2>&1)" ||
+    die 1 "nginx rejected ${RUN_DIR}/nginx.conf: ${output}"
+}
+
+# start_go N: start the Go server with GOMAXPROCS=N and wait for its "ready" line.
+start_go() {
+  local n="$1" log_file="${RUN_DIR}/logs/go.gomaxprocs-$1.log" deadline
+  local args=(-http-port "${PLAN[port.go-http]}" -fcgi-port "${PLAN[port.go-fcgi-tcp]}" -fcgi-socket "${SOCKET}")
+  if is_root; then
+    args+=(-socket-mode 0660 -socket-group "${WORKER_GROUP}")
+  else
+    args+=(-socket-mode 0600) # nginx's workers run as this same user
+  fi
+  GOMAXPROCS="${n}" "${GO_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
+  GO_PID=$!
+  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --go-pid "${GO_PID}"
+  deadline=$((SECONDS + READY_TIMEOUT_S))
+  until grep -q ' ready$' "${log_file}"; do
+    if ! is_running "${GO_PID}" || ((SECONDS >= deadline)); then
+      return 1
+    fi
+    sleep 0.1
+  done
+  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --go-log "${log_file}"
+}
+
+# start_nginx N: start nginx in the foreground of a background job, so $! is the master.
+start_nginx() {
+  local n="$1" log_file="${RUN_DIR}/logs/nginx-error.gomaxprocs-$1.log"
+  local args=(-c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
+  "${NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
+  NGINX_PID=$!
+  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --nginx-pid "${NGINX_PID}" >/dev/null
+}
+
+# wait_answer URL PID DEADLINE: true once URL gives any HTTP answer; false if PID dies or time is up.
+wait_answer() {
+  local code
+  while ((SECONDS < $3)); do
+    is_running "$2" || return 1
+    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1")" || true
+    [[ "${code}" == 000 ]] || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# check_cells N: readiness and `curl -sI` capture of every setup; fills USABLE.
+check_cells() {
+  local n="$1" setup url file server_pid error reason rc deadline=$((SECONDS + READY_TIMEOUT_S))
+  USABLE=()
+  for setup in "${SETUPS[@]}"; do
+    url="${PLAN[url.${setup}]}"
+    file="${RUN_DIR}/${setup}.gomaxprocs-${n}.headers.txt"
+    server_pid="${GO_PID}"
+    if contains "${setup}" "${NGINX_SETUPS[@]}"; then
+      server_pid="${NGINX_PID}"
+    fi
+    local args=(cell --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}")
+    if wait_answer "${url}" "${server_pid}" "${deadline}"; then
+      rc=0
+      curl -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
+      args+=(--ready 1 --headers "${file}")
+      ((rc == 0)) || args+=(--error "curl -sI ${url} failed with exit status ${rc}")
+    else
+      error="no HTTP answer from ${url} within ${READY_TIMEOUT_S}s"
+      is_running "${server_pid}" || error="server exited before answering ${url} (see logs/)"
+      args+=(--ready 0 --error "${error}")
+    fi
+    if reason="$(drive "${args[@]}")"; then
+      USABLE+=("${setup}")
+      [[ -z "${reason}" ]] || log "${setup} GOMAXPROCS=${n}: ${reason}"
+    else
+      log "${setup} GOMAXPROCS=${n}: ${reason}; the run goes on without it"
+      SKIPPED+=("${setup} GOMAXPROCS=${n}: ${reason}")
+    fi
+  done
+  if [[ -n "${NGINX_PID}" ]]; then
+    read -ra NGINX_WORKERS <<<"$(drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --nginx-pid "${NGINX_PID}")"
+  fi
+}
+
+# servers_running SETUP: true while every process SETUP depends on is running.
+servers_running() {
+  is_running "${GO_PID}" || return 1
+  if contains "$1" "${NGINX_SETUPS[@]}"; then
+    is_running "${NGINX_PID}" || return 1
+  fi
+}
+
+# drop_setup N SETUP REASON: measure SETUP no more in this pass; say so and record it.
+drop_setup() {
+  local kept=() item
+  for item in "${USABLE[@]}"; do
+    [[ "${item}" == "$2" ]] || kept+=("${item}")
+  done
+  USABLE=("${kept[@]}")
+  log "$2 GOMAXPROCS=$1: $3"
+  SKIPPED+=("$2 GOMAXPROCS=$1: $3")
+  drive pass-update --run "${RUN_DIR}" --gomaxprocs "$1" --note "$2: $3"
+}
+
+# record_unusable N SETUP REASON: record a cell that cannot be measured in this pass.
+record_unusable() {
+  local rc=0
+  drive cell --run "${RUN_DIR}" --gomaxprocs "$1" --setup "$2" --ready 0 --error "$3" >/dev/null || rc=$?
+  ((rc == 3)) || die 1 "could not record the ${2} GOMAXPROCS=${1} cell in the manifest"
+}
+
+# run_wrk OUTPUT ARGS...: run wrk in the background and wait, so a signal interrupts at once.
+run_wrk() {
+  local output="$1" rc=0
+  shift
+  wrk "$@" >"${output}" 2>"${WORK}/wrk.stderr" &
+  WRK_PID=$!
+  wait "${WRK_PID}" || rc=$?
+  WRK_PID=""
+  return "${rc}"
+}
+
+wrk_args() {
+  WRK_ARGS=("-t${PLAN[threads]}" "-c${PLAN[connections]}" "-d$1s" --timeout "${PLAN[wrk_timeout_s]}s" "$2")
+}
+
+warm_up() {
+  local n="$1" setup
+  ((PLAN[warmup_s] > 0 && ${#USABLE[@]} > 0)) || return 0
+  STAGE="the GOMAXPROCS=${n} warm-up"
+  log "warm-up GOMAXPROCS=${n}: ${PLAN[warmup_s]}s per setup, not kept"
+  for setup in "${USABLE[@]}"; do
+    wrk_args "${PLAN[warmup_s]}" "${PLAN[url.${setup}]}"
+    run_wrk /dev/null "${WRK_ARGS[@]}" || log "warm-up of ${setup}: wrk failed: $(head -c 300 "${WORK}/wrk.stderr")"
+  done
+}
+
+# measure N SETUP K: one wrk --latency run; stdout then stderr, verbatim, into its file.
+measure() {
+  local n="$1" setup="$2" k="$3" name started line rc=0
+  name="${setup}.gomaxprocs-${n}.run-${k}.wrk.txt"
+  wrk_args "${PLAN[duration_s]}" "${PLAN[url.${setup}]}"
+  local args=(wrk --latency "${WRK_ARGS[@]}")
+  line="$(drive measure-start --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}" --repeat "${k}")"
+  printf '[run_bench] %s' "${line}" >&2
+  PROGRESS_OPEN=1
+  STAGE="${setup} GOMAXPROCS=${n} run ${k}/${PLAN[repeats]} (its partial output was discarded)"
+  started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  CURRENT_FILE="${RUN_DIR}/${name}"
+  run_wrk "${CURRENT_FILE}" "${args[@]:1}" || rc=$?
+  cat "${WORK}/wrk.stderr" >>"${CURRENT_FILE}"
+  CURRENT_FILE=""
+  STAGE="recording ${name}"
+  line="$(drive measure-end --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}" --repeat "${k}" \
+    --file "${name}" --command "${args[*]}" --exit-code "${rc}" --started-at "${started}")"
+  printf '%s\n' "${line}" >&2
+  PROGRESS_OPEN=0
+  MEASURED=$((MEASURED + 1))
+}
+
+# run_pass N: one GOMAXPROCS value, from starting the servers to stopping them.
+run_pass() {
+  local n="$1" text k setup reason order=() orders=()
+  STAGE="the start of the GOMAXPROCS=${n} pass"
+  text="$(drive pass-start --run "${RUN_DIR}" --gomaxprocs "${n}")"
+  mapfile -t orders <<<"${text}"
+  log "pass GOMAXPROCS=${n}: starting the Go server${PLAN[nginx_setups]:+ and nginx}"
+  if ! start_go "${n}"; then
+    reason="$(tail -n 1 "${RUN_DIR}/logs/go.gomaxprocs-${n}.log")"
+    reason="the Go server did not start within ${READY_TIMEOUT_S}s: ${reason:-no output} (logs/go.gomaxprocs-${n}.log)"
+    log "GOMAXPROCS=${n}: ${reason}; no setup measured in this pass"
+    SKIPPED+=("all setups at GOMAXPROCS=${n}: ${reason}")
+    for setup in "${SETUPS[@]}"; do
+      record_unusable "${n}" "${setup}" "${reason}"
+    done
+    STAGE="stopping the GOMAXPROCS=${n} servers"
+    stop_servers
+    drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --ended
+    return 0
+  fi
+  [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
+  check_cells "${n}"
+  warm_up "${n}"
+  for ((k = 1; k <= PLAN[repeats]; k++)); do
+    read -ra order <<<"${orders[k - 1]}"
+    for setup in "${order[@]}"; do
+      contains "${setup}" "${USABLE[@]}" || continue
+      if servers_running "${setup}"; then
+        measure "${n}" "${setup}" "${k}"
+      else
+        drop_setup "${n}" "${setup}" "its server exited during the pass (see logs/); runs from ${k} on not measured"
+      fi
+    done
+  done
+  STAGE="stopping the GOMAXPROCS=${n} servers"
+  stop_servers
+  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --ended
+}
+
+finish_run() {
+  local line item joined
+  if ((MEASURED == 0)); then
+    printf -v joined '%s; ' "${SKIPPED[@]}"
+    die 1 "no setup could be measured: ${joined%; }"
+  fi
+  drive finish --run "${RUN_DIR}" --status complete
+  FINISHED=1
+  while IFS= read -r line; do
+    log "${line}"
+  done < <(drive summary --run "${RUN_DIR}")
+  for item in "${SKIPPED[@]}"; do
+    log "warning: not measured: ${item}"
+  done
+  log "complete in $((SECONDS / 60))m $((SECONDS % 60))s: ${RUN_DIR}"
+  log "next: wrkreport build"
+}
+
+# --- Stopping: only the PIDs this script started ------------------------------------------
+
+# stop_process PID NAME: SIGTERM, up to STOP_TIMEOUT_S for it to exit, then SIGKILL; reap it.
+stop_process() {
+  local pid="$1" name="$2" i
+  kill -TERM "${pid}" 2>/dev/null || true
+  for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+    is_running "${pid}" || break
+    sleep 0.1
+  done
+  if is_running "${pid}"; then
+    log "${name} (pid ${pid}) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
+    kill -KILL "${pid}" 2>/dev/null || true
+  fi
+  wait "${pid}" 2>/dev/null || true
+}
+
+stop_servers() {
+  local pid
+  if [[ -n "${NGINX_PID}" ]]; then
+    stop_process "${NGINX_PID}" "nginx master"
+    # The master stops its workers; a worker outliving it (master killed) is ours too.
+    for pid in "${NGINX_WORKERS[@]}"; do
+      if is_running "${pid}" && grep -q '^nginx: worker' "/proc/${pid}/cmdline" 2>/dev/null; then
+        kill -KILL "${pid}" 2>/dev/null || true
+      fi
+    done
+    NGINX_PID=""
+    NGINX_WORKERS=()
+  fi
+  if [[ -n "${GO_PID}" ]]; then
+    stop_process "${GO_PID}" "Go server"
+    GO_PID=""
+  fi
+  if [[ -n "${SOCKET}" ]]; then
+    rm -f -- "${SOCKET}"
+  fi
+}
+
+# On every exit: stop what this script started, mark an unfinished run, remove the work dir.
+cleanup() {
+  local status=$? state reason
+  trap '' INT TERM
+  trap - ERR
+  set +e
+  if [[ -n "${WRK_PID}" ]]; then
+    kill -TERM "${WRK_PID}" 2>/dev/null
+    wait "${WRK_PID}" 2>/dev/null
+  fi
+  stop_servers
+  [[ -z "${CURRENT_FILE}" ]] || rm -f -- "${CURRENT_FILE}"
+  if [[ -n "${RUN_DIR}" ]] && ((!FINISHED)); then
+    case "${status}" in
+      130) state=interrupted reason="interrupted by SIGINT" ;;
+      143) state=interrupted reason="interrupted by SIGTERM" ;;
+      *) state=failed reason="${FAIL_REASON:-exit status ${status}}" ;;
+    esac
+    [[ -z "${STAGE}" ]] || reason+=" during ${STAGE}"
+    drive finish --run "${RUN_DIR}" --status "${state}" --reason "${reason}"
+    log "run ${state}: ${reason}; ${MEASURED} completed measurement(s) kept in ${RUN_DIR}"
+  fi
+  [[ -z "${WORK}" ]] || rm -rf -- "${WORK}"
+  exit "${status}"
+}
+
+main() {
+  local arg n
+  for arg in "$@"; do
+    if [[ "${arg}" == -h || "${arg}" == --help ]]; then
+      usage
+      return 0
+    fi
+  done
+  printf -v COMMAND_LINE '%q ' "$0" "$@"
+  COMMAND_LINE="${COMMAND_LINE% }"
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  trap 'on_error "$?" "${LINENO}" "${BASH_COMMAND}"' ERR
+
+  require_python
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/wrkreport.XXXXXX")"
+  read_plan "$@"
+  preflight_tools
+  raise_nofile
+  prepare_work_dir
+  build_go
+  ensure_wrkreport
+  check_ports
+  tune_kernel
+
+  start_run
+  for n in ${PLAN[gomaxprocs]}; do
+    run_pass "${n}"
+  done
+  STAGE=""
+  finish_run
+}
+
+main "$@"
