@@ -103,6 +103,7 @@ SKIPPED=()
 USABLE=()
 SETUPS=()
 NGINX_SETUPS=()
+GOMAXPROCS_LIST=()
 declare -A PLAN=()
 
 log() {
@@ -207,6 +208,7 @@ read_plan() {
   done <<<"${text}"
   read -ra SETUPS <<<"${PLAN[setups]}"
   read -ra NGINX_SETUPS <<<"${PLAN[nginx_setups]}"
+  read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"
 }
 
 preflight_tools() {
@@ -651,7 +653,7 @@ main() {
   tune_kernel
 
   start_run
-  for n in ${PLAN[gomaxprocs]}; do
+  for n in "${GOMAXPROCS_LIST[@]}"; do
     run_pass "${n}"
   done
   STAGE=""
