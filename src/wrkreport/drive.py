@@ -1088,12 +1088,6 @@ def cmd_summary(args) -> int:
     return 0
 
 
-def cmd_children(args) -> int:
-    """Print the child PIDs of a process."""
-    print(" ".join(map(str, child_pids(args.pid))))
-    return 0
-
-
 def main_parser() -> argparse.ArgumentParser:
     """Return the parser of the subcommands run_bench.sh calls."""
     p = argparse.ArgumentParser(prog="python3 -m wrkreport.drive", description=__doc__.splitlines()[0])
@@ -1179,7 +1173,6 @@ def main_parser() -> argparse.ArgumentParser:
         (("--reason",), {}),
     )
     add("summary", cmd_summary, run)
-    add("children", cmd_children, (("pid",), {"type": int}))
     return p
 
 
