@@ -52,8 +52,9 @@ def test_failed_check_exits_1_and_lists_it_on_stderr(make_run, tmp_path):
     result, status = invoke(path, "--out", tmp_path / "out")
     assert status == 1
     errors = result.stderr.splitlines()
-    assert errors[0].startswith("wrkreport: check failed: non-2xx: 89,261 of 89,261 responses (100.0%) had status >= 400")
-    assert errors[1].startswith("wrkreport: check failed: same-response: 314.01 B per response")
+    unix = path / "nginx-fcgi-unix.gomaxprocs-1.run-1.wrk.txt"
+    assert errors[0].startswith(f"wrkreport: {unix}: check failed: non-2xx: 89,261 of 89,261 responses (100.0%) had status >= 400")
+    assert errors[1].startswith(f"wrkreport: {unix}: check failed: same-response: 314.01 B per response")
     assert (tmp_path / "out" / "index.html").is_file()
 
 

@@ -81,6 +81,7 @@ class Cell:
     repeats: tuple[int, ...]  # included repeats, in order
     excluded: tuple[tuple[int, str], ...]  # (repeat, reason) of excluded ones
     metrics: dict[str, Spread | None]
+    not_measured: str | None = None  # why the run has no measurement of this cell at all
 
     @property
     def n(self) -> int:
@@ -142,16 +143,27 @@ class Analysis:
         return tuple(sorted({c.setup for c in self.cells}, key=lambda s: (setup_order(s), s)))
 
 
-def analyze(table: pd.DataFrame) -> Analysis:
-    """Analyse the annotated measurements (run.load_run + checks.annotate)."""
+def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None) -> Analysis:
+    """Analyse the annotated measurements (run.load_run + checks.annotate).
+
+    unmeasured: (setup, GOMAXPROCS) cells the run knows of but has no measurement for,
+    with the reason; they appear as excluded cells in every group of their GOMAXPROCS.
+    """
+    unmeasured = unmeasured or {}
     table = table.assign(socket_errors=table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1))
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
     cells, ratios, latency, comparisons = [], [], [], []
     for gomaxprocs, connections in groups:
         rows = table[(table["gomaxprocs"] == gomaxprocs) & (table["connections"] == connections)]
-        setups = sorted(set(rows["setup"]), key=lambda s: (setup_order(s), s))
-        group_cells = {setup: summarise(gomaxprocs, connections, setup, rows[rows["setup"] == setup]) for setup in setups}
+        missing = {setup: why for (setup, g), why in unmeasured.items() if g == gomaxprocs and setup not in set(rows["setup"])}
+        setups = sorted(set(rows["setup"]) | set(missing), key=lambda s: (setup_order(s), s))
+        group_cells = {
+            setup: unmeasured_cell(gomaxprocs, connections, setup, missing[setup])
+            if setup in missing
+            else summarise(gomaxprocs, connections, setup, rows[rows["setup"] == setup])
+            for setup in setups
+        }
         cells.extend(group_cells.values())
         for setup in setups:
             ratios.append(paired_ratio(THROUGHPUT, group_cells, setup, group_cells.get(BASELINE), gomaxprocs, connections))
@@ -176,6 +188,11 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
     )
+
+
+def unmeasured_cell(gomaxprocs: int, connections: int, setup: str, reason: str) -> Cell:
+    """Return a cell the run knows of but never measured, excluded with the reason."""
+    return Cell(gomaxprocs, connections, setup, (), (), dict.fromkeys(CELL_METRICS), not_measured=reason)
 
 
 def values_of(rows: pd.DataFrame, metric: str) -> list[tuple[int, float]]:
@@ -210,6 +227,8 @@ def paired_ratio(metric: str, cells: dict[str, Cell], setup: str, baseline: Cell
         return make(excluded=f"no {BASELINE} measurement at {where} to compare with")
     if baseline.n == 0:
         return make(excluded=f"every {BASELINE} repeat at {where} was excluded ({first_reason(baseline)})")
+    if cell.not_measured:
+        return make(excluded=first_reason(cell))
     if cell.n == 0:
         return make(excluded=f"every repeat was excluded ({first_reason(cell)})")
     pairs = paired_values(cell, baseline, metric)
@@ -234,7 +253,9 @@ def paired_values(a: Cell, b: Cell, metric: str) -> list[tuple[float, float]]:
 
 
 def first_reason(cell: Cell) -> str:
-    """Return the reason the first excluded repeat of a cell was excluded."""
+    """Return why a cell has nothing usable: not measured, or its first excluded repeat's reason."""
+    if cell.not_measured:
+        return f"not measured: {cell.not_measured}"
     return cell.excluded[0][1] if cell.excluded else "no measurement"
 
 
@@ -286,10 +307,11 @@ def noise_warnings(cells: list[Cell], ratios: list[Ratio]) -> list[NoiseWarning]
 
 def few_repeats(cells: list[Cell]) -> list[NoiseWarning]:
     """Warn about cells with fewer than 3 included repeats (once for the run when it is all of them)."""
-    short = [c for c in cells if c.n < MIN_REPEATS]
+    measured = [c for c in cells if not c.not_measured]
+    short = [c for c in measured if c.n < MIN_REPEATS]
     if not short:
         return []
-    if len(short) == len(cells) and len({c.n for c in short}) == 1:
+    if len(short) == len(measured) and len({c.n for c in short}) == 1:
         n = short[0].n
         return [
             NoiseWarning(

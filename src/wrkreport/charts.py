@@ -110,7 +110,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
     groups = analysis.groups
     several = len({c for _, c in groups}) > 1
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(8, 0.5 + 0.32 * max(len(setups), 1) * max(len(groups), 1))
+        fig = new_figure(8, max(1.8, 0.9 + 0.32 * max(len(setups), 1) * max(len(groups), 1)))
         ax = fig.add_subplot()
         ticks, labels, y = [], [], 0
         shown_reference = set()
@@ -144,7 +144,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
         ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
         ax.grid(axis="y", visible=False)
         if shown_reference:
-            ax.legend(loc="lower right", frameon=False, fontsize=7)
+            fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=7)
         return to_svg(fig, "ratios")
 
 

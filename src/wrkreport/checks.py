@@ -47,6 +47,7 @@ class CheckReport:
     excluded: dict[str, str]  # wrk file name -> the first failing check's message
     expected_header_bytes: int
     response_bytes: int | None  # the response size (bytes) the most measurements agree on
+    unmeasured: dict[tuple[str, int], str]  # (setup, gomaxprocs) known to the run but not measured -> why
 
     @property
     def status(self) -> str:
@@ -73,7 +74,7 @@ def check_run(run: Run, expect_header_bytes: int | None = None) -> CheckReport:
         *same,
     ]
     checks.sort(key=lambda c: CHECK_NAMES.index(c.name) if c.name in CHECK_NAMES else len(CHECK_NAMES))
-    return CheckReport(tuple(checks), exclusions(table, checks), expected, response_range)
+    return CheckReport(tuple(checks), exclusions(table, checks), expected, response_range, unmeasured_cells(run, checks))
 
 
 def expected_header_bytes(run: Run, override: int | None) -> int:
@@ -113,9 +114,24 @@ def readiness_checks(run: Run) -> list[Check]:
     found = []
     for gomaxprocs, setup, cell in manifest_cells(run.manifest):
         error = cell.get("error")
-        if cell.get("ready") is False or error:
-            detail = f": {error}" if error else ""
-            found.append(Check("readiness", "fail", f"{setup} at GOMAXPROCS={gomaxprocs} did not become ready{detail}", setup, gomaxprocs))
+        where = f"{setup} at GOMAXPROCS={gomaxprocs}"
+        if cell.get("ready") is False:
+            found.append(Check("readiness", "fail", f"{where} did not become ready" + (f": {error}" if error else ""), setup, gomaxprocs))
+        elif error:
+            found.append(Check("readiness", "fail", f"{where} was not measured: {error}", setup, gomaxprocs))
+    return found
+
+
+def unmeasured_cells(run: Run, checks: list[Check]) -> dict[tuple[str, int], str]:
+    """Return the cells the run knows of (manifest, header captures, unreadable files) with no measurement, and why."""
+    measured = set(zip(run.measurements["setup"], run.measurements["gomaxprocs"]))
+    known = {(setup, gomaxprocs) for gomaxprocs, setup, _ in manifest_cells(run.manifest)}
+    known |= {(capture.setup, capture.gomaxprocs) for capture in run.headers}
+    known |= {(c.setup, c.gomaxprocs) for c in checks if c.name == "parse"}
+    found = {}
+    for cell in sorted(known - measured, key=lambda cell: (cell[1], cell[0])):
+        reasons = [c for c in checks if (c.setup, c.gomaxprocs) == cell and c.status == "fail"]
+        found[cell] = f"{reasons[0].name}: {reasons[0].message}" if reasons else "no wrk output for this cell"
     return found
 
 

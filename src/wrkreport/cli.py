@@ -98,7 +98,8 @@ def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_
     click.echo(f"run: {built.run_path}")
     click.echo(built.summary)
     for check in built.failures:
-        fail(f"check failed: {check.name}: {check.message}")
+        where = built.run_path / check.file if check.file else built.run_path
+        fail(f"{where}: check failed: {check.name}: {check.message}")
     click.echo(f"report: {built.paths['index.html']}")
     if open_page:
         click.launch(str(built.paths["index.html"]))

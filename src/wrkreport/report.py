@@ -320,8 +320,8 @@ def ratio_verdict(ratio: Ratio) -> str:
     if ratio.includes_one:
         return "the interval includes 1.0: no measurable overhead"
     if ratio.ratio < 1:
-        return f"costs {1 - ratio.ratio:.0%} of Go's throughput (interval excludes 1.0)"
-    return f"{ratio.ratio - 1:.0%} faster than Go standalone (interval excludes 1.0)"
+        return f"costs {1 - ratio.ratio:.0%} of Go's throughput"
+    return f"{ratio.ratio - 1:.0%} faster than Go standalone"
 
 
 # --- Page ------------------------------------------------------------------------------------
@@ -390,7 +390,7 @@ def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[
             ResultRow(
                 group=group_name(cell.gomaxprocs, cell.connections, several),
                 setup=cell.setup,
-                n=f"{cell.n}" + (f" (+{len(cell.excluded)} excluded)" if cell.excluded else ""),
+                n="not measured" if cell.not_measured else f"{cell.n}" + (f" (+{len(cell.excluded)} excluded)" if cell.excluded else ""),
                 requests_per_sec=fmt_number(cell.median(THROUGHPUT)),
                 requests_per_sec_range=f"{fmt_number(req.minimum)}-{fmt_number(req.maximum)}" if req and req.n > 1 else "-",
                 latency_avg_ms=fmt_ms(cell.median("latency_avg_ms")),
@@ -399,7 +399,7 @@ def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[
                 latency_max_ms=fmt_ms(cell.median("latency_max_ms")),
                 socket_errors=fmt_number(cell.median("socket_errors")),
                 ratio=fmt_ratio(analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)),
-                status=worst(statuses),
+                status="fail" if cell.not_measured else worst(statuses),
             )
         )
     return rows
@@ -421,7 +421,7 @@ def ratio_rows(analysis: Analysis, refs, several: bool) -> list[RatioRow]:
                 p99=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p99_ms")),
                 n=str(ratio.n),
                 verdict=ratio_verdict(ratio),
-                reference=", ".join(f"{r.ratio:.3f} (GOMAXPROCS={r.gomaxprocs})" for r in ref) or "-",
+                reference=", ".join(f"{r.ratio:.3f} (at {r.gomaxprocs})" for r in ref) or "-",
                 status="fail" if ratio.ratio is None else "pass",
             )
         )
@@ -712,7 +712,7 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     require_measurements(run)
     checked = check_run(run, expect_header_bytes)
     table = annotate(run.measurements, checked)
-    analysis = analyze(table)
+    analysis = analyze(table, checked.unmeasured)
     page = build_page(run, checked, table, analysis, out_dir, generated_at)
     paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
     return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table))
