@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# run_tests.sh: the project's test command. Installs what the tests need on a fresh
+# Debian/Ubuntu machine (as root: nginx, wrk and curl with apt-get; the wrkreport package
+# with its test extras, in a virtualenv when the system Python refuses pip), then runs
+# `go test` for the Go servers and pytest, including the real end-to-end runs.
+set -Eeuo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly ROOT
+readonly VENV="${ROOT}/.venv"
+readonly TOOLS=(nginx wrk curl)
+
+usage() {
+  cat <<'EOF'
+Usage: ./run_tests.sh [pytest arguments...]
+
+Run every test of the project: `go test ./...` in each Go module under src/, then pytest
+(unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
+server on 127.0.0.1). Missing tools are installed first when run as root:
+  - nginx (nginx-light), wrk and curl with apt-get, said before it is done;
+  - the wrkreport package with its test extras: `pip install -e '.[test]'`, or, when the
+    system Python refuses pip (Debian 12: "externally managed"), into ./.venv.
+Chromium is not installed here: the browser test is skipped with its reason unless
+`chromium` is on PATH (CI installs it; with CI=true a skipped slow or browser test fails).
+
+Arguments are passed to pytest, e.g. ./run_tests.sh -k parse -q
+
+Exit status: pytest's (0 all passed; 1 failures; 5 no test ran), 2 when a tool is missing
+and cannot be installed, or go test's when it fails.
+EOF
+}
+
+log() { printf '[run_tests] %s\n' "$*" >&2; }
+
+die() {
+  log "error: $*"
+  exit 2
+}
+
+install_tools() {
+  local missing=() tool
+  for tool in "${TOOLS[@]}"; do
+    command -v "${tool}" >/dev/null 2>&1 || [[ "${tool}" == nginx && -x /usr/sbin/nginx ]] || missing+=("${tool}")
+  done
+  ((${#missing[@]} > 0)) || return 0
+  local packages=("${missing[@]/#nginx/nginx-light}")
+  if ((EUID != 0)) || ! command -v apt-get >/dev/null 2>&1; then
+    die "missing ${missing[*]}; install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}"
+  fi
+  log "missing ${missing[*]}: apt-get install ${packages[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+}
+
+# python_with_package: print a Python that has wrkreport[test] installed from this checkout.
+python_with_package() {
+  local python=python3 log_file
+  log_file="$(mktemp)"
+  if [[ -x "${VENV}/bin/python" ]]; then
+    python="${VENV}/bin/python"
+  fi
+  log "pip install -e '.[test]' (${python})"
+  if ! "${python}" -m pip install --quiet -e "${ROOT}[test]" >"${log_file}" 2>&1; then
+    if ! grep -q externally-managed-environment "${log_file}"; then
+      cat "${log_file}" >&2
+      rm -f "${log_file}"
+      die "pip install -e '.[test]' failed"
+    fi
+    log "the system Python refuses pip; using a virtualenv in ${VENV}"
+    python3 -m venv "${VENV}" >/dev/null 2>&1 || {
+      ((EUID == 0)) || die "python3 -m venv failed; install python3-venv"
+      log "apt-get install python3-venv"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+      python3 -m venv "${VENV}"
+    }
+    python="${VENV}/bin/python"
+    "${python}" -m pip install --quiet -e "${ROOT}[test]" >&2 || die "pip install -e '.[test]' failed in ${VENV}"
+  fi
+  rm -f "${log_file}"
+  printf '%s\n' "${python}"
+}
+
+go_tests() {
+  local module
+  for module in "${ROOT}"/src/*/go.mod; do
+    log "go test ($(dirname "${module#"${ROOT}"/}"))"
+    (cd "$(dirname "${module}")" && go test ./...)
+  done
+}
+
+main() {
+  if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+    usage
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || die "go is not installed (https://go.dev/dl/ or apt-get install golang-go)"
+  install_tools
+  local python
+  python="$(python_with_package)"
+  # Tests start run_bench.sh and wrkreport as commands: the same environment must provide them.
+  PATH="$(dirname "${python}"):${PATH}"
+  export PATH
+  go_tests
+  log "pytest $*"
+  cd "${ROOT}"
+  "${python}" -m pytest "$@"
+}
+
+main "$@"

@@ -1,0 +1,77 @@
+"""The user's day, for real: `./run_bench.sh --quick && wrkreport build`, as one shell command line.
+
+Real nginx, wrk and Go on 127.0.0.1 (ports from a free block, output in a temporary
+directory), then the report: every check passes, every ratio has a number, nothing
+prints a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shlex
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PORTS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
+TOOLS = ("nginx", "wrk", "curl", "go", "wrkreport")
+
+
+def missing_tools() -> list[str]:
+    """Return the tools the end-to-end run needs that are not installed."""
+    return [t for t in TOOLS if not (shutil.which(t) or (t == "nginx" and Path("/usr/sbin/nginx").exists()))]
+
+
+def free_block() -> dict[str, int]:
+    """Return five consecutive free loopback ports in 19100-19999."""
+    for _ in range(200):
+        start = random.randrange(19100, 19995)
+        ports = dict(zip(PORTS, range(start, start + len(PORTS))))
+        if all(port_free(p) for p in ports.values()):
+            return ports
+    raise RuntimeError("no free block of ports in 19100-19999")
+
+
+def port_free(port: int) -> bool:
+    """Return True when nothing listens on 127.0.0.1:port."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(missing_tools()), reason=f"needs {', '.join(missing_tools())} (./run_tests.sh installs them as root)")
+def test_run_bench_quick_then_wrkreport_build():
+    top = Path(tempfile.mkdtemp(prefix="e2e", dir="/tmp"))
+    top.chmod(0o711)  # as root, nginx's workers must traverse it to the Unix socket
+    try:
+        raw, reports, tmp = top / "raw", top / "reports", top / "tmp"
+        tmp.mkdir()
+        ports = " ".join(f"--port {name}={port}" for name, port in free_block().items())
+        line = f"./run_bench.sh --quick --out {shlex.quote(str(raw))} {ports} && wrkreport build {shlex.quote(str(raw))} --out {shlex.quote(str(reports))}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")} | {"TMPDIR": str(tmp)}
+        done = subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Traceback" not in done.stdout + done.stderr
+        assert done.stdout.strip().endswith(f"report: {reports / 'index.html'}")
+        data = json.loads((reports / "results.json").read_text())
+        assert data["status"] == "pass", [c for c in data["checks"] if c["status"] != "pass"]
+        assert data["run"]["status"] == "complete" and len(data["measurements"]) == 8
+        assert data["response_bytes_agreed"] == 153
+        assert all(r["ratio"] is not None and r["excluded"] is None for r in data["ratios"])
+        assert {(r["gomaxprocs"], r["setup"]) for r in data["ratios"]} == {(g, s) for g in (1, os.cpu_count()) for s in PORTS[:4]}
+        html = (reports / "index.html").read_text()
+        assert html.count("<svg") == 3 and "with nginx in front, the HTTP proxy keeps" in html
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
