@@ -69,7 +69,7 @@ def test_default_run_ratios_are_the_paired_geometric_means_of_the_raw_files(buil
             assert ratio["ci_low"] == pytest.approx(math.exp(mean - half))
             assert ratio["ci_high"] == pytest.approx(math.exp(mean + half))
     assert ratios_of(data)[(1, "nginx-http")]["ci_low"] == pytest.approx(0.482, abs=5e-4)
-    assert "At GOMAXPROCS=1 with nginx in front, the HTTP proxy keeps 55% (48-63%)" in html
+    assert "At GOMAXPROCS=1 with nginx in front, the HTTP proxy keeps 55% (48\u201163%)" in html
     assert data["environment"]["versions"] == {"nginx": "1.22.1", "go": "go1.26.8", "wrk": "4.1.0", "curl": "7.88.1"}
 
 

@@ -216,10 +216,10 @@ def fmt_ratio(ratio: Ratio | None) -> str:
 
 
 def fmt_share(ratio: Ratio) -> str:
-    """Return a throughput ratio as a share of Go's: '94% (91-96%)'."""
+    """Return a throughput ratio as a share of Go's: '94% (91-96%)', the range unbreakable."""
     if ratio.ci_low is None:
         return f"{ratio.ratio:.0%} (one repeat, no interval)" if ratio.n == 1 else f"{ratio.ratio:.0%}"
-    return f"{ratio.ratio:.0%} ({ratio.ci_low * 100:.0f}-{ratio.ci_high:.0%})"
+    return f"{ratio.ratio:.0%} ({ratio.ci_low * 100:.0f}\u2011{ratio.ci_high:.0%})"  # non-breaking hyphen
 
 
 def group_name(gomaxprocs: int, connections: int, several_levels: bool) -> str:
