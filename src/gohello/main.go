@@ -1,11 +1,13 @@
 // Command gohello is the Go half of the nginx-in-front-of-Go benchmark: one process that
-// serves the same hello-world handler over net/http, FastCGI on TCP and FastCGI on a Unix
-// socket at once, on 127.0.0.1 only.
+// serves the same hello-world handler over net/http on TCP and (optionally) on a Unix
+// socket, FastCGI on TCP and FastCGI on a Unix socket at once, on 127.0.0.1 only.
 //
 // The handler sets exactly Server: gophr, Connection: keep-alive, Content-Type: text/plain
 // and Content-Length: 12 and writes "Hello World\n", so that the HEAD header block is 141
 // bytes whether the client talks to Go directly or through nginx (which swaps
-// "Server: gophr" for "Server: nginx", same length).
+// "Server: gophr" for "Server: nginx", same length). -body-bytes N makes the body N bytes
+// of repeated "Hello World\n" (Content-Length then has as many digits as N);
+// -handler-delay D makes the handler sleep D before answering (a stand-in for real work).
 //
 // GOMAXPROCS comes from the environment (the Go runtime reads it); the value the runtime
 // actually uses is logged at start. SIGINT or SIGTERM closes the listeners, removes the
@@ -14,7 +16,8 @@
 // Usage:
 //
 //	GOMAXPROCS=1 gohello -http-port 8080 -fcgi-port 9001 -fcgi-socket /tmp/x/go.sock \
-//	    -socket-mode 0660 -socket-group nogroup
+//	    -http-socket /tmp/x/gohttp.sock -socket-mode 0660 -socket-group nogroup \
+//	    -handler-delay 1ms -body-bytes 4096
 package main
 
 import (
@@ -33,32 +36,52 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // loopback is the only address gohello ever binds.
 const loopback = "127.0.0.1"
 
-// body is the response body; its length is the Content-Length header.
-const body = "Hello World\n"
+// helloLine is the article's body; longer bodies repeat it, shorter ones cut it.
+const helloLine = "Hello World\n"
+
+// maxBodyBytes bounds -body-bytes (1 MiB), as run_bench.sh does.
+const maxBodyBytes = 1 << 20
 
 // config holds the command-line settings.
 type config struct {
-	httpPort    int         // net/http port; 0 picks a free one
-	fcgiPort    int         // FastCGI TCP port; 0 picks a free one
-	socketPath  string      // FastCGI Unix socket; "" disables it
-	socketMode  os.FileMode // permissions set on the socket right after it is created
-	socketGroup string      // group name or numeric gid given to the socket; "" keeps ours
+	httpPort       int           // net/http port; 0 picks a free one
+	fcgiPort       int           // FastCGI TCP port; 0 picks a free one
+	socketPath     string        // FastCGI Unix socket; "" disables it
+	httpSocketPath string        // net/http Unix socket; "" disables it
+	socketMode     os.FileMode   // permissions set on each socket right after it is created
+	socketGroup    string        // group name or numeric gid given to the sockets; "" keeps ours
+	handlerDelay   time.Duration // sleep before answering; 0 answers at once
+	bodyBytes      int           // response body size; 12 is the article's "Hello World\n"
 }
 
-// hello answers every request with the article's headers and body.
-func hello(w http.ResponseWriter, _ *http.Request) {
-	h := w.Header()
-	h.Set("Server", "gophr")
-	h.Set("Connection", "keep-alive")
-	h.Set("Content-Type", "text/plain")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	// On HEAD the server discards the body (net/http returns ErrBodyNotAllowed): ignored.
-	_, _ = io.WriteString(w, body)
+// makeBody returns n bytes of repeated "Hello World\n": exactly that line when n is 12.
+func makeBody(n int) []byte {
+	return []byte(strings.Repeat(helloLine, n/len(helloLine)+1)[:n])
+}
+
+// newHandler returns the handler answering every request with the article's headers and a
+// body of bodyBytes bytes, after sleeping delay (if any).
+func newHandler(delay time.Duration, bodyBytes int) http.Handler {
+	body := makeBody(bodyBytes)
+	length := strconv.Itoa(len(body))
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+		h := w.Header()
+		h.Set("Server", "gophr")
+		h.Set("Connection", "keep-alive")
+		h.Set("Content-Type", "text/plain")
+		h.Set("Content-Length", length)
+		// On HEAD the server discards the body (net/http returns ErrBodyNotAllowed): ignored.
+		_, _ = w.Write(body)
+	})
 }
 
 // parseFlags reads the command line into a config.
@@ -70,8 +93,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.httpPort, "http-port", 8080, "net/http port on "+loopback+" (0: any free port)")
 	fs.IntVar(&cfg.fcgiPort, "fcgi-port", 9001, "FastCGI TCP port on "+loopback+" (0: any free port)")
 	fs.StringVar(&cfg.socketPath, "fcgi-socket", "", "FastCGI Unix socket path (empty: no socket)")
-	fs.StringVar(&mode, "socket-mode", mode, "octal permissions of the socket")
-	fs.StringVar(&cfg.socketGroup, "socket-group", "", "group (name or gid) of the socket (empty: unchanged)")
+	fs.StringVar(&cfg.httpSocketPath, "http-socket", "", "net/http Unix socket path (empty: no socket)")
+	fs.StringVar(&mode, "socket-mode", mode, "octal permissions of the sockets")
+	fs.StringVar(&cfg.socketGroup, "socket-group", "", "group (name or gid) of the sockets (empty: unchanged)")
+	fs.DurationVar(&cfg.handlerDelay, "handler-delay", 0, "sleep this long in the handler before answering (e.g. 1ms, 500us)")
+	fs.IntVar(&cfg.bodyBytes, "body-bytes", len(helloLine), "response body size in bytes (repeated \"Hello World\\n\")")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -88,6 +114,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-socket-mode %q is not an octal mode like 0660", mode)
 	}
 	cfg.socketMode = os.FileMode(m)
+	if cfg.handlerDelay < 0 {
+		return cfg, fmt.Errorf("-handler-delay %v is negative", cfg.handlerDelay)
+	}
+	if cfg.bodyBytes < 1 || cfg.bodyBytes > maxBodyBytes {
+		return cfg, fmt.Errorf("-body-bytes %d out of range 1-%d", cfg.bodyBytes, maxBodyBytes)
+	}
+	if cfg.socketPath != "" && cfg.socketPath == cfg.httpSocketPath {
+		return cfg, fmt.Errorf("-fcgi-socket and -http-socket are both %q", cfg.socketPath)
+	}
 	return cfg, nil
 }
 
@@ -103,24 +138,25 @@ func lookupGID(group string) (int, error) {
 	return strconv.Atoi(g.Gid)
 }
 
-// listenSocket creates the Unix socket, then gives it its group and mode. Until then it
-// has the creator's umask mode, which grants no one else write (= connect) access.
-func listenSocket(cfg config) (net.Listener, error) {
-	l, err := net.Listen("unix", cfg.socketPath)
+// listenSocket creates a Unix socket at path, then gives it the configured group and mode.
+// Until then it has the creator's umask mode, which grants no one else write (= connect)
+// access.
+func listenSocket(path string, cfg config) (net.Listener, error) {
+	l, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.socketGroup != "" {
 		gid, err := lookupGID(cfg.socketGroup)
 		if err == nil {
-			err = os.Chown(cfg.socketPath, -1, gid)
+			err = os.Chown(path, -1, gid)
 		}
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("socket group %q: %w", cfg.socketGroup, err)
 		}
 	}
-	if err := os.Chmod(cfg.socketPath, cfg.socketMode); err != nil {
+	if err := os.Chmod(path, cfg.socketMode); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("socket mode: %w", err)
 	}
@@ -129,15 +165,18 @@ func listenSocket(cfg config) (net.Listener, error) {
 
 // server is the set of listeners one gohello process serves.
 type server struct {
+	handler  http.Handler
 	http     *http.Server
 	httpL    net.Listener
+	httpUnix net.Listener
 	fcgiTCP  net.Listener
 	fcgiUnix net.Listener
 }
 
 // listen binds every configured listener, or none: on error the ones already bound are closed.
 func listen(cfg config) (*server, error) {
-	s := &server{http: &http.Server{Handler: http.HandlerFunc(hello)}}
+	handler := newHandler(cfg.handlerDelay, cfg.bodyBytes)
+	s := &server{handler: handler, http: &http.Server{Handler: handler}}
 	var err error
 	if s.httpL, err = net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(cfg.httpPort))); err != nil {
 		return nil, fmt.Errorf("net/http: %w", err)
@@ -147,9 +186,15 @@ func listen(cfg config) (*server, error) {
 		return nil, fmt.Errorf("FastCGI TCP: %w", err)
 	}
 	if cfg.socketPath != "" {
-		if s.fcgiUnix, err = listenSocket(cfg); err != nil {
+		if s.fcgiUnix, err = listenSocket(cfg.socketPath, cfg); err != nil {
 			s.close()
 			return nil, fmt.Errorf("FastCGI Unix socket: %w", err)
+		}
+	}
+	if cfg.httpSocketPath != "" {
+		if s.httpUnix, err = listenSocket(cfg.httpSocketPath, cfg); err != nil {
+			s.close()
+			return nil, fmt.Errorf("net/http Unix socket: %w", err)
 		}
 	}
 	return s, nil
@@ -160,7 +205,7 @@ func (s *server) close() {
 	if s.http != nil {
 		s.http.Close()
 	}
-	for _, l := range []net.Listener{s.httpL, s.fcgiTCP, s.fcgiUnix} {
+	for _, l := range []net.Listener{s.httpL, s.httpUnix, s.fcgiTCP, s.fcgiUnix} {
 		if l != nil {
 			l.Close()
 		}
@@ -175,20 +220,26 @@ func (s *server) describe(cfg config) string {
 		"fcgi-tcp=" + s.fcgiTCP.Addr().String(),
 	}
 	if s.fcgiUnix != nil {
-		parts = append(parts, fmt.Sprintf("fcgi-unix=%s mode=%04o group=%q", cfg.socketPath, cfg.socketMode, cfg.socketGroup))
+		parts = append(parts, "fcgi-unix="+cfg.socketPath)
 	}
-	parts = append(parts, fmt.Sprintf("pid=%d", os.Getpid()))
+	if s.httpUnix != nil {
+		parts = append(parts, "http-unix="+cfg.httpSocketPath)
+	}
+	if s.fcgiUnix != nil || s.httpUnix != nil {
+		parts = append(parts, fmt.Sprintf("mode=%04o group=%q", cfg.socketMode, cfg.socketGroup))
+	}
+	parts = append(parts, fmt.Sprintf("delay=%v body=%d pid=%d", cfg.handlerDelay, cfg.bodyBytes, os.Getpid()))
 	return strings.Join(parts, " ")
 }
 
 // run serves until ctx is done or a listener fails, then closes everything and removes the
-// socket. It writes "gohello: ... ready" to logw once every listener is bound.
+// sockets. It writes "gohello: ... ready" to logw once every listener is bound.
 func run(ctx context.Context, cfg config, logw io.Writer) error {
 	s, err := listen(cfg)
 	if err != nil {
 		return err
 	}
-	failed := make(chan error, 3)
+	failed := make(chan error, 4)
 	serve := func(name string, f func() error) {
 		go func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
@@ -197,9 +248,12 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 		}()
 	}
 	serve("net/http", func() error { return s.http.Serve(s.httpL) })
-	serve("FastCGI TCP", func() error { return fcgi.Serve(s.fcgiTCP, http.HandlerFunc(hello)) })
+	serve("FastCGI TCP", func() error { return fcgi.Serve(s.fcgiTCP, s.handler) })
 	if s.fcgiUnix != nil {
-		serve("FastCGI Unix socket", func() error { return fcgi.Serve(s.fcgiUnix, http.HandlerFunc(hello)) })
+		serve("FastCGI Unix socket", func() error { return fcgi.Serve(s.fcgiUnix, s.handler) })
+	}
+	if s.httpUnix != nil {
+		serve("net/http Unix socket", func() error { return s.http.Serve(s.httpUnix) })
 	}
 	fmt.Fprintf(logw, "gohello: %s ready\n", s.describe(cfg))
 
@@ -209,8 +263,11 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	case err = <-failed:
 	}
 	s.close()
-	if cfg.socketPath != "" {
-		if rmErr := os.Remove(cfg.socketPath); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
+	for _, path := range []string{cfg.socketPath, cfg.httpSocketPath} {
+		if path == "" {
+			continue
+		}
+		if rmErr := os.Remove(path); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) && err == nil {
 			err = rmErr
 		}
 	}

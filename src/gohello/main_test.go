@@ -28,10 +28,14 @@ var wantHeaders = map[string]string{
 	"Content-Length": "12",
 }
 
+// body is the article's response body, the default.
+const body = "Hello World\n"
+
 func TestHandlerSetsArticleHeadersAndBody(t *testing.T) {
+	hello := newHandler(0, len(body))
 	for _, method := range []string{"GET", "HEAD", "POST"} {
 		rec := httptest.NewRecorder()
-		hello(rec, httptest.NewRequest(method, "/any/path?q=1", nil))
+		hello.ServeHTTP(rec, httptest.NewRequest(method, "/any/path?q=1", nil))
 		if rec.Code != http.StatusOK {
 			t.Errorf("%s: status %d, want 200", method, rec.Code)
 		}
@@ -49,11 +53,44 @@ func TestHandlerSetsArticleHeadersAndBody(t *testing.T) {
 	}
 }
 
-// startServer runs gohello on free ports and a socket in a temp dir; it stops at test end.
+func TestMakeBody(t *testing.T) {
+	for n, want := range map[int]string{1: "H", 12: body, 13: body + "H", 30: body + body + "Hello "} {
+		if got := string(makeBody(n)); got != want {
+			t.Errorf("makeBody(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := len(makeBody(4096)); got != 4096 {
+		t.Errorf("makeBody(4096) has %d bytes", got)
+	}
+}
+
+func TestHandlerBodyBytesAndDelay(t *testing.T) {
+	h := newHandler(20*time.Millisecond, 4096)
+	rec := httptest.NewRecorder()
+	start := time.Now()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Errorf("answered after %v, want at least the 20ms delay", waited)
+	}
+	if got := rec.Header().Get("Content-Length"); got != "4096" {
+		t.Errorf("Content-Length %q, want 4096", got)
+	}
+	if !bytes.Equal(rec.Body.Bytes(), makeBody(4096)) {
+		t.Errorf("body of %d bytes is not makeBody(4096)", rec.Body.Len())
+	}
+}
+
+// startServer runs gohello on free ports and sockets in a temp dir; it stops at test end.
 func startServer(t *testing.T, cfg config) (string, config) {
 	t.Helper()
 	if cfg.socketPath == "" {
 		cfg.socketPath = filepath.Join(t.TempDir(), "go.sock")
+	}
+	if cfg.httpSocketPath == "" {
+		cfg.httpSocketPath = filepath.Join(t.TempDir(), "gohttp.sock")
+	}
+	if cfg.bodyBytes == 0 {
+		cfg.bodyBytes = len(body)
 	}
 	if cfg.socketMode == 0 {
 		cfg.socketMode = 0o600
@@ -90,31 +127,47 @@ func addr(t *testing.T, log, key string) string {
 
 func TestLogNamesGOMAXPROCSAndLoopbackAddresses(t *testing.T) {
 	log, _ := startServer(t, config{})
-	if !regexp.MustCompile(`^gohello: GOMAXPROCS=[1-9][0-9]* http=127\.0\.0\.1:[0-9]+ fcgi-tcp=127\.0\.0\.1:[0-9]+ fcgi-unix=\S+ mode=0600 group="" pid=[0-9]+ ready\n$`).MatchString(log) {
+	if !regexp.MustCompile(`^gohello: GOMAXPROCS=[1-9][0-9]* http=127\.0\.0\.1:[0-9]+ fcgi-tcp=127\.0\.0\.1:[0-9]+ fcgi-unix=\S+ http-unix=\S+ mode=0600 group="" delay=0s body=12 pid=[0-9]+ ready\n$`).MatchString(log) {
 		t.Errorf("log line %q", log)
 	}
 }
 
 func TestHTTPHeadHeaderBlockIs141Bytes(t *testing.T) {
-	log, _ := startServer(t, config{})
-	conn, err := net.Dial("tcp", addr(t, log, "http"))
+	log, cfg := startServer(t, config{})
+	for _, target := range [][2]string{{"tcp", addr(t, log, "http")}, {"unix", cfg.httpSocketPath}} {
+		block := headHeaderBlock(t, target[0], target[1])
+		if len(block) != 141 {
+			t.Errorf("%s: HEAD header block is %d bytes, want 141:\n%s", target[0], len(block), block)
+		}
+		if !strings.HasPrefix(block, "HTTP/1.1 200 OK\r\n") {
+			t.Errorf("%s: status line: %q", target[0], block)
+		}
+		for k, v := range wantHeaders {
+			if !strings.Contains(block, "\r\n"+k+": "+v+"\r\n") {
+				t.Errorf("%s: missing %s: %s in %q", target[0], k, v, block)
+			}
+		}
+	}
+}
+
+func TestBodyBytesChangeOnlyContentLength(t *testing.T) {
+	log, _ := startServer(t, config{bodyBytes: 4096})
+	block := headHeaderBlock(t, "tcp", addr(t, log, "http"))
+	if len(block) != 143 || !strings.Contains(block, "\r\nContent-Length: 4096\r\n") {
+		t.Errorf("HEAD header block with -body-bytes 4096 is %d bytes, want 143:\n%s", len(block), block)
+	}
+}
+
+// headHeaderBlock sends HEAD / as curl -sI does and returns the response's header block.
+func headHeaderBlock(t *testing.T, network, address string) string {
+	t.Helper()
+	conn, err := net.Dial(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	io.WriteString(conn, "HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\nAccept: */*\r\n\r\n")
-	block := readHeaderBlock(t, bufio.NewReader(conn))
-	if len(block) != 141 {
-		t.Errorf("HEAD header block is %d bytes, want 141:\n%s", len(block), block)
-	}
-	if !strings.HasPrefix(block, "HTTP/1.1 200 OK\r\n") {
-		t.Errorf("status line: %q", block)
-	}
-	for k, v := range wantHeaders {
-		if !strings.Contains(block, "\r\n"+k+": "+v+"\r\n") {
-			t.Errorf("missing %s: %s in %q", k, v, block)
-		}
-	}
+	return readHeaderBlock(t, bufio.NewReader(conn))
 }
 
 func TestHTTPGetAnyPath(t *testing.T) {
@@ -167,36 +220,45 @@ func TestFastCGIOverTCPAndUnixSocket(t *testing.T) {
 func TestSocketModeAndGroupAreApplied(t *testing.T) {
 	gid := os.Getgid()
 	_, cfg := startServer(t, config{socketMode: 0o660, socketGroup: strconv.Itoa(gid)})
-	fi, err := os.Stat(cfg.socketPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o660 {
-		t.Errorf("socket mode %v, want socket 0660", fi.Mode())
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Gid) != gid {
-		t.Errorf("socket gid %d, want %d", st.Gid, gid)
+	for _, path := range []string{cfg.socketPath, cfg.httpSocketPath} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o660 {
+			t.Errorf("%s: mode %v, want socket 0660", path, fi.Mode())
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Gid) != gid {
+			t.Errorf("%s: gid %d, want %d", path, st.Gid, gid)
+		}
 	}
 }
 
-func TestStopRemovesSocket(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "go.sock")
+func TestStopRemovesSockets(t *testing.T) {
+	dir := t.TempDir()
+	paths := []string{filepath.Join(dir, "go.sock"), filepath.Join(dir, "gohttp.sock")}
 	ctx, cancel := context.WithCancel(context.Background())
 	var logBuf syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, config{socketPath: path, socketMode: 0o600}, &logBuf) }()
+	go func() {
+		done <- run(ctx, config{socketPath: paths[0], httpSocketPath: paths[1], socketMode: 0o600, bodyBytes: 12}, &logBuf)
+	}()
 	for !strings.Contains(logBuf.String(), " ready\n") {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("socket missing while serving: %v", err)
+	for _, path := range paths {
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("socket missing while serving: %v", err)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("socket still there after stop: %v", err)
+	for _, path := range paths {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("socket %s still there after stop: %v", path, err)
+		}
 	}
 }
 
@@ -218,15 +280,21 @@ func TestBusyPortFailsAndLeavesNoSocket(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
-	cfg, err := parseFlags([]string{"-http-port", "18080", "-fcgi-port", "19001", "-fcgi-socket", "/x/go.sock", "-socket-mode", "0660", "-socket-group", "nogroup"}, io.Discard)
+	cfg, err := parseFlags([]string{"-http-port", "18080", "-fcgi-port", "19001", "-fcgi-socket", "/x/go.sock", "-http-socket", "/x/gohttp.sock",
+		"-socket-mode", "0660", "-socket-group", "nogroup", "-handler-delay", "500us", "-body-bytes", "4096"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{httpPort: 18080, fcgiPort: 19001, socketPath: "/x/go.sock", socketMode: 0o660, socketGroup: "nogroup"}
+	want := config{httpPort: 18080, fcgiPort: 19001, socketPath: "/x/go.sock", httpSocketPath: "/x/gohttp.sock", socketMode: 0o660,
+		socketGroup: "nogroup", handlerDelay: 500 * time.Microsecond, bodyBytes: 4096}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}
-	for _, bad := range [][]string{{"-socket-mode", "rw"}, {"-http-port", "70000"}, {"extra"}} {
+	if cfg, err := parseFlags(nil, io.Discard); err != nil || cfg.bodyBytes != 12 || cfg.handlerDelay != 0 {
+		t.Errorf("defaults: %+v, %v; want body 12, no delay", cfg, err)
+	}
+	for _, bad := range [][]string{{"-socket-mode", "rw"}, {"-http-port", "70000"}, {"extra"}, {"-body-bytes", "0"},
+		{"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"}, {"-fcgi-socket", "/s", "-http-socket", "/s"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
