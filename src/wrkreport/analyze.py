@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import stats
+from .checks import CheckReport, annotate, check_run
 from .model import BASELINE, NGINX_SETUPS, NoiseWarning, Ratio, setup_order
+from .run import Run, load_run, require_measurements
 
 RATIO_METHOD = (
     "Ratios pair each setup's repeat k with go-http's repeat k at the same GOMAXPROCS; the "
@@ -141,6 +143,25 @@ class Analysis:
     def setups(self) -> tuple[str, ...]:
         """Return every setup measured, in display order."""
         return tuple(sorted({c.setup for c in self.cells}, key=lambda s: (setup_order(s), s)))
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """One run carried through the pipeline up to here: read, checked, annotated, analysed."""
+
+    run: Run
+    checks: CheckReport
+    table: pd.DataFrame  # measurements with check_status and excluded
+    analysis: Analysis
+
+
+def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
+    """Read a run directory (or raw/), check it and analyse it."""
+    run = load_run(raw)
+    require_measurements(run)
+    checked = check_run(run, expect_header_bytes)
+    table = annotate(run.measurements, checked)
+    return Analysed(run, checked, table, analyze(table, checked.unmeasured))
 
 
 def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None) -> Analysis:

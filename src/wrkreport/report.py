@@ -18,11 +18,11 @@ import jinja2
 import pandas as pd
 
 from . import __version__, charts, reference
-from .analyze import RATIO_METHOD, THROUGHPUT, Analysis, Comparison, analyze
-from .checks import CheckReport, annotate, check_run
+from .analyze import RATIO_METHOD, THROUGHPUT, Analysis, Comparison, load_analysis
+from .checks import CheckReport
 from .errors import OutputError
 from .model import BASELINE, SETUP_DESCRIPTIONS, Check, Ratio, worst
-from .run import COLUMNS, Run, load_run, relative_to, require_measurements
+from .run import COLUMNS, Run, relative_to
 
 TEMPLATE = "report.html"
 OUTPUTS = ("index.html", "results.csv", "results.json")
@@ -708,11 +708,144 @@ class Built:
 def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None) -> Built:
     """Read a run, check it, analyse it and write index.html, results.csv and results.json."""
     out_dir = Path(out_dir)
-    run = load_run(raw)
-    require_measurements(run)
-    checked = check_run(run, expect_header_bytes)
-    table = annotate(run.measurements, checked)
-    analysis = analyze(table, checked.unmeasured)
+    done = load_analysis(raw, expect_header_bytes)
+    run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
     page = build_page(run, checked, table, analysis, out_dir, generated_at)
     paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
     return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table))
+
+
+# --- wrkreport compare: two runs, one page ---------------------------------------------------------
+
+COMPARE_OUTPUTS = ("compare.html", "compare.json")
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    """One line of the comparison table."""
+
+    group: str
+    setup: str
+    what: str
+    a: str
+    b: str
+    change: str
+    verdict: str
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class ComparePage:
+    """Everything the comparison page shows."""
+
+    title: str
+    generated_at: str
+    version: str
+    a_name: str
+    b_name: str
+    a_link: str
+    b_link: str
+    summary: tuple[str, ...]
+    method: str
+    rows: tuple[ChangeRow, ...]
+    only: tuple[str, ...]
+    differences: tuple[tuple[str, str, str], ...]
+    statuses: tuple[tuple[str, str], ...]
+
+
+def change_rows(result, several: bool) -> list[ChangeRow]:
+    """Return the comparison table rows."""
+    rows = []
+    for c in result.changes:
+        fmt = (lambda v: fmt_number(v)) if c.metric == "requests_per_sec" else (lambda v: "-" if v is None else f"{v:.3f}")
+        if c.change is None:
+            change, verdict = "-", c.note or ""
+        elif c.ci_low is None:
+            change, verdict = f"{c.change:.3f}", c.note or ""
+        else:
+            change = f"{c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
+            verdict = f"changed: {c.change - 1:+.1%}" if c.flagged else "no measurable change (interval includes 1.0)"
+        rows.append(
+            ChangeRow(
+                group=group_name(c.gomaxprocs, c.connections, several),
+                setup=c.setup,
+                what="req/s (mean)" if c.metric == "requests_per_sec" else "ratio to go-http",
+                a=f"{fmt(c.a)} (n={c.n_a})",
+                b=f"{fmt(c.b)} (n={c.n_b})",
+                change=change,
+                verdict=verdict,
+                flagged=c.flagged,
+            )
+        )
+    return rows
+
+
+def compare_summary(result) -> tuple[str, ...]:
+    """Return the comparison's answer in sentences."""
+    flagged = result.flagged
+    total = sum(1 for c in result.changes if c.change is not None)
+    if not flagged:
+        return (f"No measurable change: for all {total} figures compared, the 95% interval of B / A includes 1.0.",)
+    lines = [f"{len(flagged)} of {total} figures changed measurably (the 95% interval of B / A excludes 1.0):"]
+    for c in flagged:
+        what = "req/s" if c.metric == "requests_per_sec" else "overhead ratio"
+        lines.append(f"{c.setup} at GOMAXPROCS={c.gomaxprocs}, {c.connections} connections: {what} x{c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f}).")
+    return tuple(lines)
+
+
+def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
+    """Compare two runs and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
+    from .compare import compare
+
+    out_dir = Path(out_dir)
+    a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
+    result = compare(a, b)
+    several = len({c for _, c in a.analysis.groups + b.analysis.groups}) > 1
+    page = ComparePage(
+        title=f"wrkreport: run {a.run.run_id} against run {b.run.run_id}",
+        generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        version=__version__,
+        a_name=a.run.run_id,
+        b_name=b.run.run_id,
+        a_link=relative_to(a.run.path, out_dir),
+        b_link=relative_to(b.run.path, out_dir),
+        summary=compare_summary(result),
+        method=result.method,
+        rows=tuple(change_rows(result, several)),
+        only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells),
+        differences=result.differences,
+        statuses=(("A", a.checks.status), ("B", b.checks.status)),
+    )
+    template = environment().get_template("compare.html")
+    data = {
+        "schema": 1,
+        "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "a": {"run_id": a.run.run_id, "path": str(a.run.path), "status": a.checks.status},
+        "b": {"run_id": b.run.run_id, "path": str(b.run.path), "status": b.checks.status},
+        "method": result.method,
+        "changes": [asdict(c) | {"flagged": c.flagged} for c in result.changes],
+        "only_in_a": [list(k) for k in result.only_in_a],
+        "only_in_b": [list(k) for k in result.only_in_b],
+        "differences": [list(d) for d in result.differences],
+    }
+    texts = {
+        "compare.html": template.render(page=page),
+        "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n",
+    }
+    paths = {name: out_dir / name for name in COMPARE_OUTPUTS}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            write_atomic(paths[name], text)
+    except OSError as exc:
+        raise OutputError(f"cannot write the comparison to {out_dir}: {exc.strerror or exc}") from None
+    return result, paths
+
+
+def compare_table(result) -> str:
+    """Return the terminal table of a comparison."""
+    several = len({c for _, c in result.a.analysis.groups + result.b.analysis.groups}) > 1
+    header = ("group", "setup", "figure", "A", "B", "B / A (95% CI)", "")
+    rows = [header] + [(r.group, r.setup, r.what, r.a, r.b, r.change, "CHANGED" if r.flagged else "") for r in change_rows(result, several)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
