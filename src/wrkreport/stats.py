@@ -9,6 +9,7 @@ symmetric on that scale, and the result is the geometric mean of the paired rati
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 # Two-sided 95% critical values of Student's t, t(0.975, df), from the standard table
@@ -158,3 +159,21 @@ def modified_z(value: float, values: list[float]) -> float | None:
     if mad == 0:
         return None
     return 0.6745 * (value - median(values)) / mad
+
+
+def bootstrap_interval(statistic, samples: tuple[list, ...], resamples: int = 4000, seed: int = 2013) -> tuple[float, float] | None:
+    """Return the 95% percentile-bootstrap interval of statistic(*samples), None when a sample has < 2 items.
+
+    Each sample is resampled with replacement on its own (independent groups, e.g. the
+    repeats of two runs); the seed makes the interval the same for the same input.
+    (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13.)
+
+    >>> low, high = bootstrap_interval(lambda a, b: mean(b) / mean(a), ([10.0, 11.0, 9.0], [20.0, 22.0, 18.0]))
+    >>> round(low, 2), round(high, 2)
+    (1.75, 2.29)
+    """
+    if any(len(sample) < 2 for sample in samples):
+        return None
+    rng = random.Random(seed)
+    found = sorted(statistic(*([rng.choice(sample) for _ in sample] for sample in samples)) for _ in range(resamples))
+    return found[int(0.025 * resamples)], found[int(0.975 * resamples) - 1]

@@ -1,0 +1,78 @@
+"""Tests for compare: two runs side by side, changes with bootstrap intervals, flagged only outside 1.0."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import pytest
+
+from wrkreport.analyze import load_analysis
+from wrkreport.compare import compare
+from wrkreport.report import build_compare
+
+from conftest import RUNS
+
+WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
+
+
+def test_a_run_against_itself_changes_nothing():
+    a = load_analysis(RUNS / "default-2cores")
+    result = compare(a, a)
+    assert result.flagged == () and result.differences == () and result.only_in_a == result.only_in_b == ()
+    assert len(result.changes) == 8 + 6  # req/s of 8 cells, ratios of the 6 nginx cells
+    for change in result.changes:
+        assert change.change == pytest.approx(1.0) and change.ci_low < 1.0 < change.ci_high
+        assert (change.n_a, change.n_b) == (5, 5)
+
+
+def test_single_repeat_run_gives_changes_without_intervals():
+    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "quick-1-repeat"))
+    go = next(c for c in result.changes if (c.setup, c.gomaxprocs, c.metric) == ("go-http", 1, "requests_per_sec"))
+    assert go.ci_low is None and go.note == "one repeat in a run: no interval" and not go.flagged
+    assert go.change == pytest.approx(79503.49 / ((79522.14 + 77992.64 + 77556.36 + 77183.98 + 78649.48) / 5), rel=1e-6)
+    assert ("parameter profile", "default", "quick") in result.differences
+    assert ("parameter repeats", "5", "1") in result.differences
+
+
+def test_excluded_setup_has_no_change_and_says_why():
+    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502"))
+    unix = [c for c in result.changes if c.setup == "nginx-fcgi-unix"]
+    assert len(unix) == 4 and all(c.change is None and c.note == "nothing usable in B (excluded or not measured)" for c in unix)
+
+
+def test_bootstrap_interval_is_reproducible():
+    a, b = load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502")
+    first, second = compare(a, b), compare(a, b)
+    assert [(c.ci_low, c.ci_high) for c in first.changes] == [(c.ci_low, c.ci_high) for c in second.changes]
+
+
+def test_compare_page_and_json(tmp_path):
+    result, paths = build_compare(RUNS / "default-2cores", RUNS / "quick-1-repeat", tmp_path / "out", WHEN)
+    html = paths["compare.html"].read_text()
+    data = json.loads(paths["compare.json"].read_text())
+    assert "<script" not in html and "<style>" in html
+    assert "parameter profile" in html and "one repeat in a run: no interval" in html
+    assert len(data["changes"]) == len(result.changes) and data["a"]["run_id"] == "default-2cores"
+    assert all(set(c) >= {"setup", "gomaxprocs", "connections", "metric", "change", "ci_low", "ci_high", "flagged"} for c in data["changes"])
+
+
+def test_compare_cli_as_a_real_process(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "default-2cores"), str(RUNS / "default-2cores"), "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    assert "CHANGED" not in done.stdout and done.stdout.endswith(f"comparison: {tmp_path / 'compare.html'}\n")
+
+
+def test_compare_cli_with_a_missing_run_is_exit_2(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "default-2cores"), str(tmp_path / "nope"), "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == f"wrkreport: {tmp_path / 'nope'}: no such directory (run ./run_bench.sh first, or name a run directory)\n"
