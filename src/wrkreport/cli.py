@@ -106,6 +106,44 @@ def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_
     return built.exit_code
 
 
+# --- wrkreport compare -----------------------------------------------------------------
+
+
+@cli.command("compare", context_settings=CONTEXT)
+@click.argument("run_a", type=click.Path())
+@click.argument("run_b", type=click.Path())
+@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False), help="Directory for compare.html and compare.json.")
+@click.option("--expect-header-bytes", type=click.IntRange(min=1), default=None, help="Header block size every setup must answer with [default: each run's, else 141].")
+def compare_command(run_a: str, run_b: str, out_dir: str, expect_header_bytes: int | None) -> int:
+    """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell.
+
+    For every setup, GOMAXPROCS and connection count both runs measured: the change in
+    req/s and in the overhead ratio (run B / run A) with a bootstrap 95% interval,
+    flagged only where the interval excludes 1.0. Writes compare.html and compare.json.
+    Exit status 0, 1 when a check failed in either run (those measurements are left
+    out), 2 when a run is unusable.
+
+    Example:
+
+        wrkreport compare raw/20261122T101500Z raw/20261122T164700Z --out reports/
+    """
+    from datetime import datetime, timezone
+
+    from .report import build_compare, compare_table
+
+    result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
+    click.echo(f"A: {result.a.run.path}\nB: {result.b.run.path}")
+    click.echo(compare_table(result))
+    status = 0
+    for side in (result.a, result.b):
+        for check in side.checks.failures:
+            where = side.run.path / check.file if check.file else side.run.path
+            fail(f"{where}: check failed: {check.name}: {check.message}")
+            status = 1
+    click.echo(f"comparison: {paths['compare.html']}")
+    return status
+
+
 def summary(result) -> str:
     """Return a few readable lines about one parsed output."""
     lat = ", ".join(
