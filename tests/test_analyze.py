@@ -13,7 +13,7 @@ import pytest
 
 from wrkreport.analyze import analyze
 from wrkreport.checks import annotate, check_run
-from wrkreport.run import load_run
+from wrkreport.run import COLUMNS, load_run
 
 
 def table(rows: list[dict]) -> pd.DataFrame:
@@ -21,7 +21,10 @@ def table(rows: list[dict]) -> pd.DataFrame:
     full = []
     for row in rows:
         full.append(
-            {
+            dict.fromkeys(COLUMNS, float("nan"))
+            | {
+                "requests": row.get("requests", int(row["rps"] * 10)),
+                "threads": row.get("threads", 2),
                 "setup": row["setup"],
                 "gomaxprocs": row.get("gomaxprocs", 1),
                 "connections": row.get("connections", 100),
@@ -41,6 +44,7 @@ def table(rows: list[dict]) -> pd.DataFrame:
                 "non_2xx_3xx": 0,
                 "excluded": row.get("excluded"),
             }
+            | row.get("cpu", {})
         )
     return pd.DataFrame(full)
 
@@ -175,3 +179,58 @@ def test_groups_are_gomaxprocs_and_connection_levels():
     analysis = analyze(table(rows))
     assert analysis.groups == ((1, 10), (1, 100), (2, 10), (2, 100))
     assert analysis.cell(2, 10, "go-http").median("requests_per_sec") == 200.0
+
+
+def cpu(go: float, nginx: float | None, wrk: float, wall: float = 10.0, cores: int = 2, client=None, server=None) -> dict:
+    """Return the CPU columns of one measurement (seconds)."""
+    return {"cpu": {"cpu_go_s": go, "cpu_fasthttp_s": None, "cpu_nginx_s": nginx, "cpu_wrk_s": wrk, "cpu_wall_s": wall,
+                    "cpu_cores": cores, "pin_client": client, "pin_server": server}}
+
+
+def test_cpu_per_thousand_requests_by_hand():
+    # 1,000 req/s for 10 s = 10,000 requests; Go used 2 s, nginx 3 s: 200 and 300 ms per 1,000 requests.
+    rows = series("go-http", [1000.0, 1000.0], requests=10_000, **cpu(2.0, 0.0, 4.0))
+    rows += series("nginx-http", [1000.0, 1000.0], requests=10_000, **cpu(2.0, 3.0, 4.0))
+    analysis = analyze(table(rows))
+    cell = analysis.cell(1, 100, "nginx-http")
+    assert cell.median("cpu_go_ms_per_1k") == pytest.approx(200.0)
+    assert cell.median("cpu_nginx_ms_per_1k") == pytest.approx(300.0)
+    assert cell.median("cpu_server_ms_per_1k") == pytest.approx(500.0)
+    assert cell.median("wrk_cpu_per_thread") == pytest.approx(4.0 / 10.0 / 2)
+    assert cell.median("wrk_cpu_share") == pytest.approx(4.0 / 20.0)
+    assert cell.median("server_cores_busy") == pytest.approx(0.5)
+    sharing = analysis.sharing
+    assert sharing.shared and not sharing.pinned and sharing.cores == 2
+    assert sharing.wrk_share.median == pytest.approx(0.2)
+
+
+def test_without_cpu_records_there_is_no_cpu_analysis():
+    analysis = analyze(table(series("go-http", [100.0, 100.0])))
+    assert analysis.sharing is None and analysis.cell(1, 100, "go-http").metrics["cpu_go_ms_per_1k"] is None
+
+
+def test_busy_client_and_too_few_free_cores_warn():
+    # wrk: 19 s of CPU in 10 s with 2 threads = 95% per thread; servers busy 1.5 cores of 2 -> 0.25 free per thread.
+    rows = series("go-http", [1000.0, 1000.0, 1000.0], requests=10_000, **cpu(15.0, 0.0, 19.0))
+    warned = {w.kind: w for w in analyze(table(rows)).noise}
+    assert warned["client-saturated"].message.startswith("go-http at GOMAXPROCS=1: wrk used 95% of a CPU per thread")
+    assert "(0.25 free cores per wrk thread, median)" in warned["client-cores"].message
+
+
+def test_pinned_client_cores_come_from_its_cpu_list():
+    rows = series("go-http", [1000.0, 1000.0, 1000.0], requests=10_000, **cpu(9.0, 0.0, 5.0, cores=4, client="0-1", server="2-3"))
+    analysis = analyze(table(rows))
+    assert analysis.cell(1, 100, "go-http").median("free_cores_per_thread") == pytest.approx(1.0)
+    assert not analysis.sharing.shared and analysis.sharing.pinned
+    assert [w.kind for w in analysis.noise if w.kind.startswith("client")] == []
+
+
+def test_ceiling_ratios_and_the_near_ceiling_warning():
+    rows = series("go-http", [95.0, 96.0, 94.0]) + series("nginx-http", [50.0, 51.0, 49.0]) + series("nginx-static", [100.0, 100.0, 100.0])
+    analysis = analyze(table(rows))
+    assert analysis.ceiling_ratio(1, 100, "go-http").ratio == pytest.approx((0.95 * 0.96 * 0.94) ** (1 / 3))
+    assert analysis.ceiling_ratio(1, 100, "nginx-static").ratio == 1.0
+    (warning,) = [w for w in analysis.noise if w.kind == "near-ceiling"]
+    assert warning.message.startswith("go-http at GOMAXPROCS=1 reaches 95% of nginx-static's throughput")
+    rows = series("go-http", [50.0, 50.0, 50.0]) + series("nginx-static", [100.0, 100.0, 100.0])
+    assert not [w for w in analyze(table(rows)).noise if w.kind == "near-ceiling"]

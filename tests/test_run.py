@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pandas as pd
 import pytest
 
 from wrkreport.errors import NoUsableData
@@ -155,3 +156,55 @@ def test_hand_named_runs_go_by_modification_time(make_run):
     os.utime(first, (1_000_000, 1_000_000))
     os.utime(second, (2_000_000, 2_000_000))
     assert resolve_run_dir(first.parent) == second
+
+
+CPU_RECORD = {
+    "schema": 1,
+    "file": "nginx-http.gomaxprocs-2.run-1.wrk.txt",
+    "setup": "nginx-http", "gomaxprocs": 2, "connections": 20, "repeat": 1,
+    "wall_s": 3.1,
+    "clock_ticks_per_s": 100,
+    "logical_cores": 2,
+    "processes": {
+        "go": {"user_s": 1.25, "system_s": 0.75, "pids": [11]},
+        "fasthttp": None,
+        "nginx": {"user_s": 0.5, "system_s": 1.0, "pids": [12, 13]},
+        "wrk": {"user_s": 0.4, "system_s": 2.1, "pids": [14], "threads": 2},
+    },
+    "pinning": {"client": "0", "server": "1"},
+}
+
+
+def test_cpu_record_beside_a_wrk_file_is_read(make_run):
+    import json
+
+    path = make_run(
+        {
+            "nginx-http.gomaxprocs-2.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt",
+            "nginx-http.gomaxprocs-2.run-1.cpu.json": json.dumps(CPU_RECORD),
+        }
+    )
+    row = load_run(path).measurements.iloc[0]
+    assert (row["cpu_go_s"], row["cpu_nginx_s"], row["cpu_wrk_s"]) == (2.0, 1.5, 2.5)
+    assert pd.isna(row["cpu_fasthttp_s"]) and (row["cpu_wall_s"], row["cpu_cores"]) == (3.1, 2)
+    assert (row["pin_client"], row["pin_server"]) == ("0", "1")
+
+
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        ("{", "JSONDecodeError"),
+        ('{"processes": {}}', "KeyError: 'wall_s'"),
+        ('{"wall_s": 0, "logical_cores": 2, "processes": {}}', "ValueError: negative or zero time or cores"),
+        ('{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": "x", "system_s": 1}}}', "ValueError"),
+    ],
+)
+def test_broken_cpu_record_warns_and_leaves_cpu_out(make_run, text, detail):
+    path = make_run(
+        {"go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt", "go-http.gomaxprocs-1.run-1.cpu.json": text}
+    )
+    run = load_run(path)
+    (problem,) = run.problems
+    assert problem.name == "cpu" and problem.status == "warn" and detail in problem.message
+    assert problem.message.startswith("go-http.gomaxprocs-1.run-1.cpu.json: not a usable CPU record")
+    assert pd.isna(run.measurements.iloc[0]["cpu_go_s"]) and len(run.measurements) == 1

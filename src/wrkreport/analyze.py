@@ -36,7 +36,17 @@ CELL_METRICS = (
     "latency_max_ms",
     "socket_errors",
     "non_2xx_3xx",
+    "cpu_go_ms_per_1k",
+    "cpu_nginx_ms_per_1k",
+    "cpu_server_ms_per_1k",
+    "wrk_cpu_per_thread",
+    "wrk_cpu_share",
+    "server_cores_busy",
+    "free_cores_per_thread",
 )
+CEILING = "nginx-static"  # nginx answering by itself: the most any setup can do here
+CEILING_NEAR = 0.90  # go-http at 90% of the ceiling or more: the client may be the limit
+CLIENT_BUSY = 0.90  # wrk using 90% of a CPU per thread or more: the client may be the limit
 
 MIN_REPEATS = 3
 OUTLIER_Z = 3.5  # modified z-score (Iglewicz & Hoaglin)
@@ -118,6 +128,37 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class CpuSharing:
+    """Whether wrk had CPUs of its own, and how much of the machine it used."""
+
+    pinned: bool  # every measurement ran with --pin-client and --pin-server
+    pin_client: str | None
+    pin_server: str | None
+    cores: int
+    wrk_share: Spread  # wrk's CPU time / (wall time x cores), over every measurement
+
+    @property
+    def shared(self) -> bool:
+        """Return True when client and servers could run on the same CPUs."""
+        if not self.pinned or self.pin_client is None or self.pin_server is None:
+            return True
+        return bool(cpu_list(self.pin_client) & cpu_list(self.pin_server))
+
+
+def cpu_list(text: str) -> set[int]:
+    """Return the CPUs of a taskset list.
+
+    >>> sorted(cpu_list("0,2-4"))
+    [0, 2, 3, 4]
+    """
+    found = set()
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        found.update(range(int(low), int(high or low) + 1))
+    return found
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything the report shows about the numbers."""
 
@@ -127,6 +168,8 @@ class Analysis:
     latency_ratios: tuple[Ratio, ...]  # p50 and p99, lower is better
     comparisons: tuple[Comparison, ...]
     noise: tuple[NoiseWarning, ...]
+    ceiling_ratios: tuple[Ratio, ...] = ()  # setup / nginx-static req/s, when nginx-static was measured
+    sharing: CpuSharing | None = None  # how wrk and the servers shared the CPUs (None without CPU records)
     method: str = RATIO_METHOD
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
@@ -138,6 +181,11 @@ class Analysis:
         pool = self.ratios if metric == THROUGHPUT else self.latency_ratios
         key = (metric, gomaxprocs, connections, setup)
         return next((r for r in pool if (r.metric, r.gomaxprocs, r.connections, r.setup) == key), None)
+
+    def ceiling_ratio(self, gomaxprocs: int, connections: int, setup: str) -> Ratio | None:
+        """Return a setup's share of nginx-static's throughput, or None."""
+        key = (gomaxprocs, connections, setup)
+        return next((r for r in self.ceiling_ratios if (r.gomaxprocs, r.connections, r.setup) == key), None)
 
     @property
     def setups(self) -> tuple[str, ...]:
@@ -171,10 +219,10 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     with the reason; they appear as excluded cells in every group of their GOMAXPROCS.
     """
     unmeasured = unmeasured or {}
-    table = table.assign(socket_errors=table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1))
+    table = derive(table)
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
-    cells, ratios, latency, comparisons = [], [], [], []
+    cells, ratios, latency, comparisons, ceiling = [], [], [], [], []
     for gomaxprocs, connections in groups:
         rows = table[(table["gomaxprocs"] == gomaxprocs) & (table["connections"] == connections)]
         missing = {setup: why for (setup, g), why in unmeasured.items() if g == gomaxprocs and setup not in set(rows["setup"])}
@@ -187,12 +235,62 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
         }
         cells.extend(group_cells.values())
         for setup in setups:
-            ratios.append(paired_ratio(THROUGHPUT, group_cells, setup, group_cells.get(BASELINE), gomaxprocs, connections))
+            ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(BASELINE), BASELINE))
             for metric in LATENCY_RATIO_METRICS:
-                latency.append(paired_ratio(metric, group_cells, setup, group_cells.get(BASELINE), gomaxprocs, connections))
+                latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(BASELINE), BASELINE))
+            if CEILING in group_cells:
+                ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
-    noise = noise_warnings(cells, ratios)
-    return Analysis(groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise))
+    noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
+    return Analysis(
+        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table)
+    )
+
+
+def derive(table: pd.DataFrame) -> pd.DataFrame:
+    """Return the table with the per-measurement figures computed from its columns.
+
+    CPU per 1,000 requests is the CPU seconds the driver read from /proc around the
+    measurement, in ms, divided by the thousands of requests wrk completed: Go (net/http
+    and fasthttp servers) and nginx (master and workers) apart.
+    """
+    errors = table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1)
+    thousands = table["requests"].where(table["requests"] > 0) / 1000
+    go = table[["cpu_go_s", "cpu_fasthttp_s"]].astype(float).sum(axis=1, min_count=1)
+    nginx = table["cpu_nginx_s"].astype(float)
+    wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)
+    return table.assign(
+        socket_errors=errors,
+        cpu_go_ms_per_1k=go * 1000 / thousands,
+        cpu_nginx_ms_per_1k=nginx * 1000 / thousands,
+        cpu_server_ms_per_1k=pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1) * 1000 / thousands,
+        wrk_cpu_per_thread=wrk / wall / table["threads"],
+        wrk_cpu_share=wrk / (wall * table["cpu_cores"].astype(float)),
+        server_cores_busy=pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1) / wall,
+        free_cores_per_thread=free_cores(table, pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1) / wall) / table["threads"],
+    )
+
+
+def free_cores(table: pd.DataFrame, server_busy: pd.Series) -> pd.Series:
+    """Return the cores wrk had: its pinned CPUs, or the machine's cores the servers left idle."""
+    pinned = table["pin_client"].map(lambda text: float(len(cpu_list(text))) if isinstance(text, str) else float("nan"))
+    return pinned.fillna(table["cpu_cores"].astype(float) - server_busy)
+
+
+def cpu_sharing(table: pd.DataFrame) -> CpuSharing | None:
+    """Return how wrk and the servers shared the CPUs over the run, None without CPU records."""
+    share = spread([(int(k), float(v)) for k, v in zip(table["repeat"], table["wrk_cpu_share"]) if not pd.isna(v)])
+    if share is None:
+        return None
+    clients, servers = set(table["pin_client"].dropna()), set(table["pin_server"].dropna())
+    pinned = table["pin_client"].notna().all() and table["pin_server"].notna().all() and len(clients) == len(servers) == 1
+    return CpuSharing(
+        bool(pinned),
+        next(iter(clients)) if len(clients) == 1 else None,
+        next(iter(servers)) if len(servers) == 1 else None,
+        int(table["cpu_cores"].dropna().max()),
+        share,
+    )
 
 
 def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame) -> Cell:
@@ -236,18 +334,17 @@ def spread(by_repeat: list[tuple[int, float]]) -> Spread | None:
     )
 
 
-def paired_ratio(metric: str, cells: dict[str, Cell], setup: str, baseline: Cell | None, gomaxprocs: int, connections: int) -> Ratio:
-    """Return setup / go-http for metric, paired by repeat, or a Ratio saying why not."""
-    cell = cells[setup]
+def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: str) -> Ratio:
+    """Return cell / baseline cell for metric, paired by repeat, or a Ratio saying why not."""
 
     def make(ratio=None, low=None, high=None, n=0, excluded=None) -> Ratio:
-        return Ratio(metric, gomaxprocs, setup, ratio, low, high, n, excluded, connections)
+        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections)
 
-    where = f"GOMAXPROCS={gomaxprocs}, {connections} connections"
+    where = f"GOMAXPROCS={cell.gomaxprocs}, {cell.connections} connections"
     if baseline is None:
-        return make(excluded=f"no {BASELINE} measurement at {where} to compare with")
+        return make(excluded=f"no {baseline_name} measurement at {where} to compare with")
     if baseline.n == 0:
-        return make(excluded=f"every {BASELINE} repeat at {where} was excluded ({first_reason(baseline)})")
+        return make(excluded=f"every {baseline_name} repeat at {where} was excluded ({first_reason(baseline)})")
     if cell.not_measured:
         return make(excluded=first_reason(cell))
     if cell.n == 0:
@@ -256,8 +353,8 @@ def paired_ratio(metric: str, cells: dict[str, Cell], setup: str, baseline: Cell
     if not pairs:
         if metric != THROUGHPUT and cell.metrics.get(metric) is None:
             return make(excluded=f"no {metric_label(metric)} in the wrk output (run without --latency?)")
-        return make(excluded=f"no repeat measured for both {setup} and {BASELINE}")
-    if setup == BASELINE:
+        return make(excluded=f"no repeat measured for both {cell.setup} and {baseline_name}")
+    if cell.setup == baseline_name:
         return make(1.0, None, None, len(pairs))  # 1 by definition: no interval to give
     found = stats.ratio_interval(pairs)
     return make(found.estimate, found.low, found.high, found.n)
@@ -411,6 +508,49 @@ def wide_spread(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
             connections=cell.connections,
         )
     ]
+
+
+def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarning]:
+    """Warn where the load generator, not the setup, may have set the pace."""
+    found = []
+    for cell in cells:
+        busy = cell.metrics.get("wrk_cpu_per_thread")
+        if busy is not None and busy.median >= CLIENT_BUSY:
+            found.append(
+                NoiseWarning(
+                    "client-saturated",
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: wrk used {busy.median:.0%} of a CPU per thread "
+                    f"(median): the load generator may have been the limit, not the setup",
+                    cell.setup,
+                    cell.gomaxprocs,
+                    connections=cell.connections,
+                )
+            )
+        free = cell.metrics.get("free_cores_per_thread")
+        if free is not None and free.median < 1:
+            found.append(
+                NoiseWarning(
+                    "client-cores",
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: wrk ran more threads than there were cores free of "
+                    f"the servers ({free.median:.2f} free cores per wrk thread, median): client and servers competed for CPUs",
+                    cell.setup,
+                    cell.gomaxprocs,
+                    connections=cell.connections,
+                )
+            )
+    for ratio in ceiling:
+        if ratio.setup == BASELINE and ratio.ratio is not None and ratio.ratio >= CEILING_NEAR:
+            found.append(
+                NoiseWarning(
+                    "near-ceiling",
+                    f"go-http at GOMAXPROCS={ratio.gomaxprocs} reaches {ratio.ratio:.0%} of {CEILING}'s throughput, the most "
+                    f"this machine and load generator can do: the client, not Go, may be the limit there",
+                    BASELINE,
+                    ratio.gomaxprocs,
+                    connections=ratio.connections,
+                )
+            )
+    return found
 
 
 def ratio_half_width(ratio: Ratio) -> float | None:

@@ -191,3 +191,77 @@ def latency_chart(analysis: Analysis) -> str:
         if handles:
             fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
         return to_svg(fig, "latency")
+
+
+def cpu_chart(analysis: Analysis) -> str:
+    """Return server CPU ms per 1,000 requests per setup and group: Go and nginx stacked, whisker = 95% interval of the total."""
+    setups = analysis.setups
+    groups = analysis.groups
+    several = len({c for _, c in groups}) > 1
+    with matplotlib.rc_context(STYLE):
+        fig = new_figure(8, max(2.0, 0.9 + 0.3 * len(setups) * len(groups)))
+        ax = fig.add_subplot()
+        ticks, labels, y = [], [], 0
+        for gomaxprocs, connections in groups:
+            for setup in setups:
+                cell = analysis.cell(gomaxprocs, connections, setup)
+                go = cell.metrics.get("cpu_go_ms_per_1k") if cell else None
+                nginx = cell.metrics.get("cpu_nginx_ms_per_1k") if cell else None
+                total = cell.metrics.get("cpu_server_ms_per_1k") if cell else None
+                ticks.append(y)
+                labels.append(f"{setup}  " + group_label(gomaxprocs, connections, several).replace("\n", ", "))
+                go_mean = go.interval.estimate if go else 0.0
+                nginx_mean = nginx.interval.estimate if nginx else 0.0
+                colour, _, hatch = look(setup)
+                ax.barh(y, go_mean, color="#999999", edgecolor="#000000", linewidth=0.5, label="Go" if y == 0 else None)
+                ax.barh(y, nginx_mean, left=go_mean, color=colour, hatch="//", edgecolor="#000000", linewidth=0.5,
+                        label="nginx" if y == 0 else None)
+                if total is not None and total.interval.low is not None:
+                    ax.errorbar(total.interval.estimate, y, xerr=[[total.interval.estimate - total.interval.low], [total.interval.high - total.interval.estimate]],
+                                color="#000000", capsize=3, linewidth=1)
+                if total is None:
+                    ax.text(0, y, " no CPU record", va="center", fontsize=7, color="#444444")
+                y -= 1
+            y -= 0.6
+        ax.set_yticks(ticks, labels)
+        ax.set_xlabel("server CPU time per 1,000 requests (ms): Go grey, nginx hatched; whisker = 95% interval of the total")
+        ax.grid(axis="y", visible=False)
+        ax.set_xlim(left=0)
+        return to_svg(fig, "cpu")
+
+
+def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
+    """Return metric against connections (log x), one panel per GOMAXPROCS, one line per setup (median, dots = repeats)."""
+    levels = sorted({c for _, c in analysis.groups})
+    gomaxprocs_values = sorted({g for g, _ in analysis.groups})
+    with matplotlib.rc_context(STYLE):
+        fig = new_figure(8, 3.2)
+        axes = fig.subplots(1, len(gomaxprocs_values), sharey=True, squeeze=False)[0]
+        handles = {}
+        for ax, gomaxprocs in zip(axes, gomaxprocs_values):
+            for setup in analysis.setups:
+                colour, marker, _ = look(setup)
+                xs, ys = [], []
+                for level in levels:
+                    cell = analysis.cell(gomaxprocs, level, setup)
+                    spread = cell.metrics.get(metric) if cell else None
+                    if spread is None:
+                        continue
+                    xs.append(level)
+                    ys.append(spread.median)
+                    ax.scatter([level] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.5, linewidths=0)
+                if xs:
+                    (line,) = ax.plot(xs, ys, marker=marker, color=colour, linewidth=1.2, markersize=4)
+                    handles.setdefault(setup, line)
+            ax.set_xscale("log")
+            ax.set_xticks(levels, [f"{level:,}" for level in levels])
+            ax.minorticks_off()
+            ax.set_xlabel("wrk connections (log scale)")
+            ax.set_title(f"GOMAXPROCS={gomaxprocs}", fontsize=9)
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+        axes[0].set_ylabel(label)
+        if metric != THROUGHPUT:
+            axes[0].set_yscale("log")
+        if handles:
+            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
+        return to_svg(fig, name)

@@ -32,6 +32,7 @@ CHECK_NAMES = (
     "same-response",
     "socket-errors",
     "wrk-exit",
+    "cpu",
     "manifest",
     "missing-file",
     "file-name",

@@ -45,6 +45,7 @@ CHECK_TITLES = {
     "same-response": "Same bytes per response everywhere",
     "socket-errors": "Socket errors",
     "wrk-exit": "wrk exit status",
+    "cpu": "CPU records readable",
     "manifest": "manifest.json readable",
     "missing-file": "Files listed in the manifest present",
     "file-name": "File names understood",
@@ -85,6 +86,20 @@ class RatioRow:
     verdict: str
     reference: str
     status: str  # pass | warn | fail, for the row's colour
+
+
+@dataclass(frozen=True)
+class CpuRow:
+    """Server CPU per 1,000 requests of one cell, and what wrk used."""
+
+    group: str
+    setup: str
+    go: str
+    nginx: str
+    total: str
+    wrk_per_thread: str
+    wrk_share: str
+    ceiling: str
 
 
 @dataclass(frozen=True)
@@ -167,6 +182,9 @@ class Page:
     reference_rows: tuple[tuple[str, str, str, str], ...]
     reference_note: str
     setups: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    settings: str = ""  # non-default knobs, in words ("" when none)
+    sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
+    cpu: tuple[CpuRow, ...] = ()
 
 
 # --- Formatting --------------------------------------------------------------------------
@@ -336,6 +354,11 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         "ratios": charts.ratio_chart(analysis, refs),
         "latency": charts.latency_chart(analysis),
     }
+    if several:
+        svg["sweep_throughput"] = charts.sweep_chart(analysis, THROUGHPUT, "throughput (requests/s)", "sweep-throughput")
+        svg["sweep_p99"] = charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
+    if analysis.sharing is not None:
+        svg["cpu"] = charts.cpu_chart(analysis)
     manifest = run.manifest or {}
     return Page(
         title=f"wrkreport: nginx in front of Go, run {run.run_id}",
@@ -368,7 +391,79 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
             f"Go {reference.article()['environment']['go']}, wrk {reference.article()['environment']['wrk']}; one run per cell."
         ),
         setups=tuple((s, SETUP_DESCRIPTIONS.get(s, "")) for s in analysis.setups),
+        settings=settings_sentence(run.parameters),
+        sharing=sharing_sentence(analysis),
+        cpu=tuple(cpu_rows(analysis, several)),
     )
+
+
+def settings_sentence(parameters: dict) -> str:
+    """Return the non-default settings of a run that change what was measured, in words."""
+    parts = []
+    if parameters.get("upstream_keepalive") is False:
+        parts.append("upstream keep-alive off (nginx opens a new connection to Go per request)")
+    delay = parameters.get("handler_delay_ms")
+    if isinstance(delay, (int, float)) and delay > 0:
+        parts.append(f"a handler delay of {delay:g} ms per request")
+    body = parameters.get("body_bytes")
+    if isinstance(body, int) and body != 12:
+        parts.append(f"a {body:,}-byte response body (header check expects {parameters.get('expect_header_bytes')} bytes)")
+    if not parts:
+        return ""
+    return "Measured with " + "; ".join(parts) + "."
+
+
+def sharing_sentence(analysis: Analysis) -> str:
+    """Return how wrk and the servers shared the CPUs, with the share wrk itself used."""
+    sharing = analysis.sharing
+    if sharing is None:
+        return ""
+    share = sharing.wrk_share
+    used = f"wrk itself used {share.median:.0%} of the machine's CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%})"
+    if not sharing.shared:
+        return f"wrk ran on CPUs {sharing.pin_client} and the servers on CPUs {sharing.pin_server} (pinned, no overlap); {used}."
+    where = "the same CPUs (not pinned)" if not sharing.pinned else f"overlapping CPUs (client {sharing.pin_client}, servers {sharing.pin_server})"
+    return (
+        f"Client and servers shared {where} of this {sharing.cores}-CPU machine: {used}. The figures measure the machine "
+        "with its load generator, not the servers alone; --pin-client and --pin-server separate them."
+    )
+
+
+def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
+    """Return CPU per 1,000 requests per cell, with 95% intervals of the mean over repeats."""
+    if analysis.sharing is None:
+        return []
+    rows = []
+    for cell in analysis.cells:
+        ceiling = analysis.ceiling_ratio(cell.gomaxprocs, cell.connections, cell.setup)
+        rows.append(
+            CpuRow(
+                group=group_name(cell.gomaxprocs, cell.connections, several),
+                setup=cell.setup,
+                go=fmt_mean(cell.metrics.get("cpu_go_ms_per_1k")),
+                nginx=fmt_mean(cell.metrics.get("cpu_nginx_ms_per_1k")),
+                total=fmt_mean(cell.metrics.get("cpu_server_ms_per_1k")),
+                wrk_per_thread=fmt_share_of(cell.metrics.get("wrk_cpu_per_thread")),
+                wrk_share=fmt_share_of(cell.metrics.get("wrk_cpu_share")),
+                ceiling=fmt_ratio(ceiling) if ceiling else "-",
+            )
+        )
+    return rows
+
+
+def fmt_mean(spread) -> str:
+    """Return 'mean (low-high)' of a spread in ms, '-' when absent."""
+    if spread is None:
+        return "-"
+    interval = spread.interval
+    if interval.low is None:
+        return f"{fmt_ms(interval.estimate)} (n=1)"
+    return f"{fmt_ms(interval.estimate)} ({fmt_ms(max(interval.low, 0.0))}-{fmt_ms(interval.high)})"
+
+
+def fmt_share_of(spread) -> str:
+    """Return a median fraction as a percentage, '-' when absent."""
+    return "-" if spread is None else f"{spread.median:.0%}"
 
 
 def comparison_verdict(c: Comparison) -> str:

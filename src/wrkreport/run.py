@@ -32,9 +32,12 @@ RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
 MANIFEST = "manifest.json"
 LATEST = "latest"
 
-# Columns of the measurements table, in order: identity, provenance, then every parsed field.
+# Columns of the measurements table, in order: identity, provenance, every parsed field, then
+# the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent).
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
-COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections")
+CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
+CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
+COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,9 @@ def load_run(path: str | Path) -> Run:
             problems.append(problem_check(match, name, exc.message()))
             continue
         texts[name] = (run_dir / name).read_text(encoding="utf-8", errors="replace")
-        rows.append(measurement_row(match, name, result, listed.get(name, {})))
+        row = measurement_row(match, name, result, listed.get(name, {}))
+        row.update(read_cpu(run_dir, cpu_file_name(name), problems))
+        rows.append(row)
 
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = sort_measurements(table)
@@ -198,6 +203,37 @@ def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
         exit_code=entry.get("exit_code") if isinstance(entry.get("exit_code"), int) else None,
     )
     return row
+
+
+def cpu_file_name(wrk_name: str) -> str:
+    """Return the CPU file written beside a wrk file: same stem, .cpu.json."""
+    return wrk_name.removesuffix(".wrk.txt") + ".cpu.json"
+
+
+def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:
+    """Return the CPU columns of one measurement from its .cpu.json ({} when there is none)."""
+    path = run_dir / name
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        processes = data["processes"]
+        found = {f"cpu_{p}_s": cpu_seconds(processes.get(p)) for p in CPU_PROCESSES}
+        wall, cores = float(data["wall_s"]), int(data["logical_cores"])
+        if wall <= 0 or cores <= 0 or any(v is not None and v < 0 for v in found.values()):
+            raise ValueError("negative or zero time or cores")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        problems.append(Check("cpu", "warn", f"{name}: not a usable CPU record ({type(exc).__name__}: {exc}); CPU figures left out", file=name))
+        return {}
+    pinning = data.get("pinning") or {}
+    return found | {"cpu_wall_s": wall, "cpu_cores": cores, "pin_client": pinning.get("client"), "pin_server": pinning.get("server")}
+
+
+def cpu_seconds(process: dict | None) -> float | None:
+    """Return user + system seconds of one process group (None when it did not run)."""
+    if process is None:
+        return None
+    return float(process["user_s"]) + float(process["system_s"])
 
 
 def problem_check(match: re.Match, name: str, message: str) -> Check:
