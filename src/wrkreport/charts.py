@@ -138,7 +138,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                 y -= 1
             y -= 0.6
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
-        ax.text(1.0, 1.0, " = go-http", transform=ax.get_xaxis_transform(), fontsize=7, va="bottom")
+        ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=7, va="bottom", ha="center")
         ax.set_yticks(ticks, labels)
         ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
         ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
