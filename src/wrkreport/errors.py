@@ -29,15 +29,6 @@ class ParseError(WrkreportError):
         return f"{where}: {self.detail}"
 
 
-class RunError(WrkreportError):
-    """A run directory (raw/<run-id>/) cannot be read: missing, unreadable, bad manifest."""
-
-    def __init__(self, path: str, message: str) -> None:
-        self.path = str(path)
-        self.detail = message
-        super().__init__(f"{self.path}: {message}")
-
-
 class NoUsableData(WrkreportError):
     """Nothing could be measured from the input: no run, or nothing parsed."""
 
