@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run_bench.sh: measure what putting nginx in front of a Go server costs, as in the 2013
 # article "Benchmarking Nginx with Go". Four setups -- Go net/http alone, and nginx in
-# front of it over HTTP, FastCGI/TCP and FastCGI/Unix socket -- are loaded with wrk at
-# each GOMAXPROCS value, on 127.0.0.1 only. Every result lands in OUT/<run-id>/ as
-# documented in docs/raw-format.md; `wrkreport build` turns it into a report.
+# front of it over HTTP, FastCGI/TCP and FastCGI/Unix socket -- (and on request three
+# more) are loaded with wrk at each GOMAXPROCS value and connection level, on 127.0.0.1
+# only, recording the CPU time the servers and wrk use. Every result lands in
+# OUT/<run-id>/ as documented in docs/raw-format.md; `wrkreport build` turns it into a report.
 #
 # This script orchestrates processes only; plans, JSON, arithmetic and text formatting are
 # in src/wrkreport/drive.py (standard library only, run from the checkout).
@@ -13,14 +14,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
 readonly GO_SOURCE="${ROOT}/src/gohello"
+readonly FASTHTTP_SOURCE="${ROOT}/src/gofasthttp"
 readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
 readonly STOP_TIMEOUT_S=5         # SIGTERM grace before SIGKILL
 readonly CURL_MAX_TIME_S=5        # per curl -sI header capture
 readonly NGINX_RLIMIT_MAX=200000  # the article's worker_rlimit_nofile
 readonly NOFILE_CEILING=1048576   # how far root raises ulimit -n (below fs.nr_open)
 readonly SUN_PATH_MAX=107         # longest Unix socket path the kernel takes
-# As root, nginx workers run as this user. The Unix socket and the private work dir are
-# group-owned by its group with modes 0660 and 0710: the workers may connect to the socket
+# As root, nginx workers run as this user. The Unix sockets and the private work dir are
+# group-owned by its group with modes 0660 and 0710: the workers may connect to the sockets
 # and traverse the directory, nothing else; other users get nothing. (The alternative, a
 # `user root` directive, would run every worker as root.)
 readonly WORKER_USER_AS_ROOT=nobody
@@ -31,8 +33,10 @@ Usage: ./run_bench.sh [options]
 
 Measure Go net/http alone and behind nginx (HTTP proxy, FastCGI over TCP, FastCGI over a
 Unix socket) with wrk, on 127.0.0.1. For each GOMAXPROCS value: start the Go server and a
-private nginx, check every setup answers (curl -sI, saved verbatim), warm up, then run
-`wrk --latency` REPEATS times per setup, setups shuffled within each repeat. Stop both.
+private nginx, check every setup answers (curl -sI, saved verbatim); then for each
+connection level: warm up, run `wrk --latency` REPEATS times per setup, setups shuffled
+within each repeat, recording the CPU time (user, system) the servers and wrk used in each
+run. Stop the servers.
 
 Results go to OUT/<run-id>/ (UTC start time; -2, -3 if taken; nothing is overwritten),
 and OUT/latest points at the newest run. Then: wrkreport build
@@ -45,17 +49,34 @@ its variable, a variable wins over the profile):
                           quick    -t2 -c100 -d2s, 1 repeat, 1 s warm-up (< 1 min)
                           article  -t100 -c5000 -d30s, 1 repeat, 5 s warm-up (the article's)
   --threads N           wrk -t                                        [BENCH_THREADS]
-  --connections N       wrk -c                                        [BENCH_CONNECTIONS]
+  --connections LIST    wrk -c; a list (e.g. 10,100,1000) measures every cell at each
+                        level, in that order (file names gain .c<N>)  [BENCH_CONNECTIONS]
   --duration S          seconds per measurement (wrk -d)              [BENCH_DURATION]
   --repeats N           measurements per setup and GOMAXPROCS         [BENCH_REPEATS]
   --warmup S            warm-up seconds per setup and pass, 0 = none  [BENCH_WARMUP]
   --timeout S           wrk --timeout                                 [BENCH_TIMEOUT]
   --gomaxprocs LIST     e.g. 1,2; default: 1 and $(nproc)             [BENCH_GOMAXPROCS]
-  --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix
-                                                                      [BENCH_SETUPS]
+  --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix (the
+                        default four), nginx-http-unix (nginx proxy to Go net/http on a
+                        Unix socket), go-fasthttp (a standalone fasthttp server, built
+                        from src/gofasthttp), nginx-static (nginx answering by itself);
+                        or all                                        [BENCH_SETUPS]
   --port NAME=PORT      repeatable; NAME: a setup, or go-fcgi-tcp (Go's FastCGI port)
                         defaults: go-http 8080, nginx-http 8081, nginx-fcgi-tcp 8082,
-                        nginx-fcgi-unix 8083, go-fcgi-tcp 9001        [BENCH_PORTS=a=1,b=2]
+                        nginx-fcgi-unix 8083, nginx-http-unix 8084, go-fasthttp 8085,
+                        nginx-static 8086, go-fcgi-tcp 9001           [BENCH_PORTS=a=1,b=2]
+  --pin-client CPUS     run wrk on these CPUs only (taskset -c list, e.g. 0 or 0-1)
+                                                                      [BENCH_PIN_CLIENT]
+  --pin-server CPUS     run the Go servers and nginx on these CPUs only (e.g. 1)
+                                                                      [BENCH_PIN_SERVER]
+  --no-upstream-keepalive
+                        nginx opens a new connection to Go per request (no keepalive in
+                        the upstreams, fastcgi_keep_conn off)  [BENCH_UPSTREAM_KEEPALIVE=0]
+  --handler-delay DUR   the Go handlers sleep DUR per request, e.g. 1ms, 500us (default 0)
+                                                                      [BENCH_HANDLER_DELAY]
+  --body-bytes N        response body size (default 12, "Hello World\n"; repeated to N
+                        bytes); the header check then expects Content-Length: N
+                                                                      [BENCH_BODY_BYTES]
   --out DIR             where run directories go; default: raw/ in the repository
                                                                       [BENCH_OUT]
   --seed N              seed of the shuffled order (default random; recorded)
@@ -65,16 +86,19 @@ its variable, a variable wins over the profile):
                         Without it nothing system-wide is changed.
   -h, --help            show this help
 
-Preflight: missing nginx, wrk, curl, go or python3 are installed with apt-get when run as
-root (otherwise the command is printed); the Go server is built; wrkreport is installed
-with pip if missing; ulimit -n is raised as far as allowed; every port must be free.
+Preflight: missing nginx, wrk, curl, go, python3 (or taskset, with pinning) are installed
+with apt-get when run as root (otherwise the command is printed); the Go server is built
+(and the fasthttp one when chosen: its module comes from the Go module proxy); wrkreport
+is installed with pip if missing; ulimit -n is raised as far as allowed; every port must
+be free; pinned CPUs must be usable here.
 
 Exit status:
   0    run complete (a setup that failed its check is recorded in manifest.json and
        skipped; the others are measured)
   1    run failed (manifest.json says why)
   2    usage or preflight error: bad option, missing tool without root, busy port,
-       ulimit -n too low for --connections; nothing was started
+       ulimit -n too low for --connections, a pinned CPU not available; nothing was
+       started
   130  interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: servers stopped, manifest marked
        interrupted, completed files kept
 EOF
@@ -84,16 +108,19 @@ EOF
 WORK=""           # private work dir (mktemp): nginx prefix, Unix socket, Go binary
 RUN_DIR=""        # OUT/<run-id>
 GO_BIN=""
+FASTHTTP_BIN=""
 NGINX=""
-SOCKET=""
+SOCKET=""         # gohello's FastCGI Unix socket
+HTTP_SOCKET=""    # gohello's net/http Unix socket
 WORKER_GROUP=""
 NOFILE=""
 COMMAND_LINE=""
 GO_PID=""
+FASTHTTP_PID=""
 NGINX_PID=""
 NGINX_WORKERS=()
 WRK_PID=""
-CURRENT_FILE=""   # wrk output being written; removed if the run stops before it is complete
+CURRENT_FILES=()  # a measurement's wrk and CPU files; removed if the run stops before it is recorded
 STAGE=""          # what the run is doing, for the manifest's reason
 FAIL_REASON=""
 FINISHED=0
@@ -102,7 +129,9 @@ MEASURED=0
 SKIPPED=()
 USABLE=()
 SETUPS=()
-NGINX_SETUPS=()
+LEVELS=()         # wrk -c values, in order
+CLIENT_PIN=()     # taskset -c LIST, or nothing
+SERVER_PIN=()
 GOMAXPROCS_LIST=()
 declare -A PLAN=()
 
@@ -129,6 +158,11 @@ on_error() {
 
 drive() {
   PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.drive "$@"
+}
+
+# drive_bg ARGS...: drive in the background as one process, so $! is Python's own PID.
+drive_bg() {
+  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" exec python3 -m wrkreport.drive "$@"
 }
 
 contains() {
@@ -165,6 +199,7 @@ apt_package() {
       if apt-cache show nginx-light >/dev/null 2>&1; then echo nginx-light; else echo nginx; fi
       ;;
     go) echo golang-go ;;
+    taskset) echo util-linux ;;
     *) echo "$1" ;;
   esac
 }
@@ -174,11 +209,12 @@ install_tools() {
   local packages=() tool note
   if ! is_root || ! command -v apt-get >/dev/null 2>&1; then
     for tool in "$@"; do
-      case "${tool}" in nginx) packages+=(nginx-light) ;; go) packages+=(golang-go) ;; *) packages+=("${tool}") ;; esac
+      case "${tool}" in nginx) packages+=(nginx-light) ;; go) packages+=(golang-go) ;; taskset) packages+=(util-linux) ;; *) packages+=("${tool}") ;; esac
     done
     if command -v apt-get >/dev/null 2>&1; then
       note=""
       contains nginx "$@" && note=" (on releases without nginx-light: nginx)"
+      contains taskset "$@" && note+=" (taskset, for --pin-client/--pin-server, comes with util-linux)"
       die 2 "missing: $*. Install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}${note}"
     fi
     die 2 "missing: $*. Install them with your package manager."
@@ -206,9 +242,13 @@ read_plan() {
   while read -r key value; do
     PLAN["${key}"]="${value}"
   done <<<"${text}"
+  PLAN[nginx_setups]="${PLAN[nginx_setups]:-}"
+  PLAN[fasthttp_setups]="${PLAN[fasthttp_setups]:-}"
   read -ra SETUPS <<<"${PLAN[setups]}"
-  read -ra NGINX_SETUPS <<<"${PLAN[nginx_setups]}"
+  read -ra LEVELS <<<"${PLAN[connections]}"
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"
+  [[ -z "${PLAN[pin_client]:-}" ]] || CLIENT_PIN=(taskset -c "${PLAN[pin_client]}")
+  [[ -z "${PLAN[pin_server]:-}" ]] || SERVER_PIN=(taskset -c "${PLAN[pin_server]}")
 }
 
 preflight_tools() {
@@ -220,6 +260,9 @@ preflight_tools() {
   for tool in wrk curl go; do
     command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
   done
+  if ((${#CLIENT_PIN[@]} + ${#SERVER_PIN[@]} > 0)) && ! command -v taskset >/dev/null 2>&1; then
+    missing+=(taskset)
+  fi
   if ((${#missing[@]} > 0)); then
     install_tools "${missing[@]}"
     NGINX="$(find_nginx)" || true
@@ -242,7 +285,7 @@ raise_nofile() {
   ulimit -Sn "${hard}" 2>/dev/null || true
   NOFILE="$(ulimit -Sn)"
   if [[ "${NOFILE}" != unlimited ]] && ((NOFILE < need)); then
-    die 2 "--connections ${PLAN[connections]} needs about ${need} open files (wrk, nginx and Go each hold one per connection), but ulimit -n is ${NOFILE} and cannot go higher (hard limit ${hard}); lower --connections or raise the hard limit"
+    die 2 "--connections ${PLAN[connections_max]} needs about ${need} open files (wrk, nginx and Go each hold one per connection), but ulimit -n is ${NOFILE} and cannot go higher (hard limit ${hard}); lower --connections or raise the hard limit"
   fi
   log "ulimit -n ${NOFILE}"
 }
@@ -252,6 +295,11 @@ build_go() {
   # -buildvcs=false: no git stamp needed, and git refuses checkouts owned by another user.
   log "building the Go server (src/gohello)"
   (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+  [[ -n "${PLAN[fasthttp_setups]}" ]] || return 0
+  FASTHTTP_BIN="${WORK}/gofasthttp"
+  log "building the fasthttp server (src/gofasthttp)"
+  (cd "${FASTHTTP_SOURCE}" && go build -buildvcs=false -o "${FASTHTTP_BIN}" .) ||
+    die 2 "go build failed in ${FASTHTTP_SOURCE} (its module github.com/valyala/fasthttp comes from the Go module proxy, see go env GOPROXY; and it needs the Go version in its go.mod)"
 }
 
 # So that `./run_bench.sh && wrkreport build` works on a fresh machine. Best effort: the
@@ -294,8 +342,9 @@ install_wrkreport_venv() {
 prepare_work_dir() {
   local problem
   SOCKET="${WORK}/go.sock"
-  if ((${#SOCKET} > SUN_PATH_MAX)); then
-    die 2 "Unix socket path ${SOCKET} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
+  HTTP_SOCKET="${WORK}/gohttp.sock"
+  if ((${#HTTP_SOCKET} > SUN_PATH_MAX)); then
+    die 2 "Unix socket path ${HTTP_SOCKET} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
   fi
   mkdir -p "${WORK}/nginx/temp"
   if is_root; then
@@ -341,7 +390,7 @@ render_nginx() {
     rlimit="${NOFILE}"
   fi
   local args=(render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${WORK}/nginx"
-    --socket "${SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf")
+    --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf")
   if is_root; then
     args+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
   fi
@@ -350,33 +399,51 @@ render_nginx() {
     die 1 "nginx rejected ${RUN_DIR}/nginx.conf: ${output}"
 }
 
+# wait_ready PID LOG: wait until the server logs its "ready" line; false if it exits or
+# READY_TIMEOUT_S pass first.
+wait_ready() {
+  local deadline=$((SECONDS + READY_TIMEOUT_S))
+  until grep -q ' ready$' "$2"; do
+    if ! is_running "$1" || ((SECONDS >= deadline)); then
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
 # start_go N: start the Go server with GOMAXPROCS=N and wait for its "ready" line.
 start_go() {
-  local n="$1" log_file="${RUN_DIR}/logs/go.gomaxprocs-$1.log" deadline
-  local args=(-http-port "${PLAN[port.go-http]}" -fcgi-port "${PLAN[port.go-fcgi-tcp]}" -fcgi-socket "${SOCKET}")
+  local n="$1" log_file="${RUN_DIR}/logs/go.gomaxprocs-$1.log"
+  local args=(-http-port "${PLAN[port.go-http]}" -fcgi-port "${PLAN[port.go-fcgi-tcp]}" -fcgi-socket "${SOCKET}"
+    -http-socket "${HTTP_SOCKET}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
   if is_root; then
     args+=(-socket-mode 0660 -socket-group "${WORKER_GROUP}")
   else
     args+=(-socket-mode 0600) # nginx's workers run as this same user
   fi
-  GOMAXPROCS="${n}" "${GO_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
+  # taskset (when pinned) execs the server: $! is the server's own PID.
+  GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${GO_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
   GO_PID=$!
   drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --go-pid "${GO_PID}"
-  deadline=$((SECONDS + READY_TIMEOUT_S))
-  until grep -q ' ready$' "${log_file}"; do
-    if ! is_running "${GO_PID}" || ((SECONDS >= deadline)); then
-      return 1
-    fi
-    sleep 0.1
-  done
+  wait_ready "${GO_PID}" "${log_file}" || return 1
   drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --go-log "${log_file}"
+}
+
+# start_fasthttp N: start the fasthttp server with GOMAXPROCS=N; false if it is not ready.
+start_fasthttp() {
+  local n="$1" log_file="${RUN_DIR}/logs/fasthttp.gomaxprocs-$1.log"
+  local args=(-http-port "${PLAN[port.go-fasthttp]}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
+  GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${FASTHTTP_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
+  FASTHTTP_PID=$!
+  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --fasthttp-pid "${FASTHTTP_PID}"
+  wait_ready "${FASTHTTP_PID}" "${log_file}"
 }
 
 # start_nginx N: start nginx in the foreground of a background job, so $! is the master.
 start_nginx() {
   local n="$1" log_file="${RUN_DIR}/logs/nginx-error.gomaxprocs-$1.log"
   local args=(-c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
-  "${NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
+  "${SERVER_PIN[@]}" "${NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
   NGINX_PID=$!
   drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --nginx-pid "${NGINX_PID}" >/dev/null
 }
@@ -393,26 +460,35 @@ wait_answer() {
   return 1
 }
 
+# server_pid NAME: the PID of a server of this pass (go, nginx or fasthttp); empty if none.
+server_pid() {
+  case "$1" in
+    go) printf '%s\n' "${GO_PID}" ;;
+    nginx) printf '%s\n' "${NGINX_PID}" ;;
+    fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
+  esac
+}
+
 # check_cells N: readiness and `curl -sI` capture of every setup; fills USABLE.
 check_cells() {
-  local n="$1" setup url file server_pid error reason rc deadline=$((SECONDS + READY_TIMEOUT_S))
+  local n="$1" setup url file pid error reason rc deadline=$((SECONDS + READY_TIMEOUT_S))
   USABLE=()
   for setup in "${SETUPS[@]}"; do
+    if [[ "${PLAN[server.${setup}]}" == fasthttp && -z "${FASTHTTP_PID}" ]]; then
+      continue # it did not start: recorded by run_pass
+    fi
     url="${PLAN[url.${setup}]}"
     file="${RUN_DIR}/${setup}.gomaxprocs-${n}.headers.txt"
-    server_pid="${GO_PID}"
-    if contains "${setup}" "${NGINX_SETUPS[@]}"; then
-      server_pid="${NGINX_PID}"
-    fi
+    pid="$(server_pid "${PLAN[server.${setup}]}")"
     local args=(cell --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}")
-    if wait_answer "${url}" "${server_pid}" "${deadline}"; then
+    if wait_answer "${url}" "${pid}" "${deadline}"; then
       rc=0
       curl -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
       args+=(--ready 1 --headers "${file}")
       ((rc == 0)) || args+=(--error "curl -sI ${url} failed with exit status ${rc}")
     else
       error="no HTTP answer from ${url} within ${READY_TIMEOUT_S}s"
-      is_running "${server_pid}" || error="server exited before answering ${url} (see logs/)"
+      is_running "${pid}" || error="server exited before answering ${url} (see logs/)"
       args+=(--ready 0 --error "${error}")
     fi
     if reason="$(drive "${args[@]}")"; then
@@ -430,10 +506,12 @@ check_cells() {
 
 # servers_running SETUP: true while every process SETUP depends on is running.
 servers_running() {
-  is_running "${GO_PID}" || return 1
-  if contains "$1" "${NGINX_SETUPS[@]}"; then
-    is_running "${NGINX_PID}" || return 1
-  fi
+  local name pid needs=()
+  read -ra needs <<<"${PLAN[needs.$1]}"
+  for name in "${needs[@]}"; do
+    pid="$(server_pid "${name}")"
+    [[ -n "${pid}" ]] && is_running "${pid}" || return 1
+  done
 }
 
 # drop_setup N SETUP REASON: measure SETUP no more in this pass; say so and record it.
@@ -455,50 +533,63 @@ record_unusable() {
   ((rc == 3)) || die 1 "could not record the ${2} GOMAXPROCS=${1} cell in the manifest"
 }
 
-# run_wrk OUTPUT ARGS...: run wrk in the background and wait, so a signal interrupts at once.
-run_wrk() {
-  local output="$1" rc=0
-  shift
-  wrk "$@" >"${output}" 2>"${WORK}/wrk.stderr" &
-  WRK_PID=$!
+# wait_wrk: wait for the wrk (or its wrapper) started in the background as WRK_PID, so a
+# signal interrupts at once; return its exit status.
+wait_wrk() {
+  local rc=0
   wait "${WRK_PID}" || rc=$?
   WRK_PID=""
   return "${rc}"
 }
 
+# wrk_args C SECONDS URL [OPTION...]: the wrk command (after taskset when the client is pinned).
 wrk_args() {
-  WRK_ARGS=("-t${PLAN[threads]}" "-c${PLAN[connections]}" "-d$1s" --timeout "${PLAN[wrk_timeout_s]}s" "$2")
+  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "$3")
 }
 
+# warm_up N C: a run of wrk per usable setup at C connections, output not kept.
 warm_up() {
-  local n="$1" setup
+  local n="$1" c="$2" setup label="GOMAXPROCS=$1"
+  ((PLAN[sweep])) && label+=" c=${c}"
   ((PLAN[warmup_s] > 0 && ${#USABLE[@]} > 0)) || return 0
-  STAGE="the GOMAXPROCS=${n} warm-up"
-  log "warm-up GOMAXPROCS=${n}: ${PLAN[warmup_s]}s per setup, not kept"
+  STAGE="the ${label} warm-up"
+  log "warm-up ${label}: ${PLAN[warmup_s]}s per setup, not kept"
   for setup in "${USABLE[@]}"; do
-    wrk_args "${PLAN[warmup_s]}" "${PLAN[url.${setup}]}"
-    run_wrk /dev/null "${WRK_ARGS[@]}" || log "warm-up of ${setup}: wrk failed: $(head -c 300 "${WORK}/wrk.stderr")"
+    wrk_args "${c}" "${PLAN[warmup_s]}" "${PLAN[url.${setup}]}"
+    "${WRK_ARGS[@]}" >/dev/null 2>"${WORK}/wrk.stderr" &
+    WRK_PID=$!
+    wait_wrk || log "warm-up of ${setup}: wrk failed: $(head -c 300 "${WORK}/wrk.stderr")"
   done
 }
 
-# measure N SETUP K: one wrk --latency run; stdout then stderr, verbatim, into its file.
+# measure N C SETUP K: one wrk --latency run through `drive run-wrk`, which puts its
+# stdout then stderr, verbatim, into the .wrk.txt and the CPU times into the .cpu.json.
 measure() {
-  local n="$1" setup="$2" k="$3" name started line rc=0
-  name="${setup}.gomaxprocs-${n}.run-${k}.wrk.txt"
-  wrk_args "${PLAN[duration_s]}" "${PLAN[url.${setup}]}"
-  local args=(wrk --latency "${WRK_ARGS[@]}")
-  line="$(drive measure-start --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}" --repeat "${k}")"
+  local n="$1" c="$2" setup="$3" k="$4" stem name cpu label started line rc=0
+  stem="${setup}.gomaxprocs-${n}"
+  label="${setup} GOMAXPROCS=${n}"
+  if ((PLAN[sweep])); then
+    stem+=".c${c}"
+    label+=" c=${c}"
+  fi
+  name="${stem}.run-${k}.wrk.txt"
+  cpu="${stem}.run-${k}.cpu.json"
+  wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency
+  local args=("${WRK_ARGS[@]}")
+  local ids=(--run "${RUN_DIR}" --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}")
+  line="$(drive measure-start "${ids[@]}")"
   printf '[run_bench] %s' "${line}" >&2
   PROGRESS_OPEN=1
-  STAGE="${setup} GOMAXPROCS=${n} run ${k}/${PLAN[repeats]} (its partial output was discarded)"
+  STAGE="${label} run ${k}/${PLAN[repeats]} (its partial output was discarded)"
   started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  CURRENT_FILE="${RUN_DIR}/${name}"
-  run_wrk "${CURRENT_FILE}" "${args[@]:1}" || rc=$?
-  cat "${WORK}/wrk.stderr" >>"${CURRENT_FILE}"
-  CURRENT_FILE=""
+  CURRENT_FILES=("${RUN_DIR}/${name}" "${RUN_DIR}/${cpu}")
+  drive_bg run-wrk "${ids[@]}" --out "${RUN_DIR}/${name}" --stderr "${WORK}/wrk.stderr" --cpu-file "${cpu}" -- "${args[@]}" &
+  WRK_PID=$!
+  wait_wrk || rc=$?
   STAGE="recording ${name}"
-  line="$(drive measure-end --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}" --repeat "${k}" \
-    --file "${name}" --command "${args[*]}" --exit-code "${rc}" --started-at "${started}")"
+  line="$(drive measure-end "${ids[@]}" --file "${name}" --cpu-file "${cpu}" --command "${args[*]}" \
+    --exit-code "${rc}" --started-at "${started}")"
+  CURRENT_FILES=()
   printf '%s\n' "${line}" >&2
   PROGRESS_OPEN=0
   MEASURED=$((MEASURED + 1))
@@ -506,11 +597,11 @@ measure() {
 
 # run_pass N: one GOMAXPROCS value, from starting the servers to stopping them.
 run_pass() {
-  local n="$1" text k setup reason order=() orders=()
+  local n="$1" text i k c setup reason order=() orders=() chosen=()
   STAGE="the start of the GOMAXPROCS=${n} pass"
   text="$(drive pass-start --run "${RUN_DIR}" --gomaxprocs "${n}")"
   mapfile -t orders <<<"${text}"
-  log "pass GOMAXPROCS=${n}: starting the Go server${PLAN[nginx_setups]:+ and nginx}"
+  log "pass GOMAXPROCS=${n}: starting the Go server${PLAN[nginx_setups]:+ and nginx}${PLAN[fasthttp_setups]:+ and the fasthttp server}"
   if ! start_go "${n}"; then
     reason="$(tail -n 1 "${RUN_DIR}/logs/go.gomaxprocs-${n}.log")"
     reason="the Go server did not start within ${READY_TIMEOUT_S}s: ${reason:-no output} (logs/go.gomaxprocs-${n}.log)"
@@ -525,17 +616,34 @@ run_pass() {
     return 0
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
+  if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
+    reason="$(tail -n 1 "${RUN_DIR}/logs/fasthttp.gomaxprocs-${n}.log")"
+    reason="the fasthttp server did not start within ${READY_TIMEOUT_S}s: ${reason:-no output} (logs/fasthttp.gomaxprocs-${n}.log)"
+    read -ra chosen <<<"${PLAN[fasthttp_setups]}"
+    for setup in "${chosen[@]}"; do
+      log "${setup} GOMAXPROCS=${n}: ${reason}; the run goes on without it"
+      SKIPPED+=("${setup} GOMAXPROCS=${n}: ${reason}")
+      record_unusable "${n}" "${setup}" "${reason}"
+    done
+    stop_process "${FASTHTTP_PID}" "fasthttp server"
+    FASTHTTP_PID=""
+  fi
   check_cells "${n}"
-  warm_up "${n}"
-  for ((k = 1; k <= PLAN[repeats]; k++)); do
-    read -ra order <<<"${orders[k - 1]}"
-    for setup in "${order[@]}"; do
-      contains "${setup}" "${USABLE[@]}" || continue
-      if servers_running "${setup}"; then
-        measure "${n}" "${setup}" "${k}"
-      else
-        drop_setup "${n}" "${setup}" "its server exited during the pass (see logs/); runs from ${k} on not measured"
-      fi
+  # orders: one line per (connection level, repeat), levels in turn (see drive new_pass).
+  i=0
+  for c in "${LEVELS[@]}"; do
+    warm_up "${n}" "${c}"
+    for ((k = 1; k <= PLAN[repeats]; k++)); do
+      read -ra order <<<"${orders[i]}"
+      i=$((i + 1))
+      for setup in "${order[@]}"; do
+        contains "${setup}" "${USABLE[@]}" || continue
+        if servers_running "${setup}"; then
+          measure "${n}" "${c}" "${setup}" "${k}"
+        else
+          drop_setup "${n}" "${setup}" "its server exited during the pass (see logs/); runs from c=${c} run ${k} on not measured"
+        fi
+      done
     done
   done
   STAGE="stopping the GOMAXPROCS=${n} servers"
@@ -591,12 +699,16 @@ stop_servers() {
     NGINX_PID=""
     NGINX_WORKERS=()
   fi
+  if [[ -n "${FASTHTTP_PID}" ]]; then
+    stop_process "${FASTHTTP_PID}" "fasthttp server"
+    FASTHTTP_PID=""
+  fi
   if [[ -n "${GO_PID}" ]]; then
     stop_process "${GO_PID}" "Go server"
     GO_PID=""
   fi
   if [[ -n "${SOCKET}" ]]; then
-    rm -f -- "${SOCKET}"
+    rm -f -- "${SOCKET}" "${HTTP_SOCKET}"
   fi
 }
 
@@ -611,7 +723,7 @@ cleanup() {
     wait "${WRK_PID}" 2>/dev/null
   fi
   stop_servers
-  [[ -z "${CURRENT_FILE}" ]] || rm -f -- "${CURRENT_FILE}"
+  ((${#CURRENT_FILES[@]} == 0)) || rm -f -- "${CURRENT_FILES[@]}"
   if [[ -n "${RUN_DIR}" ]] && ((!FINISHED)); then
     case "${status}" in
       130) state=interrupted reason="interrupted by SIGINT" ;;

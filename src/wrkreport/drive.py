@@ -1,4 +1,4 @@
-"""Drive: run_bench.sh's helpers -- plan, manifest, nginx config, ports, sysctl, progress.
+"""Drive: run_bench.sh's helpers -- plan, manifest, nginx config, ports, sysctl, CPU, progress.
 
 The shell script orchestrates processes; everything with JSON, arithmetic or text in it
 lives here. Standard library only (plus `wrkreport.parse`, itself stdlib-only), so that
@@ -20,9 +20,11 @@ import pwd
 import random
 import re
 import secrets
+import signal
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,6 +33,9 @@ SCHEMA = 1
 PROG = "run_bench.sh"
 LOOPBACK = "127.0.0.1"
 EXPECT_HEADER_BYTES = 141  # the article's `curl -sI URL | wc -c` (see docs/raw-format.md)
+HELLO_LINE = "Hello World\n"  # the article's body; --body-bytes repeats or cuts it
+MAX_BODY_BYTES = 1 << 20  # as the Go servers' -body-bytes bound
+MAX_HANDLER_DELAY_NS = 60 * 10**9
 RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 NO = 3  # exit status of a "no" answer (busy port, unusable cell, missing nginx module)
@@ -41,27 +46,37 @@ NO = 3  # exit status of a "no" answer (busy port, unusable cell, missing nginx 
 
 @dataclass(frozen=True)
 class Setup:
-    """One measured setup: who answers wrk, on which default port, and what nginx needs."""
+    """One measured setup: who answers wrk, on which default port, and what it depends on."""
 
     id: str
-    server: str  # "go" (wrk talks to Go directly) or "nginx"
+    server: str  # the process wrk talks to: "go" (gohello), "nginx" or "fasthttp" (gofasthttp)
     default_port: int
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
+    needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
+    default: bool = True  # measured without --setups (the article's four)
 
 
 # Order = display order. A new setup is a row here, a block in templates/nginx.conf.tmpl
 # (for nginx setups) and, for a new backend, a flag of the Go server.
 SETUPS: tuple[Setup, ...] = (
     Setup("go-http", "go", 8080),
-    Setup("nginx-http", "nginx", 8081, ("http_proxy", "http_upstream_keepalive")),
-    Setup("nginx-fcgi-tcp", "nginx", 8082, ("http_fastcgi", "http_upstream_keepalive")),
-    Setup("nginx-fcgi-unix", "nginx", 8083, ("http_fastcgi", "http_upstream_keepalive")),
+    Setup("nginx-http", "nginx", 8081, ("http_proxy", "http_upstream_keepalive"), ("nginx", "go")),
+    Setup("nginx-fcgi-tcp", "nginx", 8082, ("http_fastcgi", "http_upstream_keepalive"), ("nginx", "go")),
+    Setup("nginx-fcgi-unix", "nginx", 8083, ("http_fastcgi", "http_upstream_keepalive"), ("nginx", "go")),
+    Setup("nginx-http-unix", "nginx", 8084, ("http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False),
+    Setup("go-fasthttp", "fasthttp", 8085, (), ("fasthttp",), default=False),
+    # `return` is the rewrite module's; a body too long for one nginx token also needs map.
+    Setup("nginx-static", "nginx", 8086, ("http_rewrite", "http_map"), ("nginx",), default=False),
 )
 SETUP_IDS = tuple(s.id for s in SETUPS)
 SETUP_BY_ID = {s.id: s for s in SETUPS}
+DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
+ALL_SETUPS = "all"  # --setups all: every setup in the table
 # Ports the Go server always binds besides go-http's (which nginx-http proxies to).
 BACKEND_PORTS = {"go-fcgi-tcp": 9001}
 DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS}, **BACKEND_PORTS}
+# Processes whose CPU time each measurement records (docs/raw-format.md, the .cpu.json).
+CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
 
 PROFILES: dict[str, dict[str, int]] = {
     # Sized for a small machine: 40 measurements of 6 s on 2 cores take about 5 minutes.
@@ -84,6 +99,8 @@ class Param:
     seconds: bool = False  # accepts a trailing "s"
 
 
+# Profile-dependent parameters. --connections also takes a list (the sweep): see
+# connections_levels; its profile value is one level.
 PARAMS: tuple[Param, ...] = (
     Param("threads", "--threads", "BENCH_THREADS", 1),
     Param("connections", "--connections", "BENCH_CONNECTIONS", 1),
@@ -99,6 +116,13 @@ ENV_PROFILE, ENV_GOMAXPROCS, ENV_SETUPS, ENV_PORTS, ENV_OUT, ENV_SEED = (
     "BENCH_PORTS",
     "BENCH_OUT",
     "BENCH_SEED",
+)
+ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_UPSTREAM_KEEPALIVE, ENV_HANDLER_DELAY, ENV_BODY_BYTES = (
+    "BENCH_PIN_CLIENT",
+    "BENCH_PIN_SERVER",
+    "BENCH_UPSTREAM_KEEPALIVE",
+    "BENCH_HANDLER_DELAY",
+    "BENCH_BODY_BYTES",
 )
 
 # The article's kernel settings, in its order. How --tune treats each:
@@ -195,12 +219,104 @@ def url_for(port: int) -> str:
     return f"http://{LOOPBACK}:{port}/"
 
 
-def cpu_count() -> int:
-    """Return the CPUs this process may run on (what `nproc` prints)."""
+def usable_cpus() -> frozenset[int]:
+    """Return the CPUs this process may run on (those `nproc` counts)."""
     try:
-        return len(os.sched_getaffinity(0))
+        return frozenset(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        return frozenset(range(os.cpu_count() or 1))
+
+
+def cpu_count() -> int:
+    """Return how many CPUs this process may run on (what `nproc` prints)."""
+    return len(usable_cpus())
+
+
+CPU_RANGE = re.compile(r"(?P<first>[0-9]+)(?:-(?P<last>[0-9]+))?")
+
+
+def parse_cpu_list(text: str, what: str) -> list[int]:
+    """Return the CPUs of a taskset list, sorted: '0' -> [0], '0-2,5' -> [0, 1, 2, 5]."""
+    cpus: set[int] = set()
+    items = text.strip().split(",")
+    for item in items:
+        match = CPU_RANGE.fullmatch(item.strip())
+        if not match:
+            raise UsageError(f"{what} {text!r} is not a CPU list like 0, 1-3 or 0,2 (as taskset -c takes)")
+        first = int(match["first"])
+        last = int(match["last"]) if match["last"] is not None else first
+        if last < first:
+            raise UsageError(f"{what} {text!r}: range {item.strip()} runs backwards")
+        cpus.update(range(first, last + 1))
+    return sorted(cpus)
+
+
+def format_cpu_list(cpus: list[int]) -> str:
+    """Return the shortest taskset list for sorted CPUs: [0, 1, 2, 5] -> '0-2,5'."""
+    parts, start = [], None
+    for i, cpu in enumerate(cpus):
+        if start is None:
+            start = cpu
+        if i + 1 == len(cpus) or cpus[i + 1] != cpu + 1:
+            parts.append(str(cpu) if cpu == start else f"{start}-{cpu}")
+            start = None
+    return ",".join(parts)
+
+
+def pin_list(text: str | None, what: str, available: frozenset[int]) -> str | None:
+    """Return a validated, normalised taskset list ('1,0' -> '0-1'), or None when not given."""
+    if text is None or not text.strip():
+        return None
+    cpus = parse_cpu_list(text, what)
+    missing = [cpu for cpu in cpus if cpu not in available]
+    if missing:
+        raise UsageError(
+            f"{what} {text}: CPU {format_cpu_list(missing)} is not available here "
+            f"(this machine lets the benchmark use CPU {format_cpu_list(sorted(available))})"
+        )
+    return format_cpu_list(cpus)
+
+
+DURATION = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)(?P<unit>ns|us|µs|ms|s)")
+DURATION_UNITS_NS = {"ns": 1, "us": 1000, "µs": 1000, "ms": 10**6, "s": 10**9}
+
+
+def parse_duration_ns(text: str, what: str) -> int:
+    """Return a Go-style duration in nanoseconds: '1ms' -> 1000000, '500us' -> 500000, '0' -> 0."""
+    value = text.strip()
+    if value == "0":
+        return 0
+    match = DURATION.fullmatch(value)
+    if not match:
+        raise UsageError(f"{what} must be a duration like 1ms, 500us or 0, not {text!r}")
+    ns = round(float(match["number"]) * DURATION_UNITS_NS[match["unit"]])
+    if ns > MAX_HANDLER_DELAY_NS:
+        raise UsageError(f"{what} {text} is longer than {MAX_HANDLER_DELAY_NS // 10**9}s")
+    return ns
+
+
+SWITCH_WORDS = {"1": True, "on": True, "yes": True, "true": True, "0": False, "off": False, "no": False, "false": False}
+
+
+def parse_switch(text: str, what: str) -> bool:
+    """Return an environment switch's value: '1', 'on', 'yes', 'true' -> True; '0', 'off', ... -> False."""
+    value = SWITCH_WORDS.get(text.strip().lower())
+    if value is None:
+        raise UsageError(f"{what} must be 1 or 0 (on/off), not {text!r}")
+    return value
+
+
+def body_text(size: int) -> str:
+    """Return the response body of `size` bytes: repeated 'Hello World\\n', cut to size (as the Go servers)."""
+    return (HELLO_LINE * (size // len(HELLO_LINE) + 1))[:size]
+
+
+def expect_header_bytes(body_bytes: int) -> int:
+    """Return the HEAD header block size for a body size: 141 for 12 bytes, 143 for 4096.
+
+    Only the Content-Length value changes with the body: 'Content-Length: 12' has two digits.
+    """
+    return EXPECT_HEADER_BYTES - len(str(len(HELLO_LINE))) + len(str(body_bytes))
 
 
 # --- plan: options + environment + profile -> validated parameters -------------------
@@ -219,33 +335,66 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--out")
     p.add_argument("--seed")
     p.add_argument("--tune", action="store_true")
+    p.add_argument("--pin-client")
+    p.add_argument("--pin-server")
+    p.add_argument("--no-upstream-keepalive", action="store_true")
+    p.add_argument("--handler-delay")
+    p.add_argument("--body-bytes")
     return p
 
 
-def build_plan(argv: list[str], env: dict[str, str], root: Path, nproc: int, euid: int) -> dict:
-    """Return the run's parameters from options (first), environment, then profile."""
+def given_or_env(given: str | None, option: str, env: dict[str, str], name: str) -> tuple[str | None, str]:
+    """Return (text, where it came from) of a setting: the option if given, else the variable."""
+    if given is not None:
+        return given, option
+    return env.get(name), name
+
+
+def build_plan(
+    argv: list[str], env: dict[str, str], root: Path, nproc: int, euid: int, cpus: frozenset[int] | None = None
+) -> dict:
+    """Return the run's parameters from options (first), environment, then profile.
+
+    cpus: the CPUs pinning may name (default: 0 .. nproc-1).
+    """
     args = parse_options(argv)
     if args.quick and args.profile not in (None, "quick"):
         raise UsageError(f"--quick and --profile {args.profile} contradict each other")
     profile = "quick" if args.quick else args.profile or env.get(ENV_PROFILE) or "default"
     if profile not in PROFILES:
         raise UsageError(f"{ENV_PROFILE}={profile!r}: choose one of {', '.join(PROFILES)}")
-    plan: dict = {"profile": profile}
+    plan: dict = {"profile": profile, "warnings": []}
     for param in PARAMS:
-        given = getattr(args, param.key)
-        source = param.option if given is not None else param.env
-        text = given if given is not None else env.get(param.env)
-        plan[param.key] = (
-            PROFILES[profile][param.key] if text is None else parse_int(text, source, param.minimum, param.seconds)
-        )
-    if plan["connections"] < plan["threads"]:
-        raise UsageError(f"connections ({plan['connections']}) must be >= threads ({plan['threads']}), as wrk requires")
+        text, source = given_or_env(getattr(args, param.key), param.option, env, param.env)
+        if text is None:
+            plan[param.key] = PROFILES[profile][param.key]
+        elif param.key == "connections":
+            plan["connections_levels"] = connections_levels(text, source)
+        else:
+            plan[param.key] = parse_int(text, source, param.minimum, param.seconds)
+    levels = plan.setdefault("connections_levels", [plan.get("connections")])
+    # One level: the int, as before the sweep; several: no single value.
+    plan["connections"] = levels[0] if len(levels) == 1 else None
+    if min(levels) < plan["threads"]:
+        raise UsageError(f"connections ({min(levels)}) must be >= threads ({plan['threads']}), as wrk requires")
     plan["gomaxprocs"] = gomaxprocs_list(args.gomaxprocs, env, nproc)
     plan["setups"] = setup_list(args.setups, env)
-    plan["ports"] = port_map(args.port, env)
+    plan["ports"] = port_map(args.port, env, plan["setups"])
     plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
     plan["urls"] = {s: url_for(plan["ports"][s]) for s in plan["setups"]}
-    plan["expect_header_bytes"] = EXPECT_HEADER_BYTES
+    plan.update(knobs(args, env))
+    plan["expect_header_bytes"] = expect_header_bytes(plan["body_bytes"])
+    available = cpus if cpus is not None else frozenset(range(nproc))
+    for key, option, name in (("pin_client", "--pin-client", ENV_PIN_CLIENT), ("pin_server", "--pin-server", ENV_PIN_SERVER)):
+        text, source = given_or_env(getattr(args, key), option, env, name)
+        plan[key] = pin_list(text, source, available)
+    if plan["pin_client"] and plan["pin_server"]:
+        shared = set(parse_cpu_list(plan["pin_client"], "")) & set(parse_cpu_list(plan["pin_server"], ""))
+        if shared:
+            plan["warnings"].append(
+                f"--pin-client {plan['pin_client']} and --pin-server {plan['pin_server']} share CPU "
+                f"{format_cpu_list(sorted(shared))}: wrk and the servers compete there"
+            )
     plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0)
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
@@ -254,12 +403,48 @@ def build_plan(argv: list[str], env: dict[str, str], root: Path, nproc: int, eui
     if "\n" in out:
         raise UsageError("--out must not contain a line break")
     plan["out"] = os.path.abspath(out)
-    plan["measurements"] = len(plan["gomaxprocs"]) * len(plan["setups"]) * plan["repeats"]
+    plan["measurements"] = measurement_count(plan)
     plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"])))
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
-    plan["needed_fds"] = 2 * plan["connections"] + 256
+    plan["needed_fds"] = 2 * max(levels) + 256
     return plan
+
+
+def connections_levels(text: str, source: str) -> list[int]:
+    """Return the connection levels of --connections: '100' -> [100], '10,100,1000' -> [10, 100, 1000]."""
+    items = split_list(text)
+    what = source if len(items) == 1 else f"{source} value"
+    levels = dedupe([parse_int(item, what, 1) for item in items])
+    if not levels:
+        raise UsageError(f"{source} needs at least one value, e.g. 100 or 10,100,1000")
+    return levels
+
+
+def knobs(args: argparse.Namespace, env: dict[str, str]) -> dict:
+    """Return upstream_keepalive, handler_delay_ns, handler_delay_ms and body_bytes."""
+    if args.no_upstream_keepalive:
+        keepalive = False
+    else:
+        text = env.get(ENV_UPSTREAM_KEEPALIVE)
+        keepalive = True if text is None else parse_switch(text, ENV_UPSTREAM_KEEPALIVE)
+    text, source = given_or_env(args.handler_delay, "--handler-delay", env, ENV_HANDLER_DELAY)
+    delay_ns = 0 if text is None else parse_duration_ns(text, source)
+    text, source = given_or_env(args.body_bytes, "--body-bytes", env, ENV_BODY_BYTES)
+    body_bytes = len(HELLO_LINE) if text is None else parse_int(text, source, 1)
+    if body_bytes > MAX_BODY_BYTES:
+        raise UsageError(f"{source} must be at most {MAX_BODY_BYTES} (1 MiB), not {body_bytes}")
+    return {
+        "upstream_keepalive": keepalive,
+        "handler_delay_ns": delay_ns,
+        "handler_delay_ms": delay_ns // 10**6 if delay_ns % 10**6 == 0 else delay_ns / 10**6,
+        "body_bytes": body_bytes,
+    }
+
+
+def measurement_count(parameters: dict) -> int:
+    """Return how many measurements a run makes: GOMAXPROCS x levels x setups x repeats."""
+    return len(parameters["gomaxprocs"]) * len(parameters["connections_levels"]) * len(parameters["setups"]) * parameters["repeats"]
 
 
 def parse_options(argv: list[str]) -> argparse.Namespace:
@@ -284,21 +469,29 @@ def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[
 
 
 def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
-    """Return the selected setups in table order (option, BENCH_SETUPS, else all)."""
+    """Return the selected setups in table order (option, BENCH_SETUPS, else the article's four).
+
+    'all' selects every setup.
+    """
     text = given if given is not None else env.get(ENV_SETUPS)
     if text is None:
-        return list(SETUP_IDS)
+        return list(DEFAULT_SETUP_IDS)
     chosen = split_list(text)
+    if ALL_SETUPS in chosen:
+        return list(SETUP_IDS)
     unknown = [s for s in chosen if s not in SETUP_BY_ID]
     if unknown:
-        raise UsageError(f"unknown setup {unknown[0]!r}; choose from {', '.join(SETUP_IDS)}")
+        raise UsageError(f"unknown setup {unknown[0]!r}; choose from {', '.join(SETUP_IDS)} (or {ALL_SETUPS})")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
 
 
-def port_map(given: list[str], env: dict[str, str]) -> dict[str, int]:
-    """Return every port by name: defaults, then BENCH_PORTS, then each --port NAME=PORT."""
+def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = None) -> dict[str, int]:
+    """Return the ports by name: defaults, then BENCH_PORTS, then each --port NAME=PORT.
+
+    Kept: the article's four setups and Go's FastCGI port always, other setups when chosen.
+    """
     ports = dict(DEFAULT_PORTS)
     items = [(f"{ENV_PORTS}", item) for item in split_list(env.get(ENV_PORTS, ""))]
     items += [("--port", item) for option in given for item in split_list(option)]
@@ -309,12 +502,13 @@ def port_map(given: list[str], env: dict[str, str]) -> dict[str, int]:
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > 65535:
             raise UsageError(f"{source} {name}: port {ports[name]} is above 65535")
-    return ports
+    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | set(setups or ())
+    return {name: port for name, port in ports.items() if name in kept}
 
 
 def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
-    """Return the ports this run binds: Go's two TCP ports always, plus each nginx setup's."""
-    names = ["go-http", *BACKEND_PORTS, *(s for s in setups if SETUP_BY_ID[s].server == "nginx")]
+    """Return the ports this run binds: Go's two TCP ports always, plus each nginx or fasthttp setup's."""
+    names = ["go-http", *BACKEND_PORTS, *(s for s in setups if SETUP_BY_ID[s].server != "go")]
     needed = {name: ports[name] for name in names}
     seen: dict[int, str] = {}
     for name, port in needed.items():
@@ -324,24 +518,41 @@ def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
     return needed
 
 
-def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int) -> float:
-    """Return the expected time left: remaining measurements, plus warm-ups of passes not started."""
+def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int, levels_left: int = 0) -> float:
+    """Return the expected time left: remaining measurements, plus the warm-ups not started.
+
+    Warm-ups come before each connection level of a pass: those of the passes_left passes not
+    started, and of the levels_left levels still to come in the current pass.
+    """
     per_measurement = parameters["duration_s"] + MEASUREMENT_OVERHEAD_S
-    total = len(parameters["gomaxprocs"]) * len(parameters["setups"]) * parameters["repeats"]
-    per_pass = PASS_OVERHEAD_S + len(parameters["setups"]) * (parameters["warmup_s"] + MEASUREMENT_OVERHEAD_S)
-    return (total - measurements_done) * per_measurement + passes_left * per_pass
+    per_level = len(parameters["setups"]) * (parameters["warmup_s"] + MEASUREMENT_OVERHEAD_S)
+    per_pass = PASS_OVERHEAD_S + len(parameters["connections_levels"]) * per_level
+    return (measurement_count(parameters) - measurements_done) * per_measurement + passes_left * per_pass + levels_left * per_level
 
 
 def plan_lines(plan: dict) -> list[str]:
-    """Return the plan as `key value` lines for the script (lists space-separated)."""
+    """Return the plan as `key value` lines for the script (lists space-separated; unset keys left out)."""
     lines = []
-    for key in ("profile", *(p.key for p in PARAMS), "seed", "measurements", "needed_fds"):
+    keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes")
+    for key in keys:
         lines.append(f"{key} {plan[key]}")
+    lines.append(f"connections {' '.join(map(str, plan['connections_levels']))}")
+    lines.append(f"connections_max {max(plan['connections_levels'])}")
+    lines.append(f"sweep {int(len(plan['connections_levels']) > 1)}")
     lines.append(f"tune {int(plan['tune'])}")
+    lines.append(f"handler_delay {plan['handler_delay_ns']}ns")
     lines.append(f"gomaxprocs {' '.join(map(str, plan['gomaxprocs']))}")
     lines.append(f"setups {' '.join(plan['setups'])}")
-    nginx = [s for s in plan["setups"] if SETUP_BY_ID[s].server == "nginx"]
-    lines.append(f"nginx_setups {' '.join(nginx)}")
+    for server in ("nginx", "fasthttp"):
+        chosen = [s for s in plan["setups"] if server in SETUP_BY_ID[s].needs]
+        if chosen:
+            lines.append(f"{server}_setups {' '.join(chosen)}")
+    for setup in plan["setups"]:
+        lines.append(f"server.{setup} {SETUP_BY_ID[setup].server}")
+        lines.append(f"needs.{setup} {' '.join(SETUP_BY_ID[setup].needs)}")
+    for key in ("pin_client", "pin_server"):
+        if plan[key]:
+            lines.append(f"{key} {plan[key]}")
     lines += [f"port.{name} {port}" for name, port in plan["ports"].items()]
     lines += [f"url.{name} {url}" for name, url in plan["urls"].items()]
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
@@ -609,11 +820,17 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
     versions, version_lines = tool_versions(nginx)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
     parameters.update(
+        connections_levels=plan["connections_levels"],
         gomaxprocs=plan["gomaxprocs"],
         setups=plan["setups"],
         ports=plan["ports"],
         urls=plan["urls"],
         expect_header_bytes=plan["expect_header_bytes"],
+        body_bytes=plan["body_bytes"],
+        handler_delay_ms=plan["handler_delay_ms"],
+        upstream_keepalive=plan["upstream_keepalive"],
+        pin_client=plan["pin_client"],
+        pin_server=plan["pin_server"],
         tune=plan["tune"],
         seed=plan["seed"],
     )
@@ -657,15 +874,27 @@ def find_pass(manifest: dict, gomaxprocs: int) -> dict:
     raise KeyError(f"no pass for GOMAXPROCS={gomaxprocs} in the manifest")
 
 
+def levels_of(parameters: dict) -> list[int]:
+    """Return a manifest's connection levels (a manifest from before the sweep has one)."""
+    return parameters.get("connections_levels") or [parameters["connections"]]
+
+
 def new_pass(manifest: dict, gomaxprocs: int) -> dict:
-    """Append and return the pass entry for a GOMAXPROCS value, with its shuffled orders."""
+    """Append and return the pass entry for a GOMAXPROCS value, with its shuffled orders.
+
+    The pass runs each connection level in turn and, within it, each repeat: `order` holds
+    one shuffled setup order per (level, repeat) in that sequence, `order_connections` the
+    level of each. With one level, `order` is one list per repeat, as before the sweep.
+    """
     params = manifest["parameters"]
+    levels = levels_of(params)
     entry = {
         "gomaxprocs": gomaxprocs,
         "go_reported_gomaxprocs": None,
-        "order": shuffled_orders(params["setups"], params["repeats"], params["seed"], gomaxprocs),
+        "order": shuffled_orders(params["setups"], params["repeats"] * len(levels), params["seed"], gomaxprocs),
+        "order_connections": [c for c in levels for _ in range(params["repeats"])],
         "cells": {},
-        "pids": {"go": None, "nginx": None, "nginx_workers": []},
+        "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None},
         "notes": [],
         "started_at": iso(utc_now()),
         "ended_at": None,
@@ -702,24 +931,36 @@ def cell_from_headers(data: bytes | None, ready: bool, error: str | None) -> dic
     return cell
 
 
-def progress_index(manifest: dict, gomaxprocs: int, setup: str, repeat: int) -> tuple[int, int]:
+def order_index(parameters: dict, connections: int, repeat: int) -> int:
+    """Return the index in a pass's `order` of the (connection level, repeat) round."""
+    return levels_of(parameters).index(connections) * parameters["repeats"] + repeat - 1
+
+
+def progress_index(manifest: dict, gomaxprocs: int, connections: int, setup: str, repeat: int) -> tuple[int, int]:
     """Return (1-based position of this measurement in the whole run, total measurements)."""
     params = manifest["parameters"]
-    per_repeat = len(params["setups"])
-    per_pass = per_repeat * params["repeats"]
+    per_round = len(params["setups"])
+    per_pass = per_round * params["repeats"] * len(levels_of(params))
     pass_index = params["gomaxprocs"].index(gomaxprocs)
-    order = find_pass(manifest, gomaxprocs)["order"][repeat - 1]
-    index = pass_index * per_pass + (repeat - 1) * per_repeat + order.index(setup) + 1
+    round_index = order_index(params, connections, repeat)
+    order = find_pass(manifest, gomaxprocs)["order"][round_index]
+    index = pass_index * per_pass + round_index * per_round + order.index(setup) + 1
     return index, per_pass * len(params["gomaxprocs"])
 
 
-def progress_start(manifest: dict, gomaxprocs: int, setup: str, repeat: int) -> str:
-    """Return the start of a progress line: '[5/40] nginx-fcgi-tcp GOMAXPROCS=2 run 2/5 (~3m 10s left) ... '."""
+def progress_start(manifest: dict, gomaxprocs: int, connections: int, setup: str, repeat: int) -> str:
+    """Return the start of a progress line: '[5/40] nginx-fcgi-tcp GOMAXPROCS=2 run 2/5 (~3m 10s left) ... '.
+
+    In a sweep, the connection level follows GOMAXPROCS: '... GOMAXPROCS=2 c=100 run 2/5 ...'.
+    """
     params = manifest["parameters"]
-    index, total = progress_index(manifest, gomaxprocs, setup, repeat)
+    levels = levels_of(params)
+    index, total = progress_index(manifest, gomaxprocs, connections, setup, repeat)
     passes_left = len(params["gomaxprocs"]) - params["gomaxprocs"].index(gomaxprocs) - 1
-    left = estimate_seconds(params, index - 1, passes_left)
-    return f"[{index}/{total}] {setup} GOMAXPROCS={gomaxprocs} run {repeat}/{params['repeats']} (~{format_duration(left)} left) ... "
+    levels_left = len(levels) - levels.index(connections) - 1
+    left = estimate_seconds(params, index - 1, passes_left, levels_left)
+    level = f" c={connections}" if len(levels) > 1 else ""
+    return f"[{index}/{total}] {setup} GOMAXPROCS={gomaxprocs}{level} run {repeat}/{params['repeats']} (~{format_duration(left)} left) ... "
 
 
 def progress_result(path: Path, exit_code: int) -> str:
@@ -747,25 +988,59 @@ def progress_result(path: Path, exit_code: int) -> str:
 
 
 def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
-    """Return one line per cell: median req/s over its measurements, and how many there were."""
+    """Return one line per cell: median req/s over its measurements, how many there were, and
+    the median CPU time per 1,000 requests of each process the setup runs on."""
     from .errors import ParseError
     from .parse import parse_file
 
-    rates: dict[tuple[int, str], list[float]] = {}
+    params = manifest["parameters"]
+    levels = levels_of(params)
+    rates: dict[tuple, list[float]] = {}
+    cpu: dict[tuple, dict[str, list[float]]] = {}
     for m in manifest["measurements"]:
         try:
-            value = parse_file(run_dir / m["file"]).requests_per_sec
+            result = parse_file(run_dir / m["file"])
         except ParseError:
-            value = None
-        if value is not None:
-            rates.setdefault((m["gomaxprocs"], m["setup"]), []).append(value)
+            continue
+        key = (m["gomaxprocs"], m.get("connections", levels[0]), m["setup"])
+        if result.requests_per_sec is not None:
+            rates.setdefault(key, []).append(result.requests_per_sec)
+        record = read_cpu_record(run_dir, m.get("cpu_file"))
+        if record and result.requests:
+            for name, ms in cpu_ms_per_1k_requests(record, result.requests).items():
+                cpu.setdefault(key, {}).setdefault(name, []).append(ms)
     lines = []
-    for n in manifest["parameters"]["gomaxprocs"]:
-        for setup in manifest["parameters"]["setups"]:
-            values = rates.get((n, setup))
-            shown = f"{format_rate(statistics.median(values))} req/s (median of {len(values)})" if values else "no result"
-            lines.append(f"GOMAXPROCS={n} {setup:<16} {shown}")
+    for n in params["gomaxprocs"]:
+        for c in levels:
+            level = f" c={c}" if len(levels) > 1 else ""
+            for setup in params["setups"]:
+                values = rates.get((n, c, setup))
+                shown = f"{format_rate(statistics.median(values))} req/s (median of {len(values)})" if values else "no result"
+                per_process = cpu.get((n, c, setup), {})
+                used = [f"{name} {statistics.median(per_process[name]):.1f}" for name in SETUP_BY_ID[setup].needs if name in per_process]
+                if values and used:
+                    shown += f"; CPU ms per 1k requests: {', '.join(used)}"
+                lines.append(f"GOMAXPROCS={n}{level} {setup:<16} {shown}")
     return lines
+
+
+def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
+    """Return a measurement's .cpu.json, or None when it has none or it cannot be read."""
+    if not name:
+        return None
+    try:
+        return json.loads((run_dir / name).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_ms_per_1k_requests(record: dict, requests: int) -> dict[str, float]:
+    """Return each measured process's CPU time (user + system) per 1,000 requests, in ms."""
+    per = {}
+    for name, usage in record["processes"].items():
+        if usage is not None:
+            per[name] = (usage["user_s"] + usage["system_s"]) * 1000 / (requests / 1000)
+    return per
 
 
 # --- nginx: modules and configuration --------------------------------------------------
@@ -789,6 +1064,9 @@ def nginx_missing_modules(nginx_V: str, setups: list[str]) -> list[str]:
 
 SECTION_START = re.compile(r"^#@setup (?P<setup>\S+)\s*$")
 SECTION_END = re.compile(r"^#@end\s*$")
+IF_START = re.compile(r"^\s*#@if (?P<flag>[a-z_]+)\s*$")
+IF_ELSE = re.compile(r"^\s*#@else\s*$")
+IF_END = re.compile(r"^\s*#@endif\s*$")
 TEMPLATE_COMMENT = re.compile(r"^#@(?:\s.*)?$")  # "#@ ..." or "#@": dropped from the output
 PLACEHOLDER = re.compile(r"\{\{(?P<name>[a-z_]+)\}\}")
 NGINX_UNSAFE = re.compile(r"[\s\"'\\;{}$#]")
@@ -801,10 +1079,28 @@ def nginx_value(value: str) -> str:
     return value
 
 
-def render_template(template: str, setups: list[str], values: dict[str, str]) -> str:
-    """Keep the sections of the selected setups, drop `#@` comments, fill every {{name}}."""
+def render_template(template: str, setups: list[str], values: dict[str, str], flags: dict[str, bool] | None = None) -> str:
+    """Keep the sections of the selected setups and the `#@if` branches of the flags, drop
+    `#@` comments, fill every {{name}}."""
+    flags = flags or {}
     kept, current = [], None
+    branch: tuple[str, bool] | None = None  # (flag, keep lines) inside #@if .. #@endif
     for number, line in enumerate(template.splitlines(), 1):
+        if_start, if_else, if_end = IF_START.match(line), IF_ELSE.match(line), IF_END.match(line)
+        if if_start:
+            if branch is not None:
+                raise ValueError(f"template line {number}: #@if inside #@if {branch[0]}")
+            if if_start["flag"] not in flags:
+                raise ValueError(f"template line {number}: unknown flag {if_start['flag']!r}")
+            branch = (if_start["flag"], flags[if_start["flag"]])
+            continue
+        if if_else or if_end:
+            if branch is None:
+                raise ValueError(f"template line {number}: {line.strip()} without #@if")
+            branch = (branch[0], not branch[1]) if if_else else None
+            continue
+        if branch is not None and not branch[1]:
+            continue
         start = SECTION_START.match(line)
         if start:
             if current is not None:
@@ -824,6 +1120,8 @@ def render_template(template: str, setups: list[str], values: dict[str, str]) ->
             kept.append(line)
     if current is not None:
         raise ValueError(f"template: section {current} not closed with #@end")
+    if branch is not None:
+        raise ValueError(f"template: #@if {branch[0]} not closed with #@endif")
 
     def fill(match: re.Match) -> str:
         name = match["name"]
@@ -834,8 +1132,10 @@ def render_template(template: str, setups: list[str], values: dict[str, str]) ->
     return PLACEHOLDER.sub(fill, "\n".join(kept) + "\n")
 
 
-def nginx_values(manifest: dict, prefix: str, socket: str, user: str | None, group: str | None, rlimit: int) -> dict[str, str]:
-    """Return the template values for this run (ports, private paths, worker user)."""
+def nginx_values(
+    manifest: dict, prefix: str, socket: str, user: str | None, group: str | None, rlimit: int, http_socket: str = ""
+) -> dict[str, str]:
+    """Return the template values for this run (ports, private paths, worker user, static body)."""
     nginx_V = manifest.get("nginx_V") or ""
     conf_dir = nginx_conf_dir(nginx_V)
     if conf_dir is None or not (conf_dir / "fastcgi_params").is_file():
@@ -856,12 +1156,51 @@ def nginx_values(manifest: dict, prefix: str, socket: str, user: str | None, gro
         "worker_rlimit_nofile": str(rlimit),
         "prefix": nginx_value(prefix),
         "socket": nginx_value(socket),
+        "http_socket": nginx_value(http_socket) if http_socket else "",
         "fastcgi_params": nginx_value(str(conf_dir / "fastcgi_params")),
         "optional_temp_paths": "\n".join(optional),
     }
+    values.update(static_body_values(manifest["parameters"].get("body_bytes", len(HELLO_LINE))))
     for name, port in manifest["parameters"]["ports"].items():
         values["port_" + name.replace("-", "_")] = str(port)
     return values
+
+
+def nginx_flags(manifest: dict) -> dict[str, bool]:
+    """Return the template's #@if flags for this run."""
+    return {"upstream_keepalive": manifest["parameters"].get("upstream_keepalive", True)}
+
+
+# nginx reads its configuration through a 4096-byte buffer and refuses a longer token
+# ("too long parameter"). A static body whose quoted text would be longer than
+# STATIC_TOKEN_CHARS comes from map variables of STATIC_CHUNK_BYTES each instead.
+STATIC_TOKEN_CHARS = 2000
+STATIC_CHUNK_BYTES = 1800
+
+
+def nginx_quote(text: str) -> str:
+    """Return a body as the inside of an nginx double-quoted string: 'Hello World\\n' -> 'Hello World\\\\n'.
+
+    Bodies are made of 'Hello World\\n' only, so a newline is the one character to escape.
+    """
+    return text.replace("\n", "\\n")
+
+
+def static_body_values(body_bytes: int) -> dict[str, str]:
+    """Return nginx-static's `return` text and the map blocks it needs for a body of that size.
+
+    12 bytes: return 200 "Hello World\\n"; a body too long for one token comes from map
+    variables with constant values ($static_body_0 ...), concatenated per request.
+    """
+    body = body_text(body_bytes)
+    if len(nginx_quote(body)) <= STATIC_TOKEN_CHARS:
+        return {"static_body_maps": "    # The body fits in one token: no map needed.", "static_return": f'"{nginx_quote(body)}"'}
+    maps, names = [], []
+    for i in range(0, len(body), STATIC_CHUNK_BYTES):
+        name = f"static_body_{len(names)}"
+        names.append(f"${name}")
+        maps.append(f'    map $server_port ${name} {{ default "{nginx_quote(body[i : i + STATIC_CHUNK_BYTES])}"; }}')
+    return {"static_body_maps": "\n".join(maps), "static_return": f'"{"".join(names)}"'}
 
 
 def untraversable(path: Path, uid: int, gids: set[int]) -> str | None:
@@ -889,11 +1228,25 @@ def user_ids(name: str) -> tuple[int, set[int]]:
     return entry.pw_uid, gids
 
 
-# --- Processes -------------------------------------------------------------------------
+# --- Processes and their CPU time ----------------------------------------------------
+
+
+def stat_fields(stat: str) -> list[str]:
+    """Return the fields of a /proc/<pid>/stat line after the command name: [state, ppid, ...].
+
+    The name is in parentheses and may hold spaces or parentheses itself, so split after
+    the last ')'. Field n of proc(5) is at index n - 3.
+    """
+    return stat.rsplit(")", 1)[1].split()
 
 
 def child_pids(pid: int, proc: Path = Path("/proc")) -> list[int]:
     """Return the PIDs whose parent is pid (nginx's workers, from the master's PID)."""
+    try:  # the kernel's own list (CONFIG_PROC_CHILDREN), for a single-threaded parent
+        text = (proc / str(pid) / "task" / str(pid) / "children").read_text()
+        return sorted(int(child) for child in text.split())
+    except (OSError, ValueError):
+        pass
     children = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -902,10 +1255,127 @@ def child_pids(pid: int, proc: Path = Path("/proc")) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid:
+        if int(stat_fields(stat)[1]) == pid:
             children.append(int(entry.name))
     return sorted(children)
+
+
+def cpu_ticks(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
+    """Return (utime, stime) of a process, all its threads, in clock ticks; None when it is gone."""
+    try:
+        fields = stat_fields((proc / str(pid) / "stat").read_text())
+    except (OSError, IndexError):
+        return None
+    return int(fields[11]), int(fields[12])  # proc(5) fields 14 and 15
+
+
+def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
+    """Return the PIDs whose CPU time counts per server: go and fasthttp as started, nginx's
+    master with its children (the workers it started); servers not in the pass are left out."""
+    found = {}
+    for name in ("go", "fasthttp"):
+        if pids.get(name):
+            found[name] = [pids[name]]
+    if pids.get("nginx"):
+        found["nginx"] = [pids["nginx"], *child_pids(pids["nginx"], proc)]
+    return found
+
+
+def cpu_snapshot(pids: dict[str, list[int]], proc: Path = Path("/proc")) -> dict[str, dict[int, tuple[int, int]]]:
+    """Return the CPU ticks of each named group of PIDs (those still running)."""
+    snapshot = {}
+    for name, group in pids.items():
+        ticks = {pid: cpu_ticks(pid, proc) for pid in group}
+        snapshot[name] = {pid: value for pid, value in ticks.items() if value is not None}
+    return snapshot
+
+
+def cpu_delta(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]], ticks_per_s: int) -> dict | None:
+    """Return {'user_s', 'system_s', 'pids'} consumed between two snapshots of one group.
+
+    A PID seen only after (a process started meanwhile) counts from zero; one gone by the
+    second snapshot cannot be read and is left out. None when nothing could be read.
+    """
+    if not after:
+        return None
+    user = sum(u - before.get(pid, (0, 0))[0] for pid, (u, _) in after.items())
+    system = sum(t - before.get(pid, (0, 0))[1] for pid, (_, t) in after.items())
+    return {"user_s": round(user / ticks_per_s, 3), "system_s": round(system / ticks_per_s, 3), "pids": sorted(after)}
+
+
+def cpu_record(measurement: dict, before: dict, after: dict, wrk: dict, wall_s: float, pinning: dict | None) -> dict:
+    """Return the .cpu.json of one measurement (docs/raw-format.md) from its two snapshots."""
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES}
+    for name in after:
+        processes[name] = cpu_delta(before.get(name, {}), after[name], ticks_per_s)
+    processes["wrk"] = wrk
+    return {
+        "schema": SCHEMA,
+        **measurement,
+        "wall_s": round(wall_s, 3),
+        "clock_ticks_per_s": ticks_per_s,
+        "logical_cores": os.cpu_count(),
+        "processes": processes,
+        "pinning": pinning,
+    }
+
+
+def pinning_of(parameters: dict) -> dict | None:
+    """Return the manifest's pinning as {'client', 'server'}, or None when nothing is pinned."""
+    client, server = parameters.get("pin_client"), parameters.get("pin_server")
+    return {"client": client, "server": server} if client or server else None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """How a measured command (wrk) ended."""
+
+    status: int  # its exit status; 128 + N when it died of signal N
+    pid: int | None  # None: not started (a signal came first)
+    user_s: float  # its own CPU time, from the rusage of wait4
+    system_s: float
+    wall_s: float
+    signal: int | None  # the last SIGINT/SIGTERM received meanwhile (passed on to it), or None
+
+
+def run_measured(argv: list[str], stdout: Path, stderr: Path) -> Measured:
+    """Run argv (wrk) with its output in files, passing SIGINT and SIGTERM on to it."""
+    received: list[int] = []
+    child: list[int] = []
+
+    def forward(signum, _frame):
+        received.append(signum)
+        for pid in child:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            if received:
+                return Measured(128 + received[-1], None, 0.0, 0.0, 0.0, received[-1])
+            started = time.monotonic()
+            file_actions = [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+            child.append(os.posix_spawnp(argv[0], argv, os.environ, file_actions=file_actions))
+            if received:
+                os.kill(child[0], received[-1])
+            _, status, rusage = os.wait4(child[0], 0)
+            wall_s = time.monotonic() - started
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    code = os.waitstatus_to_exitcode(status)
+    return Measured(
+        status=128 - code if code < 0 else code,
+        pid=child[0],
+        user_s=rusage.ru_utime,
+        system_s=rusage.ru_stime,
+        wall_s=wall_s,
+        signal=received[-1] if received else None,
+    )
 
 
 # --- Subcommands -----------------------------------------------------------------------
@@ -914,7 +1384,10 @@ def child_pids(pid: int, proc: Path = Path("/proc")) -> list[int]:
 def cmd_plan(args) -> int:
     """Validate the script's options and print the plan; save it as JSON for `init`."""
     options = args.options[1:] if args.options[:1] == ["--"] else args.options
-    plan = build_plan(options, dict(os.environ), Path(args.root), cpu_count(), os.geteuid())
+    cpus = usable_cpus()
+    plan = build_plan(options, dict(os.environ), Path(args.root), len(cpus), os.geteuid(), cpus)
+    for warning in plan["warnings"]:
+        print(f"[run_bench] warning: {warning}", file=sys.stderr)
     write_json_atomic(Path(args.save), plan)
     print("\n".join(plan_lines(plan)))
     return 0
@@ -982,9 +1455,9 @@ def cmd_init(args) -> int:
 def cmd_render_nginx(args) -> int:
     """Render the nginx configuration of this run to --out."""
     manifest = load_manifest(Path(args.run))
-    values = nginx_values(manifest, args.prefix, args.socket, args.user, args.group, args.rlimit)
+    values = nginx_values(manifest, args.prefix, args.socket, args.user, args.group, args.rlimit, args.http_socket)
     nginx_setups = [s for s in manifest["parameters"]["setups"] if SETUP_BY_ID[s].server == "nginx"]
-    text = render_template(Path(args.template).read_text(), nginx_setups, values)
+    text = render_template(Path(args.template).read_text(), nginx_setups, values, nginx_flags(manifest))
     Path(args.out).write_text(text)
     return 0
 
@@ -1008,6 +1481,8 @@ def cmd_pass_update(args) -> int:
         entry["go_reported_gomaxprocs"] = go_reported_gomaxprocs(Path(args.go_log).read_text(errors="replace"))
     if args.go_pid is not None:
         entry["pids"]["go"] = args.go_pid
+    if args.fasthttp_pid is not None:
+        entry["pids"]["fasthttp"] = args.fasthttp_pid
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = child_pids(args.nginx_pid)
@@ -1044,20 +1519,58 @@ def cmd_cell(args) -> int:
 def cmd_measure_start(args) -> int:
     """Print the start of this measurement's progress line."""
     manifest = load_manifest(Path(args.run))
-    print(progress_start(manifest, args.gomaxprocs, args.setup, args.repeat), end="")
+    connections = args.connections or levels_of(manifest["parameters"])[0]
+    print(progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat), end="")
     return 0
+
+
+def cmd_run_wrk(args) -> int:
+    """Run wrk (the command after --) for one measurement and write its .cpu.json.
+
+    Its stdout then stderr go to --out; the CPU time of the pass's servers is read from
+    /proc just before and just after, wrk's own from its rusage. Exits with wrk's status;
+    on SIGINT/SIGTERM (passed on to wrk) with 128 + N and no .cpu.json.
+    """
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise UsageError("run-wrk needs the wrk command after --")
+    pids = server_pids(find_pass(manifest, args.gomaxprocs)["pids"])
+    out, stderr = Path(args.out), Path(args.stderr)
+    before = cpu_snapshot(pids)
+    wrk = run_measured(argv, out, stderr)
+    after = cpu_snapshot(pids)
+    with open(out, "ab") as f:
+        f.write(stderr.read_bytes())
+    if wrk.signal is not None:
+        return wrk.status
+    measurement = {
+        "file": out.name,
+        "setup": args.setup,
+        "gomaxprocs": args.gomaxprocs,
+        "connections": args.connections or levels_of(params)[0],
+        "repeat": args.repeat,
+    }
+    usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
+    write_json_atomic(run_dir / args.cpu_file, cpu_record(measurement, before, after, usage, wrk.wall_s, pinning_of(params)))
+    return wrk.status
 
 
 def cmd_measure_end(args) -> int:
     """Record a finished measurement and print the end of its progress line."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
+    cpu_file = args.cpu_file if args.cpu_file and (run_dir / args.cpu_file).is_file() else None
     manifest["measurements"].append(
         {
             "setup": args.setup,
             "gomaxprocs": args.gomaxprocs,
+            "connections": args.connections or levels_of(manifest["parameters"])[0],
             "repeat": args.repeat,
             "file": args.file,
+            "cpu_file": cpu_file,
             "url": manifest["parameters"]["urls"][args.setup],
             "command": args.command,
             "exit_code": args.exit_code,
@@ -1104,6 +1617,7 @@ def main_parser() -> argparse.ArgumentParser:
     n = (("--gomaxprocs",), {"required": True, "type": int})
     setup = (("--setup",), {"required": True, "choices": SETUP_IDS})
     repeat = (("--repeat",), {"required": True, "type": int})
+    connections = (("--connections",), {"type": int})  # the level; default: the run's only one
     add("plan", cmd_plan, (("--root",), {"required": True}), (("--save",), {"required": True}), (("options",), {"nargs": argparse.REMAINDER}))
     add("check-ports", cmd_check_ports, (("--plan",), {"required": True}))
     add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"required": True}))
@@ -1125,6 +1639,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--template",), {"required": True}),
         (("--prefix",), {"required": True}),
         (("--socket",), {"required": True}),
+        (("--http-socket",), {"default": ""}),
         (("--user",), {}),
         (("--group",), {}),
         (("--rlimit",), {"type": int, "required": True}),
@@ -1138,6 +1653,7 @@ def main_parser() -> argparse.ArgumentParser:
         n,
         (("--go-log",), {}),
         (("--go-pid",), {"type": int}),
+        (("--fasthttp-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
         (("--note",), {}),
         (("--ended",), {"action": "store_true"}),
@@ -1152,7 +1668,20 @@ def main_parser() -> argparse.ArgumentParser:
         (("--headers",), {}),
         (("--error",), {}),
     )
-    add("measure-start", cmd_measure_start, run, n, setup, repeat)
+    add("measure-start", cmd_measure_start, run, n, setup, repeat, connections)
+    add(
+        "run-wrk",
+        cmd_run_wrk,
+        run,
+        n,
+        setup,
+        repeat,
+        connections,
+        (("--out",), {"required": True}),
+        (("--stderr",), {"required": True}),
+        (("--cpu-file",), {"required": True}),
+        (("argv",), {"nargs": argparse.REMAINDER}),
+    )
     add(
         "measure-end",
         cmd_measure_end,
@@ -1160,7 +1689,9 @@ def main_parser() -> argparse.ArgumentParser:
         n,
         setup,
         repeat,
+        connections,
         (("--file",), {"required": True}),
+        (("--cpu-file",), {}),
         (("--command",), {"required": True}),
         (("--exit-code",), {"type": int, "required": True}),
         (("--started-at",), {"required": True}),
