@@ -21,12 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.drive import SETUP_IDS, shuffled_orders
+from wrkreport.drive import DEFAULT_SETUP_IDS, SETUP_IDS, cpu_count, shuffled_orders
 from wrkreport.parse import parse_file
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "run_bench.sh"
-PORT_NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
+# The ports of the default four setups and Go's FastCGI port, then those of the setups
+# chosen with --setups (the manifest lists these only when they are chosen).
+BASE_PORT_NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
+PORT_NAMES = (*BASE_PORT_NAMES, "nginx-http-unix", "go-fasthttp", "nginx-static")
 USED_PORTS: set[int] = set()
 
 
@@ -50,14 +53,14 @@ def port_is_free(port: int) -> bool:
 
 
 def free_ports() -> dict[str, int]:
-    """Return a free block of five ports in 18100-18999, none used by an earlier test here."""
+    """Return a free block of eight ports in 18100-18999, none used by an earlier test here."""
     for _ in range(200):
-        start = random.randrange(18100, 18995)
+        start = random.randrange(18100, 19000 - len(PORT_NAMES))
         block = range(start, start + len(PORT_NAMES))
         if not USED_PORTS.intersection(block) and all(port_is_free(p) for p in block):
             USED_PORTS.update(block)
             return dict(zip(PORT_NAMES, block))
-    raise RuntimeError("no free block of 5 ports in 18100-18999")
+    raise RuntimeError(f"no free block of {len(PORT_NAMES)} ports in 18100-18999")
 
 
 def port_args(ports: dict[str, int]) -> list[str]:
@@ -115,6 +118,7 @@ def assert_nothing_left(manifest: dict, ports: dict[str, int], tmp: Path) -> Non
     for entry in manifest["passes"]:
         pids = entry["pids"]
         assert not alive_as(pids["go"], "gohello"), f"Go server {pids['go']} still running"
+        assert not alive_as(pids.get("fasthttp"), "gofasthttp"), f"fasthttp server {pids['fasthttp']} still running"
         assert not alive_as(pids["nginx"], "nginx"), f"nginx master {pids['nginx']} still running"
         for worker in pids["nginx_workers"]:
             assert not alive_as(worker, "nginx"), f"nginx worker {worker} still running"
@@ -137,7 +141,7 @@ def test_help_documents_options_and_exit_statuses():
     done = subprocess.run([str(SCRIPT), "--help"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("Usage: ./run_bench.sh [options]")
-    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143"):
+    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all"):
         assert text in done.stdout
 
 
@@ -178,10 +182,12 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
         result = parse_file(path)
         assert result.requests > 0, path.name
         assert result.non_2xx_3xx == 0 and "Non-2xx" not in path.read_text(), path.name
+    assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(p.name.replace(".wrk.txt", ".cpu.json") for p in wrk_files)
 
     assert manifest["status"] == "complete" and manifest["reason"] is None
     assert manifest["started_at"] and manifest["ended_at"]
-    assert manifest["parameters"]["ports"] == ports and manifest["parameters"]["profile"] == "quick"
+    assert manifest["parameters"]["ports"] == {name: ports[name] for name in BASE_PORT_NAMES}
+    assert manifest["parameters"]["profile"] == "quick" and manifest["parameters"]["connections_levels"] == [100]
     assert manifest["versions"]["nginx"] and manifest["versions"]["wrk"] and manifest["versions"]["go"]
     assert manifest["nginx_V"].startswith("nginx version:")
     assert "net.core.somaxconn" in manifest["sysctl"] and manifest["sysctl_changes"] is None
@@ -189,14 +195,15 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
     for entry in manifest["passes"]:
         n = entry["gomaxprocs"]
         assert entry["go_reported_gomaxprocs"] == n
-        assert entry["order"] == shuffled_orders(list(SETUP_IDS), 1, 11, n)
-        for setup in SETUP_IDS:
+        assert entry["order"] == shuffled_orders(list(DEFAULT_SETUP_IDS), 1, 11, n)
+        for setup in DEFAULT_SETUP_IDS:
             cell = entry["cells"][setup]
             assert cell["ready"] and cell["headers_captured"] and cell["error"] is None, cell
             assert cell["status_line"] == "HTTP/1.1 200 OK" and cell["header_bytes"] == 141
     measured = {(m["setup"], m["gomaxprocs"], m["repeat"]) for m in manifest["measurements"]}
-    assert measured == {(s, n, 1) for s in SETUP_IDS for n in (1, 2)}
+    assert measured == {(s, n, 1) for s in DEFAULT_SETUP_IDS for n in (1, 2)}
     assert all(m["exit_code"] == 0 and (run / m["file"]).is_file() for m in manifest["measurements"])
+    assert all(m["connections"] == 100 and m["cpu_file"] == m["file"].replace(".wrk.txt", ".cpu.json") for m in manifest["measurements"])
     conf = (run / "nginx.conf").read_text()
     assert f"listen 127.0.0.1:{ports['nginx-fcgi-unix']};" in conf
     for n in (1, 2):
@@ -216,6 +223,8 @@ def test_go_only_run_starts_no_nginx(workdirs):
     run, manifest = load_run(out)
     assert manifest["status"] == "complete"
     assert [p.name for p in sorted(run.glob("*.txt"))] == ["go-http.gomaxprocs-1.headers.txt", "go-http.gomaxprocs-1.run-1.wrk.txt"]
+    cpu = json.loads((run / "go-http.gomaxprocs-1.run-1.cpu.json").read_text())
+    assert cpu["processes"]["nginx"] is None and cpu["processes"]["fasthttp"] is None and cpu["processes"]["go"]["user_s"] >= 0
     assert not (run / "nginx.conf").exists() and manifest["passes"][0]["pids"]["nginx"] is None
     assert_nothing_left(manifest, ports, tmp)
 
@@ -245,6 +254,7 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
     assert len(completed) >= 1 and in_progress not in completed
     assert not (run / in_progress).exists(), "the interrupted measurement's partial output must go"
     assert sorted(p.name for p in run.glob("*.wrk.txt")) == sorted(completed)
+    assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(m["cpu_file"] for m in manifest["measurements"])
     for name in completed:
         assert parse_file(run / name).requests > 0
     assert len(list(run.glob("*.headers.txt"))) == 4
@@ -293,3 +303,137 @@ def test_connections_beyond_the_open_files_limit_are_refused(workdirs):
     assert done.returncode == 2, done.stderr
     assert "--connections 600000 needs about 1200256 open files" in done.stderr
     assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def test_pinning_to_a_cpu_that_is_not_there_is_refused(workdirs):
+    out, tmp = workdirs
+    done = run_script(["--quick", "--pin-client", "0", "--pin-server", "4095", "--out", str(out)], tmp, timeout=30)
+    assert done.returncode == 2
+    assert "run_bench.sh: --pin-server 4095: CPU 4095 is not available here (this machine lets the benchmark use CPU " in done.stderr
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def cpu_of(run: Path, measurement: dict) -> dict:
+    """Return a measurement's .cpu.json, checked against its manifest entry."""
+    assert measurement["cpu_file"] == measurement["file"].replace(".wrk.txt", ".cpu.json")
+    cpu = json.loads((run / measurement["cpu_file"]).read_text())
+    assert cpu["file"] == measurement["file"]
+    assert (cpu["setup"], cpu["gomaxprocs"], cpu["connections"], cpu["repeat"]) == tuple(measurement[k] for k in ("setup", "gomaxprocs", "connections", "repeat"))
+    return cpu
+
+
+def busy_s(usage: dict | None) -> float:
+    """Return user + system seconds of a .cpu.json process entry."""
+    assert usage is not None
+    return usage["user_s"] + usage["system_s"]
+
+
+@pytest.mark.slow
+@needs_tools
+def test_sweep_of_two_levels_names_the_level_and_records_cpu(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--connections", "10,50", "--duration", "1", "--repeats", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and " GOMAXPROCS=1 c=50 run 1/1 " in done.stderr
+    run, manifest = load_run(out)
+    stems = [f"{s}.gomaxprocs-1.c{c}.run-1" for s in ("go-http", "nginx-http") for c in (10, 50)]
+    assert sorted(p.name for p in run.glob("*.wrk.txt")) == sorted(f"{stem}.wrk.txt" for stem in stems)
+    assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(f"{stem}.cpu.json" for stem in stems)
+    assert sorted(p.name for p in run.glob("*.headers.txt")) == ["go-http.gomaxprocs-1.headers.txt", "nginx-http.gomaxprocs-1.headers.txt"]
+
+    params = manifest["parameters"]
+    assert params["connections_levels"] == [10, 50] and params["connections"] is None
+    entry = manifest["passes"][0]
+    assert entry["order"] == shuffled_orders(["go-http", "nginx-http"], 2, 5, 1) and entry["order_connections"] == [10, 50]
+    assert [m["connections"] for m in manifest["measurements"]] == [10, 10, 50, 50]  # level by level
+    for m in manifest["measurements"]:
+        result = parse_file(run / m["file"])
+        assert result.connections == m["connections"] and result.requests > 0 and f"-c{m['connections']} " in m["command"]
+        cpu = cpu_of(run, m)
+        assert busy_s(cpu["processes"]["go"]) > 0 and busy_s(cpu["processes"]["wrk"]) > 0
+        assert cpu["processes"]["wrk"]["threads"] == 2 and cpu["processes"]["fasthttp"] is None
+        assert cpu["processes"]["nginx"]["pids"][0] == entry["pids"]["nginx"] and len(cpu["processes"]["nginx"]["pids"]) >= 2
+        if m["setup"] == "nginx-http":
+            assert busy_s(cpu["processes"]["nginx"]) > 0
+        assert 0.9 <= cpu["wall_s"] < 5 and cpu["pinning"] is None
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+@pytest.mark.skipif(cpu_count() < 2, reason="pinning wrk and the servers apart needs 2 CPUs")
+def test_go_uses_more_cpu_at_higher_load_and_pinning_is_recorded(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--threads", "1", "--connections", "1,50", "--duration", "2", "--repeats", "1", "--warmup", "0", "--setups", "go-http", "--gomaxprocs", "1"]
+    done = run_script([*args, "--pin-client", "0", "--pin-server", "1", "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    run, manifest = load_run(out)
+    assert (manifest["parameters"]["pin_client"], manifest["parameters"]["pin_server"]) == ("0", "1")
+    go = {}
+    for m in manifest["measurements"]:
+        assert m["command"].startswith("taskset -c 0 wrk --latency -t1 ")
+        cpu = cpu_of(run, m)
+        assert cpu["pinning"] == {"client": "0", "server": "1"}
+        go[m["connections"]] = busy_s(cpu["processes"]["go"])
+        assert busy_s(cpu["processes"]["wrk"]) > 0
+    # One connection waits for each answer; fifty keep the pinned Go server's CPU busy.
+    assert go[50] > go[1] > 0, go
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_the_three_new_setups_answer_141_bytes_and_are_measured(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    new = ["nginx-http-unix", "go-fasthttp", "nginx-static"]
+    args = ["--quick", "--duration", "1", "--warmup", "0", "--setups", ",".join(new), "--gomaxprocs", "1"]
+    done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    run, manifest = load_run(out)
+    assert manifest["parameters"]["setups"] == new
+    assert manifest["parameters"]["ports"] == {name: ports[name] for name in (*BASE_PORT_NAMES, *new)}
+    for setup in new:
+        data = (run / f"{setup}.gomaxprocs-1.headers.txt").read_bytes()
+        assert data.startswith(b"HTTP/1.1 200 OK\r\n") and len(data) == 141, data
+        assert manifest["passes"][0]["cells"][setup]["header_bytes"] == 141
+        path = run / f"{setup}.gomaxprocs-1.run-1.wrk.txt"
+        result = parse_file(path)
+        assert result.requests > 0 and result.non_2xx_3xx == 0 and "Non-2xx" not in path.read_text(), path.name
+    assert b"Server: gophr" in (run / "go-fasthttp.gomaxprocs-1.headers.txt").read_bytes()
+    cpu = {m["setup"]: cpu_of(run, m)["processes"] for m in manifest["measurements"]}
+    assert busy_s(cpu["go-fasthttp"]["fasthttp"]) > 0 and busy_s(cpu["nginx-static"]["nginx"]) > 0
+    assert busy_s(cpu["nginx-http-unix"]["go"]) > 0 and busy_s(cpu["nginx-http-unix"]["nginx"]) > 0
+    assert (run / "logs" / "fasthttp.gomaxprocs-1.log").read_text().startswith("gofasthttp: GOMAXPROCS=1 ")
+    assert manifest["passes"][0]["pids"]["fasthttp"]
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_body_bytes_handler_delay_and_no_upstream_keepalive_in_every_setup(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--quick", "--duration", "1", "--warmup", "0", "--setups", "all", "--gomaxprocs", "1"]
+    knobs = ["--body-bytes", "4096", "--handler-delay", "1ms", "--no-upstream-keepalive"]
+    done = run_script([*args, *knobs, "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    run, manifest = load_run(out)
+    params = manifest["parameters"]
+    assert (params["body_bytes"], params["handler_delay_ms"], params["upstream_keepalive"]) == (4096, 1, False)
+    assert params["expect_header_bytes"] == 143 and params["setups"] == list(SETUP_IDS)
+    for setup in SETUP_IDS:
+        data = (run / f"{setup}.gomaxprocs-1.headers.txt").read_bytes()
+        assert data.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\nContent-Length: 4096\r\n" in data, data
+        assert len(data) == 143, f"{setup}: {len(data)} bytes"
+        result = parse_file(run / f"{setup}.gomaxprocs-1.run-1.wrk.txt")
+        assert result.requests > 0 and result.non_2xx_3xx == 0, setup
+        assert result.bytes_read / result.requests > 4096, setup  # a body of 4096 bytes (wrk rounds "Read" to 0.01 MB)
+    conf = "\n".join(line.split("#", 1)[0] for line in (run / "nginx.conf").read_text().splitlines())
+    assert "keepalive 300;" not in conf and "fastcgi_keep_conn off;" in conf
+    assert "delay=1ms body=4096 " in (run / "logs" / "go.gomaxprocs-1.log").read_text()
+    assert "delay=1ms body=4096 " in (run / "logs" / "fasthttp.gomaxprocs-1.log").read_text()
+    assert_nothing_left(manifest, ports, tmp)
