@@ -38,6 +38,7 @@ LOOK = {
     "nginx-static": ("#E69F00", "X", "++"),
 }
 OTHER_LOOK = ("#777777", "*", "||")
+PANELS_PER_ROW = 3
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg)", re.S)
 SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
@@ -162,8 +163,12 @@ def latency_chart(analysis: Analysis) -> str:
     groups = analysis.groups
     several = len({c for _, c in groups}) > 1
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(8, 3.2)
-        axes = fig.subplots(1, max(len(groups), 1), sharey=True, squeeze=False)[0]
+        columns = min(PANELS_PER_ROW, max(len(groups), 1))
+        rows = -(-max(len(groups), 1) // columns)
+        fig = new_figure(8, 3.0 * rows)
+        axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+        for ax in axes[len(groups):]:
+            ax.set_visible(False)
         handles = {}
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for i, setup in enumerate(analysis.setups):
@@ -187,7 +192,8 @@ def latency_chart(analysis: Analysis) -> str:
             ax.set_title(group_label(gomaxprocs, connections, several).replace("\n", ", "), fontsize=9)
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        axes[0].set_ylabel("latency (ms, log scale)")
+        for ax in axes[::columns]:
+            ax.set_ylabel("latency (ms, log scale)")
         if handles:
             fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
         return to_svg(fig, "latency")

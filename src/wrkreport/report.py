@@ -21,7 +21,7 @@ from . import __version__, charts, reference
 from .analyze import RATIO_METHOD, THROUGHPUT, Analysis, Comparison, load_analysis
 from .checks import CheckReport
 from .errors import OutputError
-from .model import BASELINE, SETUP_DESCRIPTIONS, Check, Ratio, worst
+from .model import BASELINE, NGINX_SETUPS, SETUP_DESCRIPTIONS, Check, Ratio, worst
 from .run import COLUMNS, Run, relative_to
 
 TEMPLATE = "report.html"
@@ -32,9 +32,10 @@ MECHANISM = {
     "nginx-fcgi-tcp": "FastCGI over TCP",
     "nginx-fcgi-unix": "FastCGI over a Unix socket",
     "nginx-http-unix": "the HTTP proxy over a Unix socket",
-    "go-fasthttp": "fasthttp",
-    "nginx-static": "nginx answering alone",
+    "go-fasthttp": "fasthttp standalone",
+    "nginx-static": "nginx answering by itself (the ceiling here)",
 }
+STANDALONE_SETUPS = ("go-fasthttp", "nginx-static")  # no nginx in front of net/http: shown apart
 CHECK_TITLES = {
     "run-status": "Run completed",
     "readiness": "Setup became ready",
@@ -249,38 +250,47 @@ def group_name(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 
 
 def headline(analysis: Analysis) -> tuple[str, ...]:
-    """Return the answer in a few sentences: what each nginx mechanism keeps of Go's throughput."""
+    """Return the answer, one paragraph per group: what each nginx mechanism keeps of Go's throughput."""
     several = len({c for _, c in analysis.groups}) > 1
-    sentences = []
+    paragraphs = []
     for gomaxprocs, connections in analysis.groups:
         where = group_name(gomaxprocs, connections, several)
-        parts, excluded = [], []
-        for setup in analysis.setups:
-            if setup == BASELINE:
-                continue
-            ratio = analysis.ratio(gomaxprocs, connections, setup)
-            if ratio is None:
-                continue
-            if ratio.ratio is None:
-                excluded.append(f"{setup} was excluded ({ratio.excluded})")
-                continue
-            phrase = f"{MECHANISM.get(setup, setup)} keeps {fmt_share(ratio)}"
-            if ratio.includes_one:
-                phrase += ", no measurable overhead"
-            parts.append(phrase)
-        if not parts and not excluded:
-            sentences.append(f"At {where} only {', '.join(analysis.setups)} was measured: there is no ratio to give.")
-            continue
         baseline = analysis.ratio(gomaxprocs, connections, BASELINE)
         if baseline is None or baseline.ratio is None:
-            sentences.append(f"At {where} there is no usable go-http measurement, so no ratio: {'; '.join(excluded) or 'see the checks'}.")
+            why = baseline.excluded if baseline is not None else "not measured"
+            paragraphs.append(f"At {where} there is no usable go-http measurement, so no ratio ({why}).")
             continue
-        text = f"At {where} with nginx in front, " + join_clauses(parts) + " of Go's throughput" if parts else f"At {where}"
+        shares, excluded = share_clauses(analysis, gomaxprocs, connections, NGINX_SETUPS, "keeps")
+        extras, extras_excluded = share_clauses(analysis, gomaxprocs, connections, STANDALONE_SETUPS, "does")
+        sentences = []
+        if shares:
+            sentences.append(f"At {where} with nginx in front, " + join_clauses(shares) + " of Go's throughput.")
+        elif not excluded:
+            sentences.append(f"At {where} no nginx setup was measured beside go-http.")
         if excluded:
-            text += ("; " if parts else ", ") + "; ".join(excluded)
-        sentences.append(text + ".")
-        sentences.extend(mechanism_sentence(analysis, gomaxprocs, connections, where))
-    return tuple(sentences)
+            sentences.append(("At " + where + ", " if not shares else "") + "; ".join(excluded) + ".")
+        sentences.extend(mechanism_sentence(analysis, gomaxprocs, connections))
+        if extras or extras_excluded:
+            sentences.append("For scale, " + join_clauses(extras) + (" of Go net/http's throughput" if extras else "") + "; ".join(extras_excluded) + ".")
+        paragraphs.append(" ".join(sentences))
+    return tuple(paragraphs)
+
+
+def share_clauses(analysis: Analysis, gomaxprocs: int, connections: int, setups: tuple[str, ...], verb: str) -> tuple[list[str], list[str]]:
+    """Return 'X keeps 55% (48-63%)' for each measured setup of some kind, and 'X was excluded (...)' for the others."""
+    shares, excluded = [], []
+    for setup in analysis.setups:
+        ratio = analysis.ratio(gomaxprocs, connections, setup)
+        if setup not in setups or ratio is None:
+            continue
+        if ratio.ratio is None:
+            excluded.append(f"{setup} was excluded ({ratio.excluded})")
+            continue
+        phrase = f"{MECHANISM.get(setup, setup)} {verb} {fmt_share(ratio)}"
+        if ratio.includes_one:
+            phrase += ", no measurable overhead"
+        shares.append(phrase)
+    return shares, excluded
 
 
 def join_clauses(parts: list[str]) -> str:
@@ -290,15 +300,15 @@ def join_clauses(parts: list[str]) -> str:
     return "; ".join(parts[:-1]) + "; and " + parts[-1]
 
 
-def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int, where: str) -> list[str]:
-    """Return which nginx mechanism is cheapest here, or that two cannot be told apart."""
+def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[str]:
+    """Return which nginx mechanism is cheapest in a group, or which cannot be told apart."""
     group = [c for c in analysis.comparisons if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)]
-    if not group:
-        return []
     ratios = {
-        r.setup: r.ratio for r in analysis.ratios if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None and r.setup != BASELINE
+        r.setup: r.ratio
+        for r in analysis.ratios
+        if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None and r.setup in NGINX_SETUPS
     }
-    if not ratios:
+    if not group or not ratios:
         return []
     best = max(ratios, key=ratios.get)
     ties = [c for c in group if best in (c.setup_a, c.setup_b) and c.distinguishable is False]
@@ -306,13 +316,13 @@ def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int, wh
     sentences = []
     if ties:
         names = " and ".join(MECHANISM.get(s, s) for s in (best, *[c.setup_b if c.setup_a == best else c.setup_a for c in ties]))
-        sentences.append(f"The cheapest nginx connection at {where} cannot be named: {names} cannot be told apart ({comparison_text(ties[0])}).")
+        sentences.append(f"The cheapest nginx connection here cannot be named: {names} cannot be told apart ({comparison_text(ties[0])}).")
     elif all(c.distinguishable is None for c in group):
-        sentences.append(f"{upper_first(MECHANISM.get(best, best))} is the cheapest nginx connection at {where}, from one repeat each: no interval says how sure.")
+        sentences.append(f"The cheapest nginx connection here is {MECHANISM.get(best, best)}, from one repeat each: no interval says how sure.")
     else:
-        sentences.append(f"{upper_first(MECHANISM.get(best, best))} is the cheapest nginx connection at {where}.")
+        sentences.append(f"The cheapest nginx connection here is {MECHANISM.get(best, best)}.")
     for c in others:
-        sentences.append(f"{upper_first(MECHANISM.get(c.setup_a, c.setup_a))} and {MECHANISM.get(c.setup_b, c.setup_b)} cannot be told apart there ({comparison_text(c)}).")
+        sentences.append(f"{upper_first(MECHANISM.get(c.setup_a, c.setup_a))} and {MECHANISM.get(c.setup_b, c.setup_b)} cannot be told apart ({comparison_text(c)}).")
     return sentences
 
 
