@@ -52,8 +52,9 @@ its variable, a variable wins over the profile):
   --connections LIST    wrk -c; a list (e.g. 10,100,1000) measures every cell at each
                         level, in that order (file names gain .c<N>)  [BENCH_CONNECTIONS]
   --duration S          seconds per measurement (wrk -d)              [BENCH_DURATION]
-  --repeats N           measurements per setup and GOMAXPROCS         [BENCH_REPEATS]
-  --warmup S            warm-up seconds per setup and pass, 0 = none  [BENCH_WARMUP]
+  --repeats N           measurements per setup, GOMAXPROCS and level  [BENCH_REPEATS]
+  --warmup S            warm-up seconds per setup, pass and level, 0 = none
+                                                                      [BENCH_WARMUP]
   --timeout S           wrk --timeout                                 [BENCH_TIMEOUT]
   --gomaxprocs LIST     e.g. 1,2; default: 1 and $(nproc)             [BENCH_GOMAXPROCS]
   --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix (the

@@ -263,10 +263,10 @@ def format_cpu_list(cpus: list[int]) -> str:
     return ",".join(parts)
 
 
-def pin_list(text: str | None, what: str, available: frozenset[int]) -> str | None:
-    """Return a validated, normalised taskset list ('1,0' -> '0-1'), or None when not given."""
+def pin_list(text: str | None, what: str, available: frozenset[int]) -> list[int]:
+    """Return the CPUs of a taskset list after checking each may be used; [] when not given."""
     if text is None or not text.strip():
-        return None
+        return []
     cpus = parse_cpu_list(text, what)
     missing = [cpu for cpu in cpus if cpu not in available]
     if missing:
@@ -274,7 +274,7 @@ def pin_list(text: str | None, what: str, available: frozenset[int]) -> str | No
             f"{what} {text}: CPU {format_cpu_list(missing)} is not available here "
             f"(this machine lets the benchmark use CPU {format_cpu_list(sorted(available))})"
         )
-    return format_cpu_list(cpus)
+    return cpus
 
 
 DURATION = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)(?P<unit>ns|us|µs|ms|s)")
@@ -385,16 +385,17 @@ def build_plan(
     plan.update(knobs(args, env))
     plan["expect_header_bytes"] = expect_header_bytes(plan["body_bytes"])
     available = cpus if cpus is not None else frozenset(range(nproc))
+    pinned = {}
     for key, option, name in (("pin_client", "--pin-client", ENV_PIN_CLIENT), ("pin_server", "--pin-server", ENV_PIN_SERVER)):
         text, source = given_or_env(getattr(args, key), option, env, name)
-        plan[key] = pin_list(text, source, available)
-    if plan["pin_client"] and plan["pin_server"]:
-        shared = set(parse_cpu_list(plan["pin_client"], "")) & set(parse_cpu_list(plan["pin_server"], ""))
-        if shared:
-            plan["warnings"].append(
-                f"--pin-client {plan['pin_client']} and --pin-server {plan['pin_server']} share CPU "
-                f"{format_cpu_list(sorted(shared))}: wrk and the servers compete there"
-            )
+        pinned[key] = pin_list(text, source, available)
+        plan[key] = format_cpu_list(pinned[key]) or None  # normalised: '1,0' -> '0-1'
+    shared = set(pinned["pin_client"]) & set(pinned["pin_server"])
+    if shared:
+        plan["warnings"].append(
+            f"--pin-client {plan['pin_client']} and --pin-server {plan['pin_server']} share CPU "
+            f"{format_cpu_list(sorted(shared))}: wrk and the servers compete there"
+        )
     plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0)
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
