@@ -1538,11 +1538,11 @@ def cmd_run_wrk(args) -> int:
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
         raise UsageError("run-wrk needs the wrk command after --")
-    pids = server_pids(find_pass(manifest, args.gomaxprocs)["pids"])
+    started = find_pass(manifest, args.gomaxprocs)["pids"]
     out, stderr = Path(args.out), Path(args.stderr)
-    before = cpu_snapshot(pids)
+    before = cpu_snapshot(server_pids(started))
     wrk = run_measured(argv, out, stderr)
-    after = cpu_snapshot(pids)
+    after = cpu_snapshot(server_pids(started))  # nginx's children again: a worker may have been replaced
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
     if wrk.signal is not None:
