@@ -234,3 +234,11 @@ def test_ceiling_ratios_and_the_near_ceiling_warning():
     assert warning.message.startswith("go-http at GOMAXPROCS=1 reaches 95% of nginx-static's throughput")
     rows = series("go-http", [50.0, 50.0, 50.0]) + series("nginx-static", [100.0, 100.0, 100.0])
     assert not [w for w in analyze(table(rows)).noise if w.kind == "near-ceiling"]
+
+
+def test_client_core_shortage_in_every_cell_is_one_warning():
+    rows = series("go-http", [1000.0] * 3, requests=10_000, **cpu(15.0, 0.0, 5.0))
+    rows += series("nginx-http", [500.0] * 3, requests=5_000, **cpu(8.0, 8.0, 3.0))
+    warned = [w for w in analyze(table(rows)).noise if w.kind == "client-cores"]
+    assert [w.setup for w in warned] == [None]
+    assert warned[0].message.startswith("In every one of the 2 cells wrk ran more threads than there were cores free of the servers (0.20-0.25 free")

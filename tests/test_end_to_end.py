@@ -71,7 +71,10 @@ def test_run_bench_quick_then_wrkreport_build():
         assert data["response_bytes_agreed"] == 153
         assert all(r["ratio"] is not None and r["excluded"] is None for r in data["ratios"])
         assert {(r["gomaxprocs"], r["setup"]) for r in data["ratios"]} == {(g, s) for g in (1, os.cpu_count()) for s in PORTS[:4]}
+        assert all(m["cpu_go_s"] > 0 and m["cpu_wrk_s"] > 0 for m in data["measurements"])
+        assert all(m["cpu_nginx_s"] > 0 for m in data["measurements"] if m["setup"].startswith("nginx-"))
         html = (reports / "index.html").read_text()
-        assert html.count("<svg") == 3 and "with nginx in front, the HTTP proxy keeps" in html
+        assert html.count("<svg") == 4 and "with nginx in front, the HTTP proxy keeps" in html
+        assert "Server CPU per 1,000 requests" in html and "Client and servers shared the same CPUs" in html
     finally:
         shutil.rmtree(top, ignore_errors=True)

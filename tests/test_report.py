@@ -122,3 +122,13 @@ def test_fmt_ms(value, text):
 
 def test_fmt_number():
     assert (fmt_number(14812.346), fmt_number(14812.346, 2), fmt_number(float("nan"))) == ("14,812", "14,812.35", "-")
+
+
+def test_fmt_ratio_names_what_a_ratio_of_one_is():
+    from wrkreport.model import Ratio
+    from wrkreport.report import fmt_ratio
+
+    assert fmt_ratio(Ratio("requests_per_sec", 1, "go-http", 1.0, None, None, 5)) == "1 (baseline)"
+    assert fmt_ratio(Ratio("requests_per_sec", 1, "nginx-static", 1.0, None, None, 5, baseline="nginx-static")) == "1 (the ceiling)"
+    assert fmt_ratio(Ratio("requests_per_sec", 1, "go-http", 0.62, 0.6, 0.64, 5, baseline="nginx-static")) == "0.620 (0.600-0.640)"
+    assert fmt_ratio(Ratio("requests_per_sec", 1, "nginx-http", 0.5, None, None, 1)) == "0.500 (n=1, no interval)"

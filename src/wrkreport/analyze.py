@@ -338,7 +338,7 @@ def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: 
     """Return cell / baseline cell for metric, paired by repeat, or a Ratio saying why not."""
 
     def make(ratio=None, low=None, high=None, n=0, excluded=None) -> Ratio:
-        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections)
+        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name)
 
     where = f"GOMAXPROCS={cell.gomaxprocs}, {cell.connections} connections"
     if baseline is None:
@@ -421,6 +421,15 @@ def noise_warnings(cells: list[Cell], ratios: list[Ratio]) -> list[NoiseWarning]
                 )
             )
     return found
+
+
+def collapse(warnings: list[NoiseWarning], cells: list[Cell], kind: str, summary) -> list[NoiseWarning]:
+    """Replace the warnings of one kind by one run-wide warning when every measured cell has one."""
+    measured = [c for c in cells if not c.not_measured]
+    of_kind = [w for w in warnings if w.kind == kind]
+    if len(measured) < 2 or len(of_kind) < len(measured):
+        return warnings
+    return [w for w in warnings if w.kind != kind] + [NoiseWarning(kind, summary(measured))]
 
 
 def few_repeats(cells: list[Cell]) -> list[NoiseWarning]:
@@ -538,6 +547,11 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
                     connections=cell.connections,
                 )
             )
+    found = collapse(found, cells, "client-cores", lambda measured: (
+        f"In every one of the {len(measured)} cells wrk ran more threads than there were cores free of the servers "
+        f"({span(measured, 'free_cores_per_thread')} free cores per wrk thread, medians): client and servers competed "
+        "for the CPUs throughout, so every figure includes that competition"
+    ))
     for ratio in ceiling:
         if ratio.setup == BASELINE and ratio.ratio is not None and ratio.ratio >= CEILING_NEAR:
             found.append(
@@ -551,6 +565,12 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
                 )
             )
     return found
+
+
+def span(cells: list[Cell], metric: str) -> str:
+    """Return 'low-high' of a metric's cell medians, 2 decimals."""
+    medians = [c.median(metric) for c in cells if c.median(metric) is not None]
+    return f"{min(medians):.2f}-{max(medians):.2f}"
 
 
 def ratio_half_width(ratio: Ratio) -> float | None:

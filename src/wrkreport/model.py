@@ -173,6 +173,7 @@ class Ratio:
     n: int  # paired repeats used
     excluded: str | None = None  # reason the ratio was not computed, or None
     connections: int | None = None  # wrk's -c of the cell (several with a sweep)
+    baseline: str = BASELINE  # the setup divided by: go-http, or nginx-static for the ceiling share
 
     @property
     def has_interval(self) -> bool:

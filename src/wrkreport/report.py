@@ -90,6 +90,14 @@ class RatioRow:
 
 
 @dataclass(frozen=True)
+class NoiseGroup:
+    """The noise warnings of one kind."""
+
+    title: str
+    messages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CpuRow:
     """Server CPU per 1,000 requests of one cell, and what wrk used."""
 
@@ -172,7 +180,7 @@ class Page:
     results: tuple[ResultRow, ...]
     ratios: tuple[RatioRow, ...]
     comparisons: tuple[str, ...]
-    noise: tuple[str, ...]
+    noise: tuple[NoiseGroup, ...]
     checks: tuple[CheckGroup, ...]
     measurements: tuple[MeasurementRow, ...]
     headers: tuple[HeaderRow, ...]
@@ -227,8 +235,8 @@ def fmt_ratio(ratio: Ratio | None) -> str:
         return "-"
     if ratio.ratio is None:
         return "-" if ratio.excluded and ratio.excluded.startswith("no ") and ratio.metric != THROUGHPUT else "excluded"
-    if ratio.setup == BASELINE and ratio.metric == THROUGHPUT:
-        return "1 (baseline)"
+    if ratio.setup == ratio.baseline and ratio.metric == THROUGHPUT:
+        return "1 (baseline)" if ratio.baseline == BASELINE else "1 (the ceiling)"
     if ratio.ci_low is None:
         return f"{ratio.ratio:.3f} (n={ratio.n}, no interval)"
     return f"{ratio.ratio:.3f} ({ratio.ci_low:.3f}-{ratio.ci_high:.3f})"
@@ -384,7 +392,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         results=tuple(result_rows(analysis, table, several)),
         ratios=tuple(ratio_rows(analysis, refs, several)),
         comparisons=tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c) for c in analysis.comparisons),
-        noise=tuple(w.message for w in analysis.noise),
+        noise=tuple(noise_groups(analysis)),
         checks=tuple(check_groups(report, run, out_dir)),
         measurements=tuple(measurement_rows(run, table, out_dir, several)),
         headers=tuple(header_rows(run, out_dir)),
@@ -405,6 +413,24 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         sharing=sharing_sentence(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
     )
+
+
+NOISE_TITLES = {
+    "few-repeats": "Too few repeats",
+    "outlier": "Repeats far from their cell's median",
+    "cold-start": "First repeat slower than the rest (warm-up too short?)",
+    "spread": "Cells whose req/s spread over more than 10%",
+    "wide-interval": "Ratios whose interval is wider than +/-5%",
+    "client-saturated": "Load generator busy (90% or more of a CPU per wrk thread)",
+    "client-cores": "Load generator short of cores",
+    "near-ceiling": "go-http near the ceiling (nginx-static)",
+}
+
+
+def noise_groups(analysis: Analysis) -> list[NoiseGroup]:
+    """Return the noise warnings grouped by kind, in the order of NOISE_TITLES."""
+    kinds = sorted({w.kind for w in analysis.noise}, key=lambda k: list(NOISE_TITLES).index(k) if k in NOISE_TITLES else len(NOISE_TITLES))
+    return [NoiseGroup(NOISE_TITLES.get(k, k), tuple(w.message for w in analysis.noise if w.kind == k)) for k in kinds]
 
 
 def settings_sentence(parameters: dict) -> str:
