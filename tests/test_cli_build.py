@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 import socket
@@ -24,6 +23,8 @@ import pytest
 from wrkreport.drive import DEFAULT_SETUP_IDS, SETUP_IDS, cpu_count, shuffled_orders
 from wrkreport.parse import parse_file
 
+from conftest import free_port_block, missing_tools, port_is_free
+
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "run_bench.sh"
 # The ports of the default four setups and Go's FastCGI port, then those of the setups
@@ -33,34 +34,14 @@ PORT_NAMES = (*BASE_PORT_NAMES, "nginx-http-unix", "go-fasthttp", "nginx-static"
 USED_PORTS: set[int] = set()
 
 
-def nginx_path() -> str | None:
-    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-
-
-MISSING = [name for name, found in (("nginx", nginx_path()), *((t, shutil.which(t)) for t in ("wrk", "curl", "go"))) if not found]
+MISSING = missing_tools("nginx", "wrk", "curl", "go")
 needs_tools = pytest.mark.skipif(bool(MISSING), reason=f"needs nginx, wrk, curl and go; missing: {', '.join(MISSING)}")
 slow = [pytest.mark.slow, needs_tools]
 
 
-def port_is_free(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def free_ports() -> dict[str, int]:
     """Return a free block of eight ports in 18100-18999, none used by an earlier test here."""
-    for _ in range(200):
-        start = random.randrange(18100, 19000 - len(PORT_NAMES))
-        block = range(start, start + len(PORT_NAMES))
-        if not USED_PORTS.intersection(block) and all(port_is_free(p) for p in block):
-            USED_PORTS.update(block)
-            return dict(zip(PORT_NAMES, block))
-    raise RuntimeError(f"no free block of {len(PORT_NAMES)} ports in 18100-18999")
+    return free_port_block(PORT_NAMES, 18100, 19000, USED_PORTS)
 
 
 def port_args(ports: dict[str, int]) -> list[str]:

@@ -9,56 +9,30 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shlex
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from conftest import free_port_block, missing_tools
+
 ROOT = Path(__file__).resolve().parents[1]
 PORTS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
-TOOLS = ("nginx", "wrk", "curl", "go", "wrkreport")
-
-
-def missing_tools() -> list[str]:
-    """Return the tools the end-to-end run needs that are not installed."""
-    return [t for t in TOOLS if not (shutil.which(t) or (t == "nginx" and Path("/usr/sbin/nginx").exists()))]
-
-
-def free_block() -> dict[str, int]:
-    """Return five consecutive free loopback ports in 19100-19999."""
-    for _ in range(200):
-        start = random.randrange(19100, 19995)
-        ports = dict(zip(PORTS, range(start, start + len(PORTS))))
-        if all(port_free(p) for p in ports.values()):
-            return ports
-    raise RuntimeError("no free block of ports in 19100-19999")
-
-
-def port_free(port: int) -> bool:
-    """Return True when nothing listens on 127.0.0.1:port."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+MISSING = missing_tools("nginx", "wrk", "curl", "go", "wrkreport")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(bool(missing_tools()), reason=f"needs {', '.join(missing_tools())} (./run_tests.sh installs them as root)")
+@pytest.mark.skipif(bool(MISSING), reason=f"needs {', '.join(MISSING)} (./run_tests.sh installs them as root)")
 def test_run_bench_quick_then_wrkreport_build():
     top = Path(tempfile.mkdtemp(prefix="e2e", dir="/tmp"))
     top.chmod(0o711)  # as root, nginx's workers must traverse it to the Unix socket
     try:
         raw, reports, tmp = top / "raw", top / "reports", top / "tmp"
         tmp.mkdir()
-        ports = " ".join(f"--port {name}={port}" for name, port in free_block().items())
+        ports = " ".join(f"--port {name}={port}" for name, port in free_port_block(PORTS, 19100, 20000).items())
         line = f"./run_bench.sh --quick --out {shlex.quote(str(raw))} {ports} && wrkreport build {shlex.quote(str(raw))} --out {shlex.quote(str(reports))}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")} | {"TMPDIR": str(tmp)}
         done = subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
