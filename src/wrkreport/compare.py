@@ -22,11 +22,7 @@ METHOD = (
     "run's repeats (or repeat pairs) on its own; a change is flagged only when the "
     "interval excludes 1.0. With one repeat in either run there is no interval."
 )
-PARAMETER_KEYS = (
-    "profile", "threads", "connections", "connections_levels", "duration_s", "repeats", "warmup_s", "wrk_timeout_s",
-    "gomaxprocs", "setups", "pin_client", "pin_server", "upstream_keepalive", "handler_delay_ms", "body_bytes",
-    "expect_header_bytes", "tune",
-)
+DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
 
 
 @dataclass(frozen=True)
@@ -128,7 +124,8 @@ def differences(a: Analysed, b: Analysed) -> list[tuple[str, str, str]]:
     """Return the parameters, machine facts and versions that differ between the runs."""
     found = []
     manifest_a, manifest_b = a.run.manifest or {}, b.run.manifest or {}
-    for key in PARAMETER_KEYS:
+    keys = [k for k in dict.fromkeys([*a.run.parameters, *b.run.parameters]) if k not in DERIVED_PARAMETERS]
+    for key in keys:
         value_a, value_b = a.run.parameters.get(key), b.run.parameters.get(key)
         if value_a != value_b:
             found.append((f"parameter {key}", show(value_a), show(value_b)))
@@ -146,4 +143,6 @@ def show(value) -> str:
         return "unknown"
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
     return str(value)

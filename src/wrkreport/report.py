@@ -921,6 +921,12 @@ def compare_summary(result) -> tuple[str, ...]:
     for c in flagged:
         what = "req/s" if c.metric == "requests_per_sec" else "overhead ratio"
         lines.append(f"{c.setup} at GOMAXPROCS={c.gomaxprocs}, {c.connections} connections: {what} x{c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f}).")
+    baseline_moved = any(c.setup == BASELINE and c.metric == "requests_per_sec" for c in flagged)
+    if baseline_moved and not any(c.metric == "overhead_ratio" for c in flagged):
+        lines.append(
+            "go-http's own req/s moved while no overhead ratio did: the machine as a whole ran faster or slower "
+            "between the runs, not one setup against Go. The ratios, paired within each run, are the figures to compare."
+        )
     return tuple(lines)
 
 
