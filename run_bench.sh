@@ -221,12 +221,12 @@ install_tools() {
     die 2 "missing: $*. Install them with your package manager."
   fi
   log "missing: $*; installing with apt-get"
-  apt-get update -qq || die 2 "apt-get update failed"
+  apt-get update -qq >&2 || die 2 "apt-get update failed"
   for tool in "$@"; do
     packages+=("$(apt_package "${tool}")")
   done
   log "apt-get install ${packages[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" ||
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2 ||
     die 2 "apt-get install ${packages[*]} failed"
   if contains nginx "$@"; then
     log "note: the nginx package may enable its own nginx service; this script never uses or touches it"
