@@ -20,7 +20,9 @@ METHOD = (
     "overhead ratio, each run's geometric mean of repeat-paired setup/go-http ratios. The "
     "95% interval is a percentile bootstrap (4,000 resamples, fixed seed) resampling each "
     "run's repeats (or repeat pairs) on its own; a change is flagged only when the "
-    "interval excludes 1.0. With one repeat in either run there is no interval."
+    "interval excludes 1.0. With one repeat in either run there is no interval. With only 3 to "
+    "5 repeats a bootstrap interval tends to be too narrow, so a flag whose interval ends near "
+    "1.0 deserves a rerun with more repeats before it is believed."
 )
 DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
 
