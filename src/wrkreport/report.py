@@ -804,17 +804,16 @@ def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
     """Return the compact terminal table: setup x GOMAXPROCS, req/s, p99, ratio with interval, checks."""
     several = len({c for _, c in analysis.groups}) > 1
     header = ("group", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
-    rows = [header]
-    for row in result_rows(analysis, table, several):
-        rows.append((row.group, row.setup, row.n, row.requests_per_sec, row.latency_p99_ms, row.ratio, row.status))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    right = {2, 3, 4}
-    lines = []
-    for r in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    rows = [(r.group, r.setup, r.n, r.requests_per_sec, r.latency_p99_ms, r.ratio, r.status) for r in result_rows(analysis, table, several)]
+    return text_table(header, rows, right={2, 3, 4})
 
+
+def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:
+    """Return rows under header as aligned columns (right-aligned where their index is in right)."""
+    rows = [header, *rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ("  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 # --- The whole step: raw run -> report files ------------------------------------------------------
@@ -983,6 +982,5 @@ def compare_table(result) -> str:
     """Return the terminal table of a comparison."""
     several = len({c for _, c in result.a.analysis.groups + result.b.analysis.groups}) > 1
     header = ("group", "setup", "figure", "A", "B", "B / A (95% CI)", "")
-    rows = [header] + [(r.group, r.setup, r.what, r.a, r.b, r.change, "CHANGED" if r.flagged else "") for r in change_rows(result, several)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    rows = [(r.group, r.setup, r.what, r.a, r.b, r.change, "CHANGED" if r.flagged else "") for r in change_rows(result, several)]
+    return text_table(header, rows)
