@@ -894,7 +894,7 @@ def change_rows(result, several: bool) -> list[ChangeRow]:
             change, verdict = f"{c.change:.3f}", c.note or ""
         else:
             change = f"{c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
-            verdict = f"changed: {c.change - 1:+.1%}" if c.flagged else "no measurable change (interval includes 1.0)"
+            verdict = f"{c.change - 1:+.1%} (interval excludes 1.0)" if c.flagged else "no measurable change (interval includes 1.0)"
         rows.append(
             ChangeRow(
                 group=group_name(c.gomaxprocs, c.connections, several),
