@@ -145,6 +145,11 @@ class CpuSharing:
         return bool(cpu_list(self.pin_client) & cpu_list(self.pin_server))
 
 
+def several_levels(groups) -> bool:
+    """Return True when (gomaxprocs, connections) groups span more than one connection count."""
+    return len({connections for _, connections in groups}) > 1
+
+
 def cpu_list(text: str) -> set[int]:
     """Return the CPUs of a taskset list.
 
@@ -181,6 +186,11 @@ class Analysis:
         pool = self.ratios if metric == THROUGHPUT else self.latency_ratios
         key = (metric, gomaxprocs, connections, setup)
         return next((r for r in pool if (r.metric, r.gomaxprocs, r.connections, r.setup) == key), None)
+
+    @property
+    def several_levels(self) -> bool:
+        """Return True when the run measured more than one connection count (a sweep)."""
+        return several_levels(self.groups)
 
     def ceiling_ratio(self, gomaxprocs: int, connections: int, setup: str) -> Ratio | None:
         """Return a setup's share of nginx-static's throughput, or None."""
@@ -258,16 +268,17 @@ def derive(table: pd.DataFrame) -> pd.DataFrame:
     thousands = table["requests"].where(table["requests"] > 0) / 1000
     go = table[["cpu_go_s", "cpu_fasthttp_s"]].astype(float).sum(axis=1, min_count=1)
     nginx = table["cpu_nginx_s"].astype(float)
+    server = pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1)
     wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)
     return table.assign(
         socket_errors=errors,
         cpu_go_ms_per_1k=go * 1000 / thousands,
         cpu_nginx_ms_per_1k=nginx * 1000 / thousands,
-        cpu_server_ms_per_1k=pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1) * 1000 / thousands,
+        cpu_server_ms_per_1k=server * 1000 / thousands,
         wrk_cpu_per_thread=wrk / wall / table["threads"],
         wrk_cpu_share=wrk / (wall * table["cpu_cores"].astype(float)),
-        server_cores_busy=pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1) / wall,
-        free_cores_per_thread=free_cores(table, pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1) / wall) / table["threads"],
+        server_cores_busy=server / wall,
+        free_cores_per_thread=free_cores(table, server / wall) / table["threads"],
     )
 
 

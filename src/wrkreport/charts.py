@@ -73,7 +73,7 @@ def new_figure(width: float, height: float) -> Figure:
 def throughput_chart(analysis: Analysis) -> str:
     """Return req/s per setup grouped by GOMAXPROCS: bar = mean, whisker = 95% interval, dots = repeats."""
     setups = analysis.setups
-    several = len({c for _, c in analysis.groups}) > 1
+    several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
         fig = new_figure(8, 3.6)
         ax = fig.add_subplot()
@@ -109,7 +109,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
     """Return each setup's throughput / go-http's, with 95% intervals, the 1.0 line and the 2013 ratios."""
     setups = [s for s in analysis.setups if s != BASELINE]
     groups = analysis.groups
-    several = len({c for _, c in groups}) > 1
+    several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
         fig = new_figure(8, max(1.8, 0.9 + 0.32 * max(len(setups), 1) * max(len(groups), 1)))
         ax = fig.add_subplot()
@@ -161,7 +161,7 @@ def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
 def latency_chart(analysis: Analysis) -> str:
     """Return latency percentiles per setup, one panel per group: line = median, dots = each repeat."""
     groups = analysis.groups
-    several = len({c for _, c in groups}) > 1
+    several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
         columns = min(PANELS_PER_ROW, max(len(groups), 1))
         rows = -(-max(len(groups), 1) // columns)
@@ -203,7 +203,7 @@ def cpu_chart(analysis: Analysis) -> str:
     """Return server CPU ms per 1,000 requests per setup and group: Go and nginx stacked, whisker = 95% interval of the total."""
     setups = analysis.setups
     groups = analysis.groups
-    several = len({c for _, c in groups}) > 1
+    several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
         fig = new_figure(8, max(2.0, 0.9 + 0.3 * len(setups) * len(groups)))
         ax = fig.add_subplot()

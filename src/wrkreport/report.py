@@ -18,14 +18,13 @@ import jinja2
 import pandas as pd
 
 from . import __version__, charts, reference
-from .analyze import RATIO_METHOD, THROUGHPUT, Analysis, Comparison, load_analysis
+from .analyze import RATIO_METHOD, THROUGHPUT, Analysis, Comparison, load_analysis, several_levels
 from .checks import CheckReport
 from .errors import OutputError
-from .model import BASELINE, NGINX_SETUPS, SETUP_DESCRIPTIONS, Check, Ratio, worst
+from .model import BASELINE, NGINX_SETUPS, SETUP_DESCRIPTIONS, STATUSES, Check, Ratio, worst
 from .run import COLUMNS, Run, relative_to
 
 TEMPLATE = "report.html"
-OUTPUTS = ("index.html", "results.csv", "results.json")
 MECHANISM = {
     "go-http": "Go standalone",
     "nginx-http": "the HTTP proxy",
@@ -259,7 +258,7 @@ def group_name(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 
 def headline(analysis: Analysis) -> tuple[str, ...]:
     """Return the answer, one paragraph per group: what each nginx mechanism keeps of Go's throughput."""
-    several = len({c for _, c in analysis.groups}) > 1
+    several = analysis.several_levels
     paragraphs = []
     for gomaxprocs, connections in analysis.groups:
         where = group_name(gomaxprocs, connections, several)
@@ -365,7 +364,7 @@ def ratio_verdict(ratio: Ratio) -> str:
 
 def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, out_dir: Path, generated_at: datetime) -> Page:
     """Return the page data for one run."""
-    several = len({c for _, c in analysis.groups}) > 1
+    several = analysis.several_levels
     refs = reference.article_ratios()
     svg = {
         "throughput": charts.throughput_chart(analysis),
@@ -566,8 +565,7 @@ def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGrou
         groups.setdefault(check.name, []).append(check)
     found = []
     for name, checks in groups.items():
-        order = {"fail": 0, "warn": 1, "pass": 2}
-        checks = sorted(checks, key=lambda c: order[c.status])
+        checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
         counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
         rows = tuple(
             CheckRow(c.status, subject(c), c.message, relative_to(run.path / c.file, out_dir) if c.file else None) for c in checks
@@ -768,18 +766,23 @@ def measurement_records(table: pd.DataFrame) -> list[dict]:
 
 def write_outputs(out_dir: Path, html: str, table: pd.DataFrame, data: dict) -> dict[str, Path]:
     """Write index.html, results.csv and results.json into out_dir (each via a temporary file)."""
-    paths = {name: out_dir / name for name in OUTPUTS}
     texts = {
         "index.html": html,
         "results.csv": table[list(CSV_COLUMNS)].to_csv(index=False, lineterminator="\n"),
         "results.json": json.dumps(data, indent=2, allow_nan=False, default=json_default) + "\n",
     }
+    return write_texts(out_dir, texts, "the report")
+
+
+def write_texts(out_dir: Path, texts: dict[str, str], what: str) -> dict[str, Path]:
+    """Write each named text into out_dir (each via a temporary file); return name -> path."""
+    paths = {name: out_dir / name for name in texts}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name, text in texts.items():
             write_atomic(paths[name], text)
     except OSError as exc:
-        raise OutputError(f"cannot write the report to {out_dir}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {what} to {out_dir}: {exc.strerror or exc}") from None
     return paths
 
 
@@ -802,7 +805,7 @@ def write_atomic(path: Path, text: str) -> None:
 
 def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
     """Return the compact terminal table: setup x GOMAXPROCS, req/s, p99, ratio with interval, checks."""
-    several = len({c for _, c in analysis.groups}) > 1
+    several = analysis.several_levels
     header = ("group", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
     rows = [(r.group, r.setup, r.n, r.requests_per_sec, r.latency_p99_ms, r.ratio, r.status) for r in result_rows(analysis, table, several)]
     return text_table(header, rows, right={2, 3, 4})
@@ -846,8 +849,6 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
 
 
 # --- wrkreport compare: two runs, one page ---------------------------------------------------------
-
-COMPARE_OUTPUTS = ("compare.html", "compare.json")
 
 
 @dataclass(frozen=True)
@@ -936,7 +937,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
     out_dir = Path(out_dir)
     a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
     result = compare(a, b)
-    several = len({c for _, c in a.analysis.groups + b.analysis.groups}) > 1
+    several = several_levels(a.analysis.groups + b.analysis.groups)
     page = ComparePage(
         title=f"wrkreport: run {a.run.run_id} against run {b.run.run_id}",
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
@@ -968,19 +969,12 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         "compare.html": template.render(page=page),
         "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n",
     }
-    paths = {name: out_dir / name for name in COMPARE_OUTPUTS}
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in texts.items():
-            write_atomic(paths[name], text)
-    except OSError as exc:
-        raise OutputError(f"cannot write the comparison to {out_dir}: {exc.strerror or exc}") from None
-    return result, paths
+    return result, write_texts(out_dir, texts, "the comparison")
 
 
 def compare_table(result) -> str:
     """Return the terminal table of a comparison."""
-    several = len({c for _, c in result.a.analysis.groups + result.b.analysis.groups}) > 1
+    several = several_levels(result.a.analysis.groups + result.b.analysis.groups)
     header = ("group", "setup", "figure", "A", "B", "B / A (95% CI)", "")
     rows = [(r.group, r.setup, r.what, r.a, r.b, r.change, "CHANGED" if r.flagged else "") for r in change_rows(result, several)]
     return text_table(header, rows)
