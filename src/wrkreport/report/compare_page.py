@@ -10,9 +10,9 @@ from pathlib import Path
 from .. import __version__
 from ..analyze import load_analysis, several_levels
 from ..compare import compare
-from ..run import relative_to
 from .files import write_texts
 from .fmt import fmt_number, group_name
+from .page import link
 from .render import environment
 from .words import compare_summary
 
@@ -89,8 +89,8 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         version=__version__,
         a_name=a.run.run_id,
         b_name=b.run.run_id,
-        a_link=relative_to(a.run.path, out_dir),
-        b_link=relative_to(b.run.path, out_dir),
+        a_link=link(a.run.path, out_dir),
+        b_link=link(b.run.path, out_dir),
         summary=compare_summary(result),
         method=result.method,
         rows=tuple(change_rows(result, several)),

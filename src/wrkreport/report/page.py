@@ -1,7 +1,7 @@
 """Page data: a checked, analysed run -> the plain dataclasses and strings the report template gets.
 
 The template receives nothing live: every figure is already a string here, every link a
-relative path (see `link`).
+relative, percent-encoded path that no browser can read as a scheme (see `link`).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -154,6 +155,7 @@ class HeaderRow:
     setup: str
     size: str
     status_line: str
+    file: str
     link: str
     text: str
 
@@ -167,6 +169,7 @@ class Page:
     version: str
     run_id: str
     run_path: str
+    run_link: str
     status: str
     headline: tuple[str, ...]
     failures: tuple[str, ...]
@@ -215,6 +218,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         version=__version__,
         run_id=run.run_id,
         run_path=relative_to(run.path, out_dir),
+        run_link=link(run.path, out_dir),
         status=report.status,
         headline=headline(analysis),
         failures=tuple(f"{c.name}: {c.message}" for c in report.failures),
@@ -322,6 +326,18 @@ def ratio_rows(analysis: Analysis, refs, several: bool) -> list[RatioRow]:
     return rows
 
 
+def link(target: Path, out_dir: Path) -> str:
+    """Return the href of target from a page in out_dir: relative, percent-encoded, never readable as a scheme.
+
+    A run directory is untrusted: a file named `javascript:alert(1)` must stay a file name.
+
+    >>> link(Path("/r/run/javascript:alert(1)"), Path("/r/run")), link(Path("/r/raw/a b"), Path("/r/reports"))
+    ('./javascript%3Aalert%281%29', '../raw/a%20b')
+    """
+    relative = quote(relative_to(target, out_dir))
+    return relative if relative == "." or relative.startswith("../") else "./" + relative
+
+
 def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGroup]:
     """Return the checks grouped by kind, worst first within each."""
     groups: dict[str, list[Check]] = {}
@@ -332,7 +348,7 @@ def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGrou
         checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
         counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
         rows = tuple(
-            CheckRow(c.status, subject(c), c.message, relative_to(run.path / c.file, out_dir) if c.file else None) for c in checks
+            CheckRow(c.status, subject(c), c.message, link(run.path / c.file, out_dir) if c.file else None) for c in checks
         )
         found.append(CheckGroup(name, CHECK_TITLES.get(name, name), worst(c.status for c in checks), counts, rows))
     return found
@@ -360,7 +376,7 @@ def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool
             status=row.check_status,
             excluded=none_if_nan(row.excluded),
             file=row.file,
-            link=relative_to(run.path / row.file, out_dir),
+            link=link(run.path / row.file, out_dir),
             command=row.command or "unknown (not in a manifest)",
             raw_text=run.texts.get(row.file, ""),
         )
@@ -376,7 +392,8 @@ def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
             setup=h.setup,
             size=f"{h.size_bytes} bytes",
             status_line=h.status_line,
-            link=relative_to(run.path / h.file, out_dir),
+            file=h.file,
+            link=link(run.path / h.file, out_dir),
             text=h.text,
         )
         for h in sorted(run.headers, key=lambda h: (h.gomaxprocs, h.setup))
