@@ -1,7 +1,8 @@
-"""The report's output from a hostile run directory (issue 14): links no browser reads as a scheme, a CSP."""
+"""The report's output from a hostile run directory (issue 14): links no browser reads as a scheme, a CSP, a safe CSV."""
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import re
@@ -108,3 +109,33 @@ def test_pages_carry_a_policy_that_forbids_script_and_remote_loads(tmp_path):
                 assert value.startswith(("#", "data:")), (tag, name, value)
         assert re.findall(r"url\(\s*['\"]?(?!#|data:)", page) == []
         assert "<script" not in page.lower()
+
+
+@pytest.mark.parametrize(
+    "command, written",
+    [
+        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
+        ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
+        ("@SUM(1+1)*cmd|' /C calc'!A0", "'@SUM(1+1)*cmd|' /C calc'!A0"),
+        ("-2+3", "'-2+3"),
+        ("\t=1+2", "'\t=1+2"),
+        ("-1.5", "-1.5"),  # a number stays a number
+        ("wrk -t2 -c100 http://127.0.0.1:8080/", "wrk -t2 -c100 http://127.0.0.1:8080/"),
+    ],
+)
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(tmp_path, command, written):
+    run = tmp_path / "raw" / "quick-1-repeat"
+    shutil.copytree(RUNS / "quick-1-repeat", run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["command"] = command
+    for entry in manifest["measurements"]:
+        entry["command"] = command
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    build(run, tmp_path / "out", WHEN)
+    with open(tmp_path / "out" / "results.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 8 and {r["command"] for r in rows} == {written}
+    # Numeric columns stay plain numbers, and results.json keeps the text as it was.
+    assert all(float(r["requests_per_sec"]) > 0 and float(r["latency_p99_ms"]) > 0 for r in rows)
+    data = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert {m["command"] for m in data["measurements"]} == {command} and data["environment"]["command"] == command

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +20,8 @@ from ..run import COLUMNS, Run
 from .fmt import none_if_nan
 
 CSV_COLUMNS = (*COLUMNS, "check_status", "excluded")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read as a formula (OWASP CSV injection)
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, generated_at: datetime) -> dict:
@@ -104,10 +107,30 @@ def write_outputs(out_dir: Path, html: str, table: pd.DataFrame, data: dict) -> 
     """Write index.html, results.csv and results.json into out_dir (each via a temporary file)."""
     texts = {
         "index.html": html,
-        "results.csv": table[list(CSV_COLUMNS)].to_csv(index=False, lineterminator="\n"),
+        "results.csv": csv_text(table),
         "results.json": json.dumps(data, indent=2, allow_nan=False, default=json_default) + "\n",
     }
     return write_texts(out_dir, texts, "the report")
+
+
+def csv_text(table: pd.DataFrame) -> str:
+    """Return results.csv: one row per measurement, text cells a spreadsheet would run as formulas neutralised."""
+    frame = table[list(CSV_COLUMNS)].copy()
+    for name in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[name]):
+            frame[name] = frame[name].map(csv_cell)
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+def csv_cell(value):
+    """Return a text cell that starts like a formula with a leading ' (OWASP); numbers, plain or as text, unchanged.
+
+    >>> csv_cell("=1+2"), csv_cell("@SUM(A1)"), csv_cell("-1.5"), csv_cell(-1.5), csv_cell("wrk -t2")
+    ("'=1+2", "'@SUM(A1)", '-1.5', -1.5, 'wrk -t2')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def write_texts(out_dir: Path, texts: dict[str, str], what: str) -> dict[str, Path]:
