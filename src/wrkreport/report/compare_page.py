@@ -10,6 +10,7 @@ from pathlib import Path
 from .. import __version__
 from ..analyze import load_analysis, several_levels
 from ..compare import compare
+from ..errors import NothingToCompare
 from .files import write_texts
 from .fmt import fmt_number, group_name
 from .page import link
@@ -77,11 +78,21 @@ def change_rows(result, several: bool) -> list[ChangeRow]:
     return rows
 
 
+def cells_of(cells: tuple[tuple[int, int, str], ...]) -> str:
+    """Return cells as 'go-http GOMAXPROCS=1 c100, ...' ('none' when there are none)."""
+    return ", ".join(f"{s} GOMAXPROCS={g} c{c}" for g, c, s in cells) or "none"
+
+
 def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
     """Compare two runs and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
     out_dir = Path(out_dir)
     a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
     result = compare(a, b)
+    if not result.changes:
+        raise NothingToCompare(
+            f"{a.run.path} and {b.run.path}: nothing to compare, no setup was measured at the same GOMAXPROCS and "
+            f"connections in both runs (A: {cells_of(result.only_in_a)}; B: {cells_of(result.only_in_b)})"
+        )
     several = several_levels(a.analysis.groups + b.analysis.groups)
     page = ComparePage(
         title=f"wrkreport: run {a.run.run_id} against run {b.run.run_id}",

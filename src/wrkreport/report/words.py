@@ -166,6 +166,8 @@ def compare_summary(result) -> tuple[str, ...]:
     """Return the comparison's answer in sentences."""
     flagged = result.flagged
     total = sum(1 for c in result.changes if c.change is not None)
+    if not total:
+        return ("No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",)
     if not flagged:
         return (f"No measurable change: for all {total} figures compared, the 95% interval of B / A includes 1.0.",)
     lines = [f"{len(flagged)} of {total} figures changed measurably (the 95% interval of B / A excludes 1.0):"]
