@@ -65,3 +65,21 @@ def test_report_loads_in_chromium_and_is_screenshotted(tmp_path):
     keep = os.environ.get("WRKREPORT_SCREENSHOT")
     if keep:
         shutil.copyfile(shot, keep)
+
+
+def test_the_pages_policy_blocks_an_injected_script_and_remote_image(tmp_path):
+    """Were escaping ever to fail, the page's CSP still stops script and remote loads: Chromium refuses both."""
+    run = tmp_path / "raw" / "default-2cores"
+    shutil.copytree(RUNS / "default-2cores", run)
+    build(run, tmp_path / "reports", datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
+    page = (tmp_path / "reports" / "index.html").read_text(encoding="utf-8")
+    injected = tmp_path / "reports" / "injected.html"
+    injected.write_text(
+        page.replace("</body>", '<script>document.body.setAttribute("data-ran", "yes")</script><img src="http://127.0.0.1:9/x.png"></body>'),
+        encoding="utf-8",
+    )
+    dom = chromium("--dump-dom", injected.as_uri(), profile=tmp_path / "profile-csp")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "<svg" in dom.stdout and 'data-ran="yes"' not in dom.stdout
+    refused = [line for line in dom.stderr.splitlines() if "Content Security Policy" in line]
+    assert any("inline script" in line for line in refused) and any("http://127.0.0.1:9/x.png" in line for line in refused), dom.stderr[-2000:]

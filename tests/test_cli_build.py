@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,44 @@ def test_report_from_an_installed_wheel_is_the_same(article_run, tmp_path):
     wheel_html = (tmp_path / "wheel-out" / "index.html").read_text().replace("wheel-out", "OUT")
     checkout_html = (tmp_path / "checkout-out" / "index.html").read_text().replace("checkout-out", "OUT")
     assert wheel_html == checkout_html
+
+
+ESCAPES = "\x1b]0;OWNED\x07\x1b[2J\x1b[31m\r\x9b1m\u202egnp.exe"
+
+
+def test_control_characters_from_a_run_never_reach_the_terminal(tmp_path):
+    """ESC sequences, bells, CR, C1 controls and bidi overrides from a run are stripped; each message stays one line."""
+    import json
+    import shutil
+
+    from conftest import RUNS
+
+    run = tmp_path / ("raw" + ESCAPES)
+    shutil.copytree(RUNS / "quick-1-repeat", run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["passes"][0]["cells"]["nginx-http"].update(ready=False, error="port busy" + ESCAPES + "\nwrkreport: all checks passed")
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(cli, ["build", str(run), "--out", str(tmp_path / "out")], standalone_mode=False, catch_exceptions=False, color=True)
+    assert result.return_value == 1
+    for text in (result.stdout, result.stderr):
+        assert re.findall(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", text) == []
+    clean = "raw]0;OWNED[2J[31m1mgnp.exe"
+    assert result.stdout.startswith(f"run: {tmp_path / clean}\n")
+    readiness = [line for line in result.stderr.splitlines() if "check failed: readiness" in line]
+    assert readiness == [f"wrkreport: {tmp_path / clean}: check failed: readiness: nginx-http at GOMAXPROCS=1 did not become ready: "
+                         f"port busy]0;OWNED[2J[31m1mgnp.exe wrkreport: all checks passed"]
+
+
+def test_control_characters_are_stripped_from_a_real_process_too(tmp_path):
+    """`wrkreport parse` of a file whose name holds ESC sequences: stdout and stderr carry none."""
+    import shutil
+
+    good = tmp_path / ("go\x1b[2J.txt")
+    shutil.copyfile(CAPTURED / "wrk-4.1.0__latency.txt", good)
+    bad = tmp_path / ("bad\x1b]0;x\x07.txt")
+    bad.write_text("not wrk\n")
+    proc = run("parse", good, bad)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stderr
+    assert proc.stdout.startswith(f"{tmp_path / 'go[2J.txt'}: wrk ")
+    assert proc.stderr.startswith(f"wrkreport: {tmp_path / 'bad]0;x.txt'}")

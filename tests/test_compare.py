@@ -75,3 +75,33 @@ def test_compare_cli_with_a_missing_run_is_exit_2(tmp_path):
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr == f"wrkreport: {tmp_path / 'nope'}: no such directory (run ./run_bench.sh first, or name a run directory)\n"
+
+
+def test_runs_with_no_common_cell_are_nothing_to_compare_exit_2(tmp_path):
+    """pinned-quick measured GOMAXPROCS=1 only, keepalive-on GOMAXPROCS=2 only: one line, exit 2, no page."""
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "pinned-quick"), str(RUNS / "keepalive-on"), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr == (
+        f"wrkreport: {RUNS / 'pinned-quick'} and {RUNS / 'keepalive-on'}: nothing to compare, no setup was measured at the same "
+        "GOMAXPROCS and connections in both runs (A: go-http GOMAXPROCS=1 c100, nginx-http GOMAXPROCS=1 c100; "
+        "B: go-http GOMAXPROCS=2 c100, nginx-fcgi-tcp GOMAXPROCS=2 c100, nginx-http GOMAXPROCS=2 c100)\n"
+    )
+    assert "no measurable change" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
+    """When every common figure is excluded, the summary says nothing could be compared, not 'no change for all 0'."""
+    from dataclasses import replace
+
+    from wrkreport.report import compare_summary
+
+    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502"))
+    unusable = replace(result, changes=tuple(c for c in result.changes if c.setup == "nginx-fcgi-unix"))
+    assert unusable.changes and all(c.change is None for c in unusable.changes)
+    assert compare_summary(unusable) == (
+        "No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",
+    )
+    assert compare_summary(result)[0].startswith("1 of 10 figures changed measurably")

@@ -132,3 +132,25 @@ def test_fmt_ratio_names_what_a_ratio_of_one_is():
     assert fmt_ratio(Ratio("requests_per_sec", 1, "nginx-static", 1.0, None, None, 5, baseline="nginx-static")) == "1 (the ceiling)"
     assert fmt_ratio(Ratio("requests_per_sec", 1, "go-http", 0.62, 0.6, 0.64, 5, baseline="nginx-static")) == "0.620 (0.600-0.640)"
     assert fmt_ratio(Ratio("requests_per_sec", 1, "nginx-http", 0.5, None, None, 1)) == "0.500 (n=1, no interval)"
+
+
+def test_report_package_doctests_and_module_shape():
+    """The examples in the report's docstrings hold; each module opens with its one-line job and stays small."""
+    import doctest
+    import importlib
+    import pkgutil
+
+    import wrkreport.cli
+    import wrkreport.report
+
+    names = [m.name for m in pkgutil.iter_modules(wrkreport.report.__path__)]
+    assert {"fmt", "words", "page", "render", "files", "terminal", "compare_page"} <= set(names)
+    tried = 0
+    for module in [wrkreport.report, wrkreport.cli, *(importlib.import_module(f"wrkreport.report.{n}") for n in names)]:
+        failures, count = doctest.testmod(module)
+        assert failures == 0, module.__name__
+        tried += count
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        assert source.startswith('"""') and source.splitlines()[0].endswith((".", '"""')), module.__name__
+        assert len(source.splitlines()) <= 500, module.__name__
+    assert tried >= 7  # fmt 4, page.link, files.csv_cell, cli.printable

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import click
@@ -11,14 +12,30 @@ from . import __version__
 from .errors import ParseError, WrkreportError
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+# C0 and C1 controls but newline and tab (ESC starts terminal sequences), DEL, and the bidirectional overrides.
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 # Each command is a thin function returning its exit status; `main` is the only exit.
 
 
+def printable(text: str) -> str:
+    """Return text without control characters, so run directories cannot drive the terminal.
+
+    >>> printable("run\\x1b]0;title\\x07\\x1b[2J ok\\r\\n")
+    'run]0;title[2J ok\\n'
+    """
+    return UNPRINTABLE.sub("", text)
+
+
+def say(text: str) -> None:
+    """Print text on stdout, control characters removed."""
+    click.echo(printable(text))
+
+
 def fail(message: str) -> None:
-    """Print one `wrkreport: ...` line on stderr."""
-    click.echo(f"wrkreport: {message}", err=True)
+    """Print one `wrkreport: ...` line on stderr, control characters removed and line breaks as spaces."""
+    click.echo("wrkreport: " + printable(message).replace("\n", " ").replace("\t", " "), err=True)
 
 
 @click.group(context_settings=CONTEXT)
@@ -63,9 +80,9 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
         if as_json:
             records.append(result.to_dict())
         else:
-            click.echo(summary(result))
+            say(summary(result))
     if as_json:
-        click.echo(json.dumps(records, indent=2, allow_nan=False))
+        click.echo(json.dumps(records, indent=2, allow_nan=False))  # JSON escapes every control character
     return 1 if failed else 0
 
 
@@ -95,12 +112,12 @@ def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_
     from .report import build
 
     built = build(raw, out_dir, datetime.now(timezone.utc), expect_header_bytes)
-    click.echo(f"run: {built.run_path}")
-    click.echo(built.summary)
+    say(f"run: {built.run_path}")
+    say(built.summary)
     for check in built.failures:
         where = built.run_path / check.file if check.file else built.run_path
         fail(f"{where}: check failed: {check.name}: {check.message}")
-    click.echo(f"report: {built.paths['index.html']}")
+    say(f"report: {built.paths['index.html']}")
     if open_page:
         click.launch(str(built.paths["index.html"]))
     return built.exit_code
@@ -121,7 +138,8 @@ def compare_command(run_a: str, run_b: str, out_dir: str, expect_header_bytes: i
     req/s and in the overhead ratio (run B / run A) with a bootstrap 95% interval,
     flagged only where the interval excludes 1.0. Writes compare.html and compare.json.
     Exit status 0, 1 when a check failed in either run (those measurements are left
-    out), 2 when a run is unusable.
+    out), 2 when a run is unusable or the runs have no cell in common (nothing to
+    compare).
 
     Example:
 
@@ -132,15 +150,15 @@ def compare_command(run_a: str, run_b: str, out_dir: str, expect_header_bytes: i
     from .report import build_compare, compare_table
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
-    click.echo(f"A: {result.a.run.path}\nB: {result.b.run.path}")
-    click.echo(compare_table(result))
+    say(f"A: {result.a.run.path}\nB: {result.b.run.path}")
+    say(compare_table(result))
     status = 0
     for side in (result.a, result.b):
         for check in side.checks.failures:
             where = side.run.path / check.file if check.file else side.run.path
             fail(f"{where}: check failed: {check.name}: {check.message}")
             status = 1
-    click.echo(f"comparison: {paths['compare.html']}")
+    say(f"comparison: {paths['compare.html']}")
     return status
 
 

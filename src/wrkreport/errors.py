@@ -35,6 +35,12 @@ class NoUsableData(WrkreportError):
     exit_code = 2
 
 
+class NothingToCompare(WrkreportError):
+    """Two runs have no cell (setup, GOMAXPROCS, connections) in common."""
+
+    exit_code = 2
+
+
 class OutputError(WrkreportError):
     """The report cannot be written where asked."""
 

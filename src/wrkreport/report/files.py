@@ -1,0 +1,160 @@
+"""Files: the run's data -> results.json and results.csv, and every output written atomically into the output directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__, reference
+from ..analyze import Analysis
+from ..checks import CheckReport
+from ..errors import OutputError
+from ..model import Ratio
+from ..run import COLUMNS, Run
+from .fmt import none_if_nan
+
+CSV_COLUMNS = (*COLUMNS, "check_status", "excluded")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read as a formula (OWASP CSV injection)
+PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, generated_at: datetime) -> dict:
+    """Return results.json: measurements, ratios, checks, environment, reference."""
+    return {
+        "schema": 1,
+        "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "wrkreport_version": __version__,
+        "run": {"run_id": run.run_id, "status": run.status, "path": str(run.path)},
+        "status": report.status,
+        "measurements": measurement_records(table),
+        "ratios": [ratio_record(r) for r in analysis.ratios],
+        "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
+        "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
+        "cells": [cell_record(c) for c in analysis.cells],
+        "checks": [asdict(c) for c in report.checks],
+        "expected_header_bytes": report.expected_header_bytes,
+        "response_bytes_agreed": report.response_bytes,
+        "noise": [asdict(w) for w in analysis.noise],
+        "method": analysis.method,
+        "environment": {k: (run.manifest or {}).get(k) for k in ("machine", "versions", "ulimit_n", "sysctl", "nginx_V", "parameters", "command", "started_at", "ended_at", "passes")},
+        "reference": {"article_2013": [asdict(r) for r in reference.article_ratios()]},
+    }
+
+
+def ratio_record(ratio: Ratio) -> dict:
+    """Return a ratio as results.json has it (the documented keys first)."""
+    return {
+        "gomaxprocs": ratio.gomaxprocs,
+        "setup": ratio.setup,
+        "ratio": ratio.ratio,
+        "ci_low": ratio.ci_low,
+        "ci_high": ratio.ci_high,
+        "n": ratio.n,
+        "excluded": ratio.excluded,
+        "metric": ratio.metric,
+        "connections": ratio.connections,
+        "includes_one": ratio.includes_one,
+    }
+
+
+def cell_record(cell) -> dict:
+    """Return one cell's spreads as plain numbers."""
+    metrics = {}
+    for name, spread in cell.metrics.items():
+        if spread is None:
+            metrics[name] = None
+            continue
+        metrics[name] = {
+            "n": spread.n,
+            "median": spread.median,
+            "min": spread.minimum,
+            "max": spread.maximum,
+            "mad": spread.mad,
+            "mean": spread.interval.estimate,
+            "mean_ci_low": spread.interval.low,
+            "mean_ci_high": spread.interval.high,
+            "values": list(spread.values),
+        }
+    return {
+        "gomaxprocs": cell.gomaxprocs,
+        "connections": cell.connections,
+        "setup": cell.setup,
+        "repeats": list(cell.repeats),
+        "excluded": [{"repeat": r, "reason": why} for r, why in cell.excluded],
+        "metrics": metrics,
+    }
+
+
+def measurement_records(table: pd.DataFrame) -> list[dict]:
+    """Return the measurement rows as JSON-ready dicts (NaN as None)."""
+    records = []
+    for row in table[list(CSV_COLUMNS)].to_dict(orient="records"):
+        records.append({k: none_if_nan(v) if not isinstance(v, (int, str)) else v for k, v in row.items()})
+    for record in records:
+        for key in ("exit_code",):
+            if record[key] is not None:
+                record[key] = int(record[key])
+    return records
+
+
+def write_outputs(out_dir: Path, html: str, table: pd.DataFrame, data: dict) -> dict[str, Path]:
+    """Write index.html, results.csv and results.json into out_dir (each via a temporary file)."""
+    texts = {
+        "index.html": html,
+        "results.csv": csv_text(table),
+        "results.json": json.dumps(data, indent=2, allow_nan=False, default=json_default) + "\n",
+    }
+    return write_texts(out_dir, texts, "the report")
+
+
+def csv_text(table: pd.DataFrame) -> str:
+    """Return results.csv: one row per measurement, text cells a spreadsheet would run as formulas neutralised."""
+    frame = table[list(CSV_COLUMNS)].copy()
+    for name in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[name]):
+            frame[name] = frame[name].map(csv_cell)
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+def csv_cell(value):
+    """Return a text cell that starts like a formula with a leading ' (OWASP); numbers, plain or as text, unchanged.
+
+    >>> csv_cell("=1+2"), csv_cell("@SUM(A1)"), csv_cell("-1.5"), csv_cell(-1.5), csv_cell("wrk -t2")
+    ("'=1+2", "'@SUM(A1)", '-1.5', -1.5, 'wrk -t2')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def write_texts(out_dir: Path, texts: dict[str, str], what: str) -> dict[str, Path]:
+    """Write each named text into out_dir (each via a temporary file); return name -> path."""
+    paths = {name: out_dir / name for name in texts}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in texts.items():
+            write_atomic(paths[name], text)
+    except OSError as exc:
+        raise OutputError(f"cannot write {what} to {out_dir}: {exc.strerror or exc}") from None
+    return paths
+
+
+def json_default(value):
+    """Convert numpy scalars for json.dumps."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {value!r}")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path through a temporary file in the same directory."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+

@@ -1,0 +1,426 @@
+"""Page data: a checked, analysed run -> the plain dataclasses and strings the report template gets.
+
+The template receives nothing live: every figure is already a string here, every link a
+relative, percent-encoded path that no browser can read as a scheme (see `link`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import pandas as pd
+
+from .. import __version__, charts, reference
+from ..analyze import RATIO_METHOD, THROUGHPUT, Analysis
+from ..checks import CheckReport
+from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
+from ..run import Run, relative_to
+from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_ratio, fmt_share_of, group_name, none_if_nan
+from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
+
+CHECK_TITLES = {
+    "run-status": "Run completed",
+    "readiness": "Setup became ready",
+    "header-bytes": "Header block size (curl -sI)",
+    "parse": "wrk output readable",
+    "zero-requests": "Requests completed",
+    "non-2xx": "Non-2xx/3xx responses",
+    "same-response": "Same bytes per response everywhere",
+    "socket-errors": "Socket errors",
+    "wrk-exit": "wrk exit status",
+    "cpu": "CPU records readable",
+    "manifest": "manifest.json readable",
+    "missing-file": "Files listed in the manifest present",
+    "file-name": "File names understood",
+}
+
+NOISE_TITLES = {
+    "few-repeats": "Too few repeats",
+    "outlier": "Repeats far from their cell's median",
+    "cold-start": "First repeat slower than the rest (warm-up too short?)",
+    "spread": "Cells whose req/s spread over more than 10%",
+    "wide-interval": "Ratios whose interval is wider than +/-5%",
+    "client-saturated": "Load generator busy (90% or more of a CPU per wrk thread)",
+    "client-cores": "Load generator short of cores",
+    "near-ceiling": "go-http near the ceiling (nginx-static)",
+}
+
+
+# --- The dataclasses ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One cell of the results table, every figure formatted."""
+
+    group: str
+    setup: str
+    n: str
+    requests_per_sec: str
+    requests_per_sec_range: str
+    latency_avg_ms: str
+    latency_p50_ms: str
+    latency_p99_ms: str
+    latency_max_ms: str
+    socket_errors: str
+    ratio: str
+    status: str
+
+
+@dataclass(frozen=True)
+class RatioRow:
+    """One ratio line: throughput and latency ratios of one setup in one group, and what they say."""
+
+    group: str
+    setup: str
+    throughput: str
+    p50: str
+    p99: str
+    n: str
+    verdict: str
+    reference: str
+    status: str  # pass | warn | fail, for the row's colour
+
+
+@dataclass(frozen=True)
+class NoiseGroup:
+    """The noise warnings of one kind."""
+
+    title: str
+    messages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CpuRow:
+    """Server CPU per 1,000 requests of one cell, and what wrk used."""
+
+    group: str
+    setup: str
+    go: str
+    nginx: str
+    total: str
+    wrk_per_thread: str
+    wrk_share: str
+    ceiling: str
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One check on one subject."""
+
+    status: str
+    subject: str
+    message: str
+    link: str | None
+
+
+@dataclass(frozen=True)
+class CheckGroup:
+    """All results of one check kind."""
+
+    name: str
+    title: str
+    status: str
+    counts: str
+    rows: tuple[CheckRow, ...]
+
+
+@dataclass(frozen=True)
+class MeasurementRow:
+    """One wrk run, traceable to its raw file."""
+
+    anchor: str
+    group: str
+    setup: str
+    repeat: int
+    requests_per_sec: str
+    latency_p99_ms: str
+    bytes_per_response: str
+    status: str
+    excluded: str | None
+    file: str
+    link: str
+    command: str
+    raw_text: str
+
+
+@dataclass(frozen=True)
+class HeaderRow:
+    """One header capture, as captured."""
+
+    group: str
+    setup: str
+    size: str
+    status_line: str
+    file: str
+    link: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the template shows, as strings and plain rows."""
+
+    title: str
+    generated_at: str
+    version: str
+    run_id: str
+    run_path: str
+    run_link: str
+    status: str
+    headline: tuple[str, ...]
+    failures: tuple[str, ...]
+    method: str
+    charts: dict[str, str]
+    results: tuple[ResultRow, ...]
+    ratios: tuple[RatioRow, ...]
+    comparisons: tuple[str, ...]
+    noise: tuple[NoiseGroup, ...]
+    checks: tuple[CheckGroup, ...]
+    measurements: tuple[MeasurementRow, ...]
+    headers: tuple[HeaderRow, ...]
+    environment: tuple[tuple[str, str], ...]
+    parameters: tuple[tuple[str, str], ...]
+    sysctl: tuple[tuple[str, str], ...]
+    nginx_v: str
+    reference_rows: tuple[tuple[str, str, str, str], ...]
+    reference_note: str
+    setups: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    settings: str = ""  # non-default knobs, in words ("" when none)
+    sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
+    cpu: tuple[CpuRow, ...] = ()
+
+
+# --- Run -> page data -----------------------------------------------------------------------
+
+
+def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, out_dir: Path, generated_at: datetime) -> Page:
+    """Return the page data for one run."""
+    several = analysis.several_levels
+    refs = reference.article_ratios()
+    svg = {
+        "throughput": charts.throughput_chart(analysis),
+        "ratios": charts.ratio_chart(analysis, refs),
+        "latency": charts.latency_chart(analysis),
+    }
+    if several:
+        svg["sweep_throughput"] = charts.sweep_chart(analysis, THROUGHPUT, "throughput (requests/s)", "sweep-throughput")
+        svg["sweep_p99"] = charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
+    if analysis.sharing is not None:
+        svg["cpu"] = charts.cpu_chart(analysis)
+    manifest = run.manifest or {}
+    return Page(
+        title=f"wrkreport: nginx in front of Go, run {run.run_id}",
+        generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        version=__version__,
+        run_id=run.run_id,
+        run_path=relative_to(run.path, out_dir),
+        run_link=link(run.path, out_dir),
+        status=report.status,
+        headline=headline(analysis),
+        failures=tuple(f"{c.name}: {c.message}" for c in report.failures),
+        method=RATIO_METHOD,
+        charts=svg,
+        results=tuple(result_rows(analysis, table, several)),
+        ratios=tuple(ratio_rows(analysis, refs, several)),
+        comparisons=tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c) for c in analysis.comparisons),
+        noise=tuple(noise_groups(analysis)),
+        checks=tuple(check_groups(report, run, out_dir)),
+        measurements=tuple(measurement_rows(run, table, out_dir, several)),
+        headers=tuple(header_rows(run, out_dir)),
+        environment=tuple(environment_rows(manifest)),
+        parameters=tuple((k, display(v)) for k, v in run.parameters.items()),
+        sysctl=tuple((k, display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
+        nginx_v=str(manifest.get("nginx_V") or ""),
+        reference_rows=tuple(
+            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec, 2), f"{r.ratio:.3f}") for r in refs
+        ),
+        reference_note=(
+            f"{reference.article()['title']} ({reference.article()['published']}): {reference.article()['command']}, "
+            f"{reference.article()['environment']['machine']}; nginx {reference.article()['environment']['nginx']}, "
+            f"Go {reference.article()['environment']['go']}, wrk {reference.article()['environment']['wrk']}; one run per cell."
+        ),
+        setups=tuple((s, SETUP_DESCRIPTIONS.get(s, "")) for s in analysis.setups),
+        settings=settings_sentence(run.parameters),
+        sharing=sharing_sentence(analysis),
+        cpu=tuple(cpu_rows(analysis, several)),
+    )
+
+
+def noise_groups(analysis: Analysis) -> list[NoiseGroup]:
+    """Return the noise warnings grouped by kind, in the order of NOISE_TITLES."""
+    kinds = sorted({w.kind for w in analysis.noise}, key=lambda k: list(NOISE_TITLES).index(k) if k in NOISE_TITLES else len(NOISE_TITLES))
+    return [NoiseGroup(NOISE_TITLES.get(k, k), tuple(w.message for w in analysis.noise if w.kind == k)) for k in kinds]
+
+
+def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
+    """Return CPU per 1,000 requests per cell, with 95% intervals of the mean over repeats."""
+    if analysis.sharing is None:
+        return []
+    rows = []
+    for cell in analysis.cells:
+        ceiling = analysis.ceiling_ratio(cell.gomaxprocs, cell.connections, cell.setup)
+        rows.append(
+            CpuRow(
+                group=group_name(cell.gomaxprocs, cell.connections, several),
+                setup=cell.setup,
+                go=fmt_mean(cell.metrics.get("cpu_go_ms_per_1k")),
+                nginx=fmt_mean(cell.metrics.get("cpu_nginx_ms_per_1k")),
+                total=fmt_mean(cell.metrics.get("cpu_server_ms_per_1k")),
+                wrk_per_thread=fmt_share_of(cell.metrics.get("wrk_cpu_per_thread")),
+                wrk_share=fmt_share_of(cell.metrics.get("wrk_cpu_share")),
+                ceiling=fmt_ratio(ceiling) if ceiling else "-",
+            )
+        )
+    return rows
+
+
+def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[ResultRow]:
+    """Return one row per cell: medians over the repeats kept, with the req/s range."""
+    rows = []
+    for cell in analysis.cells:
+        statuses = table[(table["setup"] == cell.setup) & (table["gomaxprocs"] == cell.gomaxprocs) & (table["connections"] == cell.connections)]["check_status"]
+        req = cell.metrics.get(THROUGHPUT)
+        rows.append(
+            ResultRow(
+                group=group_name(cell.gomaxprocs, cell.connections, several),
+                setup=cell.setup,
+                n="not measured" if cell.not_measured else f"{cell.n}" + (f" (+{len(cell.excluded)} excluded)" if cell.excluded else ""),
+                requests_per_sec=fmt_number(cell.median(THROUGHPUT)),
+                requests_per_sec_range=f"{fmt_number(req.minimum)}-{fmt_number(req.maximum)}" if req and req.n > 1 else "-",
+                latency_avg_ms=fmt_ms(cell.median("latency_avg_ms")),
+                latency_p50_ms=fmt_ms(cell.median("latency_p50_ms")),
+                latency_p99_ms=fmt_ms(cell.median("latency_p99_ms")),
+                latency_max_ms=fmt_ms(cell.median("latency_max_ms")),
+                socket_errors=fmt_number(cell.median("socket_errors")),
+                ratio=fmt_ratio(analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)),
+                status="fail" if cell.not_measured else worst(statuses),
+            )
+        )
+    return rows
+
+
+def ratio_rows(analysis: Analysis, refs, several: bool) -> list[RatioRow]:
+    """Return one row per setup and group: throughput, p50 and p99 ratios, verdict, the 2013 figure."""
+    rows = []
+    for ratio in analysis.ratios:
+        if ratio.setup == BASELINE:
+            continue
+        ref = [r for r in refs if r.setup == ratio.setup and charts.reference_matches(r.gomaxprocs, ratio.gomaxprocs)]
+        rows.append(
+            RatioRow(
+                group=group_name(ratio.gomaxprocs, ratio.connections, several),
+                setup=ratio.setup,
+                throughput=fmt_ratio(ratio),
+                p50=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p50_ms")),
+                p99=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p99_ms")),
+                n=str(ratio.n),
+                verdict=ratio_verdict(ratio),
+                reference=", ".join(f"{r.ratio:.3f} (at {r.gomaxprocs})" for r in ref) or "-",
+                status="fail" if ratio.ratio is None else "pass",
+            )
+        )
+    return rows
+
+
+def link(target: Path, out_dir: Path) -> str:
+    """Return the href of target from a page in out_dir: relative, percent-encoded, never readable as a scheme.
+
+    A run directory is untrusted: a file named `javascript:alert(1)` must stay a file name.
+
+    >>> link(Path("/r/run/javascript:alert(1)"), Path("/r/run")), link(Path("/r/raw/a b"), Path("/r/reports"))
+    ('./javascript%3Aalert%281%29', '../raw/a%20b')
+    """
+    relative = quote(relative_to(target, out_dir))
+    return relative if relative == "." or relative.startswith("../") else "./" + relative
+
+
+def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGroup]:
+    """Return the checks grouped by kind, worst first within each."""
+    groups: dict[str, list[Check]] = {}
+    for check in report.checks:
+        groups.setdefault(check.name, []).append(check)
+    found = []
+    for name, checks in groups.items():
+        checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
+        counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
+        rows = tuple(
+            CheckRow(c.status, subject(c), c.message, link(run.path / c.file, out_dir) if c.file else None) for c in checks
+        )
+        found.append(CheckGroup(name, CHECK_TITLES.get(name, name), worst(c.status for c in checks), counts, rows))
+    return found
+
+
+def subject(check: Check) -> str:
+    """Return what a check is about: 'nginx-http GOMAXPROCS=2 run 3', or 'the run'."""
+    if check.setup is None:
+        return "the run" if check.file is None else check.file
+    text = f"{check.setup} GOMAXPROCS={check.gomaxprocs}"
+    return text + (f" run {check.repeat}" if check.repeat is not None else "")
+
+
+def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool) -> list[MeasurementRow]:
+    """Return every measurement with its raw text and a link to its file."""
+    return [
+        MeasurementRow(
+            anchor="m-" + row.file.replace(".", "-"),
+            group=group_name(row.gomaxprocs, row.connections, several),
+            setup=row.setup,
+            repeat=int(row.repeat),
+            requests_per_sec=fmt_number(row.requests_per_sec, 2),
+            latency_p99_ms=fmt_ms(none_if_nan(row.latency_p99_ms)),
+            bytes_per_response=fmt_number(none_if_nan(row.bytes_per_response), 2),
+            status=row.check_status,
+            excluded=none_if_nan(row.excluded),
+            file=row.file,
+            link=link(run.path / row.file, out_dir),
+            command=row.command or "unknown (not in a manifest)",
+            raw_text=run.texts.get(row.file, ""),
+        )
+        for row in table.itertuples(index=False)
+    ]
+
+
+def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
+    """Return every header capture, verbatim (CRLFs shown as they are)."""
+    return [
+        HeaderRow(
+            group=f"GOMAXPROCS={h.gomaxprocs}",
+            setup=h.setup,
+            size=f"{h.size_bytes} bytes",
+            status_line=h.status_line,
+            file=h.file,
+            link=link(run.path / h.file, out_dir),
+            text=h.text,
+        )
+        for h in sorted(run.headers, key=lambda h: (h.gomaxprocs, h.setup))
+    ]
+
+
+def environment_rows(manifest: dict) -> list[tuple[str, str]]:
+    """Return the run's environment (machine, versions, limits, times) as label/value pairs."""
+    if not manifest:
+        return [("environment", "unknown: the run has no manifest.json")]
+    rows = [
+        ("run status", display(manifest.get("status")) + (f" ({manifest['reason']})" if manifest.get("reason") else "")),
+        ("started", display(manifest.get("started_at"))),
+        ("ended", display(manifest.get("ended_at"))),
+        ("command", display(manifest.get("command"))),
+    ]
+    for section in ("machine", "versions"):
+        values = manifest.get(section)
+        if isinstance(values, dict):
+            rows.extend((f"{section}: {k}", display(v)) for k, v in values.items())
+    rows.append(("ulimit -n", display(manifest.get("ulimit_n"))))
+    passes = manifest.get("passes")
+    if isinstance(passes, list):
+        for entry in passes:
+            if isinstance(entry, dict):
+                rows.append(
+                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {display(entry.get('order'))}")
+                )
+    return rows
+

@@ -1,0 +1,32 @@
+"""Rendering: page data -> HTML through the jinja2 templates shipped in the package, autoescaped."""
+
+from __future__ import annotations
+
+import jinja2
+
+from ..model import SETUP_DESCRIPTIONS
+from .page import Page
+
+TEMPLATE = "report.html"
+
+
+def environment() -> jinja2.Environment:
+    """Return the jinja2 environment over the packaged templates (autoescaping always on)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("wrkreport.templates", "."),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["setup_description"] = lambda s: SETUP_DESCRIPTIONS.get(s, "")
+    return env
+
+
+def render_html(page: Page) -> str:
+    """Return the page as one self-contained HTML document."""
+    template = environment().get_template(TEMPLATE)
+    charts_html = {name: jinja2.utils.markupsafe.Markup(svg) for name, svg in page.charts.items()}  # our own SVG only
+    return template.render(page=page, charts=charts_html)
+
