@@ -7,7 +7,7 @@
 # OUT/<run-id>/ as documented in docs/raw-format.md; `wrkreport build` turns it into a report.
 #
 # This script orchestrates processes only; plans, JSON, arithmetic and text formatting are
-# in src/wrkreport/drive.py (standard library only, run from the checkout).
+# in src/wrkreport/bench/ (standard library only, run from the checkout).
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -158,12 +158,12 @@ on_error() {
 }
 
 drive() {
-  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.drive "$@"
+  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.bench "$@"
 }
 
 # drive_bg ARGS...: drive in the background as one process, so $! is Python's own PID.
 drive_bg() {
-  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" exec python3 -m wrkreport.drive "$@"
+  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" exec python3 -m wrkreport.bench "$@"
 }
 
 contains() {
@@ -630,7 +630,7 @@ run_pass() {
     FASTHTTP_PID=""
   fi
   check_cells "${n}"
-  # orders: one line per (connection level, repeat), levels in turn (see drive new_pass).
+  # orders: one line per (connection level, repeat), levels in turn (see wrkreport.bench.manifest.new_pass).
   i=0
   for c in "${LEVELS[@]}"; do
     warm_up "${n}" "${c}"

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.drive import DEFAULT_SETUP_IDS, SETUP_IDS, cpu_count, shuffled_orders
+from wrkreport.bench.machine import cpu_count
+from wrkreport.bench.manifest import shuffled_orders
+from wrkreport.bench.setups import DEFAULT_SETUP_IDS, SETUP_IDS
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools, port_is_free

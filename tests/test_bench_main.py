@@ -1,0 +1,205 @@
+"""Tests of `python3 -m wrkreport.bench`: the subcommands together, as run_bench.sh calls them (docs/driver.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from wrkreport.bench.cpu import child_pids, cpu_ticks
+from wrkreport.bench.manifest import shuffled_orders
+from wrkreport.bench.setups import DEFAULT_SETUP_IDS
+
+REPO = Path(__file__).resolve().parent.parent
+CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
+HEADERS_200 = (
+    b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
+    b"Server: gophr\r\nDate: Sun, 22 Nov 2026 16:47:00 GMT\r\n\r\n"
+)
+HEADERS_502 = (
+    b"HTTP/1.1 502 Bad Gateway\r\nServer: nginx\r\nDate: Sun, 22 Nov 2026 16:47:00 GMT\r\n"
+    b"Content-Type: text/html\r\nContent-Length: 150\r\nConnection: keep-alive\r\n\r\n"
+)
+
+
+# --- the subcommands together, as the script calls them; checked against the contract -------
+
+
+def run_drive(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.run([sys.executable, "-m", "wrkreport.bench", *args], capture_output=True, text=True, env=env, check=False)
+
+
+def documented_manifest() -> dict:
+    """Return the manifest example of docs/raw-format.md, comments stripped."""
+    text = (REPO / "docs" / "raw-format.md").read_text()
+    block = text.split("## manifest.json", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    return json.loads(re.sub(r"\s+//.*$", "", block, flags=re.M))
+
+
+def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
+    out = tmp_path / "raw"
+    plan_file = tmp_path / "plan.json"
+    done = run_drive("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--quick", "--out", str(out), "--seed", "3", "--gomaxprocs", "1,2")
+    assert done.returncode == 0, done.stderr
+    done = run_drive("init", "--plan", str(plan_file), "--command", "./run_bench.sh --quick", "--ulimit-n", "4096")
+    assert done.returncode == 0, done.stderr
+    run = Path(done.stdout.strip())
+    assert run.parent == out and (out / "latest").resolve() == run.resolve()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "running" and manifest["ended_at"] is None
+
+    order = run_drive("pass-start", "--run", str(run), "--gomaxprocs", "1").stdout.split("\n")
+    assert order[0].split() == shuffled_orders(list(DEFAULT_SETUP_IDS), 1, 3, 1)[0]
+    (run / "go.log").write_text("gohello: GOMAXPROCS=1 http=127.0.0.1:1 fcgi-tcp=127.0.0.1:2 pid=5 ready\n")
+    assert run_drive("pass-update", "--run", str(run), "--gomaxprocs", "1", "--go-pid", "5", "--go-log", str(run / "go.log")).returncode == 0
+    (run / "go-http.gomaxprocs-1.headers.txt").write_bytes(HEADERS_200)
+    (run / "nginx-fcgi-unix.gomaxprocs-1.headers.txt").write_bytes(HEADERS_502)
+    ok = run_drive("cell", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--ready", "1", "--headers", str(run / "go-http.gomaxprocs-1.headers.txt"))
+    assert (ok.returncode, ok.stdout) == (0, "")
+    bad = run_drive("cell", "--run", str(run), "--gomaxprocs", "1", "--setup", "nginx-fcgi-unix", "--ready", "1", "--headers", str(run / "nginx-fcgi-unix.gomaxprocs-1.headers.txt"))
+    assert bad.returncode == 3 and "502 Bad Gateway" in bad.stdout
+    start = run_drive("measure-start", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1")
+    assert re.fullmatch(r"\[\d/8\] go-http GOMAXPROCS=1 run 1/1 \(~\d+s left\) \.\.\. ", start.stdout)
+    name = "go-http.gomaxprocs-1.run-1.wrk.txt"
+    (run / name).write_bytes((CAPTURED / "wrk-4.1.0__latency.txt").read_bytes())
+    end = run_drive(
+        "measure-end", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1",
+        "--file", name, "--command", "wrk --latency -t2 -c100 -d2s --timeout 2s http://127.0.0.1:8080/",
+        "--exit-code", "0", "--started-at", "2026-11-22T16:47:00Z",
+    )  # fmt: skip
+    assert end.stdout == "60,042 req/s\n"
+    assert run_drive("pass-update", "--run", str(run), "--gomaxprocs", "1", "--note", "x: y", "--ended").returncode == 0
+    assert run_drive("finish", "--run", str(run), "--status", "complete").returncode == 0
+
+    manifest = json.loads((run / "manifest.json").read_text())
+    doc = documented_manifest()
+    assert set(doc) <= set(manifest), "a documented key is missing"
+    assert set(doc["parameters"]) <= set(manifest["parameters"])
+    assert set(doc["machine"]) <= set(manifest["machine"])
+    assert set(doc["versions"]) == set(manifest["versions"])
+    assert set(doc["sysctl"]) - {"..."} <= set(manifest["sysctl"])
+    assert set(doc["passes"][0]) <= set(manifest["passes"][0])
+    assert set(doc["passes"][0]["cells"]["go-http"]) <= set(manifest["passes"][0]["cells"]["go-http"])
+    assert set(doc["measurements"][0]) == set(manifest["measurements"][0])
+    assert manifest["status"] == "complete" and manifest["reason"] is None and manifest["ended_at"]
+    assert manifest["command"] == "./run_bench.sh --quick" and manifest["ulimit_n"] == 4096
+    assert manifest["parameters"]["seed"] == 3 and manifest["parameters"]["profile"] == "quick"
+    first = manifest["passes"][0]
+    assert first["go_reported_gomaxprocs"] == 1 and first["pids"]["go"] == 5 and first["notes"] == ["x: y"]
+    assert first["cells"]["go-http"]["header_bytes"] == 141 and first["cells"]["go-http"]["error"] is None
+    assert first["cells"]["nginx-fcgi-unix"]["header_bytes"] == 150
+    assert manifest["measurements"][0]["file"] == name and manifest["measurements"][0]["exit_code"] == 0
+    assert run_drive("summary", "--run", str(run)).stdout.splitlines()[0] == "GOMAXPROCS=1 go-http          60,042 req/s (median of 1)"
+
+
+def documented_cpu_file() -> dict:
+    """Return the .cpu.json example of docs/raw-format.md, comments stripped."""
+    text = (REPO / "docs" / "raw-format.md").read_text()
+    block = text.split("## The CPU file", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    return json.loads(re.sub(r"\s+//.*$", "", block, flags=re.M))
+
+
+def started_run(tmp_path: Path, *options: str) -> Path:
+    """Return a run directory made by `plan` and `init` as the script does, with pass 1 started."""
+    plan_file = tmp_path / "plan.json"
+    done = run_drive("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), *options)
+    assert done.returncode == 0, done.stderr
+    run = Path(run_drive("init", "--plan", str(plan_file), "--command", "x").stdout.strip())
+    assert run_drive("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
+    return run
+
+
+# A stand-in for wrk: prints a real wrk output and burns a little CPU.
+FAKE_WRK = (
+    "import sys, time\n"
+    "end = time.process_time() + 0.2\n"
+    "while time.process_time() < end: pass\n"
+    "sys.stdout.write(open(sys.argv[1]).read()); print('stderr line', file=sys.stderr)\n"
+)
+
+
+def test_run_wrk_writes_the_output_and_the_documented_cpu_file(tmp_path):
+    run = started_run(tmp_path, "--connections", "10,50", "--setups", "go-http,nginx-http", "--pin-client", "0", "--pin-server", "1")
+    server = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"])  # "Go"
+    try:
+        assert run_drive("pass-update", "--run", str(run), "--gomaxprocs", "1", "--go-pid", str(server.pid)).returncode == 0
+        name = "nginx-http.gomaxprocs-1.c50.run-1.wrk.txt"
+        ids = ("--run", str(run), "--gomaxprocs", "1", "--connections", "50", "--setup", "nginx-http", "--repeat", "1")
+        fixture = CAPTURED / "wrk-4.1.0__latency.txt"
+        done = run_drive(
+            "run-wrk", *ids, "--out", str(run / name), "--stderr", str(tmp_path / "wrk.stderr"),
+            "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--", sys.executable, "-c", FAKE_WRK, str(fixture),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    finally:
+        server.kill()
+        server.wait()
+    assert (run / name).read_bytes() == fixture.read_bytes() + b"stderr line\n"
+    cpu = json.loads((run / name.replace(".wrk.txt", ".cpu.json")).read_text())
+    doc = documented_cpu_file()
+    assert list(cpu) == list(doc) and list(cpu["processes"]) == list(doc["processes"])
+    assert (cpu["file"], cpu["setup"], cpu["gomaxprocs"], cpu["connections"], cpu["repeat"]) == (name, "nginx-http", 1, 50, 1)
+    assert cpu["processes"]["go"]["pids"] == [server.pid] and set(cpu["processes"]["go"]) == set(doc["processes"]["go"])
+    assert cpu["processes"]["nginx"] is None and cpu["processes"]["fasthttp"] is None  # not started in this pass
+    wrk = cpu["processes"]["wrk"]
+    assert set(wrk) == set(doc["processes"]["wrk"]) and wrk["threads"] == 2 and wrk["pids"][0] != server.pid
+    assert wrk["user_s"] + wrk["system_s"] >= 0.15  # the stand-in's own CPU, not the wrapper's
+    assert cpu["wall_s"] >= 0.15 and cpu["clock_ticks_per_s"] == os.sysconf("SC_CLK_TCK")
+    assert cpu["pinning"] == {"client": "0", "server": "1"}
+
+    end = run_drive("measure-end", *ids, "--file", name, "--cpu-file", name.replace(".wrk.txt", ".cpu.json"),
+                    "--command", "taskset -c 0 wrk --latency ...", "--exit-code", "0", "--started-at", "2026-11-22T16:47:00Z")  # fmt: skip
+    assert end.returncode == 0, end.stderr
+    missing = run_drive("measure-end", *ids[:-1], "2", "--file", name, "--cpu-file", "nope.cpu.json",
+                        "--command", "x", "--exit-code", "0", "--started-at", "2026-11-22T16:47:00Z")  # fmt: skip
+    assert missing.returncode == 0, missing.stderr
+    measurements = json.loads((run / "manifest.json").read_text())["measurements"]
+    assert [(m["connections"], m["cpu_file"]) for m in measurements] == [(50, name.replace(".wrk.txt", ".cpu.json")), (50, None)]
+    summary = run_drive("summary", "--run", str(run)).stdout.splitlines()
+    assert "GOMAXPROCS=1 c=50 nginx-http       60,042 req/s (median of 2); CPU ms per 1k requests: go " in "\n".join(summary)
+    assert summary[0] == "GOMAXPROCS=1 c=10 go-http          no result"
+
+
+def test_run_wrk_passes_sigterm_on_and_writes_no_cpu_file(tmp_path):
+    run = started_run(tmp_path, "--setups", "go-http")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    marker = tmp_path / "started"
+    child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(30)"
+    args = [sys.executable, "-m", "wrkreport.bench", "run-wrk", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http",
+            "--repeat", "1", "--out", str(run / "x.wrk.txt"), "--stderr", str(tmp_path / "e"), "--cpu-file", "x.cpu.json",
+            "--", sys.executable, "-c", child]  # fmt: skip
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while not marker.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        stand_in = child_pids(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    assert len(stand_in) == 1 and cpu_ticks(stand_in[0]) is None, "the measured command must be stopped too"
+    assert not (run / "x.cpu.json").exists()
+
+
+def test_second_init_in_the_same_second_gets_a_suffix(tmp_path):
+    plan_file = tmp_path / "plan.json"
+    run_drive("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"))
+    runs = [Path(run_drive("init", "--plan", str(plan_file), "--command", "x").stdout.strip()) for _ in range(2)]
+    assert runs[0] != runs[1] and runs[0].is_dir() and runs[1].is_dir()
+    if runs[0].name[:16] == runs[1].name[:16]:
+        assert runs[1].name == runs[0].name + "-2"
+
+
+def test_usage_error_message_and_status():
+    done = run_drive("plan", "--root", "/r", "--save", "/dev/null", "--", "--threads", "x")
+    assert done.returncode == 2
+    assert done.stderr == "run_bench.sh: --threads must be a whole number, not 'x' (see ./run_bench.sh --help)\n"
