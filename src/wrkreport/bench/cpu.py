@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cpucost import ms_per_1k_requests
 from .setups import CPU_PROCESSES, SCHEMA
 
 
@@ -24,11 +25,7 @@ def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
 
 def cpu_ms_per_1k_requests(record: dict, requests: int) -> dict[str, float]:
     """Return each measured process's CPU time (user + system) per 1,000 requests, in ms."""
-    per = {}
-    for name, usage in record["processes"].items():
-        if usage is not None:
-            per[name] = (usage["user_s"] + usage["system_s"]) * 1000 / (requests / 1000)
-    return per
+    return {name: ms_per_1k_requests(usage["user_s"] + usage["system_s"], requests) for name, usage in record["processes"].items() if usage is not None}
 
 
 def stat_fields(stat: str) -> list[str]:
