@@ -30,9 +30,18 @@ HEADERS_502 = (
 # --- the subcommands together, as the script calls them; checked against the contract -------
 
 
-def run_drive(*args: str) -> subprocess.CompletedProcess:
+def run_helper(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     return subprocess.run([sys.executable, "-m", "wrkreport.bench", *args], capture_output=True, text=True, env=env, check=False)
+
+
+# A stand-in for wrk: prints a real wrk output and burns a little CPU.
+FAKE_WRK = (
+    "import sys, time\n"
+    "end = time.process_time() + 0.2\n"
+    "while time.process_time() < end: pass\n"
+    "sys.stdout.write(open(sys.argv[1]).read()); print('stderr line', file=sys.stderr)\n"
+)
 
 
 def documented_manifest() -> dict:
@@ -45,37 +54,48 @@ def documented_manifest() -> dict:
 def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     out = tmp_path / "raw"
     plan_file = tmp_path / "plan.json"
-    done = run_drive("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--quick", "--out", str(out), "--seed", "3", "--gomaxprocs", "1,2")
+    done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--quick", "--out", str(out), "--seed", "3", "--gomaxprocs", "1,2")
     assert done.returncode == 0, done.stderr
-    done = run_drive("init", "--plan", str(plan_file), "--command", "./run_bench.sh --quick", "--ulimit-n", "4096")
+    done = run_helper("init", "--plan", str(plan_file), "--command", "./run_bench.sh --quick", "--ulimit-n", "4096")
     assert done.returncode == 0, done.stderr
     run = Path(done.stdout.strip())
     assert run.parent == out and (out / "latest").resolve() == run.resolve()
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["status"] == "running" and manifest["ended_at"] is None
 
-    order = run_drive("pass-start", "--run", str(run), "--gomaxprocs", "1").stdout.split("\n")
+    order = run_helper("pass-start", "--run", str(run), "--gomaxprocs", "1").stdout.split("\n")
     assert order[0].split() == shuffled_orders(list(DEFAULT_SETUP_IDS), 1, 3, 1)[0]
     (run / "go.log").write_text("gohello: GOMAXPROCS=1 http=127.0.0.1:1 fcgi-tcp=127.0.0.1:2 pid=5 ready\n")
-    assert run_drive("pass-update", "--run", str(run), "--gomaxprocs", "1", "--go-pid", "5", "--go-log", str(run / "go.log")).returncode == 0
     (run / "go-http.gomaxprocs-1.headers.txt").write_bytes(HEADERS_200)
     (run / "nginx-fcgi-unix.gomaxprocs-1.headers.txt").write_bytes(HEADERS_502)
-    ok = run_drive("cell", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--ready", "1", "--headers", str(run / "go-http.gomaxprocs-1.headers.txt"))
-    assert (ok.returncode, ok.stdout) == (0, "")
-    bad = run_drive("cell", "--run", str(run), "--gomaxprocs", "1", "--setup", "nginx-fcgi-unix", "--ready", "1", "--headers", str(run / "nginx-fcgi-unix.gomaxprocs-1.headers.txt"))
-    assert bad.returncode == 3 and "502 Bad Gateway" in bad.stdout
-    start = run_drive("measure-start", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1")
-    assert re.fullmatch(r"\[\d/8\] go-http GOMAXPROCS=1 run 1/1 \(~\d+s left\) \.\.\. ", start.stdout)
-    name = "go-http.gomaxprocs-1.run-1.wrk.txt"
-    (run / name).write_bytes((CAPTURED / "wrk-4.1.0__latency.txt").read_bytes())
-    end = run_drive(
-        "measure-end", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1",
-        "--file", name, "--command", "wrk --latency -t2 -c100 -d2s --timeout 2s http://127.0.0.1:8080/",
-        "--exit-code", "0", "--started-at", "2026-11-22T16:47:00Z",
+    (run / "nginx-fcgi-tcp.gomaxprocs-1.headers.txt").write_bytes(HEADERS_200.replace(b"Server: gophr", b"Server: go"))
+    ready = run_helper(
+        "pass-ready", "--run", str(run), "--gomaxprocs", "1", "--go-pid", "5", "--go-log", str(run / "go.log"),
+        "--cell", "go-http", "1", str(run / "go-http.gomaxprocs-1.headers.txt"), "",
+        "--cell", "nginx-fcgi-unix", "1", str(run / "nginx-fcgi-unix.gomaxprocs-1.headers.txt"), "",
+        "--cell", "nginx-fcgi-tcp", "1", str(run / "nginx-fcgi-tcp.gomaxprocs-1.headers.txt"), "",
+        "--cell", "nginx-http", "0", "", "no HTTP answer from http://127.0.0.1:8081/ within 10s",
     )  # fmt: skip
-    assert end.stdout == "60,042 req/s\n"
-    assert run_drive("pass-update", "--run", str(run), "--gomaxprocs", "1", "--note", "x: y", "--ended").returncode == 0
-    assert run_drive("finish", "--run", str(run), "--status", "complete").returncode == 0
+    assert ready.returncode == 0, ready.stderr
+    assert ready.stdout.splitlines() == [
+        "nginx_workers",
+        "measure go-http",
+        "skip nginx-fcgi-unix answered 'HTTP/1.1 502 Bad Gateway', not 200: not measured",
+        "measure nginx-fcgi-tcp note: 138-byte header block, expected 141",
+        "skip nginx-http no HTTP answer from http://127.0.0.1:8081/ within 10s",
+    ]
+    name = "go-http.gomaxprocs-1.run-1.wrk.txt"
+    measured = run_helper(
+        "measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--file", name,
+        "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "wrk.stderr"),
+        "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"),
+    )  # fmt: skip
+    assert measured.returncode == 0, measured.stderr
+    assert re.fullmatch(r"\[run_bench\] \[\d/8\] go-http GOMAXPROCS=1 run 1/1 \(~\d+s left\) \.\.\. 60,042 req/s\n", measured.stderr)
+    assert run_helper("pass-note", "--run", str(run), "--gomaxprocs", "1", "--note", "x: y").returncode == 0
+    assert run_helper("pass-end", "--run", str(run), "--gomaxprocs", "1").returncode == 0
+    finished = run_helper("finish", "--run", str(run), "--status", "complete")
+    assert finished.returncode == 0 and finished.stdout.splitlines()[0].startswith("GOMAXPROCS=1 go-http          60,042 req/s (median of 1); CPU ms per 1k requests: go ")
 
     manifest = json.loads((run / "manifest.json").read_text())
     doc = documented_manifest()
@@ -93,9 +113,14 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     first = manifest["passes"][0]
     assert first["go_reported_gomaxprocs"] == 1 and first["pids"]["go"] == 5 and first["notes"] == ["x: y"]
     assert first["cells"]["go-http"]["header_bytes"] == 141 and first["cells"]["go-http"]["error"] is None
-    assert first["cells"]["nginx-fcgi-unix"]["header_bytes"] == 150
-    assert manifest["measurements"][0]["file"] == name and manifest["measurements"][0]["exit_code"] == 0
-    assert run_drive("summary", "--run", str(run)).stdout.splitlines()[0] == "GOMAXPROCS=1 go-http          60,042 req/s (median of 1)"
+    assert first["cells"]["nginx-fcgi-unix"]["header_bytes"] == 150 and first["ended_at"]
+    assert first["cells"]["nginx-http"] == {
+        "ready": False, "headers_captured": False, "status_line": None, "header_bytes": None,
+        "error": "no HTTP answer from http://127.0.0.1:8081/ within 10s", "url": "http://127.0.0.1:8081/", "headers_file": None,
+    }  # fmt: skip
+    entry = manifest["measurements"][0]
+    assert entry["file"] == name and entry["exit_code"] == 0 and entry["cpu_file"] == name.replace(".wrk.txt", ".cpu.json")
+    assert entry["command"] == f"{sys.executable} -c {FAKE_WRK} {CAPTURED / 'wrk-4.1.0__latency.txt'}"
 
 
 def documented_cpu_file() -> dict:
@@ -108,34 +133,27 @@ def documented_cpu_file() -> dict:
 def started_run(tmp_path: Path, *options: str) -> Path:
     """Return a run directory made by `plan` and `init` as the script does, with pass 1 started."""
     plan_file = tmp_path / "plan.json"
-    done = run_drive("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), *options)
+    done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), *options)
     assert done.returncode == 0, done.stderr
-    run = Path(run_drive("init", "--plan", str(plan_file), "--command", "x").stdout.strip())
-    assert run_drive("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
+    run = Path(run_helper("init", "--plan", str(plan_file), "--command", "x").stdout.strip())
+    assert run_helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
     return run
 
 
-# A stand-in for wrk: prints a real wrk output and burns a little CPU.
-FAKE_WRK = (
-    "import sys, time\n"
-    "end = time.process_time() + 0.2\n"
-    "while time.process_time() < end: pass\n"
-    "sys.stdout.write(open(sys.argv[1]).read()); print('stderr line', file=sys.stderr)\n"
-)
+def measure_args(run: Path, name: str, tmp_path: Path, *ids: str) -> list[str]:
+    """Return the arguments of `measure` for the wrk file name, as the script passes them."""
+    return ["measure", "--run", str(run), *ids, "--file", name, "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "wrk.stderr")]
 
 
-def test_run_wrk_writes_the_output_and_the_documented_cpu_file(tmp_path):
+def test_measure_writes_the_output_the_documented_cpu_file_and_the_manifest_entry(tmp_path):
     run = started_run(tmp_path, "--connections", "10,50", "--setups", "go-http,nginx-http", "--pin-client", "0", "--pin-server", "1")
     server = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.001)"])  # "Go"
+    name = "nginx-http.gomaxprocs-1.c50.run-1.wrk.txt"
+    ids = ("--gomaxprocs", "1", "--connections", "50", "--setup", "nginx-http")
+    fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     try:
-        assert run_drive("pass-update", "--run", str(run), "--gomaxprocs", "1", "--go-pid", str(server.pid)).returncode == 0
-        name = "nginx-http.gomaxprocs-1.c50.run-1.wrk.txt"
-        ids = ("--run", str(run), "--gomaxprocs", "1", "--connections", "50", "--setup", "nginx-http", "--repeat", "1")
-        fixture = CAPTURED / "wrk-4.1.0__latency.txt"
-        done = run_drive(
-            "run-wrk", *ids, "--out", str(run / name), "--stderr", str(tmp_path / "wrk.stderr"),
-            "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--", sys.executable, "-c", FAKE_WRK, str(fixture),
-        )  # fmt: skip
+        assert run_helper("pass-ready", "--run", str(run), "--gomaxprocs", "1", "--go-pid", str(server.pid)).returncode == 0
+        done = run_helper(*measure_args(run, name, tmp_path, *ids, "--repeat", "1"), "--", sys.executable, "-c", FAKE_WRK, str(fixture))
         assert done.returncode == 0, done.stderr
     finally:
         server.kill()
@@ -153,28 +171,25 @@ def test_run_wrk_writes_the_output_and_the_documented_cpu_file(tmp_path):
     assert cpu["wall_s"] >= 0.15 and cpu["clock_ticks_per_s"] == os.sysconf("SC_CLK_TCK")
     assert cpu["pinning"] == {"client": "0", "server": "1"}
 
-    end = run_drive("measure-end", *ids, "--file", name, "--cpu-file", name.replace(".wrk.txt", ".cpu.json"),
-                    "--command", "taskset -c 0 wrk --latency ...", "--exit-code", "0", "--started-at", "2026-11-22T16:47:00Z")  # fmt: skip
-    assert end.returncode == 0, end.stderr
-    missing = run_drive("measure-end", *ids[:-1], "2", "--file", name, "--cpu-file", "nope.cpu.json",
-                        "--command", "x", "--exit-code", "0", "--started-at", "2026-11-22T16:47:00Z")  # fmt: skip
-    assert missing.returncode == 0, missing.stderr
+    name2 = name.replace("run-1", "run-2")
+    failed = run_helper(*measure_args(run, name2, tmp_path, *ids, "--repeat", "2"), "--", sys.executable, "-c", FAKE_WRK + "sys.exit(1)\n", str(fixture))
+    assert failed.returncode == 0, failed.stderr  # wrk's own failure is recorded, not the helper's
+    assert failed.stderr.endswith("... 60,042 req/s (wrk exit 1)\n")
     measurements = json.loads((run / "manifest.json").read_text())["measurements"]
-    assert [(m["connections"], m["cpu_file"]) for m in measurements] == [(50, name.replace(".wrk.txt", ".cpu.json")), (50, None)]
-    summary = run_drive("summary", "--run", str(run)).stdout.splitlines()
+    assert [(m["connections"], m["repeat"], m["exit_code"]) for m in measurements] == [(50, 1, 0), (50, 2, 1)]
+    assert [m["cpu_file"] for m in measurements] == [name.replace(".wrk.txt", ".cpu.json"), name2.replace(".wrk.txt", ".cpu.json")]
+    summary = run_helper("summary", "--run", str(run)).stdout.splitlines()
     assert "GOMAXPROCS=1 c=50 nginx-http       60,042 req/s (median of 2); CPU ms per 1k requests: go " in "\n".join(summary)
     assert summary[0] == "GOMAXPROCS=1 c=10 go-http          no result"
 
 
-def test_run_wrk_passes_sigterm_on_and_writes_no_cpu_file(tmp_path):
+def test_measure_passes_sigterm_on_removes_its_partial_files_and_records_nothing(tmp_path):
     run = started_run(tmp_path, "--setups", "go-http")
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     marker = tmp_path / "started"
-    child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(30)"
-    args = [sys.executable, "-m", "wrkreport.bench", "run-wrk", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http",
-            "--repeat", "1", "--out", str(run / "x.wrk.txt"), "--stderr", str(tmp_path / "e"), "--cpu-file", "x.cpu.json",
-            "--", sys.executable, "-c", child]  # fmt: skip
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\nprint('partial', flush=True)\ntime.sleep(30)"
+    args = [sys.executable, "-m", "wrkreport.bench", *measure_args(run, "x.wrk.txt", tmp_path, "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1")]
+    proc = subprocess.Popen([*args, "--", sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10
         while not marker.exists():
@@ -187,19 +202,20 @@ def test_run_wrk_passes_sigterm_on_and_writes_no_cpu_file(tmp_path):
         proc.kill()
         proc.wait()
     assert len(stand_in) == 1 and cpu_ticks(stand_in[0]) is None, "the measured command must be stopped too"
-    assert not (run / "x.cpu.json").exists()
+    assert not (run / "x.cpu.json").exists() and not (run / "x.wrk.txt").exists()
+    assert json.loads((run / "manifest.json").read_text())["measurements"] == []
 
 
 def test_second_init_in_the_same_second_gets_a_suffix(tmp_path):
     plan_file = tmp_path / "plan.json"
-    run_drive("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"))
-    runs = [Path(run_drive("init", "--plan", str(plan_file), "--command", "x").stdout.strip()) for _ in range(2)]
+    run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"))
+    runs = [Path(run_helper("init", "--plan", str(plan_file), "--command", "x").stdout.strip()) for _ in range(2)]
     assert runs[0] != runs[1] and runs[0].is_dir() and runs[1].is_dir()
     if runs[0].name[:16] == runs[1].name[:16]:
         assert runs[1].name == runs[0].name + "-2"
 
 
 def test_usage_error_message_and_status():
-    done = run_drive("plan", "--root", "/r", "--save", "/dev/null", "--", "--threads", "x")
+    done = run_helper("plan", "--root", "/r", "--save", "/dev/null", "--", "--threads", "x")
     assert done.returncode == 2
     assert done.stderr == "run_bench.sh: --threads must be a whole number, not 'x' (see ./run_bench.sh --help)\n"

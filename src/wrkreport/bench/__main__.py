@@ -110,7 +110,7 @@ def cmd_render_nginx(args) -> int:
 
 
 def cmd_pass_start(args) -> int:
-    """Record a new pass and print its setup order, one line per repeat."""
+    """Record a new pass and print its setup order, one line per (connection level, repeat)."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     entry = new_pass(manifest, args.gomaxprocs)
@@ -119,125 +119,125 @@ def cmd_pass_start(args) -> int:
     return 0
 
 
-def cmd_pass_update(args) -> int:
-    """Record the pass's PIDs, the GOMAXPROCS Go reports, a note, or its end."""
+def cmd_pass_ready(args) -> int:
+    """Record the pass's servers and every cell; print nginx's workers, then a verdict per cell."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     entry = find_pass(manifest, args.gomaxprocs)
-    if args.go_log:
-        entry["go_reported_gomaxprocs"] = go_reported_gomaxprocs(Path(args.go_log).read_text(errors="replace"))
     if args.go_pid is not None:
         entry["pids"]["go"] = args.go_pid
+    if args.go_log:
+        entry["go_reported_gomaxprocs"] = go_reported_gomaxprocs(Path(args.go_log).read_text(errors="replace"))
     if args.fasthttp_pid is not None:
         entry["pids"]["fasthttp"] = args.fasthttp_pid
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = child_pids(args.nginx_pid)
-        print(" ".join(map(str, entry["pids"]["nginx_workers"])))
-    if args.note:
-        entry["notes"].append(args.note)
-    if args.ended:
-        entry["ended_at"] = iso(utc_now())
+    lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
+    for setup, ready, headers, error in args.cell or []:
+        cell = record_cell(manifest, entry, setup, ready, headers, error or None)
+        lines.append(cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"]))
     save_manifest(run_dir, manifest)
+    print("\n".join(lines))
     return 0
 
 
-def cmd_cell(args) -> int:
-    """Record one cell's readiness and header capture; exit 3 (reason on stdout) if unusable."""
+def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: str, error: str | None) -> dict:
+    """Record one cell of a pass from its readiness, `curl -sI` file (may be empty) and error."""
+    if setup not in SETUP_BY_ID or ready not in ("0", "1"):
+        raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)}")
+    data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+    cell = cell_from_headers(data, ready == "1", error)
+    cell["url"] = manifest["parameters"]["urls"][setup]
+    cell["headers_file"] = Path(headers).name if data else None
+    entry["cells"][setup] = cell
+    return cell
+
+
+def cell_verdict(setup: str, cell: dict, expect_header_bytes: int) -> str:
+    """Return 'skip SETUP REASON', 'measure SETUP' or 'measure SETUP note: ...' for the script."""
+    if cell["error"]:
+        return f"skip {setup} {cell['error']}"
+    if cell["header_bytes"] != expect_header_bytes:
+        return f"measure {setup} note: {cell['header_bytes']}-byte header block, expected {expect_header_bytes}"
+    return f"measure {setup}"
+
+
+def cmd_pass_note(args) -> int:
+    """Add a note to a pass (e.g. a setup dropped because its server exited)."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
-    data = None
-    if args.headers and Path(args.headers).is_file():
-        data = Path(args.headers).read_bytes()
-    cell = cell_from_headers(data, bool(args.ready), args.error)
-    cell["url"] = manifest["parameters"]["urls"][args.setup]
-    cell["headers_file"] = Path(args.headers).name if data else None
-    find_pass(manifest, args.gomaxprocs)["cells"][args.setup] = cell
+    find_pass(manifest, args.gomaxprocs)["notes"].append(args.note)
     save_manifest(run_dir, manifest)
-    if cell["error"]:
-        print(cell["error"])
-        return NO
-    expect = manifest["parameters"]["expect_header_bytes"]
-    if cell["header_bytes"] != expect:
-        print(f"note: {cell['header_bytes']}-byte header block, expected {expect}")
     return 0
 
 
-def cmd_measure_start(args) -> int:
-    """Print the start of this measurement's progress line."""
-    manifest = load_manifest(Path(args.run))
-    connections = args.connections or levels_of(manifest["parameters"])[0]
-    print(progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat), end="")
+def cmd_pass_end(args) -> int:
+    """Record the end time of a pass."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    find_pass(manifest, args.gomaxprocs)["ended_at"] = iso(utc_now())
+    save_manifest(run_dir, manifest)
     return 0
 
 
-def cmd_run_wrk(args) -> int:
-    """Run wrk (the command after --) for one measurement and write its .cpu.json.
+def cmd_measure(args) -> int:
+    """Run one measurement: the progress line, wrk (the command after --), its .cpu.json, its manifest entry.
 
-    Its stdout then stderr go to --out; the CPU time of the pass's servers is read from
-    /proc just before and just after, wrk's own from its rusage. Exits with wrk's status;
-    on SIGINT/SIGTERM (passed on to wrk) with 128 + N and no .cpu.json.
+    wrk's stdout then stderr go to --file; the CPU time of the pass's servers is read from
+    /proc just before and just after, wrk's own from its rusage. Exits 0 once recorded,
+    whatever wrk's status (recorded as exit_code); on SIGINT/SIGTERM (passed on to wrk)
+    with 128 + N, its partial files removed and nothing recorded.
     """
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
-        raise UsageError("run-wrk needs the wrk command after --")
-    started = find_pass(manifest, args.gomaxprocs)["pids"]
-    out, stderr = Path(args.out), Path(args.stderr)
-    before = cpu_snapshot(server_pids(started))
+        raise UsageError("measure needs the wrk command after --")
+    connections = args.connections or levels_of(params)[0]
+    print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
+    started_at = iso(utc_now())
+    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
+    before = cpu_snapshot(server_pids(servers))
     wrk = run_measured(argv, out, stderr)
-    after = cpu_snapshot(server_pids(started))  # nginx's children again: a worker may have been replaced
+    after = cpu_snapshot(server_pids(servers))  # nginx's children again: a worker may have been replaced
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
     if wrk.signal is not None:
+        out.unlink(missing_ok=True)
         return wrk.status
-    measurement = {
-        "file": out.name,
-        "setup": args.setup,
-        "gomaxprocs": args.gomaxprocs,
-        "connections": args.connections or levels_of(params)[0],
-        "repeat": args.repeat,
-    }
+    ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "connections": connections, "repeat": args.repeat}
     usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
-    write_json_atomic(run_dir / args.cpu_file, cpu_record(measurement, before, after, usage, wrk.wall_s, pinning_of(params)))
-    return wrk.status
-
-
-def cmd_measure_end(args) -> int:
-    """Record a finished measurement and print the end of its progress line."""
-    run_dir = Path(args.run)
-    manifest = load_manifest(run_dir)
-    cpu_file = args.cpu_file if args.cpu_file and (run_dir / args.cpu_file).is_file() else None
+    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params)))
     manifest["measurements"].append(
         {
-            "setup": args.setup,
-            "gomaxprocs": args.gomaxprocs,
-            "connections": args.connections or levels_of(manifest["parameters"])[0],
-            "repeat": args.repeat,
-            "file": args.file,
-            "cpu_file": cpu_file,
-            "url": manifest["parameters"]["urls"][args.setup],
-            "command": args.command,
-            "exit_code": args.exit_code,
-            "started_at": args.started_at,
+            **ids,
+            "file": out.name,
+            "cpu_file": cpu_file.name,
+            "url": params["urls"][args.setup],
+            "command": " ".join(argv),
+            "exit_code": wrk.status,
+            "started_at": started_at,
             "ended_at": iso(utc_now()),
         }
     )
     save_manifest(run_dir, manifest)
-    print(progress_result(run_dir / args.file, args.exit_code))
+    print(progress_result(out, wrk.status), file=sys.stderr)
     return 0
 
 
 def cmd_finish(args) -> int:
-    """Set the run's final status, reason and end time."""
+    """Set the run's final status, reason and end time; when complete, print the summary."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     manifest["status"] = args.status
     manifest["reason"] = args.reason or None
     manifest["ended_at"] = iso(utc_now())
     save_manifest(run_dir, manifest)
+    if args.status == "complete":
+        print("\n".join(summary_lines(run_dir, manifest)))
     return 0
 
 
@@ -294,54 +294,30 @@ def main_parser() -> argparse.ArgumentParser:
     )
     add("pass-start", cmd_pass_start, run, n)
     add(
-        "pass-update",
-        cmd_pass_update,
+        "pass-ready",
+        cmd_pass_ready,
         run,
         n,
-        (("--go-log",), {}),
         (("--go-pid",), {"type": int}),
+        (("--go-log",), {}),
         (("--fasthttp-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
-        (("--note",), {}),
-        (("--ended",), {"action": "store_true"}),
+        (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
     )
+    add("pass-note", cmd_pass_note, run, n, (("--note",), {"required": True}))
+    add("pass-end", cmd_pass_end, run, n)
     add(
-        "cell",
-        cmd_cell,
-        run,
-        n,
-        setup,
-        (("--ready",), {"type": int, "choices": (0, 1), "required": True}),
-        (("--headers",), {}),
-        (("--error",), {}),
-    )
-    add("measure-start", cmd_measure_start, run, n, setup, repeat, connections)
-    add(
-        "run-wrk",
-        cmd_run_wrk,
-        run,
-        n,
-        setup,
-        repeat,
-        connections,
-        (("--out",), {"required": True}),
-        (("--stderr",), {"required": True}),
-        (("--cpu-file",), {"required": True}),
-        (("argv",), {"nargs": argparse.REMAINDER}),
-    )
-    add(
-        "measure-end",
-        cmd_measure_end,
+        "measure",
+        cmd_measure,
         run,
         n,
         setup,
         repeat,
         connections,
         (("--file",), {"required": True}),
-        (("--cpu-file",), {}),
-        (("--command",), {"required": True}),
-        (("--exit-code",), {"type": int, "required": True}),
-        (("--started-at",), {"required": True}),
+        (("--cpu-file",), {"required": True}),
+        (("--stderr",), {"required": True}),
+        (("argv",), {"nargs": argparse.REMAINDER}),
     )
     add(
         "finish",
