@@ -173,5 +173,5 @@ def cell_from_headers(data: bytes | None, ready: bool, error: str | None) -> dic
     cell["header_bytes"] = len(data)
     match = STATUS_LINE.fullmatch(first)
     if cell["error"] is None and (match is None or match.group("code") != "200"):
-        cell["error"] = f"answered {first!r}, not 200: not measured"
+        cell["error"] = f"answered {first!r}, not 200"  # the readers add "not measured"
     return cell
