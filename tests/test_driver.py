@@ -136,6 +136,14 @@ def test_bad_option_is_exit_2_with_a_message(workdirs):
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
+def test_a_negative_value_reaches_its_check_and_is_exit_2(workdirs):
+    out, tmp = workdirs
+    done = run_script(["--quick", "--handler-delay", "-1ms", "--out", str(out)], tmp, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == "run_bench.sh: --handler-delay must be a duration like 1ms, 500us or 0, not '-1ms' (see ./run_bench.sh --help)\n"
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
 # --- slow: the real thing ----------------------------------------------------------------------
 
 

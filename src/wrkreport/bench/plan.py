@@ -141,10 +141,29 @@ def parse_options(argv: list[str]) -> argparse.Namespace:
     """Parse the options, turning argparse's complaints into UsageError."""
     parser = plan_parser()
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))  # type: ignore[method-assign]
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(attach_values(argv, parser))
     if extra:
         raise UsageError(f"unknown option or argument {extra[0]!r}")
     return args
+
+
+def attach_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """Join each value option with the word after it unless that is an option: ['--handler-delay', '-1ms'] -> ['--handler-delay=-1ms'].
+
+    Without this argparse takes '-1ms' for an unknown option, and the value's own check
+    (with its clear message) never sees it.
+    """
+    options = {o for action in parser._actions for o in action.option_strings}
+    takes_value = {o for action in parser._actions if action.nargs is None for o in action.option_strings}
+    joined, i = [], 0
+    while i < len(argv):
+        if argv[i] in takes_value and i + 1 < len(argv) and argv[i + 1] not in options:
+            joined.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            joined.append(argv[i])
+            i += 1
+    return joined
 
 
 def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[int]:
