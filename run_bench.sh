@@ -248,6 +248,7 @@ read_plan() {
   while read -r key value; do
     PLAN["${key}"]="${value}"
   done <<<"${text}"
+  PLAN[go_setups]="${PLAN[go_setups]:-}"
   PLAN[nginx_setups]="${PLAN[nginx_setups]:-}"
   PLAN[fasthttp_setups]="${PLAN[fasthttp_setups]:-}"
   read -ra SETUPS <<<"${PLAN[setups]}"
@@ -263,9 +264,12 @@ preflight_tools() {
   if [[ -n "${PLAN[nginx_setups]}" && -z "${NGINX}" ]]; then
     missing+=(nginx)
   fi
-  for tool in wrk curl go; do
+  for tool in wrk curl; do
     command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
   done
+  if [[ -n "${PLAN[go_setups]}${PLAN[fasthttp_setups]}" ]] && ! command -v go >/dev/null 2>&1; then
+    missing+=(go)
+  fi
   if ((${#CLIENT_PIN[@]} + ${#SERVER_PIN[@]} > 0)) && ! command -v taskset >/dev/null 2>&1; then
     missing+=(taskset)
   fi
@@ -296,11 +300,14 @@ raise_nofile() {
   log "ulimit -n ${NOFILE}"
 }
 
-build_go() {
-  GO_BIN="${WORK}/gohello"
+# build_servers: build the Go servers the chosen setups need.
+build_servers() {
   # -buildvcs=false: no git stamp needed, and git refuses checkouts owned by another user.
-  log "building the Go server (src/gohello)"
-  (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+  if [[ -n "${PLAN[go_setups]}" ]]; then
+    GO_BIN="${WORK}/gohello"
+    log "building the Go server (src/gohello)"
+    (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+  fi
   [[ -n "${PLAN[fasthttp_setups]}" ]] || return 0
   FASTHTTP_BIN="${WORK}/gofasthttp"
   log "building the fasthttp server (src/gofasthttp)"
@@ -457,18 +464,30 @@ start_nginx() {
   NGINX_PID=$!
 }
 
-# start_servers N: start the servers of this pass; a server that does not start leaves its
-# reason in DOWN[server], and the setups that need it are recorded as not measured.
+# join_words A B C: "A, B and C".
+join_words() {
+  local text="$1"
+  while (($# > 2)); do
+    shift
+    text+=", $1"
+  done
+  (($# < 2)) || text+=" and $2"
+  printf '%s\n' "${text}"
+}
+
+# start_servers N: start the processes the chosen setups need (Setup.needs); a server that
+# does not start leaves its reason in DOWN[server], and the setups needing it are not measured.
 start_servers() {
   local n="$1"
   DOWN=()
-  log "pass GOMAXPROCS=${n}: starting the Go server${PLAN[nginx_setups]:+ and nginx}${PLAN[fasthttp_setups]:+ and the fasthttp server}"
-  if ! start_go "${n}"; then
+  local names=()
+  [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
+  [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
+  [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
+  log "pass GOMAXPROCS=${n}: starting $(join_words "${names[@]}")"
+  if [[ -n "${PLAN[go_setups]}" ]] && ! start_go "${n}"; then
     DOWN[go]="$(not_started "the Go server" "logs/go.gomaxprocs-${n}.log")"
-    DOWN[nginx]="${DOWN[go]}"
-    DOWN[fasthttp]="${DOWN[go]}"
-    log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup measured in this pass"
-    return 0
+    log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this pass"
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
@@ -792,7 +811,7 @@ main() {
   preflight_tools
   raise_nofile
   prepare_work_dir
-  build_go
+  build_servers
   ensure_wrkreport
   check_ports
   tune_kernel

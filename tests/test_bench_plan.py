@@ -165,7 +165,10 @@ def test_setups_all_and_the_new_setups_ports():
     q = plan("--setups", "go-fasthttp,nginx-static", "--port", "nginx-static=18086,nginx-http-unix=18084")
     assert q["setups"] == ["go-fasthttp", "nginx-static"]
     assert q["ports"]["nginx-static"] == 18086 and "nginx-http-unix" not in q["ports"]  # kept only when chosen
-    assert q["needed_ports"] == {"go-http": 8080, "go-fcgi-tcp": 9001, "go-fasthttp": 8085, "nginx-static": 18086}
+    assert q["needed_ports"] == {"go-fasthttp": 8085, "nginx-static": 18086}  # no setup needs gohello: its ports stay free
+    lines = plan_lines(q)
+    assert "fasthttp_setups go-fasthttp" in lines and "nginx_setups nginx-static" in lines
+    assert not any(line.startswith("go_setups") for line in lines)
 
 
 def test_pinning_is_validated_normalised_and_overlap_is_a_warning():
@@ -233,7 +236,7 @@ def test_seed_is_random_and_recorded_when_not_given():
 def test_plan_lines_for_the_script():
     lines = plan_lines(plan("--setups", "go-http,nginx-fcgi-unix", "--out", "/tmp/x y"))
     assert "setups go-http nginx-fcgi-unix" in lines
-    assert "nginx_setups nginx-fcgi-unix" in lines
+    assert "nginx_setups nginx-fcgi-unix" in lines and "go_setups go-http nginx-fcgi-unix" in lines
     assert "gomaxprocs 1 2" in lines
     assert "port.go-fcgi-tcp 9001" in lines
     assert "url.nginx-fcgi-unix http://127.0.0.1:8083/" in lines

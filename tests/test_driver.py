@@ -222,6 +222,29 @@ def test_go_only_run_starts_no_nginx(workdirs):
 
 @pytest.mark.slow
 @needs_tools
+def test_a_pass_without_go_setups_starts_no_go_server_and_needs_none_of_its_ports(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    with socket.socket() as squatter, socket.socket() as squatter2:  # gohello's ports, busy: they must not matter
+        squatter.bind(("127.0.0.1", ports["go-http"]))
+        squatter2.bind(("127.0.0.1", ports["go-fcgi-tcp"]))
+        squatter.listen()
+        squatter2.listen()
+        args = ["--quick", "--duration", "1", "--warmup", "0", "--setups", "nginx-static", "--gomaxprocs", "1"]
+        done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    assert "starting nginx\n" in done.stderr and "Go server" not in done.stderr
+    run, manifest = load_run(out)
+    assert manifest["passes"][0]["pids"]["go"] is None and manifest["passes"][0]["go_reported_gomaxprocs"] is None
+    assert [p.name for p in (run / "logs").iterdir()] == ["nginx-error.gomaxprocs-1.log"]
+    cpu = json.loads((run / "nginx-static.gomaxprocs-1.run-1.cpu.json").read_text())
+    assert cpu["processes"]["go"] is None and busy_s(cpu["processes"]["nginx"]) > 0
+    assert parse_file(run / "nginx-static.gomaxprocs-1.run-1.wrk.txt").requests > 0
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
 def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workdirs):
     out, tmp = workdirs
     ports = free_ports()

@@ -216,8 +216,9 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
 
 
 def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
-    """Return the ports this run binds: Go's two TCP ports always, plus each nginx or fasthttp setup's."""
-    names = ["go-http", *BACKEND_PORTS, *(s for s in setups if SETUP_BY_ID[s].server != "go")]
+    """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx or fasthttp setup's."""
+    go = ["go-http", *BACKEND_PORTS] if any("go" in SETUP_BY_ID[s].needs for s in setups) else []
+    names = [*go, *(s for s in setups if SETUP_BY_ID[s].server != "go")]
     needed = {name: ports[name] for name in names}
     seen: dict[int, str] = {}
     for name, port in needed.items():
@@ -252,7 +253,7 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"handler_delay {plan['handler_delay_ns']}ns")
     lines.append(f"gomaxprocs {' '.join(map(str, plan['gomaxprocs']))}")
     lines.append(f"setups {' '.join(plan['setups'])}")
-    for server in ("nginx", "fasthttp"):
+    for server in ("go", "nginx", "fasthttp"):  # the processes a pass starts: those a chosen setup needs
         chosen = [s for s in plan["setups"] if server in SETUP_BY_ID[s].needs]
         if chosen:
             lines.append(f"{server}_setups {' '.join(chosen)}")
