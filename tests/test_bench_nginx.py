@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.nginx import nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
+from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
 from wrkreport.bench.plan import build_plan
 from wrkreport.bench.setups import SETUP_BY_ID, SETUP_IDS, UsageError, body_text
 
@@ -176,3 +176,33 @@ def test_template_flags_keep_one_branch():
     assert render_template(template, [], {}, {"on": False}) == "a\nno\nb\n"
 
 
+
+
+# --- the error log's cap ------------------------------------------------------------------
+
+
+def test_cap_log_keeps_the_first_lines_and_notes_the_cut_while_a_writer_appends(tmp_path):
+    log = tmp_path / "nginx-error.gomaxprocs-1.log"
+    line = b"2026/11/23 09:00:00 [crit] 7#7: *1 connect() to unix:/tmp/x/go.sock failed (13: Permission denied)\n"
+    writer = open(log, "ab")  # as nginx holds it: O_APPEND
+    try:
+        writer.write(line * 50)
+        writer.flush()
+        assert cap_log(log, 10_000) == 0 and log.read_bytes() == line * 50  # under the cap: untouched
+        writer.write(line * 500)
+        writer.flush()
+        dropped = cap_log(log, 10_000)
+        text = log.read_bytes()
+        kept = 10_000 // len(line)
+        assert text.startswith(line * kept) and dropped == 550 * len(line) - kept * len(line)
+        assert text.endswith(f"[wrkreport] log capped at 10000 bytes: {dropped} bytes of later lines dropped\n".encode())
+        writer.write(line * 500)  # the writer goes on after the cut: its lines land after the note
+        writer.flush()
+        assert log.stat().st_size > 10_000
+        again = cap_log(log, 10_000)
+        assert again == dropped + 500 * len(line)  # counted over both cuts
+        text = log.read_bytes()
+        assert text == line * kept + f"[wrkreport] log capped at 10000 bytes: {again} bytes of later lines dropped\n".encode()
+    finally:
+        writer.close()
+    assert cap_log(tmp_path / "absent.log") == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -240,6 +241,40 @@ def test_a_pass_without_go_setups_starts_no_go_server_and_needs_none_of_its_port
     cpu = json.loads((run / "nginx-static.gomaxprocs-1.run-1.cpu.json").read_text())
     assert cpu["processes"]["go"] is None and busy_s(cpu["processes"]["nginx"]) > 0
     assert parse_file(run / "nginx-static.gomaxprocs-1.run-1.wrk.txt").requests > 0
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = [str(SCRIPT), "--quick", "--duration", "3", "--warmup", "0", "--setups", "nginx-fcgi-unix", "--gomaxprocs", "1"]
+    proc = subprocess.Popen([*args, "--out", str(out), *port_args(ports)], env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # once the cell is recorded as answering 200, take the socket away from nginx's workers
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
+            manifest_path = out / "latest" / "manifest.json"
+            passes = json.loads(manifest_path.read_text())["passes"] if manifest_path.exists() else []
+            if passes and passes[0]["cells"]:
+                break
+            time.sleep(0.05)
+        (socket_path,) = tmp.glob("wrkreport.*/go.sock")
+        socket_path.chmod(0)  # every request now fails: connect() ... (13: Permission denied), logged at crit
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    run, manifest = load_run(out)
+    assert parse_file(run / "nginx-fcgi-unix.gomaxprocs-1.run-1.wrk.txt").non_2xx_3xx > 0
+    log = (run / "logs" / "nginx-error.gomaxprocs-1.log").read_bytes()
+    assert b"(13: Permission denied) while connecting to upstream" in log
+    assert len(log) <= (1 << 20) + 200
+    note = re.search(rb"\[wrkreport\] log capped at 1048576 bytes: ([0-9]+) bytes of later lines dropped\n$", log)
+    assert note and int(note[1]) > 0, log[-300:]
     assert_nothing_left(manifest, ports, tmp)
 
 

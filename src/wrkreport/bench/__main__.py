@@ -20,7 +20,7 @@ from pathlib import Path
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
 from .machine import apply_tune, command_output, untraversable, usable_cpus, user_ids
 from .manifest import cell_from_headers, create_run_dir, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
-from .nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_values, render_template
+from .nginx import cap_log, nginx_conf_dir, nginx_error_log, nginx_flags, nginx_missing_modules, nginx_values, render_template
 from .plan import build_plan, plan_lines
 from .ports import busy_port_messages
 from .progress import progress_result, progress_start, summary_lines
@@ -173,11 +173,12 @@ def cmd_pass_note(args) -> int:
 
 
 def cmd_pass_end(args) -> int:
-    """Record the end time of a pass."""
+    """Record the end time of a pass; cap its nginx error log."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     find_pass(manifest, args.gomaxprocs)["ended_at"] = iso(utc_now())
     save_manifest(run_dir, manifest)
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))  # and what the warm-ups and header checks wrote
     return 0
 
 
@@ -205,6 +206,7 @@ def cmd_measure(args) -> int:
     after = cpu_snapshot(server_pids(servers))  # nginx's children again: a worker may have been replaced
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))
     if wrk.signal is not None:
         out.unlink(missing_ok=True)
         return wrk.status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -179,3 +180,43 @@ def static_body_values(body_bytes: int) -> dict[str, str]:
         names.append(f"${name}")
         maps.append(f'    map $server_port ${name} {{ default "{nginx_quote(body[i : i + STATIC_CHUNK_BYTES])}"; }}')
     return {"static_body_maps": "\n".join(maps), "static_return": f'"{"".join(names)}"'}
+
+
+# The error log is at the article's level, crit, which logs every failed upstream connect
+# ("Permission denied" on the socket): a setup answering 502 for a whole measurement would
+# write hundreds of MB. The driver keeps the first ERROR_LOG_CAP_BYTES of each pass's log
+# (the first errors say what went wrong) and drops the rest after each measurement.
+ERROR_LOG_CAP_BYTES = 1 << 20
+CAP_NOTE = b"[wrkreport] "
+CAP_NOTE_LINE = re.compile(rb"\[wrkreport\] log capped at [0-9]+ bytes: (?P<dropped>[0-9]+) bytes of later lines dropped\n")
+
+
+def nginx_error_log(run_dir: Path, gomaxprocs: int) -> Path:
+    """Return the pass's nginx error log (run_bench.sh gives nginx this path with -e and -g)."""
+    return run_dir / "logs" / f"nginx-error.gomaxprocs-{gomaxprocs}.log"
+
+
+def cap_log(path: Path, cap_bytes: int = ERROR_LOG_CAP_BYTES) -> int:
+    """Cut a log nginx appends to back to its first cap_bytes (whole lines) plus one note of the cut; return the bytes dropped so far.
+
+    nginx opens the log with O_APPEND, so its next lines land after the note; a later cut
+    replaces the note with one counting every byte dropped from this log.
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size <= cap_bytes:
+        return 0
+    with open(path, "rb") as f:
+        head = f.read(cap_bytes + 200)  # room for a note that starts just before the cap
+    note = CAP_NOTE_LINE.search(head, 0)
+    if note is not None and note.start() <= cap_bytes:
+        keep, earlier = note.start(), int(note["dropped"]) - note.end() + note.start()
+    else:
+        keep, earlier = head.rfind(b"\n", 0, cap_bytes) + 1, 0
+    dropped = earlier + size - keep
+    os.truncate(path, keep)
+    with open(path, "ab") as f:
+        f.write(CAP_NOTE + f"log capped at {cap_bytes} bytes: {dropped} bytes of later lines dropped\n".encode())
+    return dropped
