@@ -52,11 +52,13 @@ its variable, a variable wins over the profile):
   --connections LIST    wrk -c; a list (e.g. 10,100,1000) measures every cell at each
                         level, in that order (file names gain .c<N>)  [BENCH_CONNECTIONS]
   --duration S          seconds per measurement (wrk -d)              [BENCH_DURATION]
-  --repeats N           measurements per setup, GOMAXPROCS and level  [BENCH_REPEATS]
+  --repeats N           measurements per setup, GOMAXPROCS and level, 1-9999
+                                                                      [BENCH_REPEATS]
   --warmup S            warm-up seconds per setup, pass and level, 0 = none
                                                                       [BENCH_WARMUP]
   --timeout S           wrk --timeout                                 [BENCH_TIMEOUT]
-  --gomaxprocs LIST     e.g. 1,2; default: 1 and $(nproc)             [BENCH_GOMAXPROCS]
+  --gomaxprocs LIST     e.g. 1,2 (each 1-9999); default: 1 and $(nproc)
+                                                                      [BENCH_GOMAXPROCS]
   --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix (the
                         default four), nginx-http-unix (nginx proxy to Go net/http on a
                         Unix socket), go-fasthttp (a standalone fasthttp server, built

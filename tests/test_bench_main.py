@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from wrkreport.bench.cpu import child_pids, cpu_ticks
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.setups import DEFAULT_SETUP_IDS
@@ -224,3 +226,21 @@ def test_usage_error_message_and_status():
     done = run_helper("plan", "--root", "/r", "--save", "/dev/null", "--", "--threads", "x")
     assert done.returncode == 2
     assert done.stderr == "run_bench.sh: --threads must be a whole number, not 'x' (see ./run_bench.sh --help)\n"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--threads", "9" * 5000],
+        ["--connections", "1," + "9" * 5000],
+        ["--handler-delay", "9" * 5000 + "ms"],
+        ["--pin-server", "0-" + "9" * 5000],
+        ["--gomaxprocs", "12345"],
+        ["--repeats", "10000"],
+        ["--handler-delay", "-1ms"],
+    ],
+)
+def test_every_bad_option_is_exit_2_with_one_line(options):
+    done = run_helper("plan", "--root", "/r", "--save", "/dev/null", "--", *options)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"run_bench.sh: {options[0]} ") and done.stderr.count("\n") == 1 and len(done.stderr) < 300

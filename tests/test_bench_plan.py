@@ -11,6 +11,7 @@ from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.plan import build_plan, estimate_seconds, plan_lines, plan_parser
 from wrkreport.bench.setups import ENV_BODY_BYTES, ENV_GOMAXPROCS, ENV_HANDLER_DELAY, ENV_OUT, ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_PORTS, ENV_PROFILE, ENV_SEED, ENV_SETUPS, ENV_UPSTREAM_KEEPALIVE, MEASUREMENT_OVERHEAD_S, PARAMS, PASS_OVERHEAD_S, SETUPS, SETUP_IDS, UsageError, body_text, expect_header_bytes
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
+from wrkreport.run import WRK_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 HEADERS_200 = (
@@ -316,3 +317,38 @@ def test_estimate_of_a_sweep_counts_a_warm_up_per_level():
     assert estimate_seconds(three, 210, 0, 1) == pytest.approx(per_level)
 
 
+
+
+# --- limits: what the reader's file-name pattern accepts, and numbers too long to convert ----
+
+BIG = "9" * 5000  # over Python's 4,300-digit conversion limit
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--gomaxprocs", "1,10000"], "--gomaxprocs value must be at most 9999, not '10000'"),
+        (["--repeats", "10000"], "--repeats must be at most 9999, not '10000'"),
+        (["--connections", "10,10000000"], "--connections value must be at most 9999999, not '10000000'"),
+        (["--threads", BIG], f"--threads must be at most 100000, not {BIG[:40]!r}... (5000 characters)"),
+        (["--duration", BIG + "s"], f"--duration must be at most 86400, not {BIG[:40]!r}... (5000 characters)"),
+        (["--seed", BIG], "--seed must be at most 18446744073709551615, not '9999"),
+        (["--body-bytes", BIG], "--body-bytes must be at most 9223372036854775807, not '9999"),
+        (["--port", f"nginx-http={BIG}"], "--port nginx-http must be at most 9223372036854775807, not '9999"),
+        (["--pin-client", f"0-{BIG}"], "--pin-client '0-9999"),
+        (["--pin-client", "0-100000000"], "--pin-client '0-100000000': CPU numbers go up to 65535 at most"),
+        (["--handler-delay", BIG + "ms"], f"--handler-delay {BIG[:40]}... (5002 characters) is longer than 60s"),
+        (["--threads", "x" * 5000], f"--threads must be a whole number, not {'x' * 40!r}... (5000 characters)"),
+    ],
+)
+def test_limits_and_huge_numbers_are_usage_errors(argv, message):
+    with pytest.raises(UsageError) as excinfo:
+        plan(*argv)
+    assert str(excinfo.value).startswith(message) and len(str(excinfo.value)) < 200
+
+
+def test_the_largest_accepted_values_make_file_names_the_reader_takes():
+    p = plan("--gomaxprocs", "9999", "--repeats", "9999", "--connections", "10,9999999", "--seed", "000000000000000000000000000007")
+    assert (p["gomaxprocs"], p["repeats"], p["connections_levels"], p["seed"]) == ([9999], 9999, [10, 9999999], 7)
+    name = f"nginx-http.gomaxprocs-{max(p['gomaxprocs'])}.c{max(p['connections_levels'])}.run-{p['repeats']}.wrk.txt"
+    assert WRK_FILE.fullmatch(name)

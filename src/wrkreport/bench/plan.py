@@ -7,7 +7,39 @@ import os
 import secrets
 from pathlib import Path
 
-from .setups import ALL_SETUPS, BACKEND_PORTS, DEFAULT_PORTS, DEFAULT_SETUP_IDS, ENV_BODY_BYTES, ENV_GOMAXPROCS, ENV_HANDLER_DELAY, ENV_OUT, ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_PORTS, ENV_PROFILE, ENV_SEED, ENV_SETUPS, ENV_UPSTREAM_KEEPALIVE, HELLO_LINE, MAX_BODY_BYTES, MEASUREMENT_OVERHEAD_S, PARAMS, PASS_OVERHEAD_S, PROFILES, PROG, SETUP_BY_ID, SETUP_IDS, UsageError, expect_header_bytes, url_for
+from .setups import (
+    ALL_SETUPS,
+    BACKEND_PORTS,
+    DEFAULT_PORTS,
+    DEFAULT_SETUP_IDS,
+    ENV_BODY_BYTES,
+    ENV_GOMAXPROCS,
+    ENV_HANDLER_DELAY,
+    ENV_OUT,
+    ENV_PIN_CLIENT,
+    ENV_PIN_SERVER,
+    ENV_PORTS,
+    ENV_PROFILE,
+    ENV_SEED,
+    ENV_SETUPS,
+    ENV_UPSTREAM_KEEPALIVE,
+    HELLO_LINE,
+    MAX_BODY_BYTES,
+    MAX_CONNECTIONS,
+    MAX_GOMAXPROCS,
+    MAX_PORT,
+    MAX_SEED,
+    MEASUREMENT_OVERHEAD_S,
+    PARAMS,
+    PASS_OVERHEAD_S,
+    PROFILES,
+    PROG,
+    SETUP_BY_ID,
+    SETUP_IDS,
+    UsageError,
+    expect_header_bytes,
+    url_for,
+)
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_switch, pin_list, split_list
 
 
@@ -60,7 +92,7 @@ def build_plan(
         elif param.key == "connections":
             plan["connections_levels"] = connections_levels(text, source)
         else:
-            plan[param.key] = parse_int(text, source, param.minimum, param.seconds)
+            plan[param.key] = parse_int(text, source, param.minimum, param.seconds, param.maximum)
     levels = plan.setdefault("connections_levels", [plan.get("connections")])
     # One level: the int, as before the sweep; several: no single value.
     plan["connections"] = levels[0] if len(levels) == 1 else None
@@ -85,7 +117,7 @@ def build_plan(
             f"--pin-client {plan['pin_client']} and --pin-server {plan['pin_server']} share CPU "
             f"{format_cpu_list(sorted(shared))}: wrk and the servers compete there"
         )
-    plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0)
+    plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0, maximum=MAX_SEED)
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
     plan["tune"] = bool(args.tune)
@@ -105,7 +137,7 @@ def connections_levels(text: str, source: str) -> list[int]:
     """Return the connection levels of --connections: '100' -> [100], '10,100,1000' -> [10, 100, 1000]."""
     items = split_list(text)
     what = source if len(items) == 1 else f"{source} value"
-    levels = dedupe([parse_int(item, what, 1) for item in items])
+    levels = dedupe([parse_int(item, what, 1, maximum=MAX_CONNECTIONS) for item in items])
     if not levels:
         raise UsageError(f"{source} needs at least one value, e.g. 100 or 10,100,1000")
     return levels
@@ -171,7 +203,7 @@ def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[
     text = given if given is not None else env.get(ENV_GOMAXPROCS)
     if text is None:
         return dedupe([1, nproc])
-    values = [parse_int(v, "--gomaxprocs value", 1) for v in split_list(text)]
+    values = [parse_int(v, "--gomaxprocs value", 1, maximum=MAX_GOMAXPROCS) for v in split_list(text)]
     if not values:
         raise UsageError("--gomaxprocs needs at least one value, e.g. 1,2")
     return dedupe(values)
@@ -209,8 +241,8 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
         if not sep or name not in ports:
             raise UsageError(f"{source} {item!r}: expected NAME=PORT with NAME one of {', '.join(ports)}")
         ports[name] = parse_int(number, f"{source} {name}", 1)
-        if ports[name] > 65535:
-            raise UsageError(f"{source} {name}: port {ports[name]} is above 65535")
+        if ports[name] > MAX_PORT:
+            raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
     kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | set(setups or ())
     return {name: port for name, port in ports.items() if name in kept}
 

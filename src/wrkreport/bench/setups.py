@@ -95,26 +95,40 @@ PROFILES: dict[str, dict[str, int]] = {
 }
 
 
+# Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
+# reader (wrkreport.run.WRK_FILE) takes at most 4, 7 and 4 digits of them.
+MAX_GOMAXPROCS = 9999
+MAX_CONNECTIONS = 9_999_999
+MAX_REPEATS = 9999
+MAX_THREADS = 100_000
+MAX_SECONDS = 86_400  # a day per measurement, warm-up or wrk timeout
+MAX_PORT = 65535
+MAX_SEED = 2**64 - 1
+MAX_CPU = 65535  # above any kernel's CPU numbers: a CPU list is checked before it is expanded
+MAX_WHOLE = 2**63 - 1  # any other whole number
+
+
 @dataclass(frozen=True)
 class Param:
-    """One numeric run parameter: its manifest key, option, environment variable and floor."""
+    """One numeric run parameter: its manifest key, option, environment variable, floor and ceiling."""
 
     key: str
     option: str
     env: str
     minimum: int
+    maximum: int
     seconds: bool = False  # accepts a trailing "s"
 
 
 # Profile-dependent parameters. --connections also takes a list (the sweep): see
 # connections_levels; its profile value is one level.
 PARAMS: tuple[Param, ...] = (
-    Param("threads", "--threads", "BENCH_THREADS", 1),
-    Param("connections", "--connections", "BENCH_CONNECTIONS", 1),
-    Param("duration_s", "--duration", "BENCH_DURATION", 1, seconds=True),
-    Param("repeats", "--repeats", "BENCH_REPEATS", 1),
-    Param("warmup_s", "--warmup", "BENCH_WARMUP", 0, seconds=True),
-    Param("wrk_timeout_s", "--timeout", "BENCH_TIMEOUT", 1, seconds=True),
+    Param("threads", "--threads", "BENCH_THREADS", 1, MAX_THREADS),
+    Param("connections", "--connections", "BENCH_CONNECTIONS", 1, MAX_CONNECTIONS),
+    Param("duration_s", "--duration", "BENCH_DURATION", 1, MAX_SECONDS, seconds=True),
+    Param("repeats", "--repeats", "BENCH_REPEATS", 1, MAX_REPEATS),
+    Param("warmup_s", "--warmup", "BENCH_WARMUP", 0, MAX_SECONDS, seconds=True),
+    Param("wrk_timeout_s", "--timeout", "BENCH_TIMEOUT", 1, MAX_SECONDS, seconds=True),
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from .setups import MAX_HANDLER_DELAY_NS, TIME_FORMAT, UsageError
+from .setups import MAX_CPU, MAX_HANDLER_DELAY_NS, MAX_WHOLE, TIME_FORMAT, UsageError
 
 
 def utc_now() -> datetime:
@@ -18,18 +18,31 @@ def iso(t: datetime) -> str:
     return t.strftime(TIME_FORMAT)
 
 
-def parse_int(text: str, what: str, minimum: int, seconds: bool = False) -> int:
-    """Return text as an int >= minimum: '6' -> 6, and with seconds=True also '6s' -> 6."""
+def parse_int(text: str, what: str, minimum: int, seconds: bool = False, maximum: int | None = None) -> int:
+    """Return text as an int in [minimum, maximum]: '6' -> 6, and with seconds=True also '6s' -> 6.
+
+    Digits beyond the ceiling's are refused before conversion (Python refuses to convert
+    over 4,300 digits, and a message should not repeat them).
+    """
     value = text.strip()
     if seconds and value.endswith("s"):
         value = value[:-1]
     if not re.fullmatch(r"[0-9]+", value):
         unit = " (seconds, e.g. 6 or 6s)" if seconds else ""
-        raise UsageError(f"{what} must be a whole number{unit}, not {text!r}")
-    number = int(value)
+        raise UsageError(f"{what} must be a whole number{unit}, not {shorten(text)}")
+    ceiling = MAX_WHOLE if maximum is None else maximum
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(ceiling)) or int(digits) > ceiling:
+        raise UsageError(f"{what} must be at most {ceiling}, not {shorten(value)}")
+    number = int(digits)
     if number < minimum:
         raise UsageError(f"{what} must be at least {minimum}, not {number}")
     return number
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """Return text quoted for a message, cut when long: 'x' -> "'x'", 5,000 digits -> "'99999...' (5000 characters)"."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def split_list(text: str) -> list[str]:
@@ -67,9 +80,11 @@ def parse_cpu_list(text: str, what: str) -> list[int]:
     for item in items:
         match = CPU_RANGE.fullmatch(item.strip())
         if not match:
-            raise UsageError(f"{what} {text!r} is not a CPU list like 0, 1-3 or 0,2 (as taskset -c takes)")
-        first = int(match["first"])
-        last = int(match["last"]) if match["last"] is not None else first
+            raise UsageError(f"{what} {shorten(text)} is not a CPU list like 0, 1-3 or 0,2 (as taskset -c takes)")
+        numbers = [n.lstrip("0") or "0" for n in match.groups() if n is not None]
+        if any(len(n) > len(str(MAX_CPU)) or int(n) > MAX_CPU for n in numbers):
+            raise UsageError(f"{what} {shorten(text)}: CPU numbers go up to {MAX_CPU} at most")
+        first, last = int(numbers[0]), int(numbers[-1])
         if last < first:
             raise UsageError(f"{what} {text!r}: range {item.strip()} runs backwards")
         cpus.update(range(first, last + 1))
@@ -115,11 +130,12 @@ def parse_duration_ns(text: str, what: str) -> int:
         return 0
     match = DURATION.fullmatch(value)
     if not match:
-        raise UsageError(f"{what} must be a duration like 1ms, 500us or 0, not {text!r}")
-    ns = round(float(match["number"]) * DURATION_UNITS_NS[match["unit"]])
+        raise UsageError(f"{what} must be a duration like 1ms, 500us or 0, not {shorten(text)}")
+    ns = float(match["number"]) * DURATION_UNITS_NS[match["unit"]]  # inf for thousands of digits, never an error
     if ns > MAX_HANDLER_DELAY_NS:
-        raise UsageError(f"{what} {text} is longer than {MAX_HANDLER_DELAY_NS // 10**9}s")
-    return ns
+        shown = value if len(value) <= 40 else f"{value[:40]}... ({len(value)} characters)"
+        raise UsageError(f"{what} {shown} is longer than {MAX_HANDLER_DELAY_NS // 10**9}s")
+    return round(ns)
 
 
 SWITCH_WORDS = {"1": True, "on": True, "yes": True, "true": True, "0": False, "off": False, "no": False, "false": False}
