@@ -391,7 +391,7 @@ tune_kernel() {
 # --- The run -----------------------------------------------------------------------------
 
 start_run() {
-  local args=(init --plan "${WORK}/plan.json" --command "${COMMAND_LINE}" --nginx "${NGINX}")
+  local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${NGINX}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
   ((PLAN[tune])) && args+=(--tune-log "${WORK}/tune.json")
   RUN_DIR="$(helper "${args[@]}")"

@@ -60,7 +60,7 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     plan_file = tmp_path / "plan.json"
     done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--quick", "--out", str(out), "--seed", "3", "--gomaxprocs", "1,2")
     assert done.returncode == 0, done.stderr
-    done = run_helper("init", "--plan", str(plan_file), "--command", "./run_bench.sh --quick", "--ulimit-n", "4096")
+    done = run_helper("init", "--plan", str(plan_file), "--command-line", "./run_bench.sh --quick", "--ulimit-n", "4096")
     assert done.returncode == 0, done.stderr
     run = Path(done.stdout.strip())
     assert run.parent == out and (out / "latest").resolve() == run.resolve()
@@ -142,7 +142,7 @@ def started_run(tmp_path: Path, *options: str) -> Path:
     plan_file = tmp_path / "plan.json"
     done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), *options)
     assert done.returncode == 0, done.stderr
-    run = Path(run_helper("init", "--plan", str(plan_file), "--command", "x").stdout.strip())
+    run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
     assert run_helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
     return run
 
@@ -216,7 +216,7 @@ def test_measure_passes_sigterm_on_removes_its_partial_files_and_records_nothing
 def test_second_init_in_the_same_second_gets_a_suffix(tmp_path):
     plan_file = tmp_path / "plan.json"
     run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"))
-    runs = [Path(run_helper("init", "--plan", str(plan_file), "--command", "x").stdout.strip()) for _ in range(2)]
+    runs = [Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip()) for _ in range(2)]
     assert runs[0] != runs[1] and runs[0].is_dir() and runs[1].is_dir()
     if runs[0].name[:16] == runs[1].name[:16]:
         assert runs[1].name == runs[0].name + "-2"
@@ -244,3 +244,22 @@ def test_every_bad_option_is_exit_2_with_one_line(options):
     done = run_helper("plan", "--root", "/r", "--save", "/dev/null", "--", *options)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"run_bench.sh: {options[0]} ") and done.stderr.count("\n") == 1 and len(done.stderr) < 300
+
+
+@pytest.mark.parametrize(("make", "problem"), [("/proc/1/x", "cannot create a directory in /proc/1 ("), ("FILE/raw", "is not a directory")])
+def test_an_out_where_no_run_can_be_written_is_exit_2_before_anything(tmp_path, make, problem):
+    (tmp_path / "FILE").write_text("a file, not a directory\n")
+    out = make.replace("FILE", str(tmp_path / "FILE"))
+    done = run_helper("plan", "--root", str(tmp_path), "--save", str(tmp_path / "plan.json"), "--", "--out", out)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"run_bench.sh: --out {out}: ") and problem in done.stderr
+    assert not (tmp_path / "plan.json").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
+
+
+def test_an_init_failure_names_run_bench_sh_and_the_subcommand_not_the_command_line(tmp_path):
+    plan_file = tmp_path / "plan.json"
+    assert run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "out")).returncode == 0
+    (tmp_path / "out").write_text("made a file after the plan was checked\n")
+    done = run_helper("init", "--plan", str(plan_file), "--command-line", "./run_bench.sh --quick")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("run_bench.sh: init: ") and "--quick" not in done.stderr and done.stderr.count("\n") == 1

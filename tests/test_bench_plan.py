@@ -352,3 +352,19 @@ def test_the_largest_accepted_values_make_file_names_the_reader_takes():
     assert (p["gomaxprocs"], p["repeats"], p["connections_levels"], p["seed"]) == ([9999], 9999, [10, 9999999], 7)
     name = f"nginx-http.gomaxprocs-{max(p['gomaxprocs'])}.c{max(p['connections_levels'])}.run-{p['repeats']}.wrk.txt"
     assert WRK_FILE.fullmatch(name)
+
+
+@pytest.mark.parametrize("char", ['"', "'", ";", "$", "\n", "{", "}", "\\", "`", "#", "\x1b"])
+def test_out_with_a_character_nginx_or_the_shell_would_read_is_refused(char):
+    with pytest.raises(UsageError) as excinfo:
+        plan("--out", f"/tmp/a{char}b")
+    message = str(excinfo.value)
+    assert message.startswith(f"--out {'/tmp/a' + char + 'b'!r}: the character {char!r} would be read by nginx's configuration or the shell")
+    assert "\n" not in message and "\x1b" not in message  # one line, nothing raw to the terminal
+    with pytest.raises(UsageError, match="^BENCH_OUT "):
+        plan(env={"BENCH_OUT": f"/tmp/x{char}"})
+
+
+def test_out_with_spaces_is_fine_and_made_absolute():
+    assert plan("--out", "/tmp/x y")["out"] == "/tmp/x y"
+    assert plan("--out", "rel")["out"] == str(Path("rel").resolve())

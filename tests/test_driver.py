@@ -145,6 +145,17 @@ def test_a_negative_value_reaches_its_check_and_is_exit_2(workdirs):
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
+@pytest.mark.parametrize("bad_out", ["/proc/1/x", 'OUT/a"b', "OUT/a;b", "OUT/$HOME"])
+def test_an_unusable_out_is_exit_2_before_anything_is_built_or_started(workdirs, bad_out):
+    out, tmp = workdirs
+    target = bad_out.replace("OUT", str(out))
+    done = run_script(["--quick", "--out", target], tmp, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"run_bench.sh: --out {target if bad_out == '/proc/1/x' else repr(target)}: ")
+    assert done.stderr.count("\n") == 1 and "building" not in done.stderr
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
 # --- slow: the real thing ----------------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
 from .machine import apply_tune, command_output, untraversable, usable_cpus, user_ids
-from .manifest import cell_from_headers, create_run_dir, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
+from .manifest import cell_from_headers, create_run_dir, out_problem, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
 from .nginx import cap_log, nginx_conf_dir, nginx_error_log, nginx_flags, nginx_missing_modules, nginx_values, render_template
 from .plan import build_plan, plan_lines
 from .ports import busy_port_messages
@@ -33,6 +33,9 @@ def cmd_plan(args) -> int:
     options = args.options[1:] if args.options[:1] == ["--"] else args.options
     cpus = usable_cpus()
     plan = build_plan(options, dict(os.environ), Path(args.root), len(cpus), os.geteuid(), cpus)
+    problem = out_problem(Path(plan["out"]))
+    if problem:  # found now, before anything is built, started or changed
+        raise UsageError(f"--out {plan['out']}: {problem}")
     for warning in plan["warnings"]:
         print(f"[run_bench] warning: {warning}", file=sys.stderr)
     write_json_atomic(Path(args.save), plan)
@@ -90,7 +93,7 @@ def cmd_init(args) -> int:
     out = Path(plan["out"])
     run_dir = create_run_dir(out, started)
     (run_dir / "logs").mkdir()
-    manifest = new_manifest(run_dir.name, started, args.command, plan, args.nginx or None, args.ulimit_n, tune)
+    manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n, tune)
     save_manifest(run_dir, manifest)
     warning = point_latest(out, run_dir)
     if warning:
@@ -276,7 +279,7 @@ def main_parser() -> argparse.ArgumentParser:
         "init",
         cmd_init,
         (("--plan",), {"required": True}),
-        (("--command",), {"required": True}),
+        (("--command-line",), {"required": True}),  # not --command: `command` is the subcommand's dest
         (("--nginx",), {"default": ""}),
         (("--ulimit-n",), {"type": int}),
         (("--tune-log",), {}),
@@ -341,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: {exc} (see ./{PROG} --help)", file=sys.stderr)
         return 2
     except (ValueError, KeyError, OSError) as exc:  # a broken template, manifest or file
-        print(f"wrkreport.bench {args.command}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -47,6 +48,25 @@ def create_run_dir(out: Path, started: datetime) -> Path:
             continue
         return candidate
     raise RuntimeError(f"{out}: 999 runs named {base}-*, refusing to go on")
+
+
+def out_problem(out: Path) -> str | None:
+    """Return why run directories cannot be created under out, or None when they can.
+
+    Tried for real (a directory made and removed in the nearest existing ancestor), so
+    read-only mounts, /proc and missing permissions all count, even for root.
+    """
+    existing = out
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    try:
+        probe = tempfile.mkdtemp(prefix=".wrkreport-probe-", dir=existing)
+    except OSError as exc:
+        return f"cannot create a directory in {existing} ({exc.strerror or exc})"
+    os.rmdir(probe)
+    return None
 
 
 def point_latest(out: Path, run_dir: Path) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from .setups import (
     expect_header_bytes,
     url_for,
 )
-from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_switch, pin_list, split_list
+from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_switch, pin_list, shorten, split_list
 
 
 def plan_parser() -> argparse.ArgumentParser:
@@ -121,16 +122,30 @@ def build_plan(
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
     plan["tune"] = bool(args.tune)
-    out = args.out or env.get(ENV_OUT) or str(root / "raw")
-    if "\n" in out:
-        raise UsageError("--out must not contain a line break")
-    plan["out"] = os.path.abspath(out)
+    out, source = given_or_env(args.out, "--out", env, ENV_OUT)
+    plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
     plan["measurements"] = measurement_count(plan)
     plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"])))
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
     plan["needed_fds"] = 2 * max(levels) + 256
     return plan
+
+
+# Characters nginx's command line (-g 'error_log "DIR/..." crit;') or a shell reading the
+# path would act on: quotes, escapes, ';', '$', braces, comments, control characters.
+OUT_UNSAFE = re.compile(r"[\x00-\x1f\x7f\"'`\\;${}#]")
+
+
+def safe_out(path: str, source: str) -> str:
+    """Return the --out path if nginx and the shell can take it verbatim (spaces are fine); refuse it otherwise."""
+    bad = OUT_UNSAFE.search(path)
+    if bad:
+        raise UsageError(
+            f"{source} {shorten(path)}: the character {bad.group()!r} would be read by nginx's configuration or the shell; "
+            "choose a directory without quotes, backslashes, ; $ { } # or control characters"
+        )
+    return path
 
 
 def connections_levels(text: str, source: str) -> list[int]:
