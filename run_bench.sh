@@ -382,10 +382,13 @@ check_ports() {
   fi
 }
 
+# tune_kernel: with --tune, apply the article's sysctl values; each planned change is in the
+# run's manifest (sysctl_changes) before the first is made, where no cleanup removes it.
 tune_kernel() {
   ((PLAN[tune])) || return 0
-  log "--tune: applying the article's kernel settings"
-  helper tune --save "${WORK}/tune.json"
+  STAGE="--tune"
+  log "--tune: applying the article's kernel settings (recorded in ${RUN_DIR}/manifest.json first)"
+  helper tune --run "${RUN_DIR}"
 }
 
 # --- The run -----------------------------------------------------------------------------
@@ -393,7 +396,6 @@ tune_kernel() {
 start_run() {
   local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${NGINX}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
-  ((PLAN[tune])) && args+=(--tune-log "${WORK}/tune.json")
   RUN_DIR="$(helper "${args[@]}")"
   log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
   [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
@@ -816,9 +818,9 @@ main() {
   build_servers
   ensure_wrkreport
   check_ports
-  tune_kernel
 
   start_run
+  tune_kernel
   for n in "${GOMAXPROCS_LIST[@]}"; do
     run_pass "${n}"
   done

@@ -57,3 +57,18 @@ def test_tune_writes_announces_first_and_never_lowers_limits(tmp_path):
     assert announce and announce[0][1] == "4096\n"  # printed before the write
 
 
+
+
+def test_tune_hands_over_every_planned_write_before_the_first_write(tmp_path):
+    root = fake_proc_sys(tmp_path, {"net.core.somaxconn": "4096", "net.ipv4.tcp_fin_timeout": "60"})
+    seen = []
+
+    def before(actions):
+        planned = {a["key"]: (a["from"], a["to"], a.get("ok", "-")) for a in actions if a["action"] == "write"}
+        seen.append((planned, read_sysctl(root)["net.core.somaxconn"]))
+
+    actions = apply_tune(root, lambda text: None, before)
+    assert seen == [
+        ({"net.core.somaxconn": ("4096", "65535", None), "net.ipv4.tcp_fin_timeout": ("60", "30", None)}, "4096")
+    ]  # planned, nothing written yet
+    assert {a["key"]: a["ok"] for a in actions if a["action"] == "write"} == {"net.core.somaxconn": True, "net.ipv4.tcp_fin_timeout": True}

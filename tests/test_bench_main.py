@@ -263,3 +263,20 @@ def test_an_init_failure_names_run_bench_sh_and_the_subcommand_not_the_command_l
     done = run_helper("init", "--plan", str(plan_file), "--command-line", "./run_bench.sh --quick")
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("run_bench.sh: init: ") and "--quick" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_tune_records_its_changes_in_the_run_manifest(tmp_path):
+    run = started_run(tmp_path, "--setups", "go-http")
+    proc_sys = tmp_path / "proc-sys"
+    for key, value in {"net/core/somaxconn": "4096", "net/ipv4/tcp_fin_timeout": "60", "fs/file-max": "100"}.items():
+        (proc_sys / key).parent.mkdir(parents=True, exist_ok=True)
+        (proc_sys / key).write_text(value + "\n")
+    done = run_helper("tune", "--run", str(run), "--proc-sys", str(proc_sys))
+    assert done.returncode == 0, done.stderr
+    assert "[run_bench] sysctl net.core.somaxconn: 4096 -> 65535\n" in done.stderr
+    manifest = json.loads((run / "manifest.json").read_text())
+    changes = {c["key"]: c for c in manifest["sysctl_changes"]}
+    assert changes["net.core.somaxconn"] == {"key": "net.core.somaxconn", "from": "4096", "to": "65535", "action": "write", "ok": True}
+    assert changes["fs.file-max"]["from"] == "100" and changes["net.ipv4.tcp_tw_recycle"]["action"] == "absent"
+    assert manifest["sysctl"]["net.core.somaxconn"] == "65535" and manifest["sysctl"]["fs.file-max"] == "9999999"  # as measured
+    assert (proc_sys / "net/ipv4/tcp_fin_timeout").read_text() == "30\n"

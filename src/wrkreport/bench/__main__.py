@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
-from .machine import apply_tune, command_output, untraversable, usable_cpus, user_ids
+from .machine import apply_tune, command_output, read_sysctl, untraversable, usable_cpus, user_ids
 from .manifest import cell_from_headers, create_run_dir, out_problem, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
 from .nginx import cap_log, nginx_conf_dir, nginx_error_log, nginx_flags, nginx_missing_modules, nginx_values, render_template
 from .plan import build_plan, plan_lines
@@ -79,21 +79,32 @@ def cmd_check_reach(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    """Apply the article's sysctl values (see ARTICLE_SYSCTL) and save what was done."""
-    actions = apply_tune(Path(args.proc_sys), lambda text: print(f"[run_bench] {text}", file=sys.stderr))
-    write_json_atomic(Path(args.save), {"sysctl_changes": actions})
+    """Apply the article's sysctl values (see ARTICLE_SYSCTL), recorded in the run's manifest before and after.
+
+    The record lives in the run directory, which no cleanup removes: sysctl_changes lists
+    every planned write before the first one, then what each did; sysctl is re-read after.
+    """
+    run_dir, root = Path(args.run), Path(args.proc_sys)
+    manifest = load_manifest(run_dir)
+
+    def record(actions: list[dict]) -> None:
+        manifest["sysctl_changes"] = actions
+        save_manifest(run_dir, manifest)
+
+    actions = apply_tune(root, lambda text: print(f"[run_bench] {text}", file=sys.stderr), record)
+    manifest["sysctl"] = read_sysctl(root)  # the values the run measures with
+    record(actions)
     return 0
 
 
 def cmd_init(args) -> int:
     """Create the run directory and its 'running' manifest, point latest at it, print its path."""
     plan = json.loads(Path(args.plan).read_text())
-    tune = json.loads(Path(args.tune_log).read_text())["sysctl_changes"] if args.tune_log else None
     started = utc_now()
     out = Path(plan["out"])
     run_dir = create_run_dir(out, started)
     (run_dir / "logs").mkdir()
-    manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n, tune)
+    manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n)
     save_manifest(run_dir, manifest)
     warning = point_latest(out, run_dir)
     if warning:
@@ -274,7 +285,7 @@ def main_parser() -> argparse.ArgumentParser:
     add("check-ports", cmd_check_ports, (("--plan",), {"required": True}))
     add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"required": True}))
     add("check-reach", cmd_check_reach, (("--path",), {"required": True}), (("--user",), {"required": True}))
-    add("tune", cmd_tune, (("--save",), {"required": True}), (("--proc-sys",), {"default": "/proc/sys"}))
+    add("tune", cmd_tune, run, (("--proc-sys",), {"default": "/proc/sys"}))
     add(
         "init",
         cmd_init,
@@ -282,7 +293,6 @@ def main_parser() -> argparse.ArgumentParser:
         (("--command-line",), {"required": True}),  # not --command: `command` is the subcommand's dest
         (("--nginx",), {"default": ""}),
         (("--ulimit-n",), {"type": int}),
-        (("--tune-log",), {}),
     )
     add(
         "render-nginx",

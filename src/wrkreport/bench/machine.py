@@ -152,9 +152,17 @@ def tune_actions(current: dict[str, str | None]) -> list[dict]:
     return actions
 
 
-def apply_tune(root: Path, say) -> list[dict]:
-    """Write the article's values per tune_actions, announcing each before writing it."""
+def apply_tune(root: Path, say, before=lambda actions: None) -> list[dict]:
+    """Write the article's values per tune_actions, announcing each before writing it.
+
+    before(actions) runs first, before any write, with every planned write marked "ok":
+    None, so a record of what is about to change exists even if the run dies meanwhile.
+    """
     actions = tune_actions(read_sysctl(root))
+    for item in actions:
+        if item["action"] == "write":
+            item["ok"] = None
+    before(actions)
     for item in actions:
         key, old, new = item["key"], item["from"], item["to"]
         if item["action"] == "write":

@@ -81,7 +81,7 @@ def point_latest(out: Path, run_dir: Path) -> str | None:
     return None
 
 
-def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None, tune: list[dict] | None) -> dict:
+def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None) -> dict:
     """Return the manifest of a run that is starting (status 'running')."""
     versions, version_lines = tool_versions(nginx)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
@@ -115,7 +115,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         "nginx_V": command_output([nginx, "-V"]) if nginx else None,
         "ulimit_n": ulimit_n,
         "sysctl": read_sysctl(),
-        "sysctl_changes": tune,
+        "sysctl_changes": None,  # with --tune: written by `tune` once the run directory exists
         "passes": [],
         "measurements": [],
     }
