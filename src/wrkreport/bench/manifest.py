@@ -16,7 +16,13 @@ from .values import iso, utc_now
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    """Write JSON to path via a temp file and rename, so readers never see half a file."""
+    """Write JSON to path via a temp file and rename, so readers never see half a file.
+
+    Only a regular file (or nothing) is replaced: renaming over /dev/null or a FIFO would
+    swap a device for our file.
+    """
+    if (path.exists() or path.is_symlink()) and not (path.is_file() and not path.is_symlink()):
+        raise ValueError(f"{path} exists and is not a regular file; not replaced")
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
