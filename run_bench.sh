@@ -6,8 +6,9 @@
 # only, recording the CPU time the servers and wrk use. Every result lands in
 # OUT/<run-id>/ as documented in docs/raw-format.md; `wrkreport build` turns it into a report.
 #
-# This script orchestrates processes only; plans, JSON, arithmetic and text formatting are
-# in src/wrkreport/bench/ (standard library only, run from the checkout).
+# This script orchestrates processes only, one function per step of a run; plans, JSON,
+# arithmetic and text formatting are in src/wrkreport/bench/ (standard library only, run
+# from the checkout). The contract between the two: docs/driver.md.
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

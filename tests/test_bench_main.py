@@ -222,8 +222,8 @@ def test_second_init_in_the_same_second_gets_a_suffix(tmp_path):
         assert runs[1].name == runs[0].name + "-2"
 
 
-def test_usage_error_message_and_status():
-    done = run_helper("plan", "--root", "/r", "--save", "/dev/null", "--", "--threads", "x")
+def test_usage_error_message_and_status(tmp_path):
+    done = run_helper("plan", "--root", "/r", "--save", str(tmp_path / "plan.json"), "--", "--threads", "x")
     assert done.returncode == 2
     assert done.stderr == "run_bench.sh: --threads must be a whole number, not 'x' (see ./run_bench.sh --help)\n"
 
@@ -238,12 +238,16 @@ def test_usage_error_message_and_status():
         ["--gomaxprocs", "12345"],
         ["--repeats", "10000"],
         ["--handler-delay", "-1ms"],
+        ["--setups", "x" * 5000],
+        ["--port", "x" * 5000],
+        ["--" + "x" * 5000],
+        ["--pin-client", "0\n" * 2500],
     ],
 )
-def test_every_bad_option_is_exit_2_with_one_line(options):
-    done = run_helper("plan", "--root", "/r", "--save", "/dev/null", "--", *options)
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith(f"run_bench.sh: {options[0]} ") and done.stderr.count("\n") == 1 and len(done.stderr) < 300
+def test_every_bad_option_is_exit_2_with_one_line(tmp_path, options):
+    done = run_helper("plan", "--root", "/r", "--save", str(tmp_path / "plan.json"), "--", *options)
+    assert done.returncode == 2 and done.stdout == "" and not (tmp_path / "plan.json").exists()
+    assert done.stderr.startswith("run_bench.sh: ") and done.stderr.count("\n") == 1 and len(done.stderr) < 300
 
 
 @pytest.mark.parametrize(("make", "problem"), [("/proc/1/x", "cannot create a directory in /proc/1 ("), ("FILE/raw", "is not a directory")])
@@ -280,3 +284,14 @@ def test_tune_records_its_changes_in_the_run_manifest(tmp_path):
     assert changes["fs.file-max"]["from"] == "100" and changes["net.ipv4.tcp_tw_recycle"]["action"] == "absent"
     assert manifest["sysctl"]["net.core.somaxconn"] == "65535" and manifest["sysctl"]["fs.file-max"] == "9999999"  # as measured
     assert (proc_sys / "net/ipv4/tcp_fin_timeout").read_text() == "30\n"
+
+
+def test_a_save_path_that_is_not_a_regular_file_is_never_replaced(tmp_path):
+    fifo, link = tmp_path / "fifo", tmp_path / "link"
+    os.mkfifo(fifo)
+    link.symlink_to(tmp_path / "elsewhere.json")
+    for target in (fifo, link, tmp_path):
+        done = run_helper("plan", "--root", str(tmp_path), "--save", str(target), "--", "--out", str(tmp_path / "raw"))
+        assert done.returncode == 1 and done.stderr == f"run_bench.sh: plan: {target} exists and is not a regular file; not replaced\n"
+    assert fifo.is_fifo() and link.is_symlink() and not (tmp_path / "elsewhere.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link"]

@@ -84,7 +84,7 @@ def build_plan(
         raise UsageError(f"--quick and --profile {args.profile} contradict each other")
     profile = "quick" if args.quick else args.profile or env.get(ENV_PROFILE) or "default"
     if profile not in PROFILES:
-        raise UsageError(f"{ENV_PROFILE}={profile!r}: choose one of {', '.join(PROFILES)}")
+        raise UsageError(f"{ENV_PROFILE}={shorten(profile)}: choose one of {', '.join(PROFILES)}")
     plan: dict = {"profile": profile, "warnings": []}
     for param in PARAMS:
         text, source = given_or_env(getattr(args, param.key), param.option, env, param.env)
@@ -190,7 +190,7 @@ def parse_options(argv: list[str]) -> argparse.Namespace:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))  # type: ignore[method-assign]
     args, extra = parser.parse_known_args(attach_values(argv, parser))
     if extra:
-        raise UsageError(f"unknown option or argument {extra[0]!r}")
+        raise UsageError(f"unknown option or argument {shorten(extra[0])}")
     return args
 
 
@@ -237,7 +237,7 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
         return list(SETUP_IDS)
     unknown = [s for s in chosen if s not in SETUP_BY_ID]
     if unknown:
-        raise UsageError(f"unknown setup {unknown[0]!r}; choose from {', '.join(SETUP_IDS)} (or {ALL_SETUPS})")
+        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(SETUP_IDS)} (or {ALL_SETUPS})")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -254,7 +254,7 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            raise UsageError(f"{source} {item!r}: expected NAME=PORT with NAME one of {', '.join(ports)}")
+            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {', '.join(ports)}")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")

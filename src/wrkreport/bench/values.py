@@ -86,7 +86,7 @@ def parse_cpu_list(text: str, what: str) -> list[int]:
             raise UsageError(f"{what} {shorten(text)}: CPU numbers go up to {MAX_CPU} at most")
         first, last = int(numbers[0]), int(numbers[-1])
         if last < first:
-            raise UsageError(f"{what} {text!r}: range {item.strip()} runs backwards")
+            raise UsageError(f"{what} {shorten(text)}: range {item.strip()} runs backwards")
         cpus.update(range(first, last + 1))
     return sorted(cpus)
 
@@ -145,5 +145,5 @@ def parse_switch(text: str, what: str) -> bool:
     """Return an environment switch's value: '1', 'on', 'yes', 'true' -> True; '0', 'off', ... -> False."""
     value = SWITCH_WORDS.get(text.strip().lower())
     if value is None:
-        raise UsageError(f"{what} must be 1 or 0 (on/off), not {text!r}")
+        raise UsageError(f"{what} must be 1 or 0 (on/off), not {shorten(text)}")
     return value
