@@ -6,8 +6,9 @@
 # only, recording the CPU time the servers and wrk use. Every result lands in
 # OUT/<run-id>/ as documented in docs/raw-format.md; `wrkreport build` turns it into a report.
 #
-# This script orchestrates processes only; plans, JSON, arithmetic and text formatting are
-# in src/wrkreport/drive.py (standard library only, run from the checkout).
+# This script orchestrates processes only, one function per step of a run; plans, JSON,
+# arithmetic and text formatting are in src/wrkreport/bench/ (standard library only, run
+# from the checkout). The contract between the two: docs/driver.md.
 set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -52,11 +53,13 @@ its variable, a variable wins over the profile):
   --connections LIST    wrk -c; a list (e.g. 10,100,1000) measures every cell at each
                         level, in that order (file names gain .c<N>)  [BENCH_CONNECTIONS]
   --duration S          seconds per measurement (wrk -d)              [BENCH_DURATION]
-  --repeats N           measurements per setup, GOMAXPROCS and level  [BENCH_REPEATS]
+  --repeats N           measurements per setup, GOMAXPROCS and level, 1-9999
+                                                                      [BENCH_REPEATS]
   --warmup S            warm-up seconds per setup, pass and level, 0 = none
                                                                       [BENCH_WARMUP]
   --timeout S           wrk --timeout                                 [BENCH_TIMEOUT]
-  --gomaxprocs LIST     e.g. 1,2; default: 1 and $(nproc)             [BENCH_GOMAXPROCS]
+  --gomaxprocs LIST     e.g. 1,2 (each 1-9999); default: 1 and $(nproc)
+                                                                      [BENCH_GOMAXPROCS]
   --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix (the
                         default four), nginx-http-unix (nginx proxy to Go net/http on a
                         Unix socket), go-fasthttp (a standalone fasthttp server, built
@@ -134,7 +137,11 @@ LEVELS=()         # wrk -c values, in order
 CLIENT_PIN=()     # taskset -c LIST, or nothing
 SERVER_PIN=()
 GOMAXPROCS_LIST=()
+ORDERS=()         # this pass's shuffled setup orders, one line per (connection level, repeat)
+CELL=()           # one --cell SETUP READY HEADERS ERROR of `pass-ready`
+CELLS_DEADLINE=0  # when the setups of this pass must have answered (SECONDS)
 declare -A PLAN=()
+declare -A DOWN=() # server name -> why it did not start in this pass
 
 log() {
   if ((PROGRESS_OPEN)); then
@@ -157,13 +164,14 @@ on_error() {
   [[ -n "${FAIL_REASON}" ]] || FAIL_REASON="line $2: '$3' failed with exit status $1"
 }
 
-drive() {
-  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.drive "$@"
+# helper SUBCOMMAND ARGS...: the driver's helper, wrkreport.bench (contract: docs/driver.md).
+helper() {
+  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.bench "$@"
 }
 
-# drive_bg ARGS...: drive in the background as one process, so $! is Python's own PID.
-drive_bg() {
-  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" exec python3 -m wrkreport.drive "$@"
+# helper_bg ARGS...: the helper in the background as one process, so $! is Python's own PID.
+helper_bg() {
+  PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" exec python3 -m wrkreport.bench "$@"
 }
 
 contains() {
@@ -239,10 +247,11 @@ require_python() {
 
 read_plan() {
   local text key value
-  text="$(drive plan --root "${ROOT}" --save "${WORK}/plan.json" -- "$@")" || exit
+  text="$(helper plan --root "${ROOT}" --save "${WORK}/plan.json" -- "$@")" || exit
   while read -r key value; do
     PLAN["${key}"]="${value}"
   done <<<"${text}"
+  PLAN[go_setups]="${PLAN[go_setups]:-}"
   PLAN[nginx_setups]="${PLAN[nginx_setups]:-}"
   PLAN[fasthttp_setups]="${PLAN[fasthttp_setups]:-}"
   read -ra SETUPS <<<"${PLAN[setups]}"
@@ -258,9 +267,12 @@ preflight_tools() {
   if [[ -n "${PLAN[nginx_setups]}" && -z "${NGINX}" ]]; then
     missing+=(nginx)
   fi
-  for tool in wrk curl go; do
+  for tool in wrk curl; do
     command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
   done
+  if [[ -n "${PLAN[go_setups]}${PLAN[fasthttp_setups]}" ]] && ! command -v go >/dev/null 2>&1; then
+    missing+=(go)
+  fi
   if ((${#CLIENT_PIN[@]} + ${#SERVER_PIN[@]} > 0)) && ! command -v taskset >/dev/null 2>&1; then
     missing+=(taskset)
   fi
@@ -269,7 +281,7 @@ preflight_tools() {
     NGINX="$(find_nginx)" || true
   fi
   if [[ -n "${PLAN[nginx_setups]}" ]]; then
-    problems="$(drive check-nginx --plan "${WORK}/plan.json" --nginx "${NGINX}")" || die 2 "${problems:-cannot check ${NGINX}}"
+    problems="$(helper check-nginx --plan "${WORK}/plan.json" --nginx "${NGINX}")" || die 2 "${problems:-cannot check ${NGINX}}"
   fi
 }
 
@@ -291,11 +303,14 @@ raise_nofile() {
   log "ulimit -n ${NOFILE}"
 }
 
-build_go() {
-  GO_BIN="${WORK}/gohello"
+# build_servers: build the Go servers the chosen setups need.
+build_servers() {
   # -buildvcs=false: no git stamp needed, and git refuses checkouts owned by another user.
-  log "building the Go server (src/gohello)"
-  (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+  if [[ -n "${PLAN[go_setups]}" ]]; then
+    GO_BIN="${WORK}/gohello"
+    log "building the Go server (src/gohello)"
+    (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+  fi
   [[ -n "${PLAN[fasthttp_setups]}" ]] || return 0
   FASTHTTP_BIN="${WORK}/gofasthttp"
   log "building the fasthttp server (src/gofasthttp)"
@@ -353,14 +368,14 @@ prepare_work_dir() {
     chgrp "${WORKER_GROUP}" "${WORK}" "${WORK}/nginx" "${WORK}/nginx/temp"
     chmod 0710 "${WORK}" "${WORK}/nginx" "${WORK}/nginx/temp"
     if [[ -n "${PLAN[nginx_setups]}" ]]; then
-      problem="$(drive check-reach --path "${WORK}" --user "${WORKER_USER_AS_ROOT}")" || die 2 "${problem}"
+      problem="$(helper check-reach --path "${WORK}" --user "${WORKER_USER_AS_ROOT}")" || die 2 "${problem}"
     fi
   fi
 }
 
 check_ports() {
   local busy line
-  if ! busy="$(drive check-ports --plan "${WORK}/plan.json")"; then
+  if ! busy="$(helper check-ports --plan "${WORK}/plan.json")"; then
     while IFS= read -r line; do
       log "${line}"
     done <<<"${busy}"
@@ -368,19 +383,21 @@ check_ports() {
   fi
 }
 
+# tune_kernel: with --tune, apply the article's sysctl values; each planned change is in the
+# run's manifest (sysctl_changes) before the first is made, where no cleanup removes it.
 tune_kernel() {
   ((PLAN[tune])) || return 0
-  log "--tune: applying the article's kernel settings"
-  drive tune --save "${WORK}/tune.json"
+  STAGE="--tune"
+  log "--tune: applying the article's kernel settings (recorded in ${RUN_DIR}/manifest.json first)"
+  helper tune --run "${RUN_DIR}"
 }
 
 # --- The run -----------------------------------------------------------------------------
 
 start_run() {
-  local args=(init --plan "${WORK}/plan.json" --command "${COMMAND_LINE}" --nginx "${NGINX}")
+  local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${NGINX}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
-  ((PLAN[tune])) && args+=(--tune-log "${WORK}/tune.json")
-  RUN_DIR="$(drive "${args[@]}")"
+  RUN_DIR="$(helper "${args[@]}")"
   log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
   [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
 }
@@ -395,7 +412,7 @@ render_nginx() {
   if is_root; then
     args+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
   fi
-  drive "${args[@]}"
+  helper "${args[@]}"
   output="$("${NGINX}" -t -q -c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${WORK}/nginx-test.log" 2>&1)" ||
     die 1 "nginx rejected ${RUN_DIR}/nginx.conf: ${output}"
 }
@@ -412,6 +429,13 @@ wait_ready() {
   done
 }
 
+# not_started NAME LOG: why a server did not start, from the last line of its log.
+not_started() {
+  local last
+  last="$(tail -n 1 "${RUN_DIR}/$2")"
+  printf '%s did not start within %ss: %s (%s)\n' "$1" "${READY_TIMEOUT_S}" "${last:-no output}" "$2"
+}
+
 # start_go N: start the Go server with GOMAXPROCS=N and wait for its "ready" line.
 start_go() {
   local n="$1" log_file="${RUN_DIR}/logs/go.gomaxprocs-$1.log"
@@ -425,9 +449,7 @@ start_go() {
   # taskset (when pinned) execs the server: $! is the server's own PID.
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${GO_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
   GO_PID=$!
-  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --go-pid "${GO_PID}"
-  wait_ready "${GO_PID}" "${log_file}" || return 1
-  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --go-log "${log_file}"
+  wait_ready "${GO_PID}" "${log_file}"
 }
 
 # start_fasthttp N: start the fasthttp server with GOMAXPROCS=N; false if it is not ready.
@@ -436,7 +458,6 @@ start_fasthttp() {
   local args=(-http-port "${PLAN[port.go-fasthttp]}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${FASTHTTP_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
   FASTHTTP_PID=$!
-  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --fasthttp-pid "${FASTHTTP_PID}"
   wait_ready "${FASTHTTP_PID}" "${log_file}"
 }
 
@@ -446,7 +467,39 @@ start_nginx() {
   local args=(-c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
   "${SERVER_PIN[@]}" "${NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
   NGINX_PID=$!
-  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --nginx-pid "${NGINX_PID}" >/dev/null
+}
+
+# join_words A B C: "A, B and C".
+join_words() {
+  local text="$1"
+  while (($# > 2)); do
+    shift
+    text+=", $1"
+  done
+  (($# < 2)) || text+=" and $2"
+  printf '%s\n' "${text}"
+}
+
+# start_servers N: start the processes the chosen setups need (Setup.needs); a server that
+# does not start leaves its reason in DOWN[server], and the setups needing it are not measured.
+start_servers() {
+  local n="$1"
+  DOWN=()
+  local names=()
+  [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
+  [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
+  [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
+  log "pass GOMAXPROCS=${n}: starting $(join_words "${names[@]}")"
+  if [[ -n "${PLAN[go_setups]}" ]] && ! start_go "${n}"; then
+    DOWN[go]="$(not_started "the Go server" "logs/go.gomaxprocs-${n}.log")"
+    log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this pass"
+  fi
+  [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
+  if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
+    DOWN[fasthttp]="$(not_started "the fasthttp server" "logs/fasthttp.gomaxprocs-${n}.log")"
+    stop_process "${FASTHTTP_PID}" "fasthttp server"
+    FASTHTTP_PID=""
+  fi
 }
 
 # wait_answer URL PID DEADLINE: true once URL gives any HTTP answer; false if PID dies or time is up.
@@ -470,39 +523,67 @@ server_pid() {
   esac
 }
 
-# check_cells N: readiness and `curl -sI` capture of every setup; fills USABLE.
-check_cells() {
-  local n="$1" setup url file pid error reason rc deadline=$((SECONDS + READY_TIMEOUT_S))
-  USABLE=()
-  for setup in "${SETUPS[@]}"; do
-    if [[ "${PLAN[server.${setup}]}" == fasthttp && -z "${FASTHTTP_PID}" ]]; then
-      continue # it did not start: recorded by run_pass
-    fi
-    url="${PLAN[url.${setup}]}"
-    file="${RUN_DIR}/${setup}.gomaxprocs-${n}.headers.txt"
-    pid="$(server_pid "${PLAN[server.${setup}]}")"
-    local args=(cell --run "${RUN_DIR}" --gomaxprocs "${n}" --setup "${setup}")
-    if wait_answer "${url}" "${pid}" "${deadline}"; then
-      rc=0
-      curl -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
-      args+=(--ready 1 --headers "${file}")
-      ((rc == 0)) || args+=(--error "curl -sI ${url} failed with exit status ${rc}")
-    else
-      error="no HTTP answer from ${url} within ${READY_TIMEOUT_S}s"
-      is_running "${pid}" || error="server exited before answering ${url} (see logs/)"
-      args+=(--ready 0 --error "${error}")
-    fi
-    if reason="$(drive "${args[@]}")"; then
-      USABLE+=("${setup}")
-      [[ -z "${reason}" ]] || log "${setup} GOMAXPROCS=${n}: ${reason}"
-    else
-      log "${setup} GOMAXPROCS=${n}: ${reason}; the run goes on without it"
-      SKIPPED+=("${setup} GOMAXPROCS=${n}: ${reason}")
+# down_reason SETUP: why SETUP cannot answer in this pass (a server it needs did not start); empty if none.
+down_reason() {
+  local name needs=()
+  read -ra needs <<<"${PLAN[needs.$1]}"
+  for name in "${needs[@]}"; do
+    if [[ -n "${DOWN[${name}]:-}" ]]; then
+      printf '%s\n' "${DOWN[${name}]}"
+      return 0
     fi
   done
-  if [[ -n "${NGINX_PID}" ]]; then
-    read -ra NGINX_WORKERS <<<"$(drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --nginx-pid "${NGINX_PID}")"
+}
+
+# cell_args N SETUP: the pass-ready --cell of SETUP: wait for its answer, capture `curl -sI`.
+cell_args() {
+  local n="$1" setup="$2" url file pid error rc=0
+  url="${PLAN[url.${setup}]}"
+  file="${RUN_DIR}/${setup}.gomaxprocs-${n}.headers.txt"
+  pid="$(server_pid "${PLAN[server.${setup}]}")"
+  error="$(down_reason "${setup}")"
+  if [[ -n "${error}" ]]; then
+    CELL=(--cell "${setup}" 0 "" "${error}")
+  elif wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
+    curl -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
+    error=""
+    ((rc == 0)) || error="curl -sI ${url} failed with exit status ${rc}"
+    CELL=(--cell "${setup}" 1 "${file}" "${error}")
+  else
+    error="no HTTP answer from ${url} within ${READY_TIMEOUT_S}s"
+    is_running "${pid}" || error="server exited before answering ${url} (see logs/)"
+    CELL=(--cell "${setup}" 0 "" "${error}")
   fi
+}
+
+# check_cells N: capture every setup's headers, record them and the servers with one
+# `pass-ready`, and read its verdicts: fills USABLE and NGINX_WORKERS.
+check_cells() {
+  local n="$1" setup output verdict text
+  local args=(pass-ready --run "${RUN_DIR}" --gomaxprocs "${n}")
+  [[ -z "${GO_PID}" ]] || args+=(--go-pid "${GO_PID}" --go-log "${RUN_DIR}/logs/go.gomaxprocs-${n}.log")
+  [[ -z "${NGINX_PID}" ]] || args+=(--nginx-pid "${NGINX_PID}")
+  [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
+  CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
+  for setup in "${SETUPS[@]}"; do
+    cell_args "${n}" "${setup}"
+    args+=("${CELL[@]}")
+  done
+  output="$(helper "${args[@]}")" || die 1 "could not record the GOMAXPROCS=${n} pass in the manifest"
+  USABLE=()
+  while read -r verdict setup text; do
+    case "${verdict}" in
+      nginx_workers) read -ra NGINX_WORKERS <<<"${setup} ${text}" ;;
+      measure)
+        USABLE+=("${setup}")
+        [[ -z "${text}" ]] || log "${setup} GOMAXPROCS=${n}: ${text}"
+        ;;
+      skip)
+        log "${setup} GOMAXPROCS=${n}: ${text}; the run goes on without it"
+        SKIPPED+=("${setup} GOMAXPROCS=${n}: ${text}")
+        ;;
+    esac
+  done <<<"${output}"
 }
 
 # servers_running SETUP: true while every process SETUP depends on is running.
@@ -524,18 +605,11 @@ drop_setup() {
   USABLE=("${kept[@]}")
   log "$2 GOMAXPROCS=$1: $3"
   SKIPPED+=("$2 GOMAXPROCS=$1: $3")
-  drive pass-update --run "${RUN_DIR}" --gomaxprocs "$1" --note "$2: $3"
+  helper pass-note --run "${RUN_DIR}" --gomaxprocs "$1" --note "$2: $3"
 }
 
-# record_unusable N SETUP REASON: record a cell that cannot be measured in this pass.
-record_unusable() {
-  local rc=0
-  drive cell --run "${RUN_DIR}" --gomaxprocs "$1" --setup "$2" --ready 0 --error "$3" >/dev/null || rc=$?
-  ((rc == 3)) || die 1 "could not record the ${2} GOMAXPROCS=${1} cell in the manifest"
-}
-
-# wait_wrk: wait for the wrk (or its wrapper) started in the background as WRK_PID, so a
-# signal interrupts at once; return its exit status.
+# wait_wrk: wait for the wrk (or the helper running it) started in the background as
+# WRK_PID, so a signal interrupts at once; return its exit status.
 wait_wrk() {
   local rc=0
   wait "${WRK_PID}" || rc=$?
@@ -563,79 +637,51 @@ warm_up() {
   done
 }
 
-# measure N C SETUP K: one wrk --latency run through `drive run-wrk`, which puts its
-# stdout then stderr, verbatim, into the .wrk.txt and the CPU times into the .cpu.json.
+# measure N C SETUP K: one wrk --latency run through the helper's `measure`, which prints
+# the progress line, puts wrk's stdout then stderr, verbatim, into the .wrk.txt and the CPU
+# times into the .cpu.json, and records the measurement in the manifest.
 measure() {
-  local n="$1" c="$2" setup="$3" k="$4" stem name cpu label started line rc=0
+  local n="$1" c="$2" setup="$3" k="$4" stem label rc=0
   stem="${setup}.gomaxprocs-${n}"
   label="${setup} GOMAXPROCS=${n}"
   if ((PLAN[sweep])); then
     stem+=".c${c}"
     label+=" c=${c}"
   fi
-  name="${stem}.run-${k}.wrk.txt"
-  cpu="${stem}.run-${k}.cpu.json"
   wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency
-  local args=("${WRK_ARGS[@]}")
-  local ids=(--run "${RUN_DIR}" --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}")
-  line="$(drive measure-start "${ids[@]}")"
-  printf '[run_bench] %s' "${line}" >&2
-  PROGRESS_OPEN=1
   STAGE="${label} run ${k}/${PLAN[repeats]} (its partial output was discarded)"
-  started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  CURRENT_FILES=("${RUN_DIR}/${name}" "${RUN_DIR}/${cpu}")
-  drive_bg run-wrk "${ids[@]}" --out "${RUN_DIR}/${name}" --stderr "${WORK}/wrk.stderr" --cpu-file "${cpu}" -- "${args[@]}" &
+  CURRENT_FILES=("${RUN_DIR}/${stem}.run-${k}.wrk.txt" "${RUN_DIR}/${stem}.run-${k}.cpu.json")
+  PROGRESS_OPEN=1
+  helper_bg measure --run "${RUN_DIR}" --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" \
+    --file "${stem}.run-${k}.wrk.txt" --cpu-file "${stem}.run-${k}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" &
   WRK_PID=$!
   wait_wrk || rc=$?
-  STAGE="recording ${name}"
-  line="$(drive measure-end "${ids[@]}" --file "${name}" --cpu-file "${cpu}" --command "${args[*]}" \
-    --exit-code "${rc}" --started-at "${started}")"
+  ((rc != 130 && rc != 143)) || exit "${rc}"
+  ((rc == 0)) || die 1 "could not run or record ${stem}.run-${k} (exit status ${rc})"
   CURRENT_FILES=()
-  printf '%s\n' "${line}" >&2
   PROGRESS_OPEN=0
   MEASURED=$((MEASURED + 1))
 }
 
-# run_pass N: one GOMAXPROCS value, from starting the servers to stopping them.
-run_pass() {
-  local n="$1" text i k c setup reason order=() orders=() chosen=()
+# start_pass N: record the pass and its shuffled orders (ORDERS), start its servers, check
+# every setup answers (USABLE).
+start_pass() {
+  local n="$1" text
   STAGE="the start of the GOMAXPROCS=${n} pass"
-  text="$(drive pass-start --run "${RUN_DIR}" --gomaxprocs "${n}")"
-  mapfile -t orders <<<"${text}"
-  log "pass GOMAXPROCS=${n}: starting the Go server${PLAN[nginx_setups]:+ and nginx}${PLAN[fasthttp_setups]:+ and the fasthttp server}"
-  if ! start_go "${n}"; then
-    reason="$(tail -n 1 "${RUN_DIR}/logs/go.gomaxprocs-${n}.log")"
-    reason="the Go server did not start within ${READY_TIMEOUT_S}s: ${reason:-no output} (logs/go.gomaxprocs-${n}.log)"
-    log "GOMAXPROCS=${n}: ${reason}; no setup measured in this pass"
-    SKIPPED+=("all setups at GOMAXPROCS=${n}: ${reason}")
-    for setup in "${SETUPS[@]}"; do
-      record_unusable "${n}" "${setup}" "${reason}"
-    done
-    STAGE="stopping the GOMAXPROCS=${n} servers"
-    stop_servers
-    drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --ended
-    return 0
-  fi
-  [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
-  if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
-    reason="$(tail -n 1 "${RUN_DIR}/logs/fasthttp.gomaxprocs-${n}.log")"
-    reason="the fasthttp server did not start within ${READY_TIMEOUT_S}s: ${reason:-no output} (logs/fasthttp.gomaxprocs-${n}.log)"
-    read -ra chosen <<<"${PLAN[fasthttp_setups]}"
-    for setup in "${chosen[@]}"; do
-      log "${setup} GOMAXPROCS=${n}: ${reason}; the run goes on without it"
-      SKIPPED+=("${setup} GOMAXPROCS=${n}: ${reason}")
-      record_unusable "${n}" "${setup}" "${reason}"
-    done
-    stop_process "${FASTHTTP_PID}" "fasthttp server"
-    FASTHTTP_PID=""
-  fi
+  text="$(helper pass-start --run "${RUN_DIR}" --gomaxprocs "${n}")"
+  mapfile -t ORDERS <<<"${text}"
+  start_servers "${n}"
   check_cells "${n}"
-  # orders: one line per (connection level, repeat), levels in turn (see drive new_pass).
-  i=0
+}
+
+# measure_pass N: for each connection level, warm up, then each repeat in its shuffled order.
+measure_pass() {
+  local n="$1" i=0 k c setup order=()
+  # ORDERS: one line per (connection level, repeat), levels in turn (wrkreport.bench.manifest.new_pass).
   for c in "${LEVELS[@]}"; do
     warm_up "${n}" "${c}"
     for ((k = 1; k <= PLAN[repeats]; k++)); do
-      read -ra order <<<"${orders[i]}"
+      read -ra order <<<"${ORDERS[i]}"
       i=$((i + 1))
       for setup in "${order[@]}"; do
         contains "${setup}" "${USABLE[@]}" || continue
@@ -647,9 +693,20 @@ run_pass() {
       done
     done
   done
-  STAGE="stopping the GOMAXPROCS=${n} servers"
+}
+
+# end_pass N: stop the pass's servers and record its end.
+end_pass() {
+  STAGE="stopping the GOMAXPROCS=$1 servers"
   stop_servers
-  drive pass-update --run "${RUN_DIR}" --gomaxprocs "${n}" --ended
+  helper pass-end --run "${RUN_DIR}" --gomaxprocs "$1"
+}
+
+# run_pass N: one GOMAXPROCS value, from starting the servers to stopping them.
+run_pass() {
+  start_pass "$1"
+  measure_pass "$1"
+  end_pass "$1"
 }
 
 finish_run() {
@@ -658,11 +715,10 @@ finish_run() {
     printf -v joined '%s; ' "${SKIPPED[@]}"
     die 1 "no setup could be measured: ${joined%; }"
   fi
-  drive finish --run "${RUN_DIR}" --status complete
-  FINISHED=1
   while IFS= read -r line; do
     log "${line}"
-  done < <(drive summary --run "${RUN_DIR}")
+  done < <(helper finish --run "${RUN_DIR}" --status complete)
+  FINISHED=1
   for item in "${SKIPPED[@]}"; do
     log "warning: not measured: ${item}"
   done
@@ -732,7 +788,7 @@ cleanup() {
       *) state=failed reason="${FAIL_REASON:-exit status ${status}}" ;;
     esac
     [[ -z "${STAGE}" ]] || reason+=" during ${STAGE}"
-    drive finish --run "${RUN_DIR}" --status "${state}" --reason "${reason}"
+    helper finish --run "${RUN_DIR}" --status "${state}" --reason "${reason}"
     log "run ${state}: ${reason}; ${MEASURED} completed measurement(s) kept in ${RUN_DIR}"
   fi
   [[ -z "${WORK}" ]] || rm -rf -- "${WORK}"
@@ -760,12 +816,12 @@ main() {
   preflight_tools
   raise_nofile
   prepare_work_dir
-  build_go
+  build_servers
   ensure_wrkreport
   check_ports
-  tune_kernel
 
   start_run
+  tune_kernel
   for n in "${GOMAXPROCS_LIST[@]}"; do
     run_pass "${n}"
   done

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.drive import DEFAULT_SETUP_IDS, SETUP_IDS, cpu_count, shuffled_orders
+from wrkreport.bench.machine import cpu_count
+from wrkreport.bench.manifest import shuffled_orders
+from wrkreport.bench.setups import DEFAULT_SETUP_IDS, SETUP_IDS
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools, port_is_free
@@ -134,6 +137,25 @@ def test_bad_option_is_exit_2_with_a_message(workdirs):
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
+def test_a_negative_value_reaches_its_check_and_is_exit_2(workdirs):
+    out, tmp = workdirs
+    done = run_script(["--quick", "--handler-delay", "-1ms", "--out", str(out)], tmp, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == "run_bench.sh: --handler-delay must be a duration like 1ms, 500us or 0, not '-1ms' (see ./run_bench.sh --help)\n"
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad_out", ["/proc/1/x", 'OUT/a"b', "OUT/a;b", "OUT/$HOME"])
+def test_an_unusable_out_is_exit_2_before_anything_is_built_or_started(workdirs, bad_out):
+    out, tmp = workdirs
+    target = bad_out.replace("OUT", str(out))
+    done = run_script(["--quick", "--out", target], tmp, timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"run_bench.sh: --out {target if bad_out == '/proc/1/x' else repr(target)}: ")
+    assert done.stderr.count("\n") == 1 and "building" not in done.stderr
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
 # --- slow: the real thing ----------------------------------------------------------------------
 
 
@@ -207,6 +229,63 @@ def test_go_only_run_starts_no_nginx(workdirs):
     cpu = json.loads((run / "go-http.gomaxprocs-1.run-1.cpu.json").read_text())
     assert cpu["processes"]["nginx"] is None and cpu["processes"]["fasthttp"] is None and cpu["processes"]["go"]["user_s"] >= 0
     assert not (run / "nginx.conf").exists() and manifest["passes"][0]["pids"]["nginx"] is None
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_a_pass_without_go_setups_starts_no_go_server_and_needs_none_of_its_ports(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    with socket.socket() as squatter, socket.socket() as squatter2:  # gohello's ports, busy: they must not matter
+        squatter.bind(("127.0.0.1", ports["go-http"]))
+        squatter2.bind(("127.0.0.1", ports["go-fcgi-tcp"]))
+        squatter.listen()
+        squatter2.listen()
+        args = ["--quick", "--duration", "1", "--warmup", "0", "--setups", "nginx-static", "--gomaxprocs", "1"]
+        done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    assert "starting nginx\n" in done.stderr and "Go server" not in done.stderr
+    run, manifest = load_run(out)
+    assert manifest["passes"][0]["pids"]["go"] is None and manifest["passes"][0]["go_reported_gomaxprocs"] is None
+    assert [p.name for p in (run / "logs").iterdir()] == ["nginx-error.gomaxprocs-1.log"]
+    cpu = json.loads((run / "nginx-static.gomaxprocs-1.run-1.cpu.json").read_text())
+    assert cpu["processes"]["go"] is None and busy_s(cpu["processes"]["nginx"]) > 0
+    assert parse_file(run / "nginx-static.gomaxprocs-1.run-1.wrk.txt").requests > 0
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = [str(SCRIPT), "--quick", "--duration", "3", "--warmup", "0", "--setups", "nginx-fcgi-unix", "--gomaxprocs", "1"]
+    proc = subprocess.Popen([*args, "--out", str(out), *port_args(ports)], env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # once the cell is recorded as answering 200, take the socket away from nginx's workers
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
+            manifest_path = out / "latest" / "manifest.json"
+            passes = json.loads(manifest_path.read_text())["passes"] if manifest_path.exists() else []
+            if passes and passes[0]["cells"]:
+                break
+            time.sleep(0.05)
+        (socket_path,) = tmp.glob("wrkreport.*/go.sock")
+        socket_path.chmod(0)  # every request now fails: connect() ... (13: Permission denied), logged at crit
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    run, manifest = load_run(out)
+    assert parse_file(run / "nginx-fcgi-unix.gomaxprocs-1.run-1.wrk.txt").non_2xx_3xx > 0
+    log = (run / "logs" / "nginx-error.gomaxprocs-1.log").read_bytes()
+    assert b"(13: Permission denied) while connecting to upstream" in log
+    assert len(log) <= (1 << 20) + 200
+    note = re.search(rb"\[wrkreport\] log capped at 1048576 bytes: ([0-9]+) bytes of later lines dropped\n$", log)
+    assert note and int(note[1]) > 0, log[-300:]
     assert_nothing_left(manifest, ports, tmp)
 
 

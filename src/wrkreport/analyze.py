@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import stats
 from .checks import CheckReport, annotate, check_run
+from .cpucost import ms_per_1k_requests
 from .model import BASELINE, NGINX_SETUPS, NoiseWarning, Ratio, setup_order
 from .run import Run, load_run, require_measurements
 
@@ -265,16 +266,16 @@ def derive(table: pd.DataFrame) -> pd.DataFrame:
     and fasthttp servers) and nginx (master and workers) apart.
     """
     errors = table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1)
-    thousands = table["requests"].where(table["requests"] > 0) / 1000
+    requests = table["requests"].where(table["requests"] > 0)
     go = table[["cpu_go_s", "cpu_fasthttp_s"]].astype(float).sum(axis=1, min_count=1)
     nginx = table["cpu_nginx_s"].astype(float)
     server = pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1)
     wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)
     return table.assign(
         socket_errors=errors,
-        cpu_go_ms_per_1k=go * 1000 / thousands,
-        cpu_nginx_ms_per_1k=nginx * 1000 / thousands,
-        cpu_server_ms_per_1k=server * 1000 / thousands,
+        cpu_go_ms_per_1k=ms_per_1k_requests(go, requests),
+        cpu_nginx_ms_per_1k=ms_per_1k_requests(nginx, requests),
+        cpu_server_ms_per_1k=ms_per_1k_requests(server, requests),
         wrk_cpu_per_thread=wrk / wall / table["threads"],
         wrk_cpu_share=wrk / (wall * table["cpu_cores"].astype(float)),
         server_cores_busy=server / wall,

@@ -1,0 +1,364 @@
+"""The subcommands run_bench.sh calls: `python3 -m wrkreport.bench SUBCOMMAND ...` (docs/driver.md).
+
+The shell script orchestrates processes; everything with JSON, arithmetic or text in it
+lives in this package. Standard library only (plus `wrkreport.parse`, itself stdlib-only),
+so that `PYTHONPATH=src python3 -m wrkreport.bench ...` works before the package is
+installed. The raw/ layout and the manifest fields written here: docs/raw-format.md.
+
+Exit statuses: 0 ok; 2 usage error (message on stderr, for the user); 3 "no" answer to a
+question the script asked (a busy port, an unusable cell), explained on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
+from .machine import apply_tune, command_output, read_sysctl, untraversable, usable_cpus, user_ids
+from .manifest import cell_from_headers, create_run_dir, out_problem, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
+from .nginx import cap_log, nginx_conf_dir, nginx_error_log, nginx_flags, nginx_missing_modules, nginx_values, render_template
+from .plan import build_plan, plan_lines
+from .ports import busy_port_messages
+from .progress import progress_result, progress_start, summary_lines
+from .setups import NO, PROG, SETUP_BY_ID, SETUP_IDS, UsageError
+from .values import iso, utc_now
+
+
+def cmd_plan(args) -> int:
+    """Validate the script's options and print the plan; save it as JSON for `init`."""
+    options = args.options[1:] if args.options[:1] == ["--"] else args.options
+    cpus = usable_cpus()
+    plan = build_plan(options, dict(os.environ), Path(args.root), len(cpus), os.geteuid(), cpus)
+    problem = out_problem(Path(plan["out"]))
+    if problem:  # found now, before anything is built, started or changed
+        raise UsageError(f"--out {plan['out']}: {problem}")
+    for warning in plan["warnings"]:
+        print(f"[run_bench] warning: {warning}", file=sys.stderr)
+    write_json_atomic(Path(args.save), plan)
+    print("\n".join(plan_lines(plan)))
+    return 0
+
+
+def cmd_check_ports(args) -> int:
+    """Print a message per needed port that is busy; exit 3 if any."""
+    plan = json.loads(Path(args.plan).read_text())
+    messages = busy_port_messages(plan["needed_ports"])
+    for message in messages:
+        print(message)
+    return NO if messages else 0
+
+
+def cmd_check_nginx(args) -> int:
+    """Print which selected setups this nginx cannot serve; exit 3 if any."""
+    plan = json.loads(Path(args.plan).read_text())
+    nginx_V = command_output([args.nginx, "-V"]) or ""
+    problems = nginx_missing_modules(nginx_V, plan["setups"])
+    if nginx_conf_dir(nginx_V) is None:
+        problems.append(f"cannot read --conf-path from `{args.nginx} -V`")
+    for problem in problems:
+        print(problem)
+    return NO if problems else 0
+
+
+def cmd_check_reach(args) -> int:
+    """Print why a user cannot reach a directory (nginx workers -> work dir); exit 3 if so."""
+    try:
+        uid, gids = user_ids(args.user)
+    except KeyError:
+        print(f"no user {args.user!r} on this system")
+        return NO
+    blocked = untraversable(Path(args.path), uid, gids)
+    if blocked:
+        print(f"nginx workers (user {args.user}) cannot reach {args.path}: {blocked} is not searchable; set TMPDIR to a directory they can traverse, e.g. /tmp")
+        return NO
+    return 0
+
+
+def cmd_tune(args) -> int:
+    """Apply the article's sysctl values (see ARTICLE_SYSCTL), recorded in the run's manifest before and after.
+
+    The record lives in the run directory, which no cleanup removes: sysctl_changes lists
+    every planned write before the first one, then what each did; sysctl is re-read after.
+    """
+    run_dir, root = Path(args.run), Path(args.proc_sys)
+    manifest = load_manifest(run_dir)
+
+    def record(actions: list[dict]) -> None:
+        manifest["sysctl_changes"] = actions
+        save_manifest(run_dir, manifest)
+
+    actions = apply_tune(root, lambda text: print(f"[run_bench] {text}", file=sys.stderr), record)
+    manifest["sysctl"] = read_sysctl(root)  # the values the run measures with
+    record(actions)
+    return 0
+
+
+def cmd_init(args) -> int:
+    """Create the run directory and its 'running' manifest, point latest at it, print its path."""
+    plan = json.loads(Path(args.plan).read_text())
+    started = utc_now()
+    out = Path(plan["out"])
+    run_dir = create_run_dir(out, started)
+    (run_dir / "logs").mkdir()
+    manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n)
+    save_manifest(run_dir, manifest)
+    warning = point_latest(out, run_dir)
+    if warning:
+        print(f"[run_bench] warning: {warning}", file=sys.stderr)
+    print(run_dir)
+    return 0
+
+
+def cmd_render_nginx(args) -> int:
+    """Render the nginx configuration of this run to --out."""
+    manifest = load_manifest(Path(args.run))
+    values = nginx_values(manifest, args.prefix, args.socket, args.user, args.group, args.rlimit, args.http_socket)
+    nginx_setups = [s for s in manifest["parameters"]["setups"] if SETUP_BY_ID[s].server == "nginx"]
+    text = render_template(Path(args.template).read_text(), nginx_setups, values, nginx_flags(manifest))
+    Path(args.out).write_text(text)
+    return 0
+
+
+def cmd_pass_start(args) -> int:
+    """Record a new pass and print its setup order, one line per (connection level, repeat)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    entry = new_pass(manifest, args.gomaxprocs)
+    save_manifest(run_dir, manifest)
+    print("\n".join(" ".join(order) for order in entry["order"]))
+    return 0
+
+
+def cmd_pass_ready(args) -> int:
+    """Record the pass's servers and every cell; print nginx's workers, then a verdict per cell."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    entry = find_pass(manifest, args.gomaxprocs)
+    if args.go_pid is not None:
+        entry["pids"]["go"] = args.go_pid
+    if args.go_log:
+        entry["go_reported_gomaxprocs"] = go_reported_gomaxprocs(Path(args.go_log).read_text(errors="replace"))
+    if args.fasthttp_pid is not None:
+        entry["pids"]["fasthttp"] = args.fasthttp_pid
+    if args.nginx_pid is not None:
+        entry["pids"]["nginx"] = args.nginx_pid
+        entry["pids"]["nginx_workers"] = child_pids(args.nginx_pid)
+    lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
+    for setup, ready, headers, error in args.cell or []:
+        cell = record_cell(manifest, entry, setup, ready, headers, error or None)
+        lines.append(cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"]))
+    save_manifest(run_dir, manifest)
+    print("\n".join(lines))
+    return 0
+
+
+def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: str, error: str | None) -> dict:
+    """Record one cell of a pass from its readiness, `curl -sI` file (may be empty) and error."""
+    if setup not in SETUP_BY_ID or ready not in ("0", "1"):
+        raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)}")
+    data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+    cell = cell_from_headers(data, ready == "1", error)
+    cell["url"] = manifest["parameters"]["urls"][setup]
+    cell["headers_file"] = Path(headers).name if data else None
+    entry["cells"][setup] = cell
+    return cell
+
+
+def cell_verdict(setup: str, cell: dict, expect_header_bytes: int) -> str:
+    """Return 'skip SETUP REASON', 'measure SETUP' or 'measure SETUP note: ...' for the script."""
+    if cell["error"]:
+        return f"skip {setup} {cell['error']}"
+    if cell["header_bytes"] != expect_header_bytes:
+        return f"measure {setup} note: {cell['header_bytes']}-byte header block, expected {expect_header_bytes}"
+    return f"measure {setup}"
+
+
+def cmd_pass_note(args) -> int:
+    """Add a note to a pass (e.g. a setup dropped because its server exited)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    find_pass(manifest, args.gomaxprocs)["notes"].append(args.note)
+    save_manifest(run_dir, manifest)
+    return 0
+
+
+def cmd_pass_end(args) -> int:
+    """Record the end time of a pass; cap its nginx error log."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    find_pass(manifest, args.gomaxprocs)["ended_at"] = iso(utc_now())
+    save_manifest(run_dir, manifest)
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))  # and what the warm-ups and header checks wrote
+    return 0
+
+
+def cmd_measure(args) -> int:
+    """Run one measurement: the progress line, wrk (the command after --), its .cpu.json, its manifest entry.
+
+    wrk's stdout then stderr go to --file; the CPU time of the pass's servers is read from
+    /proc just before and just after, wrk's own from its rusage. Exits 0 once recorded,
+    whatever wrk's status (recorded as exit_code); on SIGINT/SIGTERM (passed on to wrk)
+    with 128 + N, its partial files removed and nothing recorded.
+    """
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise UsageError("measure needs the wrk command after --")
+    connections = args.connections or levels_of(params)[0]
+    print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
+    started_at = iso(utc_now())
+    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
+    before = cpu_snapshot(server_pids(servers))
+    wrk = run_measured(argv, out, stderr)
+    after = cpu_snapshot(server_pids(servers))  # nginx's children again: a worker may have been replaced
+    with open(out, "ab") as f:
+        f.write(stderr.read_bytes())
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))
+    if wrk.signal is not None:
+        out.unlink(missing_ok=True)
+        return wrk.status
+    ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "connections": connections, "repeat": args.repeat}
+    usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
+    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params)))
+    manifest["measurements"].append(
+        {
+            **ids,
+            "file": out.name,
+            "cpu_file": cpu_file.name,
+            "url": params["urls"][args.setup],
+            "command": " ".join(argv),
+            "exit_code": wrk.status,
+            "started_at": started_at,
+            "ended_at": iso(utc_now()),
+        }
+    )
+    save_manifest(run_dir, manifest)
+    print(progress_result(out, wrk.status), file=sys.stderr)
+    return 0
+
+
+def cmd_finish(args) -> int:
+    """Set the run's final status, reason and end time; when complete, print the summary."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    manifest["status"] = args.status
+    manifest["reason"] = args.reason or None
+    manifest["ended_at"] = iso(utc_now())
+    save_manifest(run_dir, manifest)
+    if args.status == "complete":
+        print("\n".join(summary_lines(run_dir, manifest)))
+    return 0
+
+
+def cmd_summary(args) -> int:
+    """Print the median req/s of each cell."""
+    run_dir = Path(args.run)
+    print("\n".join(summary_lines(run_dir, load_manifest(run_dir))))
+    return 0
+
+
+def main_parser() -> argparse.ArgumentParser:
+    """Return the parser of the subcommands run_bench.sh calls."""
+    p = argparse.ArgumentParser(prog="python3 -m wrkreport.bench", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, func, *arguments):
+        s = sub.add_parser(name, help=func.__doc__)
+        s.set_defaults(func=func)
+        for flags, kwargs in arguments:
+            s.add_argument(*flags, **kwargs)
+        return s
+
+    run = (("--run",), {"required": True})
+    n = (("--gomaxprocs",), {"required": True, "type": int})
+    setup = (("--setup",), {"required": True, "choices": SETUP_IDS})
+    repeat = (("--repeat",), {"required": True, "type": int})
+    connections = (("--connections",), {"type": int})  # the level; default: the run's only one
+    add("plan", cmd_plan, (("--root",), {"required": True}), (("--save",), {"required": True}), (("options",), {"nargs": argparse.REMAINDER}))
+    add("check-ports", cmd_check_ports, (("--plan",), {"required": True}))
+    add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"required": True}))
+    add("check-reach", cmd_check_reach, (("--path",), {"required": True}), (("--user",), {"required": True}))
+    add("tune", cmd_tune, run, (("--proc-sys",), {"default": "/proc/sys"}))
+    add(
+        "init",
+        cmd_init,
+        (("--plan",), {"required": True}),
+        (("--command-line",), {"required": True}),  # not --command: `command` is the subcommand's dest
+        (("--nginx",), {"default": ""}),
+        (("--ulimit-n",), {"type": int}),
+    )
+    add(
+        "render-nginx",
+        cmd_render_nginx,
+        run,
+        (("--template",), {"required": True}),
+        (("--prefix",), {"required": True}),
+        (("--socket",), {"required": True}),
+        (("--http-socket",), {"default": ""}),
+        (("--user",), {}),
+        (("--group",), {}),
+        (("--rlimit",), {"type": int, "required": True}),
+        (("--out",), {"required": True}),
+    )
+    add("pass-start", cmd_pass_start, run, n)
+    add(
+        "pass-ready",
+        cmd_pass_ready,
+        run,
+        n,
+        (("--go-pid",), {"type": int}),
+        (("--go-log",), {}),
+        (("--fasthttp-pid",), {"type": int}),
+        (("--nginx-pid",), {"type": int}),
+        (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
+    )
+    add("pass-note", cmd_pass_note, run, n, (("--note",), {"required": True}))
+    add("pass-end", cmd_pass_end, run, n)
+    add(
+        "measure",
+        cmd_measure,
+        run,
+        n,
+        setup,
+        repeat,
+        connections,
+        (("--file",), {"required": True}),
+        (("--cpu-file",), {"required": True}),
+        (("--stderr",), {"required": True}),
+        (("argv",), {"nargs": argparse.REMAINDER}),
+    )
+    add(
+        "finish",
+        cmd_finish,
+        run,
+        (("--status",), {"required": True, "choices": ("complete", "interrupted", "failed")}),
+        (("--reason",), {}),
+    )
+    add("summary", cmd_summary, run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; a UsageError becomes `run_bench.sh: message` and exit status 2."""
+    args = main_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"{PROG}: {exc} (see ./{PROG} --help)", file=sys.stderr)
+        return 2
+    except (ValueError, KeyError, OSError) as exc:  # a broken template, manifest or file
+        print(f"{PROG}: {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""CPU: the PIDs of a pass, their CPU time from /proc, wrk run and timed, the .cpu.json record."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cpucost import ms_per_1k_requests
+from .setups import CPU_PROCESSES, SCHEMA
+
+
+def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
+    """Return a measurement's .cpu.json, or None when it has none or it cannot be read."""
+    if not name:
+        return None
+    try:
+        return json.loads((run_dir / name).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_ms_per_1k_requests(record: dict, requests: int) -> dict[str, float]:
+    """Return each measured process's CPU time (user + system) per 1,000 requests, in ms."""
+    return {name: ms_per_1k_requests(usage["user_s"] + usage["system_s"], requests) for name, usage in record["processes"].items() if usage is not None}
+
+
+def stat_fields(stat: str) -> list[str]:
+    """Return the fields of a /proc/<pid>/stat line after the command name: [state, ppid, ...].
+
+    The name is in parentheses and may hold spaces or parentheses itself, so split after
+    the last ')'. Field n of proc(5) is at index n - 3.
+    """
+    return stat.rsplit(")", 1)[1].split()
+
+
+def child_pids(pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Return the PIDs whose parent is pid (nginx's workers, from the master's PID)."""
+    try:  # the kernel's own list (CONFIG_PROC_CHILDREN), for a single-threaded parent
+        text = (proc / str(pid) / "task" / str(pid) / "children").read_text()
+        return sorted(int(child) for child in text.split())
+    except (OSError, ValueError):
+        pass
+    children = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat_fields(stat)[1]) == pid:
+            children.append(int(entry.name))
+    return sorted(children)
+
+
+def cpu_ticks(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
+    """Return (utime, stime) of a process, all its threads, in clock ticks; None when it is gone."""
+    try:
+        fields = stat_fields((proc / str(pid) / "stat").read_text())
+    except (OSError, IndexError):
+        return None
+    return int(fields[11]), int(fields[12])  # proc(5) fields 14 and 15
+
+
+def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
+    """Return the PIDs whose CPU time counts per server: go and fasthttp as started, nginx's
+    master with its children (the workers it started); servers not in the pass are left out."""
+    found = {}
+    for name in ("go", "fasthttp"):
+        if pids.get(name):
+            found[name] = [pids[name]]
+    if pids.get("nginx"):
+        found["nginx"] = [pids["nginx"], *child_pids(pids["nginx"], proc)]
+    return found
+
+
+def cpu_snapshot(pids: dict[str, list[int]], proc: Path = Path("/proc")) -> dict[str, dict[int, tuple[int, int]]]:
+    """Return the CPU ticks of each named group of PIDs (those still running)."""
+    snapshot = {}
+    for name, group in pids.items():
+        ticks = {pid: cpu_ticks(pid, proc) for pid in group}
+        snapshot[name] = {pid: value for pid, value in ticks.items() if value is not None}
+    return snapshot
+
+
+def cpu_delta(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]], ticks_per_s: int) -> dict | None:
+    """Return {'user_s', 'system_s', 'pids'} consumed between two snapshots of one group.
+
+    A PID seen only after (a process started meanwhile) counts from zero; one gone by the
+    second snapshot cannot be read and is left out. None when nothing could be read.
+    """
+    if not after:
+        return None
+    user = sum(u - before.get(pid, (0, 0))[0] for pid, (u, _) in after.items())
+    system = sum(t - before.get(pid, (0, 0))[1] for pid, (_, t) in after.items())
+    return {"user_s": round(user / ticks_per_s, 3), "system_s": round(system / ticks_per_s, 3), "pids": sorted(after)}
+
+
+def cpu_record(measurement: dict, before: dict, after: dict, wrk: dict, wall_s: float, pinning: dict | None) -> dict:
+    """Return the .cpu.json of one measurement (docs/raw-format.md) from its two snapshots."""
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES}
+    for name in after:
+        processes[name] = cpu_delta(before.get(name, {}), after[name], ticks_per_s)
+    processes["wrk"] = wrk
+    return {
+        "schema": SCHEMA,
+        **measurement,
+        "wall_s": round(wall_s, 3),
+        "clock_ticks_per_s": ticks_per_s,
+        "logical_cores": os.cpu_count(),
+        "processes": processes,
+        "pinning": pinning,
+    }
+
+
+def pinning_of(parameters: dict) -> dict | None:
+    """Return the manifest's pinning as {'client', 'server'}, or None when nothing is pinned."""
+    client, server = parameters.get("pin_client"), parameters.get("pin_server")
+    return {"client": client, "server": server} if client or server else None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """How a measured command (wrk) ended."""
+
+    status: int  # its exit status; 128 + N when it died of signal N
+    pid: int | None  # None: not started (a signal came first)
+    user_s: float  # its own CPU time, from the rusage of wait4
+    system_s: float
+    wall_s: float
+    signal: int | None  # the last SIGINT/SIGTERM received meanwhile (passed on to it), or None
+
+
+def run_measured(argv: list[str], stdout: Path, stderr: Path) -> Measured:
+    """Run argv (wrk) with its output in files, passing SIGINT and SIGTERM on to it."""
+    received: list[int] = []
+    child: list[int] = []
+
+    def forward(signum, _frame):
+        received.append(signum)
+        for pid in child:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            if received:
+                return Measured(128 + received[-1], None, 0.0, 0.0, 0.0, received[-1])
+            started = time.monotonic()
+            file_actions = [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+            child.append(os.posix_spawnp(argv[0], argv, os.environ, file_actions=file_actions))
+            if received:
+                os.kill(child[0], received[-1])
+            _, status, rusage = os.wait4(child[0], 0)
+            wall_s = time.monotonic() - started
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    code = os.waitstatus_to_exitcode(status)
+    return Measured(
+        status=128 - code if code < 0 else code,
+        pid=child[0],
+        user_s=rusage.ru_utime,
+        system_s=rusage.ru_stime,
+        wall_s=wall_s,
+        signal=received[-1] if received else None,
+    )

@@ -1,0 +1,203 @@
+"""Manifest: the run directory, manifest.json (written atomically), passes and their cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from .machine import command_output, machine_info, read_sysctl, tool_versions
+from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
+from .values import iso, utc_now
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON to path via a temp file and rename, so readers never see half a file.
+
+    Only a regular file (or nothing) is replaced: renaming over /dev/null or a FIFO would
+    swap a device for our file.
+    """
+    if (path.exists() or path.is_symlink()) and not (path.is_file() and not path.is_symlink()):
+        raise ValueError(f"{path} exists and is not a regular file; not replaced")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def load_manifest(run_dir: Path) -> dict:
+    """Return the run's manifest."""
+    return json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+
+
+def save_manifest(run_dir: Path, manifest: dict) -> None:
+    """Replace the run's manifest atomically."""
+    write_json_atomic(run_dir / "manifest.json", manifest)
+
+
+def create_run_dir(out: Path, started: datetime) -> Path:
+    """Create out/<UTC id>, or <id>-2, <id>-3, ... when taken; never reuse a directory."""
+    out.mkdir(parents=True, exist_ok=True)
+    base = started.strftime(RUN_ID_FORMAT)
+    for n in range(1, 1000):
+        candidate = out / (base if n == 1 else f"{base}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise RuntimeError(f"{out}: 999 runs named {base}-*, refusing to go on")
+
+
+def out_problem(out: Path) -> str | None:
+    """Return why run directories cannot be created under out, or None when they can.
+
+    Tried for real (a directory made and removed in the nearest existing ancestor), so
+    read-only mounts, /proc and missing permissions all count, even for root.
+    """
+    existing = out
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    try:
+        probe = tempfile.mkdtemp(prefix=".wrkreport-probe-", dir=existing)
+    except OSError as exc:
+        return f"cannot create a directory in {existing} ({exc.strerror or exc})"
+    os.rmdir(probe)
+    return None
+
+
+def point_latest(out: Path, run_dir: Path) -> str | None:
+    """Point out/latest at run_dir (relative symlink, replaced atomically); return a warning or None."""
+    latest = out / "latest"
+    if latest.exists() and not latest.is_symlink():
+        return f"{latest} exists and is not a symlink; left alone"
+    tmp = out / f".latest.tmp-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(run_dir.name)
+    os.replace(tmp, latest)
+    return None
+
+
+def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None) -> dict:
+    """Return the manifest of a run that is starting (status 'running')."""
+    versions, version_lines = tool_versions(nginx)
+    parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
+    parameters.update(
+        connections_levels=plan["connections_levels"],
+        gomaxprocs=plan["gomaxprocs"],
+        setups=plan["setups"],
+        ports=plan["ports"],
+        urls=plan["urls"],
+        expect_header_bytes=plan["expect_header_bytes"],
+        body_bytes=plan["body_bytes"],
+        handler_delay_ms=plan["handler_delay_ms"],
+        upstream_keepalive=plan["upstream_keepalive"],
+        pin_client=plan["pin_client"],
+        pin_server=plan["pin_server"],
+        tune=plan["tune"],
+        seed=plan["seed"],
+    )
+    return {
+        "schema": SCHEMA,
+        "run_id": run_id,
+        "status": "running",
+        "reason": None,
+        "started_at": iso(started),
+        "ended_at": None,
+        "command": command,
+        "parameters": parameters,
+        "machine": machine_info(),
+        "versions": versions,
+        "version_lines": version_lines,
+        "nginx_V": command_output([nginx, "-V"]) if nginx else None,
+        "ulimit_n": ulimit_n,
+        "sysctl": read_sysctl(),
+        "sysctl_changes": None,  # with --tune: written by `tune` once the run directory exists
+        "passes": [],
+        "measurements": [],
+    }
+
+
+def shuffled_orders(setups: list[str], repeats: int, seed: int, gomaxprocs: int) -> list[list[str]]:
+    """Return one shuffled setup order per repeat, reproducible from (seed, GOMAXPROCS)."""
+    rng = random.Random(f"{seed}:gomaxprocs-{gomaxprocs}")
+    orders = []
+    for _ in range(repeats):
+        order = list(setups)
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
+
+
+def find_pass(manifest: dict, gomaxprocs: int) -> dict:
+    """Return the pass entry for a GOMAXPROCS value."""
+    for entry in manifest["passes"]:
+        if entry["gomaxprocs"] == gomaxprocs:
+            return entry
+    raise KeyError(f"no pass for GOMAXPROCS={gomaxprocs} in the manifest")
+
+
+def levels_of(parameters: dict) -> list[int]:
+    """Return a manifest's connection levels (a manifest from before the sweep has one)."""
+    return parameters.get("connections_levels") or [parameters["connections"]]
+
+
+def new_pass(manifest: dict, gomaxprocs: int) -> dict:
+    """Append and return the pass entry for a GOMAXPROCS value, with its shuffled orders.
+
+    The pass runs each connection level in turn and, within it, each repeat: `order` holds
+    one shuffled setup order per (level, repeat) in that sequence, `order_connections` the
+    level of each. With one level, `order` is one list per repeat, as before the sweep.
+    """
+    params = manifest["parameters"]
+    levels = levels_of(params)
+    entry = {
+        "gomaxprocs": gomaxprocs,
+        "go_reported_gomaxprocs": None,
+        "order": shuffled_orders(params["setups"], params["repeats"] * len(levels), params["seed"], gomaxprocs),
+        "order_connections": [c for c in levels for _ in range(params["repeats"])],
+        "cells": {},
+        "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None},
+        "notes": [],
+        "started_at": iso(utc_now()),
+        "ended_at": None,
+    }
+    manifest["passes"].append(entry)
+    return entry
+
+
+GO_READY_LINE = re.compile(r"^gohello: GOMAXPROCS=(?P<n>[0-9]+) .* ready$", re.M)
+
+
+def go_reported_gomaxprocs(log_text: str) -> int | None:
+    """Return the GOMAXPROCS the Go server logged at start ('gohello: GOMAXPROCS=2 ... ready')."""
+    match = GO_READY_LINE.search(log_text)
+    return int(match.group("n")) if match else None
+
+
+STATUS_LINE = re.compile(r"HTTP/\S+ (?P<code>[0-9]{3})\b.*")
+
+
+def cell_from_headers(data: bytes | None, ready: bool, error: str | None) -> dict:
+    """Return a cell record from its readiness and captured `curl -sI` bytes (None: not captured)."""
+    cell = {"ready": ready, "headers_captured": bool(data), "status_line": None, "header_bytes": None, "error": error}
+    if not data:
+        if ready and error is None:
+            cell["error"] = "no response to curl -sI"
+        return cell
+    first = data.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1")
+    cell["status_line"] = first
+    cell["header_bytes"] = len(data)
+    match = STATUS_LINE.fullmatch(first)
+    if cell["error"] is None and (match is None or match.group("code") != "200"):
+        cell["error"] = f"answered {first!r}, not 200"  # the readers add "not measured"
+    return cell

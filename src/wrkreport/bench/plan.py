@@ -1,0 +1,317 @@
+"""Plan: run_bench.sh's options + environment + profile -> the validated parameters of a run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+from pathlib import Path
+
+from .setups import (
+    ALL_SETUPS,
+    BACKEND_PORTS,
+    DEFAULT_PORTS,
+    DEFAULT_SETUP_IDS,
+    ENV_BODY_BYTES,
+    ENV_GOMAXPROCS,
+    ENV_HANDLER_DELAY,
+    ENV_OUT,
+    ENV_PIN_CLIENT,
+    ENV_PIN_SERVER,
+    ENV_PORTS,
+    ENV_PROFILE,
+    ENV_SEED,
+    ENV_SETUPS,
+    ENV_UPSTREAM_KEEPALIVE,
+    HELLO_LINE,
+    MAX_BODY_BYTES,
+    MAX_CONNECTIONS,
+    MAX_GOMAXPROCS,
+    MAX_PORT,
+    MAX_SEED,
+    MEASUREMENT_OVERHEAD_S,
+    PARAMS,
+    PASS_OVERHEAD_S,
+    PROFILES,
+    PROG,
+    SETUP_BY_ID,
+    SETUP_IDS,
+    UsageError,
+    expect_header_bytes,
+    url_for,
+)
+from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_switch, pin_list, shorten, split_list
+
+
+def plan_parser() -> argparse.ArgumentParser:
+    """Return the parser of run_bench.sh's options (the script's --help documents them)."""
+    p = argparse.ArgumentParser(prog=PROG, add_help=False)
+    p.add_argument("--profile", choices=sorted(PROFILES))
+    p.add_argument("--quick", action="store_true")
+    for param in PARAMS:
+        p.add_argument(param.option, dest=param.key)
+    p.add_argument("--gomaxprocs")
+    p.add_argument("--setups")
+    p.add_argument("--port", action="append", default=[])
+    p.add_argument("--out")
+    p.add_argument("--seed")
+    p.add_argument("--tune", action="store_true")
+    p.add_argument("--pin-client")
+    p.add_argument("--pin-server")
+    p.add_argument("--no-upstream-keepalive", action="store_true")
+    p.add_argument("--handler-delay")
+    p.add_argument("--body-bytes")
+    return p
+
+
+def given_or_env(given: str | None, option: str, env: dict[str, str], name: str) -> tuple[str | None, str]:
+    """Return (text, where it came from) of a setting: the option if given, else the variable."""
+    if given is not None:
+        return given, option
+    return env.get(name), name
+
+
+def build_plan(
+    argv: list[str], env: dict[str, str], root: Path, nproc: int, euid: int, cpus: frozenset[int] | None = None
+) -> dict:
+    """Return the run's parameters from options (first), environment, then profile.
+
+    cpus: the CPUs pinning may name (default: 0 .. nproc-1).
+    """
+    args = parse_options(argv)
+    if args.quick and args.profile not in (None, "quick"):
+        raise UsageError(f"--quick and --profile {args.profile} contradict each other")
+    profile = "quick" if args.quick else args.profile or env.get(ENV_PROFILE) or "default"
+    if profile not in PROFILES:
+        raise UsageError(f"{ENV_PROFILE}={shorten(profile)}: choose one of {', '.join(PROFILES)}")
+    plan: dict = {"profile": profile, "warnings": []}
+    for param in PARAMS:
+        text, source = given_or_env(getattr(args, param.key), param.option, env, param.env)
+        if text is None:
+            plan[param.key] = PROFILES[profile][param.key]
+        elif param.key == "connections":
+            plan["connections_levels"] = connections_levels(text, source)
+        else:
+            plan[param.key] = parse_int(text, source, param.minimum, param.seconds, param.maximum)
+    levels = plan.setdefault("connections_levels", [plan.get("connections")])
+    # One level: the int, as before the sweep; several: no single value.
+    plan["connections"] = levels[0] if len(levels) == 1 else None
+    if min(levels) < plan["threads"]:
+        raise UsageError(f"connections ({min(levels)}) must be >= threads ({plan['threads']}), as wrk requires")
+    plan["gomaxprocs"] = gomaxprocs_list(args.gomaxprocs, env, nproc)
+    plan["setups"] = setup_list(args.setups, env)
+    plan["ports"] = port_map(args.port, env, plan["setups"])
+    plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
+    plan["urls"] = {s: url_for(plan["ports"][s]) for s in plan["setups"]}
+    plan.update(knobs(args, env))
+    plan["expect_header_bytes"] = expect_header_bytes(plan["body_bytes"])
+    available = cpus if cpus is not None else frozenset(range(nproc))
+    pinned = {}
+    for key, option, name in (("pin_client", "--pin-client", ENV_PIN_CLIENT), ("pin_server", "--pin-server", ENV_PIN_SERVER)):
+        text, source = given_or_env(getattr(args, key), option, env, name)
+        pinned[key] = pin_list(text, source, available)
+        plan[key] = format_cpu_list(pinned[key]) or None  # normalised: '1,0' -> '0-1'
+    shared = set(pinned["pin_client"]) & set(pinned["pin_server"])
+    if shared:
+        plan["warnings"].append(
+            f"--pin-client {plan['pin_client']} and --pin-server {plan['pin_server']} share CPU "
+            f"{format_cpu_list(sorted(shared))}: wrk and the servers compete there"
+        )
+    plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0, maximum=MAX_SEED)
+    if args.tune and euid != 0:
+        raise UsageError("--tune writes kernel settings (sysctl) and needs root")
+    plan["tune"] = bool(args.tune)
+    out, source = given_or_env(args.out, "--out", env, ENV_OUT)
+    plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
+    plan["measurements"] = measurement_count(plan)
+    plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"])))
+    # wrk holds one descriptor per connection; nginx one towards the client and one towards
+    # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
+    plan["needed_fds"] = 2 * max(levels) + 256
+    return plan
+
+
+# Characters nginx's command line (-g 'error_log "DIR/..." crit;') or a shell reading the
+# path would act on: quotes, escapes, ';', '$', braces, comments, control characters.
+OUT_UNSAFE = re.compile(r"[\x00-\x1f\x7f\"'`\\;${}#]")
+
+
+def safe_out(path: str, source: str) -> str:
+    """Return the --out path if nginx and the shell can take it verbatim (spaces are fine); refuse it otherwise."""
+    bad = OUT_UNSAFE.search(path)
+    if bad:
+        raise UsageError(
+            f"{source} {shorten(path)}: the character {bad.group()!r} would be read by nginx's configuration or the shell; "
+            "choose a directory without quotes, backslashes, ; $ { } # or control characters"
+        )
+    return path
+
+
+def connections_levels(text: str, source: str) -> list[int]:
+    """Return the connection levels of --connections: '100' -> [100], '10,100,1000' -> [10, 100, 1000]."""
+    items = split_list(text)
+    what = source if len(items) == 1 else f"{source} value"
+    levels = dedupe([parse_int(item, what, 1, maximum=MAX_CONNECTIONS) for item in items])
+    if not levels:
+        raise UsageError(f"{source} needs at least one value, e.g. 100 or 10,100,1000")
+    return levels
+
+
+def knobs(args: argparse.Namespace, env: dict[str, str]) -> dict:
+    """Return upstream_keepalive, handler_delay_ns, handler_delay_ms and body_bytes."""
+    if args.no_upstream_keepalive:
+        keepalive = False
+    else:
+        text = env.get(ENV_UPSTREAM_KEEPALIVE)
+        keepalive = True if text is None else parse_switch(text, ENV_UPSTREAM_KEEPALIVE)
+    text, source = given_or_env(args.handler_delay, "--handler-delay", env, ENV_HANDLER_DELAY)
+    delay_ns = 0 if text is None else parse_duration_ns(text, source)
+    text, source = given_or_env(args.body_bytes, "--body-bytes", env, ENV_BODY_BYTES)
+    body_bytes = len(HELLO_LINE) if text is None else parse_int(text, source, 1)
+    if body_bytes > MAX_BODY_BYTES:
+        raise UsageError(f"{source} must be at most {MAX_BODY_BYTES} (1 MiB), not {body_bytes}")
+    return {
+        "upstream_keepalive": keepalive,
+        "handler_delay_ns": delay_ns,
+        "handler_delay_ms": delay_ns // 10**6 if delay_ns % 10**6 == 0 else delay_ns / 10**6,
+        "body_bytes": body_bytes,
+    }
+
+
+def measurement_count(parameters: dict) -> int:
+    """Return how many measurements a run makes: GOMAXPROCS x levels x setups x repeats."""
+    return len(parameters["gomaxprocs"]) * len(parameters["connections_levels"]) * len(parameters["setups"]) * parameters["repeats"]
+
+
+def parse_options(argv: list[str]) -> argparse.Namespace:
+    """Parse the options, turning argparse's complaints into UsageError."""
+    parser = plan_parser()
+    parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))  # type: ignore[method-assign]
+    args, extra = parser.parse_known_args(attach_values(argv, parser))
+    if extra:
+        raise UsageError(f"unknown option or argument {shorten(extra[0])}")
+    return args
+
+
+def attach_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """Join each value option with the word after it unless that is an option: ['--handler-delay', '-1ms'] -> ['--handler-delay=-1ms'].
+
+    Without this argparse takes '-1ms' for an unknown option, and the value's own check
+    (with its clear message) never sees it.
+    """
+    options = {o for action in parser._actions for o in action.option_strings}
+    takes_value = {o for action in parser._actions if action.nargs is None for o in action.option_strings}
+    joined, i = [], 0
+    while i < len(argv):
+        if argv[i] in takes_value and i + 1 < len(argv) and argv[i + 1] not in options:
+            joined.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            joined.append(argv[i])
+            i += 1
+    return joined
+
+
+def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[int]:
+    """Return the GOMAXPROCS values: option, BENCH_GOMAXPROCS, else 1 and nproc (deduplicated)."""
+    text = given if given is not None else env.get(ENV_GOMAXPROCS)
+    if text is None:
+        return dedupe([1, nproc])
+    values = [parse_int(v, "--gomaxprocs value", 1, maximum=MAX_GOMAXPROCS) for v in split_list(text)]
+    if not values:
+        raise UsageError("--gomaxprocs needs at least one value, e.g. 1,2")
+    return dedupe(values)
+
+
+def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
+    """Return the selected setups in table order (option, BENCH_SETUPS, else the article's four).
+
+    'all' selects every setup.
+    """
+    text = given if given is not None else env.get(ENV_SETUPS)
+    if text is None:
+        return list(DEFAULT_SETUP_IDS)
+    chosen = split_list(text)
+    if ALL_SETUPS in chosen:
+        return list(SETUP_IDS)
+    unknown = [s for s in chosen if s not in SETUP_BY_ID]
+    if unknown:
+        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(SETUP_IDS)} (or {ALL_SETUPS})")
+    if not chosen:
+        raise UsageError("--setups needs at least one setup")
+    return [s for s in SETUP_IDS if s in chosen]
+
+
+def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = None) -> dict[str, int]:
+    """Return the ports by name: defaults, then BENCH_PORTS, then each --port NAME=PORT.
+
+    Kept: the article's four setups and Go's FastCGI port always, other setups when chosen.
+    """
+    ports = dict(DEFAULT_PORTS)
+    items = [(f"{ENV_PORTS}", item) for item in split_list(env.get(ENV_PORTS, ""))]
+    items += [("--port", item) for option in given for item in split_list(option)]
+    for source, item in items:
+        name, sep, number = item.partition("=")
+        if not sep or name not in ports:
+            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {', '.join(ports)}")
+        ports[name] = parse_int(number, f"{source} {name}", 1)
+        if ports[name] > MAX_PORT:
+            raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
+    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | set(setups or ())
+    return {name: port for name, port in ports.items() if name in kept}
+
+
+def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
+    """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx or fasthttp setup's."""
+    go = ["go-http", *BACKEND_PORTS] if any("go" in SETUP_BY_ID[s].needs for s in setups) else []
+    names = [*go, *(s for s in setups if SETUP_BY_ID[s].server != "go")]
+    needed = {name: ports[name] for name in names}
+    seen: dict[int, str] = {}
+    for name, port in needed.items():
+        if port in seen:
+            raise UsageError(f"{seen[port]} and {name} are both given port {port}")
+        seen[port] = name
+    return needed
+
+
+def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int, levels_left: int = 0) -> float:
+    """Return the expected time left: remaining measurements, plus the warm-ups not started.
+
+    Warm-ups come before each connection level of a pass: those of the passes_left passes not
+    started, and of the levels_left levels still to come in the current pass.
+    """
+    per_measurement = parameters["duration_s"] + MEASUREMENT_OVERHEAD_S
+    per_level = len(parameters["setups"]) * (parameters["warmup_s"] + MEASUREMENT_OVERHEAD_S)
+    per_pass = PASS_OVERHEAD_S + len(parameters["connections_levels"]) * per_level
+    return (measurement_count(parameters) - measurements_done) * per_measurement + passes_left * per_pass + levels_left * per_level
+
+
+def plan_lines(plan: dict) -> list[str]:
+    """Return the plan as `key value` lines for the script (lists space-separated; unset keys left out)."""
+    lines = []
+    keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes")
+    for key in keys:
+        lines.append(f"{key} {plan[key]}")
+    lines.append(f"connections {' '.join(map(str, plan['connections_levels']))}")
+    lines.append(f"connections_max {max(plan['connections_levels'])}")
+    lines.append(f"sweep {int(len(plan['connections_levels']) > 1)}")
+    lines.append(f"tune {int(plan['tune'])}")
+    lines.append(f"handler_delay {plan['handler_delay_ns']}ns")
+    lines.append(f"gomaxprocs {' '.join(map(str, plan['gomaxprocs']))}")
+    lines.append(f"setups {' '.join(plan['setups'])}")
+    for server in ("go", "nginx", "fasthttp"):  # the processes a pass starts: those a chosen setup needs
+        chosen = [s for s in plan["setups"] if server in SETUP_BY_ID[s].needs]
+        if chosen:
+            lines.append(f"{server}_setups {' '.join(chosen)}")
+    for setup in plan["setups"]:
+        lines.append(f"server.{setup} {SETUP_BY_ID[setup].server}")
+        lines.append(f"needs.{setup} {' '.join(SETUP_BY_ID[setup].needs)}")
+    for key in ("pin_client", "pin_server"):
+        if plan[key]:
+            lines.append(f"{key} {plan[key]}")
+    lines += [f"port.{name} {port}" for name, port in plan["ports"].items()]
+    lines += [f"url.{name} {url}" for name, url in plan["urls"].items()]
+    lines.append(f"estimate {format_duration(plan['estimate_s'])}")
+    lines.append(f"out {plan['out']}")
+    return lines

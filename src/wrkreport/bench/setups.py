@@ -1,0 +1,180 @@
+"""What the driver measures and with what: the setups, ports, profiles, parameters, limits and UsageError."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+
+SCHEMA = 1
+
+
+PROG = "run_bench.sh"
+
+
+LOOPBACK = "127.0.0.1"
+
+
+EXPECT_HEADER_BYTES = 141  # the article's `curl -sI URL | wc -c` (see docs/raw-format.md)
+
+
+HELLO_LINE = "Hello World\n"  # the article's body; --body-bytes repeats or cuts it
+
+
+MAX_BODY_BYTES = 1 << 20  # as the Go servers' -body-bytes bound
+
+
+MAX_HANDLER_DELAY_NS = 60 * 10**9
+
+
+RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+NO = 3  # exit status of a "no" answer (busy port, unusable cell, missing nginx module)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One measured setup: who answers wrk, on which default port, and what it depends on."""
+
+    id: str
+    server: str  # the process wrk talks to: "go" (gohello), "nginx" or "fasthttp" (gofasthttp)
+    default_port: int
+    nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
+    needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
+    default: bool = True  # measured without --setups (the article's four)
+
+
+# Order = display order. A new setup is a row here, a block in templates/nginx.conf.tmpl
+# (for nginx setups) and, for a new backend, a flag of the Go server.
+SETUPS: tuple[Setup, ...] = (
+    Setup("go-http", "go", 8080),
+    Setup("nginx-http", "nginx", 8081, ("http_proxy", "http_upstream_keepalive"), ("nginx", "go")),
+    Setup("nginx-fcgi-tcp", "nginx", 8082, ("http_fastcgi", "http_upstream_keepalive"), ("nginx", "go")),
+    Setup("nginx-fcgi-unix", "nginx", 8083, ("http_fastcgi", "http_upstream_keepalive"), ("nginx", "go")),
+    Setup("nginx-http-unix", "nginx", 8084, ("http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False),
+    Setup("go-fasthttp", "fasthttp", 8085, (), ("fasthttp",), default=False),
+    # `return` is the rewrite module's; a body too long for one nginx token also needs map.
+    Setup("nginx-static", "nginx", 8086, ("http_rewrite", "http_map"), ("nginx",), default=False),
+)
+
+
+SETUP_IDS = tuple(s.id for s in SETUPS)
+
+
+SETUP_BY_ID = {s.id: s for s in SETUPS}
+
+
+DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
+
+
+ALL_SETUPS = "all"  # --setups all: every setup in the table
+
+
+# Ports the Go server always binds besides go-http's (which nginx-http proxies to).
+BACKEND_PORTS = {"go-fcgi-tcp": 9001}
+
+
+DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS}, **BACKEND_PORTS}
+
+
+# Processes whose CPU time each measurement records (docs/raw-format.md, the .cpu.json).
+CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
+
+
+PROFILES: dict[str, dict[str, int]] = {
+    # Sized for a small machine: 40 measurements of 6 s on 2 cores take about 5 minutes.
+    "default": {"threads": 2, "connections": 100, "duration_s": 6, "repeats": 5, "warmup_s": 2, "wrk_timeout_s": 2},
+    # Every cell once, 2 s each: the whole matrix in well under a minute (tests, CI).
+    "quick": {"threads": 2, "connections": 100, "duration_s": 2, "repeats": 1, "warmup_s": 1, "wrk_timeout_s": 2},
+    # The article's load: wrk -t100 -c5000 -d30s, one run per cell.
+    "article": {"threads": 100, "connections": 5000, "duration_s": 30, "repeats": 1, "warmup_s": 5, "wrk_timeout_s": 2},
+}
+
+
+# Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
+# reader (wrkreport.run.WRK_FILE) takes at most 4, 7 and 4 digits of them.
+MAX_GOMAXPROCS = 9999
+MAX_CONNECTIONS = 9_999_999
+MAX_REPEATS = 9999
+MAX_THREADS = 100_000
+MAX_SECONDS = 86_400  # a day per measurement, warm-up or wrk timeout
+MAX_PORT = 65535
+MAX_SEED = 2**64 - 1
+MAX_CPU = 65535  # above any kernel's CPU numbers: a CPU list is checked before it is expanded
+MAX_WHOLE = 2**63 - 1  # any other whole number
+
+
+@dataclass(frozen=True)
+class Param:
+    """One numeric run parameter: its manifest key, option, environment variable, floor and ceiling."""
+
+    key: str
+    option: str
+    env: str
+    minimum: int
+    maximum: int
+    seconds: bool = False  # accepts a trailing "s"
+
+
+# Profile-dependent parameters. --connections also takes a list (the sweep): see
+# connections_levels; its profile value is one level.
+PARAMS: tuple[Param, ...] = (
+    Param("threads", "--threads", "BENCH_THREADS", 1, MAX_THREADS),
+    Param("connections", "--connections", "BENCH_CONNECTIONS", 1, MAX_CONNECTIONS),
+    Param("duration_s", "--duration", "BENCH_DURATION", 1, MAX_SECONDS, seconds=True),
+    Param("repeats", "--repeats", "BENCH_REPEATS", 1, MAX_REPEATS),
+    Param("warmup_s", "--warmup", "BENCH_WARMUP", 0, MAX_SECONDS, seconds=True),
+    Param("wrk_timeout_s", "--timeout", "BENCH_TIMEOUT", 1, MAX_SECONDS, seconds=True),
+)
+
+
+ENV_PROFILE, ENV_GOMAXPROCS, ENV_SETUPS, ENV_PORTS, ENV_OUT, ENV_SEED = (
+    "BENCH_PROFILE",
+    "BENCH_GOMAXPROCS",
+    "BENCH_SETUPS",
+    "BENCH_PORTS",
+    "BENCH_OUT",
+    "BENCH_SEED",
+)
+
+
+ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_UPSTREAM_KEEPALIVE, ENV_HANDLER_DELAY, ENV_BODY_BYTES = (
+    "BENCH_PIN_CLIENT",
+    "BENCH_PIN_SERVER",
+    "BENCH_UPSTREAM_KEEPALIVE",
+    "BENCH_HANDLER_DELAY",
+    "BENCH_BODY_BYTES",
+)
+
+
+# Per-measurement and per-pass overheads used in time estimates (process starts, waits).
+MEASUREMENT_OVERHEAD_S = 0.4
+
+
+PASS_OVERHEAD_S = 2.0
+
+
+class UsageError(Exception):
+    """A bad option or value: shown as `run_bench.sh: message` with exit status 2."""
+
+
+def url_for(port: int) -> str:
+    """Return the loopback URL wrk and curl use for a setup's port."""
+    return f"http://{LOOPBACK}:{port}/"
+
+
+def body_text(size: int) -> str:
+    """Return the response body of `size` bytes: repeated 'Hello World\\n', cut to size (as the Go servers)."""
+    return (HELLO_LINE * (size // len(HELLO_LINE) + 1))[:size]
+
+
+def expect_header_bytes(body_bytes: int) -> int:
+    """Return the HEAD header block size for a body size: 141 for 12 bytes, 143 for 4096.
+
+    Only the Content-Length value changes with the body: 'Content-Length: 12' has two digits.
+    """
+    return EXPECT_HEADER_BYTES - len(str(len(HELLO_LINE))) + len(str(body_bytes))
