@@ -103,3 +103,13 @@ def test_block_zero_is_not_a_block_name(make_run):
     analysed = load_analysis(make_run({**block_files(), "go-http.gomaxprocs-1.block-0.run-9.wrk.txt": SOURCE / "go-http.gomaxprocs-1.run-1.wrk.txt"}))
     assert [(p.name, p.file) for p in analysed.run.problems] == [("file-name", "go-http.gomaxprocs-1.block-0.run-9.wrk.txt")]
     assert 9 not in set(analysed.run.measurements["repeat"])
+
+
+def test_cell_means_use_blocks_as_units(make_run):
+    cell = load_analysis(make_run(block_files())).analysis.cell(2, 100, "go-http")
+    values = [req_per_sec("go-http", 2, k) for k in range(1, 6)]
+    means = [sum(values[:3]) / 3, sum(values[3:]) / 2]
+    interval = cell.metrics["requests_per_sec"].interval
+    assert (interval.unit, interval.blocks, interval.n) == ("block", 2, 5)
+    assert interval.estimate == pytest.approx(sum(means) / 2)
+    assert interval.high - interval.estimate == pytest.approx(12.706 * abs(means[0] - means[1]) / 2)

@@ -349,8 +349,9 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
     rows = rows.sort_values("repeat")
     kept = rows[rows["excluded"].isna()]
     dropped = rows[rows["excluded"].notna()]
-    metrics = {metric: spread(values_of(kept, metric)) for metric in CELL_METRICS}
     blocks = kept["block"] if "block" in kept else pd.Series([None] * len(kept), index=kept.index, dtype=object)
+    block_of = {int(r): int(b) for r, b in zip(kept["repeat"], blocks) if b is not None and not pd.isna(b)}
+    metrics = {metric: spread(values_of(kept, metric), block_of) for metric in CELL_METRICS}
     return Cell(
         gomaxprocs,
         connections,
@@ -358,7 +359,7 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple(int(r) for r in kept["repeat"]),
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
-        block_of=tuple((int(r), int(b)) for r, b in zip(kept["repeat"], blocks) if b is not None and not pd.isna(b)),
+        block_of=tuple(block_of.items()),
     )
 
 
@@ -372,18 +373,24 @@ def values_of(rows: pd.DataFrame, metric: str) -> list[tuple[int, float]]:
     return [(int(k), float(v)) for k, v in zip(rows["repeat"], rows[metric]) if v is not None and not pd.isna(v)]
 
 
-def spread(by_repeat: list[tuple[int, float]]) -> Spread | None:
-    """Return the spread of some (repeat, value) pairs (None for none)."""
+def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None = None) -> Spread | None:
+    """Return the spread of some (repeat, value) pairs (None for none); the mean's interval is over blocks when every repeat has one."""
     if not by_repeat:
         return None
     values = [value for _, value in by_repeat]
+    interval = stats.mean_interval(values)
+    if block_of and all(k in block_of for k, _ in by_repeat):
+        groups: dict[int, list[float]] = {}
+        for k, value in by_repeat:
+            groups.setdefault(block_of[k], []).append(value)
+        interval = stats.block_mean_interval([groups[b] for b in sorted(groups)])
     return Spread(
         tuple(by_repeat),
         stats.median(values),
         min(values),
         max(values),
         stats.median_abs_dev(values),
-        stats.mean_interval(values),
+        interval,
     )
 
 
@@ -415,11 +422,18 @@ def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: 
 
 def pair_interval(a: Cell, b: Cell, metric: str) -> stats.Interval:
     """Return a / b for metric with its interval: over blocks when both cells have them, else over repeats."""
-    rows = paired_by_repeat(a, b, metric)
-    groups = a.by_block([(k, (x, y)) for k, x, y in rows]) if b.blocked else None
-    if groups is not None:
+    groups = paired_blocks(a, b, metric)
+    if groups is not None and any(groups):
         return stats.block_ratio_interval(groups)
-    return stats.ratio_interval([(x, y) for _, x, y in rows])
+    return stats.ratio_interval([(x, y) for _, x, y in paired_by_repeat(a, b, metric)])
+
+
+def paired_blocks(a: Cell, b: Cell, metric: str) -> list[list[tuple[float, float]]] | None:
+    """Return the (a, b) pairs of metric grouped by block, paired only within one block; None unless both cells have blocks."""
+    if not (a.blocked and b.blocked):
+        return None
+    block_a, block_b = dict(a.block_of), dict(b.block_of)
+    return a.by_block([(k, (x, y)) for k, x, y in paired_by_repeat(a, b, metric) if block_a[k] == block_b[k]])
 
 
 def paired_values(a: Cell, b: Cell, metric: str) -> list[tuple[float, float]]:

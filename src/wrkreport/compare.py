@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from . import stats
-from .analyze import THROUGHPUT, Analysed, Cell, paired_by_repeat
+from .analyze import THROUGHPUT, Analysed, Cell, paired_blocks, paired_by_repeat
 from .model import BASELINE, setup_order
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
@@ -134,8 +134,9 @@ def ratio_units(cell: Cell, base: Cell | None) -> tuple[list[float], bool]:
     """Return a cell's units of log(setup / go-http), paired by round, and whether they are blocks."""
     if base is None:
         return [], False
-    items = [(k, math.log(x / y)) for k, x, y in paired_by_repeat(cell, base, THROUGHPUT)]
-    return units_of(cell.by_block(items) if base.blocked else None, [v for _, v in items])
+    groups = paired_blocks(cell, base, THROUGHPUT)
+    by_block = [[math.log(x / y) for x, y in group] for group in groups] if groups is not None else None
+    return units_of(by_block, [math.log(x / y) for _, x, y in paired_by_repeat(cell, base, THROUGHPUT)])
 
 
 def units_of(logs_by_block: list[list[float]] | None, logs: list[float]) -> tuple[list[float], bool]:

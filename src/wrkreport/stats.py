@@ -179,6 +179,21 @@ def ratio_interval(pairs: list[tuple[float, float]]) -> Interval:
     return Interval(math.exp(inner.estimate), math.exp(inner.low), math.exp(inner.high), inner.n)
 
 
+def block_mean_interval(blocks: list[list[float]]) -> Interval:
+    """Return the mean of block means with a 95% t-interval over blocks (over values when fewer than 2 blocks).
+
+    >>> found = block_mean_interval([[10.0, 12.0], [11.0], [13.0, 15.0]])
+    >>> found.estimate, found.unit, found.blocks, found.n
+    (12.0, 'block', 3, 5)
+    """
+    used = [block for block in blocks if block]
+    values = [value for block in used for value in block]
+    if len(used) < 2:
+        return replace(mean_interval(values), blocks=len(used))
+    inner = mean_interval([mean(block) for block in used])
+    return Interval(inner.estimate, inner.low, inner.high, len(values), BLOCK, len(used))
+
+
 def block_summary(logs: list[float]) -> float:
     """Return one block's summary of its log values: their median (robust to one outlier in three).
 
