@@ -249,7 +249,7 @@ def checked(data: dict, table: dict[str, Spec], keyed: tuple[str, ...] = ()) -> 
             if path.endswith("*") and f"{path[:-1]}{key}" in table:
                 continue  # a key with an entry of its own
             if isinstance(parent, dict) and key not in parent:
-                if spec.required:
+                if spec.required and not any(p.startswith(f"{label}: ") for p in problems):
                     problems.append(f"{label}: missing")
                 continue
             reason = spec.problem(value)
