@@ -325,3 +325,13 @@ def test_load_run_never_reads_through_a_symlink_to_a_directory_outside(run, tmp_
     (run / "other.wrk.txt").symlink_to(tmp_path)
     loaded = load_run(run)
     assert any(p.name in ("refused", "file-name") for p in loaded.problems)
+
+
+def test_doctests():
+    import doctest
+
+    from wrkreport import rawfile, schema
+
+    for module in (schema, rawfile):
+        failures, tried = doctest.testmod(module)
+        assert failures == 0 and tried > 0, module.__name__
