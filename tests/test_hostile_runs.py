@@ -90,6 +90,14 @@ def test_symlink_to_a_file_outside_is_refused_and_never_shown(run, secret, tmp_p
     assert len(table) == (1 if name == WRK else 2)  # the rest of the run still builds
 
 
+def test_symlink_loop_is_refused_and_the_run_builds(run, tmp_path):
+    (run / "manifest.json").unlink()
+    (run / "manifest.json").symlink_to("manifest.json")
+    _, status, _ = build(run, tmp_path / "out")
+    refused = [c["message"] for c in checks_of(tmp_path / "out") if c["name"] == "refused"]
+    assert status == 0 and len(refused) == 1 and refused[0].startswith("manifest.json: cannot read: ")
+
+
 def test_symlink_inside_the_run_directory_is_read(run, tmp_path):
     (run / "copy.txt").write_bytes((run / HEADERS).read_bytes())
     (run / HEADERS).unlink()

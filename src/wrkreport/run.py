@@ -316,7 +316,15 @@ def read_headers(run_dir: Path, names: list[str], problems: list[Check]) -> list
 
 def relative_to(target: Path, start: Path) -> str:
     """Return target relative to start with forward slashes (for links in the page)."""
-    return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
+    return Path(os.path.relpath(real_path(target), real_path(start))).as_posix()
+
+
+def real_path(path: Path) -> Path:
+    """Return path with symlinks resolved, or made absolute when it is a symlink loop (a hostile run's file)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # Python < 3.13 raises RuntimeError on a loop
+        return path.absolute()
 
 
 def require_measurements(run: Run) -> None:
