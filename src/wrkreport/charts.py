@@ -21,6 +21,7 @@ from .reference import ReferenceRatio
 STYLE = {
     "svg.hashsalt": "wrkreport",
     "svg.fonttype": "none",  # text stays text: smaller, selectable, scales with the page
+    "text.parse_math": False,  # a `$` in a setup name or reason from a run directory is text, not mathtext
     "font.size": 9,
     "axes.spines.top": False,
     "axes.spines.right": False,
