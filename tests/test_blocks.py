@@ -93,6 +93,8 @@ def test_a_block_run_builds_and_compares(make_run, tmp_path):
     built = build(run, tmp_path / "out", WHEN)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["method"] == BLOCK_METHOD and len(data["ratios"]) == 8
+    proxy = next(r for r in data["ratios"] if (r["setup"], r["gomaxprocs"]) == ("nginx-http", 1))
+    assert (proxy["unit"], proxy["blocks"], proxy["measurements"]) == ("block", 2, 10)
     assert built is not None
     same = compare(load_analysis(run), load_analysis(run))
     assert same.flagged == () and all(c.unit == stats.BLOCK for c in same.changes if c.ci_low is not None)

@@ -60,6 +60,9 @@ def ratio_record(ratio: Ratio) -> dict:
         "metric": ratio.metric,
         "connections": ratio.connections,
         "includes_one": ratio.includes_one,
+        "unit": ratio.unit,
+        "blocks": ratio.blocks,
+        "measurements": ratio.measurements,
     }
 
 

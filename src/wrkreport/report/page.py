@@ -35,6 +35,8 @@ CHECK_TITLES = {
     "manifest": "manifest.json readable",
     "missing-file": "Files listed in the manifest present",
     "file-name": "File names understood",
+    "refused": "Files read safely (regular, inside the run, within size caps)",
+    "duplicate": "One file per measurement",
 }
 
 NOISE_TITLES = {
