@@ -1,9 +1,11 @@
 """Analysis: checked measurements -> per-cell spread, paired overhead ratios, noise warnings.
 
 A cell is one setup at one GOMAXPROCS and one connection count. Only measurements no
-check excluded are used. Repeats are interleaved by the driver, so a setup's repeat k is
-paired with go-http's repeat k at the same GOMAXPROCS: drift hits both alike and cancels
-in their ratio. See stats.py for the interval method.
+check excluded are used. Repeats (rounds) are interleaved by the driver, so a setup's
+repeat k is paired with go-http's repeat k at the same GOMAXPROCS: drift hits both alike
+and cancels in their ratio. When the run has blocks (server starts), the block is the
+unit of replication of every ratio's interval; runs recorded before blocks have one start
+per GOMAXPROCS pass and an interval over repeats. See stats.py for the method.
 """
 
 from __future__ import annotations
@@ -24,6 +26,19 @@ RATIO_METHOD = (
     "figure is the geometric mean of the paired ratios and the 95% interval is a Student-t "
     "interval on the mean of their logarithms (n - 1 degrees of freedom), back-transformed. "
     "With one repeat there is no interval."
+)  # the page's paragraph for runs without blocks (kept word for word: the gold page has it)
+NO_BLOCKS_METHOD = (
+    RATIO_METHOD + " This run has no blocks: the servers started once per GOMAXPROCS pass, so the interval covers "
+    "the spread between repeats after one server start only, not the start-to-start spread (about 5% on this "
+    "project's recorded runs)."
+)
+BLOCK_METHOD = (
+    "The run measured in blocks: the servers were started, warmed up and measured for a few rounds (every setup "
+    "once per round, in shuffled order), then stopped and started again. Within a block each setup's round k is "
+    "paired with go-http's round k; a block contributes the median of its log ratios, and the 95% interval is a "
+    "Student-t interval over the blocks (blocks - 1 degrees of freedom), back-transformed: the block, one server "
+    "start, is the unit of replication, so the interval includes start-to-start variation. The figure is the "
+    "geometric mean of the block medians."
 )
 THROUGHPUT = "requests_per_sec"
 LATENCY_RATIO_METRICS = ("latency_p50_ms", "latency_p99_ms")
@@ -95,6 +110,30 @@ class Cell:
     excluded: tuple[tuple[int, str], ...]  # (repeat, reason) of excluded ones
     metrics: dict[str, Spread | None]
     not_measured: str | None = None  # why the run has no measurement of this cell at all
+    block_of: tuple[tuple[int, int], ...] = ()  # (repeat, block) of included repeats; () for runs without blocks
+
+    @property
+    def blocked(self) -> bool:
+        """Return True when every included repeat has a block (a run measured in blocks)."""
+        return bool(self.repeats) and len(self.block_of) == len(self.repeats)
+
+    @property
+    def blocks(self) -> int:
+        """Return the server starts behind the cell: its distinct blocks, 1 without blocks, 0 with nothing included."""
+        if not self.repeats:
+            return 0
+        return len({block for _, block in self.block_of}) if self.blocked else 1
+
+    def by_block(self, items: list[tuple[int, object]]) -> list[list] | None:
+        """Group (repeat, item) by the block of the repeat, blocks in order; None when the cell has no blocks."""
+        if not self.blocked:
+            return None
+        block_of = dict(self.block_of)
+        groups: dict[int, list] = {}
+        for repeat, item in items:
+            if repeat in block_of:
+                groups.setdefault(block_of[repeat], []).append(item)
+        return [groups[block] for block in sorted(groups)]
 
     @property
     def n(self) -> int:
@@ -176,7 +215,7 @@ class Analysis:
     noise: tuple[NoiseWarning, ...]
     ceiling_ratios: tuple[Ratio, ...] = ()  # setup / nginx-static req/s, when nginx-static was measured
     sharing: CpuSharing | None = None  # how wrk and the servers shared the CPUs (None without CPU records)
-    method: str = RATIO_METHOD
+    method: str = NO_BLOCKS_METHOD
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -253,8 +292,9 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
                 ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
+    method = BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD
     return Analysis(
-        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table)
+        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method
     )
 
 
@@ -311,6 +351,7 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
     kept = rows[rows["excluded"].isna()]
     dropped = rows[rows["excluded"].notna()]
     metrics = {metric: spread(values_of(kept, metric)) for metric in CELL_METRICS}
+    blocks = kept["block"] if "block" in kept else pd.Series([None] * len(kept), index=kept.index, dtype=object)
     return Cell(
         gomaxprocs,
         connections,
@@ -318,6 +359,7 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple(int(r) for r in kept["repeat"]),
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
+        block_of=tuple((int(r), int(b)) for r, b in zip(kept["repeat"], blocks) if b is not None and not pd.isna(b)),
     )
 
 
@@ -349,8 +391,8 @@ def spread(by_repeat: list[tuple[int, float]]) -> Spread | None:
 def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: str) -> Ratio:
     """Return cell / baseline cell for metric, paired by repeat, or a Ratio saying why not."""
 
-    def make(ratio=None, low=None, high=None, n=0, excluded=None) -> Ratio:
-        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name)
+    def make(ratio=None, low=None, high=None, n=0, excluded=None, blocks=0, measurements=0, unit=stats.REPEAT) -> Ratio:
+        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name, blocks, measurements, unit)
 
     where = f"GOMAXPROCS={cell.gomaxprocs}, {cell.connections} connections"
     if baseline is None:
@@ -366,20 +408,34 @@ def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: 
         if metric != THROUGHPUT and cell.metrics.get(metric) is None:
             return make(excluded=f"no {metric_label(metric)} in the wrk output (run without --latency?)")
         return make(excluded=f"no repeat measured for both {cell.setup} and {baseline_name}")
-    if cell.setup == baseline_name:
-        return make(1.0, None, None, len(pairs))  # 1 by definition: no interval to give
-    found = stats.ratio_interval(pairs)
-    return make(found.estimate, found.low, found.high, found.n)
+    found = pair_interval(cell, baseline, metric)
+    if cell.setup == baseline_name:  # 1 by definition: no interval to give
+        return make(1.0, None, None, len(pairs), blocks=found.blocks, measurements=len(pairs), unit=found.unit)
+    return make(found.estimate, found.low, found.high, found.n, blocks=found.blocks, measurements=2 * found.n, unit=found.unit)
+
+
+def pair_interval(a: Cell, b: Cell, metric: str) -> stats.Interval:
+    """Return a / b for metric with its interval: over blocks when both cells have them, else over repeats."""
+    rows = paired_by_repeat(a, b, metric)
+    groups = a.by_block([(k, (x, y)) for k, x, y in rows]) if b.blocked else None
+    if groups is not None:
+        return stats.block_ratio_interval(groups)
+    return stats.ratio_interval([(x, y) for _, x, y in rows])
 
 
 def paired_values(a: Cell, b: Cell, metric: str) -> list[tuple[float, float]]:
     """Return (a, b) values of metric for the repeats both cells kept, both positive."""
+    return [(x, y) for _, x, y in paired_by_repeat(a, b, metric)]
+
+
+def paired_by_repeat(a: Cell, b: Cell, metric: str) -> list[tuple[int, float, float]]:
+    """Return (repeat, a, b) of metric for the repeats both cells kept, both positive, in repeat order."""
     spread_a, spread_b = a.metrics.get(metric), b.metrics.get(metric)
     if spread_a is None or spread_b is None:
         return []
     by_repeat_a, by_repeat_b = dict(spread_a.by_repeat), dict(spread_b.by_repeat)
     common = sorted(set(by_repeat_a) & set(by_repeat_b))
-    return [(by_repeat_a[k], by_repeat_b[k]) for k in common if by_repeat_a[k] > 0 and by_repeat_b[k] > 0]
+    return [(k, by_repeat_a[k], by_repeat_b[k]) for k in common if by_repeat_a[k] > 0 and by_repeat_b[k] > 0]
 
 
 def first_reason(cell: Cell) -> str:
@@ -394,13 +450,12 @@ def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int
     found = []
     present = [s for s in cells if s in NGINX_SETUPS and cells[s].n]
     for a, b in itertools.combinations(present, 2):
-        pairs = paired_values(cells[a], cells[b], THROUGHPUT)
-        if not pairs:
+        if not paired_values(cells[a], cells[b], THROUGHPUT):
             continue
-        result = stats.ratio_interval(pairs)
+        result = pair_interval(cells[a], cells[b], THROUGHPUT)
         if result.estimate < 1:
             a, b = b, a
-            result = stats.ratio_interval([(y, x) for x, y in pairs])
+            result = pair_interval(cells[a], cells[b], THROUGHPUT)
         found.append(Comparison(gomaxprocs, connections, a, b, result.estimate, result.low, result.high, result.n))
     return found
 

@@ -1,7 +1,8 @@
 """Run: one raw/<run-id>/ directory -> a tidy table of measurements, header captures and problems.
 
-A run directory holds `<setup>.gomaxprocs-<N>[.c<C>].run-<k>.wrk.txt` (one wrk output per
-measurement), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
+A run directory holds `<setup>.gomaxprocs-<N>[.c<C>][.block-<b>].run-<k>.wrk.txt` (one wrk
+output per measurement; `.block-<b>` names the server start it was measured in, absent in
+runs recorded before blocks), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
 when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
 file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
 Nothing here fails on one bad file: a file that does not parse, a name that does not fit
@@ -25,7 +26,7 @@ from .parse import parse_file
 
 WRK_FILE = re.compile(
     r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
-    r"(?:\.c(?P<level>[0-9]{1,7}))?\.run-(?P<repeat>[0-9]{1,4})\.wrk\.txt"
+    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})\.wrk\.txt"
 )
 HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
@@ -33,11 +34,13 @@ MANIFEST = "manifest.json"
 LATEST = "latest"
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
-# the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent).
+# the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent), then
+# the block (server start) of the measurement: NaN for runs recorded before blocks. Appended
+# last so results.csv keeps its earlier column order.
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
 CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
 CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
-COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS
+COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block",)
 
 
 @dataclass(frozen=True)
@@ -201,8 +204,17 @@ def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
         source=name,
         command=entry.get("command") if isinstance(entry.get("command"), str) else None,
         exit_code=entry.get("exit_code") if isinstance(entry.get("exit_code"), int) else None,
+        block=block_of(match, entry),
     )
     return row
+
+
+def block_of(match: re.Match, entry: dict) -> int | None:
+    """Return the measurement's block: from the file name, else the manifest entry, else None (no blocks)."""
+    if match["block"] is not None:
+        return int(match["block"])
+    block = entry.get("block")
+    return block if isinstance(block, int) and not isinstance(block, bool) and block >= 1 else None
 
 
 def cpu_file_name(wrk_name: str) -> str:
