@@ -24,6 +24,7 @@ import pytest
 from wrkreport.bench.machine import cpu_count
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.setups import DEFAULT_SETUP_IDS, SETUP_IDS
+from wrkreport import stats
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools, port_is_free
@@ -327,6 +328,47 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
     ratios = [r for r in analysed.analysis.ratios if r.setup == "nginx-http"]
     assert len(ratios) == 2 and all((r.unit, r.blocks, r.n) == ("block", 2, 4) for r in ratios)
     assert analysed.analysis.method == BLOCK_METHOD
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_would_take(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--rounds-per-block", "2", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    started = time.monotonic()
+    done = run_script([*args, "--max-time", "12s", "--precision", "50", "--out", str(out), *port_args(ports)], tmp)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    run, manifest = load_run(out)
+    record = manifest["precision"]
+    assert manifest["parameters"]["adaptive"] is True and manifest["parameters"]["max_time_s"] == 12
+    assert record["stop_reason"].startswith("time limit: another block") and record["met"] is False
+    blocks = record["blocks"]["1"]
+    assert 2 <= blocks < stats.MIN_BLOCKS and len(manifest["passes"]) == blocks
+    assert record["more_time_estimate_s"] > 0 and record["more_blocks_estimate"] >= stats.MIN_BLOCKS - blocks
+    assert "precision target +/-50% NOT met" in done.stderr and "more would meet it" in done.stderr
+    assert re.search(r"after block 2 GOMAXPROCS=1: worst ratio \+/-[0-9.]+% \(target \+/-50%\)", done.stderr)
+    assert "% so far" in done.stderr  # the progress line shows the current worst half-width
+    assert elapsed < 12 + 15, f"the run took {elapsed:.0f}s with --max-time 12s"
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--rounds-per-block", "1", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    done = run_script([*args, "--max-time", "2m", "--precision", "90", "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    _, manifest = load_run(out)
+    record = manifest["precision"]
+    # +/-90% is met as soon as there is an interval over blocks; the rule still waits for the minimum blocks.
+    assert record["met"] is True and record["stop_reason"].startswith("target met")
+    assert record["blocks"] == {"1": stats.MIN_BLOCKS} and record["worst_half_width_pct"] <= 90
+    assert record["more_time_estimate_s"] == 0 and "precision target +/-90% met" in done.stderr
     assert_nothing_left(manifest, ports, tmp)
 
 
