@@ -456,7 +456,12 @@ start_run() {
   local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${NGINX}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
   RUN_DIR="$(helper "${args[@]}")"
-  log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
+  if ((PLAN[adaptive])); then
+    log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}% (at least ${PLAN[measurements]} measurements, at most ${PLAN[estimate]}); writing ${RUN_DIR}"
+  else
+    log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
+  fi
+  ((!PLAN[smoke_test])) || log "smoke test (--quick): one short measurement per cell, no interval claims; for figures run the default profile"
   [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
 }
 

@@ -280,7 +280,7 @@ def precision_lines(manifest: dict) -> list[str]:
     """Return the end-of-run lines on precision and gaps."""
     params, record, gap = manifest["parameters"], manifest.get("precision") or {}, manifest.get("gaps_s")
     lines = []
-    if params.get("profile") == "quick" and not params.get("adaptive"):
+    if params.get("smoke_test"):
         lines.append("smoke test (--quick): one short measurement per cell, no interval claims; for figures run the default profile")
     if record:
         worst, median = record.get("worst_half_width_pct"), record.get("median_half_width_pct")

@@ -131,6 +131,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         rounds_per_block=plan["rounds_per_block"],
         blocks=plan["blocks"],
         adaptive=plan["adaptive"],
+        smoke_test=plan["smoke_test"],
         min_blocks=plan["min_blocks"],
         max_blocks=plan["max_blocks"],
         precision_pct=plan["precision_pct"],

@@ -168,6 +168,7 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
     text, source = given_or_env(args.max_time, "--max-time", env, ENV_MAX_TIME)
     max_time = DEFAULT_MAX_TIME_S.get(plan["profile"]) if text is None else parse_max_time(text, source)
     return {
+        "smoke_test": plan["profile"] == "quick" and repeats == 1,  # one measurement per cell: no interval claims
         "repeats": repeats,
         "blocks": blocks,
         "adaptive": blocks is None,
@@ -354,6 +355,7 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"rounds_per_block {plan['rounds_per_block']}")
     lines.append(f"blocks {plan['blocks'] or 0}")  # 0: until the precision target (adaptive)
     lines.append(f"adaptive {int(plan['adaptive'])}")
+    lines.append(f"smoke_test {int(plan['smoke_test'])}")
     lines.append(f"min_blocks {plan['min_blocks']}")
     lines.append(f"max_blocks {plan['max_blocks']}")
     lines.append(f"precision_pct {plan['precision_pct']:g}")
