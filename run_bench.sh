@@ -457,7 +457,7 @@ start_run() {
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
   RUN_DIR="$(helper "${args[@]}")"
   if ((PLAN[adaptive])); then
-    log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}% (at least ${PLAN[measurements]} measurements, at most ${PLAN[estimate]}); writing ${RUN_DIR}"
+    log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}%: at least ${PLAN[measurements]} measurements (about ${PLAN[estimate]}), at most ${PLAN[max_time]:-no limit}; writing ${RUN_DIR}"
   else
     log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
   fi

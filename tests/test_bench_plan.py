@@ -100,6 +100,13 @@ def test_block_design(argv, env, expected):
 def test_precision_and_max_time(argv, env, expected):
     p = plan(*argv, env=env)
     assert (p["precision_pct"], p["max_time_s"]) == expected
+    assert p["warnings"] == []
+
+
+def test_precision_with_a_fixed_design_is_a_warning_not_a_setting():
+    p = plan("--quick", "--max-time", "1m")
+    assert p["max_time_s"] is None
+    assert p["warnings"] == ["--precision and --max-time steer the stopping rule, which a fixed design (1 block(s) per GOMAXPROCS) does not use"]
 
 
 @pytest.mark.parametrize(

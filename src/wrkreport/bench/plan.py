@@ -167,6 +167,8 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
     precision = 5.0 if text is None else parse_percent(text, source)
     text, source = given_or_env(args.max_time, "--max-time", env, ENV_MAX_TIME)
     max_time = DEFAULT_MAX_TIME_S.get(plan["profile"]) if text is None else parse_max_time(text, source)
+    if blocks is not None and (args.precision is not None or args.max_time is not None):
+        plan["warnings"].append(f"--precision and --max-time steer the stopping rule, which a fixed design ({blocks} block(s) per GOMAXPROCS) does not use")
     return {
         "smoke_test": plan["profile"] == "quick" and repeats == 1,  # one measurement per cell: no interval claims
         "repeats": repeats,
@@ -361,6 +363,7 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"precision_pct {plan['precision_pct']:g}")
     if plan["max_time_s"] is not None:
         lines.append(f"max_time_s {plan['max_time_s']}")
+        lines.append(f"max_time {format_duration(plan['max_time_s'])}")
     lines.append(f"connections {' '.join(map(str, plan['connections_levels']))}")
     lines.append(f"connections_max {max(plan['connections_levels'])}")
     lines.append(f"sweep {int(len(plan['connections_levels']) > 1)}")
