@@ -126,7 +126,8 @@ def test_help_documents_options_and_exit_statuses():
     done = subprocess.run([str(SCRIPT), "--help"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("Usage: ./run_bench.sh [options]")
-    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all"):
+    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all",
+                 "--rounds-per-block N", "--blocks N", "--precision PCT", "--max-time DURATION", "BENCH_ROUNDS_PER_BLOCK", "BENCH_BLOCKS", "BENCH_PRECISION", "BENCH_MAX_TIME", "smoke test"):
         assert text in done.stdout
 
 
