@@ -51,8 +51,8 @@ its variable, a variable wins over the profile):
   --profile NAME        default | quick | article                     [BENCH_PROFILE]
                           default  -t2 -c100 -d1s, blocks of 3 rounds, 1 s warm-up per
                                    block, until --precision 5 or --max-time 6m
-                          quick    -t2 -c100 -d1s, 1 block of 1 round, 1 s warm-up: a smoke
-                                   test (< 1 min), no interval claims
+                          quick    -t2 -c100 -d1s, 1 block of 1 round, 1 s warm-up:
+                                   a smoke test (< 1 min), no interval claims
                           article  -t100 -c5000 -d30s, 1 block of 1 round, 5 s warm-up
   --threads N           wrk -t                                        [BENCH_THREADS]
   --connections LIST    wrk -c; a list (e.g. 10,100,1000) measures every cell at each
