@@ -11,7 +11,7 @@ per GOMAXPROCS pass and an interval over repeats. See stats.py for the method.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -19,6 +19,7 @@ from . import stats
 from .checks import CheckReport, annotate, check_run
 from .cpucost import ms_per_1k_requests
 from .model import BASELINE, NGINX_SETUPS, NoiseWarning, Ratio, setup_order
+from .design import precision_sentence
 from .run import Run, load_run, require_measurements
 
 RATIO_METHOD = (
@@ -216,6 +217,7 @@ class Analysis:
     ceiling_ratios: tuple[Ratio, ...] = ()  # setup / nginx-static req/s, when nginx-static was measured
     sharing: CpuSharing | None = None  # how wrk and the servers shared the CPUs (None without CPU records)
     method: str = NO_BLOCKS_METHOD
+    precision_note: str = ""  # the precision target met or not, from the manifest (design.precision_sentence)
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -259,7 +261,11 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     require_measurements(run)
     checked = check_run(run, expect_header_bytes)
     table = annotate(run.measurements, checked)
-    return Analysed(run, checked, table, analyze(table, checked.unmeasured))
+    analysis = analyze(table, checked.unmeasured)
+    note = precision_sentence(run.manifest)
+    if note:
+        analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
+    return Analysed(run, checked, table, analysis)
 
 
 def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None) -> Analysis:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from .. import __version__, charts, reference
-from ..analyze import RATIO_METHOD, THROUGHPUT, Analysis
+from ..analyze import NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
 from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
@@ -224,7 +224,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         status=report.status,
         headline=headline(analysis),
         failures=tuple(f"{c.name}: {c.message}" for c in report.failures),
-        method=RATIO_METHOD,
+        method=RATIO_METHOD if analysis.method == NO_BLOCKS_METHOD else analysis.method,  # block runs: their method and precision target
         charts=svg,
         results=tuple(result_rows(analysis, table, several)),
         ratios=tuple(ratio_rows(analysis, refs, several)),

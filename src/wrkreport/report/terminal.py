@@ -14,7 +14,8 @@ def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
     several = analysis.several_levels
     header = ("group", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
     rows = [(r.group, r.setup, r.n, r.requests_per_sec, r.latency_p99_ms, r.ratio, r.status) for r in result_rows(analysis, table, several)]
-    return text_table(header, rows, right={2, 3, 4})
+    text = text_table(header, rows, right={2, 3, 4})
+    return f"{text}\n{analysis.precision_note}" if analysis.precision_note else text  # target met or not (design.py)
 
 
 def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:
