@@ -14,7 +14,8 @@ import re
 import matplotlib
 from matplotlib.figure import Figure
 
-from .analyze import THROUGHPUT, Analysis
+from . import stats
+from .analyze import THROUGHPUT, Analysis, Spread
 from .model import BASELINE
 from .reference import ReferenceRatio
 
@@ -38,11 +39,51 @@ LOOK = {
     "nginx-static": ("#E69F00", "X", "++"),
 }
 OTHER_LOOK = ("#777777", "*", "||")
+MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PANELS_PER_ROW = 3
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg)", re.S)
 SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 SVG_ID = re.compile(r'(id="|url\(#|href="#)')
+
+
+def geometric(spread: Spread | None) -> stats.Interval | None:
+    """Return the geometric mean of a cell's repeats with its 95% t-interval on their logs: the statistic the ratios use.
+
+    The same mean-of-logs the paired ratios are built from, so a bar, a table cell and a
+    ratio summarise the repeats alike; back-transformed, the interval never goes below zero.
+    None without values, or when a value is not positive (no logarithm).
+    """
+    if spread is None or not spread.values or min(spread.values) <= 0:
+        return None
+    return stats.ratio_interval([(value, 1.0) for value in spread.values])
+
+
+def contrast(colour: str, background: str = "#ffffff") -> float:
+    """Return the WCAG contrast ratio of two #rrggbb colours.
+
+    >>> round(contrast("#000000"), 1), round(contrast("#777777"), 2)
+    (21.0, 4.48)
+    """
+
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(colour), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def fill(colour: str) -> str:
+    """Return a bar's fill: the setup's colour, darkened just enough for 3:1 against the white page (black as mid grey, so whiskers show)."""
+    if colour == "#000000":
+        return "#666666"
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    factor = 1.0
+    while contrast("#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))) < MIN_CONTRAST:
+        factor -= 0.02
+    return "#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))
 
 
 def look(setup: str) -> tuple[str, str, str]:
@@ -71,37 +112,41 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def throughput_chart(analysis: Analysis) -> str:
-    """Return req/s per setup grouped by GOMAXPROCS: bar = mean, whisker = 95% interval, dots = repeats."""
+    """Return req/s per setup grouped by GOMAXPROCS: bar = geometric mean, whisker = its 95% interval, dots = repeats."""
     setups = analysis.setups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
         fig = new_figure(8, 3.6)
         ax = fig.add_subplot()
         width = 0.8 / max(len(setups), 1)
+        whiskers = False
         for i, setup in enumerate(setups):
             colour, marker, hatch = look(setup)
             for g, (gomaxprocs, connections) in enumerate(analysis.groups):
                 x = g + (i - (len(setups) - 1) / 2) * width
                 cell = analysis.cell(gomaxprocs, connections, setup)
                 spread = cell.metrics.get(THROUGHPUT) if cell else None
-                if spread is None:
+                interval = geometric(spread)
+                if interval is None:
                     if cell is not None:
-                        ax.text(x, 0, "excluded", rotation=90, ha="center", va="bottom", fontsize=7, color=colour)
+                        ax.text(x, 0, " excluded" if not cell.not_measured else " not measured", rotation=90, ha="center",
+                                va="bottom", fontsize=8, color="#333333")
                     continue
-                interval = spread.interval
-                ax.bar(x, interval.estimate, width * 0.9, color=colour, alpha=0.35, hatch=hatch, edgecolor=colour,
+                ax.bar(x, interval.estimate, width * 0.9, color=fill(colour), hatch=hatch, edgecolor="#ffffff", linewidth=0,
                        label=setup if g == 0 else None)
                 if interval.low is not None:
+                    whiskers = True
                     ax.errorbar(x, interval.estimate, yerr=[[interval.estimate - interval.low], [interval.high - interval.estimate]],
                                 color="#000000", capsize=3, linewidth=1)
-                ax.scatter([x] * spread.n, spread.values, marker=marker, s=14, color=colour, edgecolors="white", linewidths=0.4, zorder=3)
+                ax.scatter([x] * spread.n, spread.values, marker=marker, s=16, color="#ffffff", edgecolors="#000000", linewidths=0.7, zorder=3)
         ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups])
         ax.set_ylabel("throughput (requests/s)")
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="setup")
-        ax.set_title("Throughput: bar = mean of repeats, whisker = its 95% interval, dots = each repeat", loc="left", fontsize=9)
+        title = "Throughput: bar = geometric mean of repeats" + (", whisker = its 95% interval" if whiskers else "") + ", dots = each repeat"
+        ax.set_title(title, loc="left", fontsize=9)
         return to_svg(fig, "throughput")
 
 

@@ -18,7 +18,7 @@ from ..analyze import RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
 from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
-from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_ratio, fmt_share_of, group_name, none_if_nan
+from .fmt import display, fmt_geometric, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
 CHECK_TITLES = {
@@ -232,11 +232,11 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         measurements=tuple(measurement_rows(run, table, out_dir, several)),
         headers=tuple(header_rows(run, out_dir)),
         environment=tuple(environment_rows(manifest)),
-        parameters=tuple((k, display(v)) for k, v in run.parameters.items()),
-        sysctl=tuple((k, display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
+        parameters=tuple((k, display(v, k)) for k, v in run.parameters.items()),
+        sysctl=tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
         nginx_v=str(manifest.get("nginx_V") or ""),
         reference_rows=tuple(
-            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec, 2), f"{r.ratio:.3f}") for r in refs
+            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec), f"{r.ratio:.3f}") for r in refs
         ),
         reference_note=(
             f"{reference.article()['title']} ({reference.article()['published']}): {reference.article()['command']}, "
@@ -278,8 +278,14 @@ def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
     return rows
 
 
+def cell_figure(cell, metric: str) -> float | None:
+    """Return the figure a cell is summarised by: the geometric mean over its repeats, as the ratios use."""
+    found = charts.geometric(cell.metrics.get(metric))
+    return found.estimate if found else None
+
+
 def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[ResultRow]:
-    """Return one row per cell: medians over the repeats kept, with the req/s range."""
+    """Return one row per cell: geometric means over the repeats kept (as the ratios use), with the req/s range."""
     rows = []
     for cell in analysis.cells:
         statuses = table[(table["setup"] == cell.setup) & (table["gomaxprocs"] == cell.gomaxprocs) & (table["connections"] == cell.connections)]["check_status"]
@@ -289,15 +295,15 @@ def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[
                 group=group_name(cell.gomaxprocs, cell.connections, several),
                 setup=cell.setup,
                 n="not measured" if cell.not_measured else f"{cell.n}" + (f" (+{len(cell.excluded)} excluded)" if cell.excluded else ""),
-                requests_per_sec=fmt_number(cell.median(THROUGHPUT)),
-                requests_per_sec_range=f"{fmt_number(req.minimum)}-{fmt_number(req.maximum)}" if req and req.n > 1 else "-",
-                latency_avg_ms=fmt_ms(cell.median("latency_avg_ms")),
-                latency_p50_ms=fmt_ms(cell.median("latency_p50_ms")),
-                latency_p99_ms=fmt_ms(cell.median("latency_p99_ms")),
-                latency_max_ms=fmt_ms(cell.median("latency_max_ms")),
+                requests_per_sec=fmt_number(cell_figure(cell, THROUGHPUT)),
+                requests_per_sec_range=fmt_range(req.minimum, req.maximum) if req and req.n > 1 else "-",
+                latency_avg_ms=fmt_ms(cell_figure(cell, "latency_avg_ms")),
+                latency_p50_ms=fmt_ms(cell_figure(cell, "latency_p50_ms")),
+                latency_p99_ms=fmt_ms(cell_figure(cell, "latency_p99_ms")),
+                latency_max_ms=fmt_ms(cell_figure(cell, "latency_max_ms")),
                 socket_errors=fmt_number(cell.median("socket_errors")),
                 ratio=fmt_ratio(analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)),
-                status="fail" if cell.not_measured else worst(statuses),
+                status="not measured" if cell.not_measured else worst(statuses),
             )
         )
     return rows
@@ -370,7 +376,7 @@ def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool
             group=group_name(row.gomaxprocs, row.connections, several),
             setup=row.setup,
             repeat=int(row.repeat),
-            requests_per_sec=fmt_number(row.requests_per_sec, 2),
+            requests_per_sec=fmt_number(row.requests_per_sec),
             latency_p99_ms=fmt_ms(none_if_nan(row.latency_p99_ms)),
             bytes_per_response=fmt_number(none_if_nan(row.bytes_per_response), 2),
             status=row.check_status,
@@ -413,14 +419,21 @@ def environment_rows(manifest: dict) -> list[tuple[str, str]]:
     for section in ("machine", "versions"):
         values = manifest.get(section)
         if isinstance(values, dict):
-            rows.extend((f"{section}: {k}", display(v)) for k, v in values.items())
+            rows.extend((f"{section}: {k.replace('_', ' ')}", display(v, k)) for k, v in values.items())
     rows.append(("ulimit -n", display(manifest.get("ulimit_n"))))
     passes = manifest.get("passes")
     if isinstance(passes, list):
         for entry in passes:
             if isinstance(entry, dict):
                 rows.append(
-                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {display(entry.get('order'))}")
+                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {order_text(entry.get('order'))}")
                 )
     return rows
 
+
+
+def order_text(order) -> str:
+    """Return a pass's shuffled order: 'repeat 1: a, b; repeat 2: b, a'."""
+    if isinstance(order, list) and all(isinstance(o, list) for o in order):
+        return "; ".join(f"repeat {k}: {display(o)}" for k, o in enumerate(order, 1))
+    return display(order)

@@ -1,0 +1,52 @@
+"""One statistic everywhere a cell is summarised (the ratios' geometric mean), fills at 3:1, and a readable environment table."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from wrkreport import charts
+from wrkreport.analyze import THROUGHPUT, load_analysis
+from wrkreport.report.fmt import display, fmt_number
+from wrkreport.report.page import environment_rows, result_rows
+
+from conftest import RUNS
+
+
+@pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])
+def test_tables_show_the_geometric_mean_the_ratios_use(name):
+    done = load_analysis(RUNS / name)
+    rows = {(r.group, r.setup): r for r in result_rows(done.analysis, done.table, done.analysis.several_levels)}
+    checked = 0
+    for cell in done.analysis.cells:
+        spread = cell.metrics.get(THROUGHPUT)
+        if spread is None:
+            continue
+        expected = math.exp(sum(math.log(v) for v in spread.values) / spread.n)
+        row = next(r for (g, s), r in rows.items() if s == cell.setup and g.startswith(f"GOMAXPROCS={cell.gomaxprocs}") and (str(cell.connections) in g or "connections" not in g))
+        assert row.requests_per_sec == fmt_number(expected)
+        checked += 1
+    assert checked
+
+
+def test_the_throughput_whisker_never_goes_below_zero():
+    from wrkreport.analyze import Spread
+    from wrkreport.stats import mean_interval
+
+    values = (1_000.0, 30_000.0, 60_000.0)  # the arithmetic t interval of these reaches below zero
+    spread = Spread(tuple(enumerate(values, 1)), 30_000.0, 1_000.0, 60_000.0, 29_000.0, mean_interval(list(values)))
+    assert spread.interval.low < 0
+    assert 0 < charts.geometric(spread).low < charts.geometric(spread).estimate
+
+
+def test_every_bar_fill_has_3_to_1_contrast_against_the_page():
+    for setup, (colour, _, _) in charts.LOOK.items():
+        assert charts.contrast(charts.fill(colour)) >= 3.0, setup
+
+
+def test_environment_values_are_for_people():
+    rows = dict(environment_rows(__import__("json").loads((RUNS / "default-2cores" / "manifest.json").read_text())))
+    assert rows["machine: memory bytes"] == "23.5 GiB"
+    assert "25276502016" not in " ".join(rows.values()) and "unknown" not in " ".join(rows.values())
+    assert display(False) == "no" and display(["go-http", "nginx-http"]) == "go-http, nginx-http" and display(None) == "not recorded"
