@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -99,7 +100,8 @@ def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 def to_svg(fig: Figure, name: str) -> str:
     """Return the figure as an inline <svg> element with ids prefixed by name."""
     buffer = io.StringIO()
-    with matplotlib.rc_context(STYLE):
+    with matplotlib.rc_context(STYLE), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # e.g. "constrained_layout not applied": a layout hint, not the user's concern
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
     return SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()

@@ -224,6 +224,22 @@ def comparison_verdict(c: Comparison) -> str:
     return f"{c.setup_a} is faster (the interval excludes 1.0)"
 
 
+def verdict_line(analysis: Analysis) -> str:
+    """Return the one-line verdict, hyperfine style: what the best nginx setup keeps of go-http's throughput, per group."""
+    several = analysis.several_levels
+    kept = [r for r in analysis.ratios if r.setup in NGINX_SETUPS and r.ratio is not None]
+    if not kept:
+        first = headline(analysis)
+        return first[0].split(". ")[0].rstrip(".") + "." if first else "No ratio could be computed."
+    geometric = {s: math.exp(sum(math.log(r.ratio) for r in kept if r.setup == s) / sum(r.setup == s for r in kept)) for s in {r.setup for r in kept}}
+    best = max(sorted(geometric), key=geometric.get)
+    parts = []
+    for r in (r for r in kept if r.setup == best):
+        interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
+        parts.append(f"{r.ratio:.3f}x{' of go-http' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
+    return f"{best} keeps {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: the best nginx setup here."
+
+
 def settings_sentence(parameters: dict) -> str:
     """Return the non-default settings of a run that change what was measured, in words."""
     parts = []
