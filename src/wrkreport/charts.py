@@ -46,6 +46,15 @@ PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p
 SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg)", re.S)
 SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 SVG_ID = re.compile(r'(id="|url\(#|href="#)')
+SVG_OPEN = re.compile(r'<svg ([^>]*?)width="([0-9.]+)pt"')
+TITLES = {
+    "throughput": ("Throughput per setup and GOMAXPROCS", "Bars: geometric mean of requests per second over the repeats kept, with their 95% interval; dots: each repeat."),
+    "ratios": ("Overhead ratio of each setup against Go standalone", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval; 1.0 means no overhead; diamonds are the 2013 article's ratios."),
+    "latency": ("Latency percentiles per setup", "p50 to max latency in ms on a log scale, one panel per group: lines join the medians over repeats, dots are single repeats."),
+    "cpu": ("Server CPU time per 1,000 requests", "Go and nginx CPU milliseconds per 1,000 requests per setup, stacked, with the 95% interval of the total."),
+    "sweep-throughput": ("Throughput against wrk connections", "Requests per second against the number of connections, one line per setup."),
+    "sweep-p99": ("p99 latency against wrk connections", "p99 latency in ms against the number of connections, one line per setup."),
+}
 
 
 def geometric(spread: Spread | None) -> stats.Interval | None:
@@ -104,7 +113,18 @@ def to_svg(fig: Figure, name: str) -> str:
         warnings.simplefilter("ignore", UserWarning)  # e.g. "constrained_layout not applied": a layout hint, not the user's concern
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
-    return SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
+    svg = SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
+    return accessible(svg, name)
+
+
+def accessible(svg: str, name: str) -> str:
+    """Return the SVG with role="img", a <title> and a <desc>, and its natural width as min-width (text stays >= 10 px when scaled)."""
+    from html import escape
+
+    title, desc = TITLES.get(name, (name, ""))
+    svg = SVG_OPEN.sub(lambda m: f'<svg {m[1]}role="img" aria-labelledby="{name}-title {name}-desc" style="min-width:{m[2]}pt" width="{m[2]}pt"', svg, count=1)
+    head = f'<title id="{name}-title">{escape(title)}</title><desc id="{name}-desc">{escape(desc)}</desc>'
+    return re.sub(r"(<svg[^>]*>)", lambda m: m[1] + "\n" + head, svg, count=1)
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -173,9 +193,9 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                     if ratio.ci_low is not None:
                         err = [[ratio.ratio - ratio.ci_low], [ratio.ci_high - ratio.ratio]]
                     ax.errorbar(ratio.ratio, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=6)
-                    ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=7)
+                    ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
                 elif ratio is not None:
-                    ax.text(0.02, y, "excluded: " + (ratio.excluded or "")[:70], va="center", fontsize=7, color="#444444",
+                    ax.text(0.02, y, "excluded: " + (ratio.excluded or "")[:70], va="center", fontsize=8, color="#444444",
                             transform=ax.get_yaxis_transform())
                 for ref in reference:
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
@@ -186,13 +206,13 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                 y -= 1
             y -= 0.6
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
-        ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=7, va="bottom", ha="center")
+        ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
         ax.set_yticks(ticks, labels)
         ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
         ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
         ax.grid(axis="y", visible=False)
         if shown_reference:
-            fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=7)
+            fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=8)
         return to_svg(fig, "ratios")
 
 
@@ -273,7 +293,7 @@ def cpu_chart(analysis: Analysis) -> str:
                     ax.errorbar(total.interval.estimate, y, xerr=[[total.interval.estimate - total.interval.low], [total.interval.high - total.interval.estimate]],
                                 color="#000000", capsize=3, linewidth=1)
                 if total is None:
-                    ax.text(0, y, " no CPU record", va="center", fontsize=7, color="#444444")
+                    ax.text(0, y, " no CPU record", va="center", fontsize=8, color="#444444")
                 y -= 1
             y -= 0.6
         ax.set_yticks(ticks, labels)
