@@ -50,3 +50,29 @@ def test_environment_values_are_for_people():
     assert rows["machine: memory bytes"] == "23.5 GiB"
     assert "25276502016" not in " ".join(rows.values()) and "unknown" not in " ".join(rows.values())
     assert display(False) == "no" and display(["go-http", "nginx-http"]) == "go-http, nginx-http" and display(None) == "not recorded"
+
+
+def test_the_502_box_names_setup_gomaxprocs_502_and_the_socket_cause():
+    from wrkreport.report.page import failure_lines
+
+    done = load_analysis(RUNS / "fcgi-unix-502")
+    lines = failure_lines(done.checks, done.run)
+    assert len(lines) == 2  # non-2xx and same-response, each over 6 measurements of one setup
+    assert lines[0].startswith("nginx-fcgi-unix at GOMAXPROCS=1, 2: check 'Non-2xx/3xx responses' failed in 6 measurements.")
+    assert "502 Bad Gateway" in lines[0] and "(13: Permission denied)" in lines[0] and "README, Pitfalls" in lines[0]
+    assert "502" not in lines[1]  # the cause is given once per setup
+
+
+def test_an_unmeasured_502_points_to_the_socket_too():
+    from wrkreport.report.page import failure_lines
+
+    done = load_analysis(RUNS / "fcgi-unix-502-unmeasured")
+    text = " ".join(failure_lines(done.checks, done.run))
+    assert "nginx-fcgi-unix at GOMAXPROCS=1" in text and "'Unix socket permissions'" in text
+
+
+def test_a_healthy_run_has_no_failure_lines():
+    from wrkreport.report.page import failure_lines
+
+    done = load_analysis(RUNS / "default-2cores")
+    assert failure_lines(done.checks, done.run) == []
