@@ -76,3 +76,31 @@ def test_a_healthy_run_has_no_failure_lines():
 
     done = load_analysis(RUNS / "default-2cores")
     assert failure_lines(done.checks, done.run) == []
+
+
+def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_values():
+    from wrkreport import reference
+    from wrkreport.report.page import ratio_caption
+
+    sweep = load_analysis(RUNS / "sweep-all-setups").analysis  # GOMAXPROCS=2 only
+    caption = ratio_caption(sweep, reference.article_ratios())
+    assert "GOMAXPROCS=1" not in caption and "GOMAXPROCS=8 figures" in caption and "our GOMAXPROCS=2 rows" in caption
+    assert charts.REFERENCE_MARKERS[1] != charts.REFERENCE_MARKERS[8]
+    assert not set(charts.REFERENCE_MARKERS.values()) & {m for _, m, _ in charts.LOOK.values()}
+    svg = charts.ratio_chart(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios())
+    assert 'role="img"' in svg and "<title" in svg and "<desc" in svg
+    assert "GOMAXPROCS=8 (all its laptop" in svg
+
+
+def test_log_axes_are_labelled_with_plain_numbers():
+    import re
+
+    svg = charts.latency_chart(load_analysis(RUNS / "default-2cores").analysis)
+    labels = set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
+    assert {"1", "2", "5", "10", "20"} <= labels  # 1-2-5 per decade, as plain numbers
+    assert not any("10^" in label or "\u00d7" in label or "mathdefault" in label for label in labels)
+
+
+def test_excluded_labels_are_cut_at_a_word():
+    assert charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50).endswith("\u2026")
+    assert not charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50)[:-1].endswith(("ex", "exclu"))

@@ -96,6 +96,13 @@ def fill(colour: str) -> str:
     return "#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))
 
 
+def plain_log_axis(axis) -> None:
+    """Label a log axis with plain numbers at 1, 2 and 5 per decade ('2', '50', '1,000'), never '2x10^0'."""
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
 def look(setup: str) -> tuple[str, str, str]:
     """Return (colour, marker, hatch) of a setup."""
     return LOOK.get(setup, OTHER_LOOK)
@@ -195,25 +202,49 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                     ax.errorbar(ratio.ratio, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=6)
                     ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
                 elif ratio is not None:
-                    ax.text(0.02, y, "excluded: " + (ratio.excluded or "")[:70], va="center", fontsize=8, color="#444444",
-                            transform=ax.get_yaxis_transform())
+                    ax.text(0.01, y, shorten("excluded: " + (ratio.excluded or ""), 70), va="center", fontsize=8, color="#333333",
+                            transform=ax.get_yaxis_transform(), zorder=5,
+                            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0})
                 for ref in reference:
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
-                        label = f"2013 article, GOMAXPROCS={ref.gomaxprocs}"
-                        ax.plot(ref.ratio, y, marker="d", markersize=7, markerfacecolor="none", markeredgecolor="#555555",
-                                linestyle="none", label=None if label in shown_reference else label)
+                        label = reference_label(ref.gomaxprocs)
+                        ax.plot(ref.ratio, y, marker=REFERENCE_MARKERS.get(ref.gomaxprocs, "h"), markersize=8, markerfacecolor="none",
+                                markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=None if label in shown_reference else label)
                         shown_reference.add(label)
                 y -= 1
             y -= 0.6
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
         ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
         ax.set_yticks(ticks, labels)
+        if ticks:
+            ax.set_ylim(min(ticks) - 0.8, max(ticks) + 0.8)  # the bottom and top rows' markers clear of the axes
         ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
         ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
         ax.grid(axis="y", visible=False)
         if shown_reference:
-            fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=8)
+            fig.legend(loc="outside lower center", ncol=1, frameon=False, fontsize=8)
         return to_svg(fig, "ratios")
+
+
+REFERENCE_MARKERS = {1: "p", 8: "*"}  # hollow pentagon and star: no setup uses either
+
+
+def reference_label(article_gomaxprocs: int) -> str:
+    """Return the legend label of one of the article's studies."""
+    if article_gomaxprocs == 1:
+        return "2013 article, GOMAXPROCS=1"
+    return f"2013 article, GOMAXPROCS={article_gomaxprocs} (all its laptop's threads; shown beside our GOMAXPROCS > 1)"
+
+
+def shorten(text: str, limit: int) -> str:
+    """Return text cut at a word boundary to at most limit characters, with an ellipsis when cut.
+
+    >>> shorten("excluded: every repeat was excluded", 24)
+    'excluded: every repeat…'
+    """
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:(") + "\u2026"
 
 
 def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
@@ -226,7 +257,7 @@ def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
 
 
 def latency_chart(analysis: Analysis) -> str:
-    """Return latency percentiles per setup, one panel per group: line = median, dots = each repeat."""
+    """Return latency percentiles per setup, one panel per group: line = geometric mean over repeats, dots = each repeat."""
     groups = analysis.groups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
@@ -250,7 +281,7 @@ def latency_chart(analysis: Analysis) -> str:
                         continue
                     offset = (i - (len(analysis.setups) - 1) / 2) * 0.06
                     xs.append(x + offset)
-                    medians.append(spread.median)
+                    medians.append(geometric(spread).estimate if geometric(spread) else spread.median)
                     ax.scatter([x + offset] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.6, linewidths=0)
                 if xs:
                     (line,) = ax.plot(xs, medians, marker=marker, color=colour, linewidth=1.2, markersize=4)
@@ -258,7 +289,7 @@ def latency_chart(analysis: Analysis) -> str:
             ax.set_xticks(range(len(PERCENTILES)), [label for _, label in PERCENTILES])
             ax.set_title(group_label(gomaxprocs, connections, several).replace("\n", ", "), fontsize=9)
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            plain_log_axis(ax.yaxis)
         for ax in axes[::columns]:
             ax.set_ylabel("latency (ms, log scale)")
         if handles:
@@ -304,7 +335,7 @@ def cpu_chart(analysis: Analysis) -> str:
 
 
 def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
-    """Return metric against connections (log x), one panel per GOMAXPROCS, one line per setup (median, dots = repeats)."""
+    """Return metric against connections (log x), one panel per GOMAXPROCS, one line per setup (geometric mean, dots = repeats)."""
     levels = sorted({c for _, c in analysis.groups})
     gomaxprocs_values = sorted({g for g, _ in analysis.groups})
     with matplotlib.rc_context(STYLE):
@@ -321,7 +352,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
                     if spread is None:
                         continue
                     xs.append(level)
-                    ys.append(spread.median)
+                    ys.append(geometric(spread).estimate if geometric(spread) else spread.median)
                     ax.scatter([level] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.5, linewidths=0)
                 if xs:
                     (line,) = ax.plot(xs, ys, marker=marker, color=colour, linewidth=1.2, markersize=4)
@@ -335,6 +366,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
         axes[0].set_ylabel(label)
         if metric != THROUGHPUT:
             axes[0].set_yscale("log")
+            plain_log_axis(axes[0].yaxis)
         if handles:
             fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
         return to_svg(fig, name)

@@ -193,6 +193,7 @@ class Page:
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
     cpu: tuple[CpuRow, ...] = ()
     status_counts: str = ""  # '12 checks failed.'
+    ratio_caption: str = ""
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -248,6 +249,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         settings=settings_sentence(run.parameters),
         sharing=sharing_sentence(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
+        ratio_caption=ratio_caption(analysis, refs),
         status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
     )
 
@@ -485,3 +487,20 @@ def likely_cause(name: str, setup: str | None, checks: list[Check], run: Run) ->
     if setup.endswith("-unix"):
         return cause + " Over a Unix socket the usual cause is the socket's permissions: see README, Pitfalls, 'Unix socket permissions'."
     return cause + " The nginx error log in logs/ says why."
+
+
+def ratio_caption(analysis: Analysis, refs) -> str:
+    """Return the ratio chart's caption, naming only the GOMAXPROCS values this run has and where the article's sit."""
+    text = ("Overhead ratio = setup's req/s / go-http's req/s at the same GOMAXPROCS (geometric mean of the paired repeats), "
+            "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).")
+    ours = sorted({g for g, _ in analysis.groups})
+    shown = sorted({r.gomaxprocs for r in refs for g in ours if charts.reference_matches(r.gomaxprocs, g)})
+    if not shown:
+        return text
+    beside = []
+    for article in shown:
+        matching = [g for g in ours if charts.reference_matches(article, g)]
+        marker = "hollow pentagons" if article == 1 else "hollow stars"
+        where = "GOMAXPROCS=" + ", ".join(map(str, matching))
+        beside.append(f"{marker} are its GOMAXPROCS={article} figures ({'all of its laptop' + chr(39) + 's threads, ' if article != 1 else ''}shown on our {where} rows)")
+    return text + " The 2013 article's ratios: " + "; ".join(beside) + "."
