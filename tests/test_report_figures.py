@@ -104,3 +104,23 @@ def test_log_axes_are_labelled_with_plain_numbers():
 def test_excluded_labels_are_cut_at_a_word():
     assert charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50).endswith("\u2026")
     assert not charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50)[:-1].endswith(("ex", "exclu"))
+
+
+def test_noise_warnings_stay_sane():
+    sweep = load_analysis(RUNS / "sweep-all-setups").analysis  # 3 repeats per cell
+    outliers = [w.message for w in sweep.noise if w.kind == "outlier"]
+    assert outliers and all("n=3 too small for a z-score" in m and "modified z-score" not in m for m in outliers)
+    broken = load_analysis(RUNS / "fcgi-unix-502").analysis  # nginx-fcgi-unix: every repeat excluded
+    assert not [w for w in broken.noise if w.kind == "few-repeats" and w.setup == "nginx-fcgi-unix"]
+    assert not [w for w in sweep.noise + broken.noise if __import__("re").search(r"(\d\.\d\d)-\1\b", w.message)]
+
+
+def test_the_run_wide_load_generator_warning_is_shown_once_at_the_top(tmp_path):
+    from datetime import datetime, timezone
+
+    from wrkreport.report import build
+
+    build(RUNS / "sweep-all-setups", tmp_path, datetime(2026, 11, 22, tzinfo=timezone.utc))
+    html = (tmp_path / "index.html").read_text()
+    assert html.count("wrk ran more threads than there were cores free") == 1
+    assert html.index('class="caution"') < html.index('id="charts"')

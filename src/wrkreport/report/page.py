@@ -194,6 +194,7 @@ class Page:
     cpu: tuple[CpuRow, ...] = ()
     status_counts: str = ""  # '12 checks failed.'
     ratio_caption: str = ""
+    prominent: tuple[str, ...] = ()  # warnings that question every figure, shown once at the top
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -230,6 +231,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         ratios=tuple(ratio_rows(analysis, refs, several)),
         comparisons=tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c) for c in analysis.comparisons),
         noise=tuple(noise_groups(analysis)),
+        prominent=tuple(w.message + "." for w in analysis.noise if w.kind in PROMINENT and w.setup is None),
         checks=tuple(check_groups(report, run, out_dir)),
         measurements=tuple(measurement_rows(run, table, out_dir, several)),
         headers=tuple(header_rows(run, out_dir)),
@@ -254,10 +256,14 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
     )
 
 
+PROMINENT = ("client-cores",)  # run-wide, they question every figure: shown at the top, not in the list
+
+
 def noise_groups(analysis: Analysis) -> list[NoiseGroup]:
-    """Return the noise warnings grouped by kind, in the order of NOISE_TITLES."""
-    kinds = sorted({w.kind for w in analysis.noise}, key=lambda k: list(NOISE_TITLES).index(k) if k in NOISE_TITLES else len(NOISE_TITLES))
-    return [NoiseGroup(NOISE_TITLES.get(k, k), tuple(w.message for w in analysis.noise if w.kind == k)) for k in kinds]
+    """Return the noise warnings grouped by kind, in the order of NOISE_TITLES (the run-wide prominent ones left to the top)."""
+    shown = [w for w in analysis.noise if not (w.kind in PROMINENT and w.setup is None)]
+    kinds = sorted({w.kind for w in shown}, key=lambda k: list(NOISE_TITLES).index(k) if k in NOISE_TITLES else len(NOISE_TITLES))
+    return [NoiseGroup(NOISE_TITLES.get(k, k), tuple(w.message for w in shown if w.kind == k)) for k in kinds]
 
 
 def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
