@@ -67,6 +67,7 @@ CLIENT_BUSY = 0.90  # wrk using 90% of a CPU per thread or more: the client may 
 
 MIN_REPEATS = 3
 OUTLIER_Z = 3.5  # modified z-score (Iglewicz & Hoaglin)
+OUTLIER_MIN_N = 5  # below this the MAD is too coarse for a z-score: the message says "n too small" instead
 OUTLIER_MIN_REL = 0.03  # and at least 3% from the median, so a very tight cell does not cry wolf
 COLD_START_REL = 0.05  # first repeat slower than every other and > 5% below their median
 SPREAD_REL = 0.10  # (max - min) / median of req/s
@@ -522,10 +523,10 @@ def collapse(warnings: list[NoiseWarning], cells: list[Cell], kind: str, summary
 def few_repeats(cells: list[Cell]) -> list[NoiseWarning]:
     """Warn about cells with fewer than 3 included repeats (once for the run when it is all of them)."""
     measured = [c for c in cells if not c.not_measured]
-    short = [c for c in measured if c.n < MIN_REPEATS]
+    short = [c for c in measured if 0 < c.n < MIN_REPEATS]  # a cell with every repeat excluded has a failed check instead
     if not short:
         return []
-    if len(short) == len(measured) and len({c.n for c in short}) == 1:
+    if len(short) == sum(1 for c in measured if c.n) and len({c.n for c in short}) == 1:
         n = short[0].n
         return [
             NoiseWarning(
@@ -553,11 +554,12 @@ def outliers(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
         z = stats.modified_z(value, list(throughput.values))
         off = abs(value / throughput.median - 1) if throughput.median else 0
         if z is not None and abs(z) > OUTLIER_Z and off > OUTLIER_MIN_REL:
+            score = f"modified z-score {z:+.1f}" if throughput.n >= OUTLIER_MIN_N else f"n={throughput.n} too small for a z-score"
             found.append(
                 NoiseWarning(
                     "outlier",
                     f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}, repeat {repeat}: {value:,.0f} req/s is "
-                    f"{off:.1%} from the cell's median {throughput.median:,.0f} (modified z-score {z:+.1f})",
+                    f"{off:.1%} from the cell's median {throughput.median:,.0f} ({score})",
                     cell.setup,
                     cell.gomaxprocs,
                     repeat,
@@ -657,7 +659,8 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
 def span(cells: list[Cell], metric: str) -> str:
     """Return 'low-high' of a metric's cell medians, 2 decimals."""
     medians = [c.median(metric) for c in cells if c.median(metric) is not None]
-    return f"{min(medians):.2f}-{max(medians):.2f}"
+    low, high = f"{min(medians):.2f}", f"{max(medians):.2f}"
+    return low if low == high else f"{low}-{high}"
 
 
 def ratio_half_width(ratio: Ratio) -> float | None:

@@ -34,6 +34,16 @@ FILE_KINDS = {
 
 def read_bytes(path: Path, cap: int, root: Path | None = None) -> bytes:
     """Return the bytes of path, a regular file of at most cap bytes (inside root when given); else raise RefusedFile."""
+    return read_regular(path, root, lambda fd, name: read_capped(fd, cap, name))
+
+
+def read_head(path: Path, size: int, root: Path | None = None) -> bytes:
+    """Return the first size bytes of path, a regular file (inside root when given), however long it is; else raise RefusedFile."""
+    return read_regular(path, root, lambda fd, name: read_capped(fd, size, name, truncate=True))
+
+
+def read_regular(path: Path, root: Path | None, read) -> bytes:
+    """Open path without blocking or leaving root, check it is a regular file, and return read(fd, name)."""
     name = str(path)
     target = Path(path)
     if root is not None:
@@ -50,7 +60,7 @@ def read_bytes(path: Path, cap: int, root: Path | None = None) -> bytes:
         if not stat.S_ISREG(mode):
             kind = FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
             raise RefusedFile(name, f"{kind}, not a regular file; not read")
-        return read_capped(fd, cap, name)
+        return read(fd, name)
     finally:
         os.close(fd)
 
@@ -67,8 +77,8 @@ def inside(path: Path, root: Path, name: str) -> Path:
     return real
 
 
-def read_capped(fd: int, cap: int, name: str) -> bytes:
-    """Return at most cap bytes from fd, or raise RefusedFile when there are more."""
+def read_capped(fd: int, cap: int, name: str, truncate: bool = False) -> bytes:
+    """Return at most cap bytes from fd; when there are more, raise RefusedFile (or, with truncate, return the first cap)."""
     chunks, size = [], 0
     while size <= cap:
         try:
@@ -79,6 +89,8 @@ def read_capped(fd: int, cap: int, name: str) -> bytes:
             break
         chunks.append(chunk)
         size += len(chunk)
+    if size > cap and truncate:
+        return b"".join(chunks)[:cap]
     if size > cap:
         raise RefusedFile(name, f"larger than the {format_size(cap)} a file of this kind may have; not read")
     return b"".join(chunks)
