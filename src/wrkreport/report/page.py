@@ -20,7 +20,7 @@ from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
 from .failures import failure_lines
-from .fmt import display, fmt_geometric, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
+from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
 NOISE_TITLES = {
