@@ -176,6 +176,7 @@ class Page:
     reference_note: str
     setups: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     settings: str = ""  # non-default knobs, in words ("" when none)
+    precision: str = ""  # the precision target met or not, for blocked runs: part of the answer
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
     cpu: tuple[CpuRow, ...] = ()
     status_counts: str = ""  # '12 checks failed.'
@@ -235,6 +236,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         ),
         setups=tuple((s, SETUP_DESCRIPTIONS.get(s, "")) for s in analysis.setups),
         settings=settings_sentence(run.parameters),
+        precision=analysis.precision_note,
         sharing=sharing_sentence(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, refs),
