@@ -81,7 +81,8 @@ def test_compare_cli_as_a_real_process(tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0 and done.stderr == ""
-    assert "CHANGED" not in done.stdout and done.stdout.endswith(f"comparison: {tmp_path / 'compare.html'}\n")
+    assert "WORSE" not in done.stdout and "BETTER" not in done.stdout and "No figure changed measurably" in done.stdout
+    assert done.stdout.endswith(f"comparison: {tmp_path / 'compare.html'}\n")
 
 
 def test_compare_cli_with_a_missing_run_is_exit_2(tmp_path):
@@ -120,5 +121,7 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
     assert compare_summary(unusable) == (
         "No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",
     )
-    # The usable figures still count: 10 compared (Welch on logs flags none of them).
-    assert compare_summary(result)[0].startswith("No measurable change: for all 10 figures compared")
+    # The usable figures still count: 16 compared (req/s, ratio and p99; Welch on logs flags none of them).
+    assert compare_summary(result)[0].startswith(
+        "No figure changed measurably between A (default-2cores) and B (fcgi-unix-502): of the 16 figures compared, 16 are inconclusive"
+    )

@@ -104,4 +104,4 @@ def test_compare_two_runs_of_the_same_settings_changes_no_ratio():
     # run that is within the 5% start-to-start spread, so compare does not call it a change.
     go = next(c for c in result.changes if (c.setup, c.metric) == ("go-http", "requests_per_sec"))
     assert not go.flagged and go.change == pytest.approx(0.916, abs=0.001) and go.ci_low < 0.85
-    assert result.flagged == () and compare_summary(result)[0].startswith("No measurable change")
+    assert result.flagged == () and compare_summary(result)[0].startswith("No figure changed measurably")
