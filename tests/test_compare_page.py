@@ -23,7 +23,7 @@ from wrkreport.report.compare_words import change_kind, compare_title
 from conftest import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
-ROW = re.compile(r'<tr class="change-([a-z-]+)"><td class="setup">([^<]+)<br><span class="note">([^<]+)</span></td><td class="figure">([^<]+)</td>(.*?)</tr>', re.S)
+ROW = re.compile(r'<tr class="change-([a-z-]+)"><td class="setup">([^<]+)<br><span class="group">([^<]+)</span></td><td class="figure">([^<]+)</td>(.*?)</tr>', re.S)
 HREF = re.compile(r'href="([^"#][^"]*)"')
 
 
@@ -70,7 +70,8 @@ def test_an_improvement_wears_a_better_badge_for_throughput_up_and_latency_down(
     page = page_of(tmp_path, "keepalive-off", "keepalive-on")
     rows = rows_of(page)
     kind, rest = rows[("nginx-http", "req/s (geometric mean)")]
-    assert kind == "better" and '<span class="badge badge-better">better</span> 3.0x higher in B (2.4-3.7x); higher is better' in rest
+    assert kind == "better" and '<span class="badge badge-better">better</span><br><strong>2.973 (2.415-3.660)</strong>' in rest
+    assert "3.0x higher in B (2.4-3.7x); higher is better" in rest
     kind, rest = rows[("nginx-http", "p99 latency (geometric mean)")]
     assert kind == "better" and "2.7x lower in B (1.3-5.3x); lower is better" in rest
     assert rows[("nginx-fcgi-tcp", "ratio to go-http")][0] == "better"
