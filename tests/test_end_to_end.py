@@ -38,7 +38,10 @@ def test_run_bench_quick_then_wrkreport_build():
         done = subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "Traceback" not in done.stdout + done.stderr
-        assert done.stdout.strip().endswith(f"report: {reports / 'index.html'}")
+        # the report's path, then the warning count and the one-line verdict last (issue 13)
+        assert f"\nreport: {reports / 'index.html'}\n" in done.stdout
+        closing = " ".join(done.stdout.split("report: ")[-1].split())  # wrapped at 80 columns
+        assert " warning" in closing and closing.endswith("the best nginx setup here.")
         data = json.loads((reports / "results.json").read_text())
         assert data["status"] == "pass", [c for c in data["checks"] if c["status"] != "pass"]
         assert data["run"]["status"] == "complete" and len(data["measurements"]) == 8
