@@ -20,8 +20,10 @@ server on 127.0.0.1). Missing tools are installed first when run as root:
   - nginx (nginx-light), wrk and curl with apt-get, said before it is done;
   - the wrkreport package with its test extras: `pip install -e '.[test]'`, or, when the
     system Python refuses pip (Debian 12: "externally managed"), into ./.venv.
-Chromium is not installed here: the browser test is skipped with its reason unless
-`chromium` is on PATH (CI installs it; with CI=true a skipped slow or browser test fails).
+The browser tests drive the system Chromium (apt-get install chromium; .ci/run installs it)
+through Playwright, which the test extras install without downloading a browser. Without
+Chromium or Playwright they are skipped with their reason; with CI=true a skipped slow or
+browser test, or a test module skipped at import, fails.
 
 Arguments are passed to pytest, e.g. ./run_tests.sh -k parse -q
 

@@ -1,4 +1,4 @@
-"""Shared test settings: in CI, end-to-end and browser tests must run, not skip."""
+"""Shared test settings: in CI, end-to-end and browser tests (and modules skipped at import) must run, not skip."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"CI requires this test to run, but it was skipped: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Turn a whole module skipped at import (pytest.importorskip: playwright, pypdf) into a failure under CI."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and in_ci() and isinstance(collector, pytest.Module):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"CI requires this module's tests to run, but it was skipped: {reason}"
 
 
 # --- Run directories assembled from real captured wrk outputs ----------------------------

@@ -1,4 +1,4 @@
-"""The report read anywhere, in real Chromium (Playwright driving the system browser): 390 px, 1400 px and on paper.
+"""The report and the compare page read anywhere, in real Chromium (Playwright driving the system browser): 390 px, 1400 px and on paper.
 
 Set WRKREPORT_SCREENSHOT_DIR to keep the screenshots and the printed PDF for a look.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.report import build
+from wrkreport.report import build, build_compare
 
 from conftest import RUNS
 
@@ -33,10 +33,12 @@ MIN_CHART_TEXT_PX = 10
 RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",
                  "2013 article (at its GOMAXPROCS)")
 
-# The rendered size of every text of every chart: its font size in SVG units times the SVG's scale on screen.
+# The rendered size of every text of every chart shown: its font size in SVG units times the SVG's scale on screen
+# (a chart hidden by CSS, the compare page's other layout, has no box).
 CHART_TEXT_PX = """() => {
   const sizes = [];
   for (const svg of document.querySelectorAll('svg')) {
+    if (svg.getBoundingClientRect().width === 0) continue;
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
     for (const text of svg.querySelectorAll('text')) {
       sizes.push(parseFloat(getComputedStyle(text).fontSize) * scale);
@@ -57,6 +59,14 @@ def reports(tmp_path_factory):
         build(run, root / "reports" / name, datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
         found[name] = root / "reports" / name / "index.html"
     return found
+
+
+@pytest.fixture(scope="module")
+def compare_page(tmp_path_factory):
+    """Return the compare.html of keepalive-on against keepalive-off (the fixture pair that differs in a setting)."""
+    root = tmp_path_factory.mktemp("compare-layout")
+    _, paths = build_compare(RUNS / "keepalive-on", RUNS / "keepalive-off", root / "reports", datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
+    return paths["compare.html"]
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +138,26 @@ def test_a_blocked_run_prints_the_answer_not_hundreds_of_passing_rows(browser, r
     assert "NOTmet" in text  # the precision target's outcome is on paper
     assert pages <= 12, pages  # 51 pages before the rows were left off
     print(f"printed blocked default report: {pages} pages (A4)")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_compare_page_fits_the_screen_with_one_legible_chart_and_its_answer_column_visible(browser, compare_page, width):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(compare_page.as_uri())
+    scroll_width, inner_width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll_width <= inner_width, f"compare at {width} px: the page is {scroll_width} px wide"
+    shown = page.evaluate("() => [...document.querySelectorAll('svg')].filter(s => s.getBoundingClientRect().width > 0).map(s => s.id || s.getAttribute('aria-labelledby'))")
+    assert shown == [("changes-narrow" if width < 640 else "changes") + "-title " + ("changes-narrow" if width < 640 else "changes") + "-desc"], shown
+    chart = page.evaluate("() => { const s = [...document.querySelectorAll('svg')].find(s => s.getBoundingClientRect().width > 0); return [s.getBoundingClientRect().right, s.parentElement.scrollWidth, s.parentElement.clientWidth]; }")
+    assert chart[0] <= inner_width and chart[1] <= chart[2], f"compare at {width} px: the chart needs sideways scrolling ({chart})"
+    sizes = page.evaluate(CHART_TEXT_PX)
+    assert sizes and min(sizes) >= MIN_CHART_TEXT_PX, f"compare at {width} px: chart text down to {min(sizes):.1f} px"
+    # B / A and its badge sit next to the setup name, on screen without scrolling the table
+    cells = page.evaluate("""() => [...document.querySelectorAll('table.changes tbody tr')].slice(0, 4).map(
+        tr => tr.children[2].getBoundingClientRect().right)""")
+    assert cells and max(cells) <= inner_width, f"compare at {width} px: the B / A column is off-screen"
+    shot = keep(f"compare-keepalive-{width}.png")
+    if shot:
+        page.screenshot(path=str(shot), full_page=True)
+    page.close()
+

@@ -23,7 +23,7 @@ def test_a_run_against_itself_changes_nothing():
     a = load_analysis(RUNS / "default-2cores")
     result = compare(a, a)
     assert result.flagged == () and result.differences == () and result.only_in_a == result.only_in_b == ()
-    assert len(result.changes) == 8 + 6  # req/s of 8 cells, ratios of the 6 nginx cells
+    assert len(result.changes) == 8 + 6 + 8  # req/s of 8 cells, ratios of the 6 nginx cells, p99 of 8 cells
     for change in result.changes:
         assert change.change == pytest.approx(1.0) and change.ci_low < 1.0 < change.ci_high
         assert (change.n_a, change.n_b) == (5, 5)
@@ -42,7 +42,7 @@ def test_single_repeat_run_gives_changes_without_intervals():
 def test_excluded_setup_has_no_change_and_says_why():
     result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502"))
     unix = [c for c in result.changes if c.setup == "nginx-fcgi-unix"]
-    assert len(unix) == 4 and all(c.change is None and c.note == "nothing usable in B (excluded or not measured)" for c in unix)
+    assert len(unix) == 6 and all(c.change is None and c.note == "nothing usable in B (excluded or not measured)" for c in unix)
 
 
 def test_same_settings_a_minute_apart_are_not_flagged():
@@ -81,7 +81,8 @@ def test_compare_cli_as_a_real_process(tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0 and done.stderr == ""
-    assert "CHANGED" not in done.stdout and done.stdout.endswith(f"comparison: {tmp_path / 'compare.html'}\n")
+    assert "WORSE" not in done.stdout and "BETTER" not in done.stdout and "No figure changed measurably" in done.stdout
+    assert done.stdout.endswith(f"comparison: {tmp_path / 'compare.html'}\n")
 
 
 def test_compare_cli_with_a_missing_run_is_exit_2(tmp_path):
@@ -120,5 +121,7 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
     assert compare_summary(unusable) == (
         "No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",
     )
-    # The usable figures still count: 10 compared (Welch on logs flags none of them).
-    assert compare_summary(result)[0].startswith("No measurable change: for all 10 figures compared")
+    # The usable figures still count: 16 compared (req/s, ratio and p99; Welch on logs flags none of them).
+    assert compare_summary(result)[0].startswith(
+        "No figure changed measurably between A (default-2cores) and B (fcgi-unix-502): of the 16 figures compared, 16 are inconclusive"
+    )

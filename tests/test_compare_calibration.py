@@ -106,3 +106,68 @@ def test_start_sd_is_what_the_recorded_runs_show():
     print(f"\nbetween-run sd of the nginx-http ratio: {math.sqrt(tau2):.3f} (Q = {q:.1f}, df {len(logs) - 1})")
     assert math.sqrt(tau2) <= compare.START_SD < math.sqrt(tau2) + 0.01
     assert compare.START_DF == len(FIXTURE_RUNS) - 1
+
+
+# --- p99 latency: its own start-to-start sd --------------------------------------------------
+
+LATENCY_NOISE_SD = 0.13  # the pooled within-run sd of log p99 in the recorded runs is 0.10-0.13
+
+
+def latency_flag_rate(n: int, blocked: bool, seed: int) -> float:
+    """Return the share of simulated comparisons with no true change whose p99 is flagged."""
+    rng = random.Random(seed)
+    shape = {"start_sd": compare.LATENCY_START_SD, "noise_sd": LATENCY_NOISE_SD}
+    flagged = 0
+    for _ in range(COMPARISONS):
+        sides = []
+        for _side in "ab":
+            if blocked:
+                blocks = simruns.blocked_run(rng, n, **shape)
+                sides.append(compare.units_of([[math.log(y) for _, y in b] for b in blocks], []))
+            else:
+                sides.append(compare.units_of(None, [math.log(y) for _, y in simruns.one_start_run(rng, n, **shape)]))
+        found = compare.change_interval(sides[0], sides[1], compare.FIGURES[compare.P99].start_sd)
+        flagged += not found.includes(1.0)
+    return flagged / COMPARISONS
+
+
+@pytest.mark.parametrize("blocked", [True, False], ids=["blocks", "one-start"])
+@pytest.mark.parametrize("n", [3, 5, 10])
+def test_no_true_latency_change_is_rarely_flagged(n, blocked):
+    rate = latency_flag_rate(n, blocked, seed=300 + n)
+    print(f"\n{n} {'blocks' if blocked else 'repeats (one start per run)'}: p99 false-change rate {rate:.1%}")
+    assert rate <= CEILING
+
+
+def test_latency_widened_by_the_ratios_sd_would_flag_too_often():
+    # p99 moves more between starts than the ratio: widened by START_SD alone, one-start runs flag too often.
+    rng = random.Random(11)
+    shape = {"start_sd": compare.LATENCY_START_SD, "noise_sd": LATENCY_NOISE_SD}
+    flagged = 0
+    for _ in range(COMPARISONS):
+        a, b = ([math.log(y) for _, y in simruns.one_start_run(rng, 5, **shape)] for _ in "ab")
+        flagged += not compare.change_interval((a, False), (b, False), compare.START_SD).includes(1.0)
+    print(f"\np99 widened by the ratio's {compare.START_SD}: false-change rate {flagged / COMPARISONS:.1%}")
+    assert flagged / COMPARISONS > 0.10
+
+
+def test_latency_start_sd_is_what_the_recorded_runs_show():
+    # DerSimonian-Laird between-run sd of log p99 at GOMAXPROCS=2 for each setup the five runs share; the largest.
+    taus = {}
+    for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
+        logs, sizes, within = [], [], []
+        for name in FIXTURE_RUNS:
+            values = [math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[compare.P99].values]
+            logs.append(stats.mean(values))
+            sizes.append(len(values))
+            if len(values) > 1:
+                within.append((stats.stdev(values) ** 2, len(values) - 1))
+        pooled = sum(v * df for v, df in within) / sum(df for _, df in within)
+        weights = [n / pooled for n in sizes]
+        centre = sum(w * x for w, x in zip(weights, logs)) / sum(weights)
+        q = sum(w * (x - centre) ** 2 for w, x in zip(weights, logs))
+        tau2 = (q - (len(logs) - 1)) / (sum(weights) - sum(w * w for w in weights) / sum(weights))
+        taus[setup] = math.sqrt(max(tau2, 0.0))
+        assert math.sqrt(pooled) <= LATENCY_NOISE_SD + 0.005, setup
+    print(f"\nbetween-run sd of log p99: {taus}")
+    assert max(taus.values()) <= compare.LATENCY_START_SD < max(taus.values()) + 0.01

@@ -90,7 +90,7 @@ def test_keepalive_off_run_says_so(built):
 def test_compare_keepalive_off_flags_the_nginx_setups_not_go():
     result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-off"))
     flagged = {(c.setup, c.metric) for c in result.flagged}
-    assert flagged == {(s, m) for s in ("nginx-http", "nginx-fcgi-tcp") for m in ("requests_per_sec", "overhead_ratio")}
+    assert flagged == {(s, m) for s in ("nginx-http", "nginx-fcgi-tcp") for m in ("requests_per_sec", "overhead_ratio", "latency_p99_ms")}
     proxy = next(c for c in result.changes if (c.setup, c.metric) == ("nginx-http", "overhead_ratio"))
     assert proxy.ci_high < 0.5  # without upstream keep-alive the proxy keeps less than half its ratio
     assert ("parameter upstream_keepalive", "True", "False") in result.differences
@@ -104,4 +104,4 @@ def test_compare_two_runs_of_the_same_settings_changes_no_ratio():
     # run that is within the 5% start-to-start spread, so compare does not call it a change.
     go = next(c for c in result.changes if (c.setup, c.metric) == ("go-http", "requests_per_sec"))
     assert not go.flagged and go.change == pytest.approx(0.916, abs=0.001) and go.ci_low < 0.85
-    assert result.flagged == () and compare_summary(result)[0].startswith("No measurable change")
+    assert result.flagged == () and compare_summary(result)[0].startswith("No figure changed measurably")

@@ -156,8 +156,10 @@ def compare_command(run_a: str, run_b: str, out_dir: str, expect_header_bytes: i
     """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell.
 
     For every setup, GOMAXPROCS and connection count both runs measured: the change in
-    req/s and in the overhead ratio (run B / run A) with a Welch 95% interval,
-    flagged only where the interval excludes 1.0. Writes compare.html and compare.json.
+    req/s, in the overhead ratio and in p99 latency (run B / run A) with a Welch 95%
+    interval, flagged BETTER or WORSE only where the interval excludes 1.0. Writes
+    compare.html (titled with what differs, a chart of the changes, links to each run's
+    report when one was built) and compare.json.
     Exit status 0, 1 when a check failed in either run (those measurements are left
     out), 2 when a run is unusable or the runs have no cell in common (nothing to
     compare).

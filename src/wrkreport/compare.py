@@ -1,4 +1,4 @@
-"""Compare: two analysed runs -> per cell, the change in req/s and in the overhead ratio, with intervals.
+"""Compare: two analysed runs -> per cell, the change in req/s, in the overhead ratio and in p99 latency, with intervals.
 
 The runs are independent (two machines, two nginx versions, pinned or not), so their
 measurements cannot be paired: each run contributes its own units and the change B / A is
@@ -18,6 +18,10 @@ Welch-Satterthwaite degrees of freedom with the 4 it was estimated with. The sim
 in tests/test_compare_calibration.py (no true change; start effects of 5%, 10% heavy-tailed
 measurement noise, 2% outliers) shows the false-change rate of both at 3, 5 and 10
 repeats or blocks, and the percentile bootstrap used before flagging far more often.
+
+p99 latency moves more from start to start than the ratio does, so its runs without
+blocks are widened by LATENCY_START_SD instead (measured the same way, see there).
+Higher req/s and a higher ratio are better; lower latency is better (FIGURES).
 """
 
 from __future__ import annotations
@@ -36,18 +40,41 @@ from .model import BASELINE, setup_order
 # tests/test_compare_calibration.py recomputes it from tests/fixtures/runs.
 START_SD = 0.05
 START_DF = 4  # five runs
-MIN_UNITS = 2
-TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
+# The same DerSimonian-Laird between-run sd of log p99 latency at GOMAXPROCS=2 over the same
+# five runs: 0.083 (go-http), 0.165 (nginx-http), 0.132 (nginx-fcgi-tcp); the largest, rounded up.
+LATENCY_START_SD = 0.17
+P99 = "latency_p99_ms"
+
+
 METHOD = (
-    "Change = run B / run A, on the log scale: for req/s, the geometric mean of each run's kept measurements; "
+    "Change = run B / run A, on the log scale: for req/s and p99 latency, the geometric mean of each run's kept measurements; "
     "for the overhead ratio, of each run's round-paired setup/go-http ratios. A run measured in blocks (server "
     "starts) counts one value per block (the block's median); a run without blocks counts its repeats. The 95% "
     "interval is Welch's t interval on the difference of the log means (Welch-Satterthwaite degrees of freedom). "
     "A run without blocks started its servers once, so its repeats cannot show how much a restart moves the "
     f"figures: for each such run the interval is widened by a start-to-start sd of {START_SD:.0%} (the spread of "
-    "the nginx-http ratio across this project's recorded runs). A change is flagged only when the interval "
+    f"the nginx-http ratio across this project's recorded runs; {LATENCY_START_SD:.0%} for p99 latency, which moves "
+    "more). A change is flagged only when the interval "
     "excludes 1.0; with fewer than 2 blocks (or repeats) in a run there is no interval."
 )
+
+
+@dataclass(frozen=True)
+class Figure:
+    """What one compared figure is: its name on the page, which way is better, its start-to-start sd."""
+
+    label: str
+    higher_is_better: bool
+    start_sd: float
+
+
+FIGURES = {
+    THROUGHPUT: Figure("req/s", True, START_SD),
+    "overhead_ratio": Figure("ratio to go-http", True, START_SD),
+    P99: Figure("p99 latency", False, LATENCY_START_SD),
+}
+MIN_UNITS = 2
+TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
 DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
 
 
@@ -58,7 +85,7 @@ class Change:
     gomaxprocs: int
     connections: int
     setup: str
-    metric: str  # requests_per_sec | overhead_ratio
+    metric: str  # requests_per_sec | overhead_ratio | latency_p99_ms (FIGURES)
     a: float | None
     b: float | None
     change: float | None
@@ -74,6 +101,13 @@ class Change:
         """Return True when the interval excludes 1.0: a change, not noise."""
         return self.ci_low is not None and self.ci_high is not None and not self.ci_low <= 1.0 <= self.ci_high
 
+    @property
+    def better(self) -> bool | None:
+        """Return True when B is measurably better than A (higher req/s or ratio, lower latency), False when worse, None when not flagged."""
+        if not self.flagged:
+            return None
+        return (self.change > 1.0) == FIGURES[self.metric].higher_is_better
+
 
 @dataclass(frozen=True)
 class RunComparison:
@@ -85,6 +119,7 @@ class RunComparison:
     only_in_a: tuple[tuple[int, int, str], ...]
     only_in_b: tuple[tuple[int, int, str], ...]
     differences: tuple[tuple[str, str, str], ...]  # (what, in A, in B) of parameters and environment
+    differing: tuple[tuple[str, str, object, object], ...] = ()  # (section, key, value in A, value in B), raw values
     method: str = METHOD
 
     @property
@@ -103,19 +138,27 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         changes.append(throughput_change(cells_a[key], cells_b[key]))
         if key[2] != BASELINE:
             changes.append(ratio_change(cells_a[key], cells_b[key], cells_a.get(key[:2] + (BASELINE,)), cells_b.get(key[:2] + (BASELINE,))))
+        changes.append(latency_change(cells_a[key], cells_b[key]))
+    raw = raw_differences(a, b)
     return RunComparison(
         a,
         b,
         tuple(changes),
         tuple(sorted(set(cells_a) - set(cells_b))),
         tuple(sorted(set(cells_b) - set(cells_a))),
-        tuple(differences(a, b)),
+        tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
+        tuple(raw),
     )
 
 
 def throughput_change(a: Cell, b: Cell) -> Change:
     """Return the change of req/s (geometric means) from run A to run B for one cell."""
-    return change_of(a, "requests_per_sec", throughput_units(a), throughput_units(b))
+    return change_of(a, THROUGHPUT, throughput_units(a), throughput_units(b))
+
+
+def latency_change(a: Cell, b: Cell) -> Change:
+    """Return the change of p99 latency (geometric means) from run A to run B for one cell."""
+    return change_of(a, P99, metric_units(a, P99), metric_units(b, P99))
 
 
 def ratio_change(a: Cell, b: Cell, base_a: Cell | None, base_b: Cell | None) -> Change:
@@ -125,7 +168,12 @@ def ratio_change(a: Cell, b: Cell, base_a: Cell | None, base_b: Cell | None) -> 
 
 def throughput_units(cell: Cell) -> tuple[list[float], bool]:
     """Return a cell's units of log req/s and whether they are blocks."""
-    spread = cell.metrics.get(THROUGHPUT)
+    return metric_units(cell, THROUGHPUT)
+
+
+def metric_units(cell: Cell, metric: str) -> tuple[list[float], bool]:
+    """Return a cell's units of the log of one metric (req/s, p99 ms) and whether they are blocks."""
+    spread = cell.metrics.get(metric)
     items = [(k, math.log(v)) for k, v in spread.by_repeat if v > 0] if spread else []
     return units_of(cell.by_block(items), [v for _, v in items])
 
@@ -146,13 +194,13 @@ def units_of(logs_by_block: list[list[float]] | None, logs: list[float]) -> tupl
     return list(logs), False
 
 
-def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool]) -> stats.Interval | None:
-    """Return B / A from two runs' (units, blocked) with Welch's interval, widened per run without blocks; None with too few units."""
+def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool], start_sd: float = START_SD) -> stats.Interval | None:
+    """Return B / A from two runs' (units, blocked) with Welch's interval, widened by start_sd per run without blocks; None with too few units."""
     (units_a, blocked_a), (units_b, blocked_b) = a, b
     if len(units_a) < MIN_UNITS or len(units_b) < MIN_UNITS:
         return None
     unblocked = (not blocked_a) + (not blocked_b)
-    extra = unblocked * START_SD**2
+    extra = unblocked * start_sd**2
     found = stats.welch_interval(units_a, units_b, extra, START_DF if unblocked else math.inf)
     unit = stats.BLOCK if blocked_a and blocked_b else stats.REPEAT
     return stats.Interval(found.estimate, found.low, found.high, found.n, unit, 1)
@@ -168,26 +216,33 @@ def change_of(cell: Cell, metric: str, a: tuple[list[float], bool], b: tuple[lis
         side = "either run" if not units_a and not units_b else "A" if not units_a else "B"
         return Change(*where, level_a, level_b, None, None, None, len(units_a), len(units_b), f"nothing usable in {side} (excluded or not measured)")
     change = level_b / level_a
-    found = change_interval(a, b)
+    found = change_interval(a, b, FIGURES[metric].start_sd)
     if found is None:
         return Change(*where, level_a, level_b, change, None, None, len(units_a), len(units_b), TOO_FEW)
     return Change(*where, level_a, level_b, found.estimate, found.low, found.high, len(units_a), len(units_b), None, found.unit)
 
 
 def differences(a: Analysed, b: Analysed) -> list[tuple[str, str, str]]:
-    """Return the parameters, machine facts and versions that differ between the runs."""
+    """Return the parameters, machine facts and versions that differ between the runs, as (what, in A, in B) text."""
+    return [(f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw_differences(a, b)]
+
+
+def raw_differences(a: Analysed, b: Analysed) -> list[tuple[str, str, object, object]]:
+    """Return (section, key, value in A, value in B) for each parameter, machine fact and version that differs."""
     found = []
     manifest_a, manifest_b = a.run.manifest or {}, b.run.manifest or {}
     keys = [k for k in dict.fromkeys([*a.run.parameters, *b.run.parameters]) if k not in DERIVED_PARAMETERS]
     for key in keys:
         value_a, value_b = a.run.parameters.get(key), b.run.parameters.get(key)
         if value_a != value_b:
-            found.append((f"parameter {key}", show(value_a), show(value_b)))
+            found.append(("parameter", key, value_a, value_b))
     for section in ("machine", "versions"):
         part_a, part_b = manifest_a.get(section) or {}, manifest_b.get(section) or {}
+        if not isinstance(part_a, dict) or not isinstance(part_b, dict):
+            continue
         for key in sorted(set(part_a) | set(part_b)):
             if part_a.get(key) != part_b.get(key):
-                found.append((f"{section} {key}", show(part_a.get(key)), show(part_b.get(key))))
+                found.append((section, key, part_a.get(key), part_b.get(key)))
     return found
 
 

@@ -5,7 +5,8 @@ page is one self-contained file: CSS and SVG inline, no script, no network refer
 One module per job, each importing only those before it:
 
     fmt           figures and manifest values as short strings
-    words         the generated sentences (headline, verdicts, the comparison's answer)
+    words         the generated sentences (headline, verdicts) and the rule set they follow
+    compare_words the comparison's title, headline and per-change sentences
     page          the plain dataclasses the report template gets
     render        jinja2 over the packaged templates
     files         results.json, results.csv, atomic writes
@@ -27,7 +28,8 @@ from .fmt import fmt_ms, fmt_number, fmt_ratio
 from .page import build_page
 from .render import render_html
 from .terminal import closing_lines, compare_table, summary_table
-from .words import compare_summary, verdict_line
+from .compare_words import compare_summary
+from .words import verdict_line
 
 __all__ = [
     "CSV_COLUMNS",

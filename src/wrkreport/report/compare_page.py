@@ -1,4 +1,4 @@
-"""Compare page: two runs -> the comparison's page data, compare.html and compare.json."""
+"""Compare page: two runs -> the comparison's page data (title, headline, chart, badges, links), compare.html and compare.json."""
 
 from __future__ import annotations
 
@@ -7,15 +7,23 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .. import __version__
+import jinja2
+
+from .. import __version__, charts
 from ..analyze import load_analysis, several_levels
-from ..compare import compare
-from ..errors import NothingToCompare
+from ..compare import FIGURES, RunComparison, compare
+from ..errors import NothingToCompare, RefusedFile
+from ..rawfile import MiB, read_bytes
+from ..run import Run, real_path
+from .compare_words import CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, figure_text
 from .files import write_texts
-from .fmt import fmt_number, group_name
+from .fmt import display, group_name
 from .page import link
 from .render import environment
-from .words import compare_summary
+from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
+
+REPORT_JSON_CAP = 64 * MiB  # a sweep's results.json is about 1 MB
+MAX_REPORT_DIRS = 200  # subdirectories of a reports/ folder looked into for a run's report
 
 
 @dataclass(frozen=True)
@@ -28,54 +36,155 @@ class ChangeRow:
     a: str
     b: str
     change: str
+    kind: str  # better | worse | same | inconclusive | no-interval | none: the badge's class
+    badge: str  # the badge's word
     verdict: str
-    flagged: bool
+
+    @property
+    def flagged(self) -> bool:
+        """Return True when the interval excludes 1.0 (better or worse)."""
+        return self.kind in ("better", "worse")
+
+
+@dataclass(frozen=True)
+class RunLink:
+    """One run as the page links it: its report when one exists, always its raw folder."""
+
+    name: str
+    report: str | None  # relative href of its index.html
+    raw: str  # relative href of the run directory
+    status: str  # worst check status
 
 
 @dataclass(frozen=True)
 class ComparePage:
     """Everything the comparison page shows."""
 
-    title: str
+    title: str  # what differs: 'Upstream keep-alive on vs off'
     generated_at: str
     version: str
-    a_name: str
-    b_name: str
-    a_link: str
-    b_link: str
-    summary: tuple[str, ...]
+    a: RunLink
+    b: RunLink
+    headline: str
+    sentences: tuple[tuple[str, str], ...]  # (kind, sentence) per flagged change, then notes (kind "")
     method: str
     rows: tuple[ChangeRow, ...]
     only: tuple[str, ...]
     differences: tuple[tuple[str, str, str], ...]
-    statuses: tuple[tuple[str, str], ...]
+    chart_caption: str
 
 
-def change_rows(result, several: bool) -> list[ChangeRow]:
+def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
     """Return the comparison table rows."""
     rows = []
     for c in result.changes:
-        fmt = (lambda v: fmt_number(v)) if c.metric == "requests_per_sec" else (lambda v: "-" if v is None else f"{v:.3f}")
+        fmt = figure_text(c.metric)
+        kind = change_kind(c)
         if c.change is None:
             change, verdict = "-", c.note or ""
         elif c.ci_low is None:
             change, verdict = f"{c.change:.3f}", c.note or ""
         else:
             change = f"{c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
-            verdict = f"{c.change - 1:+.1%} (interval excludes 1.0)" if c.flagged else "no measurable change (interval includes 1.0)"
+            verdict = verdict_of(c, kind)
         rows.append(
             ChangeRow(
                 group=group_name(c.gomaxprocs, c.connections, several),
                 setup=c.setup,
-                what="req/s (mean)" if c.metric == "requests_per_sec" else "ratio to go-http",
+                what=FIGURES[c.metric].label + (" (geometric mean)" if c.metric != "overhead_ratio" else ""),
                 a=f"{fmt(c.a)} (n={c.n_a})",
                 b=f"{fmt(c.b)} (n={c.n_b})",
                 change=change,
+                kind=kind,
+                badge=CHANGE_KINDS[kind],
                 verdict=verdict,
-                flagged=c.flagged,
             )
         )
     return rows
+
+
+def verdict_of(c, kind: str) -> str:
+    """Return what a change with an interval says, by the rule set of `judge`."""
+    if kind in ("better", "worse"):
+        amount, interval, up = change_amount(c.change, c.ci_low, c.ci_high)
+        direction = "higher" if up else "lower"
+        return f"{amount} {direction} in B ({interval}); {'higher' if FIGURES[c.metric].higher_is_better else 'lower'} is better"
+    if kind == "same":
+        return f"no change: the whole interval lies within {BAND_TEXT}"
+    return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}"
+
+
+def change_marks(result: RunComparison, several: bool) -> list[charts.ChangeMark]:
+    """Return the change chart's rows, one per figure of each cell both runs measured."""
+    return [
+        charts.ChangeMark(
+            cell=f"{c.setup}, {group_name(c.gomaxprocs, c.connections, several)}",
+            figure=FIGURES[c.metric].label,
+            change=c.change,
+            low=c.ci_low,
+            high=c.ci_high,
+            kind=change_kind(c),
+            note=c.note or "",
+        )
+        for c in result.changes
+    ]
+
+
+def chart_desc(result: RunComparison, several: bool) -> str:
+    """Return the chart's <desc>: how many figures went which way, and the flagged ones."""
+    kinds = [change_kind(c) for c in result.changes]
+    counts = ", ".join(f"{kinds.count(k)} {CHANGE_KINDS[k]}" for k in CHANGE_KINDS if kinds.count(k))
+    flagged = " ".join(change_sentence(c, several) for c in result.flagged)
+    return f"B / A of {len(kinds)} figures on a log axis with 95% intervals; 1.0 = no change: {counts}. {flagged}".strip()
+
+
+def report_of(run: Run, out_dir: Path) -> Path | None:
+    """Return the index.html `wrkreport build` wrote for this run, where build puts it: --out (reports/) or a folder in it, beside raw/ or here.
+
+    A report belongs to the run when its results.json names the same run: the same
+    directory, or the same run id and start time (a run copied from another machine).
+    """
+    run_dir = real_path(run.path)
+    bases = dict.fromkeys(real_path(p) for p in (out_dir, run_dir.parent.parent / "reports", run_dir.parent / "reports", Path("reports")))
+    for base in bases:
+        for folder in candidate_folders(base, run.run_id):
+            if belongs(folder, run, run_dir):
+                return folder / "index.html"
+    return None
+
+
+def candidate_folders(base: Path, run_id: str) -> list[Path]:
+    """Return base, base/<run id> and the other folders directly in base (at most MAX_REPORT_DIRS), where a report may be."""
+    try:
+        inside = sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink()) if base.is_dir() else []
+    except OSError:
+        inside = []
+    return list(dict.fromkeys([base, base / run_id, *inside[:MAX_REPORT_DIRS]]))
+
+
+def belongs(folder: Path, run: Run, run_dir: Path) -> bool:
+    """Return True when folder holds a report (index.html and results.json) of this run."""
+    if not (folder / "index.html").is_file():
+        return False
+    try:
+        data = json.loads(read_bytes(folder / "results.json", REPORT_JSON_CAP))
+        recorded = data["run"]
+        started = (data.get("environment") or {}).get("started_at")
+    except (RefusedFile, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    if not isinstance(recorded, dict):
+        return False
+    path = recorded.get("path")
+    if isinstance(path, str) and Path(path).is_absolute() and real_path(Path(path)) == run_dir:
+        return True
+    ours = (run.manifest or {}).get("started_at")
+    return recorded.get("run_id") == run.run_id and ours is not None and started == ours
+
+
+def run_link(side, out_dir: Path) -> RunLink:
+    """Return one run's links from a page in out_dir."""
+    report = report_of(side.run, out_dir)
+    return RunLink(side.run.run_id, link(report, out_dir) if report else None, link(side.run.path, out_dir), side.checks.status)
 
 
 def cells_of(cells: tuple[tuple[int, int, str], ...]) -> str:
@@ -94,36 +203,44 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
             f"connections in both runs (A: {cells_of(result.only_in_a)}; B: {cells_of(result.only_in_b)})"
         )
     several = several_levels(a.analysis.groups + b.analysis.groups)
+    summary = compare_summary(result, several)
+    flagged_sentences = {change_sentence(c, several): change_kind(c) for c in result.flagged}
     page = ComparePage(
-        title=f"wrkreport: run {a.run.run_id} against run {b.run.run_id}",
+        title=compare_title(result.differing, a.run.run_id, b.run.run_id),
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
-        a_name=a.run.run_id,
-        b_name=b.run.run_id,
-        a_link=link(a.run.path, out_dir),
-        b_link=link(b.run.path, out_dir),
-        summary=compare_summary(result),
+        a=run_link(a, out_dir),
+        b=run_link(b, out_dir),
+        headline=summary[0],
+        sentences=tuple((flagged_sentences.get(s, ""), s) for s in summary[1:]),
         method=result.method,
         rows=tuple(change_rows(result, several)),
         only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells),
-        differences=result.differences,
-        statuses=(("A", a.checks.status), ("B", b.checks.status)),
+        differences=tuple((f"{section} {key}", display(va, key), display(vb, key)) for section, key, va, vb in result.differing),
+        chart_caption=(
+            f"Each row is one figure of one setup: B / A with its 95% interval, on a log scale so that 2x and 0.5x are "
+            f"equally far from 1.0. Shaded: {SAME_LOW:.2f}-{SAME_HIGH:.2f}, where a whole interval means no change. "
+            "Higher req/s and a higher ratio to go-http are better; lower p99 latency is better."
+        ),
     )
+    marks, desc = change_marks(result, several), chart_desc(result, several)
+    svgs = {layout: jinja2.utils.markupsafe.Markup(charts.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
+            for layout in ("wide", "narrow")}  # our own SVG only; CSS shows one of the two
     template = environment().get_template("compare.html")
     data = {
         "schema": 1,
         "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "a": {"run_id": a.run.run_id, "path": str(a.run.path), "status": a.checks.status},
         "b": {"run_id": b.run.run_id, "path": str(b.run.path), "status": b.checks.status},
+        "title": page.title,
         "method": result.method,
-        "changes": [asdict(c) | {"flagged": c.flagged} for c in result.changes],
+        "changes": [asdict(c) | {"flagged": c.flagged, "better": c.better, "kind": change_kind(c)} for c in result.changes],
         "only_in_a": [list(k) for k in result.only_in_a],
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
     }
     texts = {
-        "compare.html": template.render(page=page),
+        "compare.html": template.render(page=page, charts=svgs),
         "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n",
     }
     return result, write_texts(out_dir, texts, "the comparison")
-

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..analyze import Analysis, several_levels
 from .compare_page import change_rows
+from .compare_words import compare_summary
 from .page import result_rows
 
 
@@ -47,9 +48,17 @@ def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[
     return "\n".join(line.rstrip() for line in lines)
 
 
+SHORT_FIGURES = {"req/s (geometric mean)": "req/s", "ratio to go-http": "ratio", "p99 latency (geometric mean)": "p99 ms"}
+
+
 def compare_table(result) -> str:
-    """Return the terminal table of a comparison."""
+    """Return the terminal table of a comparison (BETTER / WORSE where the interval excludes 1.0), then its headline."""
     several = several_levels(result.a.analysis.groups + result.b.analysis.groups)
-    header = ("group", "setup", "figure", "A", "B", "B / A (95% CI)", "")
-    rows = [(r.group, r.setup, r.what, r.a, r.b, r.change, "CHANGED" if r.flagged else "") for r in change_rows(result, several)]
-    return text_table(header, rows)
+    header = ("GOMAXPROCS", "setup", "figure", "A", "B", "B / A (95% CI)", "")
+    rows = [
+        (short_group(r.group), r.setup, SHORT_FIGURES.get(r.what, r.what), r.a.split(" (n=")[0], r.b.split(" (n=")[0], r.change,
+         r.kind.upper() if r.flagged else "")
+        for r in change_rows(result, several)
+    ]
+    headline = compare_summary(result, several)[0]
+    return text_table(header, rows, right={3, 4}) + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)

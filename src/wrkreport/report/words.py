@@ -1,4 +1,4 @@
-"""Words: analysed numbers -> the page's sentences (headline, verdicts, settings, CPU sharing, the comparison's answer)."""
+"""Words: analysed numbers -> the page's sentences (headline, verdicts, settings, CPU sharing); the one rule set `judge`."""
 
 from __future__ import annotations
 
@@ -290,25 +290,3 @@ def sharing_sentence(analysis: Analysis) -> str:
         f"Client and servers shared {where} of this {sharing.cores}-CPU machine: {used}. The figures measure the machine "
         "with its load generator, not the servers alone; --pin-client and --pin-server separate them."
     )
-
-
-def compare_summary(result) -> tuple[str, ...]:
-    """Return the comparison's answer in sentences."""
-    flagged = result.flagged
-    total = sum(1 for c in result.changes if c.change is not None)
-    if not total:
-        return ("No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",)
-    if not flagged:
-        return (f"No measurable change: for all {total} figures compared, the 95% interval of B / A includes 1.0.",)
-    lines = [f"{len(flagged)} of {total} figures changed measurably (the 95% interval of B / A excludes 1.0):"]
-    for c in flagged:
-        what = "req/s" if c.metric == "requests_per_sec" else "overhead ratio"
-        lines.append(f"{c.setup} at GOMAXPROCS={c.gomaxprocs}, {c.connections} connections: {what} x{c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f}).")
-    baseline_moved = any(c.setup == BASELINE and c.metric == "requests_per_sec" for c in flagged)
-    if baseline_moved and not any(c.metric == "overhead_ratio" for c in flagged):
-        lines.append(
-            "go-http's own req/s moved while no overhead ratio did: the machine as a whole ran faster or slower "
-            "between the runs, not one setup against Go. The ratios, paired within each run, are the figures to compare."
-        )
-    return tuple(lines)
-
