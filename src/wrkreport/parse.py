@@ -196,12 +196,16 @@ def parse_file(path: str | Path) -> WrkResult:
 
 
 def parse_text(text: str, source: str) -> WrkResult:
-    """Parse the text of one wrk or wrk2 run into a WrkResult (source names it in errors)."""
+    """Parse the text of one wrk, wrk2 or ab run into a WrkResult (source names it in errors; ab: parse_ab)."""
     if "\x00" in text:
         raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
     if not text.strip():
         raise ParseError(source, None, "empty, expected wrk output")
     lines = split_lines(text)
+    from .parse_ab import is_ab, parse_lines  # parse_ab builds on this module's Cursor
+
+    if is_ab(lines):
+        return parse_lines(lines, source)
     start = find_running_line(lines, source)
     version = find_version(lines[:start])
     return parse_run(Cursor(source, lines, start), version)
