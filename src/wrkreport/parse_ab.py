@@ -54,10 +54,11 @@ PROGRESS_LINE = re.compile(
 )
 FAILURE_LINE = re.compile(
     r"(?P<call>apr_[a-z_]+(?:\(\))?): .*\([0-9]+\)|Test aborted after [0-9]+ failures|"
-    rf"Total of {_INT} requests completed|ab: .+|Usage: ab \[options\].*|SSL read failed .*|Invalid .+|"
+    r"ab: .+|Usage: ab \[options\].*|SSL read failed .*|Invalid .+|"
     r"socket: .*|Send request failed!|Broken pipe|Server timed out",
     re.A,
 )
+TOTAL_OF_LINE = re.compile(rf"Total of (?P<count>{_INT}) requests completed", re.A)
 SERVER_SOFTWARE_LINE = re.compile(r"Server Software:(?: (?P<software>.*))?", re.A)
 SERVER_HOSTNAME_LINE = re.compile(r"Server Hostname: (?P<host>\S+)", re.A)
 SERVER_PORT_LINE = re.compile(rf"Server Port: (?P<port>{_INT})", re.A)
@@ -156,6 +157,10 @@ def report_start(cur: Cursor) -> None:
         raise ParseError(
             cur.source, cur.lines[-1].number, "ab output ends before its report: no 'Server Software:' line (ab still running, or cut off?)"
         )
+    total = TOTAL_OF_LINE.fullmatch(line.text)
+    if total:  # ab gave up mid-run: `Total of N requests completed`, then why
+        cause = next((later for later in cur.lines[cur.pos + 1 :] if FAILURE_LINE.fullmatch(later.text)), line)
+        raise cur.error(cause, f"ab failed after {total['count']} requests and printed no report: {quote(cause.text)}")
     if FAILURE_LINE.fullmatch(line.text):
         raise cur.error(line, f"ab failed and printed no report: {quote(line.text)}")
 
