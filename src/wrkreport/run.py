@@ -1,7 +1,7 @@
 """Run: one raw/<run-id>/ directory -> a tidy table of measurements, header captures and problems.
 
 A run directory holds `<setup>.gomaxprocs-<N>[.c<C>].run-<k>.wrk.txt` (one wrk output per
-measurement), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
+measurement; `.ab.txt` for an ApacheBench one, read the same way), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
 when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
 file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
 Nothing here fails on one bad file: a file that does not parse, a name that does not fit
@@ -25,12 +25,13 @@ from .parse import parse_file
 
 WRK_FILE = re.compile(
     r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
-    r"(?:\.c(?P<level>[0-9]{1,7}))?\.run-(?P<repeat>[0-9]{1,4})\.wrk\.txt"
+    r"(?:\.c(?P<level>[0-9]{1,7}))?\.run-(?P<repeat>[0-9]{1,4})\.(?:wrk|ab)\.txt"
 )
 HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
 MANIFEST = "manifest.json"
 LATEST = "latest"
+RAW_SUFFIXES = (".wrk.txt", ".ab.txt")  # one measurement's load generator output: wrk (or wrk2), or ab
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
 # the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent).
@@ -111,7 +112,7 @@ def resolve_run_dir(path: str | Path) -> Path:
 
 def is_run_dir(path: Path) -> bool:
     """Return True when path holds a manifest or at least one wrk output."""
-    return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt"))
+    return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt")) or any(path.glob("*.ab.txt"))
 
 
 def run_sort_key(path: Path) -> tuple[str, int]:
@@ -130,7 +131,7 @@ def load_run(path: str | Path) -> Run:
     manifest = read_manifest(run_dir, problems)
     listed = manifest_measurements(manifest)
     names = {p.name for p in run_dir.iterdir() if p.is_file()}
-    wrk_names = sorted(name for name in names if name.endswith(".wrk.txt"))
+    wrk_names = sorted(name for name in names if name.endswith(RAW_SUFFIXES))
     for name in sorted(set(listed) - names):
         problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
 
@@ -142,10 +143,14 @@ def load_run(path: str | Path) -> Run:
                 Check(
                     "file-name",
                     "warn",
-                    f"{name}: name does not follow <setup>.gomaxprocs-<N>.run-<k>.wrk.txt; ignored",
+                    f"{name}: name does not follow <setup>.gomaxprocs-<N>.run-<k>{raw_suffix(name)}; ignored",
                     file=name,
                 )
             )
+            continue
+        twin = name.removesuffix(".ab.txt") + ".wrk.txt"
+        if name.endswith(".ab.txt") and twin in names:
+            problems.append(Check("file-name", "warn", f"{name}: the same measurement as {twin}; the ab output is ignored", file=name))
             continue
         try:
             result = parse_file(run_dir / name)
@@ -159,10 +164,25 @@ def load_run(path: str | Path) -> Run:
 
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = sort_measurements(table)
+    problems.extend(mixed_tools(table))
     headers = tuple(read_headers(run_dir, sorted(names), problems))
     if table.empty and not problems and not headers:
         raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
     return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts)
+
+
+def raw_suffix(name: str) -> str:
+    """Return the load generator suffix a raw file name ends with (.wrk.txt or .ab.txt)."""
+    return next(suffix for suffix in RAW_SUFFIXES if name.endswith(suffix))
+
+
+def mixed_tools(table: pd.DataFrame) -> list[Check]:
+    """Warn when a run holds both wrk and ab measurements: its ratios would pair two load generators."""
+    tools = set(table["tool"].replace("wrk2", "wrk"))
+    if len(tools) < 2:
+        return []
+    count = int((table["tool"] == "ab").sum())
+    return [Check("file-name", "warn", f"this run mixes wrk and ab outputs ({count} of {len(table)} by ab): ratios may pair two load generators")]
 
 
 def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
@@ -206,8 +226,8 @@ def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
 
 
 def cpu_file_name(wrk_name: str) -> str:
-    """Return the CPU file written beside a wrk file: same stem, .cpu.json."""
-    return wrk_name.removesuffix(".wrk.txt") + ".cpu.json"
+    """Return the CPU file written beside a wrk or ab file: same stem, .cpu.json."""
+    return wrk_name.removesuffix(".wrk.txt").removesuffix(".ab.txt") + ".cpu.json"
 
 
 def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:
