@@ -221,3 +221,17 @@ def test_no_npm_dependencies():
     assert not package.get("dependencies") and not package.get("devDependencies")
     requires = set(re.findall(r"require\('([^']+)'\)", SERVER_JS.read_text()))
     assert requires == {"node:cluster", "node:http"}
+
+
+def test_a_worker_dying_stops_the_cluster_with_exit_1():
+    proc, port = start_node("--workers", "2")
+    running = serving(proc, port, b"nodehello: ")
+    try:
+        next(running)
+        first, second = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        subprocess.run(["kill", "-9", first], check=True)
+        assert proc.wait(timeout=20) == 1
+        assert b"exited (SIGKILL); stopping" in proc.stderr.read()
+        assert not Path(f"/proc/{second}").exists() or "Z" in Path(f"/proc/{second}/stat").read_text().split()[2]
+    finally:
+        running.close()
