@@ -33,11 +33,14 @@ usage() {
 Usage: ./run_bench.sh [options]
 
 Measure Go net/http alone and behind nginx (HTTP proxy, FastCGI over TCP, FastCGI over a
-Unix socket) with wrk, on 127.0.0.1. For each GOMAXPROCS value: start the Go server and a
-private nginx, check every setup answers (curl -sI, saved verbatim); then for each
-connection level: warm up, run `wrk --latency` REPEATS times per setup, setups shuffled
-within each repeat, recording the CPU time (user, system) the servers and wrk used in each
-run. Stop the servers.
+Unix socket) with wrk, on 127.0.0.1, in blocks. A block, at one GOMAXPROCS value: start the
+Go server and a private nginx, check every setup answers (curl -sI, the first block's saved
+verbatim); then for each connection level: warm up every setup, run ROUNDS rounds of
+`wrk --latency`, every setup once per round in a shuffled order, recording the CPU time
+(user, system) the servers and wrk used in each run; stop the servers. Blocks alternate
+GOMAXPROCS values (1, 2, 1, 2, ...). The default profile runs blocks until every overhead
+ratio's 95% interval is within --precision (at least 7 blocks per GOMAXPROCS) or another
+block would pass --max-time.
 
 Results go to OUT/<run-id>/ (UTC start time; -2, -3 if taken; nothing is overwritten),
 and OUT/latest points at the newest run. Then: wrkreport build
@@ -46,16 +49,27 @@ Options (in brackets: the environment variable that sets the same; an option win
 its variable, a variable wins over the profile):
   --quick               same as --profile quick
   --profile NAME        default | quick | article                     [BENCH_PROFILE]
-                          default  -t2 -c100 -d6s, 5 repeats, 2 s warm-up (~5 min on 2 cores)
-                          quick    -t2 -c100 -d2s, 1 repeat, 1 s warm-up (< 1 min)
-                          article  -t100 -c5000 -d30s, 1 repeat, 5 s warm-up (the article's)
+                          default  -t2 -c100 -d1s, blocks of 3 rounds, 1 s warm-up per
+                                   block, until --precision 5 or --max-time 6m
+                          quick    -t2 -c100 -d1s, 1 block of 1 round, 1 s warm-up:
+                                   a smoke test (< 1 min), no interval claims
+                          article  -t100 -c5000 -d30s, 1 block of 1 round, 5 s warm-up
   --threads N           wrk -t                                        [BENCH_THREADS]
   --connections LIST    wrk -c; a list (e.g. 10,100,1000) measures every cell at each
                         level, in that order (file names gain .c<N>)  [BENCH_CONNECTIONS]
   --duration S          seconds per measurement (wrk -d)              [BENCH_DURATION]
-  --repeats N           measurements per setup, GOMAXPROCS and level, 1-9999
+  --repeats N           rounds in all (measurements per setup, GOMAXPROCS and level),
+                        1-9999, in blocks of --rounds-per-block; no stopping rule
                                                                       [BENCH_REPEATS]
-  --warmup S            warm-up seconds per setup, pass and level, 0 = none
+  --rounds-per-block N  rounds per server start (default 3; quick, article: 1)
+                                                                      [BENCH_ROUNDS_PER_BLOCK]
+  --blocks N            blocks per GOMAXPROCS (server starts); fixes the design: no
+                        stopping rule; not with --repeats             [BENCH_BLOCKS]
+  --precision PCT       stopping rule's target: every overhead ratio's 95% interval
+                        within +/-PCT% (default 5)                    [BENCH_PRECISION]
+  --max-time DURATION   stopping rule's time limit, e.g. 6m, 90s, 1h (default profile:
+                        6m); no block starts that would end after it  [BENCH_MAX_TIME]
+  --warmup S            warm-up seconds per setup, block and level, 0 = none
                                                                       [BENCH_WARMUP]
   --timeout S           wrk --timeout                                 [BENCH_TIMEOUT]
   --gomaxprocs LIST     e.g. 1,2 (each 1-9999); default: 1 and $(nproc)
@@ -124,6 +138,7 @@ FASTHTTP_PID=""
 NGINX_PID=""
 NGINX_WORKERS=()
 WRK_PID=""
+BLOCK=0           # the block being run (1-based; per GOMAXPROCS value)
 CURRENT_FILES=()  # a measurement's wrk and CPU files; removed if the run stops before it is recorded
 STAGE=""          # what the run is doing, for the manifest's reason
 FAIL_REASON=""
@@ -137,7 +152,9 @@ LEVELS=()         # wrk -c values, in order
 CLIENT_PIN=()     # taskset -c LIST, or nothing
 SERVER_PIN=()
 GOMAXPROCS_LIST=()
-ORDERS=()         # this pass's shuffled setup orders, one line per (connection level, repeat)
+ORDERS=()         # this block's shuffled setup orders, one line per (connection level, round)
+ANSWER=()         # the lines of the helper's last answer (ask)
+HELPER_PROC=""    # PID of the long-lived helper (coproc HELPER)
 CELL=()           # one --cell SETUP READY HEADERS ERROR of `pass-ready`
 CELLS_DEADLINE=0  # when the setups of this pass must have answered (SECONDS)
 declare -A PLAN=()
@@ -172,6 +189,47 @@ helper() {
 # helper_bg ARGS...: the helper in the background as one process, so $! is Python's own PID.
 helper_bg() {
   PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" exec python3 -m wrkreport.bench "$@"
+}
+
+# start_helper: the long-lived helper for the run's bookkeeping (docs/driver.md, `serve`).
+start_helper() {
+  coproc HELPER { helper_bg serve --run "${RUN_DIR}"; }
+  HELPER_PROC="${HELPER_PID}"
+}
+
+# ask SUBCOMMAND ARGS...: send one command to the helper (arguments NUL-ended, then an
+# RS argument) and read its answer into ANSWER, up to its `@@done STATUS` line; return STATUS.
+ask() {
+  local line
+  ANSWER=()
+  if [[ -z "${HELPER_PROC}" ]] || ! is_running "${HELPER_PROC}"; then
+    die 1 "the helper (wrkreport.bench serve) is not running"
+  fi
+  printf '%s\0' "$@" $'\x1e' >&"${HELPER[1]}"
+  while :; do
+    if ! IFS= read -r line <&"${HELPER[0]}"; then
+      is_running "${HELPER_PROC}" || die 1 "the helper (wrkreport.bench serve) exited during '$1'"
+      continue # a signal interrupted read; its trap has run
+    fi
+    if [[ "${line}" == "@@done "* ]]; then
+      return "${line#@@done }"
+    fi
+    ANSWER+=("${line}")
+  done
+}
+
+# stop_helper: close the helper's input and wait for it (it has written everything).
+stop_helper() {
+  [[ -n "${HELPER_PROC}" ]] || return 0
+  local fd="${HELPER[1]:-}" i
+  [[ -z "${fd}" ]] || exec {fd}>&-
+  for ((i = 0; i < 50; i++)); do
+    is_running "${HELPER_PROC}" || break
+    sleep 0.1
+  done
+  is_running "${HELPER_PROC}" && kill -TERM "${HELPER_PROC}" 2>/dev/null
+  wait "${HELPER_PROC}" 2>/dev/null || true
+  HELPER_PROC=""
 }
 
 contains() {
@@ -398,7 +456,12 @@ start_run() {
   local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${NGINX}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
   RUN_DIR="$(helper "${args[@]}")"
-  log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
+  if ((PLAN[adaptive])); then
+    log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}%: at least ${PLAN[measurements]} measurements (about ${PLAN[estimate]}), at most ${PLAN[max_time]:-no limit}; writing ${RUN_DIR}"
+  else
+    log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
+  fi
+  ((!PLAN[smoke_test])) || log "smoke test (--quick): one short measurement per cell, no interval claims; for figures run the default profile"
   [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
 }
 
@@ -436,9 +499,20 @@ not_started() {
   printf '%s did not start within %ss: %s (%s)\n' "$1" "${READY_TIMEOUT_S}" "${last:-no output}" "$2"
 }
 
+# server_log NAME N: the log file name (under logs/) of a server in the current block:
+# NAME.gomaxprocs-N.log in block 1, NAME.gomaxprocs-N.block-B.log after.
+server_log() {
+  if ((BLOCK > 1)); then
+    printf 'logs/%s.gomaxprocs-%s.block-%s.log\n' "$1" "$2" "${BLOCK}"
+  else
+    printf 'logs/%s.gomaxprocs-%s.log\n' "$1" "$2"
+  fi
+}
+
 # start_go N: start the Go server with GOMAXPROCS=N and wait for its "ready" line.
 start_go() {
-  local n="$1" log_file="${RUN_DIR}/logs/go.gomaxprocs-$1.log"
+  local n="$1" log_file
+  log_file="${RUN_DIR}/$(server_log go "$1")"
   local args=(-http-port "${PLAN[port.go-http]}" -fcgi-port "${PLAN[port.go-fcgi-tcp]}" -fcgi-socket "${SOCKET}"
     -http-socket "${HTTP_SOCKET}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
   if is_root; then
@@ -454,7 +528,8 @@ start_go() {
 
 # start_fasthttp N: start the fasthttp server with GOMAXPROCS=N; false if it is not ready.
 start_fasthttp() {
-  local n="$1" log_file="${RUN_DIR}/logs/fasthttp.gomaxprocs-$1.log"
+  local n="$1" log_file
+  log_file="${RUN_DIR}/$(server_log fasthttp "$1")"
   local args=(-http-port "${PLAN[port.go-fasthttp]}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${FASTHTTP_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
   FASTHTTP_PID=$!
@@ -489,14 +564,14 @@ start_servers() {
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
-  log "pass GOMAXPROCS=${n}: starting $(join_words "${names[@]}")"
+  log "block ${BLOCK} GOMAXPROCS=${n}: starting $(join_words "${names[@]}")"
   if [[ -n "${PLAN[go_setups]}" ]] && ! start_go "${n}"; then
-    DOWN[go]="$(not_started "the Go server" "logs/go.gomaxprocs-${n}.log")"
-    log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this pass"
+    DOWN[go]="$(not_started "the Go server" "$(server_log go "${n}")")"
+    log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this block"
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
-    DOWN[fasthttp]="$(not_started "the fasthttp server" "logs/fasthttp.gomaxprocs-${n}.log")"
+    DOWN[fasthttp]="$(not_started "the fasthttp server" "$(server_log fasthttp "${n}")")"
     stop_process "${FASTHTTP_PID}" "fasthttp server"
     FASTHTTP_PID=""
   fi
@@ -540,6 +615,7 @@ cell_args() {
   local n="$1" setup="$2" url file pid error rc=0
   url="${PLAN[url.${setup}]}"
   file="${RUN_DIR}/${setup}.gomaxprocs-${n}.headers.txt"
+  ((BLOCK == 1)) || file="${WORK}/${setup}.headers.txt" # later blocks: checked, not kept
   pid="$(server_pid "${PLAN[server.${setup}]}")"
   error="$(down_reason "${setup}")"
   if [[ -n "${error}" ]]; then
@@ -560,8 +636,8 @@ cell_args() {
 # `pass-ready`, and read its verdicts: fills USABLE and NGINX_WORKERS.
 check_cells() {
   local n="$1" setup output verdict text
-  local args=(pass-ready --run "${RUN_DIR}" --gomaxprocs "${n}")
-  [[ -z "${GO_PID}" ]] || args+=(--go-pid "${GO_PID}" --go-log "${RUN_DIR}/logs/go.gomaxprocs-${n}.log")
+  local args=(pass-ready --gomaxprocs "${n}")
+  [[ -z "${GO_PID}" ]] || args+=(--go-pid "${GO_PID}" --go-log "${RUN_DIR}/$(server_log go "${n}")")
   [[ -z "${NGINX_PID}" ]] || args+=(--nginx-pid "${NGINX_PID}")
   [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
@@ -569,9 +645,10 @@ check_cells() {
     cell_args "${n}" "${setup}"
     args+=("${CELL[@]}")
   done
-  output="$(helper "${args[@]}")" || die 1 "could not record the GOMAXPROCS=${n} pass in the manifest"
+  ask "${args[@]}" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n} in the manifest"
   USABLE=()
-  while read -r verdict setup text; do
+  for output in "${ANSWER[@]}"; do
+    read -r verdict setup text <<<"${output}"
     case "${verdict}" in
       nginx_workers) read -ra NGINX_WORKERS <<<"${setup} ${text}" ;;
       measure)
@@ -579,11 +656,11 @@ check_cells() {
         [[ -z "${text}" ]] || log "${setup} GOMAXPROCS=${n}: ${text}"
         ;;
       skip)
-        log "${setup} GOMAXPROCS=${n}: ${text}; the run goes on without it"
-        SKIPPED+=("${setup} GOMAXPROCS=${n}: ${text}")
+        log "${setup} GOMAXPROCS=${n} block ${BLOCK}: ${text}; the run goes on without it"
+        SKIPPED+=("${setup} GOMAXPROCS=${n} block ${BLOCK}: ${text}")
         ;;
     esac
-  done <<<"${output}"
+  done
 }
 
 # servers_running SETUP: true while every process SETUP depends on is running.
@@ -603,9 +680,9 @@ drop_setup() {
     [[ "${item}" == "$2" ]] || kept+=("${item}")
   done
   USABLE=("${kept[@]}")
-  log "$2 GOMAXPROCS=$1: $3"
-  SKIPPED+=("$2 GOMAXPROCS=$1: $3")
-  helper pass-note --run "${RUN_DIR}" --gomaxprocs "$1" --note "$2: $3"
+  log "$2 GOMAXPROCS=$1 block ${BLOCK}: $3"
+  SKIPPED+=("$2 GOMAXPROCS=$1 block ${BLOCK}: $3")
+  ask pass-note --gomaxprocs "$1" --note "$2: $3" || die 1 "could not record a note of block ${BLOCK} GOMAXPROCS=$1"
 }
 
 # wait_wrk: wait for the wrk (or the helper running it) started in the background as
@@ -624,7 +701,7 @@ wrk_args() {
 
 # warm_up N C: a run of wrk per usable setup at C connections, output not kept.
 warm_up() {
-  local n="$1" c="$2" setup label="GOMAXPROCS=$1"
+  local n="$1" c="$2" setup label="block ${BLOCK} GOMAXPROCS=$1"
   ((PLAN[sweep])) && label+=" c=${c}"
   ((PLAN[warmup_s] > 0 && ${#USABLE[@]} > 0)) || return 0
   STAGE="the ${label} warm-up"
@@ -637,9 +714,10 @@ warm_up() {
   done
 }
 
-# measure N C SETUP K: one wrk --latency run through the helper's `measure`, which prints
-# the progress line, puts wrk's stdout then stderr, verbatim, into the .wrk.txt and the CPU
-# times into the .cpu.json, and records the measurement in the manifest.
+# measure N C SETUP K R: one wrk --latency run (round K of the cell, R of the block) through
+# the helper's `measure`, which prints the progress line, puts wrk's stdout then stderr,
+# verbatim, into the .wrk.txt and the CPU times into the .cpu.json, and records the
+# measurement in the manifest.
 measure() {
   local n="$1" c="$2" setup="$3" k="$4" stem label rc=0
   stem="${setup}.gomaxprocs-${n}"
@@ -648,65 +726,97 @@ measure() {
     stem+=".c${c}"
     label+=" c=${c}"
   fi
+  stem+=".block-${BLOCK}.run-${k}"
   wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency
-  STAGE="${label} run ${k}/${PLAN[repeats]} (its partial output was discarded)"
-  CURRENT_FILES=("${RUN_DIR}/${stem}.run-${k}.wrk.txt" "${RUN_DIR}/${stem}.run-${k}.cpu.json")
+  STAGE="${label} block ${BLOCK} run ${k} (its partial output was discarded)"
+  CURRENT_FILES=("${RUN_DIR}/${stem}.wrk.txt" "${RUN_DIR}/${stem}.cpu.json")
   PROGRESS_OPEN=1
-  helper_bg measure --run "${RUN_DIR}" --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" \
-    --file "${stem}.run-${k}.wrk.txt" --cpu-file "${stem}.run-${k}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" &
-  WRK_PID=$!
-  wait_wrk || rc=$?
+  ask measure --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" --block "${BLOCK}" --round "$5" \
+    --file "${stem}.wrk.txt" --cpu-file "${stem}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
-  ((rc == 0)) || die 1 "could not run or record ${stem}.run-${k} (exit status ${rc})"
+  ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()
   PROGRESS_OPEN=0
   MEASURED=$((MEASURED + 1))
 }
 
-# start_pass N: record the pass and its shuffled orders (ORDERS), start its servers, check
-# every setup answers (USABLE).
-start_pass() {
-  local n="$1" text
-  STAGE="the start of the GOMAXPROCS=${n} pass"
-  text="$(helper pass-start --run "${RUN_DIR}" --gomaxprocs "${n}")"
-  mapfile -t ORDERS <<<"${text}"
+# start_block N FIRST ROUNDS: record block BLOCK of GOMAXPROCS=N (rounds FIRST..) and its
+# shuffled orders (ORDERS), start its servers, check every setup answers (USABLE).
+start_block() {
+  local n="$1"
+  STAGE="the start of block ${BLOCK} GOMAXPROCS=${n}"
+  ask pass-start --gomaxprocs "${n}" --block "${BLOCK}" --first-round "$2" --rounds "$3" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n}"
+  ORDERS=("${ANSWER[@]}")
   start_servers "${n}"
   check_cells "${n}"
 }
 
-# measure_pass N: for each connection level, warm up, then each repeat in its shuffled order.
-measure_pass() {
-  local n="$1" i=0 k c setup order=()
-  # ORDERS: one line per (connection level, repeat), levels in turn (wrkreport.bench.manifest.new_pass).
+# measure_block N FIRST ROUNDS: for each connection level, warm up, then each round in its shuffled order.
+measure_block() {
+  local n="$1" i=0 r k c setup order=()
+  # ORDERS: one line per (connection level, round), levels in turn (wrkreport.bench.manifest.new_pass).
   for c in "${LEVELS[@]}"; do
     warm_up "${n}" "${c}"
-    for ((k = 1; k <= PLAN[repeats]; k++)); do
+    for ((r = 1; r <= $3; r++)); do
+      k=$(($2 + r - 1))
       read -ra order <<<"${ORDERS[i]}"
       i=$((i + 1))
       for setup in "${order[@]}"; do
         contains "${setup}" "${USABLE[@]}" || continue
         if servers_running "${setup}"; then
-          measure "${n}" "${c}" "${setup}" "${k}"
+          measure "${n}" "${c}" "${setup}" "${k}" "${r}"
         else
-          drop_setup "${n}" "${setup}" "its server exited during the pass (see logs/); runs from c=${c} run ${k} on not measured"
+          drop_setup "${n}" "${setup}" "its server exited during the block (see logs/); runs from c=${c} run ${k} on not measured in it"
         fi
       done
     done
   done
 }
 
-# end_pass N: stop the pass's servers and record its end.
-end_pass() {
-  STAGE="stopping the GOMAXPROCS=$1 servers"
+# end_block N: stop the block's servers and record its end.
+end_block() {
+  STAGE="stopping the block ${BLOCK} GOMAXPROCS=$1 servers"
   stop_servers
-  helper pass-end --run "${RUN_DIR}" --gomaxprocs "$1"
+  ask pass-end --gomaxprocs "$1" || die 1 "could not record the end of block ${BLOCK} GOMAXPROCS=$1"
 }
 
-# run_pass N: one GOMAXPROCS value, from starting the servers to stopping them.
-run_pass() {
-  start_pass "$1"
-  measure_pass "$1"
-  end_pass "$1"
+# run_block N FIRST ROUNDS: one block, from starting the servers to stopping them.
+run_block() {
+  start_block "$@"
+  measure_block "$@"
+  end_block "$1"
+}
+
+# stop_rule N: after a block of the default profile, ask the helper whether the precision
+# target is met or time is up; true when the run should stop.
+stop_rule() {
+  local verdict worst reason
+  ((PLAN[adaptive])) || return 1
+  ask decide || die 1 "could not assess the precision after block ${BLOCK}"
+  read -r verdict worst reason <<<"${ANSWER[0]}"
+  if [[ "${worst}" == - ]]; then worst="no interval yet"; else worst="worst ratio +/-${worst}%"; fi
+  log "after block ${BLOCK} GOMAXPROCS=$1: ${worst} (target +/-${PLAN[precision_pct]}%)"
+  [[ "${verdict}" == stop ]] || return 1
+  log "stopping: ${reason}"
+}
+
+# run_blocks: blocks alternating GOMAXPROCS values, a fixed number or until stop_rule says stop.
+run_blocks() {
+  local n first rounds
+  BLOCK=0
+  while :; do
+    BLOCK=$((BLOCK + 1))
+    first=$(((BLOCK - 1) * PLAN[rounds_per_block] + 1))
+    rounds="${PLAN[rounds_per_block]}"
+    if ((!PLAN[adaptive] && first + rounds - 1 > PLAN[repeats])); then
+      rounds=$((PLAN[repeats] - first + 1))
+    fi
+    for n in "${GOMAXPROCS_LIST[@]}"; do
+      run_block "${n}" "${first}" "${rounds}"
+      ! stop_rule "${n}" || return 0
+    done
+    ((PLAN[adaptive] || BLOCK < PLAN[blocks])) || return 0
+  done
 }
 
 finish_run() {
@@ -715,10 +825,12 @@ finish_run() {
     printf -v joined '%s; ' "${SKIPPED[@]}"
     die 1 "no setup could be measured: ${joined%; }"
   fi
-  while IFS= read -r line; do
-    log "${line}"
-  done < <(helper finish --run "${RUN_DIR}" --status complete)
+  ask finish --status complete || die 1 "could not finish the manifest"
   FINISHED=1
+  stop_helper
+  for line in "${ANSWER[@]}"; do
+    log "${line}"
+  done
   for item in "${SKIPPED[@]}"; do
     log "warning: not measured: ${item}"
   done
@@ -779,6 +891,8 @@ cleanup() {
     kill -TERM "${WRK_PID}" 2>/dev/null
     wait "${WRK_PID}" 2>/dev/null
   fi
+  [[ -z "${HELPER_PROC}" ]] || kill -TERM "${HELPER_PROC}" 2>/dev/null # ends a measurement: wrk gets the signal
+  stop_helper
   stop_servers
   ((${#CURRENT_FILES[@]} == 0)) || rm -f -- "${CURRENT_FILES[@]}"
   if [[ -n "${RUN_DIR}" ]] && ((!FINISHED)); then
@@ -796,7 +910,7 @@ cleanup() {
 }
 
 main() {
-  local arg n
+  local arg
   for arg in "$@"; do
     if [[ "${arg}" == -h || "${arg}" == --help ]]; then
       usage
@@ -822,9 +936,8 @@ main() {
 
   start_run
   tune_kernel
-  for n in "${GOMAXPROCS_LIST[@]}"; do
-    run_pass "${n}"
-  done
+  start_helper
+  run_blocks
   STAGE=""
   finish_run
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Time `wrkreport build` on a synthetic run of many measurements; print figures, assert nothing.
 
-Usage: python benchmarks/build_speed.py [--measurements 1000] [--keep DIR]
+Usage: python benchmarks/build_speed.py [--measurements 1000] [--keep DIR] [--floor-only]
+
+First it prints `wrkreport build` of tests/fixtures/runs/default-2cores against the import
+floor (`python -c 'import wrkreport.report, matplotlib, pandas, jinja2'`), best of 3 each.
 
 Writes a raw run directory of wrk 4.x outputs in wrk's exact layout (4 setups, 5
 GOMAXPROCS values, as many repeats as needed), with header captures, then times the
@@ -15,6 +18,8 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -103,11 +108,38 @@ def make_run(root: Path, measurements: int, seed: int = 1) -> Path:
     return run
 
 
+DEFAULT_RUN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "runs" / "default-2cores"
+FLOOR = "import wrkreport.report, matplotlib, pandas, jinja2"
+
+
+def best_of(command: list[str], tries: int) -> float:
+    """Return the shortest wall time of a command over some tries, in seconds."""
+    found = []
+    for _ in range(tries):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        found.append(time.perf_counter() - start)
+    return min(found)
+
+
+def against_floor(tries: int = 3) -> None:
+    """Print `wrkreport build` of the default fixture run against the bare import of its libraries (the floor), best of tries."""
+    with tempfile.TemporaryDirectory(prefix="wrkreport-floor-") as out:
+        floor = best_of([sys.executable, "-c", FLOOR], tries)
+        build = best_of([sys.executable, "-m", "wrkreport", "build", str(DEFAULT_RUN), "--out", out], tries)
+    print(f"import floor ({FLOOR}): {floor:.2f} s")
+    print(f"wrkreport build of the default run:  {build:.2f} s = {build / floor:.2f}x the floor (goal: at most 1.5x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--measurements", type=int, default=1000)
     parser.add_argument("--keep", type=Path, help="write the synthetic run and report here and keep them")
+    parser.add_argument("--floor-only", action="store_true", help="only compare the default run's build with the import floor")
     args = parser.parse_args()
+    against_floor()
+    if args.floor_only:
+        return
     root = args.keep or Path(tempfile.mkdtemp(prefix="wrkreport-bench-"))
     try:
         run_dir = make_run(root / "raw", args.measurements)

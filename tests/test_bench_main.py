@@ -88,9 +88,9 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
         "measure nginx-fcgi-tcp note: 138-byte header block, expected 141",
         "skip nginx-http no HTTP answer from http://127.0.0.1:8081/ within 10s",
     ]
-    name = "go-http.gomaxprocs-1.run-1.wrk.txt"
+    name = "go-http.gomaxprocs-1.block-1.run-1.wrk.txt"
     measured = run_helper(
-        "measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--file", name,
+        "measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--block", "1", "--round", "1", "--file", name,
         "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "wrk.stderr"),
         "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"),
     )  # fmt: skip
@@ -295,3 +295,39 @@ def test_a_save_path_that_is_not_a_regular_file_is_never_replaced(tmp_path):
         assert done.returncode == 1 and done.stderr == f"run_bench.sh: plan: {target} exists and is not a regular file; not replaced\n"
     assert fifo.is_fifo() and link.is_symlink() and not (tmp_path / "elsewhere.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link"]
+
+
+def test_serve_answers_each_command_with_its_output_and_status_and_keeps_the_manifest_written(tmp_path):
+    out = tmp_path / "raw"
+    plan_file = tmp_path / "plan.json"
+    assert run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--blocks", "2", "--rounds-per-block", "2", "--out", str(out), "--seed", "3", "--gomaxprocs", "1").returncode == 0
+    run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
+    name = "go-http.gomaxprocs-1.block-2.run-3.wrk.txt"
+    commands = [
+        ["pass-start", "--gomaxprocs", "1", "--block", "2", "--first-round", "3", "--rounds", "2"],
+        ["measure", "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "3", "--block", "2", "--round", "1", "--file", name,
+         "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "wrk.stderr"),
+         "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt")],
+        ["pass-note", "--gomaxprocs", "1", "--note", "a note with spaces\nand a newline"],
+        ["pass-end", "--gomaxprocs", "1"],
+        ["pass-note", "--gomaxprocs", "9", "--note", "no such pass"],
+        ["no-such-subcommand"],
+        ["finish", "--status", "complete"],
+    ]  # fmt: skip
+    stdin = b"".join(b"".join(arg.encode() + b"\0" for arg in [*command, "\x1e"]) for command in commands)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)], input=stdin, capture_output=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    answers = done.stdout.decode().split("@@done ")
+    statuses = [int(answer.split("\n", 1)[0]) for answer in answers[1:]]
+    assert statuses == [0, 0, 0, 0, 1, 2, 0]
+    assert answers[0].splitlines() == [" ".join(order) for order in shuffled_orders(list(DEFAULT_SETUP_IDS), 2, 3, 1, 2)]
+    assert "GOMAXPROCS=1 go-http          60,042 req/s (median of 1)" in answers[-2]
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and (run / name).is_file()
+    entry = manifest["passes"][0]
+    assert (entry["block"], entry["rounds"], entry["notes"]) == (2, [3, 4], ["a note with spaces\nand a newline"])
+    m = manifest["measurements"][0]
+    assert (m["block"], m["round"], m["repeat"]) == (2, 1, 3)
+    assert re.fullmatch(r"[0-9T:-]+\.[0-9]{3}Z", m["started_at"]) and m["ended_at"] >= m["started_at"]
+    assert "no pass for GOMAXPROCS=9" in done.stderr.decode()

@@ -105,7 +105,7 @@ def test_progress_result_reads_the_finished_file(fixture, exit_code, text):
 
 
 def test_progress_start_names_position_and_time_left():
-    manifest = {"parameters": plan(), "passes": [], "measurements": []}
+    manifest = {"parameters": plan("--blocks", "1", "--rounds-per-block", "5"), "passes": [], "measurements": [{}] * 26}
     new_pass(manifest, 1)
     second = new_pass(manifest, 2)
     setup = second["order"][1][2]  # repeat 2, third in its order
@@ -114,8 +114,17 @@ def test_progress_start_names_position_and_time_left():
     assert line.endswith(" left) ... ")
 
 
+def test_progress_names_the_block_and_with_the_stopping_rule_the_precision_so_far():
+    fixed = {"parameters": plan("--blocks", "3"), "passes": [], "measurements": [{}] * 30, "started_at": "2026-11-22T16:47:00Z"}
+    new_pass(fixed, 1, block=2, first_round=4, rounds=3)
+    assert progress_start(fixed, 1, 100, "go-http", 5).startswith("[31/72] go-http GOMAXPROCS=1 block 2/3 run 5/9 (~")
+    adaptive = {**fixed, "parameters": plan(), "precision": {"worst_half_width_pct": 7.5}}
+    line = progress_start(adaptive, 1, 100, "go-http", 5)
+    assert line.startswith("[31] go-http GOMAXPROCS=1 block 2 run 5 (+/-7.5% so far, <= ")
+
+
 def test_progress_in_a_sweep_names_the_level():
-    manifest = {"parameters": plan("--connections", "10,50", "--repeats", "2"), "passes": [], "measurements": []}
+    manifest = {"parameters": plan("--connections", "10,50", "--blocks", "1", "--rounds-per-block", "2"), "passes": [], "measurements": [{}] * 28}
     new_pass(manifest, 1)
     second = new_pass(manifest, 2)
     assert second["order_connections"] == [10, 10, 50, 50]

@@ -10,6 +10,7 @@ import pytest
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.plan import build_plan, estimate_seconds, plan_lines, plan_parser
 from wrkreport.bench.setups import ENV_BODY_BYTES, ENV_GOMAXPROCS, ENV_HANDLER_DELAY, ENV_OUT, ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_PORTS, ENV_PROFILE, ENV_SEED, ENV_SETUPS, ENV_UPSTREAM_KEEPALIVE, MEASUREMENT_OVERHEAD_S, PARAMS, PASS_OVERHEAD_S, SETUPS, SETUP_IDS, UsageError, body_text, expect_header_bytes
+from wrkreport.stats import MIN_BLOCKS
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
 from wrkreport.run import WRK_FILE
 
@@ -32,13 +33,16 @@ def plan(*argv: str, env: dict | None = None, nproc: int = 2, euid: int = 1000, 
 def test_default_plan_matches_the_documented_defaults():
     p = plan()
     assert p["profile"] == "default"
-    assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"], p["wrk_timeout_s"]) == (2, 100, 6, 5, 2, 2)
+    assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"], p["wrk_timeout_s"]) == (2, 100, 1, None, 1, 2)
+    # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5% or 6 minutes.
+    assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"]) == (3, None, True, MIN_BLOCKS)
+    assert (p["precision_pct"], p["max_time_s"]) == (5.0, 360)
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}
     assert p["urls"]["nginx-fcgi-unix"] == "http://127.0.0.1:8083/"
     assert p["out"] == "/repo/raw"
-    assert p["measurements"] == 40
+    assert p["measurements"] == 2 * 4 * MIN_BLOCKS * 3  # at least
     assert p["tune"] is False and p["seed"] == 7
     assert p["expect_header_bytes"] == 141
     assert p["connections_levels"] == [100] and p["connections"] == 100
@@ -58,14 +62,68 @@ def test_gomaxprocs_is_deduplicated_on_one_core():
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["--quick"], (2, 100, 2, 1, 1)),
-        (["--profile", "quick"], (2, 100, 2, 1, 1)),
+        (["--quick"], (2, 100, 1, 1, 1)),
+        (["--profile", "quick"], (2, 100, 1, 1, 1)),
         (["--profile", "article"], (100, 5000, 30, 1, 5)),
     ],
 )
 def test_profiles(argv, expected):
     p = plan(*argv)
     assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"]) == expected
+    assert (p["blocks"], p["rounds_per_block"], p["adaptive"], p["max_time_s"]) == (1, 1, False, None)  # one block, no stopping rule
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        (["--repeats", "10"], {}, (10, 4, 3, False)),  # 10 rounds in blocks of 3: 3 + 3 + 3 + 1
+        (["--blocks", "2", "--rounds-per-block", "2"], {}, (4, 2, 2, False)),
+        ([], {"BENCH_BLOCKS": "3", "BENCH_ROUNDS_PER_BLOCK": "1"}, (3, 3, 1, False)),
+        (["--quick", "--repeats", "5"], {}, (5, 5, 1, False)),
+        ([], {}, (None, None, 3, True)),
+    ],
+)
+def test_block_design(argv, env, expected):
+    p = plan(*argv, env=env)
+    assert (p["repeats"], p["blocks"], p["rounds_per_block"], p["adaptive"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        (["--precision", "2", "--max-time", "30m"], {}, (2.0, 1800)),
+        ([], {"BENCH_PRECISION": "2.5%", "BENCH_MAX_TIME": "90s"}, (2.5, 90)),
+        (["--max-time", "1h"], {"BENCH_MAX_TIME": "5"}, (5.0, 3600)),
+        (["--max-time", "20"], {}, (5.0, 20)),
+    ],
+)
+def test_precision_and_max_time(argv, env, expected):
+    p = plan(*argv, env=env)
+    assert (p["precision_pct"], p["max_time_s"]) == expected
+    assert p["warnings"] == []
+
+
+def test_precision_with_a_fixed_design_is_a_warning_not_a_setting():
+    p = plan("--quick", "--max-time", "1m")
+    assert p["max_time_s"] is None
+    assert p["warnings"] == ["--precision and --max-time steer the stopping rule, which a fixed design (1 block(s) per GOMAXPROCS) does not use"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--precision", "0"], "--precision must be a percentage above 0 and at most 100, e.g. 5 or 2.5, not '0'"),
+        (["--precision", "five"], "--precision must be a percentage above 0 and at most 100, e.g. 5 or 2.5, not 'five'"),
+        (["--max-time", "6 min"], "--max-time must be a duration like 6m, 90s or 1h, not '6 min'"),
+        (["--max-time", "0s"], "--max-time must be between 1s and 168h, not '0s'"),
+        (["--blocks", "2", "--repeats", "4"], "give --blocks or --repeats, not both"),
+        (["--blocks", "5000", "--rounds-per-block", "2"], "--blocks x --rounds-per-block must be at most 9999 rounds, not 10000"),
+        (["--rounds-per-block", "0"], "--rounds-per-block must be at least 1, not 0"),
+    ],
+)
+def test_bad_design_options_are_refused(argv, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        plan(*argv)
 
 
 def test_option_beats_environment_beats_profile():
@@ -80,7 +138,7 @@ def test_environment_lists_and_ports():
     assert p["gomaxprocs"] == [2, 1]
     assert p["setups"] == ["go-http", "nginx-http"]  # table order, whatever the given order
     assert p["needed_ports"] == {"go-http": 18080, "go-fcgi-tcp": 9001, "nginx-http": 18081}
-    assert p["measurements"] == 2 * 2 * 5
+    assert p["measurements"] == 2 * 2 * MIN_BLOCKS * 3
 
 
 def test_port_option_overrides_environment_and_is_repeatable():
@@ -148,7 +206,7 @@ def test_connection_levels_sweep():
     p = plan("--connections", "10,100,1000,100", "--setups", "go-http,nginx-http")
     assert p["connections_levels"] == [10, 100, 1000]  # given order, deduplicated
     assert p["connections"] is None  # several levels: no single value
-    assert p["measurements"] == 2 * 3 * 2 * 5
+    assert p["measurements"] == 2 * 3 * 2 * MIN_BLOCKS * 3
     assert p["needed_fds"] == 2 * 1000 + 256
     assert plan("--connections", "50", env={"BENCH_CONNECTIONS": "1,2"})["connections_levels"] == [50]
     assert plan(env={"BENCH_CONNECTIONS": "20 40"})["connections_levels"] == [20, 40]
@@ -304,15 +362,15 @@ def test_shuffled_orders_are_reproducible_permutations():
 
 
 def test_estimate_counts_down_to_zero():
-    p = plan()
+    p = plan("--repeats", "5")
     assert estimate_seconds(p, 40, 0) == 0
     assert estimate_seconds(p, 0, 2) > estimate_seconds(p, 20, 1) > estimate_seconds(p, 39, 0) > 0
 
 
 def test_estimate_of_a_sweep_counts_a_warm_up_per_level():
-    one, three = plan("--setups", "all"), plan("--setups", "all", "--connections", "10,100,1000")
+    one, three = plan("--setups", "all", "--repeats", "5"), plan("--setups", "all", "--connections", "10,100,1000", "--repeats", "5")
     assert three["measurements"] == 3 * one["measurements"] == 3 * 70
-    per_level = 7 * (2 + MEASUREMENT_OVERHEAD_S)
+    per_level = 7 * (1 + MEASUREMENT_OVERHEAD_S)
     assert estimate_seconds(three, 0, 2) - 3 * estimate_seconds(one, 0, 2) == pytest.approx(-4 * PASS_OVERHEAD_S)
     assert estimate_seconds(three, 210, 0, 1) == pytest.approx(per_level)
 

@@ -1,8 +1,9 @@
-"""Tests for compare: two runs side by side, changes with bootstrap intervals, flagged only outside 1.0."""
+"""Tests for compare: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -31,8 +32,9 @@ def test_a_run_against_itself_changes_nothing():
 def test_single_repeat_run_gives_changes_without_intervals():
     result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "quick-1-repeat"))
     go = next(c for c in result.changes if (c.setup, c.gomaxprocs, c.metric) == ("go-http", 1, "requests_per_sec"))
-    assert go.ci_low is None and go.note == "one repeat in a run: no interval" and not go.flagged
-    assert go.change == pytest.approx(79503.49 / ((79522.14 + 77992.64 + 77556.36 + 77183.98 + 78649.48) / 5), rel=1e-6)
+    assert go.ci_low is None and go.note == "need at least 2 blocks (or repeats) in each run: no interval" and not go.flagged
+    geometric = math.exp(sum(math.log(v) for v in (79522.14, 77992.64, 77556.36, 77183.98, 78649.48)) / 5)
+    assert go.change == pytest.approx(79503.49 / geometric, rel=1e-6) and go.a == pytest.approx(geometric, rel=1e-6)
     assert ("parameter profile", "default", "quick") in result.differences
     assert ("parameter repeats", "5", "1") in result.differences
 
@@ -43,7 +45,21 @@ def test_excluded_setup_has_no_change_and_says_why():
     assert len(unix) == 4 and all(c.change is None and c.note == "nothing usable in B (excluded or not measured)" for c in unix)
 
 
-def test_bootstrap_interval_is_reproducible():
+def test_same_settings_a_minute_apart_are_not_flagged():
+    # keepalive-on-again repeats keepalive-on: the bootstrap flagged nginx-http's ratio here.
+    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-on-again"))
+    assert not [c for c in result.flagged if c.metric == "overhead_ratio"]
+    assert all(c.unit == "repeat" for c in result.changes if c.ci_low is not None)
+
+
+def test_a_known_change_is_flagged():
+    # keepalive-off: nginx-http fell from about 44k to 14k req/s.
+    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-off"))
+    http = {c.metric: c for c in result.changes if c.setup == "nginx-http"}
+    assert http["requests_per_sec"].flagged and http["overhead_ratio"].flagged and http["overhead_ratio"].change < 0.5
+
+
+def test_interval_is_reproducible():
     a, b = load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502")
     first, second = compare(a, b), compare(a, b)
     assert [(c.ci_low, c.ci_high) for c in first.changes] == [(c.ci_low, c.ci_high) for c in second.changes]
@@ -54,7 +70,7 @@ def test_compare_page_and_json(tmp_path):
     html = paths["compare.html"].read_text()
     data = json.loads(paths["compare.json"].read_text())
     assert "<script" not in html and "<style>" in html
-    assert "parameter profile" in html and "one repeat in a run: no interval" in html
+    assert "parameter profile" in html and "need at least 2 blocks (or repeats) in each run" in html and "Welch" in html
     assert len(data["changes"]) == len(result.changes) and data["a"]["run_id"] == "default-2cores"
     assert all(set(c) >= {"setup", "gomaxprocs", "connections", "metric", "change", "ci_low", "ci_high", "flagged"} for c in data["changes"])
 
@@ -104,4 +120,5 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
     assert compare_summary(unusable) == (
         "No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",
     )
-    assert compare_summary(result)[0].startswith("1 of 10 figures changed measurably")
+    # The usable figures still count: 10 compared (Welch on logs flags none of them).
+    assert compare_summary(result)[0].startswith("No measurable change: for all 10 figures compared")

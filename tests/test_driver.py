@@ -24,6 +24,7 @@ import pytest
 from wrkreport.bench.machine import cpu_count
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.setups import DEFAULT_SETUP_IDS, SETUP_IDS
+from wrkreport import stats
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools, port_is_free
@@ -125,7 +126,8 @@ def test_help_documents_options_and_exit_statuses():
     done = subprocess.run([str(SCRIPT), "--help"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("Usage: ./run_bench.sh [options]")
-    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all"):
+    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all",
+                 "--rounds-per-block N", "--blocks N", "--precision PCT", "--max-time DURATION", "BENCH_ROUNDS_PER_BLOCK", "BENCH_BLOCKS", "BENCH_PRECISION", "BENCH_MAX_TIME", "smoke test"):
         assert text in done.stdout
 
 
@@ -213,6 +215,12 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
         assert (run / "logs" / f"go.gomaxprocs-{n}.log").read_text().startswith(f"gohello: GOMAXPROCS={n} ")
         assert (run / "logs" / f"nginx-error.gomaxprocs-{n}.log").is_file()
     assert "[8/8] " in done.stderr and " req/s" in done.stderr
+    assert done.stderr.count("smoke test (--quick)") == 2 and manifest["parameters"]["smoke_test"] is True  # no interval claims
+    assert [(p["gomaxprocs"], p["block"], p["rounds"]) for p in manifest["passes"]] == [(1, 1, [1]), (2, 1, [1])]
+    assert all((m["block"], m["round"]) == (1, 1) and ".block-1.run-1." in m["file"] for m in manifest["measurements"])
+    assert all(re.fullmatch(r"[0-9T:-]+\.[0-9]{3}Z", m[key]) for m in manifest["measurements"] for key in ("started_at", "ended_at"))
+    assert set(manifest["gaps_s"]) == {"median", "max", "count"} and manifest["gaps_s"]["count"] == 6  # 3 per block
+    assert manifest["precision"]["met"] is False and manifest["precision"]["stop_reason"].startswith("fixed design")
     assert_nothing_left(manifest, ports, tmp)
 
 
@@ -225,8 +233,8 @@ def test_go_only_run_starts_no_nginx(workdirs):
     assert done.returncode == 0, done.stderr
     run, manifest = load_run(out)
     assert manifest["status"] == "complete"
-    assert [p.name for p in sorted(run.glob("*.txt"))] == ["go-http.gomaxprocs-1.headers.txt", "go-http.gomaxprocs-1.run-1.wrk.txt"]
-    cpu = json.loads((run / "go-http.gomaxprocs-1.run-1.cpu.json").read_text())
+    assert [p.name for p in sorted(run.glob("*.txt"))] == ["go-http.gomaxprocs-1.block-1.run-1.wrk.txt", "go-http.gomaxprocs-1.headers.txt"]
+    cpu = json.loads((run / "go-http.gomaxprocs-1.block-1.run-1.cpu.json").read_text())
     assert cpu["processes"]["nginx"] is None and cpu["processes"]["fasthttp"] is None and cpu["processes"]["go"]["user_s"] >= 0
     assert not (run / "nginx.conf").exists() and manifest["passes"][0]["pids"]["nginx"] is None
     assert_nothing_left(manifest, ports, tmp)
@@ -249,9 +257,9 @@ def test_a_pass_without_go_setups_starts_no_go_server_and_needs_none_of_its_port
     run, manifest = load_run(out)
     assert manifest["passes"][0]["pids"]["go"] is None and manifest["passes"][0]["go_reported_gomaxprocs"] is None
     assert [p.name for p in (run / "logs").iterdir()] == ["nginx-error.gomaxprocs-1.log"]
-    cpu = json.loads((run / "nginx-static.gomaxprocs-1.run-1.cpu.json").read_text())
+    cpu = json.loads((run / "nginx-static.gomaxprocs-1.block-1.run-1.cpu.json").read_text())
     assert cpu["processes"]["go"] is None and busy_s(cpu["processes"]["nginx"]) > 0
-    assert parse_file(run / "nginx-static.gomaxprocs-1.run-1.wrk.txt").requests > 0
+    assert parse_file(run / "nginx-static.gomaxprocs-1.block-1.run-1.wrk.txt").requests > 0
     assert_nothing_left(manifest, ports, tmp)
 
 
@@ -280,12 +288,88 @@ def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log
             proc.wait()
     assert proc.returncode == 0, stderr
     run, manifest = load_run(out)
-    assert parse_file(run / "nginx-fcgi-unix.gomaxprocs-1.run-1.wrk.txt").non_2xx_3xx > 0
+    assert parse_file(run / "nginx-fcgi-unix.gomaxprocs-1.block-1.run-1.wrk.txt").non_2xx_3xx > 0
     log = (run / "logs" / "nginx-error.gomaxprocs-1.log").read_bytes()
     assert b"(13: Permission denied) while connecting to upstream" in log
     assert len(log) <= (1 << 20) + 200
     note = re.search(rb"\[wrkreport\] log capped at 1048576 bytes: ([0-9]+) bytes of later lines dropped\n$", log)
     assert note and int(note[1]) > 0, log[-300:]
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_ratios(workdirs):
+    from wrkreport.analyze import BLOCK_METHOD, load_analysis
+
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--blocks", "2", "--rounds-per-block", "2", "--duration", "1", "--warmup", "1", "--setups", "go-http,nginx-http", "--gomaxprocs", "1,2"]
+    done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    run, manifest = load_run(out)
+    # Blocks alternate GOMAXPROCS; each block holds its own rounds; the global round k is unique per cell.
+    assert [(p["gomaxprocs"], p["block"], p["rounds"]) for p in manifest["passes"]] == [(1, 1, [1, 2]), (2, 1, [1, 2]), (1, 2, [3, 4]), (2, 2, [3, 4])]
+    go_pids = [p["pids"]["go"] for p in manifest["passes"]]
+    assert len(set(go_pids)) == 4 and all(go_pids), "the Go server must be started again for every block"
+    assert len({p["pids"]["nginx"] for p in manifest["passes"]}) == 4
+    for entry in manifest["passes"]:
+        assert entry["order"] == shuffled_orders(["go-http", "nginx-http"], 2, 5, entry["gomaxprocs"], entry["block"])
+        assert all(cell["error"] is None for cell in entry["cells"].values())  # every block's answers are checked
+    expected = {f"{s}.gomaxprocs-{n}.block-{b}.run-{k}.wrk.txt" for s in ("go-http", "nginx-http") for n in (1, 2) for b in (1, 2) for k in (2 * b - 1, 2 * b)}
+    assert {p.name for p in run.glob("*.wrk.txt")} == expected
+    assert {m["file"] for m in manifest["measurements"]} == expected
+    assert all(m["round"] == m["repeat"] - 2 * (m["block"] - 1) for m in manifest["measurements"])
+    assert sorted(p.name for p in run.glob("*.headers.txt")) == [f"{s}.gomaxprocs-{n}.headers.txt" for s in ("go-http", "nginx-http") for n in (1, 2)]
+    assert (run / "logs" / "go.gomaxprocs-1.block-2.log").read_text().startswith("gohello: GOMAXPROCS=1 ")
+    assert manifest["gaps_s"]["count"] == 4 * 3 and 0 <= manifest["gaps_s"]["median"] <= manifest["gaps_s"]["max"]
+    assert "gap between measurements: median " in done.stderr
+    assert manifest["precision"]["blocks"] == {"1": 2, "2": 2} and manifest["precision"]["ratios"] == 2
+    analysed = load_analysis(run)
+    ratios = [r for r in analysed.analysis.ratios if r.setup == "nginx-http"]
+    assert len(ratios) == 2 and all((r.unit, r.blocks, r.n) == ("block", 2, 4) for r in ratios)
+    assert analysed.analysis.method == BLOCK_METHOD
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_would_take(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--rounds-per-block", "2", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    started = time.monotonic()
+    done = run_script([*args, "--max-time", "12s", "--precision", "50", "--out", str(out), *port_args(ports)], tmp)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    run, manifest = load_run(out)
+    record = manifest["precision"]
+    assert manifest["parameters"]["adaptive"] is True and manifest["parameters"]["max_time_s"] == 12
+    assert record["stop_reason"].startswith("time limit: another block") and record["met"] is False
+    blocks = record["blocks"]["1"]
+    assert 2 <= blocks < stats.MIN_BLOCKS and len(manifest["passes"]) == blocks
+    assert record["more_time_estimate_s"] > 0 and record["more_blocks_estimate"] >= stats.MIN_BLOCKS - blocks
+    assert "precision target +/-50% NOT met" in done.stderr and "more would meet it" in done.stderr
+    assert re.search(r"after block 2 GOMAXPROCS=1: worst ratio \+/-[0-9.]+% \(target \+/-50%\)", done.stderr)
+    assert "% so far" in done.stderr  # the progress line shows the current worst half-width
+    assert elapsed < 12 + 15, f"the run took {elapsed:.0f}s with --max-time 12s"
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks(workdirs):
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--rounds-per-block", "1", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    done = run_script([*args, "--max-time", "2m", "--precision", "90", "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    _, manifest = load_run(out)
+    record = manifest["precision"]
+    # +/-90% is met as soon as there is an interval over blocks; the rule still waits for the minimum blocks.
+    assert record["met"] is True and record["stop_reason"].startswith("target met")
+    assert record["blocks"] == {"1": stats.MIN_BLOCKS} and record["worst_half_width_pct"] <= 90
+    assert record["more_time_estimate_s"] == 0 and "precision target +/-90% met" in done.stderr
     assert_nothing_left(manifest, ports, tmp)
 
 
@@ -398,7 +482,7 @@ def test_sweep_of_two_levels_names_the_level_and_records_cpu(workdirs):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and " GOMAXPROCS=1 c=50 run 1/1 " in done.stderr
     run, manifest = load_run(out)
-    stems = [f"{s}.gomaxprocs-1.c{c}.run-1" for s in ("go-http", "nginx-http") for c in (10, 50)]
+    stems = [f"{s}.gomaxprocs-1.c{c}.block-1.run-1" for s in ("go-http", "nginx-http") for c in (10, 50)]
     assert sorted(p.name for p in run.glob("*.wrk.txt")) == sorted(f"{stem}.wrk.txt" for stem in stems)
     assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(f"{stem}.cpu.json" for stem in stems)
     assert sorted(p.name for p in run.glob("*.headers.txt")) == ["go-http.gomaxprocs-1.headers.txt", "nginx-http.gomaxprocs-1.headers.txt"]
@@ -464,7 +548,7 @@ def test_the_three_new_setups_answer_141_bytes_and_are_measured(workdirs):
         data = (run / f"{setup}.gomaxprocs-1.headers.txt").read_bytes()
         assert data.startswith(b"HTTP/1.1 200 OK\r\n") and len(data) == 141, data
         assert manifest["passes"][0]["cells"][setup]["header_bytes"] == 141
-        path = run / f"{setup}.gomaxprocs-1.run-1.wrk.txt"
+        path = run / f"{setup}.gomaxprocs-1.block-1.run-1.wrk.txt"
         result = parse_file(path)
         assert result.requests > 0 and result.non_2xx_3xx == 0 and "Non-2xx" not in path.read_text(), path.name
     assert b"Server: gophr" in (run / "go-fasthttp.gomaxprocs-1.headers.txt").read_bytes()
@@ -493,7 +577,7 @@ def test_body_bytes_handler_delay_and_no_upstream_keepalive_in_every_setup(workd
         data = (run / f"{setup}.gomaxprocs-1.headers.txt").read_bytes()
         assert data.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\nContent-Length: 4096\r\n" in data, data
         assert len(data) == 143, f"{setup}: {len(data)} bytes"
-        result = parse_file(run / f"{setup}.gomaxprocs-1.run-1.wrk.txt")
+        result = parse_file(run / f"{setup}.gomaxprocs-1.block-1.run-1.wrk.txt")
         assert result.requests > 0 and result.non_2xx_3xx == 0, setup
         assert result.bytes_read / result.requests > 4096, setup  # a body of 4096 bytes (wrk rounds "Read" to 0.01 MB)
     conf = "\n".join(line.split("#", 1)[0] for line in (run / "nginx.conf").read_text().splitlines())

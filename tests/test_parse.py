@@ -146,7 +146,7 @@ def test_missing_file_is_a_parse_error(tmp_path):
 
 
 def test_directory_is_a_parse_error(tmp_path):
-    with pytest.raises(ParseError, match="cannot read"):
+    with pytest.raises(ParseError, match="a directory, not a regular file"):
         parse_file(tmp_path)
 
 
@@ -309,11 +309,19 @@ def test_genuine_minutes_in_stdev_column_are_minutes():
 
 def test_edge_tail_lines():
     text = BASE.replace("  508994 requests in 10.01s, 37.86MB read", "  5 requests in 1000.00ms, 1.00KB read")
-    text = text.replace("Requests/sec:  50872.57", SYNTHETIC[19]).replace("Transfer/sec:      3.78MB", SYNTHETIC[21])
+    text = text.replace("Transfer/sec:      3.78MB", SYNTHETIC[21])
     result = parse_text(text, "edge")
     assert (result.requests, result.elapsed_s, result.bytes_read) == (5, 1.0, 1024.0)
-    assert result.requests_per_sec is None and result.transfer_bytes_per_sec is None
+    assert result.requests_per_sec == 50872.57 and result.transfer_bytes_per_sec is None
     assert result.bytes_per_response == 1024.0 / 5
+
+
+@pytest.mark.parametrize("line", [SYNTHETIC[19], SYNTHETIC[20]])
+def test_requests_per_sec_that_is_not_a_number_is_an_error(line):
+    # wrk divides completed requests by a positive elapsed time: it never prints inf or nan there.
+    text = BASE.replace("Requests/sec:  50872.57", line)
+    with pytest.raises(ParseError, match=r"Requests/sec is '-?(inf|nan)', not a number"):
+        parse_text(text, "edge")
 
 
 def test_percentile_lines_with_touching_and_trailing_space_units():

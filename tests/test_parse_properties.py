@@ -3,6 +3,7 @@ or raises ParseError -- never anything else."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,42 @@ def test_every_truncation_of_a_real_output(path):
             assert result.percentiles_ms == full.percentiles_ms
         else:
             assert result is None, f"cut at {size} lacks part of a required line but parsed"
+
+
+INVISIBLE_OR_BLANK = st.text(alphabet=st.sampled_from("\ufeff\u200b\u200c\u200d\u2060 \t\r\n\xa0"), max_size=30)
+NUMBER_TOKEN = r"[0-9]+(?:\.[0-9]+)?"
+ODD_NUMBERS = st.sampled_from(["-1", "-0.01", "-13.93", "nan", "-nan", "inf", "1e999", "9" * 400, "0", "", "\u200b1"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(INVISIBLE_OR_BLANK)
+def test_text_of_only_invisible_characters_is_a_parse_error(text):
+    # U+200B alone raised StopIteration (issue 14): it is blank to the parser, so "empty".
+    with pytest.raises(ParseError, match="empty"):
+        parse_text(text, "prop")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(REAL), st.data())
+def test_real_output_with_one_number_replaced_by_an_odd_one(path, data):
+    text = path.read_text()
+    spans = [m.span() for m in re.finditer(NUMBER_TOKEN, text)]
+    start, end = data.draw(st.sampled_from(spans))
+    odd = data.draw(ODD_NUMBERS)
+    result = parses_or_parse_error(text[:start] + odd + text[end:])
+    if result is not None:  # whatever parses holds only values wrk can print
+        assert result.threads >= 1 and result.connections >= result.threads
+        assert result.requests_per_sec is not None and result.requests_per_sec >= 0
+        # Error counters may print negative: wrk's %d of a uint32_t (format.md §4); the checks fail those.
+        counters = {"errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx"}
+        numbers = [v for k, v in result.to_dict().items() if k not in counters and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        assert all(v >= 0 for v in numbers), result.to_dict()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(REAL), st.data())
+def test_real_output_with_a_line_replaced_by_arbitrary_text(path, data):
+    lines = path.read_text().splitlines()
+    index = data.draw(st.integers(0, len(lines) - 1))
+    lines[index] = data.draw(st.one_of(st.text(max_size=60), INVISIBLE_OR_BLANK, st.text(alphabet=WRKISH, max_size=60)))
+    parses_or_parse_error("\n".join(lines))

@@ -64,7 +64,7 @@ def test_report_with_a_502_setup_excludes_it_and_exits_1(make_run, tmp_path):
     assert unix["ratio"] is None and unix["excluded"].startswith("every repeat was excluded (non-2xx: 89,261 of 89,261")
     by_file = {r["setup"]: r for r in rows}
     assert by_file["nginx-fcgi-unix"]["check_status"] == "fail" and by_file["nginx-fcgi-unix"]["excluded"].startswith("non-2xx")
-    assert "nginx-fcgi-unix was excluded (every repeat was excluded" in html
+    assert "ratio for nginx-fcgi-unix: every repeat was excluded" in html
     assert "2 checks failed." in html
 
 

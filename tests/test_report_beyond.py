@@ -100,7 +100,8 @@ def test_compare_two_runs_of_the_same_settings_changes_no_ratio():
     result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-on-again"))
     assert [c for c in result.flagged if c.metric == "overhead_ratio"] == []
     assert [d[0] for d in result.differences] == ["parameter seed"]
-    # A minute apart, this machine ran go-http itself 8% slower: raw req/s moved, ratios did not.
+    # A minute apart, this machine ran go-http itself 8% slower; with one server start per
+    # run that is within the 5% start-to-start spread, so compare does not call it a change.
     go = next(c for c in result.changes if (c.setup, c.metric) == ("go-http", "requests_per_sec"))
-    assert go.flagged and go.change == pytest.approx(0.917, abs=0.001)
-    assert "the machine as a whole ran faster or slower between the runs" in " ".join(compare_summary(result))
+    assert not go.flagged and go.change == pytest.approx(0.916, abs=0.001) and go.ci_low < 0.85
+    assert result.flagged == () and compare_summary(result)[0].startswith("No measurable change")

@@ -193,10 +193,16 @@ def test_cpu_record_beside_a_wrk_file_is_read(make_run):
 @pytest.mark.parametrize(
     "text, detail",
     [
-        ("{", "JSONDecodeError"),
-        ('{"processes": {}}', "KeyError: 'wall_s'"),
-        ('{"wall_s": 0, "logical_cores": 2, "processes": {}}', "ValueError: negative or zero time or cores"),
-        ('{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": "x", "system_s": 1}}}', "ValueError"),
+        ("{", "not JSON: Expecting property name"),
+        ('{"processes": {}}', "wall_s: missing; logical_cores: missing"),
+        ('{"wall_s": 0, "logical_cores": 2, "processes": {}}', "wall_s: expected a number from 1e-06 to 1e+07, found 0"),
+        ('{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": "x", "system_s": 1}}}', "processes.go.user_s: expected a number, found 'x'"),
+        ('{"wall_s": Infinity, "logical_cores": 2, "processes": {}}', "wall_s: inf is not a finite number"),
+        ('{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": 1e308, "system_s": 1}}}', "processes.go.user_s: expected a number from 0 to 1e+07, found 1e+308"),
+        ('{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": "x"}', "pinning: expected an object, found 'x'"),
+        ('{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": {"client": "abc"}}', "pinning.client: expected a CPU list such as '0-3,6', found 'abc'"),
+        ('{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": {"client": "0-100000000"}}', "pinning.client: CPU list '0-100000000' names CPUs above 65535"),
+        ('[1, 2]', "expected a JSON object, found list"),
     ],
 )
 def test_broken_cpu_record_warns_and_leaves_cpu_out(make_run, text, detail):

@@ -95,3 +95,49 @@ def test_modified_z_marks_only_the_outlier():
     assert abs(scores[80.0]) > 3.5
     assert all(abs(scores[v]) < 3.5 for v in values if v != 80.0)
     assert stats.modified_z(5.0, [5.0, 5.0, 5.0]) is None
+
+
+def test_block_ratio_interval_is_a_t_interval_over_block_medians():
+    blocks = [[(60.0, 100.0), (50.0, 100.0), (62.0, 100.0)], [(55.0, 100.0), (57.0, 100.0)], [(64.0, 100.0), (30.0, 100.0), (61.0, 100.0)]]
+    medians = [math.log(0.60), (math.log(0.55) + math.log(0.57)) / 2, math.log(0.61)]  # the 0.30 outlier does not count
+    centre = sum(medians) / 3
+    sd = math.sqrt(sum((m - centre) ** 2 for m in medians) / 2)
+    found = stats.block_ratio_interval(blocks)
+    assert (found.unit, found.blocks, found.n) == ("block", 3, 8)
+    assert found.estimate == pytest.approx(math.exp(centre))
+    assert found.low == pytest.approx(math.exp(centre - 4.303 * sd / math.sqrt(3)))
+    assert found.high == pytest.approx(math.exp(centre + 4.303 * sd / math.sqrt(3)))
+
+
+def test_one_block_falls_back_to_repeats_and_says_so():
+    pairs = [(60.0, 100.0), (50.0, 100.0), (62.0, 100.0)]
+    found = stats.block_ratio_interval([pairs, []])
+    assert (found.unit, found.blocks) == ("repeat", 1)
+    assert (found.low, found.high) == (stats.ratio_interval(pairs).low, stats.ratio_interval(pairs).high)
+
+
+def test_interval_rejects_an_unknown_unit():
+    with pytest.raises(ValueError, match="unit must be 'block' or 'repeat', not 'round'"):
+        stats.Interval(1.0, None, None, 1, "round")
+
+
+def test_stopping_rule_needs_blocks_and_every_interval_narrow():
+    narrow = stats.Interval(0.6, 0.59, 0.61, 21, "block", 7)
+    wide = stats.Interval(0.6, 0.5, 0.7, 21, "block", 7)
+    repeats = stats.Interval(0.6, 0.59, 0.61, 21, "repeat", 1)
+    assert stats.precision_met([narrow]) and not stats.precision_met([narrow, wide]) and not stats.precision_met([repeats])
+    assert not stats.precision_met([])
+    assert stats.worst_half_width([narrow, wide]) == pytest.approx(0.7 / 0.6 - 1)
+
+
+def test_welch_interval_by_hand():
+    a, b = [0.0, 0.1, -0.1], [0.2, 0.3, 0.1, 0.2]
+    var = 0.01 / 3 + (0.02 / 3) / 4
+    df = var**2 / ((0.01 / 3) ** 2 / 2 + ((0.02 / 3) / 4) ** 2 / 3)  # 3.86, rounded down to 3
+    assert 3 < df < 4
+    found = stats.welch_interval(a, b)
+    assert found.low == pytest.approx(math.exp(0.2 - 3.182 * math.sqrt(var)))
+    widened = stats.welch_interval(a, b, extra_variance=0.005, extra_df=4)
+    df = (2 * var) ** 2 / ((0.01 / 3) ** 2 / 2 + ((0.02 / 3) / 4) ** 2 / 3 + 0.005**2 / 4)  # 7.7, rounded down to 7
+    assert 7 < df < 8 and widened.low == pytest.approx(math.exp(0.2 - 2.365 * math.sqrt(2 * var)))
+    assert stats.welch_interval([1.0], b) is None

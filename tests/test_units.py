@@ -123,3 +123,18 @@ def test_number_rejects_units_and_huge_values():
         units.number("94.35k")
     with pytest.raises(ValueError, match="too large"):
         units.number("9" * 400)
+
+
+@pytest.mark.parametrize(
+    "convert, token, number",
+    [
+        (units.time_to_ms, "-1.20ms", "-1.20"),
+        (units.count, "-0.87k", "-0.87"),
+        (units.size_to_bytes, "-13.93MB", "-13.93"),
+        (units.number, "-94.35", "-94.35"),
+    ],
+)
+def test_negative_values_are_rejected(convert, token, number):
+    # wrk prints no negative time, count, size or rate (issue 14: `-13.93MB read` became a ValueError in the record).
+    with pytest.raises(ValueError, match=f"negative number '{number}': wrk prints none here"):
+        convert(token)

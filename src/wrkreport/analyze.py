@@ -1,15 +1,17 @@
 """Analysis: checked measurements -> per-cell spread, paired overhead ratios, noise warnings.
 
 A cell is one setup at one GOMAXPROCS and one connection count. Only measurements no
-check excluded are used. Repeats are interleaved by the driver, so a setup's repeat k is
-paired with go-http's repeat k at the same GOMAXPROCS: drift hits both alike and cancels
-in their ratio. See stats.py for the interval method.
+check excluded are used. Repeats (rounds) are interleaved by the driver, so a setup's
+repeat k is paired with go-http's repeat k at the same GOMAXPROCS: drift hits both alike
+and cancels in their ratio. When the run has blocks (server starts), the block is the
+unit of replication of every ratio's interval; runs recorded before blocks have one start
+per GOMAXPROCS pass and an interval over repeats. See stats.py for the method.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -17,6 +19,7 @@ from . import stats
 from .checks import CheckReport, annotate, check_run
 from .cpucost import ms_per_1k_requests
 from .model import BASELINE, NGINX_SETUPS, NoiseWarning, Ratio, setup_order
+from .design import precision_sentence
 from .run import Run, load_run, require_measurements
 
 RATIO_METHOD = (
@@ -24,6 +27,19 @@ RATIO_METHOD = (
     "figure is the geometric mean of the paired ratios and the 95% interval is a Student-t "
     "interval on the mean of their logarithms (n - 1 degrees of freedom), back-transformed. "
     "With one repeat there is no interval."
+)  # the page's paragraph for runs without blocks (kept word for word: the gold page has it)
+NO_BLOCKS_METHOD = (
+    RATIO_METHOD + " This run has no blocks: the servers started once per GOMAXPROCS pass, so the interval covers "
+    "the spread between repeats after one server start only, not the start-to-start spread (about 5% on this "
+    "project's recorded runs)."
+)
+BLOCK_METHOD = (
+    "The run measured in blocks: the servers were started, warmed up and measured for a few rounds (every setup "
+    "once per round, in shuffled order), then stopped and started again. Within a block each setup's round k is "
+    "paired with go-http's round k; a block contributes the median of its log ratios, and the 95% interval is a "
+    "Student-t interval over the blocks (blocks - 1 degrees of freedom), back-transformed: the block, one server "
+    "start, is the unit of replication, so the interval includes start-to-start variation. The figure is the "
+    "geometric mean of the block medians."
 )
 THROUGHPUT = "requests_per_sec"
 LATENCY_RATIO_METRICS = ("latency_p50_ms", "latency_p99_ms")
@@ -51,6 +67,7 @@ CLIENT_BUSY = 0.90  # wrk using 90% of a CPU per thread or more: the client may 
 
 MIN_REPEATS = 3
 OUTLIER_Z = 3.5  # modified z-score (Iglewicz & Hoaglin)
+OUTLIER_MIN_N = 5  # below this the MAD is too coarse for a z-score: the message says "n too small" instead
 OUTLIER_MIN_REL = 0.03  # and at least 3% from the median, so a very tight cell does not cry wolf
 COLD_START_REL = 0.05  # first repeat slower than every other and > 5% below their median
 SPREAD_REL = 0.10  # (max - min) / median of req/s
@@ -95,6 +112,30 @@ class Cell:
     excluded: tuple[tuple[int, str], ...]  # (repeat, reason) of excluded ones
     metrics: dict[str, Spread | None]
     not_measured: str | None = None  # why the run has no measurement of this cell at all
+    block_of: tuple[tuple[int, int], ...] = ()  # (repeat, block) of included repeats; () for runs without blocks
+
+    @property
+    def blocked(self) -> bool:
+        """Return True when every included repeat has a block (a run measured in blocks)."""
+        return bool(self.repeats) and len(self.block_of) == len(self.repeats)
+
+    @property
+    def blocks(self) -> int:
+        """Return the server starts behind the cell: its distinct blocks, 1 without blocks, 0 with nothing included."""
+        if not self.repeats:
+            return 0
+        return len({block for _, block in self.block_of}) if self.blocked else 1
+
+    def by_block(self, items: list[tuple[int, object]]) -> list[list] | None:
+        """Group (repeat, item) by the block of the repeat, blocks in order; None when the cell has no blocks."""
+        if not self.blocked:
+            return None
+        block_of = dict(self.block_of)
+        groups: dict[int, list] = {}
+        for repeat, item in items:
+            if repeat in block_of:
+                groups.setdefault(block_of[repeat], []).append(item)
+        return [groups[block] for block in sorted(groups)]
 
     @property
     def n(self) -> int:
@@ -176,7 +217,8 @@ class Analysis:
     noise: tuple[NoiseWarning, ...]
     ceiling_ratios: tuple[Ratio, ...] = ()  # setup / nginx-static req/s, when nginx-static was measured
     sharing: CpuSharing | None = None  # how wrk and the servers shared the CPUs (None without CPU records)
-    method: str = RATIO_METHOD
+    method: str = NO_BLOCKS_METHOD
+    precision_note: str = ""  # the precision target met or not, from the manifest (design.precision_sentence)
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -220,7 +262,11 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     require_measurements(run)
     checked = check_run(run, expect_header_bytes)
     table = annotate(run.measurements, checked)
-    return Analysed(run, checked, table, analyze(table, checked.unmeasured))
+    analysis = analyze(table, checked.unmeasured)
+    note = precision_sentence(run.manifest)
+    if note:
+        analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
+    return Analysed(run, checked, table, analysis)
 
 
 def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None) -> Analysis:
@@ -253,8 +299,9 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
                 ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
+    method = BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD
     return Analysis(
-        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table)
+        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method
     )
 
 
@@ -310,7 +357,9 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
     rows = rows.sort_values("repeat")
     kept = rows[rows["excluded"].isna()]
     dropped = rows[rows["excluded"].notna()]
-    metrics = {metric: spread(values_of(kept, metric)) for metric in CELL_METRICS}
+    blocks = kept["block"] if "block" in kept else pd.Series([None] * len(kept), index=kept.index, dtype=object)
+    block_of = {int(r): int(b) for r, b in zip(kept["repeat"], blocks) if b is not None and not pd.isna(b)}
+    metrics = {metric: spread(values_of(kept, metric), block_of) for metric in CELL_METRICS}
     return Cell(
         gomaxprocs,
         connections,
@@ -318,6 +367,7 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple(int(r) for r in kept["repeat"]),
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
+        block_of=tuple(block_of.items()),
     )
 
 
@@ -331,26 +381,32 @@ def values_of(rows: pd.DataFrame, metric: str) -> list[tuple[int, float]]:
     return [(int(k), float(v)) for k, v in zip(rows["repeat"], rows[metric]) if v is not None and not pd.isna(v)]
 
 
-def spread(by_repeat: list[tuple[int, float]]) -> Spread | None:
-    """Return the spread of some (repeat, value) pairs (None for none)."""
+def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None = None) -> Spread | None:
+    """Return the spread of some (repeat, value) pairs (None for none); the mean's interval is over blocks when every repeat has one."""
     if not by_repeat:
         return None
     values = [value for _, value in by_repeat]
+    interval = stats.mean_interval(values)
+    if block_of and all(k in block_of for k, _ in by_repeat):
+        groups: dict[int, list[float]] = {}
+        for k, value in by_repeat:
+            groups.setdefault(block_of[k], []).append(value)
+        interval = stats.block_mean_interval([groups[b] for b in sorted(groups)])
     return Spread(
         tuple(by_repeat),
         stats.median(values),
         min(values),
         max(values),
         stats.median_abs_dev(values),
-        stats.mean_interval(values),
+        interval,
     )
 
 
 def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: str) -> Ratio:
     """Return cell / baseline cell for metric, paired by repeat, or a Ratio saying why not."""
 
-    def make(ratio=None, low=None, high=None, n=0, excluded=None) -> Ratio:
-        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name)
+    def make(ratio=None, low=None, high=None, n=0, excluded=None, blocks=0, measurements=0, unit=stats.REPEAT) -> Ratio:
+        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name, blocks, measurements, unit)
 
     where = f"GOMAXPROCS={cell.gomaxprocs}, {cell.connections} connections"
     if baseline is None:
@@ -366,20 +422,41 @@ def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: 
         if metric != THROUGHPUT and cell.metrics.get(metric) is None:
             return make(excluded=f"no {metric_label(metric)} in the wrk output (run without --latency?)")
         return make(excluded=f"no repeat measured for both {cell.setup} and {baseline_name}")
-    if cell.setup == baseline_name:
-        return make(1.0, None, None, len(pairs))  # 1 by definition: no interval to give
-    found = stats.ratio_interval(pairs)
-    return make(found.estimate, found.low, found.high, found.n)
+    found = pair_interval(cell, baseline, metric)
+    if cell.setup == baseline_name:  # 1 by definition: no interval to give
+        return make(1.0, None, None, len(pairs), blocks=found.blocks, measurements=len(pairs), unit=found.unit)
+    return make(found.estimate, found.low, found.high, found.n, blocks=found.blocks, measurements=2 * found.n, unit=found.unit)
+
+
+def pair_interval(a: Cell, b: Cell, metric: str) -> stats.Interval:
+    """Return a / b for metric with its interval: over blocks when both cells have them, else over repeats."""
+    groups = paired_blocks(a, b, metric)
+    if groups is not None and any(groups):
+        return stats.block_ratio_interval(groups)
+    return stats.ratio_interval([(x, y) for _, x, y in paired_by_repeat(a, b, metric)])
+
+
+def paired_blocks(a: Cell, b: Cell, metric: str) -> list[list[tuple[float, float]]] | None:
+    """Return the (a, b) pairs of metric grouped by block, paired only within one block; None unless both cells have blocks."""
+    if not (a.blocked and b.blocked):
+        return None
+    block_a, block_b = dict(a.block_of), dict(b.block_of)
+    return a.by_block([(k, (x, y)) for k, x, y in paired_by_repeat(a, b, metric) if block_a[k] == block_b[k]])
 
 
 def paired_values(a: Cell, b: Cell, metric: str) -> list[tuple[float, float]]:
     """Return (a, b) values of metric for the repeats both cells kept, both positive."""
+    return [(x, y) for _, x, y in paired_by_repeat(a, b, metric)]
+
+
+def paired_by_repeat(a: Cell, b: Cell, metric: str) -> list[tuple[int, float, float]]:
+    """Return (repeat, a, b) of metric for the repeats both cells kept, both positive, in repeat order."""
     spread_a, spread_b = a.metrics.get(metric), b.metrics.get(metric)
     if spread_a is None or spread_b is None:
         return []
     by_repeat_a, by_repeat_b = dict(spread_a.by_repeat), dict(spread_b.by_repeat)
     common = sorted(set(by_repeat_a) & set(by_repeat_b))
-    return [(by_repeat_a[k], by_repeat_b[k]) for k in common if by_repeat_a[k] > 0 and by_repeat_b[k] > 0]
+    return [(k, by_repeat_a[k], by_repeat_b[k]) for k in common if by_repeat_a[k] > 0 and by_repeat_b[k] > 0]
 
 
 def first_reason(cell: Cell) -> str:
@@ -394,13 +471,12 @@ def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int
     found = []
     present = [s for s in cells if s in NGINX_SETUPS and cells[s].n]
     for a, b in itertools.combinations(present, 2):
-        pairs = paired_values(cells[a], cells[b], THROUGHPUT)
-        if not pairs:
+        if not paired_values(cells[a], cells[b], THROUGHPUT):
             continue
-        result = stats.ratio_interval(pairs)
+        result = pair_interval(cells[a], cells[b], THROUGHPUT)
         if result.estimate < 1:
             a, b = b, a
-            result = stats.ratio_interval([(y, x) for x, y in pairs])
+            result = pair_interval(cells[a], cells[b], THROUGHPUT)
         found.append(Comparison(gomaxprocs, connections, a, b, result.estimate, result.low, result.high, result.n))
     return found
 
@@ -447,10 +523,10 @@ def collapse(warnings: list[NoiseWarning], cells: list[Cell], kind: str, summary
 def few_repeats(cells: list[Cell]) -> list[NoiseWarning]:
     """Warn about cells with fewer than 3 included repeats (once for the run when it is all of them)."""
     measured = [c for c in cells if not c.not_measured]
-    short = [c for c in measured if c.n < MIN_REPEATS]
+    short = [c for c in measured if 0 < c.n < MIN_REPEATS]  # a cell with every repeat excluded has a failed check instead
     if not short:
         return []
-    if len(short) == len(measured) and len({c.n for c in short}) == 1:
+    if len(short) == sum(1 for c in measured if c.n) and len({c.n for c in short}) == 1:
         n = short[0].n
         return [
             NoiseWarning(
@@ -478,11 +554,12 @@ def outliers(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
         z = stats.modified_z(value, list(throughput.values))
         off = abs(value / throughput.median - 1) if throughput.median else 0
         if z is not None and abs(z) > OUTLIER_Z and off > OUTLIER_MIN_REL:
+            score = f"modified z-score {z:+.1f}" if throughput.n >= OUTLIER_MIN_N else f"n={throughput.n} too small for a z-score"
             found.append(
                 NoiseWarning(
                     "outlier",
                     f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}, repeat {repeat}: {value:,.0f} req/s is "
-                    f"{off:.1%} from the cell's median {throughput.median:,.0f} (modified z-score {z:+.1f})",
+                    f"{off:.1%} from the cell's median {throughput.median:,.0f} ({score})",
                     cell.setup,
                     cell.gomaxprocs,
                     repeat,
@@ -582,7 +659,8 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
 def span(cells: list[Cell], metric: str) -> str:
     """Return 'low-high' of a metric's cell medians, 2 decimals."""
     medians = [c.median(metric) for c in cells if c.median(metric) is not None]
-    return f"{min(medians):.2f}-{max(medians):.2f}"
+    low, high = f"{min(medians):.2f}", f"{max(medians):.2f}"
+    return low if low == high else f"{low}-{high}"
 
 
 def ratio_half_width(ratio: Ratio) -> float | None:

@@ -9,18 +9,22 @@ chart so several SVGs can live in one page.
 from __future__ import annotations
 
 import io
+import math
 import re
+import warnings
 
 import matplotlib
 from matplotlib.figure import Figure
 
-from .analyze import THROUGHPUT, Analysis
+from . import stats
+from .analyze import THROUGHPUT, Analysis, Spread
 from .model import BASELINE
 from .reference import ReferenceRatio
 
 STYLE = {
     "svg.hashsalt": "wrkreport",
     "svg.fonttype": "none",  # text stays text: smaller, selectable, scales with the page
+    "text.parse_math": False,  # a `$` in a setup name or reason from a run directory is text, not mathtext
     "font.size": 9,
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -38,11 +42,73 @@ LOOK = {
     "nginx-static": ("#E69F00", "X", "++"),
 }
 OTHER_LOOK = ("#777777", "*", "||")
+MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PANELS_PER_ROW = 3
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg)", re.S)
 SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 SVG_ID = re.compile(r'(id="|url\(#|href="#)')
+SVG_OPEN = re.compile(r'<svg ([^>]*?)width="([0-9.]+)pt"')
+TITLES = {
+    "throughput": ("Throughput per setup and GOMAXPROCS", "Bars: geometric mean of requests per second over the repeats kept, with their 95% interval; dots: each repeat."),
+    "ratios": ("Overhead ratio of each setup against Go standalone", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval; 1.0 means no overhead; diamonds are the 2013 article's ratios."),
+    "latency": ("Latency percentiles per setup", "p50 to max latency in ms on a log scale, one panel per group: lines join the medians over repeats, dots are single repeats."),
+    "cpu": ("Server CPU time per 1,000 requests", "Go and nginx CPU milliseconds per 1,000 requests per setup, stacked, with the 95% interval of the total."),
+    "sweep-throughput": ("Throughput against wrk connections", "Requests per second against the number of connections, one line per setup."),
+    "sweep-p99": ("p99 latency against wrk connections", "p99 latency in ms against the number of connections, one line per setup."),
+}
+
+
+def geometric(spread: Spread | None) -> stats.Interval | None:
+    """Return the geometric mean of a cell's repeats with its 95% t-interval on their logs: the statistic the ratios use.
+
+    The same mean-of-logs the paired ratios are built from, so a bar, a table cell and a
+    ratio summarise the repeats alike; back-transformed, the interval never goes below zero.
+    None without values, or when a value is not positive (no logarithm).
+    """
+    if spread is None or not spread.values or min(spread.values) <= 0:
+        return None
+    return stats.ratio_interval([(value, 1.0) for value in spread.values])
+
+
+def contrast(colour: str, background: str = "#ffffff") -> float:
+    """Return the WCAG contrast ratio of two #rrggbb colours.
+
+    >>> round(contrast("#000000"), 1), round(contrast("#777777"), 2)
+    (21.0, 4.48)
+    """
+
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(colour), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def fill(colour: str) -> str:
+    """Return a bar's fill: the setup's colour, darkened just enough for 3:1 against the white page (black as mid grey, so whiskers show)."""
+    if colour == "#000000":
+        return "#666666"
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    factor = 1.0
+    while contrast("#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))) < MIN_CONTRAST:
+        factor -= 0.02
+    return "#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))
+
+
+def plain_log_axis(axis, values) -> None:
+    """Label a log axis with plain numbers at 1, 2 and 5 per decade ('2', '50', '1,000'), never '2x10^0'; no minor ticks (cheaper to draw)."""
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return
+    low, high = min(positive), max(positive)
+    ticks = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1) for m in (1, 2, 5)]
+    shown = [t for t in ticks if low / 1.5 <= t <= high * 1.5] or ticks
+    axis.set_major_locator(matplotlib.ticker.FixedLocator(shown))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+    axis.set_minor_locator(matplotlib.ticker.NullLocator())
 
 
 def look(setup: str) -> tuple[str, str, str]:
@@ -58,10 +124,22 @@ def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 def to_svg(fig: Figure, name: str) -> str:
     """Return the figure as an inline <svg> element with ids prefixed by name."""
     buffer = io.StringIO()
-    with matplotlib.rc_context(STYLE):
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    with matplotlib.rc_context(STYLE), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # e.g. "constrained_layout not applied": a layout hint, not the user's concern
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # constrained layout already fits: no second, "tight" draw
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
-    return SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
+    svg = SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
+    return accessible(svg, name)
+
+
+def accessible(svg: str, name: str) -> str:
+    """Return the SVG with role="img", a <title> and a <desc>, and its natural width as min-width (text stays >= 10 px when scaled)."""
+    from html import escape
+
+    title, desc = TITLES.get(name, (name, ""))
+    svg = SVG_OPEN.sub(lambda m: f'<svg {m[1]}role="img" aria-labelledby="{name}-title {name}-desc" style="min-width:{m[2]}pt" width="{m[2]}pt"', svg, count=1)
+    head = f'<title id="{name}-title">{escape(title)}</title><desc id="{name}-desc">{escape(desc)}</desc>'
+    return re.sub(r"(<svg[^>]*>)", lambda m: m[1] + "\n" + head, svg, count=1)
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -71,37 +149,41 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def throughput_chart(analysis: Analysis) -> str:
-    """Return req/s per setup grouped by GOMAXPROCS: bar = mean, whisker = 95% interval, dots = repeats."""
+    """Return req/s per setup grouped by GOMAXPROCS: bar = geometric mean, whisker = its 95% interval, dots = repeats."""
     setups = analysis.setups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
         fig = new_figure(8, 3.6)
         ax = fig.add_subplot()
         width = 0.8 / max(len(setups), 1)
+        whiskers = False
         for i, setup in enumerate(setups):
             colour, marker, hatch = look(setup)
             for g, (gomaxprocs, connections) in enumerate(analysis.groups):
                 x = g + (i - (len(setups) - 1) / 2) * width
                 cell = analysis.cell(gomaxprocs, connections, setup)
                 spread = cell.metrics.get(THROUGHPUT) if cell else None
-                if spread is None:
+                interval = geometric(spread)
+                if interval is None:
                     if cell is not None:
-                        ax.text(x, 0, "excluded", rotation=90, ha="center", va="bottom", fontsize=7, color=colour)
+                        ax.text(x, 0, " excluded" if not cell.not_measured else " not measured", rotation=90, ha="center",
+                                va="bottom", fontsize=8, color="#333333")
                     continue
-                interval = spread.interval
-                ax.bar(x, interval.estimate, width * 0.9, color=colour, alpha=0.35, hatch=hatch, edgecolor=colour,
+                ax.bar(x, interval.estimate, width * 0.9, color=fill(colour), hatch=hatch, edgecolor="#ffffff", linewidth=0,
                        label=setup if g == 0 else None)
                 if interval.low is not None:
+                    whiskers = True
                     ax.errorbar(x, interval.estimate, yerr=[[interval.estimate - interval.low], [interval.high - interval.estimate]],
                                 color="#000000", capsize=3, linewidth=1)
-                ax.scatter([x] * spread.n, spread.values, marker=marker, s=14, color=colour, edgecolors="white", linewidths=0.4, zorder=3)
+                ax.scatter([x] * spread.n, spread.values, marker=marker, s=16, color="#ffffff", edgecolors="#000000", linewidths=0.7, zorder=3)
         ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups])
         ax.set_ylabel("throughput (requests/s)")
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="setup")
-        ax.set_title("Throughput: bar = mean of repeats, whisker = its 95% interval, dots = each repeat", loc="left", fontsize=9)
+        title = "Throughput: bar = geometric mean of repeats" + (", whisker = its 95% interval" if whiskers else "") + ", dots = each repeat"
+        ax.set_title(title, loc="left", fontsize=9)
         return to_svg(fig, "throughput")
 
 
@@ -126,27 +208,51 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                     if ratio.ci_low is not None:
                         err = [[ratio.ratio - ratio.ci_low], [ratio.ci_high - ratio.ratio]]
                     ax.errorbar(ratio.ratio, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=6)
-                    ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=7)
+                    ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
                 elif ratio is not None:
-                    ax.text(0.02, y, "excluded: " + (ratio.excluded or "")[:70], va="center", fontsize=7, color="#444444",
-                            transform=ax.get_yaxis_transform())
+                    ax.text(0.01, y, shorten("excluded: " + (ratio.excluded or ""), 70), va="center", fontsize=8, color="#333333",
+                            transform=ax.get_yaxis_transform(), zorder=5,
+                            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0})
                 for ref in reference:
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
-                        label = f"2013 article, GOMAXPROCS={ref.gomaxprocs}"
-                        ax.plot(ref.ratio, y, marker="d", markersize=7, markerfacecolor="none", markeredgecolor="#555555",
-                                linestyle="none", label=None if label in shown_reference else label)
+                        label = reference_label(ref.gomaxprocs)
+                        ax.plot(ref.ratio, y, marker=REFERENCE_MARKERS.get(ref.gomaxprocs, "h"), markersize=8, markerfacecolor="none",
+                                markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=None if label in shown_reference else label)
                         shown_reference.add(label)
                 y -= 1
             y -= 0.6
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
-        ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=7, va="bottom", ha="center")
+        ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
         ax.set_yticks(ticks, labels)
+        if ticks:
+            ax.set_ylim(min(ticks) - 0.8, max(ticks) + 0.8)  # the bottom and top rows' markers clear of the axes
         ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
         ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
         ax.grid(axis="y", visible=False)
         if shown_reference:
-            fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=7)
+            fig.legend(loc="outside lower center", ncol=1, frameon=False, fontsize=8)
         return to_svg(fig, "ratios")
+
+
+REFERENCE_MARKERS = {1: "p", 8: "*"}  # hollow pentagon and star: no setup uses either
+
+
+def reference_label(article_gomaxprocs: int) -> str:
+    """Return the legend label of one of the article's studies."""
+    if article_gomaxprocs == 1:
+        return "2013 article, GOMAXPROCS=1"
+    return f"2013 article, GOMAXPROCS={article_gomaxprocs} (all its laptop's threads; shown beside our GOMAXPROCS > 1)"
+
+
+def shorten(text: str, limit: int) -> str:
+    """Return text cut at a word boundary to at most limit characters, with an ellipsis when cut.
+
+    >>> shorten("excluded: every repeat was excluded", 24)
+    'excluded: every repeat…'
+    """
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:(") + "\u2026"
 
 
 def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
@@ -159,7 +265,7 @@ def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
 
 
 def latency_chart(analysis: Analysis) -> str:
-    """Return latency percentiles per setup, one panel per group: line = median, dots = each repeat."""
+    """Return latency percentiles per setup, one panel per group: line = geometric mean over repeats, dots = each repeat."""
     groups = analysis.groups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
@@ -176,22 +282,25 @@ def latency_chart(analysis: Analysis) -> str:
                 cell = analysis.cell(gomaxprocs, connections, setup)
                 if cell is None:
                     continue
-                xs, medians = [], []
+                xs, medians, dots_x, dots_y = [], [], [], []
                 for x, (metric, _) in enumerate(PERCENTILES):
                     spread = cell.metrics.get(metric)
                     if spread is None:
                         continue
                     offset = (i - (len(analysis.setups) - 1) / 2) * 0.06
                     xs.append(x + offset)
-                    medians.append(spread.median)
-                    ax.scatter([x + offset] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.6, linewidths=0)
+                    medians.append(geometric(spread).estimate if geometric(spread) else spread.median)
+                    dots_x.extend([x + offset] * spread.n)
+                    dots_y.extend(spread.values)
+                if dots_x:  # one scatter per setup and panel: fewer artists, a faster draw
+                    ax.scatter(dots_x, dots_y, marker=marker, s=10, color=colour, alpha=0.6, linewidths=0)
                 if xs:
                     (line,) = ax.plot(xs, medians, marker=marker, color=colour, linewidth=1.2, markersize=4)
                     handles.setdefault(setup, line)
             ax.set_xticks(range(len(PERCENTILES)), [label for _, label in PERCENTILES])
             ax.set_title(group_label(gomaxprocs, connections, several).replace("\n", ", "), fontsize=9)
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            plain_log_axis(ax.yaxis, [v for c in analysis.cells for m, _ in PERCENTILES if c.metrics.get(m) for v in c.metrics[m].values])
         for ax in axes[::columns]:
             ax.set_ylabel("latency (ms, log scale)")
         if handles:
@@ -226,7 +335,7 @@ def cpu_chart(analysis: Analysis) -> str:
                     ax.errorbar(total.interval.estimate, y, xerr=[[total.interval.estimate - total.interval.low], [total.interval.high - total.interval.estimate]],
                                 color="#000000", capsize=3, linewidth=1)
                 if total is None:
-                    ax.text(0, y, " no CPU record", va="center", fontsize=7, color="#444444")
+                    ax.text(0, y, " no CPU record", va="center", fontsize=8, color="#444444")
                 y -= 1
             y -= 0.6
         ax.set_yticks(ticks, labels)
@@ -237,7 +346,7 @@ def cpu_chart(analysis: Analysis) -> str:
 
 
 def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
-    """Return metric against connections (log x), one panel per GOMAXPROCS, one line per setup (median, dots = repeats)."""
+    """Return metric against connections (log x), one panel per GOMAXPROCS, one line per setup (geometric mean, dots = repeats)."""
     levels = sorted({c for _, c in analysis.groups})
     gomaxprocs_values = sorted({g for g, _ in analysis.groups})
     with matplotlib.rc_context(STYLE):
@@ -254,7 +363,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
                     if spread is None:
                         continue
                     xs.append(level)
-                    ys.append(spread.median)
+                    ys.append(geometric(spread).estimate if geometric(spread) else spread.median)
                     ax.scatter([level] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.5, linewidths=0)
                 if xs:
                     (line,) = ax.plot(xs, ys, marker=marker, color=colour, linewidth=1.2, markersize=4)
@@ -268,6 +377,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
         axes[0].set_ylabel(label)
         if metric != THROUGHPUT:
             axes[0].set_yscale("log")
+            plain_log_axis(axes[0].yaxis, [v for c in analysis.cells if c.metrics.get(metric) for v in c.metrics[metric].values])
         if handles:
             fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
         return to_svg(fig, name)

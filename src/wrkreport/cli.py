@@ -114,13 +114,34 @@ def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_
     built = build(raw, out_dir, datetime.now(timezone.utc), expect_header_bytes)
     say(f"run: {built.run_path}")
     say(built.summary)
-    for check in built.failures:
-        where = built.run_path / check.file if check.file else built.run_path
-        fail(f"{where}: check failed: {check.name}: {check.message}")
+    for line in grouped_failures(built.run_path, built.failures):
+        fail(line)
     say(f"report: {built.paths['index.html']}")
+    say(built.closing)
     if open_page:
         click.launch(str(built.paths["index.html"]))
     return built.exit_code
+
+
+def grouped_failures(run_path, failures) -> list[str]:
+    """Return one 'FILE: check failed: NAME: MESSAGE' line per setup and check, naming how many more files it covers."""
+    import os
+    from pathlib import Path
+
+    groups: dict[tuple, list] = {}
+    for check in failures:
+        groups.setdefault((check.setup, check.name), []).append(check)
+    lines = []
+    for (setup, _), checks in groups.items():
+        first = checks[0]
+        where = Path(run_path) / first.file if first.file else Path(run_path)
+        relative = os.path.relpath(where)
+        shown = relative if not relative.startswith("..") else str(where)
+        line = f"{shown}: check failed: {first.name}: {first.message}"
+        if len(checks) > 1:
+            line += f" (and {len(checks) - 1} more {setup or 'run'} file{'s' if len(checks) > 2 else ''} alike)"
+        lines.append(line)
+    return lines
 
 
 # --- wrkreport compare -----------------------------------------------------------------
@@ -135,7 +156,7 @@ def compare_command(run_a: str, run_b: str, out_dir: str, expect_header_bytes: i
     """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell.
 
     For every setup, GOMAXPROCS and connection count both runs measured: the change in
-    req/s and in the overhead ratio (run B / run A) with a bootstrap 95% interval,
+    req/s and in the overhead ratio (run B / run A) with a Welch 95% interval,
     flagged only where the interval excludes 1.0. Writes compare.html and compare.json.
     Exit status 0, 1 when a check failed in either run (those measurements are left
     out), 2 when a run is unusable or the runs have no cell in common (nothing to

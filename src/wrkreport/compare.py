@@ -1,9 +1,23 @@
 """Compare: two analysed runs -> per cell, the change in req/s and in the overhead ratio, with intervals.
 
-The runs are independent (two machines, two nginx versions, pinned or not), so repeats
-cannot be paired across them: each run's repeats are resampled on their own (percentile
-bootstrap, fixed seed) and a change is flagged only where its 95% interval excludes 1.0
-("no change"). Within a run, the overhead ratio keeps its repeat pairing with go-http.
+The runs are independent (two machines, two nginx versions, pinned or not), so their
+measurements cannot be paired: each run contributes its own units and the change B / A is
+exp(mean of B's log units - mean of A's), with Welch's 95% t interval on the logs
+(Welch-Satterthwaite degrees of freedom, rounded down). A change is flagged only where
+the interval excludes 1.0 ("no change"). Within a run, the overhead ratio keeps its
+round pairing with go-http.
+
+Units: a run measured in blocks (at least 2 server starts) contributes one value per block
+(the block's median of log req/s, or of log ratios), so start-to-start variation is in the
+spread. A run recorded before blocks has one server start per GOMAXPROCS pass: all its
+repeats share that start, and the start-to-start effect is confounded with the run
+itself. Refusing to flag such runs would leave every recorded run uncomparable, so the
+difference's variance is widened instead by START_SD**2 for each such run: the
+start-to-start spread measured on the recorded runs (see START_SD), entered in the
+Welch-Satterthwaite degrees of freedom with the 4 it was estimated with. The simulation
+in tests/test_compare_calibration.py (no true change; start effects of 5%, 10% heavy-tailed
+measurement noise, 2% outliers) shows the false-change rate of both at 3, 5 and 10
+repeats or blocks, and the percentile bootstrap used before flagging far more often.
 """
 
 from __future__ import annotations
@@ -12,17 +26,27 @@ import math
 from dataclasses import dataclass
 
 from . import stats
-from .analyze import THROUGHPUT, Analysed, Cell, paired_values
+from .analyze import THROUGHPUT, Analysed, Cell, paired_blocks, paired_by_repeat
 from .model import BASELINE, setup_order
 
+# Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
+# between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
+# log ratio at GOMAXPROCS=2 across the five recorded runs with it (default-2cores,
+# keepalive-on, keepalive-on-again, quick-1-repeat, sweep-all-setups) is 0.048, rounded up.
+# tests/test_compare_calibration.py recomputes it from tests/fixtures/runs.
+START_SD = 0.05
+START_DF = 4  # five runs
+MIN_UNITS = 2
+TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
 METHOD = (
-    "Change = run B / run A. For req/s, the mean over each run's kept repeats; for the "
-    "overhead ratio, each run's geometric mean of repeat-paired setup/go-http ratios. The "
-    "95% interval is a percentile bootstrap (4,000 resamples, fixed seed) resampling each "
-    "run's repeats (or repeat pairs) on its own; a change is flagged only when the "
-    "interval excludes 1.0. With one repeat in either run there is no interval. With only 3 to "
-    "5 repeats a bootstrap interval tends to be too narrow, so a flag whose interval ends near "
-    "1.0 deserves a rerun with more repeats before it is believed."
+    "Change = run B / run A, on the log scale: for req/s, the geometric mean of each run's kept measurements; "
+    "for the overhead ratio, of each run's round-paired setup/go-http ratios. A run measured in blocks (server "
+    "starts) counts one value per block (the block's median); a run without blocks counts its repeats. The 95% "
+    "interval is Welch's t interval on the difference of the log means (Welch-Satterthwaite degrees of freedom). "
+    "A run without blocks started its servers once, so its repeats cannot show how much a restart moves the "
+    f"figures: for each such run the interval is widened by a start-to-start sd of {START_SD:.0%} (the spread of "
+    "the nginx-http ratio across this project's recorded runs). A change is flagged only when the interval "
+    "excludes 1.0; with fewer than 2 blocks (or repeats) in a run there is no interval."
 )
 DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
 
@@ -43,6 +67,7 @@ class Change:
     n_a: int
     n_b: int
     note: str | None = None  # why there is no change figure or no interval
+    unit: str | None = None  # "block" when both runs had blocks, else "repeat" (widened by START_SD)
 
     @property
     def flagged(self) -> bool:
@@ -89,37 +114,64 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
 
 
 def throughput_change(a: Cell, b: Cell) -> Change:
-    """Return the change of mean req/s from run A to run B for one cell."""
-    values_a = list(a.metrics[THROUGHPUT].values) if a.metrics.get(THROUGHPUT) else []
-    values_b = list(b.metrics[THROUGHPUT].values) if b.metrics.get(THROUGHPUT) else []
-    return change_of(a, "requests_per_sec", values_a, values_b, lambda x, y: stats.mean(y) / stats.mean(x), stats.mean)
+    """Return the change of req/s (geometric means) from run A to run B for one cell."""
+    return change_of(a, "requests_per_sec", throughput_units(a), throughput_units(b))
 
 
 def ratio_change(a: Cell, b: Cell, base_a: Cell | None, base_b: Cell | None) -> Change:
     """Return the change of the overhead ratio (setup / go-http) from run A to run B for one cell."""
-    pairs_a = paired_values(a, base_a, THROUGHPUT) if base_a else []
-    pairs_b = paired_values(b, base_b, THROUGHPUT) if base_b else []
-    return change_of(a, "overhead_ratio", pairs_a, pairs_b, lambda x, y: geometric_ratio(y) / geometric_ratio(x), geometric_ratio)
+    return change_of(a, "overhead_ratio", ratio_units(a, base_a), ratio_units(b, base_b))
 
 
-def change_of(cell: Cell, metric: str, a: list, b: list, statistic, estimate) -> Change:
-    """Return b / a for one figure, its bootstrap interval, or why there is none."""
+def throughput_units(cell: Cell) -> tuple[list[float], bool]:
+    """Return a cell's units of log req/s and whether they are blocks."""
+    spread = cell.metrics.get(THROUGHPUT)
+    items = [(k, math.log(v)) for k, v in spread.by_repeat if v > 0] if spread else []
+    return units_of(cell.by_block(items), [v for _, v in items])
+
+
+def ratio_units(cell: Cell, base: Cell | None) -> tuple[list[float], bool]:
+    """Return a cell's units of log(setup / go-http), paired by round, and whether they are blocks."""
+    if base is None:
+        return [], False
+    groups = paired_blocks(cell, base, THROUGHPUT)
+    by_block = [[math.log(x / y) for x, y in group] for group in groups] if groups is not None else None
+    return units_of(by_block, [math.log(x / y) for _, x, y in paired_by_repeat(cell, base, THROUGHPUT)])
+
+
+def units_of(logs_by_block: list[list[float]] | None, logs: list[float]) -> tuple[list[float], bool]:
+    """Return one run's units: block summaries when it has 2 or more blocks, else the logs of its repeats."""
+    if logs_by_block is not None and len([b for b in logs_by_block if b]) >= MIN_UNITS:
+        return [stats.block_summary(b) for b in logs_by_block if b], True
+    return list(logs), False
+
+
+def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool]) -> stats.Interval | None:
+    """Return B / A from two runs' (units, blocked) with Welch's interval, widened per run without blocks; None with too few units."""
+    (units_a, blocked_a), (units_b, blocked_b) = a, b
+    if len(units_a) < MIN_UNITS or len(units_b) < MIN_UNITS:
+        return None
+    unblocked = (not blocked_a) + (not blocked_b)
+    extra = unblocked * START_SD**2
+    found = stats.welch_interval(units_a, units_b, extra, START_DF if unblocked else math.inf)
+    unit = stats.BLOCK if blocked_a and blocked_b else stats.REPEAT
+    return stats.Interval(found.estimate, found.low, found.high, found.n, unit, 1)
+
+
+def change_of(cell: Cell, metric: str, a: tuple[list[float], bool], b: tuple[list[float], bool]) -> Change:
+    """Return B / A for one figure with its interval, or why there is none."""
     where = (cell.gomaxprocs, cell.connections, cell.setup, metric)
-    if not a or not b:
-        side = "A" if not a else "B"
-        if not a and not b:
-            side = "either run"
-        return Change(*where, estimate(a) if a else None, estimate(b) if b else None, None, None, None, len(a), len(b),
-                      f"nothing usable in {side} (excluded or not measured)")
-    interval = stats.bootstrap_interval(statistic, (a, b))
-    note = None if interval else "one repeat in a run: no interval"
-    low, high = interval or (None, None)
-    return Change(*where, estimate(a), estimate(b), statistic(a, b), low, high, len(a), len(b), note)
-
-
-def geometric_ratio(pairs: list[tuple[float, float]]) -> float:
-    """Return the geometric mean of x/y over pairs."""
-    return math.exp(stats.mean([math.log(x / y) for x, y in pairs]))
+    units_a, units_b = a[0], b[0]
+    level_a = math.exp(stats.mean(units_a)) if units_a else None
+    level_b = math.exp(stats.mean(units_b)) if units_b else None
+    if not units_a or not units_b:
+        side = "either run" if not units_a and not units_b else "A" if not units_a else "B"
+        return Change(*where, level_a, level_b, None, None, None, len(units_a), len(units_b), f"nothing usable in {side} (excluded or not measured)")
+    change = level_b / level_a
+    found = change_interval(a, b)
+    if found is None:
+        return Change(*where, level_a, level_b, change, None, None, len(units_a), len(units_b), TOO_FEW)
+    return Change(*where, level_a, level_b, found.estimate, found.low, found.high, len(units_a), len(units_b), None, found.unit)
 
 
 def differences(a: Analysed, b: Analysed) -> list[tuple[str, str, str]]:

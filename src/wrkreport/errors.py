@@ -29,6 +29,20 @@ class ParseError(WrkreportError):
         return f"{where}: {self.detail}"
 
 
+class RefusedFile(WrkreportError):
+    """A file was not read: not a regular file, outside the run directory, or over its size cap."""
+
+    exit_code = 1
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
 class NoUsableData(WrkreportError):
     """Nothing could be measured from the input: no run, or nothing parsed."""
 

@@ -178,7 +178,7 @@ class Check:
 
 @dataclass(frozen=True)
 class Ratio:
-    """setup / go-http at one GOMAXPROCS for one metric, with a 95% interval over repeats."""
+    """setup / go-http at one GOMAXPROCS for one metric, with a 95% interval over blocks (or repeats in one start)."""
 
     metric: str  # requests_per_sec | latency_p50_ms | latency_p99_ms
     gomaxprocs: int
@@ -190,6 +190,9 @@ class Ratio:
     excluded: str | None = None  # reason the ratio was not computed, or None
     connections: int | None = None  # wrk's -c of the cell (several with a sweep)
     baseline: str = BASELINE  # the setup divided by: go-http, or nginx-static for the ceiling share
+    blocks: int = 0  # server starts behind the ratio (1 for runs recorded before blocks)
+    measurements: int = 0  # wrk measurements behind the ratio: the setup's paired ones and their baseline partners
+    unit: str = "repeat"  # unit of replication of the interval: "block", or "repeat" (one start only)
 
     @property
     def has_interval(self) -> bool:

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import units
-from .errors import ParseError
+from .errors import ParseError, RefusedFile
 from .model import WrkResult
+from .rawfile import CAP_BYTES, read_bytes
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 
@@ -185,13 +186,14 @@ class Cursor:
 # --- Entry points --------------------------------------------------------------------
 
 
-def parse_file(path: str | Path) -> WrkResult:
-    """Read and parse one wrk output file; every failure is a ParseError naming path."""
+def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:
+    """Read (a regular file, at most 1 MiB) and parse one wrk output; every failure is a ParseError naming path."""
     source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ParseError(source, None, f"cannot read: {exc.strerror or exc}") from None
+    if data is None:
+        try:
+            data = read_bytes(Path(path), CAP_BYTES["wrk"])
+        except RefusedFile as exc:
+            raise ParseError(source, None, exc.reason) from None
     return parse_text(decode(data, source), source)
 
 
@@ -199,16 +201,19 @@ def parse_text(text: str, source: str) -> WrkResult:
     """Parse the text of one wrk, wrk2 or ab run into a WrkResult (source names it in errors; ab: parse_ab)."""
     if "\x00" in text:
         raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
-    if not text.strip():
-        raise ParseError(source, None, "empty, expected wrk output")
     lines = split_lines(text)
+    if not any(line.text for line in lines):
+        raise ParseError(source, None, "empty, expected wrk output")
     from .parse_ab import is_ab, parse_lines  # parse_ab builds on this module's Cursor
 
-    if is_ab(lines):
-        return parse_lines(lines, source)
-    start = find_running_line(lines, source)
-    version = find_version(lines[:start])
-    return parse_run(Cursor(source, lines, start), version)
+    try:
+        if is_ab(lines):
+            return parse_lines(lines, source)
+        start = find_running_line(lines, source)
+        version = find_version(lines[:start])
+        return parse_run(Cursor(source, lines, start), version)
+    except ValueError as exc:  # a record that rejects itself (model.WrkResult): its value is impossible
+        raise ParseError(source, None, f"impossible values: {exc}") from None
 
 
 def decode(data: bytes, source: str) -> str:
@@ -336,9 +341,12 @@ def running_line(cur: Cursor) -> tuple[float, str]:
 
 
 def threads_line(cur: Cursor) -> tuple[int, int]:
-    """Read `  2 threads and 50 connections` -> (threads, connections)."""
-    _, match = cur.require(THREADS_LINE, "'<N> threads and <M> connections'")
-    return int(match["threads"]), int(match["connections"])
+    """Read `  2 threads and 50 connections` -> (threads, connections); wrk runs 1 <= threads <= connections."""
+    line, match = cur.require(THREADS_LINE, "'<N> threads and <M> connections'")
+    threads, connections = int(match["threads"]), int(match["connections"])
+    if not 1 <= threads <= connections:
+        raise cur.error(line, f"{threads} threads and {connections} connections: wrk refuses to run unless 1 <= threads <= connections")
+    return threads, connections
 
 
 def calibration_lines(cur: Cursor) -> int:
@@ -480,6 +488,8 @@ def tail_lines(cur: Cursor, expected: str) -> Tail:
     expected = " or ".join([*optional, "'Requests/sec: <number>'"])
     line, match = cur.require(REQUESTS_PER_SEC_LINE, expected)
     per_sec = convert(cur, line, units.number, match["value"])
+    if per_sec is None:
+        raise cur.error(line, f"Requests/sec is {match['value']!r}, not a number: wrk divides the requests by the elapsed time here")
     line, match = cur.require(TRANSFER_PER_SEC_LINE, "'Transfer/sec: <size>'")
     transfer = convert(cur, line, units.size_to_bytes, match["value"])
     return Tail(requests, elapsed_ms / 1000, bytes_read, errors, non_2xx, per_sec, transfer, cur.rest())

@@ -1,12 +1,16 @@
 """Run: one raw/<run-id>/ directory -> a tidy table of measurements, header captures and problems.
 
-A run directory holds `<setup>.gomaxprocs-<N>[.c<C>].run-<k>.wrk.txt` (one wrk output per
-measurement; `.ab.txt` for an ApacheBench one, read the same way), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
+A run directory holds `<setup>.gomaxprocs-<N>[.c<C>][.block-<b>].run-<k>.wrk.txt` (one wrk
+output per measurement; `.ab.txt` for an ApacheBench one, read the same way; `.block-<b>`
+names the server start it was measured in, absent in runs recorded before blocks),
+`<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
 when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
 file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
 Nothing here fails on one bad file: a file that does not parse, a name that does not fit
 or a manifest that cannot be read becomes a problem (a failed or warned Check) and the
-rest is still read.
+rest is still read. The directory is untrusted input: every file is read through
+rawfile.read_bytes (regular files inside the directory, size-capped) and every JSON value
+is checked by schema.py here, so later steps never see a bad one.
 """
 
 from __future__ import annotations
@@ -19,26 +23,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import NoUsableData, ParseError
+from .errors import NoUsableData, ParseError, RefusedFile
 from .model import FIELDS, Check, setup_order
 from .parse import parse_file
+from .rawfile import CAP_BYTES, read_bytes
+from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
     r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
-    r"(?:\.c(?P<level>[0-9]{1,7}))?\.run-(?P<repeat>[0-9]{1,4})\.(?:wrk|ab)\.txt"
+    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})\.(?:wrk|ab)\.txt"
 )
 HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
 MANIFEST = "manifest.json"
 LATEST = "latest"
 RAW_SUFFIXES = (".wrk.txt", ".ab.txt")  # one measurement's load generator output: wrk (or wrk2), or ab
+MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
-# the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent).
+# the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent), then
+# the block (server start) of the measurement: NaN for runs recorded before blocks. Appended
+# last so results.csv keeps its earlier column order.
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
 CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
 CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
-COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS
+COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block",)
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ def load_run(path: str | Path) -> Run:
     problems: list[Check] = []
     manifest = read_manifest(run_dir, problems)
     listed = manifest_measurements(manifest)
-    names = {p.name for p in run_dir.iterdir() if p.is_file()}
+    names = {p.name for p in run_dir.iterdir()}  # every kind of entry: read_raw refuses what is not a regular file
     wrk_names = sorted(name for name in names if name.endswith(RAW_SUFFIXES))
     for name in sorted(set(listed) - names):
         problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
@@ -152,12 +161,15 @@ def load_run(path: str | Path) -> Run:
         if name.endswith(".ab.txt") and twin in names:
             problems.append(Check("file-name", "warn", f"{name}: the same measurement as {twin}; the ab output is ignored", file=name))
             continue
+        data = read_raw(run_dir, name, "wrk", problems)
+        if data is None:
+            continue
         try:
-            result = parse_file(run_dir / name)
+            result = parse_file(run_dir / name, data)
         except ParseError as exc:
             problems.append(problem_check(match, name, exc.message()))
             continue
-        texts[name] = (run_dir / name).read_text(encoding="utf-8", errors="replace")
+        texts[name] = data.decode("utf-8", errors="replace")
         row = measurement_row(match, name, result, listed.get(name, {}))
         row.update(read_cpu(run_dir, cpu_file_name(name), problems))
         rows.append(row)
@@ -185,20 +197,46 @@ def mixed_tools(table: pd.DataFrame) -> list[Check]:
     return [Check("file-name", "warn", f"this run mixes wrk and ab outputs ({count} of {len(table)} by ab): ratios may pair two load generators")]
 
 
-def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
-    """Return manifest.json as a dict, None if absent; an unreadable one becomes a problem."""
-    path = run_dir / MANIFEST
-    if not path.exists():
+def read_raw(run_dir: Path, name: str, kind: str, problems: list[Check]) -> bytes | None:
+    """Return the bytes of one file of the run (rawfile.read_bytes); a refused file is a warned check, None."""
+    try:
+        return read_bytes(run_dir / name, CAP_BYTES[kind], root=run_dir)
+    except RefusedFile as exc:
+        problems.append(Check("refused", "warn", f"{name}: {exc.reason}", file=name))
+        return None
+
+
+def read_json(run_dir: Path, name: str, kind: str, problems: list[Check]):
+    """Return the JSON value of one file of the run, None when absent or refused; raise ValueError when not JSON."""
+    if not os.path.lexists(run_dir / name):
+        return None
+    data = read_raw(run_dir, name, kind, problems)
+    if data is None:
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return load_json(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
+    """Return manifest.json as a dict with every value checked (schema.py), None if absent; what is wrong becomes problems."""
+    try:
+        data = read_json(run_dir, MANIFEST, "manifest", problems)
+    except ValueError as exc:
         where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
         problems.append(Check("manifest", "warn", f"{MANIFEST}: not readable JSON ({where}); setups and repeats come from file names", file=MANIFEST))
+        return None
+    if data is None:
         return None
     if not isinstance(data, dict):
         problems.append(Check("manifest", "warn", f"{MANIFEST}: expected a JSON object, found {type(data).__name__}; ignored", file=MANIFEST))
         return None
+    data, wrong = checked(data, MANIFEST_FIELDS, SETUP_KEYED)
+    for reason in wrong[:MAX_FIELD_PROBLEMS]:
+        problems.append(Check("manifest", "warn", f"{MANIFEST}: {reason}; left out", file=MANIFEST))
+    if len(wrong) > MAX_FIELD_PROBLEMS:
+        problems.append(Check("manifest", "warn", f"{MANIFEST}: {len(wrong) - MAX_FIELD_PROBLEMS} more values left out", file=MANIFEST))
     return data
 
 
@@ -221,8 +259,17 @@ def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
         source=name,
         command=entry.get("command") if isinstance(entry.get("command"), str) else None,
         exit_code=entry.get("exit_code") if isinstance(entry.get("exit_code"), int) else None,
+        block=block_of(match, entry),
     )
     return row
+
+
+def block_of(match: re.Match, entry: dict) -> int | None:
+    """Return the measurement's block: from the file name, else the manifest entry, else None (no blocks)."""
+    if match["block"] is not None:
+        return int(match["block"])
+    block = entry.get("block")
+    return block if isinstance(block, int) and not isinstance(block, bool) and block >= 1 else None
 
 
 def cpu_file_name(wrk_name: str) -> str:
@@ -231,22 +278,30 @@ def cpu_file_name(wrk_name: str) -> str:
 
 
 def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:
-    """Return the CPU columns of one measurement from its .cpu.json ({} when there is none)."""
-    path = run_dir / name
-    if not path.exists():
-        return {}
+    """Return the CPU columns of one measurement from its .cpu.json ({} when there is none or it is unusable)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        processes = data["processes"]
-        found = {f"cpu_{p}_s": cpu_seconds(processes.get(p)) for p in CPU_PROCESSES}
-        wall, cores = float(data["wall_s"]), int(data["logical_cores"])
-        if wall <= 0 or cores <= 0 or any(v is not None and v < 0 for v in found.values()):
-            raise ValueError("negative or zero time or cores")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        problems.append(Check("cpu", "warn", f"{name}: not a usable CPU record ({type(exc).__name__}: {exc}); CPU figures left out", file=name))
+        data = read_json(run_dir, name, "cpu", problems)
+    except ValueError as exc:
+        problems.append(Check("cpu", "warn", f"{name}: not a usable CPU record (not JSON: {exc}); CPU figures left out", file=name))
         return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        wrong = [f"expected a JSON object, found {type(data).__name__}"]
+    else:
+        data, wrong = checked(data, CPU_FIELDS)
+    if wrong:
+        problems.append(Check("cpu", "warn", f"{name}: not a usable CPU record ({'; '.join(wrong[:3])}); CPU figures left out", file=name))
+        return {}
+    processes = data["processes"]
+    found = {f"cpu_{p}_s": cpu_seconds(processes.get(p)) for p in CPU_PROCESSES}
     pinning = data.get("pinning") or {}
-    return found | {"cpu_wall_s": wall, "cpu_cores": cores, "pin_client": pinning.get("client"), "pin_server": pinning.get("server")}
+    return found | {
+        "cpu_wall_s": float(data["wall_s"]),
+        "cpu_cores": data["logical_cores"],
+        "pin_client": pinning.get("client"),
+        "pin_server": pinning.get("server"),
+    }
 
 
 def cpu_seconds(process: dict | None) -> float | None:
@@ -285,10 +340,8 @@ def read_headers(run_dir: Path, names: list[str], problems: list[Check]) -> list
         match = HEADERS_FILE.fullmatch(name)
         if match is None:
             continue
-        try:
-            data = (run_dir / name).read_bytes()
-        except OSError as exc:
-            problems.append(Check("header-bytes", "warn", f"{name}: cannot read: {exc.strerror}", file=name))
+        data = read_raw(run_dir, name, "headers", problems)
+        if data is None:
             continue
         captures.append(HeaderCapture(match["setup"], int(match["gomaxprocs"]), name, data.decode("latin-1"), len(data)))
     return captures
@@ -296,7 +349,15 @@ def read_headers(run_dir: Path, names: list[str], problems: list[Check]) -> list
 
 def relative_to(target: Path, start: Path) -> str:
     """Return target relative to start with forward slashes (for links in the page)."""
-    return Path(os.path.relpath(target.resolve(), start.resolve())).as_posix()
+    return Path(os.path.relpath(real_path(target), real_path(start))).as_posix()
+
+
+def real_path(path: Path) -> Path:
+    """Return path with symlinks resolved, or made absolute when it is a symlink loop (a hostile run's file)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # Python < 3.13 raises RuntimeError on a loop
+        return path.absolute()
 
 
 def require_measurements(run: Run) -> None:

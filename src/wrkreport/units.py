@@ -2,7 +2,8 @@
 
 Every converter takes one token exactly as wrk prints it (surrounding spaces allowed) and
 raises ValueError for anything else; `nan`, `-nan` and `inf` (any sign, any case) are
-"no data" and become None. Units are case-sensitive, as in wrk's `units.c`: `m` is
+"no data" and become None. wrk prints no negative time, count, size or percentage (they
+are unsigned or sums of them), so a negative number is rejected too. Units are case-sensitive, as in wrk's `units.c`: `m` is
 minutes in a time, `M` is a million in a count, `k` is 1000 and `K` (bytes) is 1024.
 """
 
@@ -158,6 +159,8 @@ def _finite(num: str) -> float | None:
 
 def _scaled(num: str, multiplier: float | int) -> float:
     """Return num * multiplier rounded once (decimal arithmetic: 0.87k is 870.0, not 870.0000000000001)."""
+    if Decimal(num) < 0:
+        raise ValueError(f"negative number {num!r}: wrk prints none here")
     value = float(Decimal(num) * Decimal(str(multiplier)))
     if math.isinf(value):
         raise ValueError(f"number {num!r} is too large")

@@ -19,13 +19,14 @@ from pathlib import Path
 
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
 from .machine import apply_tune, command_output, read_sysctl, untraversable, usable_cpus, user_ids
-from .manifest import cell_from_headers, create_run_dir, out_problem, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
+from .manifest import CACHE, cell_from_headers, create_run_dir, out_problem, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
 from .nginx import cap_log, nginx_conf_dir, nginx_error_log, nginx_flags, nginx_missing_modules, nginx_values, render_template
 from .plan import build_plan, plan_lines
 from .ports import busy_port_messages
 from .progress import progress_result, progress_start, summary_lines
 from .setups import NO, PROG, SETUP_BY_ID, SETUP_IDS, UsageError
-from .values import iso, utc_now
+from .precision import assess, decide, gap_record
+from .values import format_duration, iso, iso_ms, now_ms, parse_iso, utc_now
 
 
 def cmd_plan(args) -> int:
@@ -124,10 +125,11 @@ def cmd_render_nginx(args) -> int:
 
 
 def cmd_pass_start(args) -> int:
-    """Record a new pass and print its setup order, one line per (connection level, repeat)."""
+    """Record a new pass (a block: one start of the servers) and print its setup order, one line per (connection level, round)."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
-    entry = new_pass(manifest, args.gomaxprocs)
+    entry = new_pass(manifest, args.gomaxprocs, args.block, args.first_round, args.rounds)
+    entry["started_at"] = iso_ms(now_ms())
     save_manifest(run_dir, manifest)
     print("\n".join(" ".join(order) for order in entry["order"]))
     return 0
@@ -149,21 +151,26 @@ def cmd_pass_ready(args) -> int:
         entry["pids"]["nginx_workers"] = child_pids(args.nginx_pid)
     lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
     for setup, ready, headers, error in args.cell or []:
-        cell = record_cell(manifest, entry, setup, ready, headers, error or None)
+        cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
         lines.append(cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"]))
     save_manifest(run_dir, manifest)
     print("\n".join(lines))
     return 0
 
 
-def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: str, error: str | None) -> dict:
-    """Record one cell of a pass from its readiness, `curl -sI` file (may be empty) and error."""
+def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: str, error: str | None, run_dir: Path) -> dict:
+    """Record one cell of a pass from its readiness, `curl -sI` file (may be empty) and error.
+
+    The file is named in the cell when it is kept in the run directory (the first block of
+    each GOMAXPROCS); later blocks check a capture in the work directory.
+    """
     if setup not in SETUP_BY_ID or ready not in ("0", "1"):
         raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)}")
     data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
     cell = cell_from_headers(data, ready == "1", error)
     cell["url"] = manifest["parameters"]["urls"][setup]
-    cell["headers_file"] = Path(headers).name if data else None
+    kept = data and Path(headers).resolve().parent == run_dir.resolve()
+    cell["headers_file"] = Path(headers).name if kept else None
     entry["cells"][setup] = cell
     return cell
 
@@ -190,7 +197,7 @@ def cmd_pass_end(args) -> int:
     """Record the end time of a pass; cap its nginx error log."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
-    find_pass(manifest, args.gomaxprocs)["ended_at"] = iso(utc_now())
+    find_pass(manifest, args.gomaxprocs)["ended_at"] = iso_ms(now_ms())
     save_manifest(run_dir, manifest)
     cap_log(nginx_error_log(run_dir, args.gomaxprocs))  # and what the warm-ups and header checks wrote
     return 0
@@ -212,11 +219,12 @@ def cmd_measure(args) -> int:
         raise UsageError("measure needs the wrk command after --")
     connections = args.connections or levels_of(params)[0]
     print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
-    started_at = iso(utc_now())
     servers = find_pass(manifest, args.gomaxprocs)["pids"]
     out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
     before = cpu_snapshot(server_pids(servers))
+    started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements
     wrk = run_measured(argv, out, stderr)
+    ended = now_ms()
     after = cpu_snapshot(server_pids(servers))  # nginx's children again: a worker may have been replaced
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
@@ -225,6 +233,8 @@ def cmd_measure(args) -> int:
         out.unlink(missing_ok=True)
         return wrk.status
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "connections": connections, "repeat": args.repeat}
+    if args.block is not None:
+        ids.update(block=args.block, round=args.round)
     usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
     write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params)))
     manifest["measurements"].append(
@@ -235,8 +245,8 @@ def cmd_measure(args) -> int:
             "url": params["urls"][args.setup],
             "command": " ".join(argv),
             "exit_code": wrk.status,
-            "started_at": started_at,
-            "ended_at": iso(utc_now()),
+            "started_at": iso_ms(started),
+            "ended_at": iso_ms(ended),
         }
     )
     save_manifest(run_dir, manifest)
@@ -244,16 +254,66 @@ def cmd_measure(args) -> int:
     return 0
 
 
+PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs
+
+
+def elapsed_s(manifest: dict) -> float:
+    """Return the seconds since the run started."""
+    return (now_ms() - parse_iso(manifest["started_at"])).total_seconds()
+
+
+def cmd_decide(args) -> int:
+    """After a block: record the precision so far and print `continue WORST` or `stop WORST REASON` (WORST: worst half-width in %, or -)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
+    reason = decide(record, manifest["parameters"])
+    record["stop_reason"] = reason
+    manifest["precision"] = record
+    save_manifest(run_dir, manifest)
+    worst = "-" if record["worst_half_width_pct"] is None else f"{record['worst_half_width_pct']:g}"
+    print(f"stop {worst} {reason}" if reason else f"continue {worst}")
+    return 0
+
+
+def precision_lines(manifest: dict) -> list[str]:
+    """Return the end-of-run lines on precision and gaps."""
+    params, record, gap = manifest["parameters"], manifest.get("precision") or {}, manifest.get("gaps_s")
+    lines = []
+    if params.get("smoke_test"):
+        lines.append("smoke test (--quick): one short measurement per cell, no interval claims; for figures run the default profile")
+    if record:
+        worst, median = record.get("worst_half_width_pct"), record.get("median_half_width_pct")
+        shown = "no interval yet" if worst is None else f"worst ratio half-width +/-{worst:g}%, median +/-{median:g}%"
+        blocks = ", ".join(f"GOMAXPROCS={n}: {b}" for n, b in record["blocks"].items())
+        if record["met"]:
+            lines.append(f"precision target +/-{record['target_pct']:g}% met: {shown} ({blocks} blocks)")
+        else:
+            more = record.get("more_time_estimate_s")
+            extra = f"; about {format_duration(more)} more would meet it" if more else ""
+            lines.append(f"precision target +/-{record['target_pct']:g}% NOT met: {shown} ({blocks} blocks){extra}")
+        if record.get("stop_reason"):
+            lines.append(f"stopped: {record['stop_reason']}")
+    if gap:
+        lines.append(f"gap between measurements: median {gap['median']:.3f}s, max {gap['max']:.3f}s ({gap['count']} gaps)")
+    return lines
+
+
 def cmd_finish(args) -> int:
-    """Set the run's final status, reason and end time; when complete, print the summary."""
+    """Set the run's final status, reason and end time, its gaps and precision; when complete, print the summary."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     manifest["status"] = args.status
     manifest["reason"] = args.reason or None
     manifest["ended_at"] = iso(utc_now())
+    manifest["gaps_s"] = gap_record(manifest)
+    if manifest["measurements"] and not manifest.get("precision"):  # a fixed design: no stopping rule ran
+        record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
+        record["stop_reason"] = "fixed design: the planned blocks ran" if args.status == "complete" else f"run {args.status}"
+        manifest["precision"] = record
     save_manifest(run_dir, manifest)
     if args.status == "complete":
-        print("\n".join(summary_lines(run_dir, manifest)))
+        print("\n".join(summary_lines(run_dir, manifest) + precision_lines(manifest)))
     return 0
 
 
@@ -307,7 +367,17 @@ def main_parser() -> argparse.ArgumentParser:
         (("--rlimit",), {"type": int, "required": True}),
         (("--out",), {"required": True}),
     )
-    add("pass-start", cmd_pass_start, run, n)
+    add(
+        "pass-start",
+        cmd_pass_start,
+        run,
+        n,
+        (("--block",), {"type": int, "default": 1}),
+        (("--first-round",), {"type": int, "default": 1}),
+        (("--rounds",), {"type": int}),  # default: the run's repeats
+    )
+    add("decide", cmd_decide, run)
+    add("serve", cmd_serve, run)
     add(
         "pass-ready",
         cmd_pass_ready,
@@ -329,6 +399,8 @@ def main_parser() -> argparse.ArgumentParser:
         setup,
         repeat,
         connections,
+        (("--block",), {"type": int}),
+        (("--round",), {"type": int}),
         (("--file",), {"required": True}),
         (("--cpu-file",), {"required": True}),
         (("--stderr",), {"required": True}),
@@ -345,9 +417,63 @@ def main_parser() -> argparse.ArgumentParser:
     return p
 
 
+END = b"\x1e"  # the argument that ends a command sent to `serve`
+DONE = "@@done"  # the line that ends an answer of `serve`: "@@done STATUS"
+
+
+def read_commands(fd: int):
+    """Yield each command sent to `serve`: arguments ending in NUL, a lone END argument after the last."""
+    buffer, args = b"", []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        buffer += chunk
+        *tokens, buffer = buffer.split(b"\0")
+        for token in tokens:
+            if token == END:
+                yield [a.decode("utf-8", "surrogateescape") for a in args]
+                args = []
+            else:
+                args.append(token)
+
+
+def cmd_serve(args) -> int:
+    """Answer commands on stdin until it closes: one long-lived helper for a whole run (docs/driver.md).
+
+    Each command is a subcommand's arguments without --run; the answer is its stdout, then
+    the line `@@done STATUS`. The manifest stays in memory between commands (written
+    atomically by each that changes it) and wrk files are parsed once, so one measurement's
+    bookkeeping takes milliseconds, not a Python start. SIGINT is ignored between commands
+    (the script stops the helper); a `measure` stopped by a signal ends the loop with 128+N.
+    """
+    import contextlib
+    import io
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    CACHE.enable()
+    for command in read_commands(sys.stdin.fileno()):
+        if command[:1] in (["serve"], []):
+            status, text = 2, ""
+        else:
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                status = main([*command[:1], "--run", args.run, *command[1:]])
+            text = out.getvalue()
+        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+        sys.stdout.write(f"{DONE} {status}\n")
+        sys.stdout.flush()
+        if command[:1] == ["measure"] and status >= 128:
+            return status
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; a UsageError becomes `run_bench.sh: message` and exit status 2."""
-    args = main_parser().parse_args(argv)
+    try:
+        args = main_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse's usage error, already printed
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.func(args)
     except UsageError as exc:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
-from .values import iso, utc_now
+from .values import iso, iso_ms, now_ms, utc_now
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
@@ -32,14 +32,37 @@ def write_json_atomic(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+class ManifestCache:
+    """The manifests of a long-lived helper (`serve`): read once, then kept in memory and written through."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.manifests: dict[str, dict] = {}
+
+    def enable(self) -> None:
+        """Keep manifests in memory from now on (only `serve` does: it is their only writer)."""
+        self.enabled = True
+
+
+CACHE = ManifestCache()
+
+
 def load_manifest(run_dir: Path) -> dict:
-    """Return the run's manifest."""
-    return json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    """Return the run's manifest (the one in memory under `serve`)."""
+    key = str(run_dir)
+    if CACHE.enabled and key in CACHE.manifests:
+        return CACHE.manifests[key]
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    if CACHE.enabled:
+        CACHE.manifests[key] = manifest
+    return manifest
 
 
 def save_manifest(run_dir: Path, manifest: dict) -> None:
     """Replace the run's manifest atomically."""
     write_json_atomic(run_dir / "manifest.json", manifest)
+    if CACHE.enabled:
+        CACHE.manifests[str(run_dir)] = manifest
 
 
 def create_run_dir(out: Path, started: datetime) -> Path:
@@ -105,6 +128,14 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         pin_server=plan["pin_server"],
         tune=plan["tune"],
         seed=plan["seed"],
+        rounds_per_block=plan["rounds_per_block"],
+        blocks=plan["blocks"],
+        adaptive=plan["adaptive"],
+        smoke_test=plan["smoke_test"],
+        min_blocks=plan["min_blocks"],
+        max_blocks=plan["max_blocks"],
+        precision_pct=plan["precision_pct"],
+        max_time_s=plan["max_time_s"],
     )
     return {
         "schema": SCHEMA,
@@ -127,9 +158,9 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
     }
 
 
-def shuffled_orders(setups: list[str], repeats: int, seed: int, gomaxprocs: int) -> list[list[str]]:
-    """Return one shuffled setup order per repeat, reproducible from (seed, GOMAXPROCS)."""
-    rng = random.Random(f"{seed}:gomaxprocs-{gomaxprocs}")
+def shuffled_orders(setups: list[str], repeats: int, seed: int, gomaxprocs: int, block: int = 1) -> list[list[str]]:
+    """Return one shuffled setup order per round, reproducible from (seed, GOMAXPROCS, block)."""
+    rng = random.Random(f"{seed}:gomaxprocs-{gomaxprocs}" if block == 1 else f"{seed}:gomaxprocs-{gomaxprocs}:block-{block}")
     orders = []
     for _ in range(repeats):
         order = list(setups)
@@ -139,8 +170,8 @@ def shuffled_orders(setups: list[str], repeats: int, seed: int, gomaxprocs: int)
 
 
 def find_pass(manifest: dict, gomaxprocs: int) -> dict:
-    """Return the pass entry for a GOMAXPROCS value."""
-    for entry in manifest["passes"]:
+    """Return the latest pass (block) entry for a GOMAXPROCS value: the one running."""
+    for entry in reversed(manifest["passes"]):
         if entry["gomaxprocs"] == gomaxprocs:
             return entry
     raise KeyError(f"no pass for GOMAXPROCS={gomaxprocs} in the manifest")
@@ -151,20 +182,25 @@ def levels_of(parameters: dict) -> list[int]:
     return parameters.get("connections_levels") or [parameters["connections"]]
 
 
-def new_pass(manifest: dict, gomaxprocs: int) -> dict:
-    """Append and return the pass entry for a GOMAXPROCS value, with its shuffled orders.
+def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int = 1, rounds: int | None = None) -> dict:
+    """Append and return the pass (block) entry for a GOMAXPROCS value, with its shuffled orders.
 
-    The pass runs each connection level in turn and, within it, each repeat: `order` holds
-    one shuffled setup order per (level, repeat) in that sequence, `order_connections` the
-    level of each. With one level, `order` is one list per repeat, as before the sweep.
+    A block is one start of the servers; it runs each connection level in turn and,
+    within it, its rounds first_round .. first_round + rounds - 1 (the cells' global round
+    numbers): `order` holds one shuffled setup order per (level, round) in that sequence,
+    `order_connections` the level of each, `rounds` the round numbers. rounds defaults to
+    the run's repeats (one block per GOMAXPROCS, as before blocks).
     """
     params = manifest["parameters"]
     levels = levels_of(params)
+    rounds = (params.get("repeats") or params.get("rounds_per_block") or 1) if rounds is None else rounds
     entry = {
         "gomaxprocs": gomaxprocs,
+        "block": block,
+        "rounds": list(range(first_round, first_round + rounds)),
         "go_reported_gomaxprocs": None,
-        "order": shuffled_orders(params["setups"], params["repeats"] * len(levels), params["seed"], gomaxprocs),
-        "order_connections": [c for c in levels for _ in range(params["repeats"])],
+        "order": shuffled_orders(params["setups"], rounds * len(levels), params["seed"], gomaxprocs, block),
+        "order_connections": [c for c in levels for _ in range(rounds)],
         "cells": {},
         "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None},
         "notes": [],

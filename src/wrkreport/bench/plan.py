@@ -11,15 +11,18 @@ from pathlib import Path
 from .setups import (
     ALL_SETUPS,
     BACKEND_PORTS,
+    DEFAULT_MAX_TIME_S,
     DEFAULT_PORTS,
     DEFAULT_SETUP_IDS,
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
     ENV_HANDLER_DELAY,
+    ENV_MAX_TIME,
     ENV_OUT,
     ENV_PIN_CLIENT,
     ENV_PIN_SERVER,
     ENV_PORTS,
+    ENV_PRECISION,
     ENV_PROFILE,
     ENV_SEED,
     ENV_SETUPS,
@@ -29,6 +32,7 @@ from .setups import (
     MAX_CONNECTIONS,
     MAX_GOMAXPROCS,
     MAX_PORT,
+    MAX_REPEATS,
     MAX_SEED,
     MEASUREMENT_OVERHEAD_S,
     PARAMS,
@@ -41,7 +45,8 @@ from .setups import (
     expect_header_bytes,
     url_for,
 )
-from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_switch, pin_list, shorten, split_list
+from ..stats import MIN_BLOCKS
+from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
 
 
 def plan_parser() -> argparse.ArgumentParser:
@@ -62,6 +67,8 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-upstream-keepalive", action="store_true")
     p.add_argument("--handler-delay")
     p.add_argument("--body-bytes")
+    p.add_argument("--precision")
+    p.add_argument("--max-time")
     return p
 
 
@@ -86,8 +93,11 @@ def build_plan(
     if profile not in PROFILES:
         raise UsageError(f"{ENV_PROFILE}={shorten(profile)}: choose one of {', '.join(PROFILES)}")
     plan: dict = {"profile": profile, "warnings": []}
+    given = set()
     for param in PARAMS:
         text, source = given_or_env(getattr(args, param.key), param.option, env, param.env)
+        if text is not None:
+            given.add(param.key)
         if text is None:
             plan[param.key] = PROFILES[profile][param.key]
         elif param.key == "connections":
@@ -99,6 +109,7 @@ def build_plan(
     plan["connections"] = levels[0] if len(levels) == 1 else None
     if min(levels) < plan["threads"]:
         raise UsageError(f"connections ({min(levels)}) must be >= threads ({plan['threads']}), as wrk requires")
+    plan.update(design(plan, given, args, env))
     plan["gomaxprocs"] = gomaxprocs_list(args.gomaxprocs, env, nproc)
     plan["setups"] = setup_list(args.setups, env)
     plan["ports"] = port_map(args.port, env, plan["setups"])
@@ -125,11 +136,49 @@ def build_plan(
     out, source = given_or_env(args.out, "--out", env, ENV_OUT)
     plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
     plan["measurements"] = measurement_count(plan)
-    plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"])))
+    plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))
+    if plan["max_time_s"] is not None:
+        plan["estimate_s"] = min(plan["estimate_s"], plan["max_time_s"])
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
     plan["needed_fds"] = 2 * max(levels) + 256
     return plan
+
+
+def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str, str]) -> dict:
+    """Return the block design: repeats (rounds per cell in all; None with the stopping rule), blocks, rounds_per_block, adaptive, min_blocks, precision_pct, max_time_s.
+
+    --blocks N fixes the blocks (N x --rounds-per-block rounds); --repeats N the rounds in
+    all (in blocks of --rounds-per-block, the last one shorter when they do not divide);
+    neither: the profile's blocks, or, for the default profile, blocks until every ratio is
+    within --precision (at least stats.MIN_BLOCKS per GOMAXPROCS) or --max-time is near.
+    """
+    if {"blocks", "repeats"} <= given:
+        raise UsageError("give --blocks or --repeats, not both (--repeats N: N rounds in all, in blocks of --rounds-per-block)")
+    rounds = plan["rounds_per_block"]
+    blocks, repeats = plan["blocks"], plan["repeats"]
+    if "repeats" in given:
+        blocks = -(-repeats // rounds)
+    elif blocks is not None:
+        repeats = blocks * rounds
+    if repeats is not None and repeats > MAX_REPEATS:
+        raise UsageError(f"--blocks x --rounds-per-block must be at most {MAX_REPEATS} rounds, not {repeats}")
+    text, source = given_or_env(args.precision, "--precision", env, ENV_PRECISION)
+    precision = 5.0 if text is None else parse_percent(text, source)
+    text, source = given_or_env(args.max_time, "--max-time", env, ENV_MAX_TIME)
+    max_time = DEFAULT_MAX_TIME_S.get(plan["profile"]) if text is None else parse_max_time(text, source)
+    if blocks is not None and (args.precision is not None or args.max_time is not None):
+        plan["warnings"].append(f"--precision and --max-time steer the stopping rule, which a fixed design ({blocks} block(s) per GOMAXPROCS) does not use")
+    return {
+        "smoke_test": plan["profile"] == "quick" and repeats == 1,  # one measurement per cell: no interval claims
+        "repeats": repeats,
+        "blocks": blocks,
+        "adaptive": blocks is None,
+        "min_blocks": MIN_BLOCKS if blocks is None else blocks,
+        "max_blocks": MAX_REPEATS // rounds if blocks is None else blocks,
+        "precision_pct": precision,
+        "max_time_s": max_time if blocks is None else None,
+    }
 
 
 # Characters nginx's command line (-g 'error_log "DIR/..." crit;') or a shell reading the
@@ -179,9 +228,20 @@ def knobs(args: argparse.Namespace, env: dict[str, str]) -> dict:
     }
 
 
+def planned_rounds(parameters: dict) -> int:
+    """Return the rounds per cell the run plans: its repeats, or with the stopping rule the minimum blocks' rounds."""
+    repeats = parameters.get("repeats")
+    return repeats if repeats is not None else parameters["min_blocks"] * parameters["rounds_per_block"]
+
+
+def block_count(parameters: dict) -> int:
+    """Return the blocks per GOMAXPROCS the run plans (with the stopping rule: the minimum)."""
+    return -(-planned_rounds(parameters) // parameters.get("rounds_per_block", planned_rounds(parameters)))
+
+
 def measurement_count(parameters: dict) -> int:
-    """Return how many measurements a run makes: GOMAXPROCS x levels x setups x repeats."""
-    return len(parameters["gomaxprocs"]) * len(parameters["connections_levels"]) * len(parameters["setups"]) * parameters["repeats"]
+    """Return how many measurements a run makes (at least, with the stopping rule): GOMAXPROCS x levels x setups x rounds."""
+    return len(parameters["gomaxprocs"]) * len(parameters["connections_levels"]) * len(parameters["setups"]) * planned_rounds(parameters)
 
 
 def parse_options(argv: list[str]) -> argparse.Namespace:
@@ -278,8 +338,9 @@ def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
 def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int, levels_left: int = 0) -> float:
     """Return the expected time left: remaining measurements, plus the warm-ups not started.
 
-    Warm-ups come before each connection level of a pass: those of the passes_left passes not
-    started, and of the levels_left levels still to come in the current pass.
+    Warm-ups come before each connection level of a block (a pass): those of the
+    passes_left blocks not started, and of the levels_left levels still to come in the
+    current one.
     """
     per_measurement = parameters["duration_s"] + MEASUREMENT_OVERHEAD_S
     per_level = len(parameters["setups"]) * (parameters["warmup_s"] + MEASUREMENT_OVERHEAD_S)
@@ -292,7 +353,17 @@ def plan_lines(plan: dict) -> list[str]:
     lines = []
     keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes")
     for key in keys:
-        lines.append(f"{key} {plan[key]}")
+        lines.append(f"{key} {plan[key] if plan[key] is not None else 0}")
+    lines.append(f"rounds_per_block {plan['rounds_per_block']}")
+    lines.append(f"blocks {plan['blocks'] or 0}")  # 0: until the precision target (adaptive)
+    lines.append(f"adaptive {int(plan['adaptive'])}")
+    lines.append(f"smoke_test {int(plan['smoke_test'])}")
+    lines.append(f"min_blocks {plan['min_blocks']}")
+    lines.append(f"max_blocks {plan['max_blocks']}")
+    lines.append(f"precision_pct {plan['precision_pct']:g}")
+    if plan["max_time_s"] is not None:
+        lines.append(f"max_time_s {plan['max_time_s']}")
+        lines.append(f"max_time {format_duration(plan['max_time_s'])}")
     lines.append(f"connections {' '.join(map(str, plan['connections_levels']))}")
     lines.append(f"connections_max {max(plan['connections_levels'])}")
     lines.append(f"sweep {int(len(plan['connections_levels']) > 1)}")

@@ -7,41 +7,43 @@ from pathlib import Path
 
 from .cpu import cpu_ms_per_1k_requests, read_cpu_record
 from .manifest import find_pass, levels_of
-from .plan import estimate_seconds
+from .plan import estimate_seconds, measurement_count
 from .setups import SETUP_BY_ID
-from .values import format_duration, format_rate
-
-
-def order_index(parameters: dict, connections: int, repeat: int) -> int:
-    """Return the index in a pass's `order` of the (connection level, repeat) round."""
-    return levels_of(parameters).index(connections) * parameters["repeats"] + repeat - 1
-
-
-def progress_index(manifest: dict, gomaxprocs: int, connections: int, setup: str, repeat: int) -> tuple[int, int]:
-    """Return (1-based position of this measurement in the whole run, total measurements)."""
-    params = manifest["parameters"]
-    per_round = len(params["setups"])
-    per_pass = per_round * params["repeats"] * len(levels_of(params))
-    pass_index = params["gomaxprocs"].index(gomaxprocs)
-    round_index = order_index(params, connections, repeat)
-    order = find_pass(manifest, gomaxprocs)["order"][round_index]
-    index = pass_index * per_pass + round_index * per_round + order.index(setup) + 1
-    return index, per_pass * len(params["gomaxprocs"])
+from .values import format_duration, format_rate, now_ms, parse_iso
 
 
 def progress_start(manifest: dict, gomaxprocs: int, connections: int, setup: str, repeat: int) -> str:
     """Return the start of a progress line: '[5/40] nginx-fcgi-tcp GOMAXPROCS=2 run 2/5 (~3m 10s left) ... '.
 
-    In a sweep, the connection level follows GOMAXPROCS: '... GOMAXPROCS=2 c=100 run 2/5 ...'.
+    In a sweep, the connection level follows GOMAXPROCS ('... GOMAXPROCS=2 c=100 run 2/5 ...');
+    with several blocks, the block follows ('... block 2/4 run 5/12 ...'). With the stopping
+    rule the total is open: '[61] ... block 3 run 8 (+/-7.5% so far, <= 4m 10s left) ... '.
     """
     params = manifest["parameters"]
     levels = levels_of(params)
-    index, total = progress_index(manifest, gomaxprocs, connections, setup, repeat)
-    passes_left = len(params["gomaxprocs"]) - params["gomaxprocs"].index(gomaxprocs) - 1
-    levels_left = len(levels) - levels.index(connections) - 1
-    left = estimate_seconds(params, index - 1, passes_left, levels_left)
+    entry = find_pass(manifest, gomaxprocs)
+    done = len(manifest["measurements"])
     level = f" c={connections}" if len(levels) > 1 else ""
-    return f"[{index}/{total}] {setup} GOMAXPROCS={gomaxprocs}{level} run {repeat}/{params['repeats']} (~{format_duration(left)} left) ... "
+    block = entry.get("block", 1)
+    if params.get("adaptive"):
+        record = manifest.get("precision") or {}
+        worst = record.get("worst_half_width_pct")
+        so_far = f"+/-{worst:g}% so far" if worst is not None else "no interval yet"
+        left = ""
+        if params.get("max_time_s") is not None:
+            left = f", <= {format_duration(params['max_time_s'] - elapsed_of(manifest))} left"
+        return f"[{done + 1}] {setup} GOMAXPROCS={gomaxprocs}{level} block {block} run {repeat} ({so_far}{left}) ... "
+    blocks = params.get("blocks") or 1
+    passes_left = len(params["gomaxprocs"]) * blocks - len(manifest["passes"])
+    levels_left = len(levels) - levels.index(connections) - 1
+    left = estimate_seconds(params, done, passes_left, levels_left)
+    shown_block = f" block {block}/{blocks}" if blocks > 1 else ""
+    return f"[{done + 1}/{measurement_count(params)}] {setup} GOMAXPROCS={gomaxprocs}{level}{shown_block} run {repeat}/{params['repeats']} (~{format_duration(left)} left) ... "
+
+
+def elapsed_of(manifest: dict) -> float:
+    """Return the seconds since the run started."""
+    return (now_ms() - parse_iso(manifest["started_at"])).total_seconds()
 
 
 def progress_result(path: Path, exit_code: int) -> str:

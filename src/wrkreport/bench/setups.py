@@ -85,14 +85,19 @@ DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS}, **BACKEND_PORTS}
 CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
 
 
-PROFILES: dict[str, dict[str, int]] = {
-    # Sized for a small machine: 40 measurements of 6 s on 2 cores take about 5 minutes.
-    "default": {"threads": 2, "connections": 100, "duration_s": 6, "repeats": 5, "warmup_s": 2, "wrk_timeout_s": 2},
-    # Every cell once, 2 s each: the whole matrix in well under a minute (tests, CI).
-    "quick": {"threads": 2, "connections": 100, "duration_s": 2, "repeats": 1, "warmup_s": 1, "wrk_timeout_s": 2},
-    # The article's load: wrk -t100 -c5000 -d30s, one run per cell.
-    "article": {"threads": 100, "connections": 5000, "duration_s": 30, "repeats": 1, "warmup_s": 5, "wrk_timeout_s": 2},
+PROFILES: dict[str, dict[str, int | None]] = {
+    # The block design: 1 s measurements, 3 rounds per server start (block), blocks until
+    # every ratio's interval is within --precision or --max-time is near (repeats and
+    # blocks None: decided by the stopping rule, at least stats.MIN_BLOCKS per GOMAXPROCS).
+    "default": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 3, "blocks": None},
+    # A smoke test: every cell once, 1 s each, one block; well under a minute, no interval claims.
+    "quick": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
+    # The article's load: wrk -t100 -c5000 -d30s, one run per cell (one block).
+    "article": {"threads": 100, "connections": 5000, "duration_s": 30, "repeats": None, "warmup_s": 5, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
 }
+
+
+DEFAULT_MAX_TIME_S = {"default": 360}  # --max-time of the profiles with a stopping rule
 
 
 # Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
@@ -129,7 +134,12 @@ PARAMS: tuple[Param, ...] = (
     Param("repeats", "--repeats", "BENCH_REPEATS", 1, MAX_REPEATS),
     Param("warmup_s", "--warmup", "BENCH_WARMUP", 0, MAX_SECONDS, seconds=True),
     Param("wrk_timeout_s", "--timeout", "BENCH_TIMEOUT", 1, MAX_SECONDS, seconds=True),
+    Param("rounds_per_block", "--rounds-per-block", "BENCH_ROUNDS_PER_BLOCK", 1, MAX_REPEATS),
+    Param("blocks", "--blocks", "BENCH_BLOCKS", 1, MAX_REPEATS),
 )
+
+
+ENV_PRECISION, ENV_MAX_TIME = "BENCH_PRECISION", "BENCH_MAX_TIME"
 
 
 ENV_PROFILE, ENV_GOMAXPROCS, ENV_SETUPS, ENV_PORTS, ENV_OUT, ENV_SEED = (
@@ -152,7 +162,7 @@ ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_UPSTREAM_KEEPALIVE, ENV_HANDLER_DELAY, ENV_B
 
 
 # Per-measurement and per-pass overheads used in time estimates (process starts, waits).
-MEASUREMENT_OVERHEAD_S = 0.4
+MEASUREMENT_OVERHEAD_S = 0.1  # one long-lived helper does the bookkeeping (serve)
 
 
 PASS_OVERHEAD_S = 2.0

@@ -18,6 +18,43 @@ def iso(t: datetime) -> str:
     return t.strftime(TIME_FORMAT)
 
 
+def iso_ms(t: datetime) -> str:
+    """Return '2026-11-22T16:47:00.123Z' for a UTC datetime (milliseconds; readers accept both forms)."""
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def now_ms() -> datetime:
+    """Return the current time in UTC, to the microsecond."""
+    return datetime.now(timezone.utc)
+
+
+def parse_iso(text: str) -> datetime:
+    """Return the datetime of '2026-11-22T16:47:00Z' or '2026-11-22T16:47:00.123Z'."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+MAX_TIME = re.compile(r"(?P<number>[0-9]{1,6}(?:\.[0-9]{1,3})?)(?P<unit>s|m|h)?")
+
+
+def parse_max_time(text: str, what: str) -> int:
+    """Return a run time limit in seconds: '6m' -> 360, '90s' or '90' -> 90, '1h' -> 3600."""
+    match = MAX_TIME.fullmatch(text.strip())
+    if not match:
+        raise UsageError(f"{what} must be a duration like 6m, 90s or 1h, not {shorten(text)}")
+    seconds = round(float(match["number"]) * {"s": 1, "m": 60, "h": 3600}[match["unit"] or "s"])
+    if not 1 <= seconds <= 7 * 86_400:
+        raise UsageError(f"{what} must be between 1s and 168h, not {shorten(text)}")
+    return seconds
+
+
+def parse_percent(text: str, what: str) -> float:
+    """Return a precision target in percent, above 0 and at most 100: '5' -> 5.0, '2.5' -> 2.5."""
+    value = text.strip().removesuffix("%")
+    if not re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{1,3})?", value) or not 0 < float(value) <= 100:
+        raise UsageError(f"{what} must be a percentage above 0 and at most 100, e.g. 5 or 2.5, not {shorten(text)}")
+    return float(value)
+
+
 def parse_int(text: str, what: str, minimum: int, seconds: bool = False, maximum: int | None = None) -> int:
     """Return text as an int in [minimum, maximum]: '6' -> 6, and with seconds=True also '6s' -> 6.
 

@@ -26,8 +26,8 @@ from .files import CSV_COLUMNS, results_json, write_outputs
 from .fmt import fmt_ms, fmt_number, fmt_ratio
 from .page import build_page
 from .render import render_html
-from .terminal import compare_table, summary_table
-from .words import compare_summary
+from .terminal import closing_lines, compare_table, summary_table
+from .words import compare_summary, verdict_line
 
 __all__ = [
     "CSV_COLUMNS",
@@ -56,6 +56,7 @@ class Built:
     status: str  # worst check status
     failures: tuple[Check, ...]
     summary: str
+    closing: str = ""  # warning count and the verdict line, printed last
 
     @property
     def exit_code(self) -> int:
@@ -70,5 +71,7 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
     page = build_page(run, checked, table, analysis, out_dir, generated_at)
     paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
-    return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table))
+    warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
+    closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
+    return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table), closing)
 

@@ -14,6 +14,7 @@ import pandas as pd
 from .. import __version__, reference
 from ..analyze import Analysis
 from ..checks import CheckReport
+from ..design import design_of, precision_of
 from ..errors import OutputError
 from ..model import Ratio
 from ..run import COLUMNS, Run
@@ -42,6 +43,8 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "response_bytes_agreed": report.response_bytes,
         "noise": [asdict(w) for w in analysis.noise],
         "method": analysis.method,
+        "design": design_of(run.manifest),  # rounds per block, blocks, duration (design.py)
+        "precision": precision_of(run.manifest),  # the target, met or not, half-widths, stop reason, more-time estimate
         "environment": {k: (run.manifest or {}).get(k) for k in ("machine", "versions", "ulimit_n", "sysctl", "nginx_V", "parameters", "command", "started_at", "ended_at", "passes")},
         "reference": {"article_2013": [asdict(r) for r in reference.article_ratios()]},
     }
@@ -60,6 +63,9 @@ def ratio_record(ratio: Ratio) -> dict:
         "metric": ratio.metric,
         "connections": ratio.connections,
         "includes_one": ratio.includes_one,
+        "unit": ratio.unit,  # "block" (server starts) or "repeat"
+        "blocks": ratio.blocks,
+        "measurements": ratio.measurements,
     }
 
 

@@ -74,15 +74,52 @@ def fmt_mean(spread) -> str:
     return f"{fmt_ms(interval.estimate)} ({fmt_ms(max(interval.low, 0.0))}-{fmt_ms(interval.high)})"
 
 
+def fmt_geometric(interval, number=None) -> str:
+    """Return a geometric mean with its interval: '41,618 (36,790-47,080)', '41,618 (n=1)', '-' when absent."""
+    number = number or fmt_number
+    if interval is None:
+        return "-"
+    if interval.low is None:
+        return f"{number(interval.estimate)} (n=1)"
+    return f"{number(interval.estimate)} ({number(interval.low)}-{number(interval.high)})"
+
+
+def fmt_range(low: float | None, high: float | None, number=None) -> str:
+    """Return 'low-high', one value when both are equal at the shown precision, '-' when absent.
+
+    >>> fmt_range(0.5, 0.5, lambda v: f"{v:.2f}"), fmt_range(1200.2, 1300.0)
+    ('0.50', '1,200-1,300')
+    """
+    number = number or fmt_number
+    if low is None or high is None:
+        return "-"
+    a, b = number(low), number(high)
+    return a if a == b else f"{a}-{b}"
+
+
 def fmt_share_of(spread) -> str:
     """Return a median fraction as a percentage, '-' when absent."""
     return "-" if spread is None else f"{spread.median:.0%}"
 
 
-def display(value) -> str:
-    """Return a manifest value for display (None as 'unknown', lists and dicts as JSON)."""
+def display(value, key: str = "") -> str:
+    """Return a manifest value for people: bytes in GiB, yes/no, lists joined, 'not recorded' for none.
+
+    >>> display(25276502016, "memory_bytes"), display(True), display([1, 2]), display(None)
+    ('23.5 GiB', 'yes', '1, 2', 'not recorded')
+    >>> display({"go-http": 8080, "nginx-http": 8081})
+    'go-http 8080, nginx-http 8081'
+    """
     if value is None:
-        return "unknown"
+        return "not recorded"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and key.endswith("_bytes") and value >= 1024**2:
+        return f"{value / 1024**3:.1f} GiB" if value >= 1024**3 else f"{value / 1024**2:.1f} MiB"
+    if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
+        return ", ".join(display(v) for v in value) if value else "none"
+    if isinstance(value, dict) and all(not isinstance(v, (list, dict)) for v in value.values()):
+        return ", ".join(f"{k} {display(v)}" for k, v in value.items()) if value else "none"
     if isinstance(value, (list, dict)):
         return json.dumps(value, separators=(", ", ": "))
     return str(value)

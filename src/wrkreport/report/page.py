@@ -14,28 +14,14 @@ from urllib.parse import quote
 import pandas as pd
 
 from .. import __version__, charts, reference
-from ..analyze import RATIO_METHOD, THROUGHPUT, Analysis
+from ..analyze import NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
 from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
-from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_ratio, fmt_share_of, group_name, none_if_nan
+from .words import CHECK_TITLES
+from .failures import failure_lines
+from .fmt import display, fmt_geometric, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
-
-CHECK_TITLES = {
-    "run-status": "Run completed",
-    "readiness": "Setup became ready",
-    "header-bytes": "Header block size (curl -sI)",
-    "parse": "wrk output readable",
-    "zero-requests": "Requests completed",
-    "non-2xx": "Non-2xx/3xx responses",
-    "same-response": "Same bytes per response everywhere",
-    "socket-errors": "Socket errors",
-    "wrk-exit": "wrk exit status",
-    "cpu": "CPU records readable",
-    "manifest": "manifest.json readable",
-    "missing-file": "Files listed in the manifest present",
-    "file-name": "File names understood",
-}
 
 NOISE_TITLES = {
     "few-repeats": "Too few repeats",
@@ -192,6 +178,9 @@ class Page:
     settings: str = ""  # non-default knobs, in words ("" when none)
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
     cpu: tuple[CpuRow, ...] = ()
+    status_counts: str = ""  # '12 checks failed.'
+    ratio_caption: str = ""
+    prominent: tuple[str, ...] = ()  # warnings that question every figure, shown once at the top
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -221,22 +210,23 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         run_link=link(run.path, out_dir),
         status=report.status,
         headline=headline(analysis),
-        failures=tuple(f"{c.name}: {c.message}" for c in report.failures),
-        method=RATIO_METHOD,
+        failures=tuple(failure_lines(report, run)),
+        method=RATIO_METHOD if analysis.method == NO_BLOCKS_METHOD else analysis.method,  # block runs: their method and precision target
         charts=svg,
         results=tuple(result_rows(analysis, table, several)),
         ratios=tuple(ratio_rows(analysis, refs, several)),
         comparisons=tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c) for c in analysis.comparisons),
         noise=tuple(noise_groups(analysis)),
+        prominent=tuple(w.message + "." for w in analysis.noise if w.kind in PROMINENT and w.setup is None),
         checks=tuple(check_groups(report, run, out_dir)),
         measurements=tuple(measurement_rows(run, table, out_dir, several)),
         headers=tuple(header_rows(run, out_dir)),
         environment=tuple(environment_rows(manifest)),
-        parameters=tuple((k, display(v)) for k, v in run.parameters.items()),
-        sysctl=tuple((k, display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
+        parameters=tuple((k, display(v, k)) for k, v in run.parameters.items()),
+        sysctl=tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
         nginx_v=str(manifest.get("nginx_V") or ""),
         reference_rows=tuple(
-            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec, 2), f"{r.ratio:.3f}") for r in refs
+            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec), f"{r.ratio:.3f}") for r in refs
         ),
         reference_note=(
             f"{reference.article()['title']} ({reference.article()['published']}): {reference.article()['command']}, "
@@ -247,13 +237,19 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         settings=settings_sentence(run.parameters),
         sharing=sharing_sentence(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
+        ratio_caption=ratio_caption(analysis, refs),
+        status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
     )
 
 
+PROMINENT = ("client-cores",)  # run-wide, they question every figure: shown at the top, not in the list
+
+
 def noise_groups(analysis: Analysis) -> list[NoiseGroup]:
-    """Return the noise warnings grouped by kind, in the order of NOISE_TITLES."""
-    kinds = sorted({w.kind for w in analysis.noise}, key=lambda k: list(NOISE_TITLES).index(k) if k in NOISE_TITLES else len(NOISE_TITLES))
-    return [NoiseGroup(NOISE_TITLES.get(k, k), tuple(w.message for w in analysis.noise if w.kind == k)) for k in kinds]
+    """Return the noise warnings grouped by kind, in the order of NOISE_TITLES (the run-wide prominent ones left to the top)."""
+    shown = [w for w in analysis.noise if not (w.kind in PROMINENT and w.setup is None)]
+    kinds = sorted({w.kind for w in shown}, key=lambda k: list(NOISE_TITLES).index(k) if k in NOISE_TITLES else len(NOISE_TITLES))
+    return [NoiseGroup(NOISE_TITLES.get(k, k), tuple(w.message for w in shown if w.kind == k)) for k in kinds]
 
 
 def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
@@ -278,8 +274,14 @@ def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
     return rows
 
 
+def cell_figure(cell, metric: str) -> float | None:
+    """Return the figure a cell is summarised by: the geometric mean over its repeats, as the ratios use."""
+    found = charts.geometric(cell.metrics.get(metric))
+    return found.estimate if found else None
+
+
 def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[ResultRow]:
-    """Return one row per cell: medians over the repeats kept, with the req/s range."""
+    """Return one row per cell: geometric means over the repeats kept (as the ratios use), with the req/s range."""
     rows = []
     for cell in analysis.cells:
         statuses = table[(table["setup"] == cell.setup) & (table["gomaxprocs"] == cell.gomaxprocs) & (table["connections"] == cell.connections)]["check_status"]
@@ -289,15 +291,15 @@ def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[
                 group=group_name(cell.gomaxprocs, cell.connections, several),
                 setup=cell.setup,
                 n="not measured" if cell.not_measured else f"{cell.n}" + (f" (+{len(cell.excluded)} excluded)" if cell.excluded else ""),
-                requests_per_sec=fmt_number(cell.median(THROUGHPUT)),
-                requests_per_sec_range=f"{fmt_number(req.minimum)}-{fmt_number(req.maximum)}" if req and req.n > 1 else "-",
-                latency_avg_ms=fmt_ms(cell.median("latency_avg_ms")),
-                latency_p50_ms=fmt_ms(cell.median("latency_p50_ms")),
-                latency_p99_ms=fmt_ms(cell.median("latency_p99_ms")),
-                latency_max_ms=fmt_ms(cell.median("latency_max_ms")),
+                requests_per_sec=fmt_number(cell_figure(cell, THROUGHPUT)),
+                requests_per_sec_range=fmt_range(req.minimum, req.maximum) if req and req.n > 1 else "-",
+                latency_avg_ms=fmt_ms(cell_figure(cell, "latency_avg_ms")),
+                latency_p50_ms=fmt_ms(cell_figure(cell, "latency_p50_ms")),
+                latency_p99_ms=fmt_ms(cell_figure(cell, "latency_p99_ms")),
+                latency_max_ms=fmt_ms(cell_figure(cell, "latency_max_ms")),
                 socket_errors=fmt_number(cell.median("socket_errors")),
                 ratio=fmt_ratio(analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)),
-                status="fail" if cell.not_measured else worst(statuses),
+                status="not measured" if cell.not_measured else worst(statuses),
             )
         )
     return rows
@@ -370,7 +372,7 @@ def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool
             group=group_name(row.gomaxprocs, row.connections, several),
             setup=row.setup,
             repeat=int(row.repeat),
-            requests_per_sec=fmt_number(row.requests_per_sec, 2),
+            requests_per_sec=fmt_number(row.requests_per_sec),
             latency_p99_ms=fmt_ms(none_if_nan(row.latency_p99_ms)),
             bytes_per_response=fmt_number(none_if_nan(row.bytes_per_response), 2),
             status=row.check_status,
@@ -413,14 +415,38 @@ def environment_rows(manifest: dict) -> list[tuple[str, str]]:
     for section in ("machine", "versions"):
         values = manifest.get(section)
         if isinstance(values, dict):
-            rows.extend((f"{section}: {k}", display(v)) for k, v in values.items())
+            rows.extend((f"{section}: {k.replace('_', ' ')}", display(v, k)) for k, v in values.items())
     rows.append(("ulimit -n", display(manifest.get("ulimit_n"))))
     passes = manifest.get("passes")
     if isinstance(passes, list):
         for entry in passes:
             if isinstance(entry, dict):
                 rows.append(
-                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {display(entry.get('order'))}")
+                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {order_text(entry.get('order'))}")
                 )
     return rows
 
+
+
+def order_text(order) -> str:
+    """Return a pass's shuffled order: 'repeat 1: a, b; repeat 2: b, a'."""
+    if isinstance(order, list) and all(isinstance(o, list) for o in order):
+        return "; ".join(f"repeat {k}: {display(o)}" for k, o in enumerate(order, 1))
+    return display(order)
+
+
+def ratio_caption(analysis: Analysis, refs) -> str:
+    """Return the ratio chart's caption, naming only the GOMAXPROCS values this run has and where the article's sit."""
+    text = ("Overhead ratio = setup's req/s / go-http's req/s at the same GOMAXPROCS (geometric mean of the paired repeats), "
+            "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).")
+    ours = sorted({g for g, _ in analysis.groups})
+    shown = sorted({r.gomaxprocs for r in refs for g in ours if charts.reference_matches(r.gomaxprocs, g)})
+    if not shown:
+        return text
+    beside = []
+    for article in shown:
+        matching = [g for g in ours if charts.reference_matches(article, g)]
+        marker = "hollow pentagons" if article == 1 else "hollow stars"
+        where = "GOMAXPROCS=" + ", ".join(map(str, matching))
+        beside.append(f"{marker} are its GOMAXPROCS={article} figures ({'all of its laptop' + chr(39) + 's threads, ' if article != 1 else ''}shown on our {where} rows)")
+    return text + " The 2013 article's ratios: " + "; ".join(beside) + "."

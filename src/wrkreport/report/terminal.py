@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from ..analyze import Analysis, several_levels
@@ -9,12 +11,32 @@ from .compare_page import change_rows
 from .page import result_rows
 
 
+WIDTH = 80
+
+
 def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
-    """Return the compact terminal table: setup x GOMAXPROCS, req/s, p99, ratio with interval, checks."""
+    """Return the compact terminal table: setup x GOMAXPROCS, req/s and p99 (geometric means), ratio with interval, checks."""
     several = analysis.several_levels
-    header = ("group", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
-    rows = [(r.group, r.setup, r.n, r.requests_per_sec, r.latency_p99_ms, r.ratio, r.status) for r in result_rows(analysis, table, several)]
-    return text_table(header, rows, right={2, 3, 4})
+    header = ("GOMAXPROCS", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
+    rows = [
+        (short_group(r.group), r.setup, r.n.replace(" excluded", " excl."), r.requests_per_sec, r.latency_p99_ms, r.ratio, r.status)
+        for r in result_rows(analysis, table, several)
+    ]
+    text = text_table(header, rows, right={2, 3, 4})
+    note = textwrap.fill(analysis.precision_note, WIDTH, break_on_hyphens=False) if analysis.precision_note else ""
+    return f"{text}\n{note}" if note else text  # target met or not (design.py)
+
+
+def short_group(group: str) -> str:
+    """Return a group name for the terminal: 'GOMAXPROCS=2, 100 connections' -> '2 c=100'."""
+    return group.replace("GOMAXPROCS=", "").replace(" connections", "").replace(", ", " c=")
+
+
+def closing_lines(verdict: str, warnings: int, failures: int) -> str:
+    """Return the warning count and the verdict, wrapped at 80 columns."""
+    counts = f"{warnings} warning{'s' if warnings != 1 else ''}"
+    counts += f", {failures} failed check{'s' if failures != 1 else ''}" if failures else ""
+    return counts + " (details in the report)\n" + textwrap.fill(verdict, WIDTH, break_on_hyphens=False)
 
 
 def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+from .. import stats
 from ..analyze import Analysis, Comparison
 from ..model import BASELINE, NGINX_SETUPS, Ratio
 from .fmt import fmt_share, group_name
@@ -16,6 +20,86 @@ MECHANISM = {
     "nginx-static": "nginx answering by itself (the ceiling here)",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "nginx-static")  # no nginx in front of net/http: shown apart
+
+# --- The one rule set every sentence about a ratio follows -------------------------------------
+# "No measurable difference" needs the WHOLE interval inside this band around 1.0; an
+# interval that includes 1.0 but reaches outside it is inconclusive, never "the same".
+SAME_LOW, SAME_HIGH = 0.95, 1.05
+BAND_TEXT = f"{SAME_LOW:.2f}-{SAME_HIGH:.2f}"
+MAX_REPEATS_SAID = 1000
+
+
+# The check names (checks.py) as the page and the failure box title them.
+CHECK_TITLES = {
+    "run-status": "Run completed",
+    "readiness": "Setup became ready",
+    "header-bytes": "Header block size (curl -sI)",
+    "parse": "wrk output readable",
+    "zero-requests": "Requests completed",
+    "non-2xx": "Non-2xx/3xx responses",
+    "same-response": "Same bytes per response everywhere",
+    "socket-errors": "Socket errors",
+    "wrk-exit": "wrk exit status",
+    "cpu": "CPU records readable",
+    "manifest": "manifest.json readable",
+    "missing-file": "Files listed in the manifest present",
+    "file-name": "File names understood",
+    "refused": "Files read safely (regular, inside the run, within size caps)",
+    "duplicate": "One file per measurement",
+}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What an interval around a ratio says: one of KINDS, with the repeats that would settle it."""
+
+    kind: str  # no-interval | same | inconclusive | lower | higher
+    more_repeats: int | None = None  # for inconclusive: about how many more repeats would settle it
+
+    @property
+    def settle_text(self) -> str:
+        """Return 'about 12 more repeats would settle it' (or why more repeats may not)."""
+        if self.more_repeats is None:
+            return ""
+        if self.more_repeats > MAX_REPEATS_SAID:
+            return f"more than {MAX_REPEATS_SAID:,} more repeats would be needed: a quieter machine, not more repeats, would settle it"
+        return f"about {self.more_repeats} more repeat{'s' if self.more_repeats != 1 else ''} would settle it"
+
+
+def judge(estimate: float, low: float | None, high: float | None, n: int) -> Judgement:
+    """Return what a ratio with its 95% interval says, by the one rule set.
+
+    lower / higher: the interval excludes 1.0 (however small the difference, it was
+    measured); same: it includes 1.0 and lies wholly within SAME_LOW-SAME_HIGH;
+    inconclusive: it includes 1.0 but reaches outside the band. The repeats
+    that would settle it: the interval's half-width on the log scale is t(n-1) * s / sqrt(n),
+    so n_needed ~ n * (half-width / needed half-width)^2 (with t shrinking as n grows), where
+    the needed half-width is the larger of |log ratio| (to exclude 1.0) and
+    log(SAME_HIGH) - |log ratio| (to fit the band), the spread s and the ratio assumed to stay.
+
+    >>> judge(0.99, 0.97, 1.02, 5).kind, judge(0.55, 0.48, 0.63, 5).kind, judge(1.3, 1.1, 1.5, 5).kind
+    ('same', 'lower', 'higher')
+    >>> judge(0.62, 0.36, 1.07, 3)
+    Judgement(kind='inconclusive', more_repeats=1)
+    >>> judge(1.0, 0.90, 1.11, 5)
+    Judgement(kind='inconclusive', more_repeats=9)
+    """
+    if low is None or high is None:
+        return Judgement("no-interval")
+    if high < 1.0:
+        return Judgement("lower")
+    if low > 1.0:
+        return Judgement("higher")
+    if SAME_LOW <= low and high <= SAME_HIGH:
+        return Judgement("same")
+    half = (math.log(high) - math.log(low)) / 2
+    off = abs(math.log(estimate))
+    needed = max(off, math.log(SAME_HIGH) - off)
+    spread = half * math.sqrt(n) / stats.t_975(n - 1)
+    for total in range(n + 1, n + MAX_REPEATS_SAID + 1):
+        if stats.t_975(total - 1) * spread / math.sqrt(total) < needed:
+            return Judgement("inconclusive", total - n)
+    return Judgement("inconclusive", MAX_REPEATS_SAID + 1)
 
 
 def headline(analysis: Analysis) -> tuple[str, ...]:
@@ -37,29 +121,34 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
         elif not excluded:
             sentences.append(f"At {where} no nginx setup was measured beside go-http.")
         if excluded:
-            sentences.append(("At " + where + ", " if not shares else "") + "; ".join(excluded) + ".")
+            sentences.append(upper_first(("at " + where + ", " if not shares else "") + "; ".join(excluded) + "."))
         sentences.extend(mechanism_sentence(analysis, gomaxprocs, connections))
-        if extras or extras_excluded:
-            sentences.append("For scale, " + join_clauses(extras) + (" of Go net/http's throughput" if extras else "") + "; ".join(extras_excluded) + ".")
+        if extras:
+            sentences.append("For scale, " + join_clauses(extras) + " of Go net/http's throughput.")
+        if extras_excluded:
+            sentences.append(upper_first("; ".join(extras_excluded) + "."))
         paragraphs.append(" ".join(sentences))
     return tuple(paragraphs)
 
 
 def share_clauses(analysis: Analysis, gomaxprocs: int, connections: int, setups: tuple[str, ...], verb: str) -> tuple[list[str], list[str]]:
-    """Return 'X keeps 55% (48-63%)' for each measured setup of some kind, and 'X was excluded (...)' for the others."""
-    shares, excluded = [], []
+    """Return 'X keeps 55% (48-63%)' for each measured setup of some kind, and what the others' figures say or why they are missing."""
+    shares, notes = [], []
     for setup in analysis.setups:
         ratio = analysis.ratio(gomaxprocs, connections, setup)
         if setup not in setups or ratio is None:
             continue
         if ratio.ratio is None:
-            excluded.append(f"{setup} was excluded ({ratio.excluded})")
+            notes.append(f"no ratio for {setup}: {ratio.excluded}")
             continue
-        phrase = f"{MECHANISM.get(setup, setup)} {verb} {fmt_share(ratio)}"
-        if ratio.includes_one:
-            phrase += ", no measurable overhead"
-        shares.append(phrase)
-    return shares, excluded
+        name = MECHANISM.get(setup, setup)
+        shares.append(f"{name} {verb} {fmt_share(ratio)}")
+        found = judge(ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n)
+        if found.kind == "same":
+            notes.append(f"{name}: no measurable overhead (the whole interval lies within {BAND_TEXT})")
+        elif found.kind == "inconclusive":
+            notes.append(f"{name}: inconclusive, the interval includes 1.0 but reaches outside {BAND_TEXT} ({found.settle_text})")
+    return shares, notes
 
 
 def join_clauses(parts: list[str]) -> str:
@@ -70,7 +159,7 @@ def join_clauses(parts: list[str]) -> str:
 
 
 def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[str]:
-    """Return which nginx mechanism is cheapest in a group, or which cannot be told apart."""
+    """Return which nginx mechanism is cheapest in a group, or why it cannot be named yet."""
     group = [c for c in analysis.comparisons if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)]
     ratios = {
         r.setup: r.ratio
@@ -80,19 +169,38 @@ def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) ->
     if not group or not ratios:
         return []
     best = max(ratios, key=ratios.get)
-    ties = [c for c in group if best in (c.setup_a, c.setup_b) and c.distinguishable is False]
-    others = [c for c in group if c not in ties and c.distinguishable is False]
+    against = [c for c in group if best in (c.setup_a, c.setup_b)]
+    kinds = {id(c): judge(c.ratio, c.ci_low, c.ci_high, c.n) for c in against}
+    unsure = [c for c in against if kinds[id(c)].kind == "inconclusive"]
+    same = [c for c in against if kinds[id(c)].kind == "same"]
+    name = MECHANISM.get(best, best)
+    if all(kinds[id(c)].kind == "no-interval" for c in against):
+        return [f"The cheapest nginx connection here is {name}, from one repeat each: no interval says how sure."]
     sentences = []
-    if ties:
-        names = " and ".join(MECHANISM.get(s, s) for s in (best, *[c.setup_b if c.setup_a == best else c.setup_a for c in ties]))
-        sentences.append(f"The cheapest nginx connection here cannot be named: {names} cannot be told apart ({comparison_text(ties[0])}).")
-    elif all(c.distinguishable is None for c in group):
-        sentences.append(f"The cheapest nginx connection here is {MECHANISM.get(best, best)}, from one repeat each: no interval says how sure.")
+    if unsure:
+        rivals = join_names([MECHANISM.get(other(c, best), other(c, best)) for c in unsure])
+        most = max(kinds[id(c)].more_repeats or 0 for c in unsure)
+        settle = Judgement("inconclusive", most).settle_text
+        sentences.append(
+            f"The cheapest nginx connection here cannot be named yet: {name} is ahead, but against {rivals} the head-to-head "
+            f"is inconclusive ({'; '.join(comparison_text(c) for c in unsure)}); {settle}."
+        )
+    elif same:
+        rivals = join_names([MECHANISM.get(other(c, best), other(c, best)) for c in same])
+        sentences.append(f"{upper_first(name)} and {rivals} cost the same within {BAND_TEXT} ({'; '.join(comparison_text(c) for c in same)}).")
     else:
-        sentences.append(f"The cheapest nginx connection here is {MECHANISM.get(best, best)}.")
-    for c in others:
-        sentences.append(f"{upper_first(MECHANISM.get(c.setup_a, c.setup_a))} and {MECHANISM.get(c.setup_b, c.setup_b)} cannot be told apart ({comparison_text(c)}).")
+        sentences.append(f"The cheapest nginx connection here is {name}.")
     return sentences
+
+
+def other(c: Comparison, setup: str) -> str:
+    """Return the setup of a comparison that is not setup."""
+    return c.setup_b if c.setup_a == setup else c.setup_a
+
+
+def join_names(names: list[str]) -> str:
+    """Join names as 'a', 'a and b' or 'a, b and c'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def upper_first(text: str) -> str:
@@ -107,27 +215,49 @@ def comparison_text(c: Comparison) -> str:
 
 
 def ratio_verdict(ratio: Ratio) -> str:
-    """Return what one throughput ratio says, in words."""
+    """Return what one throughput ratio says, in words, by the rule set of `judge`."""
     if ratio.ratio is None:
         return f"excluded: {ratio.excluded}"
     if ratio.setup == BASELINE:
         return "the baseline"
-    if ratio.ci_low is None:
+    found = judge(ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n)
+    if found.kind == "no-interval":
         return "one repeat: no interval, so no way to tell how sure this is"
-    if ratio.includes_one:
-        return "the interval includes 1.0: no measurable overhead"
-    if ratio.ratio < 1:
+    if found.kind == "same":
+        return f"no measurable overhead: the whole interval lies within {BAND_TEXT}"
+    if found.kind == "inconclusive":
+        return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}; {found.settle_text}"
+    if found.kind == "lower":
         return f"costs {1 - ratio.ratio:.0%} of Go's throughput"
     return f"{ratio.ratio - 1:.0%} faster than Go standalone"
 
 
 def comparison_verdict(c: Comparison) -> str:
-    """Return what a head-to-head comparison says."""
-    if c.distinguishable is None:
+    """Return what a head-to-head comparison says, by the rule set of `judge`."""
+    found = judge(c.ratio, c.ci_low, c.ci_high, c.n)
+    if found.kind == "no-interval":
         return "one repeat, no interval"
-    if c.distinguishable:
-        return f"{c.setup_a} is faster (interval excludes 1.0)"
-    return "cannot be told apart (interval includes 1.0)"
+    if found.kind == "same":
+        return f"no measurable difference: the whole interval lies within {BAND_TEXT}"
+    if found.kind == "inconclusive":
+        return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}; {found.settle_text}"
+    return f"{c.setup_a} is faster (the interval excludes 1.0)"
+
+
+def verdict_line(analysis: Analysis) -> str:
+    """Return the one-line verdict, hyperfine style: what the best nginx setup keeps of go-http's throughput, per group."""
+    several = analysis.several_levels
+    kept = [r for r in analysis.ratios if r.setup in NGINX_SETUPS and r.ratio is not None]
+    if not kept:
+        first = headline(analysis)
+        return first[0].split(". ")[0].rstrip(".") + "." if first else "No ratio could be computed."
+    geometric = {s: math.exp(sum(math.log(r.ratio) for r in kept if r.setup == s) / sum(r.setup == s for r in kept)) for s in {r.setup for r in kept}}
+    best = max(sorted(geometric), key=geometric.get)
+    parts = []
+    for r in (r for r in kept if r.setup == best):
+        interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
+        parts.append(f"{r.ratio:.3f}x{' of go-http' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
+    return f"{best} keeps {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: the best nginx setup here."
 
 
 def settings_sentence(parameters: dict) -> str:

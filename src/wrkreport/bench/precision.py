@@ -1,0 +1,144 @@
+"""Precision: the driver's stopping rule (ratio intervals over blocks so far), its time estimates and the gaps between measurements."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from .. import stats
+from .manifest import levels_of
+from .values import parse_iso
+
+BASELINE = "go-http"  # every overhead ratio is a setup's req/s over go-http's, per GOMAXPROCS and level
+
+
+def rate_of(run_dir: Path, measurement: dict, cache: dict[str, float | None]) -> float | None:
+    """Return a measurement's req/s when it counts (wrk exit 0, all answers 2xx/3xx, a rate above 0); None otherwise. Parsed once per file."""
+    from ..errors import ParseError
+    from ..parse import parse_file
+
+    name = measurement["file"]
+    if name not in cache:
+        try:
+            result = parse_file(run_dir / name)
+        except ParseError:
+            cache[name] = None
+        else:
+            ok = measurement.get("exit_code", 0) == 0 and not result.non_2xx_3xx and (result.requests_per_sec or 0) > 0
+            cache[name] = result.requests_per_sec if ok else None
+    return cache[name]
+
+
+def ratio_blocks(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
+    """Return, per (GOMAXPROCS, level, setup), the (setup, go-http) req/s pairs of each block, paired on the round."""
+    levels = levels_of(manifest["parameters"])
+    rates: dict[tuple, float] = {}
+    for m in manifest["measurements"]:
+        rate = rate_of(run_dir, m, cache)
+        if rate is not None:
+            rates[(m["gomaxprocs"], m.get("connections", levels[0]), m["setup"], m.get("block", 1), m["repeat"])] = rate
+    found: dict[tuple[int, int, str], dict[int, list]] = {}
+    for (n, c, setup, block, k), rate in sorted(rates.items()):
+        base = rates.get((n, c, BASELINE, block, k))
+        if setup != BASELINE and base is not None:
+            found.setdefault((n, c, setup), {}).setdefault(block, []).append((rate, base))
+    return {key: [by_block[b] for b in sorted(by_block)] for key, by_block in found.items()}
+
+
+def ratio_intervals(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int, str], stats.Interval]:
+    """Return every overhead ratio's interval (block as unit; one block: over its rounds)."""
+    return {key: stats.block_ratio_interval(blocks) for key, blocks in ratio_blocks(run_dir, manifest, cache).items()}
+
+
+def block_seconds(manifest: dict) -> float | None:
+    """Return the mean wall time of the finished blocks (start of the servers to their stop), None before one has finished."""
+    times = [(parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in manifest["passes"] if p.get("ended_at")]
+    return statistics.mean(times) if times else None
+
+
+def blocks_per_gomaxprocs(manifest: dict) -> dict[str, int]:
+    """Return the finished blocks of each GOMAXPROCS value."""
+    counts = {str(n): 0 for n in manifest["parameters"]["gomaxprocs"]}
+    for entry in manifest["passes"]:
+        if entry.get("ended_at"):
+            counts[str(entry["gomaxprocs"])] = counts.get(str(entry["gomaxprocs"]), 0) + 1
+    return counts
+
+
+def more_blocks_needed(blocks: dict[str, int], worst: float, target: float, min_blocks: int) -> int:
+    """Return about how many more blocks (all GOMAXPROCS together) would meet the target: half-width ~ 1/sqrt(blocks).
+
+    >>> more_blocks_needed({"1": 7, "2": 7}, 0.10, 0.05, 7)
+    42
+    >>> more_blocks_needed({"1": 2, "2": 1}, float("inf"), 0.05, 7)
+    11
+    """
+    short = sum(max(0, min_blocks - b) for b in blocks.values())
+    if worst == float("inf"):
+        return short
+    scaled = sum(max(0, round(b * (worst / target) ** 2 + 0.4999) - b) for b in blocks.values())
+    return max(short, scaled)
+
+
+def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict:
+    """Return the precision record of the run so far: target, met, worst and median half-width, blocks, time per block, more-time estimate."""
+    params = manifest["parameters"]
+    target = params.get("precision_pct", stats.PRECISION_TARGET * 100) / 100
+    intervals = list(ratio_intervals(run_dir, manifest, cache).values())
+    widths = [i.half_width_rel for i in intervals if i.half_width_rel is not None]
+    worst = stats.worst_half_width(intervals)
+    blocks = blocks_per_gomaxprocs(manifest)
+    min_blocks = stats.MIN_BLOCKS
+    met = stats.precision_met(intervals, target, min_blocks) and all(b >= min_blocks for b in blocks.values())
+    per_block = block_seconds(manifest)
+    more = 0 if met else more_blocks_needed(blocks, worst, target, min_blocks)
+    return {
+        "target_pct": params.get("precision_pct"),
+        "max_time_s": params.get("max_time_s"),
+        "met": met,
+        "worst_half_width_pct": None if worst == float("inf") else round(100 * worst, 2),
+        "median_half_width_pct": round(100 * statistics.median(widths), 2) if widths else None,
+        "ratios": len(intervals),
+        "blocks": blocks,
+        "block_s": None if per_block is None else round(per_block, 2),
+        "elapsed_s": round(elapsed_s, 1),
+        "stop_reason": None,
+        "more_blocks_estimate": more,
+        "more_time_estimate_s": None if per_block is None else round(more * per_block),
+    }
+
+
+def decide(record: dict, params: dict) -> str | None:
+    """Return why the run stops after this block (None: go on): target met, time limit, or block ceiling."""
+    if record["met"]:
+        return f"target met: every ratio within +/-{params['precision_pct']:g}% with at least {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
+    if record["ratios"] == 0 and all(b >= stats.MIN_BLOCKS for b in record["blocks"].values()):
+        return f"no ratio to aim at ({BASELINE} not measured): stopped after {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
+    if min(record["blocks"].values()) >= params["max_blocks"]:
+        return f"block ceiling: {params['max_blocks']} blocks per GOMAXPROCS"
+    limit, per_block = params.get("max_time_s"), record["block_s"]
+    if limit is not None and per_block is not None and record["elapsed_s"] + per_block > limit:
+        return f"time limit: another block (~{per_block:.0f}s) would end after --max-time {limit}s"
+    return None
+
+
+def gaps(manifest: dict) -> list[float]:
+    """Return the seconds between one wrk ending and the next starting, within a block and level (timestamps with ms only)."""
+    found = []
+    series: dict[tuple, list[tuple]] = {}
+    for m in manifest["measurements"]:
+        start, end = m.get("started_at", ""), m.get("ended_at", "")
+        if "." in start and "." in end:
+            series.setdefault((m["gomaxprocs"], m.get("block"), m.get("connections")), []).append((parse_iso(start), parse_iso(end)))
+    for items in series.values():
+        items.sort()
+        found += [(b[0] - a[1]).total_seconds() for a, b in zip(items, items[1:])]
+    return found
+
+
+def gap_record(manifest: dict) -> dict | None:
+    """Return {'median', 'max', 'count'} of the gaps in seconds, None without two timed measurements in a row."""
+    found = gaps(manifest)
+    if not found:
+        return None
+    return {"median": round(statistics.median(found), 3), "max": round(max(found), 3), "count": len(found)}

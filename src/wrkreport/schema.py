@@ -1,0 +1,284 @@
+"""Schema: the type and range of every value read from manifest.json and <stem>.cpu.json.
+
+A run directory is untrusted input (README, "What a run directory may contain"), so its
+JSON is checked here, at the edge, against one table per file: a value of the wrong type,
+not finite (NaN, Infinity, 1e999, an integer of thousands of digits) or out of range is
+left out with a reason naming the field, and later steps never see it. CPU lists
+(`taskset -c` syntax) are bounded before anything expands them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+
+SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # what run.WRK_FILE accepts as a setup
+CPU_LIST = re.compile(r"[0-9]{1,10}(?:-[0-9]{1,10})?(?:,[0-9]{1,10}(?:-[0-9]{1,10})?)*")
+MAX_CPU = 65535  # above Linux's largest NR_CPUS (8192)
+MAX_INT = 2**63 - 1
+MAX_DIGITS = 30  # longer JSON integers are read as infinite, then left out (Python refuses > 4,300)
+MAX_DEPTH = 32  # nesting deeper than this is left out (the driver writes 5 levels)
+MAX_SECONDS = 1e7  # ~115 days: longer than any run
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one field may hold: a kind, an inclusive range for numbers, a pattern for keys or text."""
+
+    kind: str  # int | number | str | bool | list | dict | cpus | setup | scalar
+    low: float | None = None
+    high: float | None = None
+    required: bool = False
+
+    def problem(self, value) -> str | None:
+        """Return why value does not fit (None when it does; null fits every optional field)."""
+        if value is None:
+            return "missing (null)" if self.required else None
+        expected = KIND_WORDS[self.kind]
+        if not fits_kind(self.kind, value):
+            return f"expected {expected}, found {show(value)}"
+        if self.kind == "cpus":
+            return cpu_list_problem(value)
+        if self.low is not None and value < self.low or self.high is not None and value > self.high:
+            return f"expected {expected} from {self.low:g} to {self.high:g}, found {show(value)}"
+        return None
+
+
+KIND_WORDS = {
+    "int": "an integer",
+    "number": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "an object",
+    "cpus": "a CPU list such as '0-3,6'",
+    "setup": "a setup name (letters, digits, '-' and '_')",
+    "scalar": "a string, number or true/false",
+}
+
+
+def fits_kind(kind: str, value) -> bool:
+    """Return True when value has the JSON type kind names."""
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind in ("str", "cpus"):
+        return isinstance(value, str)
+    if kind == "setup":
+        return isinstance(value, str) and SETUP_NAME.fullmatch(value) is not None
+    if kind == "scalar":
+        return isinstance(value, (str, int, float, bool))
+    return isinstance(value, {"bool": bool, "list": list, "dict": dict}[kind])
+
+
+def cpu_list_problem(text: str) -> str | None:
+    """Return why text is not a bounded taskset CPU list, without expanding it.
+
+    >>> cpu_list_problem("0-3,6") is None
+    True
+    >>> cpu_list_problem("0-100000000")
+    "CPU list '0-100000000' names CPUs above 65535"
+    >>> cpu_list_problem("abc")
+    "expected a CPU list such as '0-3,6', found 'abc'"
+    """
+    if len(text) > 1000 or not CPU_LIST.fullmatch(text):
+        return f"expected {KIND_WORDS['cpus']}, found {show(text)}"
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if max(int(low), int(high or low)) > MAX_CPU:
+            return f"CPU list {show(text)} names CPUs above {MAX_CPU}"
+        if int(high or low) < int(low):
+            return f"CPU list {show(text)} has a range that runs backwards ({part})"
+    return None
+
+
+def show(value, limit: int = 40) -> str:
+    """Return a value for a message: repr (control characters escaped), shortened."""
+    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__.replace("dict", "an object").replace("list", "a list")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- The tables: dotted paths; `[]` is every element of a list, `*` every key of an object ----
+
+SECONDS = Spec("number", 0, MAX_SECONDS)
+MANIFEST_FIELDS: dict[str, Spec] = {
+    "schema": Spec("int", 0, 1000),
+    "run_id": Spec("str"),
+    "status": Spec("str"),
+    "reason": Spec("str"),
+    "started_at": Spec("str"),
+    "ended_at": Spec("str"),
+    "command": Spec("str"),
+    "nginx_V": Spec("str"),
+    "ulimit_n": Spec("int", 0, MAX_INT),
+    "parameters": Spec("dict"),
+    "parameters.profile": Spec("str"),
+    "parameters.threads": Spec("int", 1, 10**6),
+    "parameters.connections": Spec("int", 1, 10**8),
+    "parameters.duration_s": SECONDS,
+    "parameters.repeats": Spec("int", 1, 10**6),
+    "parameters.warmup_s": SECONDS,
+    "parameters.wrk_timeout_s": SECONDS,
+    "parameters.connections_levels": Spec("list"),
+    "parameters.connections_levels[]": Spec("int", 1, 10**8, required=True),
+    "parameters.gomaxprocs": Spec("list"),
+    "parameters.gomaxprocs[]": Spec("int", 1, 10**6, required=True),
+    "parameters.setups": Spec("list"),
+    "parameters.setups[]": Spec("setup", required=True),
+    "parameters.ports": Spec("dict"),
+    "parameters.ports.*": Spec("int", 0, 65535),
+    "parameters.urls": Spec("dict"),
+    "parameters.urls.*": Spec("str"),
+    "parameters.expect_header_bytes": Spec("int", 1, 10**6),
+    "parameters.body_bytes": Spec("int", 0, 2**40),
+    "parameters.handler_delay_ms": Spec("number", 0, MAX_SECONDS * 1000),
+    "parameters.upstream_keepalive": Spec("bool"),
+    "parameters.pin_client": Spec("cpus"),
+    "parameters.pin_server": Spec("cpus"),
+    "parameters.tune": Spec("bool"),
+    "parameters.seed": Spec("int", 0, MAX_INT),
+    "machine": Spec("dict"),
+    "machine.logical_cores": Spec("int", 1, MAX_CPU + 1),
+    "machine.usable_cores": Spec("int", 1, MAX_CPU + 1),
+    "machine.memory_bytes": Spec("int", 0, MAX_INT),
+    "machine.*": Spec("scalar"),
+    "versions": Spec("dict"),
+    "versions.*": Spec("str"),
+    "version_lines": Spec("dict"),
+    "version_lines.*": Spec("str"),
+    "sysctl": Spec("dict"),
+    "sysctl.*": Spec("scalar"),
+    "sysctl_changes": Spec("list"),
+    "passes": Spec("list"),
+    "passes[]": Spec("dict", required=True),
+    "passes[].gomaxprocs": Spec("int", 1, 10**6),
+    "passes[].go_reported_gomaxprocs": Spec("int", 0, 10**6),
+    "passes[].order": Spec("list"),
+    "passes[].notes": Spec("list"),
+    "passes[].cells": Spec("dict"),
+    "passes[].cells.*": Spec("dict"),
+    "passes[].cells.*.ready": Spec("bool"),
+    "passes[].cells.*.error": Spec("str"),
+    "passes[].cells.*.status_line": Spec("str"),
+    "passes[].cells.*.header_bytes": Spec("int", 0, MAX_INT),
+    "passes[].cells.*.headers_file": Spec("str"),
+    "measurements": Spec("list"),
+    "measurements[]": Spec("dict", required=True),
+    "measurements[].file": Spec("str"),
+    "measurements[].setup": Spec("setup"),
+    "measurements[].gomaxprocs": Spec("int", 1, 10**6),
+    "measurements[].connections": Spec("int", 1, 10**8),
+    "measurements[].repeat": Spec("int", 1, 10**6),
+    "measurements[].cpu_file": Spec("str"),
+    "measurements[].command": Spec("str"),
+    "measurements[].exit_code": Spec("int", -(2**31), 2**31),
+}
+# Keys of these objects are setup names: a key that is not one is left out with its value.
+SETUP_KEYED = ("passes[].cells", "parameters.urls")
+
+CPU_FIELDS: dict[str, Spec] = {
+    "wall_s": Spec("number", 1e-6, MAX_SECONDS, required=True),
+    "logical_cores": Spec("int", 1, MAX_CPU + 1, required=True),
+    "processes": Spec("dict", required=True),
+    "processes.*": Spec("dict"),
+    "processes.*.user_s": Spec("number", 0, MAX_SECONDS, required=True),
+    "processes.*.system_s": Spec("number", 0, MAX_SECONDS, required=True),
+    "pinning": Spec("dict"),
+    "pinning.client": Spec("cpus"),
+    "pinning.server": Spec("cpus"),
+}
+
+
+# --- Reading and checking -----------------------------------------------------------------
+
+
+def load_json(data: bytes):
+    """Return the JSON value of data; non-finite numbers and integers over 30 digits come back as inf/nan.
+
+    Raises ValueError (UnicodeDecodeError and JSONDecodeError are ValueErrors) or
+    RecursionError, which the caller turns into a message.
+    """
+    return json.loads(data.decode("utf-8"), parse_int=bounded_int)
+
+
+def bounded_int(text: str) -> int | float:
+    """Return a JSON integer, or inf when it has more than MAX_DIGITS digits (never int() of 5,000 digits)."""
+    return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else math.inf
+
+
+def finite_only(value, label: str, problems: list[str], depth: int = 0):
+    """Return value with every non-finite or out-of-range number and every too-deep part left out."""
+    if depth > MAX_DEPTH:
+        problems.append(f"{label}: nested deeper than {MAX_DEPTH} levels")
+        return None
+    if isinstance(value, float) and not math.isfinite(value) or isinstance(value, int) and abs(value) > MAX_INT:
+        problems.append(f"{label}: {show(value)} is not a finite number of sensible size (NaN, Infinity, over {MAX_DIGITS} digits)")
+        return None
+    if isinstance(value, dict):
+        kept = {}
+        for key, item in value.items():
+            item = finite_only(item, join(label, key), problems, depth + 1)
+            if item is not None or value[key] is None:
+                kept[key] = item
+        return kept
+    if isinstance(value, list):
+        return [finite_only(item, f"{label}[{i}]", problems, depth + 1) for i, item in enumerate(value)]
+    return value
+
+
+def join(label: str, key: str) -> str:
+    """Return the dotted label of key inside label."""
+    return f"{label}.{key}" if label else key
+
+
+def checked(data: dict, table: dict[str, Spec], keyed: tuple[str, ...] = ()) -> tuple[dict, list[str]]:
+    """Return data with every value finite and as table says, and why each part left out was (`field: reason`)."""
+    problems: list[str] = []
+    data = finite_only(data, "", problems)
+    for path in keyed:
+        for _, _, value, label in lookup(data, path):
+            for name in [name for name in value if not SETUP_NAME.fullmatch(name)] if isinstance(value, dict) else []:
+                problems.append(f"{label}: key {show(name)} is not a setup name")
+                del value[name]
+    for path, spec in table.items():
+        doomed = []
+        for parent, key, value, label in lookup(data, path):
+            if path.endswith("*") and f"{path[:-1]}{key}" in table:
+                continue  # a key with an entry of its own
+            if isinstance(parent, dict) and key not in parent:
+                if spec.required and not any(p.startswith(f"{label}: ") for p in problems):
+                    problems.append(f"{label}: missing")
+                continue
+            reason = spec.problem(value)
+            if reason:
+                problems.append(f"{label}: {reason}")
+                doomed.append((parent, key))
+        for parent, key in reversed(doomed):
+            del parent[key]
+    return data, problems
+
+
+def lookup(data, path: str):
+    """Yield (parent, key, value, label) for every place path names in data (`[]`: each element, `*`: each key).
+
+    A named key absent from an object that exists is yielded too (value None), so a
+    required field can be missed.
+    """
+    places = [(None, None, data, "")]
+    for part in path.split("."):
+        name, each = part.removesuffix("[]"), part.endswith("[]")
+        found = []
+        for _, _, value, label in places:
+            if not isinstance(value, dict):
+                continue
+            for key in list(value) if name == "*" else [name]:
+                item = value.get(key)
+                if each and isinstance(item, list):
+                    found.extend((item, i, element, f"{join(label, key)}[{i}]") for i, element in enumerate(item))
+                elif not each:
+                    found.append((value, key, item, join(label, key)))
+        places = found
+    yield from places

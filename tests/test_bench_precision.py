@@ -1,0 +1,95 @@
+"""Tests of wrkreport.bench.precision: the driver's stopping rule, its time estimates and the gaps between measurements."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from wrkreport import stats
+from wrkreport.bench.precision import assess, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
+
+
+def measurement(setup: str, n: int, block: int, k: int, start: str = "", end: str = "") -> dict:
+    return {"setup": setup, "gomaxprocs": n, "connections": 100, "repeat": k, "block": block, "file": f"{setup}.{n}.{block}.{k}", "exit_code": 0, "started_at": start, "ended_at": end}
+
+
+def blocked_run(blocks: int, rounds: int, ratio_of_block, gomaxprocs=(1,)) -> tuple[dict, dict]:
+    """Return (manifest, parsed req/s by file) of a run: go-http at 1000 req/s, nginx-http at 1000 x ratio_of_block(b, r)."""
+    manifest = {"parameters": {"gomaxprocs": list(gomaxprocs), "connections_levels": [100], "precision_pct": 5.0, "max_time_s": 360, "max_blocks": 3333}, "passes": [], "measurements": []}
+    cache = {}
+    for b in range(1, blocks + 1):
+        for n in gomaxprocs:
+            manifest["passes"].append({"gomaxprocs": n, "block": b, "started_at": f"2026-11-23T10:00:{2 * b:02d}.000Z", "ended_at": f"2026-11-23T10:00:{2 * b + 1:02d}.500Z"})
+            for r in range(1, rounds + 1):
+                k = (b - 1) * rounds + r
+                for setup, rate in (("go-http", 1000.0), ("nginx-http", 1000.0 * ratio_of_block(b, r))):
+                    m = measurement(setup, n, b, k)
+                    manifest["measurements"].append(m)
+                    cache[m["file"]] = rate
+    return manifest, cache
+
+
+def test_ratio_blocks_pair_round_k_with_go_http_round_k_within_each_block():
+    manifest, cache = blocked_run(2, 2, lambda b, r: 0.5 + 0.1 * b + 0.01 * r)
+    cache["nginx-http.1.2.4"] = None  # a measurement that does not count (a failed wrk): its pair is left out
+    found = ratio_blocks(Path("."), manifest, cache)
+    assert list(found) == [(1, 100, "nginx-http")]
+    assert found[(1, 100, "nginx-http")] == [[(610.0, 1000.0), (620.0, 1000.0)], [(710.0, 1000.0)]]
+
+
+def test_assess_meets_the_target_only_with_narrow_intervals_and_enough_blocks():
+    wobble = lambda b, r: 0.6 * (1 + 0.01 * ((b % 3) - 1))  # block effects of +/-1%: a narrow interval
+    short, cache = blocked_run(stats.MIN_BLOCKS - 1, 2, wobble)
+    record = assess(Path("."), short, cache, 100.0)
+    assert record["worst_half_width_pct"] < 5 and record["met"] is False  # narrow, but too few blocks
+    assert record["more_blocks_estimate"] == 1 and record["block_s"] == 1.5 and record["more_time_estimate_s"] == 2
+    enough, cache = blocked_run(stats.MIN_BLOCKS, 2, wobble)
+    record = assess(Path("."), enough, cache, 100.0)
+    assert record["met"] is True and record["more_time_estimate_s"] == 0 and record["blocks"] == {"1": stats.MIN_BLOCKS}
+    assert decide(record, enough["parameters"]).startswith("target met: every ratio within +/-5%")
+
+
+def test_wide_intervals_go_on_until_the_next_block_would_pass_the_time_limit():
+    noisy = lambda b, r: 0.6 * (1 + 0.2 * ((b % 3) - 1))  # +/-20% from block to block
+    manifest, cache = blocked_run(stats.MIN_BLOCKS, 2, noisy)
+    record = assess(Path("."), manifest, cache, 100.0)
+    assert record["met"] is False and record["worst_half_width_pct"] > 5
+    assert decide(record, manifest["parameters"]) is None
+    late = {**record, "elapsed_s": 359.0}
+    assert decide(late, manifest["parameters"]) == "time limit: another block (~2s) would end after --max-time 360s"
+    # half-width ~ 1/sqrt(blocks): blocks x (worst/target)^2 in all
+    worst = record["worst_half_width_pct"] / 100
+    assert record["more_blocks_estimate"] == math.ceil(stats.MIN_BLOCKS * (worst / 0.05) ** 2) - stats.MIN_BLOCKS
+
+
+def test_one_block_has_no_interval_yet_and_needs_the_minimum():
+    manifest, cache = blocked_run(1, 3, lambda b, r: 0.6 + 0.01 * r, gomaxprocs=(1, 2))
+    record = assess(Path("."), manifest, cache, 10.0)
+    assert record["worst_half_width_pct"] is not None  # one block: an interval over its rounds (unit repeat) ...
+    assert record["met"] is False  # ... which never meets the target
+    assert record["more_blocks_estimate"] == 2 * (stats.MIN_BLOCKS - 1)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "worst", "target", "expected"),
+    [({"1": 7, "2": 7}, 0.10, 0.05, 42), ({"1": 7}, 0.05, 0.05, 0), ({"1": 3, "2": 2}, math.inf, 0.05, 9), ({"1": 10}, 0.06, 0.05, 5)],
+)
+def test_more_blocks_needed(blocks, worst, target, expected):
+    assert more_blocks_needed(blocks, worst, target, 7) == expected
+
+
+def test_gaps_are_measured_within_a_block_from_millisecond_timestamps():
+    ms = [
+        measurement("go-http", 1, 1, 1, "2026-11-23T10:00:00.000Z", "2026-11-23T10:00:01.000Z"),
+        measurement("nginx-http", 1, 1, 1, "2026-11-23T10:00:01.050Z", "2026-11-23T10:00:02.050Z"),
+        measurement("go-http", 1, 1, 2, "2026-11-23T10:00:02.250Z", "2026-11-23T10:00:03.250Z"),
+        measurement("go-http", 1, 2, 3, "2026-11-23T10:00:09.000Z", "2026-11-23T10:00:10.000Z"),  # next block: after a restart, not a gap
+        measurement("nginx-http", 1, 2, 3, "2026-11-23T10:00:10.100Z", "2026-11-23T10:00:11.100Z"),
+        measurement("go-http", 2, 1, 1, "2026-11-23T10:00:20Z", "2026-11-23T10:00:21Z"),  # whole seconds (before blocks): not timed
+        measurement("go-http", 2, 1, 2, "2026-11-23T10:00:21Z", "2026-11-23T10:00:22Z"),
+    ]
+    assert sorted(gaps({"measurements": ms})) == pytest.approx([0.05, 0.1, 0.2])
+    assert gap_record({"measurements": ms}) == {"median": 0.1, "max": 0.2, "count": 3}
+    assert gap_record({"measurements": ms[:1]}) is None

@@ -1,0 +1,117 @@
+"""Runs measured in blocks: block file names and manifest entries -> block column -> block-unit ratios and compare."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+
+import pytest
+
+from wrkreport import stats
+from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
+from wrkreport.compare import compare
+from wrkreport.report import build
+
+from conftest import RUNS
+
+SOURCE = RUNS / "default-2cores"  # real wrk outputs: 4 setups x GOMAXPROCS 1, 2 x 5 repeats
+SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
+BLOCK_OF_ROUND = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}  # two server starts: rounds 1-3 (a median of 3), 4-5
+WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
+
+
+def block_files(block_in_name: bool = True) -> dict:
+    """Return default-2cores' wrk outputs and header captures, renamed as a blocked run names them."""
+    files = {}
+    for gomaxprocs in (1, 2):
+        for setup in SETUPS:
+            files[f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"] = SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"
+            for k, b in BLOCK_OF_ROUND.items():
+                name = f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt" if block_in_name else f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+                files[name] = SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+    return files
+
+
+def req_per_sec(setup: str, gomaxprocs: int, k: int) -> float:
+    """Return the req/s line of one source file, read by hand."""
+    line = next(x for x in (SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt").read_text().splitlines() if x.startswith("Requests/sec:"))
+    return float(line.split()[1])
+
+
+def expected_ratio(setup: str, gomaxprocs: int) -> tuple[float, float, float]:
+    """Return the block-unit ratio worked out from the raw files: (estimate, low, high)."""
+    summaries = []
+    for b in sorted(set(BLOCK_OF_ROUND.values())):
+        logs = [math.log(req_per_sec(setup, gomaxprocs, k) / req_per_sec("go-http", gomaxprocs, k)) for k, kb in BLOCK_OF_ROUND.items() if kb == b]
+        summaries.append(sorted(logs)[len(logs) // 2] if len(logs) % 2 else sum(logs) / len(logs))
+    centre = sum(summaries) / 2
+    half = 12.706 * math.sqrt(sum((s - centre) ** 2 for s in summaries)) / math.sqrt(2)  # t(0.975, 1)
+    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
+
+
+def test_block_names_give_block_unit_ratios(make_run):
+    analysed = load_analysis(make_run(block_files()))
+    table = analysed.run.measurements
+    assert analysed.run.problems == () and len(table) == 40
+    assert dict(zip(table["repeat"], table["block"])) == BLOCK_OF_ROUND
+    ratios = [r for r in analysed.analysis.ratios if r.setup != "go-http"]
+    assert len(ratios) == 6
+    for ratio in ratios:
+        assert (ratio.unit, ratio.blocks, ratio.n, ratio.measurements) == ("block", 2, 5, 10)
+        assert (ratio.ratio, ratio.ci_low, ratio.ci_high) == pytest.approx(expected_ratio(ratio.setup, ratio.gomaxprocs))
+    assert analysed.analysis.method == BLOCK_METHOD
+    assert all(r.unit == "block" and r.blocks == 2 for r in analysed.analysis.latency_ratios if r.setup != "go-http")
+
+
+def test_blocks_from_the_manifest_when_names_have_none(make_run):
+    manifest = json.loads((SOURCE / "manifest.json").read_text())
+    for entry in manifest["measurements"]:
+        entry["block"] = BLOCK_OF_ROUND[entry["repeat"]]
+    analysed = load_analysis(make_run(block_files(block_in_name=False), manifest))
+    ratio = analysed.analysis.ratio(2, 100, "nginx-http")
+    assert (ratio.unit, ratio.blocks) == ("block", 2)
+    assert (ratio.ratio, ratio.ci_low, ratio.ci_high) == pytest.approx(expected_ratio("nginx-http", 2))
+
+
+def test_runs_without_blocks_say_their_interval_covers_one_start():
+    analysed = load_analysis(SOURCE)
+    assert analysed.run.measurements["block"].isna().all()
+    ratio = analysed.analysis.ratio(2, 100, "nginx-http")
+    assert (ratio.unit, ratio.blocks, ratio.n, ratio.measurements) == ("repeat", 1, 5, 10)
+    assert analysed.analysis.method == NO_BLOCKS_METHOD and "one server start only" in NO_BLOCKS_METHOD
+
+
+def test_one_block_falls_back_to_repeats(make_run):
+    files = {name.replace(".block-2.", ".block-1."): path for name, path in block_files().items()}
+    ratio = load_analysis(make_run(files)).analysis.ratio(1, 100, "nginx-http")
+    assert (ratio.unit, ratio.blocks, ratio.n) == ("repeat", 1, 5)
+
+
+def test_a_block_run_builds_and_compares(make_run, tmp_path):
+    run = make_run(block_files())
+    built = build(run, tmp_path / "out", WHEN)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["method"] == BLOCK_METHOD and len(data["ratios"]) == 8
+    proxy = next(r for r in data["ratios"] if (r["setup"], r["gomaxprocs"]) == ("nginx-http", 1))
+    assert (proxy["unit"], proxy["blocks"], proxy["measurements"]) == ("block", 2, 10)
+    assert built is not None
+    same = compare(load_analysis(run), load_analysis(run))
+    assert same.flagged == () and all(c.unit == stats.BLOCK for c in same.changes if c.ci_low is not None)
+    assert all((c.n_a, c.n_b) == (2, 2) for c in same.changes)
+
+
+def test_block_zero_is_not_a_block_name(make_run):
+    analysed = load_analysis(make_run({**block_files(), "go-http.gomaxprocs-1.block-0.run-9.wrk.txt": SOURCE / "go-http.gomaxprocs-1.run-1.wrk.txt"}))
+    assert [(p.name, p.file) for p in analysed.run.problems] == [("file-name", "go-http.gomaxprocs-1.block-0.run-9.wrk.txt")]
+    assert 9 not in set(analysed.run.measurements["repeat"])
+
+
+def test_cell_means_use_blocks_as_units(make_run):
+    cell = load_analysis(make_run(block_files())).analysis.cell(2, 100, "go-http")
+    values = [req_per_sec("go-http", 2, k) for k in range(1, 6)]
+    means = [sum(values[:3]) / 3, sum(values[3:]) / 2]
+    interval = cell.metrics["requests_per_sec"].interval
+    assert (interval.unit, interval.blocks, interval.n) == ("block", 2, 5)
+    assert interval.estimate == pytest.approx(sum(means) / 2)
+    assert interval.high - interval.estimate == pytest.approx(12.706 * abs(means[0] - means[1]) / 2)

@@ -1,0 +1,114 @@
+"""The report read anywhere, in real Chromium (Playwright driving the system browser): 390 px, 1400 px and on paper.
+
+Set WRKREPORT_SCREENSHOT_DIR to keep the screenshots and the printed PDF for a look.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from wrkreport.report import build
+
+from conftest import RUNS
+
+BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "") if p and Path(p).is_file()), None)
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+pypdf = pytest.importorskip("pypdf", reason="pypdf is not installed (pip install -e '.[test]')")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
+]
+
+RUN_NAMES = ("default-2cores", "sweep-all-setups", "fcgi-unix-502")
+WIDTHS = (390, 1400)
+MIN_CHART_TEXT_PX = 10
+RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",
+                 "2013 article (at its GOMAXPROCS)")
+
+# The rendered size of every text of every chart: its font size in SVG units times the SVG's scale on screen.
+CHART_TEXT_PX = """() => {
+  const sizes = [];
+  for (const svg of document.querySelectorAll('svg')) {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    for (const text of svg.querySelectorAll('text')) {
+      sizes.push(parseFloat(getComputedStyle(text).fontSize) * scale);
+    }
+  }
+  return sizes;
+}"""
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Return {run name: index.html path} for the three runs."""
+    root = tmp_path_factory.mktemp("layout")
+    found = {}
+    for name in RUN_NAMES:
+        run = root / "raw" / name
+        shutil.copytree(RUNS / name, run)
+        build(run, root / "reports" / name, datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
+        found[name] = root / "reports" / name / "index.html"
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Return a headless Chromium (the system one) driven by Playwright."""
+    with playwright.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=BINARY, args=["--no-sandbox", "--disable-gpu"])
+        yield launched
+        launched.close()
+
+
+def keep(name: str) -> Path | None:
+    """Return where to keep an artefact when WRKREPORT_SCREENSHOT_DIR is set."""
+    folder = os.environ.get("WRKREPORT_SCREENSHOT_DIR")
+    if not folder:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder) / name
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_nothing_forces_the_page_wider_than_the_screen_and_chart_text_stays_legible(browser, reports, name, width):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(reports[name].as_uri())
+    scroll_width, inner_width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll_width <= inner_width, f"{name} at {width} px: the page is {scroll_width} px wide"
+    sizes = page.evaluate(CHART_TEXT_PX)
+    assert sizes and min(sizes) >= MIN_CHART_TEXT_PX, f"{name} at {width} px: chart text down to {min(sizes):.1f} px"
+    # the number that matters sits next to the setup name, on screen without scrolling
+    cells = page.evaluate("""() => [...document.querySelectorAll('#ratios ~ .scroll table tbody tr')].slice(0, 3).map(
+        tr => tr.children[2] ? tr.children[2].getBoundingClientRect().right : 0)""")
+    assert cells and max(cells) <= inner_width, f"{name} at {width} px: the ratio column is off-screen"
+    shot = keep(f"{name}-{width}.png")
+    if shot:
+        page.screenshot(path=str(shot), full_page=False)
+    page.close()
+
+
+def test_the_printed_default_report_has_every_ratio_column_and_expanded_warnings(browser, reports):
+    page = browser.new_page()
+    page.goto(reports["default-2cores"].as_uri())
+    page.emulate_media(media="print")
+    pdf = page.pdf(format="A4", print_background=True)
+    page.close()
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    text = re.sub(r"\s+", "", "".join(p.extract_text() for p in reader.pages))
+    for header in RATIO_HEADERS:
+        assert re.sub(r"\s+", "", header) in text, header
+    assert "statussubjectdetail" in text  # the checks, all passed and so collapsed on screen, print expanded
+    assert "Runningtest@" not in text.replace("6s", "")  # raw wrk captures stay in their files, not on paper
+    print(f"printed default report: {len(reader.pages)} pages (A4)")
+    target = keep("default-2cores.pdf")
+    if target:
+        target.write_bytes(pdf)

@@ -1,0 +1,108 @@
+"""Calibration of compare by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+import simruns
+from wrkreport import compare, stats
+from wrkreport.analyze import load_analysis, paired_values
+
+from conftest import RUNS
+
+COMPARISONS = 1200  # per figure: the rate's standard error near 5% is about 0.6 points
+CEILING = 0.06  # 5% nominal, plus simulation error
+FIXTURE_RUNS = ("default-2cores", "keepalive-on", "keepalive-on-again", "quick-1-repeat", "sweep-all-setups")
+
+
+def run_units(rng: random.Random, n: int, blocked: bool, ratio: float = simruns.TRUE_RATIO):
+    """Return one simulated run's (go-http req/s units, ratio units) as compare builds them."""
+    if blocked:
+        blocks = simruns.blocked_run(rng, n, ratio=ratio)
+        go = compare.units_of([[math.log(y) for _, y in b] for b in blocks], [])
+        ratios = compare.units_of([[math.log(x / y) for x, y in b] for b in blocks], [])
+    else:
+        pairs = simruns.one_start_run(rng, n, ratio=ratio)
+        go = compare.units_of(None, [math.log(y) for _, y in pairs])
+        ratios = compare.units_of(None, [math.log(x / y) for x, y in pairs])
+    return go, ratios
+
+
+def flag_rate(n: int, blocked: bool, seed: int, ratio_b: float = simruns.TRUE_RATIO) -> tuple[float, float]:
+    """Return the share of comparisons flagged as changed: (req/s, overhead ratio)."""
+    rng = random.Random(seed)
+    flagged = [0, 0]
+    for _ in range(COMPARISONS):
+        a, b = run_units(rng, n, blocked), run_units(rng, n, blocked, ratio_b)
+        for i in (0, 1):
+            found = compare.change_interval(a[i], b[i])
+            flagged[i] += not found.includes(1.0)
+    return flagged[0] / COMPARISONS, flagged[1] / COMPARISONS
+
+
+@pytest.mark.parametrize("blocked", [True, False], ids=["blocks", "one-start"])
+@pytest.mark.parametrize("n", [3, 5, 10])
+def test_no_true_change_is_rarely_flagged(n, blocked):
+    throughput, ratio = flag_rate(n, blocked, seed=100 + n)
+    unit = "blocks" if blocked else "repeats (one start per run)"
+    print(f"\n{n} {unit}: false-change rate {throughput:.1%} (req/s), {ratio:.1%} (ratio)")
+    assert throughput <= CEILING and ratio <= CEILING
+
+
+def test_the_bootstrap_used_before_flags_too_often():
+    # Percentile bootstrap on the repeats of one start per run, as compare did: too narrow at n = 3.
+    rng = random.Random(7)
+    trials, flagged = 400, 0
+    for _ in range(trials):
+        a, b = simruns.one_start_run(rng, 3), simruns.one_start_run(rng, 3)
+        low, high = stats.bootstrap_interval(lambda x, y: stats.mean(y) / stats.mean(x), ([g for _, g in a], [g for _, g in b]), resamples=500)
+        flagged += not low <= 1.0 <= high
+    print(f"\npercentile bootstrap at 3 repeats: false-change rate {flagged / trials:.1%}")
+    assert flagged / trials > 0.10
+
+
+def test_without_widening_one_start_runs_flag_too_often():
+    # The start-to-start effect is what the widening is for: without it, Welch alone fails too.
+    rng = random.Random(8)
+    flagged = 0
+    for _ in range(COMPARISONS):
+        (go_a, _), (go_b, _) = run_units(rng, 10, False), run_units(rng, 10, False)
+        flagged += not stats.welch_interval(go_a[0], go_b[0]).includes(1.0)
+    print(f"\nWelch without widening at 10 repeats: false-change rate {flagged / COMPARISONS:.1%}")
+    assert flagged / COMPARISONS > 0.10
+
+
+def test_a_true_20_percent_change_is_found_at_10_blocks():
+    throughput, ratio = flag_rate(10, True, seed=9, ratio_b=simruns.TRUE_RATIO * 0.8)
+    print(f"\npower at 10 blocks for a 20% lower ratio: {ratio:.1%} flagged")
+    assert ratio >= 0.8 and throughput <= CEILING  # go-http itself did not change
+
+
+def test_too_few_units_gives_no_interval():
+    assert compare.change_interval(([0.1], False), ([0.1, 0.2, 0.15], False)) is None
+    assert compare.TOO_FEW.startswith("need at least 2 blocks (or repeats) in each run")
+
+
+def test_start_sd_is_what_the_recorded_runs_show():
+    # DerSimonian-Laird between-run sd of nginx-http's log ratio at GOMAXPROCS=2, with the
+    # within-run variance pooled over the runs that have repeats.
+    logs, sizes, within = [], [], []
+    for name in FIXTURE_RUNS:
+        analysis = load_analysis(RUNS / name).analysis
+        pairs = paired_values(analysis.cell(2, 100, "nginx-http"), analysis.cell(2, 100, "go-http"), "requests_per_sec")
+        values = [math.log(x / y) for x, y in pairs]
+        logs.append(stats.mean(values))
+        sizes.append(len(values))
+        if len(values) > 1:
+            within.append((stats.stdev(values) ** 2, len(values) - 1))
+    pooled = sum(v * df for v, df in within) / sum(df for _, df in within)
+    weights = [n / pooled for n in sizes]
+    centre = sum(w * x for w, x in zip(weights, logs)) / sum(weights)
+    q = sum(w * (x - centre) ** 2 for w, x in zip(weights, logs))
+    tau2 = (q - (len(logs) - 1)) / (sum(weights) - sum(w * w for w in weights) / sum(weights))
+    print(f"\nbetween-run sd of the nginx-http ratio: {math.sqrt(tau2):.3f} (Q = {q:.1f}, df {len(logs) - 1})")
+    assert math.sqrt(tau2) <= compare.START_SD < math.sqrt(tau2) + 0.01
+    assert compare.START_DF == len(FIXTURE_RUNS) - 1

@@ -1,0 +1,155 @@
+"""One statistic everywhere a cell is summarised (the ratios' geometric mean), fills at 3:1, and a readable environment table."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from wrkreport import charts
+from wrkreport.analyze import THROUGHPUT, load_analysis
+from wrkreport.report.fmt import display, fmt_number
+from wrkreport.report.page import environment_rows, result_rows
+
+from conftest import RUNS
+
+
+@pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])
+def test_tables_show_the_geometric_mean_the_ratios_use(name):
+    done = load_analysis(RUNS / name)
+    rows = {(r.group, r.setup): r for r in result_rows(done.analysis, done.table, done.analysis.several_levels)}
+    checked = 0
+    for cell in done.analysis.cells:
+        spread = cell.metrics.get(THROUGHPUT)
+        if spread is None:
+            continue
+        expected = math.exp(sum(math.log(v) for v in spread.values) / spread.n)
+        row = next(r for (g, s), r in rows.items() if s == cell.setup and g.startswith(f"GOMAXPROCS={cell.gomaxprocs}") and (str(cell.connections) in g or "connections" not in g))
+        assert row.requests_per_sec == fmt_number(expected)
+        checked += 1
+    assert checked
+
+
+def test_the_throughput_whisker_never_goes_below_zero():
+    from wrkreport.analyze import Spread
+    from wrkreport.stats import mean_interval
+
+    values = (1_000.0, 30_000.0, 60_000.0)  # the arithmetic t interval of these reaches below zero
+    spread = Spread(tuple(enumerate(values, 1)), 30_000.0, 1_000.0, 60_000.0, 29_000.0, mean_interval(list(values)))
+    assert spread.interval.low < 0
+    assert 0 < charts.geometric(spread).low < charts.geometric(spread).estimate
+
+
+def test_every_bar_fill_has_3_to_1_contrast_against_the_page():
+    for setup, (colour, _, _) in charts.LOOK.items():
+        assert charts.contrast(charts.fill(colour)) >= 3.0, setup
+
+
+def test_environment_values_are_for_people():
+    rows = dict(environment_rows(__import__("json").loads((RUNS / "default-2cores" / "manifest.json").read_text())))
+    assert rows["machine: memory bytes"] == "23.5 GiB"
+    assert "25276502016" not in " ".join(rows.values()) and "unknown" not in " ".join(rows.values())
+    assert display(False) == "no" and display(["go-http", "nginx-http"]) == "go-http, nginx-http" and display(None) == "not recorded"
+
+
+def test_the_502_box_names_setup_gomaxprocs_502_and_the_socket_cause():
+    from wrkreport.report.failures import failure_lines
+
+    done = load_analysis(RUNS / "fcgi-unix-502")
+    lines = failure_lines(done.checks, done.run)
+    assert len(lines) == 2  # non-2xx and same-response, each over 6 measurements of one setup
+    assert lines[0].startswith("nginx-fcgi-unix at GOMAXPROCS=1, 2: check 'Non-2xx/3xx responses' failed in 6 measurements.")
+    assert "502 Bad Gateway" in lines[0] and "(13: Permission denied)" in lines[0] and "README, Pitfalls" in lines[0]
+    assert "502" not in lines[1]  # the cause is given once per setup
+
+
+def test_an_unmeasured_502_points_to_the_socket_too():
+    from wrkreport.report.failures import failure_lines
+
+    done = load_analysis(RUNS / "fcgi-unix-502-unmeasured")
+    text = " ".join(failure_lines(done.checks, done.run))
+    assert "nginx-fcgi-unix at GOMAXPROCS=1" in text and "'Unix socket permissions'" in text
+
+
+def test_a_healthy_run_has_no_failure_lines():
+    from wrkreport.report.failures import failure_lines
+
+    done = load_analysis(RUNS / "default-2cores")
+    assert failure_lines(done.checks, done.run) == []
+
+
+def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_values():
+    from wrkreport import reference
+    from wrkreport.report.page import ratio_caption
+
+    sweep = load_analysis(RUNS / "sweep-all-setups").analysis  # GOMAXPROCS=2 only
+    caption = ratio_caption(sweep, reference.article_ratios())
+    assert "GOMAXPROCS=1" not in caption and "GOMAXPROCS=8 figures" in caption and "our GOMAXPROCS=2 rows" in caption
+    assert charts.REFERENCE_MARKERS[1] != charts.REFERENCE_MARKERS[8]
+    assert not set(charts.REFERENCE_MARKERS.values()) & {m for _, m, _ in charts.LOOK.values()}
+    svg = charts.ratio_chart(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios())
+    assert 'role="img"' in svg and "<title" in svg and "<desc" in svg
+    assert "GOMAXPROCS=8 (all its laptop" in svg
+
+
+def test_log_axes_are_labelled_with_plain_numbers():
+    import re
+
+    svg = charts.latency_chart(load_analysis(RUNS / "default-2cores").analysis)
+    labels = set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
+    assert {"1", "2", "5", "10", "20"} <= labels  # 1-2-5 per decade, as plain numbers
+    assert not any("10^" in label or "\u00d7" in label or "mathdefault" in label for label in labels)
+
+
+def test_excluded_labels_are_cut_at_a_word():
+    assert charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50).endswith("\u2026")
+    assert not charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50)[:-1].endswith(("ex", "exclu"))
+
+
+def test_noise_warnings_stay_sane():
+    sweep = load_analysis(RUNS / "sweep-all-setups").analysis  # 3 repeats per cell
+    outliers = [w.message for w in sweep.noise if w.kind == "outlier"]
+    assert outliers and all("n=3 too small for a z-score" in m and "modified z-score" not in m for m in outliers)
+    broken = load_analysis(RUNS / "fcgi-unix-502").analysis  # nginx-fcgi-unix: every repeat excluded
+    assert not [w for w in broken.noise if w.kind == "few-repeats" and w.setup == "nginx-fcgi-unix"]
+    assert not [w for w in sweep.noise + broken.noise if __import__("re").search(r"(\d\.\d\d)-\1\b", w.message)]
+
+
+def test_the_run_wide_load_generator_warning_is_shown_once_at_the_top(tmp_path):
+    from datetime import datetime, timezone
+
+    from wrkreport.report import build
+
+    build(RUNS / "sweep-all-setups", tmp_path, datetime(2026, 11, 22, tzinfo=timezone.utc))
+    html = (tmp_path / "index.html").read_text()
+    assert html.count("wrk ran more threads than there were cores free") == 1
+    assert html.index('class="caution"') < html.index('id="charts"')
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink-out", "large"])
+def test_the_failure_box_reads_the_nginx_log_safely(kind, tmp_path):
+    """A copied-in run's nginx log may be a FIFO (would hang), a symlink out of the run, or huge: the box still comes."""
+    import os
+    import shutil
+
+    from wrkreport.report.failures import failure_lines
+
+    run_dir = tmp_path / "fcgi-unix-502"
+    shutil.copytree(RUNS / "fcgi-unix-502", run_dir, symlinks=True)
+    logs = sorted((run_dir / "logs").glob("nginx-error.gomaxprocs-*.log"))
+    assert logs
+    outside = tmp_path / "outside.log"
+    outside.write_text("connect() to unix:/x failed (13: Permission denied)\n")
+    for log in logs:
+        log.unlink()
+        if kind == "fifo":
+            os.mkfifo(log)
+        elif kind == "symlink-out":
+            log.symlink_to(outside)
+        else:
+            log.write_bytes(b"x" * (8 << 20) + b"(13: Permission denied)")
+    done = load_analysis(run_dir)
+    lines = failure_lines(done.checks, done.run)
+    assert lines[0].startswith("nginx-fcgi-unix at GOMAXPROCS=1, 2:")
+    assert "(13: Permission denied)" not in lines[0]  # nothing read: not regular, outside the run, or past the first 64 KiB
+    assert "'Unix socket permissions'" in lines[0]  # the generic cause instead
