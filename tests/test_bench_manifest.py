@@ -138,7 +138,7 @@ def test_pass_orders_one_per_level_and_repeat_and_unchanged_for_one_level():
     entry = new_pass(single, 2)
     assert entry["order"] == shuffled_orders(list(DEFAULT_SETUP_IDS), 3, 7, 2)
     assert entry["order_connections"] == [100, 100, 100]
-    assert entry["pids"] == {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None}
+    assert entry["pids"] == {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": None, "node_workers": []}
     sweep = {"parameters": plan("--repeats", "3", "--connections", "100,200"), "passes": [], "measurements": []}
     orders = new_pass(sweep, 2)["order"]
     assert orders[:3] == entry["order"] and len(orders) == 6  # the first level draws as a single one would

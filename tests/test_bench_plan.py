@@ -164,7 +164,7 @@ def test_seconds_accept_a_trailing_s():
         (
             ["--setups", "nginx-php"],
             "unknown setup 'nginx-php'; choose from go-http, nginx-http, nginx-fcgi-tcp, nginx-fcgi-unix, "
-            "nginx-http-unix, go-fasthttp, nginx-static (or all)",
+            "nginx-http-unix, go-fasthttp, nginx-static, node-http (or all)",
         ),
         (["--port", "nginx-http"], "--port 'nginx-http': expected NAME=PORT with NAME one of"),
         (["--port", "nginx-http=70000"], "--port nginx-http: port 70000 is above 65535"),
@@ -214,10 +214,10 @@ def test_connection_levels_sweep():
 
 def test_setups_all_and_the_new_setups_ports():
     p = plan("--setups", "all")
-    assert p["setups"] == list(SETUP_IDS) and len(p["setups"]) == 7
+    assert p["setups"] == list(SETUP_IDS) and len(p["setups"]) == 8
     assert p["ports"] == {
         "go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083,
-        "nginx-http-unix": 8084, "go-fasthttp": 8085, "nginx-static": 8086, "go-fcgi-tcp": 9001,
+        "nginx-http-unix": 8084, "go-fasthttp": 8085, "nginx-static": 8086, "node-http": 8087, "go-fcgi-tcp": 9001,
     }  # fmt: skip
     assert p["needed_ports"] == {name: port for name, port in p["ports"].items()}
     assert p["urls"]["go-fasthttp"] == "http://127.0.0.1:8085/"
@@ -369,10 +369,10 @@ def test_estimate_counts_down_to_zero():
 
 def test_estimate_of_a_sweep_counts_a_warm_up_per_level():
     one, three = plan("--setups", "all", "--repeats", "5"), plan("--setups", "all", "--connections", "10,100,1000", "--repeats", "5")
-    assert three["measurements"] == 3 * one["measurements"] == 3 * 70
-    per_level = 7 * (1 + MEASUREMENT_OVERHEAD_S)
+    assert three["measurements"] == 3 * one["measurements"] == 3 * 80
+    per_level = 8 * (1 + MEASUREMENT_OVERHEAD_S)
     assert estimate_seconds(three, 0, 2) - 3 * estimate_seconds(one, 0, 2) == pytest.approx(-4 * PASS_OVERHEAD_S)
-    assert estimate_seconds(three, 210, 0, 1) == pytest.approx(per_level)
+    assert estimate_seconds(three, 240, 0, 1) == pytest.approx(per_level)
 
 
 

@@ -45,7 +45,7 @@ MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are cou
 # the block (server start) of the measurement: NaN for runs recorded before blocks. Appended
 # last so results.csv keeps its earlier column order.
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
-CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
+CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
 COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block",)
 
