@@ -142,6 +142,7 @@ SETUP_DESCRIPTIONS: dict[str, str] = {
     "nginx-http-unix": "nginx reverse proxy to Go net/http over a Unix socket",
     "go-fasthttp": "Go fasthttp standalone",
     "nginx-static": "nginx answering by itself (return 200): the ceiling",
+    "node-http": "Node.js http module standalone (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at GOMAXPROCS=N",
 }
 SETUPS = tuple(SETUP_DESCRIPTIONS)[:4]
 NGINX_SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http-unix")
