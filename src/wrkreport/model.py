@@ -36,7 +36,7 @@ FIELDS: tuple[str, ...] = (
     "requests_per_sec",
     "transfer_bytes_per_sec",
     "bytes_per_response",
-    # ab only (null for wrk): its failed requests (Connect and Receive are errors_connect and
+    # ab and webbench only (null for wrk): their failed requests (Connect and Receive are errors_connect and
     # errors_read), its length and exception failures, and its Keep-Alive requests (with -k).
     "failed_requests",
     "failed_length",
@@ -46,7 +46,7 @@ FIELDS: tuple[str, ...] = (
 
 _COUNTERS = ("errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx")
 _AB_COUNTERS = ("failed_requests", "failed_length", "failed_exceptions", "keepalive_requests")
-TOOLS = ("wrk", "wrk2", "ab")  # the load generators whose output parse reads
+TOOLS = ("wrk", "wrk2", "ab", "webbench")  # the load generators whose output parse reads (webbench: parse only)
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class WrkResult:
     """One wrk, wrk2 or ab output, every number normalised (ms, bytes, seconds); None = not printed."""
 
     source: str
-    tool: str  # "wrk", "wrk2" or "ab"
+    tool: str  # "wrk", "wrk2", "ab" or "webbench"
     url: str
     duration_s: float
     threads: int
@@ -93,7 +93,7 @@ class WrkResult:
 
     def __post_init__(self) -> None:
         if self.tool not in TOOLS:
-            raise ValueError(f"tool must be 'wrk', 'wrk2' or 'ab', not {self.tool!r}")
+            raise ValueError(f"tool must be one of {', '.join(TOOLS)}, not {self.tool!r}")
         for name in ("threads", "connections", "requests", *_COUNTERS):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
