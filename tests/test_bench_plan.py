@@ -426,3 +426,41 @@ def test_out_with_a_character_nginx_or_the_shell_would_read_is_refused(char):
 def test_out_with_spaces_is_fine_and_made_absolute():
     assert plan("--out", "/tmp/x y")["out"] == "/tmp/x y"
     assert plan("--out", "rel")["out"] == str(Path("rel").resolve())
+
+
+# --- the load generator ---------------------------------------------------------------------
+
+
+def test_load_generator_is_wrk_by_default_ab_by_option_or_variable_with_one_thread():
+    assert plan()["load_generator"] == "wrk" and plan()["threads"] == 2
+    ab = plan("--load-generator", "ab")
+    assert (ab["load_generator"], ab["threads"], ab["warnings"]) == ("ab", 1, [])  # ab is single-threaded
+    assert plan(env={"BENCH_LOAD_GENERATOR": "ab"})["load_generator"] == "ab"
+    assert plan("--load-generator", "wrk", env={"BENCH_LOAD_GENERATOR": "ab"})["load_generator"] == "wrk"  # the option wins
+    lines = plan_lines(ab)
+    assert "load_generator ab" in lines and "raw_suffix .ab.txt" in lines and "threads 1" in lines
+    assert "raw_suffix .wrk.txt" in plan_lines(plan())
+    warned = plan("--load-generator", "ab", "--threads", "4")
+    assert warned["threads"] == 1 and warned["warnings"] == ["--load-generator ab runs one thread: --threads 4 is not used"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--load-generator", "siege"], {}, "--load-generator 'siege': choose one of wrk, ab"),
+        ([], {"BENCH_LOAD_GENERATOR": "webbench"}, "BENCH_LOAD_GENERATOR 'webbench': choose one of wrk, ab"),
+        (["--load-generator", "ab", "--connections", "20001"], {}, "--load-generator ab takes at most 20000 connections (ab -c), not 20001"),
+    ],
+)
+def test_bad_load_generator_is_a_usage_error(argv, env, message):
+    with pytest.raises(UsageError) as excinfo:
+        plan(*argv, env=env)
+    assert str(excinfo.value) == message
+
+
+def test_node_http_needs_only_the_node_server_and_its_port():
+    p = plan("--setups", "node-http", "--port", "node-http=18087")
+    assert p["needed_ports"] == {"node-http": 18087} and p["urls"]["node-http"] == "http://127.0.0.1:18087/"
+    lines = plan_lines(p)
+    assert "node_setups node-http" in lines and "server.node-http node" in lines and "needs.node-http node" in lines
+    assert not any(line.startswith(("go_setups", "nginx_setups")) for line in lines)
