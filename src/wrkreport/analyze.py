@@ -113,6 +113,7 @@ class Cell:
     metrics: dict[str, Spread | None]
     not_measured: str | None = None  # why the run has no measurement of this cell at all
     block_of: tuple[tuple[int, int], ...] = ()  # (repeat, block) of included repeats; () for runs without blocks
+    client: str = "wrk"  # the load generator that measured it: "wrk" (wrk or wrk2) or "ab" (one thread)
 
     @property
     def blocked(self) -> bool:
@@ -369,6 +370,7 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
         block_of=tuple(block_of.items()),
+        client="ab" if "tool" in rows and len(rows) and (rows["tool"] == "ab").all() else "wrk",
     )
 
 
@@ -618,7 +620,7 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
             found.append(
                 NoiseWarning(
                     "client-saturated",
-                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: wrk used {busy.median:.0%} of a CPU per thread "
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {cell.client} used {busy.median:.0%} of a CPU per thread "
                     f"(median): the load generator may have been the limit, not the setup",
                     cell.setup,
                     cell.gomaxprocs,
@@ -630,8 +632,8 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
             found.append(
                 NoiseWarning(
                     "client-cores",
-                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: wrk ran more threads than there were cores free of "
-                    f"the servers ({free.median:.2f} free cores per wrk thread, median): client and servers competed for CPUs",
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {cell.client} ran more threads than there were cores free of "
+                    f"the servers ({free.median:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs",
                     cell.setup,
                     cell.gomaxprocs,
                     connections=cell.connections,
