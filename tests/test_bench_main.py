@@ -332,3 +332,20 @@ def test_serve_answers_each_command_with_its_output_and_status_and_keeps_the_man
     assert (m["block"], m["round"], m["repeat"]) == (2, 1, 3)
     assert re.fullmatch(r"[0-9T:-]+\.[0-9]{3}Z", m["started_at"]) and m["ended_at"] >= m["started_at"]
     assert "no pass for GOMAXPROCS=9" in done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "manifest, command",
+    [
+        ({"passes": "x", "measurements": 3, "parameters": []}, ["pass-end", "--gomaxprocs", "1"]),
+        ({"passes": [], "measurements": 3, "parameters": []}, ["finish", "--status", "complete"]),
+        ({"passes": [], "measurements": [], "parameters": []}, ["summary"]),
+    ],
+)
+def test_a_manifest_edited_into_the_wrong_shape_is_one_line_exit_1(tmp_path, manifest, command):
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    done = run_helper(*command, "--run", str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert f"{tmp_path}/manifest.json has an unexpected shape" in done.stderr

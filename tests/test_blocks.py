@@ -115,3 +115,17 @@ def test_cell_means_use_blocks_as_units(make_run):
     assert (interval.unit, interval.blocks, interval.n) == ("block", 2, 5)
     assert interval.estimate == pytest.approx(sum(means) / 2)
     assert interval.high - interval.estimate == pytest.approx(12.706 * abs(means[0] - means[1]) / 2)
+
+
+def test_a_real_blocked_default_run_has_block_unit_intervals_and_says_the_target_was_missed(tmp_path):
+    """default-blocks-2cores: run_bench.sh's default profile, 10 blocks x 3 rounds per GOMAXPROCS, stopped at --max-time."""
+    done = load_analysis(RUNS / "default-blocks-2cores")
+    assert done.analysis.method.startswith(BLOCK_METHOD)
+    ratios = [r for r in done.analysis.ratios if r.setup != "go-http"]
+    assert len(ratios) == 6
+    assert {(r.unit, r.blocks, r.measurements) for r in ratios} == {(stats.BLOCK, 10, 60)}  # 30 of the setup and 30 of go-http
+    worst = max(max(r.ci_high / r.ratio - 1, 1 - r.ci_low / r.ratio) for r in ratios)
+    manifest = json.loads((RUNS / "default-blocks-2cores" / "manifest.json").read_text())
+    assert manifest["precision"]["met"] is False
+    assert math.isclose(worst * 100, manifest["precision"]["worst_half_width_pct"], abs_tol=0.01)  # the driver's rule and the page agree
+    assert "NOT met" in done.analysis.precision_note

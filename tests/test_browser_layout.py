@@ -27,7 +27,7 @@ pytestmark = [
     pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
 ]
 
-RUN_NAMES = ("default-2cores", "sweep-all-setups", "fcgi-unix-502")
+RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502")
 WIDTHS = (390, 1400)
 MIN_CHART_TEXT_PX = 10
 RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",
@@ -96,19 +96,35 @@ def test_nothing_forces_the_page_wider_than_the_screen_and_chart_text_stays_legi
     page.close()
 
 
-def test_the_printed_default_report_has_every_ratio_column_and_expanded_warnings(browser, reports):
+def printed(browser, report: Path) -> tuple[bytes, int, str]:
+    """Return a report printed to A4: the PDF, its page count, and its text without whitespace."""
     page = browser.new_page()
-    page.goto(reports["default-2cores"].as_uri())
+    page.goto(report.as_uri())
     page.emulate_media(media="print")
     pdf = page.pdf(format="A4", print_background=True)
     page.close()
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     text = re.sub(r"\s+", "", "".join(p.extract_text() for p in reader.pages))
     for header in RATIO_HEADERS:
-        assert re.sub(r"\s+", "", header) in text, header
+        assert re.sub(r"\s+", "", header) in text, header  # every column of the ratio table is on paper
+    return pdf, len(reader.pages), text
+
+
+def test_the_printed_default_report_has_every_ratio_column_and_expanded_warnings(browser, reports):
+    pdf, pages, text = printed(browser, reports["default-2cores"])
     assert "statussubjectdetail" in text  # the checks, all passed and so collapsed on screen, print expanded
     assert "Runningtest@" not in text.replace("6s", "")  # raw wrk captures stay in their files, not on paper
-    print(f"printed default report: {len(reader.pages)} pages (A4)")
+    print(f"printed default report: {pages} pages (A4)")
     target = keep("default-2cores.pdf")
     if target:
         target.write_bytes(pdf)
+
+
+def test_a_blocked_run_prints_the_answer_not_hundreds_of_passing_rows(browser, reports):
+    """240 measurements: their rows and the passing checks' rows stay on screen; paper says where they are."""
+    _, pages, text = printed(browser, reports["default-blocks-2cores"])
+    assert "The240measurementrows(oneperwrkrun)areleftoffpaper" in text.replace("ﬀ", "ff")
+    assert "go-http.gomaxprocs-1.block-1.run-1.wrk.txt" not in text  # no measurement row printed
+    assert "NOTmet" in text  # the precision target's outcome is on paper
+    assert pages <= 12, pages  # 51 pages before the rows were left off
+    print(f"printed blocked default report: {pages} pages (A4)")

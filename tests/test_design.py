@@ -48,7 +48,9 @@ def test_a_target_not_met_is_in_results_json_the_method_paragraph_and_the_summar
     assert data["method"] == f"{BLOCK_METHOD} {sentence}"
     assert sentence in " ".join(built.summary.split())  # wrapped at 80 columns, before the verdict line
     assert max(map(len, built.summary.splitlines())) <= 80
-    assert sentence in (tmp_path / "out" / "index.html").read_text().replace("&#x27;", "'")
+    html = (tmp_path / "out" / "index.html").read_text().replace("&#x27;", "'")
+    answer = html[html.index('<section class="answer"'):html.index("</section>")]
+    assert f'<p class="precision">{sentence}</p>' in answer  # in the answer box, not only in the method paragraph
     ratio = next(r for r in data["ratios"] if r["setup"] == "nginx-http")
     assert (ratio["unit"], ratio["blocks"], ratio["measurements"]) == ("block", 2, 10)
 

@@ -132,6 +132,7 @@ assert set(FIELDS) - {"bytes_per_response"} <= {f.name for f in fields(WrkResult
 
 STATUSES = ("pass", "warn", "fail")
 BASELINE = "go-http"
+THROUGHPUT = "requests_per_sec"  # the metric every overhead ratio is about
 # Every setup the driver knows, in display order, with what it is. The first four are the
 # article's; the others are off by default.
 SETUP_DESCRIPTIONS: dict[str, str] = {

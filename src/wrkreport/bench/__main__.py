@@ -487,6 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, OSError) as exc:  # a broken template, manifest or file
         print(f"{PROG}: {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
+    except (TypeError, AttributeError, IndexError) as exc:  # a manifest edited by hand into the wrong shape
+        print(f"{PROG}: {args.command}: {getattr(args, 'run', 'the run')}/manifest.json has an unexpected shape ({' '.join(str(exc).split())})", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

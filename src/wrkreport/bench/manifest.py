@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
-from .values import iso, iso_ms, now_ms, utc_now
+from .values import iso, utc_now
 
 
 def write_json_atomic(path: Path, data: dict) -> None:

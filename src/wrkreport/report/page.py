@@ -20,7 +20,7 @@ from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
 from .failures import failure_lines
-from .fmt import display, fmt_geometric, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
+from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
 NOISE_TITLES = {
@@ -176,6 +176,7 @@ class Page:
     reference_note: str
     setups: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     settings: str = ""  # non-default knobs, in words ("" when none)
+    precision: str = ""  # the precision target met or not, for blocked runs: part of the answer
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
     cpu: tuple[CpuRow, ...] = ()
     status_counts: str = ""  # '12 checks failed.'
@@ -237,6 +238,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         ),
         setups=tuple((s, SETUP_DESCRIPTIONS.get(s, "")) for s in analysis.setups),
         settings=settings_sentence(run.parameters),
+        precision=analysis.precision_note,
         sharing=sharing_sentence(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, refs),
