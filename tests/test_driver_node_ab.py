@@ -8,8 +8,11 @@ skip with a reason when a tool is missing (a failure under CI=true).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -167,3 +170,56 @@ def test_quick_with_ab_keeps_ab_txt_and_builds(workdirs, tmp_path):
     assert built.returncode == 0, built.stderr
     assert {m["tool"] for m in results["measurements"]} == {"ab"}
     assert {r["setup"] for r in results["ratios"] if r["ratio"] is not None} >= {"nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
+
+
+# --- the preflight: ab and node only when the run needs them ---------------------------------
+
+PREFLIGHT_TOOLS = ("bash", "env", "dirname", "mktemp", "rm", "cat", "curl", "go", "grep", "sed", "head", "tail", "id", "apt-get")
+
+
+def restricted_path(tmp_path: Path) -> Path:
+    """Return a PATH directory with the tools the preflight looks for, but no wrk, ab or node."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    bin_dir.chmod(0o755)
+    for tool in PREFLIGHT_TOOLS:
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    (bin_dir / "python3").symlink_to(sys.executable if os.geteuid() else shutil.which("python3", path="/usr/bin:/bin") or sys.executable)
+    return bin_dir
+
+
+def preflight(args: list[str], bin_dir: Path, tmp: Path) -> subprocess.CompletedProcess:
+    """Run the script as a user that is not root (nobody, when the tests run as root) with only bin_dir on PATH."""
+    env = ["env", "-i", f"PATH={bin_dir}", f"TMPDIR={tmp}", "HOME=/tmp"]
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    return subprocess.run([*prefix, *env, str(SCRIPT), *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="as root, needs setpriv to run the script as nobody")
+def test_preflight_asks_for_ab_and_nodejs_only_when_chosen():
+    top = Path(tempfile.mkdtemp(prefix="rbp", dir="/tmp"))  # pytest's tmp_path is private to root: nobody must traverse this one
+    try:
+        top.chmod(0o755)
+        check_preflight(restricted_path(top), top)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def check_preflight(bin_dir: Path, top: Path) -> None:
+    """Assert what the preflight asks for with and without ab and node-http."""
+    tmp = top / "tmp"
+    tmp.mkdir()
+    tmp.chmod(0o1777)
+    out = f"--out={tmp}/out"
+    plain = preflight(["--quick", "--setups", "go-http", out], bin_dir, tmp)
+    assert plain.returncode == 2, plain.stderr
+    assert plain.stderr.strip().endswith("error: missing: wrk. Install with: sudo apt-get update && sudo apt-get install -y wrk")
+    chosen = preflight(["--quick", "--setups", "go-http,node-http", "--load-generator", "ab", out], bin_dir, tmp)
+    assert chosen.returncode == 2, chosen.stderr
+    assert chosen.stderr.strip().endswith(
+        "error: missing: ab node. Install with: sudo apt-get update && sudo apt-get install -y apache2-utils nodejs "
+        "(ab, for --load-generator ab, comes with apache2-utils)"
+    )  # wrk is not needed with ab
+    assert not (tmp / "out").exists() and list(tmp.iterdir()) == []  # nothing started, the work dir removed
