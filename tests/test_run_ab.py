@@ -46,7 +46,28 @@ def test_report_of_an_ab_run(tmp_path):
     assert node["ci_low"] < node["ratio"] < node["ci_high"]
     checks = {(c["name"], c["status"]) for c in results["checks"] if c.get("setup") == "node-http"}
     assert ("header-bytes", "pass") in checks and ("same-response", "pass") in checks
-    assert "node-http.gomaxprocs-1.run-1.ab.txt" in (tmp_path / "reports" / "index.html").read_text()
+    page = (tmp_path / "reports" / "index.html").read_text()
+    assert "node-http.gomaxprocs-1.run-1.ab.txt" in page
+    # node-http is Go's alternative, not an nginx setup; its row carries the 2012 study, ab (this run's tool) first.
+    assert f"{node['ratio']:.3f} ({node['ci_low']:.3f}-{node['ci_high']:.3f})" in page
+    assert "2012 study: 0.903 (ab, 1 CPU), 0.942 (webbench, 1 CPU)" in page
+    assert "At GOMAXPROCS=1, Node.js&#39;s http module does " in page and "no nginx setup was measured" not in page
+    assert "a standalone alternative to Go net/http, not an nginx setup." in " ".join(built.closing.split())
+    assert [r["mode"] for r in results["reference"]["study_2012"]] == ["1", "all", "1", "all"]
+
+
+def test_ab_files_named_with_their_block_are_read(make_run):
+    run = load_run(
+        make_run(
+            {
+                "go-http.gomaxprocs-1.block-2.run-4.ab.txt": RUN / "go-http.gomaxprocs-1.run-1.ab.txt",
+                "node-http.gomaxprocs-1.block-2.run-4.ab.txt": RUN / "node-http.gomaxprocs-1.run-1.ab.txt",
+            }
+        )
+    )
+    assert not run.problems
+    assert list(run.measurements["block"]) == [2, 2] and list(run.measurements["repeat"]) == [4, 4]
+    assert list(run.measurements["tool"]) == ["ab", "ab"]
 
 
 def test_an_ab_twin_of_a_wrk_file_is_ignored_with_a_warning(make_run):
