@@ -59,9 +59,12 @@ def test_wide_intervals_go_on_until_the_next_block_would_pass_the_time_limit():
     assert decide(record, manifest["parameters"]) is None
     late = {**record, "elapsed_s": 359.0}
     assert decide(late, manifest["parameters"]) == "time limit: another block (~2s) would end after --max-time 360s"
-    # half-width ~ 1/sqrt(blocks): blocks x (worst/target)^2 in all
+    # half-width = t(b-1) sd / sqrt(b): the first b where it is within the target, from the sd the worst implies
     worst = record["worst_half_width_pct"] / 100
-    assert record["more_blocks_estimate"] == math.ceil(stats.MIN_BLOCKS * (worst / 0.05) ** 2) - stats.MIN_BLOCKS
+    sd = worst * math.sqrt(stats.MIN_BLOCKS) / stats.t_975(stats.MIN_BLOCKS - 1)
+    needed = next(b for b in range(stats.MIN_BLOCKS, 10_000) if stats.t_975(b - 1) * sd / math.sqrt(b) <= 0.05)
+    assert record["more_blocks_estimate"] == needed - stats.MIN_BLOCKS
+    assert needed < math.ceil(stats.MIN_BLOCKS * (worst / 0.05) ** 2)  # 1/sqrt(b) alone would overstate it
 
 
 def test_one_block_has_no_interval_yet_and_needs_the_minimum():
@@ -74,7 +77,8 @@ def test_one_block_has_no_interval_yet_and_needs_the_minimum():
 
 @pytest.mark.parametrize(
     ("blocks", "worst", "target", "expected"),
-    [({"1": 7, "2": 7}, 0.10, 0.05, 42), ({"1": 7}, 0.05, 0.05, 0), ({"1": 3, "2": 2}, math.inf, 0.05, 9), ({"1": 10}, 0.06, 0.05, 5)],
+    [({"1": 7, "2": 7}, 0.10, 0.05, 28), ({"1": 7}, 0.05, 0.05, 0), ({"1": 3, "2": 2}, math.inf, 0.05, 9), ({"1": 10}, 0.06, 0.05, 4),
+     ({"1": 2}, 0.30, 0.05, 5), ({"1": 20}, 0.02, 0.05, 0)],
 )
 def test_more_blocks_needed(blocks, worst, target, expected):
     assert more_blocks_needed(blocks, worst, target, 7) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 
@@ -66,18 +67,38 @@ def blocks_per_gomaxprocs(manifest: dict) -> dict[str, int]:
 
 
 def more_blocks_needed(blocks: dict[str, int], worst: float, target: float, min_blocks: int) -> int:
-    """Return about how many more blocks (all GOMAXPROCS together) would meet the target: half-width ~ 1/sqrt(blocks).
+    """Return about how many more blocks (all GOMAXPROCS together) would meet the target.
+
+    The half-width is t(b-1) * sd / sqrt(b) over b blocks: the sd per block is worked back
+    from the worst half-width, and b grows until t * sd / sqrt(b) is within the target (the
+    t quantile shrinks too, so 1/sqrt(b) alone overstates what is left). One block has no
+    block-unit interval yet: it needs the minimum.
 
     >>> more_blocks_needed({"1": 7, "2": 7}, 0.10, 0.05, 7)
-    42
+    28
     >>> more_blocks_needed({"1": 2, "2": 1}, float("inf"), 0.05, 7)
     11
     """
     short = sum(max(0, min_blocks - b) for b in blocks.values())
     if worst == float("inf"):
         return short
-    scaled = sum(max(0, round(b * (worst / target) ** 2 + 0.4999) - b) for b in blocks.values())
-    return max(short, scaled)
+    return max(short, sum(blocks_for(b, worst, target) - b for b in blocks.values() if b >= 2))
+
+
+MAX_BLOCKS_ESTIMATED = 100_000  # past this the answer is "far more than anyone will run"
+
+
+def blocks_for(done: int, worst: float, target: float) -> int:
+    """Return the blocks (at least done) at which a half-width of worst after done blocks would shrink to target.
+
+    >>> blocks_for(10, 0.0526, 0.05)
+    11
+    """
+    sd = worst * math.sqrt(done) / stats.t_975(done - 1)
+    b = done
+    while b < MAX_BLOCKS_ESTIMATED and stats.t_975(b - 1) * sd / math.sqrt(b) > target:
+        b += 1
+    return b
 
 
 def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict:
