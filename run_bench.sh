@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # run_bench.sh: measure what putting nginx in front of a Go server costs, as in the 2013
 # article "Benchmarking Nginx with Go". Four setups -- Go net/http alone, and nginx in
-# front of it over HTTP, FastCGI/TCP and FastCGI/Unix socket -- (and on request three
-# more) are loaded with wrk at each GOMAXPROCS value and connection level, on 127.0.0.1
-# only, recording the CPU time the servers and wrk use. Every result lands in
+# front of it over HTTP, FastCGI/TCP and FastCGI/Unix socket -- (and on request four
+# more, Node's http module among them) are loaded with wrk (or ApacheBench) at each
+# GOMAXPROCS value and connection level, on 127.0.0.1 only, recording the CPU time the
+# servers and the load generator use. Every result lands in
 # OUT/<run-id>/ as documented in docs/raw-format.md; `wrkreport build` turns it into a report.
 #
 # This script orchestrates processes only, one function per step of a run; plans, JSON,
@@ -16,6 +17,7 @@ readonly ROOT
 readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
 readonly GO_SOURCE="${ROOT}/src/gohello"
 readonly FASTHTTP_SOURCE="${ROOT}/src/gofasthttp"
+readonly NODE_SOURCE="${ROOT}/src/nodehello/server.js"
 readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
 readonly STOP_TIMEOUT_S=5         # SIGTERM grace before SIGKILL
 readonly CURL_MAX_TIME_S=5        # per curl -sI header capture
@@ -77,12 +79,18 @@ its variable, a variable wins over the profile):
   --setups LIST         any of go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix (the
                         default four), nginx-http-unix (nginx proxy to Go net/http on a
                         Unix socket), go-fasthttp (a standalone fasthttp server, built
-                        from src/gofasthttp), nginx-static (nginx answering by itself);
+                        from src/gofasthttp), nginx-static (nginx answering by itself),
+                        node-http (Node.js http module, src/nodehello: one process at
+                        GOMAXPROCS=1, a cluster of N workers at GOMAXPROCS=N);
                         or all                                        [BENCH_SETUPS]
+  --load-generator NAME wrk (default) or ab: ApacheBench, `ab -k -c C -t S -n <S x
+                        500000>` per measurement, kept as <...>.ab.txt; one thread, so
+                        --threads is not used                         [BENCH_LOAD_GENERATOR]
   --port NAME=PORT      repeatable; NAME: a setup, or go-fcgi-tcp (Go's FastCGI port)
                         defaults: go-http 8080, nginx-http 8081, nginx-fcgi-tcp 8082,
                         nginx-fcgi-unix 8083, nginx-http-unix 8084, go-fasthttp 8085,
-                        nginx-static 8086, go-fcgi-tcp 9001           [BENCH_PORTS=a=1,b=2]
+                        nginx-static 8086, node-http 8087, go-fcgi-tcp 9001
+                                                                      [BENCH_PORTS=a=1,b=2]
   --pin-client CPUS     run wrk on these CPUs only (taskset -c list, e.g. 0 or 0-1)
                                                                       [BENCH_PIN_CLIENT]
   --pin-server CPUS     run the Go servers and nginx on these CPUs only (e.g. 1)
@@ -104,8 +112,10 @@ its variable, a variable wins over the profile):
                         Without it nothing system-wide is changed.
   -h, --help            show this help
 
-Preflight: missing nginx, wrk, curl, go, python3 (or taskset, with pinning) are installed
-with apt-get when run as root (otherwise the command is printed); the Go server is built
+Preflight: missing nginx, wrk (or ab: apache2-utils, with --load-generator ab), curl, go,
+python3, node (nodejs, with node-http) or taskset (with pinning) are installed with
+apt-get when run as root, each only when the run needs it (otherwise the command is
+printed); the Go server is built
 (and the fasthttp one when chosen: its module comes from the Go module proxy); wrkreport
 is installed with pip if missing; ulimit -n is raised as far as allowed; every port must
 be free; pinned CPUs must be usable here.
@@ -135,6 +145,9 @@ NOFILE=""
 COMMAND_LINE=""
 GO_PID=""
 FASTHTTP_PID=""
+NODE_PID=""       # nodehello: the one process, or the cluster's primary
+NODE_WORKERS=()   # the cluster's workers (from pass-ready), stopped by the primary; killed if they outlive it
+NODE=""           # the node binary
 NGINX_PID=""
 NGINX_WORKERS=()
 WRK_PID=""
@@ -260,6 +273,11 @@ find_nginx() {
   [[ -x /usr/sbin/nginx ]] && printf '%s\n' /usr/sbin/nginx
 }
 
+# find_node: the Node.js binary (Debian's nodejs package installs node, and nodejs on older releases).
+find_node() {
+  command -v node 2>/dev/null || command -v nodejs 2>/dev/null
+}
+
 apt_package() {
   case "$1" in
     nginx)
@@ -267,6 +285,8 @@ apt_package() {
       ;;
     go) echo golang-go ;;
     taskset) echo util-linux ;;
+    node) echo nodejs ;;
+    ab) echo apache2-utils ;;
     *) echo "$1" ;;
   esac
 }
@@ -276,12 +296,13 @@ install_tools() {
   local packages=() tool note
   if ! is_root || ! command -v apt-get >/dev/null 2>&1; then
     for tool in "$@"; do
-      case "${tool}" in nginx) packages+=(nginx-light) ;; go) packages+=(golang-go) ;; taskset) packages+=(util-linux) ;; *) packages+=("${tool}") ;; esac
+      case "${tool}" in nginx) packages+=(nginx-light) ;; *) packages+=("$(apt_package "${tool}")") ;; esac
     done
     if command -v apt-get >/dev/null 2>&1; then
       note=""
       contains nginx "$@" && note=" (on releases without nginx-light: nginx)"
       contains taskset "$@" && note+=" (taskset, for --pin-client/--pin-server, comes with util-linux)"
+      contains ab "$@" && note+=" (ab, for --load-generator ab, comes with apache2-utils)"
       die 2 "missing: $*. Install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}${note}"
     fi
     die 2 "missing: $*. Install them with your package manager."
@@ -312,6 +333,7 @@ read_plan() {
   PLAN[go_setups]="${PLAN[go_setups]:-}"
   PLAN[nginx_setups]="${PLAN[nginx_setups]:-}"
   PLAN[fasthttp_setups]="${PLAN[fasthttp_setups]:-}"
+  PLAN[node_setups]="${PLAN[node_setups]:-}"
   read -ra SETUPS <<<"${PLAN[setups]}"
   read -ra LEVELS <<<"${PLAN[connections]}"
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"
@@ -325,9 +347,13 @@ preflight_tools() {
   if [[ -n "${PLAN[nginx_setups]}" && -z "${NGINX}" ]]; then
     missing+=(nginx)
   fi
-  for tool in wrk curl; do
+  for tool in "${PLAN[load_generator]}" curl; do
     command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
   done
+  NODE="$(find_node)" || true
+  if [[ -n "${PLAN[node_setups]}" && -z "${NODE}" ]]; then
+    missing+=(node)
+  fi
   if [[ -n "${PLAN[go_setups]}${PLAN[fasthttp_setups]}" ]] && ! command -v go >/dev/null 2>&1; then
     missing+=(go)
   fi
@@ -337,6 +363,7 @@ preflight_tools() {
   if ((${#missing[@]} > 0)); then
     install_tools "${missing[@]}"
     NGINX="$(find_nginx)" || true
+    NODE="$(find_node)" || true
   fi
   if [[ -n "${PLAN[nginx_setups]}" ]]; then
     problems="$(helper check-nginx --plan "${WORK}/plan.json" --nginx "${NGINX}")" || die 2 "${problems:-cannot check ${NGINX}}"
@@ -484,7 +511,7 @@ render_nginx() {
 # READY_TIMEOUT_S pass first.
 wait_ready() {
   local deadline=$((SECONDS + READY_TIMEOUT_S))
-  until grep -q ' ready$' "$2"; do
+  until grep -qs ' ready$' "$2"; do
     if ! is_running "$1" || ((SECONDS >= deadline)); then
       return 1
     fi
@@ -536,6 +563,17 @@ start_fasthttp() {
   wait_ready "${FASTHTTP_PID}" "${log_file}"
 }
 
+# start_node N: start nodehello for GOMAXPROCS=N: one process at N=1, a cluster of N
+# workers otherwise (the 2012 study's "all CPUs" mode); false if it is not ready.
+start_node() {
+  local n="$1" log_file
+  log_file="${RUN_DIR}/$(server_log node "$1")"
+  local args=(--port "${PLAN[port.node-http]}" --workers "${n}" --handler-delay "${PLAN[handler_delay]}" --body-bytes "${PLAN[body_bytes]}")
+  "${SERVER_PIN[@]}" "${NODE}" "${NODE_SOURCE}" "${args[@]}" >"${log_file}" 2>&1 &
+  NODE_PID=$!
+  wait_ready "${NODE_PID}" "${log_file}"
+}
+
 # start_nginx N: start nginx in the foreground of a background job, so $! is the master.
 start_nginx() {
   local n="$1" log_file="${RUN_DIR}/logs/nginx-error.gomaxprocs-$1.log"
@@ -564,6 +602,9 @@ start_servers() {
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
+  if [[ -n "${PLAN[node_setups]}" ]]; then
+    if ((n == 1)); then names+=("the Node server (one process)"); else names+=("the Node server (cluster of ${n} workers)"); fi
+  fi
   log "block ${BLOCK} GOMAXPROCS=${n}: starting $(join_words "${names[@]}")"
   if [[ -n "${PLAN[go_setups]}" ]] && ! start_go "${n}"; then
     DOWN[go]="$(not_started "the Go server" "$(server_log go "${n}")")"
@@ -574,6 +615,10 @@ start_servers() {
     DOWN[fasthttp]="$(not_started "the fasthttp server" "$(server_log fasthttp "${n}")")"
     stop_process "${FASTHTTP_PID}" "fasthttp server"
     FASTHTTP_PID=""
+  fi
+  if [[ -n "${PLAN[node_setups]}" ]] && ! start_node "${n}"; then
+    DOWN[node]="$(not_started "the Node server" "$(server_log node "${n}")")"
+    stop_node
   fi
 }
 
@@ -595,6 +640,7 @@ server_pid() {
     go) printf '%s\n' "${GO_PID}" ;;
     nginx) printf '%s\n' "${NGINX_PID}" ;;
     fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
+    node) printf '%s\n' "${NODE_PID}" ;;
   esac
 }
 
@@ -640,6 +686,7 @@ check_cells() {
   [[ -z "${GO_PID}" ]] || args+=(--go-pid "${GO_PID}" --go-log "${RUN_DIR}/$(server_log go "${n}")")
   [[ -z "${NGINX_PID}" ]] || args+=(--nginx-pid "${NGINX_PID}")
   [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
+  [[ -z "${NODE_PID}" ]] || args+=(--node-pid "${NODE_PID}")
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"
@@ -651,6 +698,7 @@ check_cells() {
     read -r verdict setup text <<<"${output}"
     case "${verdict}" in
       nginx_workers) read -ra NGINX_WORKERS <<<"${setup} ${text}" ;;
+      node_workers) read -ra NODE_WORKERS <<<"${setup} ${text}" ;;
       measure)
         USABLE+=("${setup}")
         [[ -z "${text}" ]] || log "${setup} GOMAXPROCS=${n}: ${text}"
@@ -685,7 +733,7 @@ drop_setup() {
   ask pass-note --gomaxprocs "$1" --note "$2: $3" || die 1 "could not record a note of block ${BLOCK} GOMAXPROCS=$1"
 }
 
-# wait_wrk: wait for the wrk (or the helper running it) started in the background as
+# wait_wrk: wait for the load generator (or the helper running it) started in the background as
 # WRK_PID, so a signal interrupts at once; return its exit status.
 wait_wrk() {
   local rc=0
@@ -694,8 +742,14 @@ wait_wrk() {
   return "${rc}"
 }
 
-# wrk_args C SECONDS URL [OPTION...]: the wrk command (after taskset when the client is pinned).
+# wrk_args C SECONDS URL [OPTION...]: the load generator's command (after taskset when the
+# client is pinned): wrk with the options given, or ab (keep-alive; -t before -n, since -t
+# resets -n; -n large enough that the time limit ends the run; --timeout as -s).
 wrk_args() {
+  if [[ "${PLAN[load_generator]}" == ab ]]; then
+    WRK_ARGS=("${CLIENT_PIN[@]}" ab -k "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "$3")
+    return 0
+  fi
   WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "$3")
 }
 
@@ -710,14 +764,14 @@ warm_up() {
     wrk_args "${c}" "${PLAN[warmup_s]}" "${PLAN[url.${setup}]}"
     "${WRK_ARGS[@]}" >/dev/null 2>"${WORK}/wrk.stderr" &
     WRK_PID=$!
-    wait_wrk || log "warm-up of ${setup}: wrk failed: $(head -c 300 "${WORK}/wrk.stderr")"
+    wait_wrk || log "warm-up of ${setup}: ${PLAN[load_generator]} failed: $(head -c 300 "${WORK}/wrk.stderr")"
   done
 }
 
-# measure N C SETUP K R: one wrk --latency run (round K of the cell, R of the block) through
-# the helper's `measure`, which prints the progress line, puts wrk's stdout then stderr,
-# verbatim, into the .wrk.txt and the CPU times into the .cpu.json, and records the
-# measurement in the manifest.
+# measure N C SETUP K R: one wrk --latency (or ab) run (round K of the cell, R of the block)
+# through the helper's `measure`, which prints the progress line, puts its stdout then
+# stderr, verbatim, into the .wrk.txt (.ab.txt) and the CPU times into the .cpu.json, and
+# records the measurement in the manifest.
 measure() {
   local n="$1" c="$2" setup="$3" k="$4" stem label rc=0
   stem="${setup}.gomaxprocs-${n}"
@@ -729,10 +783,10 @@ measure() {
   stem+=".block-${BLOCK}.run-${k}"
   wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency
   STAGE="${label} block ${BLOCK} run ${k} (its partial output was discarded)"
-  CURRENT_FILES=("${RUN_DIR}/${stem}.wrk.txt" "${RUN_DIR}/${stem}.cpu.json")
+  CURRENT_FILES=("${RUN_DIR}/${stem}${PLAN[raw_suffix]}" "${RUN_DIR}/${stem}.cpu.json")
   PROGRESS_OPEN=1
   ask measure --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" --block "${BLOCK}" --round "$5" \
-    --file "${stem}.wrk.txt" --cpu-file "${stem}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
+    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()
@@ -855,6 +909,21 @@ stop_process() {
   wait "${pid}" 2>/dev/null || true
 }
 
+# stop_node: stop nodehello by its PID (the primary stops its cluster workers); a worker
+# outliving it (the primary killed) is killed by its recorded PID, if it is still nodehello.
+stop_node() {
+  local pid
+  [[ -n "${NODE_PID}" ]] || return 0
+  stop_process "${NODE_PID}" "Node server"
+  for pid in "${NODE_WORKERS[@]}"; do
+    if is_running "${pid}" && grep -qF "${NODE_SOURCE}" "/proc/${pid}/cmdline" 2>/dev/null; then
+      kill -KILL "${pid}" 2>/dev/null || true
+    fi
+  done
+  NODE_PID=""
+  NODE_WORKERS=()
+}
+
 stop_servers() {
   local pid
   if [[ -n "${NGINX_PID}" ]]; then
@@ -872,6 +941,7 @@ stop_servers() {
     stop_process "${FASTHTTP_PID}" "fasthttp server"
     FASTHTTP_PID=""
   fi
+  stop_node
   if [[ -n "${GO_PID}" ]]; then
     stop_process "${GO_PID}" "Go server"
     GO_PID=""

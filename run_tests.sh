@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run_tests.sh: the project's test command. Installs what the tests need on a fresh
-# Debian/Ubuntu machine (as root: nginx, wrk and curl with apt-get; the wrkreport package
+# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get; the wrkreport package
 # with its test extras, in a virtualenv when the system Python refuses pip), then runs
 # `go test` for the Go servers and pytest, including the real end-to-end runs.
 set -Eeuo pipefail
@@ -8,7 +8,7 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
-readonly TOOLS=(nginx wrk curl)
+readonly TOOLS=(nginx wrk curl ab node)
 
 usage() {
   cat <<'EOF'
@@ -17,7 +17,7 @@ Usage: ./run_tests.sh [pytest arguments...]
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
 server on 127.0.0.1). Missing tools are installed first when run as root:
-  - nginx (nginx-light), wrk and curl with apt-get, said before it is done;
+  - nginx (nginx-light), wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get, said before it is done;
   - the wrkreport package with its test extras: `pip install -e '.[test]'`, or, when the
     system Python refuses pip (Debian 12: "externally managed"), into ./.venv.
 The browser tests drive the system Chromium (apt-get install chromium; .ci/run installs it)
@@ -46,6 +46,8 @@ install_tools() {
   done
   ((${#missing[@]} > 0)) || return 0
   local packages=("${missing[@]/#nginx/nginx-light}")
+  packages=("${packages[@]/#node/nodejs}")
+  packages=("${packages[@]/#ab/apache2-utils}")
   if ((EUID != 0)) || ! command -v apt-get >/dev/null 2>&1; then
     die "missing ${missing[*]}; install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}"
   fi

@@ -25,6 +25,7 @@ def table(rows: list[dict]) -> pd.DataFrame:
             | {
                 "requests": row.get("requests", int(row["rps"] * 10)),
                 "threads": row.get("threads", 2),
+                "tool": row.get("tool", "wrk"),
                 "setup": row["setup"],
                 "gomaxprocs": row.get("gomaxprocs", 1),
                 "connections": row.get("connections", 100),
@@ -215,6 +216,16 @@ def test_busy_client_and_too_few_free_cores_warn():
     warned = {w.kind: w for w in analyze(table(rows)).noise}
     assert warned["client-saturated"].message.startswith("go-http at GOMAXPROCS=1: wrk used 95% of a CPU per thread")
     assert "(0.25 free cores per wrk thread, median)" in warned["client-cores"].message
+
+
+def test_ab_is_one_thread_and_named_in_the_client_warnings():
+    # ab: 9.5 s of CPU in 10 s on its one thread = 95%; the servers leave 0.5 cores free for it.
+    rows = series("go-http", [1000.0, 1000.0, 1000.0], requests=10_000, threads=1, tool="ab", **cpu(15.0, 0.0, 9.5))
+    warned = {w.kind: w for w in analyze(table(rows)).noise}
+    assert warned["client-saturated"].message.startswith("go-http at GOMAXPROCS=1: ab used 95% of a CPU per thread")
+    assert "(0.50 free cores per ab thread, median)" in warned["client-cores"].message
+    idle = series("go-http", [1000.0, 1000.0, 1000.0], requests=10_000, threads=1, tool="ab", **cpu(5.0, 0.0, 5.0))
+    assert [w.kind for w in analyze(table(idle)).noise if w.kind.startswith("client")] == []  # 50% of one thread, 1.5 cores free
 
 
 def test_pinned_client_cores_come_from_its_cpu_list():

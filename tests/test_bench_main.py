@@ -83,6 +83,7 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     assert ready.returncode == 0, ready.stderr
     assert ready.stdout.splitlines() == [
         "nginx_workers",
+        "node_workers",
         "measure go-http",
         "skip nginx-fcgi-unix answered 'HTTP/1.1 502 Bad Gateway', not 200",
         "measure nginx-fcgi-tcp note: 138-byte header block, expected 141",

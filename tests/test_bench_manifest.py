@@ -104,6 +104,16 @@ def test_progress_result_reads_the_finished_file(fixture, exit_code, text):
     assert progress_result(CAPTURED / fixture, exit_code) == text
 
 
+def test_progress_result_of_an_ab_file_names_ab(tmp_path):
+    ab = Path(__file__).parent / "fixtures" / "ab" / "captured"
+    ok = tmp_path / "go-http.gomaxprocs-1.block-1.run-1.ab.txt"
+    ok.write_bytes((ab / "ab-2.3__go-keepalive-t2.txt").read_bytes())
+    assert progress_result(ok, 0).endswith(" req/s")
+    refused = tmp_path / "go-http.gomaxprocs-1.block-1.run-2.ab.txt"
+    refused.write_bytes((ab / "ab-2.3__closed-port.txt").read_bytes())
+    assert progress_result(refused, 111) == "no result (ab exit 111: apr_socket_recv: Connection refused (111))"
+
+
 def test_progress_start_names_position_and_time_left():
     manifest = {"parameters": plan("--blocks", "1", "--rounds-per-block", "5"), "passes": [], "measurements": [{}] * 26}
     new_pass(manifest, 1)
@@ -138,7 +148,7 @@ def test_pass_orders_one_per_level_and_repeat_and_unchanged_for_one_level():
     entry = new_pass(single, 2)
     assert entry["order"] == shuffled_orders(list(DEFAULT_SETUP_IDS), 3, 7, 2)
     assert entry["order_connections"] == [100, 100, 100]
-    assert entry["pids"] == {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None}
+    assert entry["pids"] == {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": None, "node_workers": []}
     sweep = {"parameters": plan("--repeats", "3", "--connections", "100,200"), "passes": [], "measurements": []}
     orders = new_pass(sweep, 2)["order"]
     assert orders[:3] == entry["order"] and len(orders) == 6  # the first level draws as a single one would

@@ -164,7 +164,7 @@ def test_seconds_accept_a_trailing_s():
         (
             ["--setups", "nginx-php"],
             "unknown setup 'nginx-php'; choose from go-http, nginx-http, nginx-fcgi-tcp, nginx-fcgi-unix, "
-            "nginx-http-unix, go-fasthttp, nginx-static (or all)",
+            "nginx-http-unix, go-fasthttp, nginx-static, node-http (or all)",
         ),
         (["--port", "nginx-http"], "--port 'nginx-http': expected NAME=PORT with NAME one of"),
         (["--port", "nginx-http=70000"], "--port nginx-http: port 70000 is above 65535"),
@@ -214,10 +214,10 @@ def test_connection_levels_sweep():
 
 def test_setups_all_and_the_new_setups_ports():
     p = plan("--setups", "all")
-    assert p["setups"] == list(SETUP_IDS) and len(p["setups"]) == 7
+    assert p["setups"] == list(SETUP_IDS) and len(p["setups"]) == 8
     assert p["ports"] == {
         "go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083,
-        "nginx-http-unix": 8084, "go-fasthttp": 8085, "nginx-static": 8086, "go-fcgi-tcp": 9001,
+        "nginx-http-unix": 8084, "go-fasthttp": 8085, "nginx-static": 8086, "node-http": 8087, "go-fcgi-tcp": 9001,
     }  # fmt: skip
     assert p["needed_ports"] == {name: port for name, port in p["ports"].items()}
     assert p["urls"]["go-fasthttp"] == "http://127.0.0.1:8085/"
@@ -369,10 +369,10 @@ def test_estimate_counts_down_to_zero():
 
 def test_estimate_of_a_sweep_counts_a_warm_up_per_level():
     one, three = plan("--setups", "all", "--repeats", "5"), plan("--setups", "all", "--connections", "10,100,1000", "--repeats", "5")
-    assert three["measurements"] == 3 * one["measurements"] == 3 * 70
-    per_level = 7 * (1 + MEASUREMENT_OVERHEAD_S)
+    assert three["measurements"] == 3 * one["measurements"] == 3 * 80
+    per_level = 8 * (1 + MEASUREMENT_OVERHEAD_S)
     assert estimate_seconds(three, 0, 2) - 3 * estimate_seconds(one, 0, 2) == pytest.approx(-4 * PASS_OVERHEAD_S)
-    assert estimate_seconds(three, 210, 0, 1) == pytest.approx(per_level)
+    assert estimate_seconds(three, 240, 0, 1) == pytest.approx(per_level)
 
 
 
@@ -426,3 +426,41 @@ def test_out_with_a_character_nginx_or_the_shell_would_read_is_refused(char):
 def test_out_with_spaces_is_fine_and_made_absolute():
     assert plan("--out", "/tmp/x y")["out"] == "/tmp/x y"
     assert plan("--out", "rel")["out"] == str(Path("rel").resolve())
+
+
+# --- the load generator ---------------------------------------------------------------------
+
+
+def test_load_generator_is_wrk_by_default_ab_by_option_or_variable_with_one_thread():
+    assert plan()["load_generator"] == "wrk" and plan()["threads"] == 2
+    ab = plan("--load-generator", "ab")
+    assert (ab["load_generator"], ab["threads"], ab["warnings"]) == ("ab", 1, [])  # ab is single-threaded
+    assert plan(env={"BENCH_LOAD_GENERATOR": "ab"})["load_generator"] == "ab"
+    assert plan("--load-generator", "wrk", env={"BENCH_LOAD_GENERATOR": "ab"})["load_generator"] == "wrk"  # the option wins
+    lines = plan_lines(ab)
+    assert "load_generator ab" in lines and "raw_suffix .ab.txt" in lines and "threads 1" in lines
+    assert "raw_suffix .wrk.txt" in plan_lines(plan())
+    warned = plan("--load-generator", "ab", "--threads", "4")
+    assert warned["threads"] == 1 and warned["warnings"] == ["--load-generator ab runs one thread: --threads 4 is not used"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--load-generator", "siege"], {}, "--load-generator 'siege': choose one of wrk, ab"),
+        ([], {"BENCH_LOAD_GENERATOR": "webbench"}, "BENCH_LOAD_GENERATOR 'webbench': choose one of wrk, ab"),
+        (["--load-generator", "ab", "--connections", "20001"], {}, "--load-generator ab takes at most 20000 connections (ab -c), not 20001"),
+    ],
+)
+def test_bad_load_generator_is_a_usage_error(argv, env, message):
+    with pytest.raises(UsageError) as excinfo:
+        plan(*argv, env=env)
+    assert str(excinfo.value) == message
+
+
+def test_node_http_needs_only_the_node_server_and_its_port():
+    p = plan("--setups", "node-http", "--port", "node-http=18087")
+    assert p["needed_ports"] == {"node-http": 18087} and p["urls"]["node-http"] == "http://127.0.0.1:18087/"
+    lines = plan_lines(p)
+    assert "node_setups node-http" in lines and "server.node-http node" in lines and "needs.node-http node" in lines
+    assert not any(line.startswith(("go_setups", "nginx_setups")) for line in lines)

@@ -101,6 +101,16 @@ def test_server_pids_are_those_started_and_nginx_children(tmp_path):
     assert server_pids({"go": 5, "nginx": None, "nginx_workers": [], "fasthttp": 6}, tmp_path) == {"go": [5], "fasthttp": [6]}
 
 
+def test_server_pids_count_node_with_its_cluster_workers(tmp_path):
+    fake_stat(tmp_path, 200, 0, 0)
+    fake_stat(tmp_path, 201, 0, 0, ppid=200)  # the cluster's workers: children of the primary
+    fake_stat(tmp_path, 202, 0, 0, ppid=200)
+    fake_stat(tmp_path, 203, 0, 0, ppid=8)  # another node: never counted
+    pids = {"go": 5, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": 200, "node_workers": [201, 202]}
+    assert server_pids(pids, tmp_path) == {"go": [5], "node": [200, 201, 202]}
+    assert server_pids({"go": None, "node": 200}, tmp_path) == {"node": [200, 201, 202]}
+
+
 def test_cpu_delta_sums_the_group_over_the_measurement():
     before = {1: (100, 50), 2: (10, 10), 3: (5, 5)}
     after = {1: (250, 80), 2: (30, 15), 4: (7, 3)}  # 3 is gone, 4 started meanwhile

@@ -127,7 +127,8 @@ def test_help_documents_options_and_exit_statuses():
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("Usage: ./run_bench.sh [options]")
     for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all",
-                 "--rounds-per-block N", "--blocks N", "--precision PCT", "--max-time DURATION", "BENCH_ROUNDS_PER_BLOCK", "BENCH_BLOCKS", "BENCH_PRECISION", "BENCH_MAX_TIME", "smoke test"):
+                 "--rounds-per-block N", "--blocks N", "--precision PCT", "--max-time DURATION", "BENCH_ROUNDS_PER_BLOCK", "BENCH_BLOCKS", "BENCH_PRECISION", "BENCH_MAX_TIME", "smoke test",
+                 "--load-generator NAME", "BENCH_LOAD_GENERATOR", "node-http", "apache2-utils", "nodejs"):
         assert text in done.stdout
 
 

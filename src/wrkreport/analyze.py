@@ -102,6 +102,7 @@ class Cell:
     metrics: dict[str, Spread | None]
     not_measured: str | None = None  # why the run has no measurement of this cell at all
     block_of: tuple[tuple[int, int], ...] = ()  # (repeat, block) of included repeats; () for runs without blocks
+    client: str = "wrk"  # the load generator that measured it: "wrk" (wrk or wrk2) or "ab" (one thread)
 
     @property
     def blocked(self) -> bool:
@@ -299,11 +300,12 @@ def derive(table: pd.DataFrame) -> pd.DataFrame:
 
     CPU per 1,000 requests is the CPU seconds the driver read from /proc around the
     measurement, in ms, divided by the thousands of requests wrk completed: Go (net/http
-    and fasthttp servers) and nginx (master and workers) apart.
+    and fasthttp servers, or Node with its cluster workers: the server in Go's place) and
+    nginx (master and workers) apart.
     """
     errors = table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1)
     requests = table["requests"].where(table["requests"] > 0)
-    go = table[["cpu_go_s", "cpu_fasthttp_s"]].astype(float).sum(axis=1, min_count=1)
+    go = table[["cpu_go_s", "cpu_fasthttp_s", "cpu_node_s"]].astype(float).sum(axis=1, min_count=1)
     nginx = table["cpu_nginx_s"].astype(float)
     server = pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1)
     wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)
@@ -357,6 +359,7 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
         block_of=tuple(block_of.items()),
+        client="ab" if "tool" in rows and len(rows) and (rows["tool"] == "ab").all() else "wrk",
     )
 
 

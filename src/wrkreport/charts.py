@@ -41,6 +41,7 @@ LOOK = {
     "nginx-http-unix": ("#56B4E9", "v", "\\\\"),
     "go-fasthttp": ("#CC79A7", "P", "--"),
     "nginx-static": ("#E69F00", "X", "++"),
+    "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
 }
 OTHER_LOOK = ("#777777", "*", "||")
 MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
@@ -350,7 +351,7 @@ def cpu_chart(analysis: Analysis) -> str:
                 y -= 1
             y -= 0.6
         ax.set_yticks(ticks, labels)
-        ax.set_xlabel("server CPU time per 1,000 requests (ms): Go grey, nginx hatched; whisker = 95% interval of the total")
+        ax.set_xlabel("server CPU time per 1,000 requests (ms): Go (or Node) grey, nginx hatched; whisker = 95% interval of the total")
         ax.grid(axis="y", visible=False)
         ax.set_xlim(left=0)
         return to_svg(fig, "cpu")

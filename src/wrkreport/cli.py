@@ -56,9 +56,9 @@ def cli() -> None:
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of records instead of summaries.")
 def parse_command(files: tuple[str, ...], as_json: bool) -> int:
-    """Parse wrk / wrk2 outputs and print what each says, in argument order.
+    """Parse wrk / wrk2 / ab 2.3 / webbench 1.5 outputs and print what each says, in argument order.
 
-    A file that is not a complete wrk output is reported on stderr as
+    A file that is not a complete wrk, ab or webbench output is reported on stderr as
     `wrkreport: FILE:LINE: message`; the others are still printed. Exit status 1 if any
     file failed, else 0. With --json the keys are those of `wrkreport.model.FIELDS`
     (null when that output does not print the value).

@@ -36,17 +36,25 @@ FIELDS: tuple[str, ...] = (
     "requests_per_sec",
     "transfer_bytes_per_sec",
     "bytes_per_response",
+    # ab and webbench only (null for wrk): their failed requests (Connect and Receive are errors_connect and
+    # errors_read), its length and exception failures, and its Keep-Alive requests (with -k).
+    "failed_requests",
+    "failed_length",
+    "failed_exceptions",
+    "keepalive_requests",
 )
 
 _COUNTERS = ("errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx")
+_AB_COUNTERS = ("failed_requests", "failed_length", "failed_exceptions", "keepalive_requests")
+TOOLS = ("wrk", "wrk2", "ab", "webbench")  # the load generators whose output parse reads (webbench: parse only)
 
 
 @dataclass(frozen=True)
 class WrkResult:
-    """One wrk or wrk2 output, every number normalised (ms, bytes, seconds); None = not printed."""
+    """One wrk, wrk2 or ab output, every number normalised (ms, bytes, seconds); None = not printed."""
 
     source: str
-    tool: str  # "wrk" or "wrk2"
+    tool: str  # "wrk", "wrk2", "ab" or "webbench"
     url: str
     duration_s: float
     threads: int
@@ -73,6 +81,10 @@ class WrkResult:
     non_2xx_3xx: int
     requests_per_sec: float | None
     transfer_bytes_per_sec: float | None
+    failed_requests: int | None = None  # ab only, as the three below
+    failed_length: int | None = None
+    failed_exceptions: int | None = None
+    keepalive_requests: int | None = None
     # Not in FIELDS: kept for provenance, never mixed into the figures above.
     version: str | None = None
     percentiles_ms: dict[str, float | None] = field(default_factory=dict)
@@ -80,8 +92,8 @@ class WrkResult:
     script_output: str = ""
 
     def __post_init__(self) -> None:
-        if self.tool not in ("wrk", "wrk2"):
-            raise ValueError(f"tool must be 'wrk' or 'wrk2', not {self.tool!r}")
+        if self.tool not in TOOLS:
+            raise ValueError(f"tool must be one of {', '.join(TOOLS)}, not {self.tool!r}")
         for name in ("threads", "connections", "requests", *_COUNTERS):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
@@ -89,6 +101,10 @@ class WrkResult:
         for name in ("threads", "connections", "requests"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)!r}")
+        for name in _AB_COUNTERS:
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name} must be None or an int >= 0, not {value!r}")
         if self.bytes_read < 0 or math.isnan(self.bytes_read):
             raise ValueError(f"bytes_read must be >= 0, not {self.bytes_read!r}")
 
@@ -127,6 +143,7 @@ SETUP_DESCRIPTIONS: dict[str, str] = {
     "nginx-http-unix": "nginx reverse proxy to Go net/http over a Unix socket",
     "go-fasthttp": "Go fasthttp standalone",
     "nginx-static": "nginx answering by itself (return 200): the ceiling",
+    "node-http": "Node.js http module standalone (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at GOMAXPROCS=N",
 }
 SETUPS = tuple(SETUP_DESCRIPTIONS)[:4]
 NGINX_SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http-unix")

@@ -160,7 +160,7 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
             found.append(
                 NoiseWarning(
                     "client-saturated",
-                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: wrk used {busy.median:.0%} of a CPU per thread "
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {cell.client} used {busy.median:.0%} of a CPU per thread "
                     f"(median): the load generator may have been the limit, not the setup",
                     cell.setup,
                     cell.gomaxprocs,
@@ -172,8 +172,8 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
             found.append(
                 NoiseWarning(
                     "client-cores",
-                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: wrk ran more threads than there were cores free of "
-                    f"the servers ({free.median:.2f} free cores per wrk thread, median): client and servers competed for CPUs",
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {cell.client} ran more threads than there were cores free of "
+                    f"the servers ({free.median:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs",
                     cell.setup,
                     cell.gomaxprocs,
                     connections=cell.connections,

@@ -198,17 +198,22 @@ def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:
 
 
 def parse_text(text: str, source: str) -> WrkResult:
-    """Parse the text of one wrk or wrk2 run into a WrkResult (source names it in errors)."""
+    """Parse the text of one wrk, wrk2, ab or webbench run into a WrkResult (source names it in errors; ab: parse_ab, webbench: parse_webbench)."""
     if "\x00" in text:
         raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
     lines = split_lines(text)
     if not any(line.text for line in lines):
         raise ParseError(source, None, "empty, expected wrk output")
-    start = find_running_line(lines, source)
-    version = find_version(lines[:start])
-    cur = Cursor(source, lines, start)
+    from . import parse_ab, parse_webbench  # both build on this module's Cursor
+
     try:
-        return parse_run(cur, version)
+        if parse_ab.is_ab(lines):
+            return parse_ab.parse_lines(lines, source)
+        if parse_webbench.is_webbench(lines):
+            return parse_webbench.parse_lines(lines, source)
+        start = find_running_line(lines, source)
+        version = find_version(lines[:start])
+        return parse_run(Cursor(source, lines, start), version)
     except ValueError as exc:  # a record that rejects itself (model.WrkResult): its value is impossible
         raise ParseError(source, None, f"impossible values: {exc}") from None
 

@@ -1,8 +1,9 @@
 """Run: one raw/<run-id>/ directory -> a tidy table of measurements, header captures and problems.
 
 A run directory holds `<setup>.gomaxprocs-<N>[.c<C>][.block-<b>].run-<k>.wrk.txt` (one wrk
-output per measurement; `.block-<b>` names the server start it was measured in, absent in
-runs recorded before blocks), `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
+output per measurement; `.ab.txt` for an ApacheBench one, read the same way; `.block-<b>`
+names the server start it was measured in, absent in runs recorded before blocks),
+`<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
 when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
 file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
 Nothing here fails on one bad file: a file that does not parse, a name that does not fit
@@ -30,12 +31,13 @@ from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
     r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
-    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})\.wrk\.txt"
+    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})\.(?:wrk|ab)\.txt"
 )
 HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
 MANIFEST = "manifest.json"
 LATEST = "latest"
+RAW_SUFFIXES = (".wrk.txt", ".ab.txt")  # one measurement's load generator output: wrk (or wrk2), or ab
 MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
@@ -43,7 +45,7 @@ MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are cou
 # the block (server start) of the measurement: NaN for runs recorded before blocks. Appended
 # last so results.csv keeps its earlier column order.
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
-CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
+CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
 COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block",)
 
@@ -119,7 +121,7 @@ def resolve_run_dir(path: str | Path) -> Path:
 
 def is_run_dir(path: Path) -> bool:
     """Return True when path holds a manifest or at least one wrk output."""
-    return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt"))
+    return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt")) or any(path.glob("*.ab.txt"))
 
 
 def run_sort_key(path: Path) -> tuple[str, int]:
@@ -138,7 +140,7 @@ def load_run(path: str | Path) -> Run:
     manifest = read_manifest(run_dir, problems)
     listed = manifest_measurements(manifest)
     names = {p.name for p in run_dir.iterdir()}  # every kind of entry: read_raw refuses what is not a regular file
-    wrk_names = sorted(name for name in names if name.endswith(".wrk.txt"))
+    wrk_names = sorted(name for name in names if name.endswith(RAW_SUFFIXES))
     for name in sorted(set(listed) - names):
         problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
 
@@ -150,10 +152,14 @@ def load_run(path: str | Path) -> Run:
                 Check(
                     "file-name",
                     "warn",
-                    f"{name}: name does not follow <setup>.gomaxprocs-<N>.run-<k>.wrk.txt; ignored",
+                    f"{name}: name does not follow <setup>.gomaxprocs-<N>.run-<k>{raw_suffix(name)}; ignored",
                     file=name,
                 )
             )
+            continue
+        twin = name.removesuffix(".ab.txt") + ".wrk.txt"
+        if name.endswith(".ab.txt") and twin in names:
+            problems.append(Check("file-name", "warn", f"{name}: the same measurement as {twin}; the ab output is ignored", file=name))
             continue
         data = read_raw(run_dir, name, "wrk", problems)
         if data is None:
@@ -170,10 +176,25 @@ def load_run(path: str | Path) -> Run:
 
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = sort_measurements(table)
+    problems.extend(mixed_tools(table))
     headers = tuple(read_headers(run_dir, sorted(names), problems))
     if table.empty and not problems and not headers:
         raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
     return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts)
+
+
+def raw_suffix(name: str) -> str:
+    """Return the load generator suffix a raw file name ends with (.wrk.txt or .ab.txt)."""
+    return next(suffix for suffix in RAW_SUFFIXES if name.endswith(suffix))
+
+
+def mixed_tools(table: pd.DataFrame) -> list[Check]:
+    """Warn when a run holds both wrk and ab measurements: its ratios would pair two load generators."""
+    tools = set(table["tool"].replace("wrk2", "wrk"))
+    if len(tools) < 2:
+        return []
+    count = int((table["tool"] == "ab").sum())
+    return [Check("file-name", "warn", f"this run mixes wrk and ab outputs ({count} of {len(table)} by ab): ratios may pair two load generators")]
 
 
 def read_raw(run_dir: Path, name: str, kind: str, problems: list[Check]) -> bytes | None:
@@ -252,8 +273,8 @@ def block_of(match: re.Match, entry: dict) -> int | None:
 
 
 def cpu_file_name(wrk_name: str) -> str:
-    """Return the CPU file written beside a wrk file: same stem, .cpu.json."""
-    return wrk_name.removesuffix(".wrk.txt") + ".cpu.json"
+    """Return the CPU file written beside a wrk or ab file: same stem, .cpu.json."""
+    return wrk_name.removesuffix(".wrk.txt").removesuffix(".ab.txt") + ".cpu.json"
 
 
 def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:

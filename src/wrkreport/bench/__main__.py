@@ -146,10 +146,14 @@ def cmd_pass_ready(args) -> int:
         entry["go_reported_gomaxprocs"] = go_reported_gomaxprocs(Path(args.go_log).read_text(errors="replace"))
     if args.fasthttp_pid is not None:
         entry["pids"]["fasthttp"] = args.fasthttp_pid
+    if args.node_pid is not None:
+        entry["pids"]["node"] = args.node_pid
+        entry["pids"]["node_workers"] = child_pids(args.node_pid)  # the cluster's workers; none for one process
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = child_pids(args.nginx_pid)
     lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
+    lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
         lines.append(cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"]))
@@ -386,6 +390,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--go-pid",), {"type": int}),
         (("--go-log",), {}),
         (("--fasthttp-pid",), {"type": int}),
+        (("--node-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
     )

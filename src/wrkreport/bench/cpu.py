@@ -67,14 +67,16 @@ def cpu_ticks(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
 
 
 def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
-    """Return the PIDs whose CPU time counts per server: go and fasthttp as started, nginx's
-    master with its children (the workers it started); servers not in the pass are left out."""
+    """Return the PIDs whose CPU time counts per server: go and fasthttp as started; nginx's
+    master and node's process with their children (nginx's workers, node's cluster workers);
+    servers not in the pass are left out."""
     found = {}
     for name in ("go", "fasthttp"):
         if pids.get(name):
             found[name] = [pids[name]]
-    if pids.get("nginx"):
-        found["nginx"] = [pids["nginx"], *child_pids(pids["nginx"], proc)]
+    for name in ("nginx", "node"):
+        if pids.get(name):
+            found[name] = [pids[name], *child_pids(pids[name], proc)]
     return found
 
 

@@ -112,9 +112,11 @@ def point_latest(out: Path, run_dir: Path) -> str | None:
 
 def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None) -> dict:
     """Return the manifest of a run that is starting (status 'running')."""
-    versions, version_lines = tool_versions(nginx)
+    extra = (("ab",) if plan["load_generator"] == "ab" else ()) + (("node",) if any(s == "node-http" for s in plan["setups"]) else ())
+    versions, version_lines = tool_versions(nginx, extra)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
     parameters.update(
+        load_generator=plan["load_generator"],
         connections_levels=plan["connections_levels"],
         gomaxprocs=plan["gomaxprocs"],
         setups=plan["setups"],
@@ -202,7 +204,7 @@ def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int =
         "order": shuffled_orders(params["setups"], rounds * len(levels), params["seed"], gomaxprocs, block),
         "order_connections": [c for c in levels for _ in range(rounds)],
         "cells": {},
-        "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None},
+        "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": None, "node_workers": []},
         "notes": [],
         "started_at": iso(utc_now()),
         "ended_at": None,

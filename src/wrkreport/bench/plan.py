@@ -9,6 +9,8 @@ import secrets
 from pathlib import Path
 
 from .setups import (
+    AB_MAX_CONCURRENCY,
+    AB_MAX_REQUESTS_PER_S,
     ALL_SETUPS,
     BACKEND_PORTS,
     DEFAULT_MAX_TIME_S,
@@ -17,6 +19,7 @@ from .setups import (
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
     ENV_HANDLER_DELAY,
+    ENV_LOAD_GENERATOR,
     ENV_MAX_TIME,
     ENV_OUT,
     ENV_PIN_CLIENT,
@@ -28,6 +31,7 @@ from .setups import (
     ENV_SETUPS,
     ENV_UPSTREAM_KEEPALIVE,
     HELLO_LINE,
+    LOAD_GENERATORS,
     MAX_BODY_BYTES,
     MAX_CONNECTIONS,
     MAX_GOMAXPROCS,
@@ -39,7 +43,9 @@ from .setups import (
     PASS_OVERHEAD_S,
     PROFILES,
     PROG,
+    RAW_SUFFIX,
     SETUP_BY_ID,
+    SERVERS,
     SETUP_IDS,
     UsageError,
     expect_header_bytes,
@@ -69,6 +75,7 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--body-bytes")
     p.add_argument("--precision")
     p.add_argument("--max-time")
+    p.add_argument("--load-generator")
     return p
 
 
@@ -104,9 +111,16 @@ def build_plan(
             plan["connections_levels"] = connections_levels(text, source)
         else:
             plan[param.key] = parse_int(text, source, param.minimum, param.seconds, param.maximum)
+    plan["load_generator"] = load_generator(args.load_generator, env)
+    if plan["load_generator"] == "ab":
+        if "threads" in given:
+            plan["warnings"].append(f"--load-generator ab runs one thread: --threads {plan['threads']} is not used")
+        plan["threads"] = 1  # ab is single-threaded: recorded as 1 thread, so the client-saturation warning sees one
     levels = plan.setdefault("connections_levels", [plan.get("connections")])
     # One level: the int, as before the sweep; several: no single value.
     plan["connections"] = levels[0] if len(levels) == 1 else None
+    if plan["load_generator"] == "ab" and max(levels) > AB_MAX_CONCURRENCY:
+        raise UsageError(f"--load-generator ab takes at most {AB_MAX_CONCURRENCY} connections (ab -c), not {max(levels)}")
     if min(levels) < plan["threads"]:
         raise UsageError(f"connections ({min(levels)}) must be >= threads ({plan['threads']}), as wrk requires")
     plan.update(design(plan, given, args, env))
@@ -195,6 +209,16 @@ def safe_out(path: str, source: str) -> str:
             "choose a directory without quotes, backslashes, ; $ { } # or control characters"
         )
     return path
+
+
+def load_generator(given: str | None, env: dict[str, str]) -> str:
+    """Return the load generator: --load-generator, else BENCH_LOAD_GENERATOR, else wrk."""
+    text, source = given_or_env(given, "--load-generator", env, ENV_LOAD_GENERATOR)
+    if text is None:
+        return LOAD_GENERATORS[0]
+    if text not in LOAD_GENERATORS:
+        raise UsageError(f"{source} {shorten(text)}: choose one of {', '.join(LOAD_GENERATORS)}")
+    return text
 
 
 def connections_levels(text: str, source: str) -> list[int]:
@@ -323,7 +347,7 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
 
 
 def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
-    """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx or fasthttp setup's."""
+    """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx, fasthttp or node setup's."""
     go = ["go-http", *BACKEND_PORTS] if any("go" in SETUP_BY_ID[s].needs for s in setups) else []
     names = [*go, *(s for s in setups if SETUP_BY_ID[s].server != "go")]
     needed = {name: ports[name] for name in names}
@@ -354,6 +378,9 @@ def plan_lines(plan: dict) -> list[str]:
     keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes")
     for key in keys:
         lines.append(f"{key} {plan[key] if plan[key] is not None else 0}")
+    lines.append(f"load_generator {plan['load_generator']}")
+    lines.append(f"raw_suffix {RAW_SUFFIX[plan['load_generator']]}")
+    lines.append(f"ab_requests_per_s {AB_MAX_REQUESTS_PER_S}")  # ab -n per second of -t: the time limit always comes first
     lines.append(f"rounds_per_block {plan['rounds_per_block']}")
     lines.append(f"blocks {plan['blocks'] or 0}")  # 0: until the precision target (adaptive)
     lines.append(f"adaptive {int(plan['adaptive'])}")
@@ -371,7 +398,7 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"handler_delay {plan['handler_delay_ns']}ns")
     lines.append(f"gomaxprocs {' '.join(map(str, plan['gomaxprocs']))}")
     lines.append(f"setups {' '.join(plan['setups'])}")
-    for server in ("go", "nginx", "fasthttp"):  # the processes a pass starts: those a chosen setup needs
+    for server in SERVERS:  # the processes a pass starts: those a chosen setup needs
         chosen = [s for s in plan["setups"] if server in SETUP_BY_ID[s].needs]
         if chosen:
             lines.append(f"{server}_setups {' '.join(chosen)}")

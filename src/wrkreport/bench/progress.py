@@ -47,25 +47,27 @@ def elapsed_of(manifest: dict) -> float:
 
 
 def progress_result(path: Path, exit_code: int) -> str:
-    """Return the end of a progress line from a finished wrk file: '14,812 req/s' (+ problems)."""
+    """Return the end of a progress line from a finished wrk (or ab) file: '14,812 req/s' (+ problems)."""
     from ..errors import ParseError
     from ..parse import parse_file
+
+    tool = "ab" if path.name.endswith(".ab.txt") else "wrk"
 
     try:
         result = parse_file(path)
     except ParseError:
         text = path.read_text(errors="replace").strip() if path.exists() else ""
         last = text.splitlines()[-1] if text else "no output"
-        return f"no result (wrk exit {exit_code}: {last})"
+        return f"no result ({tool} exit {exit_code}: {last})"
     if result.requests_per_sec is None:
-        return f"no req/s (wrk exit {exit_code})"
+        return f"no req/s ({tool} exit {exit_code})"
     notes = []
     if result.non_2xx_3xx:
         notes.append(f"{result.non_2xx_3xx:,} non-2xx/3xx")
     if result.socket_errors:
         notes.append(f"{result.socket_errors:,} socket errors")
     if exit_code:
-        notes.append(f"wrk exit {exit_code}")
+        notes.append(f"{tool} exit {exit_code}")
     tail = f" ({', '.join(notes)})" if notes else ""
     return f"{format_rate(result.requests_per_sec)} req/s{tail}"
 

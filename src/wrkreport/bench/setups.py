@@ -41,7 +41,7 @@ class Setup:
     """One measured setup: who answers wrk, on which default port, and what it depends on."""
 
     id: str
-    server: str  # the process wrk talks to: "go" (gohello), "nginx" or "fasthttp" (gofasthttp)
+    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp) or "node" (nodehello)
     default_port: int
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
     needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
@@ -59,6 +59,8 @@ SETUPS: tuple[Setup, ...] = (
     Setup("go-fasthttp", "fasthttp", 8085, (), ("fasthttp",), default=False),
     # `return` is the rewrite module's; a body too long for one nginx token also needs map.
     Setup("nginx-static", "nginx", 8086, ("http_rewrite", "http_map"), ("nginx",), default=False),
+    # Node's http module (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at N.
+    Setup("node-http", "node", 8087, (), ("node",), default=False),
 )
 
 
@@ -82,7 +84,22 @@ DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS}, **BACKEND_PORTS}
 
 
 # Processes whose CPU time each measurement records (docs/raw-format.md, the .cpu.json).
-CPU_PROCESSES = ("go", "fasthttp", "nginx", "wrk")
+CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator, wrk or ab
+
+
+# The servers a pass may start, in start order (each started only when a chosen setup needs it).
+SERVERS = ("go", "nginx", "fasthttp", "node")
+
+
+# --load-generator: what loads each setup. ab (ApacheBench) is single-threaded and stops at
+# -t seconds or -n requests, whichever comes first: -n is sized so the time limit always
+# comes first (AB_MAX_REQUESTS_PER_S per second of the measurement), and ab allocates its
+# per-request statistics for -n up front, so it is not made larger than needed.
+LOAD_GENERATORS = ("wrk", "ab")
+ENV_LOAD_GENERATOR = "BENCH_LOAD_GENERATOR"
+AB_MAX_REQUESTS_PER_S = 500_000
+AB_MAX_CONCURRENCY = 20_000  # ab's own limit on -c (MAX_CONCURRENCY in ab.c)
+RAW_SUFFIX = {"wrk": ".wrk.txt", "ab": ".ab.txt"}
 
 
 PROFILES: dict[str, dict[str, int | None]] = {

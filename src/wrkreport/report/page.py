@@ -182,6 +182,8 @@ class Page:
     status_counts: str = ""  # '12 checks failed.'
     ratio_caption: str = ""
     prominent: tuple[str, ...] = ()  # warnings that question every figure, shown once at the top
+    study_rows: tuple[tuple[str, str, str, str, str, str], ...] = ()  # the 2012 Go-vs-Node study, when node-http was measured
+    study_note: str = ""
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -215,7 +217,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         method=RATIO_METHOD if analysis.method == NO_BLOCKS_METHOD else analysis.method,  # block runs: their method and precision target
         charts=svg,
         results=tuple(result_rows(analysis, table, several)),
-        ratios=tuple(ratio_rows(analysis, refs, several)),
+        ratios=tuple(ratio_rows(analysis, refs, several, load_generator(table))),
         comparisons=tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c) for c in analysis.comparisons),
         noise=tuple(noise_groups(analysis)),
         prominent=tuple(w.message + "." for w in analysis.noise if w.kind in PROMINENT and w.setup is None),
@@ -241,7 +243,33 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, refs),
         status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
+        study_rows=tuple(study_rows()) if reference.NODE_SETUP in analysis.setups else (),
+        study_note=reference.study_note() if reference.NODE_SETUP in analysis.setups else "",
     )
+
+
+def load_generator(table: pd.DataFrame) -> str | None:
+    """Return the run's load generator ('wrk' for wrk and wrk2, or 'ab'); the most frequent one in a mixed run, None when empty."""
+    tools = table["tool"].dropna().replace("wrk2", "wrk") if "tool" in table else pd.Series(dtype=object)
+    return str(tools.value_counts().idxmax()) if len(tools) else None
+
+
+def study_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """Return the 2012 study's rows: CPUs, load generator, Go's and Node's figures (with unit), bytes per response, Node/Go."""
+    rows = []
+    for r in reference.study_ratios():
+        sizes = f"{r.go_bytes_per_response:.0f} / {r.node_bytes_per_response:.0f}" if r.go_bytes_per_response else "not given"
+        cpus = "1 CPU (our GOMAXPROCS=1)" if r.mode == "1" else "all CPUs but one (our GOMAXPROCS above 1)"
+        rows.append((cpus, r.load_generator, f"{fmt_number(r.go)} {r.unit}", f"{fmt_number(r.node)} {r.unit}", sizes, f"{r.ratio:.3f}"))
+    return rows
+
+
+def study_reference(setup: str, gomaxprocs: int, tool: str | None) -> str:
+    """Return the 2012 study's Node/Go ratios matching a node-http row, the run's load generator first; '' for other setups."""
+    if setup != reference.NODE_SETUP:
+        return ""
+    found = sorted((r for r in reference.study_ratios() if r.matches(gomaxprocs)), key=lambda r: r.load_generator != tool)
+    return "2012 study: " + ", ".join(r.label for r in found)
 
 
 PROMINENT = ("client-cores",)  # run-wide, they question every figure: shown at the top, not in the list
@@ -307,8 +335,8 @@ def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[
     return rows
 
 
-def ratio_rows(analysis: Analysis, refs, several: bool) -> list[RatioRow]:
-    """Return one row per setup and group: throughput, p50 and p99 ratios, verdict, the 2013 figure."""
+def ratio_rows(analysis: Analysis, refs, several: bool, tool: str | None = None) -> list[RatioRow]:
+    """Return one row per setup and group: throughput, p50 and p99 ratios, verdict, the 2013 figure (node-http: the 2012 study's)."""
     rows = []
     for ratio in analysis.ratios:
         if ratio.setup == BASELINE:
@@ -323,7 +351,7 @@ def ratio_rows(analysis: Analysis, refs, several: bool) -> list[RatioRow]:
                 p99=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p99_ms")),
                 n=str(ratio.n),
                 verdict=ratio_verdict(ratio),
-                reference=", ".join(f"{r.ratio:.3f} (at {r.gomaxprocs})" for r in ref) or "-",
+                reference=study_reference(ratio.setup, ratio.gomaxprocs, tool) or ", ".join(f"{r.ratio:.3f} (at {r.gomaxprocs})" for r in ref) or "-",
                 status="fail" if ratio.ratio is None else "pass",
             )
         )

@@ -18,8 +18,10 @@ MECHANISM = {
     "nginx-http-unix": "the HTTP proxy over a Unix socket",
     "go-fasthttp": "fasthttp standalone",
     "nginx-static": "nginx answering by itself (the ceiling here)",
+    "node-http": "Node.js's http module",
 }
-STANDALONE_SETUPS = ("go-fasthttp", "nginx-static")  # no nginx in front of net/http: shown apart
+STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
+ALTERNATIVES = ("go-fasthttp", "node-http")  # other servers in Go's place (nginx-static is the ceiling)
 
 # --- The one rule set every sentence about a ratio follows -------------------------------------
 # "No measurable difference" needs the WHOLE interval inside this band around 1.0; an
@@ -118,13 +120,14 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
         sentences = []
         if shares:
             sentences.append(f"At {where} with nginx in front, " + join_clauses(shares) + " of Go's throughput.")
-        elif not excluded:
+        elif not excluded and not extras:
             sentences.append(f"At {where} no nginx setup was measured beside go-http.")
         if excluded:
             sentences.append(upper_first(("at " + where + ", " if not shares else "") + "; ".join(excluded) + "."))
         sentences.extend(mechanism_sentence(analysis, gomaxprocs, connections))
         if extras:
-            sentences.append("For scale, " + join_clauses(extras) + " of Go net/http's throughput.")
+            lead = "For scale, " if shares or excluded else f"At {where}, "
+            sentences.append(lead + join_clauses(extras) + " of Go net/http's throughput.")
         if extras_excluded:
             sentences.append(upper_first("; ".join(extras_excluded) + "."))
         paragraphs.append(" ".join(sentences))
@@ -249,6 +252,9 @@ def verdict_line(analysis: Analysis) -> str:
     several = analysis.several_levels
     kept = [r for r in analysis.ratios if r.setup in NGINX_SETUPS and r.ratio is not None]
     if not kept:
+        others = [r for r in analysis.ratios if r.setup in ALTERNATIVES and r.ratio is not None]
+        if others:
+            return alternative_verdict(others, several)
         first = headline(analysis)
         return first[0].split(". ")[0].rstrip(".") + "." if first else "No ratio could be computed."
     geometric = {s: math.exp(sum(math.log(r.ratio) for r in kept if r.setup == s) / sum(r.setup == s for r in kept)) for s in {r.setup for r in kept}}
@@ -258,6 +264,16 @@ def verdict_line(analysis: Analysis) -> str:
         interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
         parts.append(f"{r.ratio:.3f}x{' of go-http' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
     return f"{best} keeps {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: the best nginx setup here."
+
+
+def alternative_verdict(ratios: list[Ratio], several: bool) -> str:
+    """Return the verdict of a run without nginx setups: what the first standalone alternative does of go-http's throughput."""
+    setup = next(s for s in ALTERNATIVES if any(r.setup == s for r in ratios))
+    parts = []
+    for r in (r for r in ratios if r.setup == setup):
+        interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
+        parts.append(f"{r.ratio:.3f}x{' of go-http' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
+    return f"{setup} does {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: a standalone alternative to Go net/http, not an nginx setup."
 
 
 def settings_sentence(parameters: dict) -> str:
