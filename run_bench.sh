@@ -15,6 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
 readonly GO_SOURCE="${ROOT}/src/gohello"
+readonly HIST_SCRIPT="${ROOT}/src/wrkreport/bench/histogram.lua" # wrk -s: its done() writes the latency histogram
 readonly FASTHTTP_SOURCE="${ROOT}/src/gofasthttp"
 readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
 readonly STOP_TIMEOUT_S=5         # SIGTERM grace before SIGKILL
@@ -716,8 +717,8 @@ warm_up() {
 
 # measure N C SETUP K R: one wrk --latency run (round K of the cell, R of the block) through
 # the helper's `measure`, which prints the progress line, puts wrk's stdout then stderr,
-# verbatim, into the .wrk.txt and the CPU times into the .cpu.json, and records the
-# measurement in the manifest.
+# verbatim, into the .wrk.txt, wrk's latency histogram (histogram.lua) into the .hist.json
+# and the CPU times into the .cpu.json, and records the measurement in the manifest.
 measure() {
   local n="$1" c="$2" setup="$3" k="$4" stem label rc=0
   stem="${setup}.gomaxprocs-${n}"
@@ -727,12 +728,12 @@ measure() {
     label+=" c=${c}"
   fi
   stem+=".block-${BLOCK}.run-${k}"
-  wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency
+  wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency -s "${HIST_SCRIPT}"
   STAGE="${label} block ${BLOCK} run ${k} (its partial output was discarded)"
-  CURRENT_FILES=("${RUN_DIR}/${stem}.wrk.txt" "${RUN_DIR}/${stem}.cpu.json")
+  CURRENT_FILES=("${RUN_DIR}/${stem}.wrk.txt" "${RUN_DIR}/${stem}.cpu.json" "${RUN_DIR}/${stem}.hist.json")
   PROGRESS_OPEN=1
   ask measure --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" --block "${BLOCK}" --round "$5" \
-    --file "${stem}.wrk.txt" --cpu-file "${stem}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
+    --file "${stem}.wrk.txt" --cpu-file "${stem}.cpu.json" --hist-file "${stem}.hist.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()
