@@ -112,13 +112,12 @@ function done(summary, latency, requests)
    local clock = os.clock()
    local errors = summary.errors
    local distinct = #latency
-   local found, method = nil, "latency(i)"
+   local found, method = {}, "none" -- nothing recorded
    if distinct > 0 then
-      found = ffi_pairs(latency, distinct)
-      method = found and "ffi" or method
-      found = found or api_pairs(latency, distinct)
-   else
-      found = {}
+      found, method = ffi_pairs(latency, distinct), "ffi"
+      if found == nil then
+         found, method = api_pairs(latency, distinct), "latency(i)"
+      end
    end
    local low, high = "null", "null"
    if distinct > 0 then
