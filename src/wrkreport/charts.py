@@ -18,6 +18,8 @@ from matplotlib.figure import Figure
 
 from . import stats
 from .analyze import THROUGHPUT, Analysis, Spread
+from .histogram import cdf_points
+from .latency import CellLatency
 from .model import BASELINE
 from .reference import ReferenceRatio
 
@@ -56,7 +58,12 @@ TITLES = {
     "cpu": ("Server CPU time per 1,000 requests", "Go and nginx CPU milliseconds per 1,000 requests per setup, stacked, with the 95% interval of the total."),
     "sweep-throughput": ("Throughput against wrk connections", "Requests per second against the number of connections, one line per setup."),
     "sweep-p99": ("p99 latency against wrk connections", "p99 latency in ms against the number of connections, one line per setup."),
+    "latency-cdf": (
+        "Latency distribution per setup (from wrk's full histograms)",
+        "Share of requests answered within each latency, in ms on a log scale, one panel per group and one line per setup; each cell's kept repeats merged.",
+    ),
 }
+CDF_POINTS = 240  # latencies sampled per line, log-spaced: the exact share at each, a small SVG
 
 
 def geometric(spread: Spread | None) -> stats.Interval | None:
@@ -98,13 +105,13 @@ def fill(colour: str) -> str:
     return "#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))
 
 
-def plain_log_axis(axis, values) -> None:
-    """Label a log axis with plain numbers at 1, 2 and 5 per decade ('2', '50', '1,000'), never '2x10^0'; no minor ticks (cheaper to draw)."""
+def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
+    """Label a log axis with plain numbers at marks per decade ('2', '50', '1,000'), never '2x10^0'; no minor ticks (cheaper to draw)."""
     positive = [v for v in values if v > 0]
     if not positive:
         return
     low, high = min(positive), max(positive)
-    ticks = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1) for m in (1, 2, 5)]
+    ticks = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1) for m in marks]
     shown = [t for t in ticks if low / 1.5 <= t <= high * 1.5] or ticks
     axis.set_major_locator(matplotlib.ticker.FixedLocator(shown))
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
@@ -381,3 +388,49 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
         if handles:
             fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
         return to_svg(fig, name)
+
+
+def sampled_cdf(cell: CellLatency) -> tuple[list[float], list[float]]:
+    """Return (latency ms, % of requests at or below it) at CDF_POINTS log-spaced latencies, plus the first and last value."""
+    import bisect
+
+    xs, ys = cdf_points(cell.histogram.pairs)
+    low, high = xs[0], xs[-1]
+    if high <= low or low <= 0:
+        return xs, [100 * y for y in ys]
+    step = (math.log(high) - math.log(low)) / (CDF_POINTS - 1)
+    grid = [low * math.exp(step * i) for i in range(CDF_POINTS - 1)] + [high]
+    return grid, [100 * ys[bisect.bisect_right(xs, x) - 1] for x in grid]
+
+
+def cdf_chart(latencies: tuple[CellLatency, ...], several_levels: bool) -> str:
+    """Return the latency CDF: one panel per (GOMAXPROCS, connections) group, one step line per setup, log latency axis."""
+    groups = sorted({(c.gomaxprocs, c.connections) for c in latencies})
+    with matplotlib.rc_context(STYLE):
+        columns = min(PANELS_PER_ROW, max(len(groups), 1))
+        rows = -(-max(len(groups), 1) // columns)
+        fig = new_figure(8, 3.0 * rows)
+        axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+        for ax in axes[len(groups):]:
+            ax.set_visible(False)
+        handles, every_x = {}, []
+        for ax, (gomaxprocs, connections) in zip(axes, groups):
+            for cell in (c for c in latencies if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)):
+                colour, marker, _ = look(cell.setup)
+                xs, ys = sampled_cdf(cell)
+                every_x.extend((xs[0], xs[-1]))
+                (line,) = ax.step(xs, ys, where="post", color=colour, linewidth=1.2)
+                ax.plot([xs[-1]], [ys[-1]], marker=marker, color=colour, markersize=4)  # the largest latency, and the setup's marker for grey print
+                handles.setdefault(cell.setup, line)
+            ax.set_title(group_label(gomaxprocs, connections, several_levels).replace("\n", ", "), fontsize=9)
+            ax.set_xscale("log")
+            ax.set_ylim(0, 101)
+            ax.set_xlabel("latency (ms, log scale)")
+        decades = math.log10(max(every_x) / min(every_x)) if every_x and min(every_x) > 0 else 0
+        for ax in axes[: len(groups)]:
+            plain_log_axis(ax.xaxis, every_x, (1, 2, 5) if decades <= 2 else (1,))  # narrow panels: one label per decade
+        for ax in axes[::columns]:
+            ax.set_ylabel("requests within (%)")
+        if handles:
+            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
+        return to_svg(fig, "latency-cdf")

@@ -16,6 +16,8 @@ import pandas as pd
 from .. import __version__, charts, reference
 from ..analyze import NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
+from ..histogram import SHOWN_PERCENTILES
+from ..latency import cell_latencies
 from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
@@ -91,6 +93,18 @@ class CpuRow:
     wrk_per_thread: str
     wrk_share: str
     ceiling: str
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    """Exact latency percentiles of one cell, from its kept repeats' histograms merged."""
+
+    group: str
+    setup: str
+    measurements: str
+    latencies: str  # how many latencies the histograms recorded (wrk's corrected count)
+    percentiles: tuple[str, ...]  # one per histogram.SHOWN_PERCENTILES, in ms
+    max_ms: str
 
 
 @dataclass(frozen=True)
@@ -181,6 +195,8 @@ class Page:
     status_counts: str = ""  # '12 checks failed.'
     ratio_caption: str = ""
     prominent: tuple[str, ...] = ()  # warnings that question every figure, shown once at the top
+    latency_rows: tuple[LatencyRow, ...] = ()  # exact percentiles, when the run has wrk's histograms
+    latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -200,6 +216,9 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         svg["sweep_p99"] = charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
     if analysis.sharing is not None:
         svg["cpu"] = charts.cpu_chart(analysis)
+    latencies = cell_latencies(table, run.histograms)
+    if latencies:
+        svg["latency_cdf"] = charts.cdf_chart(latencies, several)
     manifest = run.manifest or {}
     return Page(
         title=f"wrkreport: nginx in front of Go, run {run.run_id}",
@@ -239,7 +258,24 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, refs),
         status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
+        latency_rows=tuple(latency_rows(latencies, several)),
+        latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
     )
+
+
+def latency_rows(latencies, several: bool) -> list[LatencyRow]:
+    """Return one row of exact percentiles per cell with histograms."""
+    return [
+        LatencyRow(
+            group=group_name(c.gomaxprocs, c.connections, several),
+            setup=c.setup,
+            measurements=str(c.measurements),
+            latencies=fmt_number(c.histogram.count),
+            percentiles=tuple(fmt_ms(v) for v in c.percentiles_ms().values()),
+            max_ms=fmt_ms(c.histogram.pairs[-1][0] / 1000.0),
+        )
+        for c in latencies
+    ]
 
 
 PROMINENT = ("client-cores",)  # run-wide, they question every figure: shown at the top, not in the list
