@@ -104,11 +104,7 @@ local function percentiles(latency, distinct)
    return "{" .. table.concat(out, ",") .. "}"
 end
 
-function done(summary, latency, requests)
-   local path = os.getenv("WRKREPORT_HIST_FILE")
-   if path == nil or path == "" then
-      return
-   end
+local function write_histogram(path, summary, latency)
    local clock = os.clock()
    local errors = summary.errors
    local distinct = #latency
@@ -141,11 +137,24 @@ function done(summary, latency, requests)
       "\"done_us\":" .. integer((os.clock() - clock) * 1e6),
       "\"histogram\":[" .. histogram_text(found) .. "]}\n",
    }
-   local file = io.open(path, "w")
+   local file, why = io.open(path, "w")
    if file == nil then
-      io.stderr:write("histogram.lua: cannot write " .. path .. "\n")
-      return
+      error("cannot write " .. tostring(why), 0)
    end
    file:write(table.concat(parts, ","))
    file:close()
+end
+
+-- wrk calls done() unprotected after printing its results: an error here would abort wrk
+-- before its buffered output is flushed, so every error is caught and reported on stderr
+-- (which the driver appends to the .wrk.txt) and the measurement keeps its text.
+function done(summary, latency, requests)
+   local path = os.getenv("WRKREPORT_HIST_FILE")
+   if path == nil or path == "" then
+      return
+   end
+   local ok, err = pcall(write_histogram, path, summary, latency)
+   if not ok then
+      io.stderr:write("histogram.lua: no latency histogram: " .. tostring(err) .. "\n")
+   end
 end
