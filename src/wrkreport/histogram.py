@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from .errors import ParseError
+from .errors import ParseError, RefusedFile
 from .schema import load_json
 
 FORMAT = "wrkreport-latency-histogram"
@@ -153,6 +153,33 @@ def hist_file_name(wrk_name: str) -> str:
     'go-http.gomaxprocs-1.block-1.run-1.hist.json'
     """
     return wrk_name.removesuffix(".wrk.txt") + SUFFIX
+
+
+def read_histogram_file(path: str | Path) -> LatencyHistogram:
+    """Read (a regular file, at most 16 MiB) and parse one .hist.json; every failure is a ParseError naming path."""
+    from .rawfile import CAP_BYTES, read_bytes
+
+    try:
+        data = read_bytes(Path(path), CAP_BYTES["hist"])
+    except RefusedFile as exc:
+        raise ParseError(str(path), None, exc.reason) from None
+    return parse_histogram(path, data)
+
+
+def histogram_record(histogram: LatencyHistogram) -> dict:
+    """Return what `wrkreport parse --json` prints for a histogram file."""
+    return {
+        "source": histogram.source,
+        "format": FORMAT,
+        "duration_s": histogram.duration_us / 1e6,
+        "requests": histogram.requests,
+        "bytes_read": histogram.bytes_read,
+        "errors": dict(histogram.errors),
+        "latencies": histogram.count,
+        "distinct": len(histogram.pairs),
+        "percentiles_ms": {f"{p:g}": histogram.percentile_ms(p) for p in SHOWN_PERCENTILES},
+        "max_ms": histogram.pairs[-1][0] / 1000.0 if histogram.pairs else None,
+    }
 
 
 def parse_histogram(source: str | Path, data: bytes) -> LatencyHistogram:
