@@ -17,6 +17,7 @@ from wrkreport.histogram import (
     SHOWN_PERCENTILES,
     hist_file_name,
     merge,
+    merge_files,
     merge_pairs,
     parse_histogram,
     percentile_us,
@@ -114,6 +115,16 @@ def test_two_real_clients_merge_exactly():
         assert merged.percentile_us(p) == brute_percentile(everything, p), p
     averaged = (one.percentile_us(99) + two.percentile_us(99)) / 2
     assert merged.percentile_us(99) != averaged  # what merging must not be: these clients differ
+    from_files = merge_files([HIST / "client-2.hist.json", HIST / "client-1.hist.json"])
+    assert (from_files.pairs, from_files.requests, from_files.errors) == (merged.pairs, merged.requests, merged.errors)
+
+
+def test_merging_files_names_the_one_that_cannot_be_used(tmp_path):
+    bad = tmp_path / "client-3.hist.json"
+    bad.write_text("{}")
+    with pytest.raises(ParseError) as caught:
+        merge_files([HIST / "client-1.hist.json", bad])
+    assert caught.value.message() == f"{bad}: not a latency histogram: format is None, expected 'wrkreport-latency-histogram'"
 
 
 pairs_strategy = st.lists(st.tuples(st.integers(0, 5000), st.integers(1, 50)), max_size=40).map(lambda ps: merge_pairs(ps))

@@ -143,6 +143,17 @@ def merge(histograms, source: str | None = None) -> LatencyHistogram:
     )
 
 
+def merge_files(paths) -> LatencyHistogram:
+    """Return the histogram of one measurement from its clients' .hist.json files (one per wrk), merged exactly.
+
+    requests, bytes and every error count add; requests_per_sec is the sum of each
+    client's rate; percentiles come from the added counts. A file that cannot be used
+    raises ParseError naming it: a measurement missing a client is not a measurement.
+    """
+    paths = list(paths)
+    return merge([read_histogram_file(p) for p in paths], source=" + ".join(str(p) for p in paths))
+
+
 # --- Reading a file -----------------------------------------------------------------------
 
 
