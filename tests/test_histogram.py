@@ -4,6 +4,7 @@ and the exact message of every broken variant."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -194,7 +195,9 @@ BROKEN = [
     (variant(latency=None), "x.hist.json: latency: expected an object, found None"),
     (variant(percentiles={"fifty": 3}), "x.hist.json: percentiles: key 'fifty' is not a percentile from 0 to 100"),
     (variant(percentiles={"50": -3}), "x.hist.json: percentiles.50: expected a latency in us, found -3"),
-    (variant(requests=10**40), "x.hist.json: requests: expected an integer from 0 to 9007199254740992, found inf"),
+    (variant(requests=10**40), "x.hist.json: not a latency histogram: a number of more than 30 digits"),
+    (variant(requests=2**60), "x.hist.json: requests: expected an integer from 0 to 9007199254740992, found 1152921504606846976"),
+    (variant(histogram=[[5, 1], [6, True]]), "x.hist.json: histogram[1]: expected a [latency_us, count] pair of integers, found a list"),
     (b'{"format": "wrkreport-latency-histogram", "version": 1, "unit": "us", "requests": NaN}', "x.hist.json: duration_us: expected an integer from 0 to 10000000000000, found None"),
 ]
 
@@ -225,3 +228,11 @@ def test_every_truncation_of_a_real_file_raises_parse_error(cut):
         return
     with pytest.raises(ParseError):
         parse_histogram("x.hist.json", data[:cut])
+
+
+def test_a_histogram_record_refuses_pairs_out_of_order():
+    good = read(HIST / "client-1.hist.json")
+    with pytest.raises(ValueError, match="increasing values and positive counts"):
+        dataclasses.replace(good, pairs=((5, 1), (4, 1)))
+    with pytest.raises(ValueError, match="increasing values and positive counts"):
+        dataclasses.replace(good, pairs=((5, 0),))
