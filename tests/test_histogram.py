@@ -236,3 +236,12 @@ def test_a_histogram_record_refuses_pairs_out_of_order():
         dataclasses.replace(good, pairs=((5, 1), (4, 1)))
     with pytest.raises(ValueError, match="increasing values and positive counts"):
         dataclasses.replace(good, pairs=((5, 0),))
+
+
+def test_doctests():
+    import doctest
+
+    from wrkreport import histogram
+
+    failures, tried = doctest.testmod(histogram)
+    assert failures == 0 and tried >= 6
