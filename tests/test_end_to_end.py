@@ -38,7 +38,11 @@ def test_run_bench_quick_then_wrkreport_build():
         done = subprocess.run(["bash", "-c", line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "Traceback" not in done.stdout + done.stderr
-        assert done.stdout.strip().endswith(f"report: {reports / 'index.html'}")
+        lines = done.stdout.strip().splitlines()
+        assert f"report: {reports / 'index.html'}" in lines
+        assert lines[-1].endswith("the best nginx setup here.")  # the verdict line comes last (wrapped at 80 columns)
+        assert max(map(len, lines)) <= 80, max(lines, key=len)
+        assert "smoke test (--quick)" in done.stderr  # --quick says what it is
         data = json.loads((reports / "results.json").read_text())
         assert data["status"] == "pass", [c for c in data["checks"] if c["status"] != "pass"]
         assert data["run"]["status"] == "complete" and len(data["measurements"]) == 8
