@@ -16,6 +16,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
 readonly GO_SOURCE="${ROOT}/src/gohello"
+readonly HIST_SCRIPT="${ROOT}/src/wrkreport/bench/histogram.lua" # wrk -s: its done() writes the latency histogram
 readonly FASTHTTP_SOURCE="${ROOT}/src/gofasthttp"
 readonly NODE_SOURCE="${ROOT}/src/nodehello/server.js"
 readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
@@ -770,8 +771,9 @@ warm_up() {
 
 # measure N C SETUP K R: one wrk --latency (or ab) run (round K of the cell, R of the block)
 # through the helper's `measure`, which prints the progress line, puts its stdout then
-# stderr, verbatim, into the .wrk.txt (.ab.txt) and the CPU times into the .cpu.json, and
-# records the measurement in the manifest.
+# stderr, verbatim, into the .wrk.txt (.ab.txt), wrk's latency histogram (histogram.lua)
+# into the .hist.json (wrk only), and the CPU times into the .cpu.json, and records the
+# measurement in the manifest.
 measure() {
   local n="$1" c="$2" setup="$3" k="$4" stem label rc=0
   stem="${setup}.gomaxprocs-${n}"
@@ -781,12 +783,14 @@ measure() {
     label+=" c=${c}"
   fi
   stem+=".block-${BLOCK}.run-${k}"
-  wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency
+  wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency -s "${HIST_SCRIPT}"
   STAGE="${label} block ${BLOCK} run ${k} (its partial output was discarded)"
-  CURRENT_FILES=("${RUN_DIR}/${stem}${PLAN[raw_suffix]}" "${RUN_DIR}/${stem}.cpu.json")
+  local hist=()
+  [[ "${PLAN[load_generator]}" == ab ]] || hist=(--hist-file "${stem}.hist.json") # ab has no histogram
+  CURRENT_FILES=("${RUN_DIR}/${stem}${PLAN[raw_suffix]}" "${RUN_DIR}/${stem}.cpu.json" "${RUN_DIR}/${stem}.hist.json")
   PROGRESS_OPEN=1
   ask measure --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" --block "${BLOCK}" --round "$5" \
-    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
+    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" "${hist[@]}" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()

@@ -41,11 +41,14 @@ def run_helper(*args: str) -> subprocess.CompletedProcess:
 
 # A stand-in for wrk: prints a real wrk output and burns a little CPU.
 FAKE_WRK = (
-    "import sys, time\n"
+    "import os, shutil, sys, time\n"
     "end = time.process_time() + 0.2\n"
     "while time.process_time() < end: pass\n"
     "sys.stdout.write(open(sys.argv[1]).read()); print('stderr line', file=sys.stderr)\n"
+    "hist = os.environ.get('WRKREPORT_HIST_FILE')\n"  # what histogram.lua's done() reads
+    "if hist and len(sys.argv) > 2: shutil.copyfile(sys.argv[2], hist)\n"
 )
+HIST = Path(__file__).parent / "fixtures" / "hist" / "client-1.hist.json"
 
 
 def documented_manifest() -> dict:
@@ -92,8 +95,8 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     name = "go-http.gomaxprocs-1.block-1.run-1.wrk.txt"
     measured = run_helper(
         "measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--block", "1", "--round", "1", "--file", name,
-        "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "wrk.stderr"),
-        "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"),
+        "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--hist-file", name.replace(".wrk.txt", ".hist.json"), "--stderr", str(tmp_path / "wrk.stderr"),
+        "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"), str(HIST),
     )  # fmt: skip
     assert measured.returncode == 0, measured.stderr
     assert re.fullmatch(r"\[run_bench\] \[\d/8\] go-http GOMAXPROCS=1 run 1/1 \(~\d+s left\) \.\.\. 60,042 req/s\n", measured.stderr)
@@ -125,7 +128,9 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     }  # fmt: skip
     entry = manifest["measurements"][0]
     assert entry["file"] == name and entry["exit_code"] == 0 and entry["cpu_file"] == name.replace(".wrk.txt", ".cpu.json")
-    assert entry["command"] == f"{sys.executable} -c {FAKE_WRK} {CAPTURED / 'wrk-4.1.0__latency.txt'}"
+    assert entry["command"] == f"{sys.executable} -c {FAKE_WRK} {CAPTURED / 'wrk-4.1.0__latency.txt'} {HIST}"
+    assert entry["hist_file"] == name.replace(".wrk.txt", ".hist.json")  # the path reached wrk through its environment
+    assert (run / entry["hist_file"]).read_bytes() == HIST.read_bytes()
     # The report's readiness check says "not measured" once, as the script's warning does.
     readiness = {c.setup: c.message for c in readiness_checks(load_run(run))}
     assert readiness["nginx-fcgi-unix"] == "nginx-fcgi-unix at GOMAXPROCS=1 was not measured: answered 'HTTP/1.1 502 Bad Gateway', not 200"

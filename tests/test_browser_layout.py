@@ -27,7 +27,7 @@ pytestmark = [
     pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
 ]
 
-RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502")
+RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist")  # quick-hist: the latency CDF chart
 WIDTHS = (390, 1400)
 MIN_CHART_TEXT_PX = 10
 RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +109,38 @@ def test_real_process_without_files_is_a_usage_error_not_a_traceback():
     proc = run("parse")
     assert proc.returncode == 2
     assert proc.stderr.startswith("wrkreport: ") and "Traceback" not in proc.stderr
+
+
+HIST = Path(__file__).parent / "fixtures" / "hist"
+
+
+def test_a_histogram_file_prints_its_exact_percentiles():
+    from wrkreport.histogram import parse_histogram
+
+    path = HIST / "client-1.hist.json"
+    histogram = parse_histogram(path, path.read_bytes())
+    result, status = invoke(path, GOOD)
+    assert status == 0 and result.stderr == ""
+    first = result.stdout.split("\n")
+    assert first[0] == f"{path}: wrk latency histogram, {histogram.count} latencies ({len(histogram.pairs)} distinct)"
+    assert f"p99 {histogram.percentile_us(99) / 1000:.3f}," in first[2] and first[2].endswith("(exact)")
+    assert f"{GOOD}: wrk http://127.0.0.1:18080/ok" in result.stdout  # a wrk file beside it is still a wrk file
+
+
+def test_a_histogram_file_as_json_and_a_broken_one_on_stderr(tmp_path):
+    broken = tmp_path / "broken.hist.json"
+    broken.write_text('{"format": "wrkreport-latency-histogram", "version": 7}')
+    result, status = invoke("--json", HIST / "client-2.hist.json", broken)
+    assert status == 1
+    assert result.stderr == f"wrkreport: {broken}: histogram version 7 is not one this wrkreport reads (1)\n"
+    (record,) = json.loads(result.stdout)
+    assert list(record) == ["source", "format", "duration_s", "requests", "bytes_read", "errors", "latencies", "distinct", "percentiles_ms", "max_ms"]
+    assert list(record["percentiles_ms"]) == ["50", "75", "90", "99", "99.9"] and record["requests"] > 0
+
+
+def test_real_process_on_a_hostile_histogram_file_is_one_line_and_exit_1(tmp_path):
+    fifo = tmp_path / "fifo.hist.json"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "parse", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr == f"wrkreport: {fifo}: a FIFO, not a regular file; not read\n"

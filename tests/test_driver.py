@@ -25,6 +25,7 @@ from wrkreport.bench.machine import cpu_count
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.setups import DEFAULT_SETUP_IDS, SETUP_IDS
 from wrkreport import stats
+from wrkreport.histogram import hist_file_name, parse_histogram
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools, port_is_free
@@ -189,6 +190,11 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
         assert result.requests > 0, path.name
         assert result.non_2xx_3xx == 0 and "Non-2xx" not in path.read_text(), path.name
     assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(p.name.replace(".wrk.txt", ".cpu.json") for p in wrk_files)
+    for path in wrk_files:  # every measurement's wrk wrote its full latency histogram (histogram.lua)
+        histogram = parse_histogram(path.name, (run / hist_file_name(path.name)).read_bytes())
+        result = parse_file(path)
+        assert histogram.requests == result.requests and histogram.bytes_read > 0 and histogram.count >= result.requests
+        assert histogram.wrk_percentiles_us == {p: histogram.percentile_us(p) for p in histogram.wrk_percentiles_us}
 
     assert manifest["status"] == "complete" and manifest["reason"] is None
     assert manifest["started_at"] and manifest["ended_at"]
@@ -210,6 +216,7 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
     assert measured == {(s, n, 1) for s in DEFAULT_SETUP_IDS for n in (1, 2)}
     assert all(m["exit_code"] == 0 and (run / m["file"]).is_file() for m in manifest["measurements"])
     assert all(m["connections"] == 100 and m["cpu_file"] == m["file"].replace(".wrk.txt", ".cpu.json") for m in manifest["measurements"])
+    assert all(m["hist_file"] == hist_file_name(m["file"]) and " -s " in m["command"] for m in manifest["measurements"])
     conf = (run / "nginx.conf").read_text()
     assert f"listen 127.0.0.1:{ports['nginx-fcgi-unix']};" in conf
     for n in (1, 2):
@@ -401,6 +408,7 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
     assert not (run / in_progress).exists(), "the interrupted measurement's partial output must go"
     assert sorted(p.name for p in run.glob("*.wrk.txt")) == sorted(completed)
     assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(m["cpu_file"] for m in manifest["measurements"])
+    assert sorted(p.name for p in run.glob("*.hist.json")) == sorted(m["hist_file"] for m in manifest["measurements"])
     for name in completed:
         assert parse_file(run / name).requests > 0
     assert len(list(run.glob("*.headers.txt"))) == 4
@@ -523,7 +531,7 @@ def test_go_uses_more_cpu_at_higher_load_and_pinning_is_recorded(workdirs):
     assert (manifest["parameters"]["pin_client"], manifest["parameters"]["pin_server"]) == ("0", "1")
     go, requests = {}, {}
     for m in manifest["measurements"]:
-        assert m["command"].startswith("taskset -c 0 wrk --latency -t1 ")
+        assert m["command"].startswith("taskset -c 0 wrk --latency -s ") and "histogram.lua -t1 " in m["command"]
         cpu = cpu_of(run, m)
         assert cpu["pinning"] == {"client": "0", "server": "1"}
         go[m["connections"]] = busy_s(cpu["processes"]["go"])

@@ -12,13 +12,14 @@ import io
 import math
 import re
 import warnings
-from dataclasses import dataclass
 
 import matplotlib
 from matplotlib.figure import Figure
 
 from . import stats
 from .analyze import THROUGHPUT, Analysis, Spread
+from .histogram import cdf_points
+from .latency import CellLatency
 from .model import BASELINE
 from .reference import ReferenceRatio
 
@@ -60,6 +61,10 @@ TITLES = {
     "sweep-p99": ("p99 latency against wrk connections", "p99 latency in ms against the number of connections, one line per setup."),
     "changes": ("Change from run A to run B, per setup and figure", "Each figure's B / A with its 95% interval on a log axis; 1.0 (dashed line) = no change."),
     "changes-narrow": ("Change from run A to run B, per setup and figure", "Each figure's B / A with its 95% interval on a log axis; 1.0 (dashed line) = no change."),
+    "latency-cdf": (
+        "Latency distribution per setup (from wrk's full histograms)",
+        "Share of requests answered within each latency, in ms on a log scale, one panel per group and one line per setup; each cell's kept repeats merged.",
+    ),
 }
 # How the change chart draws each kind of change: (colour, marker, filled, legend label); {band} is the no-change band.
 CHANGE_LOOK = {
@@ -69,6 +74,7 @@ CHANGE_LOOK = {
     "inconclusive": ("#555555", "o", False, "inconclusive (includes 1.0)"),
     "no-interval": ("#555555", "D", False, "no interval (< 2 repeats)"),
 }
+CDF_POINTS = 240  # latencies sampled per line, log-spaced: the exact share at each, a small SVG
 
 
 def geometric(spread: Spread | None) -> stats.Interval | None:
@@ -110,13 +116,13 @@ def fill(colour: str) -> str:
     return "#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))
 
 
-def plain_log_axis(axis, values) -> None:
-    """Label a log axis with plain numbers at 1, 2 and 5 per decade ('2', '50', '1,000'), never '2x10^0'; no minor ticks (cheaper to draw)."""
+def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
+    """Label a log axis with plain numbers at marks per decade ('2', '50', '1,000'), never '2x10^0'; no minor ticks (cheaper to draw)."""
     positive = [v for v in values if v > 0]
     if not positive:
         return
     low, high = min(positive), max(positive)
-    ticks = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1) for m in (1, 2, 5)]
+    ticks = [m * 10.0**e for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1) for m in marks]
     shown = [t for t in ticks if low / 1.5 <= t <= high * 1.5] or ticks
     axis.set_major_locator(matplotlib.ticker.FixedLocator(shown))
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
@@ -395,82 +401,47 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
         return to_svg(fig, name)
 
 
-@dataclass(frozen=True)
-class ChangeMark:
-    """One row of the change chart: a figure of one cell, B / A with its interval and what it says."""
+def sampled_cdf(cell: CellLatency) -> tuple[list[float], list[float]]:
+    """Return (latency ms, % of requests at or below it) at CDF_POINTS log-spaced latencies, plus the first and last value."""
+    import bisect
 
-    cell: str  # 'nginx-http, GOMAXPROCS=2': rows of one cell sit together
-    figure: str  # 'req/s', 'ratio to go-http', 'p99 latency'
-    change: float | None
-    low: float | None
-    high: float | None
-    kind: str  # better | worse | same | inconclusive | no-interval | none (CHANGE_LOOK)
-    note: str = ""  # why there is no change, for kind none
+    xs, ys = cdf_points(cell.histogram.pairs)
+    low, high = xs[0], xs[-1]
+    if high <= low or low <= 0:
+        return xs, [100 * y for y in ys]
+    step = (math.log(high) - math.log(low)) / (CDF_POINTS - 1)
+    grid = [low * math.exp(step * i) for i in range(CDF_POINTS - 1)] + [high]
+    return grid, [100 * ys[bisect.bisect_right(xs, x) - 1] for x in grid]
 
 
-def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, narrow: bool = False) -> str:
-    """Return B / A per figure on a log axis: 95% whiskers, the 1.0 line, the no-change band shaded, a marker per kind.
-
-    narrow: a phone layout, 3.7 in wide (about 355 px, so 8 pt text stays above 10 px with
-    no sideways scroll at 390 px): each row's label sits above its whisker instead of beside it.
-    """
+def cdf_chart(latencies: tuple[CellLatency, ...], several_levels: bool) -> str:
+    """Return the latency CDF: one panel per (GOMAXPROCS, connections) group, one step line per setup, log latency axis."""
+    groups = sorted({(c.gomaxprocs, c.connections) for c in latencies})
     with matplotlib.rc_context(STYLE):
-        cells = list(dict.fromkeys(m.cell for m in marks))
-        step = 1.6 if narrow else 1.0  # room for the label above each row
-        fig = new_figure(3.7 if narrow else 8, 1.6 + (0.3 * step) * len(marks) + 0.25 * len(cells) + (0.5 if narrow else 0))
-        ax = fig.add_subplot()
-        ticks, labels, y, shown = [], [], 0.0, set()
-        values = [1.0, *band]
-        for cell in cells:
-            for mark in (m for m in marks if m.cell == cell):
-                ticks.append(y)
-                labels.append(f"{cell}: {mark.figure}")
-                if narrow:
-                    ax.text(0.01, y + 0.55, labels[-1], va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform(),
-                            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
-                if mark.change is None:
-                    ax.text(0.01, y, shorten(mark.note or "not compared", 45 if narrow else 60), va="center", fontsize=8, color="#333333",
-                            transform=ax.get_yaxis_transform())
-                else:
-                    colour, marker, filled, label = CHANGE_LOOK[mark.kind]
-                    err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
-                    legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
-                    ax.errorbar(mark.change, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=7,
-                                markerfacecolor=colour if filled else "#ffffff", markeredgewidth=1.2,
-                                label=None if mark.kind in shown else legend)
-                    shown.add(mark.kind)
-                    ax.annotate(f"{mark.change:.2f}", (mark.high or mark.change, y), xytext=(6, 0), textcoords="offset points", ha="left",
-                                va="center", fontsize=8)
-                    values.extend(v for v in (mark.change, mark.low, mark.high) if v is not None)
-                y -= step
-            y -= 0.5
-        ax.axvspan(*band, color="#dddddd", zorder=0, linewidth=0)
-        ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
-        ax.text(1.0, 1.0, "1.0 = no change", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
-        ax.set_xscale("log")
-        low, high = min(values), max(values)
-        ax.set_xlim(low / 1.15, high * 1.6)  # room for the value right of the highest whisker
-        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(change_ticks(low / 1.15, high * 1.6)))
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_yticks([] if narrow else ticks, [] if narrow else labels)
-        if ticks:
-            ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
-        ax.set_xlabel("B / A (log scale; above 1.0: higher in B)")
-        ax.grid(axis="y", visible=False)
-        if shown:
-            fig.legend(loc="outside lower center", ncol=1 if narrow else 2, frameon=False, fontsize=8)
-        return to_svg(fig, "changes-narrow" if narrow else "changes", desc)
-
-
-def change_ticks(low: float, high: float) -> list[float]:
-    """Return the ticks of a B / A axis: 1, 2, 5 per decade, with 0.8, 0.9, 1.1, 1.25 added when the range is narrow.
-
-    >>> change_ticks(0.85, 1.2), change_ticks(0.2, 6)
-    ([0.9, 1.0, 1.1], [0.2, 0.5, 1.0, 2.0, 5.0])
-    """
-    decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-    coarse = [round(m * 10.0**e, 6) for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high]
-    fine = sorted(set(coarse) | {t for t in (0.8, 0.9, 1.1, 1.25) if low <= t <= high})
-    return fine if len(fine) <= 7 else coarse
-
+        columns = min(PANELS_PER_ROW, max(len(groups), 1))
+        rows = -(-max(len(groups), 1) // columns)
+        fig = new_figure(8, 3.0 * rows)
+        axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+        for ax in axes[len(groups):]:
+            ax.set_visible(False)
+        handles, every_x = {}, []
+        for ax, (gomaxprocs, connections) in zip(axes, groups):
+            for cell in (c for c in latencies if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)):
+                colour, marker, _ = look(cell.setup)
+                xs, ys = sampled_cdf(cell)
+                every_x.extend((xs[0], xs[-1]))
+                (line,) = ax.step(xs, ys, where="post", color=colour, linewidth=1.2)
+                ax.plot([xs[-1]], [ys[-1]], marker=marker, color=colour, markersize=4)  # the largest latency, and the setup's marker for grey print
+                handles.setdefault(cell.setup, line)
+            ax.set_title(group_label(gomaxprocs, connections, several_levels).replace("\n", ", "), fontsize=9)
+            ax.set_xscale("log")
+            ax.set_ylim(0, 101)
+            ax.set_xlabel("latency (ms, log scale)")
+        decades = math.log10(max(every_x) / min(every_x)) if every_x and min(every_x) > 0 else 0
+        for ax in axes[: len(groups)]:
+            plain_log_axis(ax.xaxis, every_x, (1, 2, 5) if decades <= 2 else (1,))  # narrow panels: one label per decade
+        for ax in axes[::columns]:
+            ax.set_ylabel("requests within (%)")
+        if handles:
+            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
+        return to_svg(fig, "latency-cdf")

@@ -34,6 +34,7 @@ CHECK_NAMES = (
     "socket-errors",
     "wrk-exit",
     "cpu",
+    "histogram",
     "manifest",
     "missing-file",
     "file-name",

@@ -61,26 +61,31 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     A file that is not a complete wrk, ab or webbench output is reported on stderr as
     `wrkreport: FILE:LINE: message`; the others are still printed. Exit status 1 if any
     file failed, else 0. With --json the keys are those of `wrkreport.model.FIELDS`
-    (null when that output does not print the value).
+    (null when that output does not print the value). A `*.hist.json` (wrk's latency
+    histogram, docs/raw-format.md) gives its totals and exact percentiles instead (with
+    --json: source, format, duration_s, requests, bytes_read, errors, latencies,
+    distinct, percentiles_ms, max_ms).
 
     Example:
 
         wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
     """
+    from .histogram import SUFFIX, histogram_record, read_histogram_file
     from .parse import parse_file
 
     records, failed = [], 0
     for path in files:
         try:
-            result = parse_file(path)
+            result = read_histogram_file(path) if path.endswith(SUFFIX) else parse_file(path)
         except ParseError as exc:
             fail(exc.message())
             failed += 1
             continue
+        record = histogram_record(result) if path.endswith(SUFFIX) else result.to_dict()
         if as_json:
-            records.append(result.to_dict())
+            records.append(record)
         else:
-            say(summary(result))
+            say(histogram_summary(record) if path.endswith(SUFFIX) else summary(result))
     if as_json:
         click.echo(json.dumps(records, indent=2, allow_nan=False))  # JSON escapes every control character
     return 1 if failed else 0
@@ -206,6 +211,23 @@ def summary(result) -> str:
             f"  latency ms    {lat}",
             f"  errors        connect {result.errors_connect}, read {result.errors_read}, "
             f"write {result.errors_write}, timeout {result.errors_timeout}, non-2xx/3xx {result.non_2xx_3xx}",
+        ]
+    )
+
+
+def histogram_summary(record: dict) -> str:
+    """Return a few readable lines about one latency histogram file."""
+    def exact(ms: float | None) -> str:  # microsecond resolution: 3 decimals of a ms, every one meant
+        return "-" if ms is None else f"{ms:.3f}"
+
+    percentiles = ", ".join(f"p{p} {exact(v)}" for p, v in record["percentiles_ms"].items())
+    errors = ", ".join(f"{kind} {count}" for kind, count in record["errors"].items())
+    return "\n".join(
+        [
+            f"{record['source']}: wrk latency histogram, {record['latencies']} latencies ({record['distinct']} distinct)",
+            f"  requests      {record['requests']} in {number(record['duration_s'])} s, {record['bytes_read']} bytes read",
+            f"  latency ms    {percentiles}, max {exact(record['max_ms'])} (exact)",
+            f"  errors        {errors}",
         ]
     )
 

@@ -21,6 +21,7 @@ CAP_BYTES = {
     "wrk": 1 * MiB,  # wrk --latency prints ~1 KB; wrk2's full spectrum ~20 KB
     "cpu": 1 * MiB,  # ~600 bytes
     "headers": 64 * 1024,  # `curl -sI`: 141 bytes with the default body
+    "hist": 16 * MiB,  # wrk's latency histogram: ~100 KB for a 1-second measurement
 }
 FILE_KINDS = {
     stat.S_IFIFO: "a FIFO",

@@ -3,7 +3,8 @@
 A run directory holds `<setup>.gomaxprocs-<N>[.c<C>][.block-<b>].run-<k>.wrk.txt` (one wrk
 output per measurement; `.ab.txt` for an ApacheBench one, read the same way; `.block-<b>`
 names the server start it was measured in, absent in runs recorded before blocks),
-`<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell) and,
+`<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell), beside a wrk file
+its `.cpu.json` and `.hist.json` (wrk's latency histogram, histogram.py) and,
 when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
 file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
 Nothing here fails on one bad file: a file that does not parse, a name that does not fit
@@ -24,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import NoUsableData, ParseError, RefusedFile
+from .histogram import LatencyHistogram, hist_file_name, parse_histogram
 from .model import FIELDS, Check, setup_order
 from .parse import parse_file
 from .rawfile import CAP_BYTES, read_bytes
@@ -83,6 +85,7 @@ class Run:
     headers: tuple[HeaderCapture, ...]
     problems: tuple[Check, ...]  # files that could not be used, with why
     texts: dict[str, str] = field(default_factory=dict)  # wrk file name -> its text (provenance)
+    histograms: dict[str, LatencyHistogram] = field(default_factory=dict)  # wrk file name -> its .hist.json, when there is one
 
     @property
     def status(self) -> str | None:
@@ -144,7 +147,7 @@ def load_run(path: str | Path) -> Run:
     for name in sorted(set(listed) - names):
         problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
 
-    rows, texts = [], {}
+    rows, texts, histograms = [], {}, {}
     for name in wrk_names:
         match = WRK_FILE.fullmatch(name)
         if match is None:
@@ -173,6 +176,9 @@ def load_run(path: str | Path) -> Run:
         row = measurement_row(match, name, result, listed.get(name, {}))
         row.update(read_cpu(run_dir, cpu_file_name(name), problems))
         rows.append(row)
+        histogram = read_histogram(run_dir, hist_file_name(name), problems)
+        if histogram is not None:
+            histograms[name] = histogram
 
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = sort_measurements(table)
@@ -180,7 +186,7 @@ def load_run(path: str | Path) -> Run:
     headers = tuple(read_headers(run_dir, sorted(names), problems))
     if table.empty and not problems and not headers:
         raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
-    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts)
+    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms)
 
 
 def raw_suffix(name: str) -> str:
@@ -302,6 +308,20 @@ def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:
         "pin_client": pinning.get("client"),
         "pin_server": pinning.get("server"),
     }
+
+
+def read_histogram(run_dir: Path, name: str, problems: list[Check]) -> LatencyHistogram | None:
+    """Return one measurement's latency histogram (None when there is none); an unusable file is a warned `histogram` check."""
+    if not os.path.lexists(run_dir / name):
+        return None
+    data = read_raw(run_dir, name, "hist", problems)
+    if data is None:
+        return None
+    try:
+        return parse_histogram(name, data)
+    except ParseError as exc:
+        problems.append(Check("histogram", "warn", f"{exc.message()}; exact percentiles left out", file=name))
+        return None
 
 
 def cpu_seconds(process: dict | None) -> float | None:

@@ -173,6 +173,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "measurements[].connections": Spec("int", 1, 10**8),
     "measurements[].repeat": Spec("int", 1, 10**6),
     "measurements[].cpu_file": Spec("str"),
+    "measurements[].hist_file": Spec("str"),
     "measurements[].command": Spec("str"),
     "measurements[].exit_code": Spec("int", -(2**31), 2**31),
 }

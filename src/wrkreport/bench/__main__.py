@@ -210,7 +210,9 @@ def cmd_pass_end(args) -> int:
 def cmd_measure(args) -> int:
     """Run one measurement: the progress line, wrk (the command after --), its .cpu.json, its manifest entry.
 
-    wrk's stdout then stderr go to --file; the CPU time of the pass's servers is read from
+    wrk's stdout then stderr go to --file; with --hist-file, wrk's environment names that
+    file (WRKREPORT_HIST_FILE) for histogram.lua, run by the command's `-s`, to write the
+    latency histogram to (recorded as hist_file when written); the CPU time of the pass's servers is read from
     /proc just before and just after, wrk's own from its rusage. Exits 0 once recorded,
     whatever wrk's status (recorded as exit_code); on SIGINT/SIGTERM (passed on to wrk)
     with 128 + N, its partial files removed and nothing recorded.
@@ -225,9 +227,13 @@ def cmd_measure(args) -> int:
     print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
     servers = find_pass(manifest, args.gomaxprocs)["pids"]
     out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
+    hist = run_dir / args.hist_file if args.hist_file else None
+    env = {HIST_ENV: str(hist)} if hist else {}
+    if hist:
+        hist.unlink(missing_ok=True)  # only this wrk's own file may be recorded
     before = cpu_snapshot(server_pids(servers))
     started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements
-    wrk = run_measured(argv, out, stderr)
+    wrk = run_measured(argv, out, stderr, env)
     ended = now_ms()
     after = cpu_snapshot(server_pids(servers))  # nginx's children again: a worker may have been replaced
     with open(out, "ab") as f:
@@ -235,6 +241,8 @@ def cmd_measure(args) -> int:
     cap_log(nginx_error_log(run_dir, args.gomaxprocs))
     if wrk.signal is not None:
         out.unlink(missing_ok=True)
+        if hist:
+            hist.unlink(missing_ok=True)
         return wrk.status
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "connections": connections, "repeat": args.repeat}
     if args.block is not None:
@@ -246,6 +254,7 @@ def cmd_measure(args) -> int:
             **ids,
             "file": out.name,
             "cpu_file": cpu_file.name,
+            **({"hist_file": hist.name} if hist and hist.is_file() else {}),
             "url": params["urls"][args.setup],
             "command": " ".join(argv),
             "exit_code": wrk.status,
@@ -258,6 +267,7 @@ def cmd_measure(args) -> int:
     return 0
 
 
+HIST_ENV = "WRKREPORT_HIST_FILE"  # read by histogram.lua's done()
 PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs
 
 
@@ -408,6 +418,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--round",), {"type": int}),
         (("--file",), {"required": True}),
         (("--cpu-file",), {"required": True}),
+        (("--hist-file",), {}),  # where histogram.lua writes (WRKREPORT_HIST_FILE); none: no histogram
         (("--stderr",), {"required": True}),
         (("argv",), {"nargs": argparse.REMAINDER}),
     )

@@ -138,8 +138,8 @@ class Measured:
     signal: int | None  # the last SIGINT/SIGTERM received meanwhile (passed on to it), or None
 
 
-def run_measured(argv: list[str], stdout: Path, stderr: Path) -> Measured:
-    """Run argv (wrk) with its output in files, passing SIGINT and SIGTERM on to it."""
+def run_measured(argv: list[str], stdout: Path, stderr: Path, env: dict[str, str] | None = None) -> Measured:
+    """Run argv (wrk) with its output in files and env added to the environment, passing SIGINT and SIGTERM on to it."""
     received: list[int] = []
     child: list[int] = []
 
@@ -158,7 +158,7 @@ def run_measured(argv: list[str], stdout: Path, stderr: Path) -> Measured:
                 return Measured(128 + received[-1], None, 0.0, 0.0, 0.0, received[-1])
             started = time.monotonic()
             file_actions = [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
-            child.append(os.posix_spawnp(argv[0], argv, os.environ, file_actions=file_actions))
+            child.append(os.posix_spawnp(argv[0], argv, {**os.environ, **(env or {})}, file_actions=file_actions))
             if received:
                 os.kill(child[0], received[-1])
             _, status, rusage = os.wait4(child[0], 0)

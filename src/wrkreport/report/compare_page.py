@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__, charts
+from .. import __version__, change_chart
 from ..analyze import load_analysis, several_levels
 from ..compare import FIGURES, RunComparison, compare
 from ..errors import NothingToCompare, RefusedFile
@@ -114,10 +114,10 @@ def verdict_of(c, kind: str) -> str:
     return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}"
 
 
-def change_marks(result: RunComparison, several: bool) -> list[charts.ChangeMark]:
+def change_marks(result: RunComparison, several: bool) -> list[change_chart.ChangeMark]:
     """Return the change chart's rows, one per figure of each cell both runs measured."""
     return [
-        charts.ChangeMark(
+        change_chart.ChangeMark(
             cell=f"{c.setup}, {group_name(c.gomaxprocs, c.connections, several)}",
             figure=FIGURES[c.metric].label,
             change=c.change,
@@ -224,7 +224,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         ),
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)
-    svgs = {layout: jinja2.utils.markupsafe.Markup(charts.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
+    svgs = {layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
             for layout in ("wide", "narrow")}  # our own SVG only; CSS shows one of the two
     template = environment().get_template("compare.html")
     data = {

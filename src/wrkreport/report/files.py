@@ -17,6 +17,7 @@ from ..checks import CheckReport
 from ..design import design_of, precision_of
 from ..errors import OutputError
 from ..model import Ratio
+from ..latency import CellLatency, cell_latencies
 from ..run import COLUMNS, Run
 from .fmt import none_if_nan
 
@@ -38,6 +39,7 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
+        "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],
         "checks": [asdict(c) for c in report.checks],
         "expected_header_bytes": report.expected_header_bytes,
         "response_bytes_agreed": report.response_bytes,
@@ -97,6 +99,20 @@ def cell_record(cell) -> dict:
         "repeats": list(cell.repeats),
         "excluded": [{"repeat": r, "reason": why} for r, why in cell.excluded],
         "metrics": metrics,
+    }
+
+
+def latency_record(cell: CellLatency) -> dict:
+    """Return one cell's exact percentiles from its merged histograms."""
+    return {
+        "gomaxprocs": cell.gomaxprocs,
+        "connections": cell.connections,
+        "setup": cell.setup,
+        "measurements": cell.measurements,
+        "latencies": cell.histogram.count,
+        "requests": cell.histogram.requests,
+        "percentiles_ms": {f"{p:g}": value for p, value in cell.percentiles_ms().items()},
+        "max_ms": cell.histogram.pairs[-1][0] / 1000.0,
     }
 
 

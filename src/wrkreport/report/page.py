@@ -16,10 +16,13 @@ import pandas as pd
 from .. import __version__, charts, reference
 from ..analyze import NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
+from ..histogram import SHOWN_PERCENTILES
+from ..latency import cell_latencies
 from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
 from .failures import failure_lines
+from .study import load_generator, study_reference, study_rows
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
@@ -91,6 +94,18 @@ class CpuRow:
     wrk_per_thread: str
     wrk_share: str
     ceiling: str
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    """Exact latency percentiles of one cell, from its kept repeats' histograms merged."""
+
+    group: str
+    setup: str
+    measurements: str
+    latencies: str  # how many latencies the histograms recorded (wrk's corrected count)
+    percentiles: tuple[str, ...]  # one per histogram.SHOWN_PERCENTILES, in ms
+    max_ms: str
 
 
 @dataclass(frozen=True)
@@ -184,6 +199,8 @@ class Page:
     prominent: tuple[str, ...] = ()  # warnings that question every figure, shown once at the top
     study_rows: tuple[tuple[str, str, str, str, str, str], ...] = ()  # the 2012 Go-vs-Node study, when node-http was measured
     study_note: str = ""
+    latency_rows: tuple[LatencyRow, ...] = ()  # exact percentiles, when the run has wrk's histograms
+    latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -203,6 +220,9 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         svg["sweep_p99"] = charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
     if analysis.sharing is not None:
         svg["cpu"] = charts.cpu_chart(analysis)
+    latencies = cell_latencies(table, run.histograms)
+    if latencies:
+        svg["latency_cdf"] = charts.cdf_chart(latencies, several)
     manifest = run.manifest or {}
     return Page(
         title=f"wrkreport: nginx in front of Go, run {run.run_id}",
@@ -245,31 +265,24 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
         study_rows=tuple(study_rows()) if reference.NODE_SETUP in analysis.setups else (),
         study_note=reference.study_note() if reference.NODE_SETUP in analysis.setups else "",
+        latency_rows=tuple(latency_rows(latencies, several)),
+        latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
     )
 
 
-def load_generator(table: pd.DataFrame) -> str | None:
-    """Return the run's load generator ('wrk' for wrk and wrk2, or 'ab'); the most frequent one in a mixed run, None when empty."""
-    tools = table["tool"].dropna().replace("wrk2", "wrk") if "tool" in table else pd.Series(dtype=object)
-    return str(tools.value_counts().idxmax()) if len(tools) else None
-
-
-def study_rows() -> list[tuple[str, str, str, str, str, str]]:
-    """Return the 2012 study's rows: CPUs, load generator, Go's and Node's figures (with unit), bytes per response, Node/Go."""
-    rows = []
-    for r in reference.study_ratios():
-        sizes = f"{r.go_bytes_per_response:.0f} / {r.node_bytes_per_response:.0f}" if r.go_bytes_per_response else "not given"
-        cpus = "1 CPU (our GOMAXPROCS=1)" if r.mode == "1" else "all CPUs but one (our GOMAXPROCS above 1)"
-        rows.append((cpus, r.load_generator, f"{fmt_number(r.go)} {r.unit}", f"{fmt_number(r.node)} {r.unit}", sizes, f"{r.ratio:.3f}"))
-    return rows
-
-
-def study_reference(setup: str, gomaxprocs: int, tool: str | None) -> str:
-    """Return the 2012 study's Node/Go ratios matching a node-http row, the run's load generator first; '' for other setups."""
-    if setup != reference.NODE_SETUP:
-        return ""
-    found = sorted((r for r in reference.study_ratios() if r.matches(gomaxprocs)), key=lambda r: r.load_generator != tool)
-    return "2012 study: " + ", ".join(r.label for r in found)
+def latency_rows(latencies, several: bool) -> list[LatencyRow]:
+    """Return one row of exact percentiles per cell with histograms."""
+    return [
+        LatencyRow(
+            group=group_name(c.gomaxprocs, c.connections, several),
+            setup=c.setup,
+            measurements=str(c.measurements),
+            latencies=fmt_number(c.histogram.count),
+            percentiles=tuple(fmt_ms(v) for v in c.percentiles_ms().values()),
+            max_ms=fmt_ms(c.histogram.pairs[-1][0] / 1000.0),
+        )
+        for c in latencies
+    ]
 
 
 PROMINENT = ("client-cores",)  # run-wide, they question every figure: shown at the top, not in the list

@@ -43,6 +43,7 @@ CHECK_TITLES = {
     "socket-errors": "Socket errors",
     "wrk-exit": "wrk exit status",
     "cpu": "CPU records readable",
+    "histogram": "Latency histograms readable",
     "manifest": "manifest.json readable",
     "missing-file": "Files listed in the manifest present",
     "file-name": "File names understood",

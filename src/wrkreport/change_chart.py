@@ -1,0 +1,91 @@
+"""The compare page's chart: B / A per figure with its interval on a log axis, a marker per kind of change."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import matplotlib
+import matplotlib.ticker
+
+from .charts import CHANGE_LOOK, STYLE, new_figure, shorten, to_svg
+
+
+@dataclass(frozen=True)
+class ChangeMark:
+    """One row of the change chart: a figure of one cell, B / A with its interval and what it says."""
+
+    cell: str  # 'nginx-http, GOMAXPROCS=2': rows of one cell sit together
+    figure: str  # 'req/s', 'ratio to go-http', 'p99 latency'
+    change: float | None
+    low: float | None
+    high: float | None
+    kind: str  # better | worse | same | inconclusive | no-interval | none (CHANGE_LOOK)
+    note: str = ""  # why there is no change, for kind none
+
+
+def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, narrow: bool = False) -> str:
+    """Return B / A per figure on a log axis: 95% whiskers, the 1.0 line, the no-change band shaded, a marker per kind.
+
+    narrow: a phone layout, 3.7 in wide (about 355 px, so 8 pt text stays above 10 px with
+    no sideways scroll at 390 px): each row's label sits above its whisker instead of beside it.
+    """
+    with matplotlib.rc_context(STYLE):
+        cells = list(dict.fromkeys(m.cell for m in marks))
+        step = 1.6 if narrow else 1.0  # room for the label above each row
+        fig = new_figure(3.7 if narrow else 8, 1.6 + (0.3 * step) * len(marks) + 0.25 * len(cells) + (0.5 if narrow else 0))
+        ax = fig.add_subplot()
+        ticks, labels, y, shown = [], [], 0.0, set()
+        values = [1.0, *band]
+        for cell in cells:
+            for mark in (m for m in marks if m.cell == cell):
+                ticks.append(y)
+                labels.append(f"{cell}: {mark.figure}")
+                if narrow:
+                    ax.text(0.01, y + 0.55, labels[-1], va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform(),
+                            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
+                if mark.change is None:
+                    ax.text(0.01, y, shorten(mark.note or "not compared", 45 if narrow else 60), va="center", fontsize=8, color="#333333",
+                            transform=ax.get_yaxis_transform())
+                else:
+                    colour, marker, filled, label = CHANGE_LOOK[mark.kind]
+                    err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
+                    legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
+                    ax.errorbar(mark.change, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=7,
+                                markerfacecolor=colour if filled else "#ffffff", markeredgewidth=1.2,
+                                label=None if mark.kind in shown else legend)
+                    shown.add(mark.kind)
+                    ax.annotate(f"{mark.change:.2f}", (mark.high or mark.change, y), xytext=(6, 0), textcoords="offset points", ha="left",
+                                va="center", fontsize=8)
+                    values.extend(v for v in (mark.change, mark.low, mark.high) if v is not None)
+                y -= step
+            y -= 0.5
+        ax.axvspan(*band, color="#dddddd", zorder=0, linewidth=0)
+        ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
+        ax.text(1.0, 1.0, "1.0 = no change", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
+        ax.set_xscale("log")
+        low, high = min(values), max(values)
+        ax.set_xlim(low / 1.15, high * 1.6)  # room for the value right of the highest whisker
+        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(change_ticks(low / 1.15, high * 1.6)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_yticks([] if narrow else ticks, [] if narrow else labels)
+        if ticks:
+            ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
+        ax.set_xlabel("B / A (log scale; above 1.0: higher in B)")
+        ax.grid(axis="y", visible=False)
+        if shown:
+            fig.legend(loc="outside lower center", ncol=1 if narrow else 2, frameon=False, fontsize=8)
+        return to_svg(fig, "changes-narrow" if narrow else "changes", desc)
+
+
+def change_ticks(low: float, high: float) -> list[float]:
+    """Return the ticks of a B / A axis: 1, 2, 5 per decade, with 0.8, 0.9, 1.1, 1.25 added when the range is narrow.
+
+    >>> change_ticks(0.85, 1.2), change_ticks(0.2, 6)
+    ([0.9, 1.0, 1.1], [0.2, 0.5, 1.0, 2.0, 5.0])
+    """
+    decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+    coarse = [round(m * 10.0**e, 6) for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high]
+    fine = sorted(set(coarse) | {t for t in (0.8, 0.9, 1.1, 1.25) if low <= t <= high})
+    return fine if len(fine) <= 7 else coarse
