@@ -64,6 +64,12 @@ def workdirs():
     shutil.rmtree(top, ignore_errors=True)
 
 
+def default_sigint() -> None:
+    """Give the script SIGINT back (run in the child before exec): a suite started in the
+    background (`cmd &`, nohup) ignores SIGINT, and bash cannot trap a signal ignored on entry."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def script_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
     env["TMPDIR"] = str(tmp)
@@ -277,7 +283,8 @@ def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log
     out, tmp = workdirs
     ports = free_ports()
     args = [str(SCRIPT), "--quick", "--duration", "3", "--warmup", "0", "--setups", "nginx-fcgi-unix", "--gomaxprocs", "1"]
-    proc = subprocess.Popen([*args, "--out", str(out), *port_args(ports)], env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*args, "--out", str(out), *port_args(ports)], env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
         while True:  # once the cell is recorded as answering 200, take the socket away from nginx's workers
@@ -388,7 +395,7 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
     out, tmp = workdirs
     ports = free_ports()
     args = [str(SCRIPT), "--quick", "--duration", "4", "--gomaxprocs", "1", "--warmup", "0", "--out", str(out), *port_args(ports)]
-    proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         in_progress = wait_for_second_measurement(out, proc)
         time.sleep(1)  # well inside the 4 s measurement

@@ -22,7 +22,7 @@ import pytest
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools
-from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, load_run, port_args, processes_mentioning, script_env, workdirs  # noqa: F401
+from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, load_run, port_args, processes_mentioning, script_env, workdirs  # noqa: F401
 
 PORT_NAMES = (*BASE_PORT_NAMES, "node-http")
 NODE_MISSING = missing_tools("wrk", "curl", "go", "node")
@@ -123,7 +123,7 @@ def test_sigint_during_a_node_cluster_measurement_leaves_no_node_process(workdir
     out, tmp = workdirs
     ports = free_ports()
     args = [str(SCRIPT), "--quick", "--setups", "node-http", "--gomaxprocs", "2", "--duration", "4", "--warmup", "0", "--out", str(out), *port_args(ports)]
-    proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
         while not list(out.glob("*/node-http.*.wrk.txt")):
