@@ -86,24 +86,32 @@ def test_too_few_units_gives_no_interval():
     assert compare.TOO_FEW.startswith("need at least 2 blocks (or repeats) in each run")
 
 
-def test_start_sd_is_what_the_recorded_runs_show():
-    # DerSimonian-Laird between-run sd of nginx-http's log ratio at GOMAXPROCS=2, with the
-    # within-run variance pooled over the runs that have repeats.
-    logs, sizes, within = [], [], []
-    for name in FIXTURE_RUNS:
-        analysis = load_analysis(RUNS / name).analysis
-        pairs = paired_values(analysis.cell(2, 100, "nginx-http"), analysis.cell(2, 100, "go-http"), "requests_per_sec")
-        values = [math.log(x / y) for x, y in pairs]
-        logs.append(stats.mean(values))
-        sizes.append(len(values))
-        if len(values) > 1:
-            within.append((stats.stdev(values) ** 2, len(values) - 1))
+def dersimonian_laird(runs: list[list[float]]) -> tuple[float, float, float]:
+    """Return (between-run variance tau^2, Cochran's Q, pooled within-run variance) of per-run samples of logs.
+
+    The within-run variance is pooled over the runs with more than one value.
+    """
+    logs = [stats.mean(values) for values in runs]
+    sizes = [len(values) for values in runs]
+    within = [(stats.stdev(values) ** 2, len(values) - 1) for values in runs if len(values) > 1]
     pooled = sum(v * df for v, df in within) / sum(df for _, df in within)
     weights = [n / pooled for n in sizes]
     centre = sum(w * x for w, x in zip(weights, logs)) / sum(weights)
     q = sum(w * (x - centre) ** 2 for w, x in zip(weights, logs))
     tau2 = (q - (len(logs) - 1)) / (sum(weights) - sum(w * w for w in weights) / sum(weights))
-    print(f"\nbetween-run sd of the nginx-http ratio: {math.sqrt(tau2):.3f} (Q = {q:.1f}, df {len(logs) - 1})")
+    return tau2, q, pooled
+
+
+def test_start_sd_is_what_the_recorded_runs_show():
+    # DerSimonian-Laird between-run sd of nginx-http's log ratio at GOMAXPROCS=2, with the
+    # within-run variance pooled over the runs that have repeats.
+    runs = []
+    for name in FIXTURE_RUNS:
+        analysis = load_analysis(RUNS / name).analysis
+        pairs = paired_values(analysis.cell(2, 100, "nginx-http"), analysis.cell(2, 100, "go-http"), "requests_per_sec")
+        runs.append([math.log(x / y) for x, y in pairs])
+    tau2, q, _ = dersimonian_laird(runs)
+    print(f"\nbetween-run sd of the nginx-http ratio: {math.sqrt(tau2):.3f} (Q = {q:.1f}, df {len(runs) - 1})")
     assert math.sqrt(tau2) <= compare.START_SD < math.sqrt(tau2) + 0.01
     assert compare.START_DF == len(FIXTURE_RUNS) - 1
 
@@ -155,18 +163,8 @@ def test_latency_start_sd_is_what_the_recorded_runs_show():
     # DerSimonian-Laird between-run sd of log p99 at GOMAXPROCS=2 for each setup the five runs share; the largest.
     taus = {}
     for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
-        logs, sizes, within = [], [], []
-        for name in FIXTURE_RUNS:
-            values = [math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[compare.P99].values]
-            logs.append(stats.mean(values))
-            sizes.append(len(values))
-            if len(values) > 1:
-                within.append((stats.stdev(values) ** 2, len(values) - 1))
-        pooled = sum(v * df for v, df in within) / sum(df for _, df in within)
-        weights = [n / pooled for n in sizes]
-        centre = sum(w * x for w, x in zip(weights, logs)) / sum(weights)
-        q = sum(w * (x - centre) ** 2 for w, x in zip(weights, logs))
-        tau2 = (q - (len(logs) - 1)) / (sum(weights) - sum(w * w for w in weights) / sum(weights))
+        runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[compare.P99].values] for name in FIXTURE_RUNS]
+        tau2, _, pooled = dersimonian_laird(runs)
         taus[setup] = math.sqrt(max(tau2, 0.0))
         assert math.sqrt(pooled) <= LATENCY_NOISE_SD + 0.005, setup
     print(f"\nbetween-run sd of log p99: {taus}")
