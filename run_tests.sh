@@ -9,6 +9,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
 readonly TOOLS=(nginx wrk curl ab node)
+readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-server}" # see fetch_sshd; tests/netlab.py reads the same
 
 usage() {
   cat <<'EOF'
@@ -18,6 +19,9 @@ Run every test of the project: `go test ./...` in each Go module under src/, the
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
 server on 127.0.0.1). Missing tools are installed first when run as root:
   - nginx (nginx-light), wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get, said before it is done;
+  - sshd for the two-machine tests (tests/netlab.py: hosts in network namespaces): when
+    /usr/sbin/sshd is absent, Debian's openssh-server is downloaded and unpacked into
+    ~/.cache/wrkreport/openssh-server (not installed, so no system sshd is started);
   - the wrkreport package with its test extras: `pip install -e '.[test]'`, or, when the
     system Python refuses pip (Debian 12: "externally managed"), into ./.venv.
 The browser tests drive the system Chromium (apt-get install chromium; .ci/run installs it)
@@ -54,6 +58,34 @@ install_tools() {
   log "missing ${missing[*]}: apt-get install ${packages[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+}
+
+# fetch_sshd: the two-machine tests (tests/netlab.py) run Debian's sshd inside network
+# namespaces. When /usr/sbin/sshd is absent, openssh-server (and libwrap0, which it links)
+# are downloaded and unpacked into SSHD_CACHE, not installed: installing the package
+# would start a system-wide sshd listening on every address.
+fetch_sshd() {
+  [[ ! -x /usr/sbin/sshd && ! -x "${SSHD_CACHE}/root/usr/sbin/sshd" ]] || return 0
+  if ((EUID != 0)) || ! command -v apt-get >/dev/null 2>&1; then
+    log "no sshd: the two-machine tests will skip (as root this script unpacks Debian's openssh-server)"
+    return 0
+  fi
+  command -v ssh >/dev/null 2>&1 || {
+    log "apt-get install openssh-client (ssh, ssh-keygen)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-client >/dev/null
+  }
+  local download
+  download="$(mktemp -d)"
+  log "unpacking Debian's openssh-server and libwrap0 into ${SSHD_CACHE} (not installed, no service started)"
+  (cd "${download}" && apt-get download -qq openssh-server libwrap0 2>/dev/null) ||
+    { apt-get update -qq && (cd "${download}" && apt-get download -qq openssh-server libwrap0); } ||
+    die "apt-get download openssh-server libwrap0 failed"
+  mkdir -p "${SSHD_CACHE}"
+  local deb
+  for deb in "${download}"/*.deb; do
+    dpkg-deb -x "${deb}" "${SSHD_CACHE}/root"
+  done
+  rm -rf -- "${download}"
 }
 
 # python_with_package: print a Python that has wrkreport[test] installed from this checkout.
@@ -99,6 +131,7 @@ main() {
   fi
   command -v go >/dev/null 2>&1 || die "go is not installed (https://go.dev/dl/ or apt-get install golang-go)"
   install_tools
+  fetch_sshd
   local python
   python="$(python_with_package)"
   # Tests start run_bench.sh and wrkreport as commands: the same environment must provide them.
