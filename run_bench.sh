@@ -108,6 +108,16 @@ its variable, a variable wins over the profile):
                                                                       [BENCH_OUT]
   --seed N              seed of the shuffled order (default random; recorded)
                                                                       [BENCH_SEED]
+  --server-host [USER@]HOST
+                        run the servers on HOST, over ssh (one multiplexed connection);
+                        wrk runs here (or on --client-hosts)         [BENCH_SERVER_HOST]
+  --server-address ADDR the target's address the servers listen on and wrk connects to
+                        (default: the address ssh reached HOST at; never 0.0.0.0)
+                                                                      [BENCH_SERVER_ADDRESS]
+  --client-hosts LIST   run wrk on each of these at once ([USER@]HOST, or local for this
+                        machine), each keeping its own raw file; latency merged exactly
+                        from their histograms                        [BENCH_CLIENT_HOSTS]
+  --ssh-config FILE     ssh -F FILE for every ssh connection           [BENCH_SSH_CONFIG]
   --tune                as root: apply the article's sysctl values that exist on this
                         kernel, printing each change (limits are only ever raised).
                         Without it nothing system-wide is changed.
@@ -340,6 +350,7 @@ read_plan() {
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"
   [[ -z "${PLAN[pin_client]:-}" ]] || CLIENT_PIN=(taskset -c "${PLAN[pin_client]}")
   [[ -z "${PLAN[pin_server]:-}" ]] || SERVER_PIN=(taskset -c "${PLAN[pin_server]}")
+  ((!PLAN[remote])) || die 2 "--server-host and --client-hosts are not implemented yet in this build; nothing was started"
 }
 
 preflight_tools() {

@@ -138,6 +138,10 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         max_blocks=plan["max_blocks"],
         precision_pct=plan["precision_pct"],
         max_time_s=plan["max_time_s"],
+        server_host=plan.get("server_host"),
+        server_address=plan.get("server_address"),
+        client_hosts=plan.get("client_hosts"),
+        ssh_config=plan.get("ssh_config"),
     )
     return {
         "schema": SCHEMA,

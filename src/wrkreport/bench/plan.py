@@ -52,6 +52,7 @@ from .setups import (
     url_for,
 )
 from ..stats import MIN_BLOCKS
+from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
 
 
@@ -76,6 +77,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision")
     p.add_argument("--max-time")
     p.add_argument("--load-generator")
+    p.add_argument("--server-host")
+    p.add_argument("--server-address")
+    p.add_argument("--client-hosts")
+    p.add_argument("--ssh-config")
     return p
 
 
@@ -128,7 +133,10 @@ def build_plan(
     plan["setups"] = setup_list(args.setups, env)
     plan["ports"] = port_map(args.port, env, plan["setups"])
     plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
+    plan.update(hosts_plan(args, env))
     plan["urls"] = {s: url_for(plan["ports"][s]) for s in plan["setups"]}
+    if plan["server_address"] is not None:  # without it (and with --server-host) the driver asks the target, then plans again
+        plan["urls"] = {s: f"http://{url_host(plan['server_address'])}:{plan['ports'][s]}/" for s in plan["setups"]}
     plan.update(knobs(args, env))
     plan["expect_header_bytes"] = expect_header_bytes(plan["body_bytes"])
     available = cpus if cpus is not None else frozenset(range(nproc))
@@ -137,6 +145,7 @@ def build_plan(
         text, source = given_or_env(getattr(args, key), option, env, name)
         pinned[key] = pin_list(text, source, available)
         plan[key] = format_cpu_list(pinned[key]) or None  # normalised: '1,0' -> '0-1'
+    check_combinations(plan)
     shared = set(pinned["pin_client"]) & set(pinned["pin_server"])
     if shared:
         plan["warnings"].append(
@@ -410,6 +419,13 @@ def plan_lines(plan: dict) -> list[str]:
             lines.append(f"{key} {plan[key]}")
     lines += [f"port.{name} {port}" for name, port in plan["ports"].items()]
     lines += [f"url.{name} {url}" for name, url in plan["urls"].items()]
+    remote = plan["server_host"] is not None or any(h != LOCAL for h in plan["client_hosts"] or ())
+    lines.append(f"remote {int(remote)}")  # 1: some process runs over ssh
+    for key in ("server_host", "server_address", "ssh_config"):
+        if plan[key] is not None:
+            lines.append(f"{key} {plan[key]}")
+    if plan["client_hosts"]:
+        lines.append(f"client_hosts {' '.join(plan['client_hosts'])}")
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"out {plan['out']}")
     return lines
