@@ -181,6 +181,8 @@ ANSWER=()         # the lines of the helper's last answer (ask)
 HELPER_PROC=""    # PID of the long-lived helper (coproc HELPER)
 CELL=()           # one --cell SETUP READY HEADERS ERROR of `pass-ready`
 CELLS_DEADLINE=0  # when the setups of this pass must have answered (SECONDS)
+SSH_HOSTS=()      # hosts with an open ssh master connection (ssh_open); closed in cleanup
+SSH=()            # the ssh command for one host through its master (ssh_cmd)
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 
@@ -350,7 +352,59 @@ read_plan() {
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"
   [[ -z "${PLAN[pin_client]:-}" ]] || CLIENT_PIN=(taskset -c "${PLAN[pin_client]}")
   [[ -z "${PLAN[pin_server]:-}" ]] || SERVER_PIN=(taskset -c "${PLAN[pin_server]}")
-  ((!PLAN[remote])) || die 2 "--server-host and --client-hosts are not implemented yet in this build; nothing was started"
+}
+
+# --- ssh: one multiplexed connection per remote host -------------------------------------
+
+# ssh_cmd HOST: set SSH to the ssh command reaching HOST through its master connection
+# (ControlPath in the private work dir; --ssh-config as -F; never a password prompt).
+ssh_cmd() {
+  SSH=(ssh -o ControlPath="${WORK}/ssh/%C" -o BatchMode=yes -o ConnectTimeout=10
+    -o ServerAliveInterval=5 -o ServerAliveCountMax=3)
+  [[ -z "${PLAN[ssh_config]:-}" ]] || SSH+=(-F "${PLAN[ssh_config]}")
+  SSH+=("$@")
+}
+
+# ssh_open HOST: start HOST's master connection (in the background, until ssh_close_all);
+# a failure is a preflight error: exit 2, nothing started on either machine.
+ssh_open() {
+  local host="$1" output
+  [[ -d "${WORK}/ssh" ]] || mkdir -m 0700 "${WORK}/ssh"
+  ssh_cmd -o ControlMaster=yes -o ControlPersist=no -f -N -- "${host}"
+  # Not $(...): the master keeps its output open after -f, and the substitution would wait for it.
+  if ! "${SSH[@]}" </dev/null >"${WORK}/ssh/open.log" 2>&1; then
+    output="$(tr -s '\r\n' '  ' <"${WORK}/ssh/open.log")"
+    die 2 "ssh to ${host} failed: ${output% }; nothing was started (check: ssh${PLAN[ssh_config]:+ -F ${PLAN[ssh_config]}} ${host} true)"
+  fi
+  SSH_HOSTS+=("${host}")
+}
+
+# on_host HOST COMMAND: run COMMAND (one string, read by HOST's shell) over HOST's master.
+on_host() {
+  ssh_cmd -- "$1"
+  "${SSH[@]}" "$2"
+}
+
+# open_ssh: a master connection to the target and to each remote client, before anything starts.
+open_ssh() {
+  local host
+  ((PLAN[remote])) || return 0
+  command -v ssh >/dev/null 2>&1 || die 2 "ssh is not installed (apt-get install openssh-client); --server-host and --client-hosts need it"
+  [[ -z "${PLAN[server_host]:-}" ]] || ssh_open "${PLAN[server_host]}"
+  for host in ${PLAN[client_hosts]:-}; do
+    [[ "${host}" == local ]] || contains "${host}" "${SSH_HOSTS[@]}" || ssh_open "${host}"
+  done
+  die 2 "--server-host and --client-hosts are not implemented yet in this build (ssh reached ${SSH_HOSTS[*]}); nothing was started"
+}
+
+# ssh_close_all: end every master connection (each ends its sessions).
+ssh_close_all() {
+  local host
+  for host in "${SSH_HOSTS[@]}"; do
+    ssh_cmd -O exit -- "${host}"
+    "${SSH[@]}" 2>/dev/null || true
+  done
+  SSH_HOSTS=()
 }
 
 preflight_tools() {
@@ -979,6 +1033,7 @@ cleanup() {
   [[ -z "${HELPER_PROC}" ]] || kill -TERM "${HELPER_PROC}" 2>/dev/null # ends a measurement: wrk gets the signal
   stop_helper
   stop_servers
+  ssh_close_all
   ((${#CURRENT_FILES[@]} == 0)) || rm -f -- "${CURRENT_FILES[@]}"
   if [[ -n "${RUN_DIR}" ]] && ((!FINISHED)); then
     case "${status}" in
@@ -1012,6 +1067,7 @@ main() {
   require_python
   WORK="$(mktemp -d "${TMPDIR:-/tmp}/wrkreport.XXXXXX")"
   read_plan "$@"
+  open_ssh
   preflight_tools
   raise_nofile
   prepare_work_dir
