@@ -19,8 +19,9 @@ in tests/test_compare_calibration.py (no true change; start effects of 5%, 10% h
 measurement noise, 2% outliers) shows the false-change rate of both at 3, 5 and 10
 repeats or blocks, and the percentile bootstrap used before flagging far more often.
 
-p99 latency moves more from start to start than the ratio does, so its runs without
-blocks are widened by LATENCY_START_SD instead (measured the same way, see there).
+req/s and p99 latency move more from start to start than the ratio does (both sides of a
+ratio move together), so their runs without blocks are widened by THROUGHPUT_START_SD and
+LATENCY_START_SD instead (measured the same way, see there).
 Higher req/s and a higher ratio are better; lower latency is better (FIGURES).
 """
 
@@ -43,6 +44,11 @@ START_DF = 4  # five runs
 # The same DerSimonian-Laird between-run sd of log p99 latency at GOMAXPROCS=2 over the same
 # five runs: 0.083 (go-http), 0.165 (nginx-http), 0.132 (nginx-fcgi-tcp); the largest, rounded up.
 LATENCY_START_SD = 0.17
+# The same DerSimonian-Laird between-run sd of log req/s at GOMAXPROCS=2 over the same five
+# runs: 0.076 (go-http), 0.130 (nginx-http), 0.134 (nginx-fcgi-tcp); the largest, rounded up.
+# Widened by the ratio's 0.05 instead, one-start runs at 3 repeats flagged 22.8% of
+# simulated comparisons with no true change (tests/test_compare_calibration.py).
+THROUGHPUT_START_SD = 0.14
 P99 = "latency_p99_ms"
 
 
@@ -52,9 +58,9 @@ METHOD = (
     "starts) counts one value per block (the block's median); a run without blocks counts its repeats. The 95% "
     "interval is Welch's t interval on the difference of the log means (Welch-Satterthwaite degrees of freedom). "
     "A run without blocks started its servers once, so its repeats cannot show how much a restart moves the "
-    f"figures: for each such run the interval is widened by a start-to-start sd of {START_SD:.0%} (the spread of "
-    f"the nginx-http ratio across this project's recorded runs; {LATENCY_START_SD:.0%} for p99 latency, which moves "
-    "more). A change is flagged only when the interval "
+    f"figures: for each such run the interval is widened by a start-to-start sd of {START_SD:.0%} for the ratio (the "
+    f"spread of the nginx-http ratio across this project's recorded runs), {THROUGHPUT_START_SD:.0%} for req/s and "
+    f"{LATENCY_START_SD:.0%} for p99 latency, which move more. A change is flagged only when the interval "
     "excludes 1.0; with fewer than 2 blocks (or repeats) in a run there is no interval."
 )
 
@@ -69,7 +75,7 @@ class Figure:
 
 
 FIGURES = {
-    THROUGHPUT: Figure("req/s", True, START_SD),
+    THROUGHPUT: Figure("req/s", True, THROUGHPUT_START_SD),
     "overhead_ratio": Figure("ratio to go-http", True, START_SD),
     P99: Figure("p99 latency", False, LATENCY_START_SD),
 }
@@ -94,7 +100,7 @@ class Change:
     n_a: int
     n_b: int
     note: str | None = None  # why there is no change figure or no interval
-    unit: str | None = None  # "block" when both runs had blocks, else "repeat" (widened by START_SD)
+    unit: str | None = None  # "block" when both runs had blocks, else "repeat" (widened by the figure's start sd)
 
     @property
     def flagged(self) -> bool:
