@@ -60,20 +60,30 @@ install_tools() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 }
 
+# lab_tools: ssh, ssh-keygen and ip (the lab's namespaces and veth pairs), as root when missing.
+lab_tools() {
+  local packages=()
+  command -v ssh >/dev/null 2>&1 && command -v ssh-keygen >/dev/null 2>&1 || packages+=(openssh-client)
+  command -v ip >/dev/null 2>&1 || packages+=(iproute2)
+  ((${#packages[@]} > 0)) || return 0
+  log "apt-get install ${packages[*]} (for the two-machine tests)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+}
+
 # fetch_sshd: the two-machine tests (tests/netlab.py) run Debian's sshd inside network
 # namespaces. When /usr/sbin/sshd is absent, openssh-server (and libwrap0, which it links)
 # are downloaded and unpacked into SSHD_CACHE, not installed: installing the package
 # would start a system-wide sshd listening on every address.
 fetch_sshd() {
+  if ((EUID == 0)) && command -v apt-get >/dev/null 2>&1; then
+    lab_tools
+  fi
   [[ ! -x /usr/sbin/sshd && ! -x "${SSHD_CACHE}/root/usr/sbin/sshd" ]] || return 0
   if ((EUID != 0)) || ! command -v apt-get >/dev/null 2>&1; then
     log "no sshd: the two-machine tests will skip (as root this script unpacks Debian's openssh-server)"
     return 0
   fi
-  command -v ssh >/dev/null 2>&1 || {
-    log "apt-get install openssh-client (ssh, ssh-keygen)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-client >/dev/null
-  }
   local download
   download="$(mktemp -d)"
   log "unpacking Debian's openssh-server and libwrap0 into ${SSHD_CACHE} (not installed, no service started)"
