@@ -204,3 +204,46 @@ class ClientLoad:
     cpu_s: float | None  # its wrk's user + system seconds during the measurement (None: not read)
     cores: int | None  # usable cores of its machine (None: not recorded)
     shares_servers: bool  # it ran on the target, so the servers' CPU time came out of its cores
+
+
+# --- Files named on a command line (`wrkreport parse`) ----------------------------------------
+
+
+def group_paths(paths: list[str]) -> list[list[str]]:
+    """Return the paths in argument order, the `<stem>.client-<i>.wrk.txt` of one stem (same directory) together, by i.
+
+    >>> group_paths(["a.run-1.client-2.wrk.txt", "b.wrk.txt", "a.run-1.client-1.wrk.txt"])
+    [['a.run-1.client-1.wrk.txt', 'a.run-1.client-2.wrk.txt'], ['b.wrk.txt']]
+    """
+    groups: dict[object, list[str]] = {}
+    for i, path in enumerate(paths):
+        stem = client_stem(path)
+        groups.setdefault(i if stem is None else stem, []).append(path)
+    return [sorted(group, key=client_index) if len(group) > 1 else group for group in groups.values()]
+
+
+def merge_files(paths: list[str]) -> tuple[WrkResult, list[str]]:
+    """Return one measurement from its clients' wrk files (each one's .hist.json beside it when present), and the clients without one.
+
+    A file that is not a usable wrk output raises ParseError naming it: a measurement is
+    never summed from fewer clients.
+    """
+    from pathlib import Path
+
+    from .errors import ParseError
+    from .histogram import read_histogram_file
+    from .parse import parse_file
+
+    results, histograms, without = [], [], []
+    for path in paths:
+        results.append(parse_file(path))
+        hist = client_hist_name(path)
+        if Path(hist).exists():
+            histograms.append(read_histogram_file(hist))
+        else:
+            without.append(f"client-{client_index(path)}")
+    try:
+        merged = merge_results(results, None if without else histograms, client_stem(paths[0]) or paths[0])
+    except ClientsProblem as exc:
+        raise ParseError(client_stem(paths[0]) or paths[0], None, str(exc)) from None
+    return merged, without

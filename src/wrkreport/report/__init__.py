@@ -27,7 +27,7 @@ from .files import CSV_COLUMNS, results_json, write_outputs
 from .fmt import fmt_ms, fmt_number, fmt_ratio
 from .page import build_page
 from .render import render_html
-from .terminal import closing_lines, compare_table, summary_table
+from .terminal import closing_lines, compare_table, machines_line, summary_table
 from .compare_words import compare_summary
 from .words import verdict_line
 
@@ -75,5 +75,6 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
-    return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table), closing)
+    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table)]))
+    return Built(run.path, paths, checked.status, checked.failures, summary, closing)
 

@@ -162,6 +162,15 @@ class HeaderRow:
 
 
 @dataclass(frozen=True)
+class MachineTable:
+    """One machine of the run (controller, target, a client) with the environment table's fields."""
+
+    title: str  # 'target: root@10.231.0.2'
+    roles: str  # what ran there, in words
+    rows: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Page:
     """Everything the template shows, as strings and plain rows."""
 
@@ -201,6 +210,8 @@ class Page:
     study_note: str = ""
     latency_rows: tuple[LatencyRow, ...] = ()  # exact percentiles, when the run has wrk's histograms
     latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
+    machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
+    network: tuple[str, ...] = ()  # the measured round trips between them, with their method
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -244,7 +255,9 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         checks=tuple(check_groups(report, run, out_dir)),
         measurements=tuple(measurement_rows(run, table, out_dir, several)),
         headers=tuple(header_rows(run, out_dir)),
-        environment=tuple(environment_rows(manifest)),
+        environment=tuple(environment_rows(manifest, machine_tables := tuple(machine_tables_of(manifest)))),
+        machines=machine_tables,
+        network=tuple(rtt_lines(manifest)),
         parameters=tuple((k, display(v, k)) for k, v in run.parameters.items()),
         sysctl=tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
         nginx_v=str(manifest.get("nginx_V") or ""),
@@ -445,8 +458,8 @@ def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
     ]
 
 
-def environment_rows(manifest: dict) -> list[tuple[str, str]]:
-    """Return the run's environment (machine, versions, limits, times) as label/value pairs."""
+def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, str]]:
+    """Return the run's environment (machine, versions, limits, times) as label/value pairs; with machines, those are in their tables."""
     if not manifest:
         return [("environment", "unknown: the run has no manifest.json")]
     rows = [
@@ -455,7 +468,7 @@ def environment_rows(manifest: dict) -> list[tuple[str, str]]:
         ("ended", display(manifest.get("ended_at"))),
         ("command", display(manifest.get("command"))),
     ]
-    for section in ("machine", "versions"):
+    for section in ("machine", "versions") if not machines else ():
         values = manifest.get(section)
         if isinstance(values, dict):
             rows.extend((f"{section}: {k.replace('_', ' ')}", display(v, k)) for k, v in values.items())
@@ -469,6 +482,59 @@ def environment_rows(manifest: dict) -> list[tuple[str, str]]:
                 )
     return rows
 
+
+
+def machine_tables_of(manifest: dict) -> list[MachineTable]:
+    """Return the controller, the target and each client machine (none for a run that names no other machine)."""
+    target = manifest.get("server_host") if isinstance(manifest.get("server_host"), dict) else None
+    clients = [c for c in manifest.get("client_hosts") or [] if isinstance(c, dict)]
+    if target is None and not clients:
+        return []
+    local = [c["client"] for c in clients if c.get("ssh") == "local"] or ([] if clients else ["client-1"])
+    roles = ["runs run_bench.sh", "the servers" if target is None else "", *(f"wrk as {name}" for name in local)]
+    tables = [MachineTable("controller: this machine", join_roles(roles), tuple(host_rows(manifest)))]
+    if target is not None:
+        where = f"{target.get('ssh')}" + (f" (address {target['address']})" if target.get("address") else "")
+        tables.append(MachineTable(f"target: {where}", "the servers (Go, nginx, ...), over ssh", tuple(host_rows(target))))
+    for client in clients:
+        if client.get("ssh") != "local":
+            tables.append(MachineTable(f"{client['client']}: {client.get('ssh')}", "wrk, over ssh", tuple(host_rows(client))))
+    return tables
+
+
+def join_roles(roles: list[str]) -> str:
+    """Return the roles of a machine in words: 'runs run_bench.sh, the servers and wrk as client-1'."""
+    roles = [r for r in roles if r]
+    return roles[0] if len(roles) == 1 else ", ".join(roles[:-1]) + " and " + roles[-1]
+
+
+def host_rows(host: dict) -> list[tuple[str, str]]:
+    """Return one machine's fields as the environment table shows them: CPU, cores, memory, kernel, OS, versions, limits."""
+    rows = []
+    machine = host.get("machine")
+    if isinstance(machine, dict):
+        rows.extend((k.replace("_", " "), display(v, k)) for k, v in machine.items())
+    versions = host.get("versions")
+    if isinstance(versions, dict):
+        rows.extend((f"version: {k}", display(v)) for k, v in versions.items())
+    if host.get("ulimit_n") is not None:
+        rows.append(("ulimit -n", display(host.get("ulimit_n"))))
+    if isinstance(host.get("sysctl"), dict):
+        rows.append(("sysctl", f"{len(host['sysctl'])} kernel settings recorded (results.json)"))
+    return rows
+
+
+def rtt_lines(manifest: dict) -> list[str]:
+    """Return one sentence per measured round trip: from, to, median (min-max) over the samples, and how."""
+    network = manifest.get("network") if isinstance(manifest.get("network"), dict) else {}
+    lines = []
+    for rtt in network.get("rtt") or []:
+        if not isinstance(rtt, dict):
+            continue
+        figures = ", ".join(f"{word} {round(rtt[key], 3):g} ms" for word, key in (("median", "median_ms"), ("min", "min_ms"), ("max", "max_ms")) if rtt.get(key) is not None)
+        samples = f" over {rtt['samples']} samples" if rtt.get("samples") is not None else ""
+        lines.append(f"{rtt.get('from')} to {rtt.get('to')}: round trip {figures or 'not recorded'}{samples} ({rtt.get('method')})")
+    return lines
 
 
 def order_text(order) -> str:
