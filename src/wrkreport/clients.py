@@ -7,8 +7,10 @@ and non-2xx add; req/s and transfer/s are the sums of the clients' rates; mean l
 is weighted by each client's requests; percentiles come only from the clients'
 histograms merged (histogram.merge), exact, and are absent when any histogram is
 missing -- never an average of percentiles. Which files belong together comes from the
-manifest entry's `clients` list, else from the file names (same stem). Standard library
-only; reading the files is run.py's job.
+manifest entry's `clients` list, else from the file names (same stem). Each client's
+threads, wrk CPU and machine (ClientLoad, from the manifest's client_hosts and
+server_host) feed the load-generator warnings. Standard library only; reading the run's
+files is run.py's job.
 """
 
 from __future__ import annotations
@@ -204,6 +206,49 @@ class ClientLoad:
     cpu_s: float | None  # its wrk's user + system seconds during the measurement (None: not read)
     cores: int | None  # usable cores of its machine (None: not recorded)
     shares_servers: bool  # it ran on the target, so the servers' CPU time came out of its cores
+
+
+# --- Who ran where (the saturation warnings) ------------------------------------------------
+
+
+def manifest_machines(manifest: dict | None) -> bool:
+    """Return True when the manifest names a target or client machines (issue 12's keys)."""
+    return bool(manifest) and any(isinstance(manifest.get(key), (dict, list)) for key in ("server_host", "client_hosts"))
+
+
+def client_loads(group: tuple[ClientFile, ...] | None, row: dict, cpu_parts: dict | None, threads_of: dict, manifest: dict | None) -> tuple[ClientLoad, ...]:
+    """Return each client of one measurement with its threads, wrk CPU seconds and its machine's cores (for the saturation warnings).
+
+    Without client_hosts the only client is the controller ("local"). A client shares
+    its CPUs with the servers when it is the target: "local" without server_host, or
+    the target's own ssh name.
+    """
+    manifest = manifest or {}
+    hosts = {h["client"]: h for h in manifest.get("client_hosts") or [] if isinstance(h, dict) and isinstance(h.get("client"), str)}
+    target = manifest.get("server_host") if isinstance(manifest.get("server_host"), dict) else None
+    controller = manifest.get("machine") if isinstance(manifest.get("machine"), dict) else {}
+    parts = group or (ClientFile("client-1", row["file"], None, None),)
+    found = []
+    for part in parts:
+        host = hosts.get(part.client) or (next(iter(hosts.values())) if len(hosts) == 1 and group is None else {})
+        ssh = host.get("ssh") if isinstance(host.get("ssh"), str) else (part.host or "local")
+        machine = host.get("machine") if isinstance(host.get("machine"), dict) else (controller if ssh == "local" else {})
+        cores = machine.get("usable_cores") or machine.get("logical_cores")
+        shares = (ssh == "local" and target is None) or (target is not None and ssh == target.get("ssh"))
+        if group is None:
+            threads, cpu = row.get("threads"), row.get("cpu_wrk_s")
+        else:
+            threads, cpu = threads_of.get(part.client), (cpu_parts or {}).get(part.client)
+        found.append(ClientLoad(part.client, ssh, threads if isinstance(threads, int) else None, none_if_missing(cpu), cores, shares))
+    return tuple(found)
+
+
+def none_if_missing(value) -> float | None:
+    """Return value as a float, None when absent or NaN."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else value
 
 
 # --- Files named on a command line (`wrkreport parse`) ----------------------------------------

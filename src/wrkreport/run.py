@@ -25,7 +25,19 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import NoUsableData, ParseError, RefusedFile
-from .clients import ClientFile, ClientLoad, ClientsProblem, by_names, client_hist_name, client_stem, from_entry, merge_results, numbering_problem
+from .clients import (
+    ClientFile,
+    ClientLoad,
+    ClientsProblem,
+    by_names,
+    client_hist_name,
+    client_loads,
+    client_stem,
+    from_entry,
+    manifest_machines,
+    merge_results,
+    numbering_problem,
+)
 from .histogram import LatencyHistogram, hist_file_name, merge, parse_histogram
 from .model import FIELDS, Check, setup_order
 from .parse import parse_file
@@ -313,46 +325,6 @@ def read_clients(run_dir: Path, stem: str, group: tuple[ClientFile, ...], entry:
     row.update(cpu)
     threads = {part.client: result.threads for part, result in zip(group, results)}
     return row, "\n".join(texts), None if without else merge(hists, source=stem), parts, threads
-
-
-def manifest_machines(manifest: dict | None) -> bool:
-    """Return True when the manifest names a target or client machines (issue 12's keys)."""
-    return bool(manifest) and any(isinstance(manifest.get(key), (dict, list)) for key in ("server_host", "client_hosts"))
-
-
-def client_loads(group: tuple[ClientFile, ...] | None, row: dict, cpu_parts: dict | None, threads_of: dict, manifest: dict | None) -> tuple[ClientLoad, ...]:
-    """Return each client of one measurement with its threads, wrk CPU seconds and its machine's cores (for the saturation warnings).
-
-    Without client_hosts the only client is the controller ("local"). A client shares
-    its CPUs with the servers when it is the target: "local" without server_host, or
-    the target's own ssh name.
-    """
-    manifest = manifest or {}
-    hosts = {h["client"]: h for h in manifest.get("client_hosts") or [] if isinstance(h, dict) and isinstance(h.get("client"), str)}
-    target = manifest.get("server_host") if isinstance(manifest.get("server_host"), dict) else None
-    controller = manifest.get("machine") if isinstance(manifest.get("machine"), dict) else {}
-    parts = group or (ClientFile("client-1", row["file"], None, None),)
-    found = []
-    for part in parts:
-        host = hosts.get(part.client) or (next(iter(hosts.values())) if len(hosts) == 1 and group is None else {})
-        ssh = host.get("ssh") if isinstance(host.get("ssh"), str) else (part.host or "local")
-        machine = host.get("machine") if isinstance(host.get("machine"), dict) else (controller if ssh == "local" else {})
-        cores = machine.get("usable_cores") or machine.get("logical_cores")
-        shares = (ssh == "local" and target is None) or (target is not None and ssh == target.get("ssh"))
-        if group is None:
-            threads, cpu = row.get("threads"), row.get("cpu_wrk_s")
-        else:
-            threads, cpu = threads_of.get(part.client), (cpu_parts or {}).get(part.client)
-        found.append(ClientLoad(part.client, ssh, threads if isinstance(threads, int) else None, none_if_missing(cpu), cores, shares))
-    return tuple(found)
-
-
-def none_if_missing(value) -> float | None:
-    """Return value as a float, None when absent or NaN."""
-    if value is None:
-        return None
-    value = float(value)
-    return None if value != value else value
 
 
 def raw_suffix(name: str) -> str:
