@@ -431,6 +431,7 @@ def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
         command=entry.get("command") if isinstance(entry.get("command"), str) else None,
         exit_code=entry.get("exit_code") if isinstance(entry.get("exit_code"), int) else None,
         block=block_of(match, entry),
+        clients=1,
     )
     return row
 
