@@ -177,6 +177,7 @@ def test_a_manifest_entry_pointing_outside_its_measurement_fails(copy):
         (lambda m: m["measurements"][-1].update(clients="both"), "clients", "manifest.json: measurements[3].clients: expected a list, found 'both'"),
         (lambda m: m["measurements"][-1]["clients"][0].update(client="bob"), "clients", "measurements[3].clients[0].client: expected a client label"),
         (lambda m: m["measurements"][-1]["clients"][1].pop("file"), "clients", "measurements[3].clients[1].file: missing"),
+        (lambda m: m["measurements"][-1].update(client="client-one"), "clients", "measurements[3].client: expected a client label"),
         (lambda m: m["client_hosts"][0]["machine"].update(usable_cores="many"), "machines", "client_hosts[0].machine.usable_cores: expected an integer"),
         (lambda m: m.update(server_host={"ssh": 7}), "machines", "server_host.ssh: expected a string, found 7"),
         (lambda m: m["network"]["rtt"][0].update(median_ms=-1), "machines", "network.rtt[0].median_ms: expected a number from 0"),

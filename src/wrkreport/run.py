@@ -58,7 +58,7 @@ MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are cou
 # Wrong values under these keys fail a check (machines, clients) instead of a warning: they say where
 # the run ran and which files make up a measurement (issue 12's keys).
 MACHINE_KEYS = re.compile(r"(?:server_host|client_hosts|network|parameters\.(?:server_host|server_address|client_hosts|ssh_config))\b")
-CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.clients\b")
+CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
 # the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent), then

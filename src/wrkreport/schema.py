@@ -193,6 +193,8 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "measurements[].command": Spec("str"),
     "measurements[].exit_code": Spec("int", -(2**31), 2**31),
     # Several wrk clients per measurement (issue 12, docs/raw-format.md "Two machines and several clients").
+    "measurements[].client": Spec("client"),  # a single-client measurement on a remote client
+    "measurements[].host": Spec("str"),
     "measurements[].clients": Spec("list"),
     "measurements[].clients[]": Spec("dict", required=True),
     "measurements[].clients[].client": Spec("client", required=True),
