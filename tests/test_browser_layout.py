@@ -27,7 +27,8 @@ pytestmark = [
     pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
 ]
 
-RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist")  # quick-hist: the latency CDF chart
+RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host")
+# quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12)
 WIDTHS = (390, 1400)
 MIN_CHART_TEXT_PX = 10
 RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",
@@ -102,6 +103,31 @@ def test_nothing_forces_the_page_wider_than_the_screen_and_chart_text_stays_legi
     assert cells and max(cells) <= inner_width, f"{name} at {width} px: the ratio column is off-screen"
     shot = keep(f"{name}-{width}.png")
     if shot:
+        page.screenshot(path=str(shot), full_page=False)
+    page.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name, titles", [
+    ("two-clients", ["controller: this machine"]),
+    ("server-host", ["controller: this machine", "target: root@10.231.0.2 (address 10.231.0.2)"]),
+])
+def test_the_machines_part_shows_each_machine_and_the_round_trip_within_the_screen(browser, reports, name, titles, width):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(reports[name].as_uri())
+    shown = page.evaluate("""() => { const found = []; let node = document.getElementById('machines').nextElementSibling;
+        while (node && node.tagName !== 'H2') { if (node.tagName === 'H3') found.push(node.textContent); node = node.nextElementSibling; }
+        return found; }""")
+    assert shown == [*titles, "Network between them"]
+    boxes = page.evaluate("""() => { const out = []; let node = document.getElementById('machines').nextElementSibling;
+        while (node && node.tagName !== 'H2') { const r = node.getBoundingClientRect(); if (r.width) out.push([r.right, r.height]); node = node.nextElementSibling; }
+        return out; }""")
+    inner = page.evaluate("() => window.innerWidth")
+    assert boxes and all(right <= inner and height > 0 for right, height in boxes), f"{name} at {width} px: {boxes}"
+    assert "round trip median" in page.inner_text("#machines ~ ul")
+    shot = keep(f"{name}-machines-{width}.png")
+    if shot:
+        page.locator("#machines").scroll_into_view_if_needed()
         page.screenshot(path=str(shot), full_page=False)
     page.close()
 

@@ -52,7 +52,7 @@ def test_json_has_exactly_the_fields_in_order_for_each_file_in_argument_order():
     assert status == 0
     records = json.loads(result.stdout)
     assert [r["source"] for r in records] == [str(WRK2), str(GOOD)]
-    assert all(list(r) == list(FIELDS) for r in records)
+    assert all(list(r) == [*FIELDS, "clients"] for r in records) and [r["clients"] for r in records] == [1, 1]
     assert records[0]["latency_avg_ms"] is None and records[0]["bytes_per_response"] is None
     assert records[1]["requests"] == 615183 and records[1]["latency_p99_ms"] == pytest.approx(1.38)
 

@@ -103,6 +103,11 @@ class Cell:
     not_measured: str | None = None  # why the run has no measurement of this cell at all
     block_of: tuple[tuple[int, int], ...] = ()  # (repeat, block) of included repeats; () for runs without blocks
     client: str = "wrk"  # the load generator that measured it: "wrk" (wrk or wrk2) or "ab" (one thread)
+    # With named client machines (run.client_loads): the client busiest per thread and the one with the
+    # fewest free cores per thread, e.g. "client-2 (local: 2 cores, 1 thread)"; "" otherwise.
+    busiest: str = ""
+    shortest: str = ""
+    apart: bool = False  # every kept measurement's clients ran on machines other than the servers'
 
     @property
     def blocked(self) -> bool:
@@ -168,6 +173,7 @@ class CpuSharing:
     pin_server: str | None
     cores: int
     wrk_share: Spread  # wrk's CPU time / (wall time x cores), over every measurement
+    apart: bool = False  # wrk ran on machines other than the servers' (--server-host): no CPUs shared
 
     @property
     def shared(self) -> bool:
@@ -252,21 +258,22 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     require_measurements(run)
     checked = check_run(run, expect_header_bytes)
     table = annotate(run.measurements, checked)
-    analysis = analyze(table, checked.unmeasured)
+    analysis = analyze(table, checked.unmeasured, run.client_loads)
     note = precision_sentence(run.manifest)
     if note:
         analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
     return Analysed(run, checked, table, analysis)
 
 
-def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None) -> Analysis:
+def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None) -> Analysis:
     """Analyse the annotated measurements (run.load_run + checks.annotate).
 
     unmeasured: (setup, GOMAXPROCS) cells the run knows of but has no measurement for,
     with the reason; they appear as excluded cells in every group of their GOMAXPROCS.
+    loads: run.client_loads, each measurement's wrk clients with their machines' cores.
     """
     unmeasured = unmeasured or {}
-    table = derive(table)
+    table = derive(table, loads)
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
     cells, ratios, latency, comparisons, ceiling = [], [], [], [], []
@@ -295,7 +302,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     )
 
 
-def derive(table: pd.DataFrame) -> pd.DataFrame:
+def derive(table: pd.DataFrame, loads: dict | None = None) -> pd.DataFrame:
     """Return the table with the per-measurement figures computed from its columns.
 
     CPU per 1,000 requests is the CPU seconds the driver read from /proc around the
@@ -309,7 +316,7 @@ def derive(table: pd.DataFrame) -> pd.DataFrame:
     nginx = table["cpu_nginx_s"].astype(float)
     server = pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1)
     wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)
-    return table.assign(
+    derived = table.assign(
         socket_errors=errors,
         cpu_go_ms_per_1k=ms_per_1k_requests(go, requests),
         cpu_nginx_ms_per_1k=ms_per_1k_requests(nginx, requests),
@@ -319,6 +326,57 @@ def derive(table: pd.DataFrame) -> pd.DataFrame:
         server_cores_busy=server / wall,
         free_cores_per_thread=free_cores(table, server / wall) / table["threads"],
     )
+    if not loads:
+        return derived
+    figures = [client_saturation(loads.get(name), w, busy) for name, w, busy in zip(table["file"], wall, server / wall)]
+    named = pd.Series([f is not None for f in figures], index=table.index)
+    for column in ("wrk_cpu_per_thread", "wrk_cpu_share", "free_cores_per_thread", "busiest", "shortest", "apart"):
+        values = pd.Series([f[column] if f else None for f in figures], index=table.index, dtype=object)
+        derived[column] = values.where(named, derived[column] if column in derived else None)
+    for column in ("wrk_cpu_per_thread", "wrk_cpu_share", "free_cores_per_thread"):
+        derived[column] = derived[column].astype(float)
+    return derived
+
+
+def client_saturation(loads, wall_s: float, server_busy: float) -> dict | None:
+    """Return one measurement's load-generator figures from each client's own threads and machine (None without clients).
+
+    wrk_cpu_per_thread is the busiest client's CPU per thread; free_cores_per_thread the
+    fewest free cores per wrk thread of any client machine (its usable cores, less the
+    servers' busy cores when it is the target, shared by every client on it);
+    wrk_cpu_share the clients' CPU time over their machines' cores.
+    """
+    if not loads or not wall_s or pd.isna(wall_s):
+        return None
+    busy = [(load.cpu_s / wall_s / load.threads, load) for load in loads if load.cpu_s is not None and load.threads]
+    machines: dict[str, list] = {}
+    for load in loads:
+        machines.setdefault(load.host, []).append(load)
+    free = []
+    for host, on_it in machines.items():
+        threads, cores = sum(load.threads or 0 for load in on_it), on_it[0].cores
+        if threads and cores:
+            left = cores - (server_busy if on_it[0].shares_servers and not pd.isna(server_busy) else 0.0)
+            free.append((left / threads, min(on_it, key=lambda load: load.client)))
+    cpu = [load.cpu_s for load in loads if load.cpu_s is not None]
+    cores = sum(on_it[0].cores or 0 for on_it in machines.values())
+    top = max(busy, key=lambda pair: pair[0]) if busy else None
+    low = min(free, key=lambda pair: pair[0]) if free else None
+    return {
+        "wrk_cpu_per_thread": top[0] if top else float("nan"),
+        "wrk_cpu_share": sum(cpu) / (wall_s * cores) if cpu and len(cpu) == len(loads) and cores else float("nan"),
+        "free_cores_per_thread": low[0] if low else float("nan"),
+        "busiest": describe_client(top[1], loads) if top else "",
+        "shortest": describe_client(low[1], loads) if low else "",
+        "apart": not any(load.shares_servers for load in loads),
+    }
+
+
+def describe_client(load, loads) -> str:
+    """Return how a warning names a client: 'client-2 (local: 2 cores, 1 wrk thread)'; threads are all its machine's."""
+    threads = sum(other.threads or 0 for other in loads if other.host == load.host)
+    cores = f"{load.cores} core{'s' if load.cores != 1 else ''}" if load.cores else "cores unknown"
+    return f"{load.client} ({load.host}: {cores}, {threads} wrk thread{'s' if threads != 1 else ''})"
 
 
 def free_cores(table: pd.DataFrame, server_busy: pd.Series) -> pd.Series:
@@ -338,8 +396,9 @@ def cpu_sharing(table: pd.DataFrame) -> CpuSharing | None:
         bool(pinned),
         next(iter(clients)) if len(clients) == 1 else None,
         next(iter(servers)) if len(servers) == 1 else None,
-        int(table["cpu_cores"].dropna().max()),
+        int(table["cpu_cores"].dropna().max()) if table["cpu_cores"].notna().any() else 0,
         share,
+        apart=bool("apart" in table and len(table) > 0 and table["apart"].map(lambda v: v is True).all()),
     )
 
 
@@ -360,7 +419,18 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         metrics,
         block_of=tuple(block_of.items()),
         client="ab" if "tool" in rows and len(rows) and (rows["tool"] == "ab").all() else "wrk",
+        busiest=most_common(kept, "busiest"),
+        shortest=most_common(kept, "shortest"),
+        apart=bool(len(kept) and "apart" in kept and kept["apart"].map(lambda v: v is True).all()),
     )
+
+
+def most_common(rows: pd.DataFrame, column: str) -> str:
+    """Return the most frequent non-empty text of a column over rows ('' when it has none)."""
+    if column not in rows:
+        return ""
+    values = [v for v in rows[column] if isinstance(v, str) and v]
+    return max(sorted(set(values)), key=values.count) if values else ""
 
 
 def unmeasured_cell(gomaxprocs: int, connections: int, setup: str, reason: str) -> Cell:

@@ -61,7 +61,10 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     A file that is not a complete wrk, ab or webbench output is reported on stderr as
     `wrkreport: FILE:LINE: message`; the others are still printed. Exit status 1 if any
     file failed, else 0. With --json the keys are those of `wrkreport.model.FIELDS`
-    (null when that output does not print the value). A `*.hist.json` (wrk's latency
+    (null when that output does not print the value), then `clients`: the wrk files
+    merged into the record. Files `<stem>.client-<i>.wrk.txt` of one stem are one
+    measurement of several wrk clients: printed once, summed, with exact percentiles
+    from their `.client-<i>.hist.json` when every client has one (else none). A `*.hist.json` (wrk's latency
     histogram, docs/raw-format.md) gives its totals and exact percentiles instead (with
     --json: source, format, duration_s, requests, bytes_read, errors, latencies,
     distinct, percentiles_ms, max_ms).
@@ -70,22 +73,31 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
 
         wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
     """
+    from .clients import group_paths, merge_files
     from .histogram import SUFFIX, histogram_record, read_histogram_file
     from .parse import parse_file
 
     records, failed = [], 0
-    for path in files:
+    for group in group_paths(list(files)):
+        path, without = group[0], []
         try:
-            result = read_histogram_file(path) if path.endswith(SUFFIX) else parse_file(path)
+            if path.endswith(SUFFIX):
+                result = read_histogram_file(path)
+            elif len(group) > 1:
+                result, without = merge_files(group)
+            else:
+                result = parse_file(path)
         except ParseError as exc:
             fail(exc.message())
-            failed += 1
+            failed += len(group)
             continue
-        record = histogram_record(result) if path.endswith(SUFFIX) else result.to_dict()
+        record = histogram_record(result) if path.endswith(SUFFIX) else result.to_dict() | {"clients": len(group)}
         if as_json:
             records.append(record)
+        elif path.endswith(SUFFIX):
+            say(histogram_summary(record))
         else:
-            say(histogram_summary(record) if path.endswith(SUFFIX) else summary(result))
+            say(summary(result) + (clients_line(group, without) if len(group) > 1 else ""))
     if as_json:
         click.echo(json.dumps(records, indent=2, allow_nan=False))  # JSON escapes every control character
     return 1 if failed else 0
@@ -213,6 +225,14 @@ def summary(result) -> str:
             f"write {result.errors_write}, timeout {result.errors_timeout}, non-2xx/3xx {result.non_2xx_3xx}",
         ]
     )
+
+
+def clients_line(group: list[str], without: list[str]) -> str:
+    """Return the line naming the clients merged into one measurement, and why it has no percentiles when so."""
+    line = f"\n  clients       {len(group)}: " + ", ".join(group)
+    if without:
+        line += f"\n  percentiles   none: no latency histogram beside {', '.join(without)} (never an average of percentiles)"
+    return line
 
 
 def histogram_summary(record: dict) -> str:

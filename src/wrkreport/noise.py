@@ -152,15 +152,16 @@ def wide_spread(cell: Cell, throughput: Spread) -> list[NoiseWarning]:
 
 
 def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarning]:
-    """Warn where the load generator, not the setup, may have set the pace."""
+    """Warn where the load generator, not the setup, may have set the pace (per client machine when the run names them)."""
     found = []
     for cell in cells:
         busy = cell.metrics.get("wrk_cpu_per_thread")
         if busy is not None and busy.median >= CLIENT_BUSY:
+            who = f"{cell.client} on {cell.busiest}" if cell.busiest else cell.client
             found.append(
                 NoiseWarning(
                     "client-saturated",
-                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {cell.client} used {busy.median:.0%} of a CPU per thread "
+                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {who} used {busy.median:.0%} of a CPU per thread "
                     f"(median): the load generator may have been the limit, not the setup",
                     cell.setup,
                     cell.gomaxprocs,
@@ -172,17 +173,20 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
             found.append(
                 NoiseWarning(
                     "client-cores",
-                    f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}: {cell.client} ran more threads than there were cores free of "
-                    f"the servers ({free.median:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs",
+                    short_of_cores(cell, free.median),
                     cell.setup,
                     cell.gomaxprocs,
                     connections=cell.connections,
                 )
             )
+    apart = all(c.apart for c in cells if not c.not_measured)
     found = collapse(found, cells, "client-cores", lambda measured: (
         f"In every one of the {len(measured)} cells wrk ran more threads than there were cores free of the servers "
         f"({span(measured, 'free_cores_per_thread')} free cores per wrk thread, medians): client and servers competed "
         "for the CPUs throughout, so every figure includes that competition"
+        if not apart else
+        f"In every one of the {len(measured)} cells a wrk client machine had fewer cores than wrk threads "
+        f"({span(measured, 'free_cores_per_thread')} cores per wrk thread, medians): the load generators were short of CPUs throughout"
     ))
     for ratio in ceiling:
         if ratio.setup == BASELINE and ratio.ratio is not None and ratio.ratio >= CEILING_NEAR:
@@ -197,6 +201,19 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
                 )
             )
     return found
+
+
+def short_of_cores(cell: Cell, free: float) -> str:
+    """Return the client-cores warning of one cell: the machine's cores free of the servers, or a client machine's own."""
+    where = f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}"
+    if not cell.shortest:
+        return (f"{where}: {cell.client} ran more threads than there were cores free of the servers "
+                f"({free:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs")
+    if cell.apart:
+        return (f"{where}: {cell.client} on {cell.shortest} ran more threads than its machine has cores "
+                f"({free:.2f} cores per thread, median): the load generator was short of CPUs")
+    return (f"{where}: {cell.client} on {cell.shortest} ran more threads than there were cores free of the servers "
+            f"({free:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs")
 
 
 def span(cells: list[Cell], metric: str) -> str:

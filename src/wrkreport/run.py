@@ -25,7 +25,20 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import NoUsableData, ParseError, RefusedFile
-from .histogram import LatencyHistogram, hist_file_name, parse_histogram
+from .clients import (
+    ClientFile,
+    ClientLoad,
+    ClientsProblem,
+    by_names,
+    client_hist_name,
+    client_loads,
+    client_stem,
+    from_entry,
+    manifest_machines,
+    merge_results,
+    numbering_problem,
+)
+from .histogram import LatencyHistogram, hist_file_name, merge, parse_histogram
 from .model import FIELDS, Check, setup_order
 from .parse import parse_file
 from .rawfile import CAP_BYTES, read_bytes
@@ -33,7 +46,8 @@ from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
     r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
-    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})\.(?:wrk|ab)\.txt"
+    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})"
+    r"(?:\.client-(?P<client>[1-9][0-9]{0,3})\.wrk|\.(?:wrk|ab))\.txt"
 )
 HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
@@ -41,15 +55,20 @@ MANIFEST = "manifest.json"
 LATEST = "latest"
 RAW_SUFFIXES = (".wrk.txt", ".ab.txt")  # one measurement's load generator output: wrk (or wrk2), or ab
 MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
+# Wrong values under these keys fail a check (machines, clients) instead of a warning: they say where
+# the run ran and which files make up a measurement (issue 12's keys).
+MACHINE_KEYS = re.compile(r"(?:server_host|client_hosts|network|parameters\.(?:server_host|server_address|client_hosts|ssh_config))\b")
+CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
 # the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent), then
-# the block (server start) of the measurement: NaN for runs recorded before blocks. Appended
-# last so results.csv keeps its earlier column order.
+# the block (server start) of the measurement: NaN for runs recorded before blocks, and the
+# number of wrk clients merged into it (1 but for --client-hosts). Appended last so
+# results.csv keeps its earlier column order.
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
 CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
-COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block",)
+COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block", "clients")
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,9 @@ class Run:
     problems: tuple[Check, ...]  # files that could not be used, with why
     texts: dict[str, str] = field(default_factory=dict)  # wrk file name -> its text (provenance)
     histograms: dict[str, LatencyHistogram] = field(default_factory=dict)  # wrk file name -> its .hist.json, when there is one
+    # wrk file name -> its clients' threads, CPU and machine cores: every measurement of a run whose
+    # manifest names machines (server_host, client_hosts), and every several-client one; else empty.
+    client_loads: dict[str, tuple[ClientLoad, ...]] = field(default_factory=dict)
 
     @property
     def status(self) -> str | None:
@@ -145,7 +167,8 @@ def load_run(path: str | Path) -> Run:
     names = {p.name for p in run_dir.iterdir()}  # every kind of entry: read_raw refuses what is not a regular file
     wrk_names = sorted(name for name in names if name.endswith(RAW_SUFFIXES))
     for name in sorted(set(listed) - names):
-        problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
+        if "clients" not in listed[name]:  # a missing client's file fails the `clients` check instead
+            problems.append(Check("missing-file", "warn", f"{name} is listed in manifest.json but not in the run directory", file=name))
 
     rows, texts, histograms = [], {}, {}
     for name in wrk_names:
@@ -160,6 +183,8 @@ def load_run(path: str | Path) -> Run:
                 )
             )
             continue
+        if match["client"] is not None:
+            continue  # one client's part of a measurement: read with the others below
         twin = name.removesuffix(".ab.txt") + ".wrk.txt"
         if name.endswith(".ab.txt") and twin in names:
             problems.append(Check("file-name", "warn", f"{name}: the same measurement as {twin}; the ab output is ignored", file=name))
@@ -180,13 +205,126 @@ def load_run(path: str | Path) -> Run:
         if histogram is not None:
             histograms[name] = histogram
 
+    loads = {}
+    for stem, group in client_groups(listed, wrk_names, problems).items():
+        found = read_clients(run_dir, stem, group, listed.get(group[0].file, {}), problems)
+        if found is None:
+            continue
+        row, text, histogram, cpu_parts, threads = found
+        rows.append(row)
+        texts[row["file"]] = text
+        if histogram is not None:
+            histograms[row["file"]] = histogram
+        loads[row["file"]] = client_loads(group, row, cpu_parts, threads, manifest)
+    if manifest_machines(manifest):
+        for row in rows:  # single-client measurements of a run with a named target or client
+            if row["file"] not in loads:
+                loads[row["file"]] = client_loads(None, row, None, {}, manifest)
+
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = sort_measurements(table)
     problems.extend(mixed_tools(table))
     headers = tuple(read_headers(run_dir, sorted(names), problems))
     if table.empty and not problems and not headers:
         raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
-    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms)
+    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms, {k: v for k, v in loads.items() if v})
+
+
+# --- Several clients per measurement (clients.py merges) -------------------------------------
+
+
+def clients_check(name: str, message: str, status: str = "fail") -> Check:
+    """Return the `clients` check of the measurement whose (first client's) file is name."""
+    match = WRK_FILE.fullmatch(name)
+    if match is None:
+        return Check("clients", status, message, file=name)
+    return Check("clients", status, message, match["setup"], int(match["gomaxprocs"]), int(match["repeat"]), name)
+
+
+def client_groups(listed: dict[str, dict], wrk_names: list[str], problems: list[Check]) -> dict[str, tuple[ClientFile, ...]]:
+    """Return the client files of each several-client measurement by stem: the manifest's `clients` lists, else the names.
+
+    A list that does not name the measurement's own files, a client numbering with a gap,
+    or an entry schema.py refused fails the measurement's `clients` check; it is not read.
+    """
+    refused = {c.file for c in problems if c.name == "clients" and c.file}
+    groups: dict[str, tuple[ClientFile, ...]] = {}
+    blocked = {client_stem(name) for name in refused} - {None}
+    for name, entry in listed.items():
+        if "clients" not in entry:
+            continue
+        stem = client_stem(name)
+        if stem is None:
+            problems.append(clients_check(name, f"{MANIFEST}: the entry of {name} lists clients, but its file is not a <stem>.client-1.wrk.txt name; not used"))
+            continue
+        blocked.add(stem)
+        if name in refused:
+            continue
+        try:
+            groups[stem] = from_entry(stem, entry["clients"] if isinstance(entry["clients"], list) else [])
+        except ClientsProblem as exc:
+            problems.append(clients_check(name, f"{MANIFEST}: the entry of {name}: {exc}; not used"))
+    for stem, group in by_names(wrk_names).items():
+        if stem in groups:
+            listed_files = {c.file for c in groups[stem]}
+            for extra in (c.file for c in group if c.file not in listed_files):
+                problems.append(Check("file-name", "warn", f"{extra}: not among the clients {MANIFEST} lists for {stem}; ignored", file=extra))
+            continue
+        if stem in blocked or WRK_FILE.fullmatch(group[0].file) is None:
+            continue
+        gap = numbering_problem(group)
+        if gap:
+            problems.append(clients_check(group[0].file, f"{stem}: {gap}: a measurement is not summed from fewer clients; not used"))
+            continue
+        groups[stem] = group
+    return dict(sorted(groups.items()))
+
+
+def read_clients(run_dir: Path, stem: str, group: tuple[ClientFile, ...], entry: dict, problems: list[Check]):
+    """Return (row, raw text, merged histogram or None, wrk CPU s and threads of each client) of one several-client measurement; None when it fails `clients`."""
+    first = group[0].file
+    match = WRK_FILE.fullmatch(first)
+    results, texts, hists, without = [], [], [], []
+    for part in group:
+        if not os.path.lexists(run_dir / part.file):
+            problems.append(clients_check(first, f"{part.client}'s output {part.file} is missing: {stem} is not summed from fewer clients; not used"))
+            return None
+        data = read_raw(run_dir, part.file, "wrk", problems)
+        if data is None:
+            problems.append(clients_check(first, f"{part.client}'s output {part.file} could not be read safely: {stem} is not used"))
+            return None
+        try:
+            results.append(parse_file(run_dir / part.file, data))
+        except ParseError as exc:
+            problems.append(clients_check(first, f"{part.client}'s output is not usable ({exc.message()}): {stem} is not used"))
+            return None
+        texts.append(f"==> {part.client}" + (f" ({part.host})" if part.host else "") + f": {part.file} <==\n" + data.decode("utf-8", errors="replace"))
+        histogram = read_histogram(run_dir, client_hist_name(part.file), problems)
+        if histogram is None:
+            without.append(part.client)
+        else:
+            hists.append(histogram)
+    if without:
+        problems.append(
+            clients_check(
+                first,
+                f"{stem}: no usable latency histogram from {', '.join(without)}: the merged measurement has no percentiles "
+                "(an average of the clients' percentiles would not be one)",
+                "warn",
+            )
+        )
+    try:
+        merged = merge_results(results, None if without else hists, stem)
+    except ClientsProblem as exc:
+        problems.append(clients_check(first, f"{stem}: {exc}; not used"))
+        return None
+    row = measurement_row(match, first, merged, entry)
+    row["clients"] = len(group)
+    cpu = read_cpu(run_dir, stem + ".cpu.json", problems, keep_clients=True)
+    parts = cpu.pop("wrk_clients", None)
+    row.update(cpu)
+    threads = {part.client: result.threads for part, result in zip(group, results)}
+    return row, "\n".join(texts), None if without else merge(hists, source=stem), parts, threads
 
 
 def raw_suffix(name: str) -> str:
@@ -239,11 +377,38 @@ def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
         problems.append(Check("manifest", "warn", f"{MANIFEST}: expected a JSON object, found {type(data).__name__}; ignored", file=MANIFEST))
         return None
     data, wrong = checked(data, MANIFEST_FIELDS, SETUP_KEYED)
+    machines = [reason for reason in wrong if MACHINE_KEYS.match(reason)]
+    clients = [reason for reason in wrong if CLIENTS_KEY.match(reason)]
+    wrong = [reason for reason in wrong if not MACHINE_KEYS.match(reason) and not CLIENTS_KEY.match(reason)]
+    problems.extend(machine_problems(machines) + client_entry_problems(data, clients))
     for reason in wrong[:MAX_FIELD_PROBLEMS]:
         problems.append(Check("manifest", "warn", f"{MANIFEST}: {reason}; left out", file=MANIFEST))
     if len(wrong) > MAX_FIELD_PROBLEMS:
         problems.append(Check("manifest", "warn", f"{MANIFEST}: {len(wrong) - MAX_FIELD_PROBLEMS} more values left out", file=MANIFEST))
     return data
+
+
+def machine_problems(reasons: list[str]) -> list[Check]:
+    """Return one failed `machines` check for the wrong values of server_host, client_hosts, network (none when none)."""
+    if not reasons:
+        return []
+    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return [Check("machines", "fail", f"{MANIFEST}: {reasons[0]}{more}; left out, so the page cannot say fully where the run ran", file=MANIFEST)]
+
+
+def client_entry_problems(data: dict, reasons: list[str]) -> list[Check]:
+    """Return a failed `clients` check per measurement entry whose `clients` list had a wrong value: it is not read."""
+    entries = data.get("measurements") if isinstance(data.get("measurements"), list) else []
+    found, seen = [], set()
+    for reason in reasons:
+        index = int(CLIENTS_KEY.match(reason)[1])
+        entry = entries[index] if index < len(entries) and isinstance(entries[index], dict) else {}
+        name = entry.get("file") if isinstance(entry.get("file"), str) else None
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        found.append(clients_check(name, f"{MANIFEST}: {reason}: which files make up the measurement is not known; not used"))
+    return found
 
 
 def manifest_measurements(manifest: dict | None) -> dict[str, dict]:
@@ -266,6 +431,7 @@ def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
         command=entry.get("command") if isinstance(entry.get("command"), str) else None,
         exit_code=entry.get("exit_code") if isinstance(entry.get("exit_code"), int) else None,
         block=block_of(match, entry),
+        clients=1,
     )
     return row
 
@@ -283,8 +449,12 @@ def cpu_file_name(wrk_name: str) -> str:
     return wrk_name.removesuffix(".wrk.txt").removesuffix(".ab.txt") + ".cpu.json"
 
 
-def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:
-    """Return the CPU columns of one measurement from its .cpu.json ({} when there is none or it is unusable)."""
+def read_cpu(run_dir: Path, name: str, problems: list[Check], keep_clients: bool = False) -> dict:
+    """Return the CPU columns of one measurement from its .cpu.json ({} when there is none or it is unusable).
+
+    With keep_clients, `wrk_clients` is added: each remote wrk client's CPU seconds
+    ({"client-1": 1.2, ...}; None where the driver could not read it).
+    """
     try:
         data = read_json(run_dir, name, "cpu", problems)
     except ValueError as exc:
@@ -302,6 +472,9 @@ def read_cpu(run_dir: Path, name: str, problems: list[Check]) -> dict:
     processes = data["processes"]
     found = {f"cpu_{p}_s": cpu_seconds(processes.get(p)) for p in CPU_PROCESSES}
     pinning = data.get("pinning") or {}
+    if keep_clients:
+        parts = (processes.get("wrk") or {}).get("clients") or []
+        found["wrk_clients"] = {part["client"]: cpu_seconds(part) for part in parts if isinstance(part.get("client"), str)}
     return found | {
         "cpu_wall_s": float(data["wall_s"]),
         "cpu_cores": data["logical_cores"],
@@ -326,7 +499,7 @@ def read_histogram(run_dir: Path, name: str, problems: list[Check]) -> LatencyHi
 
 def cpu_seconds(process: dict | None) -> float | None:
     """Return user + system seconds of one process group (None when it did not run)."""
-    if process is None:
+    if process is None or process.get("user_s") is None or process.get("system_s") is None:
         return None
     return float(process["user_s"]) + float(process["system_s"])
 

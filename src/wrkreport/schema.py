@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # what run.WRK_FILE accepts as a setup
+CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as clients.py and run.WRK_FILE name them
 CPU_LIST = re.compile(r"[0-9]{1,10}(?:-[0-9]{1,10})?(?:,[0-9]{1,10}(?:-[0-9]{1,10})?)*")
 MAX_CPU = 65535  # above Linux's largest NR_CPUS (8192)
 MAX_INT = 2**63 - 1
@@ -27,7 +28,7 @@ MAX_SECONDS = 1e7  # ~115 days: longer than any run
 class Spec:
     """What one field may hold: a kind, an inclusive range for numbers, a pattern for keys or text."""
 
-    kind: str  # int | number | str | bool | list | dict | cpus | setup | scalar
+    kind: str  # int | number | str | bool | list | dict | cpus | setup | client | scalar
     low: float | None = None
     high: float | None = None
     required: bool = False
@@ -56,6 +57,7 @@ KIND_WORDS = {
     "cpus": "a CPU list such as '0-3,6'",
     "setup": "a setup name (letters, digits, '-' and '_')",
     "scalar": "a string, number or true/false",
+    "client": "a client label (client-1, client-2, ...)",
 }
 
 
@@ -69,6 +71,8 @@ def fits_kind(kind: str, value) -> bool:
         return isinstance(value, str)
     if kind == "setup":
         return isinstance(value, str) and SETUP_NAME.fullmatch(value) is not None
+    if kind == "client":
+        return isinstance(value, str) and CLIENT_LABEL.fullmatch(value) is not None
     if kind == "scalar":
         return isinstance(value, (str, int, float, bool))
     return isinstance(value, {"bool": bool, "list": list, "dict": dict}[kind])
@@ -104,6 +108,18 @@ def show(value, limit: int = 40) -> str:
 # --- The tables: dotted paths; `[]` is every element of a list, `*` every key of an object ----
 
 SECONDS = Spec("number", 0, MAX_SECONDS)
+# One machine of a run (server_host, each of client_hosts): what the page's Machines part shows.
+HOST_FIELDS: dict[str, Spec] = {
+    "ssh": Spec("str", required=True),
+    "machine": Spec("dict"),
+    "machine.logical_cores": Spec("int", 1, MAX_CPU + 1),
+    "machine.usable_cores": Spec("int", 1, MAX_CPU + 1),
+    "machine.memory_bytes": Spec("int", 0, MAX_INT),
+    "machine.*": Spec("scalar"),
+    "versions": Spec("dict"),
+    "versions.*": Spec("str"),
+    "net_ns": Spec("str"),
+}
 MANIFEST_FIELDS: dict[str, Spec] = {
     "schema": Spec("int", 0, 1000),
     "run_id": Spec("str"),
@@ -176,6 +192,44 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "measurements[].hist_file": Spec("str"),
     "measurements[].command": Spec("str"),
     "measurements[].exit_code": Spec("int", -(2**31), 2**31),
+    # Several wrk clients per measurement (issue 12, docs/raw-format.md "Two machines and several clients").
+    "measurements[].client": Spec("client"),  # a single-client measurement on a remote client
+    "measurements[].host": Spec("str"),
+    "measurements[].clients": Spec("list"),
+    "measurements[].clients[]": Spec("dict", required=True),
+    "measurements[].clients[].client": Spec("client", required=True),
+    "measurements[].clients[].host": Spec("str"),
+    "measurements[].clients[].file": Spec("str", required=True),
+    "measurements[].clients[].hist_file": Spec("str"),
+    "measurements[].clients[].exit_code": Spec("int", -(2**31), 2**31),
+    "measurements[].clients[].command": Spec("str"),
+    "measurements[].clients[].started_at": Spec("str"),
+    "measurements[].clients[].ended_at": Spec("str"),
+    "parameters.server_host": Spec("str"),
+    "parameters.server_address": Spec("str"),
+    "parameters.client_hosts": Spec("list"),
+    "parameters.client_hosts[]": Spec("str", required=True),
+    "parameters.ssh_config": Spec("str"),
+    "server_host": Spec("dict"),
+    **{f"server_host.{key}": spec for key, spec in HOST_FIELDS.items()},
+    "server_host.address": Spec("str"),
+    "server_host.sysctl": Spec("dict"),
+    "server_host.sysctl.*": Spec("scalar"),
+    "server_host.ulimit_n": Spec("int", 0, MAX_INT),
+    "client_hosts": Spec("list"),
+    "client_hosts[]": Spec("dict", required=True),
+    "client_hosts[].client": Spec("client", required=True),
+    **{f"client_hosts[].{key}": spec for key, spec in HOST_FIELDS.items()},
+    "network": Spec("dict"),
+    "network.rtt": Spec("list"),
+    "network.rtt[]": Spec("dict", required=True),
+    "network.rtt[].from": Spec("str", required=True),
+    "network.rtt[].to": Spec("str", required=True),
+    "network.rtt[].method": Spec("str", required=True),
+    "network.rtt[].samples": Spec("int", 0, 10**6),
+    "network.rtt[].min_ms": Spec("number", 0, MAX_SECONDS * 1000),
+    "network.rtt[].median_ms": Spec("number", 0, MAX_SECONDS * 1000),
+    "network.rtt[].max_ms": Spec("number", 0, MAX_SECONDS * 1000),
 }
 # Keys of these objects are setup names: a key that is not one is left out with its value.
 SETUP_KEYED = ("passes[].cells", "parameters.urls")
@@ -190,6 +244,14 @@ CPU_FIELDS: dict[str, Spec] = {
     "pinning": Spec("dict"),
     "pinning.client": Spec("cpus"),
     "pinning.server": Spec("cpus"),
+    "host": Spec("str"),  # where the servers' /proc was read: "target" or "local"
+    "processes.wrk.user_s": Spec("number", 0, MAX_SECONDS),  # null when a remote client's CPU could not be read
+    "processes.wrk.system_s": Spec("number", 0, MAX_SECONDS),
+    "processes.wrk.clients": Spec("list"),
+    "processes.wrk.clients[]": Spec("dict", required=True),
+    "processes.wrk.clients[].client": Spec("client", required=True),
+    "processes.wrk.clients[].user_s": Spec("number", 0, MAX_SECONDS),
+    "processes.wrk.clients[].system_s": Spec("number", 0, MAX_SECONDS),
 }
 
 
@@ -247,7 +309,7 @@ def checked(data: dict, table: dict[str, Spec], keyed: tuple[str, ...] = ()) -> 
     for path, spec in table.items():
         doomed = []
         for parent, key, value, label in lookup(data, path):
-            if path.endswith("*") and f"{path[:-1]}{key}" in table:
+            if path.endswith("*") and f"{path[:-1]}{key}" in table or "*" in path and label != path and label in table:
                 continue  # a key with an entry of its own
             if isinstance(parent, dict) and key not in parent:
                 if spec.required and not any(p.startswith(f"{label}: ") for p in problems):

@@ -7,6 +7,7 @@ One module per job, each importing only those before it:
     fmt           figures and manifest values as short strings
     words         the generated sentences (headline, verdicts) and the rule set they follow
     compare_words the comparison's title, headline and per-change sentences
+    machines      the controller, target and clients of a run on several machines
     page          the plain dataclasses the report template gets
     render        jinja2 over the packaged templates
     files         results.json, results.csv, atomic writes
@@ -27,6 +28,7 @@ from .files import CSV_COLUMNS, results_json, write_outputs
 from .fmt import fmt_ms, fmt_number, fmt_ratio
 from .page import build_page
 from .render import render_html
+from .machines import machines_line
 from .terminal import closing_lines, compare_table, summary_table
 from .compare_words import compare_summary
 from .words import verdict_line
@@ -75,5 +77,6 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
-    return Built(run.path, paths, checked.status, checked.failures, summary_table(analysis, table), closing)
+    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table)]))
+    return Built(run.path, paths, checked.status, checked.failures, summary, closing)
 

@@ -47,7 +47,7 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "method": analysis.method,
         "design": design_of(run.manifest),  # rounds per block, blocks, duration (design.py)
         "precision": precision_of(run.manifest),  # the target, met or not, half-widths, stop reason, more-time estimate
-        "environment": {k: (run.manifest or {}).get(k) for k in ("machine", "versions", "ulimit_n", "sysctl", "nginx_V", "parameters", "command", "started_at", "ended_at", "passes")},
+        "environment": {k: (run.manifest or {}).get(k) for k in ("machine", "versions", "ulimit_n", "sysctl", "nginx_V", "parameters", "command", "started_at", "ended_at", "passes", "server_host", "client_hosts", "network")},
         "reference": {
             "article_2013": [asdict(r) for r in reference.article_ratios()],
             "study_2012": [asdict(r) for r in reference.study_ratios()],

@@ -22,6 +22,7 @@ from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
 from .failures import failure_lines
+from .machines import MachineTable, machine_tables_of, rtt_lines
 from .study import load_generator, study_reference, study_rows
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
@@ -201,6 +202,8 @@ class Page:
     study_note: str = ""
     latency_rows: tuple[LatencyRow, ...] = ()  # exact percentiles, when the run has wrk's histograms
     latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
+    machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
+    network: tuple[str, ...] = ()  # the measured round trips between them, with their method
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -244,7 +247,9 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         checks=tuple(check_groups(report, run, out_dir)),
         measurements=tuple(measurement_rows(run, table, out_dir, several)),
         headers=tuple(header_rows(run, out_dir)),
-        environment=tuple(environment_rows(manifest)),
+        environment=tuple(environment_rows(manifest, machine_tables := tuple(machine_tables_of(manifest)))),
+        machines=machine_tables,
+        network=tuple(rtt_lines(manifest)),
         parameters=tuple((k, display(v, k)) for k, v in run.parameters.items()),
         sysctl=tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
         nginx_v=str(manifest.get("nginx_V") or ""),
@@ -445,8 +450,8 @@ def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
     ]
 
 
-def environment_rows(manifest: dict) -> list[tuple[str, str]]:
-    """Return the run's environment (machine, versions, limits, times) as label/value pairs."""
+def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, str]]:
+    """Return the run's environment (machine, versions, limits, times) as label/value pairs; with machines, those are in their tables."""
     if not manifest:
         return [("environment", "unknown: the run has no manifest.json")]
     rows = [
@@ -455,7 +460,7 @@ def environment_rows(manifest: dict) -> list[tuple[str, str]]:
         ("ended", display(manifest.get("ended_at"))),
         ("command", display(manifest.get("command"))),
     ]
-    for section in ("machine", "versions"):
+    for section in ("machine", "versions") if not machines else ():
         values = manifest.get(section)
         if isinstance(values, dict):
             rows.extend((f"{section}: {k.replace('_', ' ')}", display(v, k)) for k, v in values.items())

@@ -49,6 +49,8 @@ CHECK_TITLES = {
     "file-name": "File names understood",
     "refused": "Files read safely (regular, inside the run, within size caps)",
     "duplicate": "One file per measurement",
+    "clients": "Every wrk client's output present and merged",
+    "machines": "Machines and network described (manifest.json)",
 }
 
 
@@ -299,6 +301,9 @@ def sharing_sentence(analysis: Analysis) -> str:
     if sharing is None:
         return ""
     share = sharing.wrk_share
+    if sharing.apart:
+        return (f"wrk ran on other machines than the servers, so they shared no CPUs; wrk used {share.median:.0%} of its "
+                f"machines' CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%}).")
     used = f"wrk itself used {share.median:.0%} of the machine's CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%})"
     if not sharing.shared:
         return f"wrk ran on CPUs {sharing.pin_client} and the servers on CPUs {sharing.pin_server} (pinned, no overlap); {used}."
