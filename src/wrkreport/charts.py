@@ -45,6 +45,7 @@ LOOK = {
     "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
 }
 OTHER_LOOK = ("#777777", "*", "||")
+PAD_IN = 3 / 72  # space around each panel's decorations and each outside legend: constrained layout's default pad
 MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PANELS_PER_ROW = 3
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
@@ -141,13 +142,79 @@ def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 
 def to_svg(fig: Figure, name: str, desc: str | None = None) -> str:
     """Return the figure as an inline <svg> element with ids prefixed by name (desc: a <desc> other than TITLES')."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE), warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # e.g. "constrained_layout not applied": a layout hint, not the user's concern
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # constrained layout already fits: no second, "tight" draw
+        warnings.simplefilter("ignore", UserWarning)  # a layout hint, not the user's concern
+        FigureCanvasSVG(fig)  # measure text with the renderer that writes it
+        fit_panels(fig)
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # one draw: no layout engine, no "tight" bbox
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
     svg = SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
     return accessible(svg, name, desc)
+
+
+def fit_panels(fig: Figure) -> None:
+    """Place every panel once so its labels, titles, texts and legends fit, as matplotlib's constrained layout would.
+
+    Constrained layout measures every panel twice and savefig then draws the figure twice
+    (once to lay out, once to write); here the panels are measured once and the figure is
+    drawn once. Same rules: PAD_IN around each panel's decorations and each figure legend
+    placed "outside", equal panel sizes in a grid, each grid column and row as wide as its
+    widest decorations.
+    """
+    panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    if not panels:
+        return
+    renderer = fig._get_renderer()  # the SVG renderer, as FigureCanvasSVG is the canvas
+    inverse = fig.transFigure.inverted()
+    width_in, height_in = fig.get_size_inches()
+    w_pad, h_pad = PAD_IN / width_in, PAD_IN / height_in
+    nrows, ncols = panels[0].get_subplotspec().get_gridspec().get_geometry()
+    left, right, top, bottom = [w_pad] * ncols, [w_pad] * ncols, [h_pad] * nrows, [h_pad] * nrows
+    for ax in panels:
+        spec = ax.get_subplotspec()
+        row, col = spec.rowspan.start, spec.colspan.start
+        box = ax.get_position(original=True)
+        tight = panel_tightbbox(ax, renderer)
+        if tight is None:
+            continue
+        tight = tight.transformed(inverse)
+        left[col] = max(left[col], box.x0 - tight.x0 + w_pad)
+        right[col] = max(right[col], tight.x1 - box.x1 + w_pad)
+        top[row] = max(top[row], tight.y1 - box.y1 + h_pad)
+        bottom[row] = max(bottom[row], box.y0 - tight.y0 + h_pad)
+    outer = {"left": 0.0, "right": 0.0, "upper": 0.0, "lower": 0.0}
+    for legend in fig.legends:
+        side = getattr(legend, "_outside_loc", None)  # set by loc="outside ...": the legend sits beside the panels
+        if side in outer:
+            size = legend.get_tightbbox(renderer).transformed(inverse)
+            outer[side] = max(outer[side], size.width + 2 * w_pad if side in ("left", "right") else size.height + 2 * h_pad)
+    panel_w = (1 - outer["left"] - outer["right"] - sum(left) - sum(right)) / ncols
+    panel_h = (1 - outer["lower"] - outer["upper"] - sum(top) - sum(bottom)) / nrows
+    if panel_w <= 0 or panel_h <= 0:
+        return  # labels wider than the figure: leave matplotlib's default places
+    for ax in panels:
+        spec = ax.get_subplotspec()
+        row, col = spec.rowspan.start, spec.colspan.start
+        x0 = outer["left"] + sum(left[:col]) + sum(right[:col]) + col * panel_w + left[col]
+        y1 = 1 - outer["upper"] - sum(top[:row]) - sum(bottom[:row]) - row * panel_h - top[row]
+        ax.set_position([x0, y1 - panel_h, panel_w, panel_h])
+
+
+def panel_tightbbox(ax, renderer):
+    """Return the display box of an Axes with its tick labels, axis labels, titles (1 px wide, as layouts count them), texts, legend and spines (with their tick marks); None when hidden.
+
+    Lines, bars and markers are clipped to the Axes, so they are not measured.
+    """
+    from matplotlib.legend import Legend
+    from matplotlib.spines import Spine
+    from matplotlib.text import Text
+
+    titles = {ax.title, ax._left_title, ax._right_title}
+    extras = [a for a in ax.get_children() if isinstance(a, (Text, Legend, Spine)) and a not in titles and a.get_visible() and a.get_in_layout()]
+    return ax.get_tightbbox(renderer, for_layout_only=True, bbox_extra_artists=extras)
 
 
 def accessible(svg: str, name: str, desc: str | None = None) -> str:
@@ -163,7 +230,7 @@ def accessible(svg: str, name: str, desc: str | None = None) -> str:
 def new_figure(width: float, height: float) -> Figure:
     """Return an empty figure with the report's style."""
     with matplotlib.rc_context(STYLE):
-        return Figure(figsize=(width, height), layout="constrained")
+        return Figure(figsize=(width, height))  # no layout engine: to_svg places the panels once (fit_panels)
 
 
 def throughput_chart(analysis: Analysis) -> str:
