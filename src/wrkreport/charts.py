@@ -14,6 +14,7 @@ import re
 import warnings
 
 import matplotlib
+import matplotlib.artist
 from matplotlib.figure import Figure
 
 from . import stats
@@ -147,15 +148,29 @@ def to_svg(fig: Figure, name: str, desc: str | None = None) -> str:
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a layout hint, not the user's concern
-        FigureCanvasSVG(fig)  # measure text with the renderer that writes it
-        fit_panels(fig)
+        FigureCanvasSVG(fig)
+        fig.add_artist(PanelPlacer())  # drawn first: lays the panels out with the renderer that then draws them
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # one draw: no layout engine, no "tight" bbox
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
     svg = SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
     return accessible(svg, name, desc)
 
 
-def fit_panels(fig: Figure) -> None:
+class PanelPlacer(matplotlib.artist.Artist):
+    """An invisible artist drawn before everything else in its figure: it places the panels (fit_panels).
+
+    Inside the figure's one draw, the text measured to lay the panels out is measured by
+    the renderer that then writes it, so matplotlib's per-renderer cache serves the draw.
+    """
+
+    zorder = -math.inf
+
+    def draw(self, renderer) -> None:
+        """Place the figure's panels; draw nothing."""
+        fit_panels(self.get_figure(root=True), renderer)
+
+
+def fit_panels(fig: Figure, renderer) -> None:
     """Place every panel once so its labels, titles, texts and legends fit, as matplotlib's constrained layout would.
 
     Constrained layout measures every panel twice and savefig then draws the figure twice
@@ -167,7 +182,6 @@ def fit_panels(fig: Figure) -> None:
     panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
     if not panels:
         return
-    renderer = fig._get_renderer()  # the SVG renderer, as FigureCanvasSVG is the canvas
     inverse = fig.transFigure.inverted()
     width_in, height_in = fig.get_size_inches()
     w_pad, h_pad = PAD_IN / width_in, PAD_IN / height_in
