@@ -388,13 +388,12 @@ def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGrou
     groups: dict[str, list[Check]] = {}
     for check in report.checks:
         groups.setdefault(check.name, []).append(check)
+    hrefs = {file: link(run.path / file, out_dir) for file in {c.file for c in report.checks if c.file}}  # one per file, not per check
     found = []
     for name, checks in groups.items():
         checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
         counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
-        rows = tuple(
-            CheckRow(c.status, subject(c), c.message, link(run.path / c.file, out_dir) if c.file else None) for c in checks
-        )
+        rows = tuple(CheckRow(c.status, subject(c), c.message, hrefs[c.file] if c.file else None) for c in checks)
         found.append(CheckGroup(name, CHECK_TITLES.get(name, name), worst(c.status for c in checks), counts, rows))
     return found
 
