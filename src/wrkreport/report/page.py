@@ -202,6 +202,12 @@ class Page:
     latency_rows: tuple[LatencyRow, ...] = ()  # exact percentiles, when the run has wrk's histograms
     latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
 
+    @property
+    def ratio_groups(self) -> tuple[tuple[str, tuple[RatioRow, ...]], ...]:
+        """Return the ratio rows per group, in page order: on screen each group is a heading row above its rows, not a column."""
+        groups = dict.fromkeys(row.group for row in self.ratios)
+        return tuple((group, tuple(row for row in self.ratios if row.group == group)) for group in groups)
+
 
 # --- Run -> page data -----------------------------------------------------------------------
 
