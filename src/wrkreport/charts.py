@@ -91,6 +91,12 @@ def geometric(spread: Spread | None) -> stats.Interval | None:
     return stats.ratio_interval([(value, 1.0) for value in spread.values])
 
 
+def typical(spread: Spread) -> float:
+    """Return a spread's geometric mean (the ratios' statistic), or its median when it has none (a value not above zero)."""
+    found = geometric(spread)
+    return found.estimate if found else spread.median
+
+
 def contrast(colour: str, background: str = "#ffffff") -> float:
     """Return the WCAG contrast ratio of two #rrggbb colours.
 
@@ -410,7 +416,7 @@ def latency_chart(analysis: Analysis) -> str:
                         continue
                     offset = (i - (len(analysis.setups) - 1) / 2) * 0.06
                     xs.append(x + offset)
-                    medians.append(geometric(spread).estimate if geometric(spread) else spread.median)
+                    medians.append(typical(spread))
                     dots_x.extend([x + offset] * spread.n)
                     dots_y.extend(spread.values)
                 if dots_x:  # one scatter per setup and panel: fewer artists, a faster draw
@@ -484,7 +490,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
                     if spread is None:
                         continue
                     xs.append(level)
-                    ys.append(geometric(spread).estimate if geometric(spread) else spread.median)
+                    ys.append(typical(spread))
                     ax.scatter([level] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.5, linewidths=0)
                 if xs:
                     (line,) = ax.plot(xs, ys, marker=marker, color=colour, linewidth=1.2, markersize=4)
