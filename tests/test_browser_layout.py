@@ -132,6 +132,36 @@ def test_the_machines_part_shows_each_machine_and_the_round_trip_within_the_scre
     page.close()
 
 
+# Every visible label of a group in the ratio table (a column cell, or a heading row on a phone): its text and the
+# height of that text (not of its cell, which grows with the row) in lines of its line height; and the right edge of
+# the ratio beside each setup, and of the table's box.
+RATIO_GROUPS = """() => {
+  const table = document.querySelector('#ratios ~ .scroll table');
+  const labels = [...table.querySelectorAll('tbody td, tbody th')]
+    .filter(e => /^GOMAXPROCS=/.test(e.textContent.trim()) && e.getBoundingClientRect().height > 0)
+    .map(e => { const text = document.createRange(); text.selectNodeContents(e);
+                return [e.textContent.trim(), text.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)]; });
+  const ratios = [...table.querySelectorAll('tbody td.setup')].map(td => td.nextElementSibling.getBoundingClientRect().right);
+  return [labels, ratios, table.parentElement.getBoundingClientRect().right];
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ("default-2cores", "sweep-all-setups"))
+def test_the_ratio_table_names_each_group_in_a_line_or_two_with_the_ratio_next_to_the_setup(browser, reports, name, width):
+    """At 390 px the group column once broke one letter per line (12 lines), at 1400 px into 8; the screen now shows a heading row per group."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(reports[name].as_uri())
+    labels, ratios, right = page.evaluate(RATIO_GROUPS)
+    page.close()
+    assert labels, f"{name} at {width} px: no group named in the ratio table"
+    tall = [(text, round(lines, 1)) for text, lines in labels if lines > 3]
+    assert not tall, f"{name} at {width} px: group labels taller than 3 lines: {tall}"
+    assert {text for text, _ in labels} == ({"GOMAXPROCS=1", "GOMAXPROCS=2"} if name == "default-2cores"
+                                            else {"GOMAXPROCS=2, 10 connections", "GOMAXPROCS=2, 100 connections"})
+    assert ratios and max(ratios) <= right, f"{name} at {width} px: a ratio is off-screen ({max(ratios):.0f} > {right:.0f} px)"
+
+
 def printed(browser, report: Path) -> tuple[bytes, int, str]:
     """Return a report printed to A4: the PDF, its page count, and its text without whitespace."""
     page = browser.new_page()

@@ -9,7 +9,8 @@ import pytest
 from wrkreport import charts
 from wrkreport.analyze import THROUGHPUT, load_analysis
 from wrkreport.report.fmt import display, fmt_number
-from wrkreport.report.page import environment_rows, result_rows
+from wrkreport.report.machines import environment_rows
+from wrkreport.report.page import result_rows
 
 from conftest import RUNS
 

@@ -14,6 +14,7 @@ import re
 import warnings
 
 import matplotlib
+import matplotlib.artist
 from matplotlib.figure import Figure
 
 from . import stats
@@ -45,6 +46,7 @@ LOOK = {
     "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
 }
 OTHER_LOOK = ("#777777", "*", "||")
+PAD_IN = 3 / 72  # space around each panel's decorations and each outside legend: constrained layout's default pad
 MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PANELS_PER_ROW = 3
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
@@ -87,6 +89,12 @@ def geometric(spread: Spread | None) -> stats.Interval | None:
     if spread is None or not spread.values or min(spread.values) <= 0:
         return None
     return stats.ratio_interval([(value, 1.0) for value in spread.values])
+
+
+def typical(spread: Spread) -> float:
+    """Return a spread's geometric mean (the ratios' statistic), or its median when it has none (a value not above zero)."""
+    found = geometric(spread)
+    return found.estimate if found else spread.median
 
 
 def contrast(colour: str, background: str = "#ffffff") -> float:
@@ -141,13 +149,92 @@ def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 
 def to_svg(fig: Figure, name: str, desc: str | None = None) -> str:
     """Return the figure as an inline <svg> element with ids prefixed by name (desc: a <desc> other than TITLES')."""
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE), warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # e.g. "constrained_layout not applied": a layout hint, not the user's concern
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # constrained layout already fits: no second, "tight" draw
+        warnings.simplefilter("ignore", UserWarning)  # a layout hint, not the user's concern
+        FigureCanvasSVG(fig)
+        fig.add_artist(PanelPlacer())  # drawn first: lays the panels out with the renderer that then draws them
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # one draw: no layout engine, no "tight" bbox
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
     svg = SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
     return accessible(svg, name, desc)
+
+
+class PanelPlacer(matplotlib.artist.Artist):
+    """An invisible artist drawn before everything else in its figure: it places the panels (fit_panels).
+
+    Inside the figure's one draw, the text measured to lay the panels out is measured by
+    the renderer that then writes it, so matplotlib's per-renderer cache serves the draw.
+    """
+
+    zorder = -math.inf
+
+    def draw(self, renderer) -> None:
+        """Place the figure's panels; draw nothing."""
+        fit_panels(self.get_figure(root=True), renderer)
+
+
+def fit_panels(fig: Figure, renderer) -> None:
+    """Place every panel once so its labels, titles, texts and legends fit, as matplotlib's constrained layout would.
+
+    Constrained layout measures every panel twice and savefig then draws the figure twice
+    (once to lay out, once to write); here the panels are measured once and the figure is
+    drawn once. Same rules: PAD_IN around each panel's decorations and each figure legend
+    placed "outside", equal panel sizes in a grid, each grid column and row as wide as its
+    widest decorations.
+    """
+    panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    if not panels:
+        return
+    inverse = fig.transFigure.inverted()
+    width_in, height_in = fig.get_size_inches()
+    w_pad, h_pad = PAD_IN / width_in, PAD_IN / height_in
+    nrows, ncols = panels[0].get_subplotspec().get_gridspec().get_geometry()
+    left, right, top, bottom = [w_pad] * ncols, [w_pad] * ncols, [h_pad] * nrows, [h_pad] * nrows
+    for ax in panels:
+        spec = ax.get_subplotspec()
+        row, col = spec.rowspan.start, spec.colspan.start
+        box = ax.get_position(original=True)
+        tight = panel_tightbbox(ax, renderer)
+        if tight is None:
+            continue
+        tight = tight.transformed(inverse)
+        left[col] = max(left[col], box.x0 - tight.x0 + w_pad)
+        right[col] = max(right[col], tight.x1 - box.x1 + w_pad)
+        top[row] = max(top[row], tight.y1 - box.y1 + h_pad)
+        bottom[row] = max(bottom[row], box.y0 - tight.y0 + h_pad)
+    outer = {"left": 0.0, "right": 0.0, "upper": 0.0, "lower": 0.0}
+    for legend in fig.legends:
+        side = getattr(legend, "_outside_loc", None)  # set by loc="outside ...": the legend sits beside the panels
+        if side in outer:
+            size = legend.get_tightbbox(renderer).transformed(inverse)
+            outer[side] = max(outer[side], size.width + 2 * w_pad if side in ("left", "right") else size.height + 2 * h_pad)
+    panel_w = (1 - outer["left"] - outer["right"] - sum(left) - sum(right)) / ncols
+    panel_h = (1 - outer["lower"] - outer["upper"] - sum(top) - sum(bottom)) / nrows
+    if panel_w <= 0 or panel_h <= 0:
+        return  # labels wider than the figure: leave matplotlib's default places
+    for ax in panels:
+        spec = ax.get_subplotspec()
+        row, col = spec.rowspan.start, spec.colspan.start
+        x0 = outer["left"] + sum(left[:col]) + sum(right[:col]) + col * panel_w + left[col]
+        y1 = 1 - outer["upper"] - sum(top[:row]) - sum(bottom[:row]) - row * panel_h - top[row]
+        ax.set_position([x0, y1 - panel_h, panel_w, panel_h])
+
+
+def panel_tightbbox(ax, renderer):
+    """Return the display box of an Axes with its tick labels, axis labels, titles (1 px wide, as layouts count them), texts, legend and spines (with their tick marks); None when hidden.
+
+    Lines, bars and markers are clipped to the Axes, so they are not measured.
+    """
+    from matplotlib.legend import Legend
+    from matplotlib.spines import Spine
+    from matplotlib.text import Text
+
+    titles = {ax.title, ax._left_title, ax._right_title}
+    extras = [a for a in ax.get_children() if isinstance(a, (Text, Legend, Spine)) and a not in titles and a.get_visible() and a.get_in_layout()]
+    return ax.get_tightbbox(renderer, for_layout_only=True, bbox_extra_artists=extras)
 
 
 def accessible(svg: str, name: str, desc: str | None = None) -> str:
@@ -163,7 +250,7 @@ def accessible(svg: str, name: str, desc: str | None = None) -> str:
 def new_figure(width: float, height: float) -> Figure:
     """Return an empty figure with the report's style."""
     with matplotlib.rc_context(STYLE):
-        return Figure(figsize=(width, height), layout="constrained")
+        return Figure(figsize=(width, height))  # no layout engine: to_svg places the panels once (fit_panels)
 
 
 def throughput_chart(analysis: Analysis) -> str:
@@ -175,8 +262,9 @@ def throughput_chart(analysis: Analysis) -> str:
         ax = fig.add_subplot()
         width = 0.8 / max(len(setups), 1)
         whiskers = False
-        for i, setup in enumerate(setups):
+        for i, setup in enumerate(setups):  # one bar, whisker and dot call per setup: fewer artists, a faster draw
             colour, marker, hatch = look(setup)
+            bars_x, bars_y, whisker_x, whisker_y, below, above, dots_x, dots_y = [], [], [], [], [], [], [], []
             for g, (gomaxprocs, connections) in enumerate(analysis.groups):
                 x = g + (i - (len(setups) - 1) / 2) * width
                 cell = analysis.cell(gomaxprocs, connections, setup)
@@ -187,13 +275,22 @@ def throughput_chart(analysis: Analysis) -> str:
                         ax.text(x, 0, " excluded" if not cell.not_measured else " not measured", rotation=90, ha="center",
                                 va="bottom", fontsize=8, color="#333333")
                     continue
-                ax.bar(x, interval.estimate, width * 0.9, color=fill(colour), hatch=hatch, edgecolor="#ffffff", linewidth=0,
-                       label=setup if g == 0 else None)
+                bars_x.append(x)
+                bars_y.append(interval.estimate)
                 if interval.low is not None:
-                    whiskers = True
-                    ax.errorbar(x, interval.estimate, yerr=[[interval.estimate - interval.low], [interval.high - interval.estimate]],
-                                color="#000000", capsize=3, linewidth=1)
-                ax.scatter([x] * spread.n, spread.values, marker=marker, s=16, color="#ffffff", edgecolors="#000000", linewidths=0.7, zorder=3)
+                    whisker_x.append(x)
+                    whisker_y.append(interval.estimate)
+                    below.append(interval.estimate - interval.low)
+                    above.append(interval.high - interval.estimate)
+                dots_x.extend([x] * spread.n)
+                dots_y.extend(spread.values)
+            if bars_x:
+                ax.bar(bars_x, bars_y, width * 0.9, color=fill(colour), hatch=hatch, edgecolor="#ffffff", linewidth=0, label=setup)
+            if whisker_x:
+                whiskers = True
+                ax.errorbar(whisker_x, whisker_y, yerr=[below, above], fmt="none", color="#000000", capsize=3, linewidth=1)
+            if dots_x:
+                ax.scatter(dots_x, dots_y, marker=marker, s=16, color="#ffffff", edgecolors="#000000", linewidths=0.7, zorder=3)
         ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups])
         ax.set_ylabel("throughput (requests/s)")
         ax.set_ylim(bottom=0)
@@ -214,18 +311,21 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
         fig = new_figure(8, max(1.8, 0.9 + 0.32 * max(len(setups), 1) * max(len(groups), 1)))
         ax = fig.add_subplot()
         ticks, labels, y = [], [], 0
-        shown_reference = set()
+        points = {setup: ([], [], [], []) for setup in setups}  # x, y, below, above: one errorbar call per setup, fewer artists
+        bare = {setup: ([], []) for setup in setups}  # a ratio without an interval
+        studies: dict[int, tuple[list, list]] = {}  # the article's values, one marker call per study
         for gomaxprocs, connections in groups:
             for setup in setups:
-                colour, marker, _ = look(setup)
                 ratio = analysis.ratio(gomaxprocs, connections, setup)
                 ticks.append(y)
                 labels.append(f"{setup}  " + group_label(gomaxprocs, connections, several).replace("\n", ", "))
                 if ratio is not None and ratio.ratio is not None:
-                    err = None
                     if ratio.ci_low is not None:
-                        err = [[ratio.ratio - ratio.ci_low], [ratio.ci_high - ratio.ratio]]
-                    ax.errorbar(ratio.ratio, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=6)
+                        for values, value in zip(points[setup], (ratio.ratio, y, ratio.ratio - ratio.ci_low, ratio.ci_high - ratio.ratio)):
+                            values.append(value)
+                    else:
+                        bare[setup][0].append(ratio.ratio)
+                        bare[setup][1].append(y)
                     ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
                 elif ratio is not None:
                     ax.text(0.01, y, shorten("excluded: " + (ratio.excluded or ""), 70), va="center", fontsize=8, color="#333333",
@@ -233,12 +333,21 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                             bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0})
                 for ref in reference:
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
-                        label = reference_label(ref.gomaxprocs)
-                        ax.plot(ref.ratio, y, marker=REFERENCE_MARKERS.get(ref.gomaxprocs, "h"), markersize=8, markerfacecolor="none",
-                                markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=None if label in shown_reference else label)
-                        shown_reference.add(label)
+                        studies.setdefault(ref.gomaxprocs, ([], []))[0].append(ref.ratio)
+                        studies[ref.gomaxprocs][1].append(y)
                 y -= 1
             y -= 0.6
+        for setup in setups:
+            colour, marker, _ = look(setup)
+            xs, ys, below, above = points[setup]
+            if xs:
+                ax.errorbar(xs, ys, xerr=[below, above], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
+            if bare[setup][0]:
+                ax.errorbar(*bare[setup], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
+        for article_gomaxprocs, (xs, ys) in studies.items():
+            ax.plot(xs, ys, marker=REFERENCE_MARKERS.get(article_gomaxprocs, "h"), markersize=8, markerfacecolor="none",
+                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=reference_label(article_gomaxprocs))
+        shown_reference = bool(studies)
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
         ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
         ax.set_yticks(ticks, labels)
@@ -307,7 +416,7 @@ def latency_chart(analysis: Analysis) -> str:
                         continue
                     offset = (i - (len(analysis.setups) - 1) / 2) * 0.06
                     xs.append(x + offset)
-                    medians.append(geometric(spread).estimate if geometric(spread) else spread.median)
+                    medians.append(typical(spread))
                     dots_x.extend([x + offset] * spread.n)
                     dots_y.extend(spread.values)
                 if dots_x:  # one scatter per setup and panel: fewer artists, a faster draw
@@ -381,7 +490,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
                     if spread is None:
                         continue
                     xs.append(level)
-                    ys.append(geometric(spread).estimate if geometric(spread) else spread.median)
+                    ys.append(typical(spread))
                     ax.scatter([level] * spread.n, spread.values, marker=marker, s=10, color=colour, alpha=0.5, linewidths=0)
                 if xs:
                     (line,) = ax.plot(xs, ys, marker=marker, color=colour, linewidth=1.2, markersize=4)

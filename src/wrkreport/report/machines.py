@@ -1,4 +1,4 @@
-"""Machines: a run's controller, target and wrk clients (manifest server_host, client_hosts, network) -> page tables and a terminal line.
+"""Machines: a run's controller, target and wrk clients (manifest server_host, client_hosts, network) and its environment -> page tables and a terminal line.
 
 A run on one machine names none of them, and then nothing here shows anything.
 """
@@ -86,3 +86,36 @@ def machines_line(manifest: dict | None) -> str:
     servers = "this machine" if target is None else f"{target.get('ssh')}" + (f" ({target['address']})" if target.get("address") else "")
     wrk = ", ".join(f"{c.get('client')} ({'this machine' if c.get('ssh') == 'local' else c.get('ssh')})" for c in clients) or "this machine"
     return f"machines: servers on {servers}; wrk on {wrk}"
+
+
+def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, str]]:
+    """Return the run's environment (machine, versions, limits, times) as label/value pairs; with machines, those are in their tables."""
+    if not manifest:
+        return [("environment", "unknown: the run has no manifest.json")]
+    rows = [
+        ("run status", display(manifest.get("status")) + (f" ({manifest['reason']})" if manifest.get("reason") else "")),
+        ("started", display(manifest.get("started_at"))),
+        ("ended", display(manifest.get("ended_at"))),
+        ("command", display(manifest.get("command"))),
+    ]
+    for section in ("machine", "versions") if not machines else ():
+        values = manifest.get(section)
+        if isinstance(values, dict):
+            rows.extend((f"{section}: {k.replace('_', ' ')}", display(v, k)) for k, v in values.items())
+    rows.append(("ulimit -n", display(manifest.get("ulimit_n"))))
+    passes = manifest.get("passes")
+    if isinstance(passes, list):
+        for entry in passes:
+            if isinstance(entry, dict):
+                rows.append(
+                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {order_text(entry.get('order'))}")
+                )
+    return rows
+
+
+
+def order_text(order) -> str:
+    """Return a pass's shuffled order: 'repeat 1: a, b; repeat 2: b, a'."""
+    if isinstance(order, list) and all(isinstance(o, list) for o in order):
+        return "; ".join(f"repeat {k}: {display(o)}" for k, o in enumerate(order, 1))
+    return display(order)

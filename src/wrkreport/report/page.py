@@ -22,7 +22,7 @@ from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
 from .failures import failure_lines
-from .machines import MachineTable, machine_tables_of, rtt_lines
+from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
 from .study import load_generator, study_reference, study_rows
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
@@ -204,6 +204,12 @@ class Page:
     latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
     machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
+
+    @property
+    def ratio_groups(self) -> tuple[tuple[str, tuple[RatioRow, ...]], ...]:
+        """Return the ratio rows per group, in page order: on screen each group is a heading row above its rows, not a column."""
+        groups = dict.fromkeys(row.group for row in self.ratios)
+        return tuple((group, tuple(row for row in self.ratios if row.group == group)) for group in groups)
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -393,13 +399,12 @@ def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGrou
     groups: dict[str, list[Check]] = {}
     for check in report.checks:
         groups.setdefault(check.name, []).append(check)
+    hrefs = {file: link(run.path / file, out_dir) for file in {c.file for c in report.checks if c.file}}  # one per file, not per check
     found = []
     for name, checks in groups.items():
         checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
         counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
-        rows = tuple(
-            CheckRow(c.status, subject(c), c.message, link(run.path / c.file, out_dir) if c.file else None) for c in checks
-        )
+        rows = tuple(CheckRow(c.status, subject(c), c.message, hrefs[c.file] if c.file else None) for c in checks)
         found.append(CheckGroup(name, CHECK_TITLES.get(name, name), worst(c.status for c in checks), counts, rows))
     return found
 
@@ -448,39 +453,6 @@ def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
         )
         for h in sorted(run.headers, key=lambda h: (h.gomaxprocs, h.setup))
     ]
-
-
-def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, str]]:
-    """Return the run's environment (machine, versions, limits, times) as label/value pairs; with machines, those are in their tables."""
-    if not manifest:
-        return [("environment", "unknown: the run has no manifest.json")]
-    rows = [
-        ("run status", display(manifest.get("status")) + (f" ({manifest['reason']})" if manifest.get("reason") else "")),
-        ("started", display(manifest.get("started_at"))),
-        ("ended", display(manifest.get("ended_at"))),
-        ("command", display(manifest.get("command"))),
-    ]
-    for section in ("machine", "versions") if not machines else ():
-        values = manifest.get(section)
-        if isinstance(values, dict):
-            rows.extend((f"{section}: {k.replace('_', ' ')}", display(v, k)) for k, v in values.items())
-    rows.append(("ulimit -n", display(manifest.get("ulimit_n"))))
-    passes = manifest.get("passes")
-    if isinstance(passes, list):
-        for entry in passes:
-            if isinstance(entry, dict):
-                rows.append(
-                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {order_text(entry.get('order'))}")
-                )
-    return rows
-
-
-
-def order_text(order) -> str:
-    """Return a pass's shuffled order: 'repeat 1: a, b; repeat 2: b, a'."""
-    if isinstance(order, list) and all(isinstance(o, list) for o in order):
-        return "; ".join(f"repeat {k}: {display(o)}" for k, o in enumerate(order, 1))
-    return display(order)
 
 
 def ratio_caption(analysis: Analysis, refs) -> str:
