@@ -592,6 +592,11 @@ server_alive() {
     done
     return 0
   fi
+  if [[ -n "${HELPER_PROC}" ]]; then # through the helper's ssh session: a new one costs a round trip and a login
+    ask target-running "$@" || rc=$?
+    ((rc == 0 || rc == 3)) || die 1 "could not check the servers on ${TARGET} (helper exit status ${rc})"
+    return "$((rc != 0))"
+  fi
   on_target running "$@" </dev/null || rc=$?
   ((rc != 255)) || target_lost "checking its servers"
   return "${rc}"

@@ -322,6 +322,14 @@ def cmd_target_nginx(args) -> int:
     return 0
 
 
+def cmd_target_running(args) -> int:
+    """Exit 0 when every PID runs on the target, 3 when one does not (asked through `serve`'s ssh session: no new connection)."""
+    shell = target_mod.target_shell(load_manifest(Path(args.run)))
+    if shell is None:
+        raise UsageError("target-running: this run has no --server-host")
+    return 0 if shell.running(args.pids) else NO
+
+
 def cmd_target_record(args) -> int:
     """Record the target in the manifest (server_host, its nginx -V) and the RTT to it, measured now; print the RTT line."""
     run_dir = Path(args.run)
@@ -437,6 +445,7 @@ def main_parser() -> argparse.ArgumentParser:
     add("facts-script", cmd_facts_script)
     add("target-facts", cmd_target_facts, (("--plan",), {"required": True}), (("--facts",), {"required": True}))
     add("target-ports", cmd_target_ports, (("--plan",), {"required": True}), (("--tcp",), {"required": True}))
+    add("target-running", cmd_target_running, run, (("pids",), {"nargs": "+", "type": int}))
     add("target-nginx", cmd_target_nginx, (("--nginx-v-file",), {"required": True}))
     add(
         "target-record",

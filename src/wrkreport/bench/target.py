@@ -142,6 +142,10 @@ class TargetShell:
             return {}
         return snapshot_of(self.ask("snap " + " ".join(f"{n}:{p}" for n, p in roots.items())), roots)
 
+    def running(self, pids: list[int]) -> bool:
+        """Return True when every PID runs on the target (not a zombie)."""
+        return self.ask("running " + " ".join(str(int(p)) for p in pids)) == ["yes"]
+
     def children(self, pid: int) -> list[int]:
         """Return the child PIDs of a process on the target."""
         return sorted(int(x) for x in self.ask(f"children {pid}") if x.strip().isdigit())

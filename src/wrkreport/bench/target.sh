@@ -18,8 +18,9 @@
 #   prepare USER           make nginx/temp, logs, pids; as root give USER's group access; print the group
 #   log CAP FILE           FILE's first CAP bytes, then a note of the bytes cut
 #   tcp                    /proc/net/tcp and tcp6 (the helper finds busy ports in them)
-#   cpu                    read `snap NAME:PID...`, `children PID` and `tck` lines; answer
-#                          each with /proc stat lines (name first) and `@@end`
+#   cpu                    read `snap NAME:PID...`, `children PID`, `running PID...` and `tck`
+#                          lines; answer each (stat lines with the name first, child PIDs,
+#                          yes/no, the clock ticks) and `@@end`: the helper's one session
 #   finish                 stop every server with a pid file, remove DIR
 set -eu
 
@@ -179,6 +180,10 @@ cmd_cpu() {
         children "${rest}"
         ;;
       tck) getconf CLK_TCK ;;
+      running)
+        # shellcheck disable=SC2086 # the PIDs, one word each
+        if cmd_running ${rest}; then echo yes; else echo no; fi
+        ;;
     esac
     echo "@@end"
   done
