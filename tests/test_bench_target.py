@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -208,3 +209,27 @@ def test_a_shell_that_ends_is_reported_as_the_target_lost():
     with pytest.raises(target.TargetLost, match="lost the ssh connection to root@10.0.0.2"):
         shell.ask("snap go:1")
     shell.close()
+
+
+def target_facts(tmp_path: Path, setups: list[str], drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run `target-facts` on this machine's real facts, with the lines of `drop` removed (a target lacking those tools)."""
+    text = subprocess.run(["sh", "-c", FACTS_SCRIPT], capture_output=True, text=True, check=True).stdout
+    kept = [line for line in text.splitlines() if not line.startswith(tuple(f"path.{tool}\t" for tool in drop))]
+    (tmp_path / "facts").write_text("\n".join(kept) + "\n")
+    (tmp_path / "plan.json").write_text(json.dumps({"setups": setups}))
+    return subprocess.run(
+        [sys.executable, "-m", "wrkreport.bench", "target-facts", "--plan", str(tmp_path / "plan.json"), "--facts", str(tmp_path / "facts")],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+
+
+def test_target_facts_name_what_the_target_lacks_for_the_chosen_setups(tmp_path):
+    if not shutil.which("nginx") and not Path("/usr/sbin/nginx").exists():
+        pytest.skip("needs nginx here to compare with")
+    full = target_facts(tmp_path, ["go-http", "nginx-http"])
+    assert full.returncode == 0 and "missing" not in full.stdout
+    lines = dict(line.split(" ", 1) for line in full.stdout.splitlines())
+    assert lines["goarch"] == target.goarch(os.uname().machine)[0] and lines["uid"] == str(os.getuid())
+    lacking = target_facts(tmp_path, ["go-http", "nginx-http", "node-http"], drop=("nginx", "node"))
+    assert lacking.stdout.splitlines()[-1] == "missing nginx node"
+    assert target_facts(tmp_path, ["go-http"], drop=("nginx", "node")).stdout.count("missing") == 0  # go-http alone needs neither
