@@ -17,6 +17,7 @@ readonly ROOT
 readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
 readonly GO_SOURCE="${ROOT}/src/gohello"
 readonly HIST_SCRIPT="${ROOT}/src/wrkreport/bench/histogram.lua" # wrk -s: its done() writes the latency histogram
+readonly TARGET_SCRIPT="${ROOT}/src/wrkreport/bench/target.sh"  # copied to the target: starts, checks, stops there
 readonly FASTHTTP_SOURCE="${ROOT}/src/gofasthttp"
 readonly NODE_SOURCE="${ROOT}/src/nodehello/server.js"
 readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
@@ -25,6 +26,8 @@ readonly CURL_MAX_TIME_S=5        # per curl -sI header capture
 readonly NGINX_RLIMIT_MAX=200000  # the article's worker_rlimit_nofile
 readonly NOFILE_CEILING=1048576   # how far root raises ulimit -n (below fs.nr_open)
 readonly SUN_PATH_MAX=107         # longest Unix socket path the kernel takes
+readonly TARGET_CLEANUP_S=60      # how long cleanup keeps trying to reach a target it lost
+readonly LOG_FETCH_CAP=1048576    # bytes of a target's log fetched into logs/ (nginx's cap)
 # As root, nginx workers run as this user. The Unix sockets and the private work dir are
 # group-owned by its group with modes 0660 and 0710: the workers may connect to the sockets
 # and traverse the directory, nothing else; other users get nothing. (The alternative, a
@@ -183,6 +186,12 @@ CELL=()           # one --cell SETUP READY HEADERS ERROR of `pass-ready`
 CELLS_DEADLINE=0  # when the setups of this pass must have answered (SECONDS)
 SSH_HOSTS=()      # hosts with an open ssh master connection (ssh_open); closed in cleanup
 SSH=()            # the ssh command for one host through its master (ssh_cmd)
+TARGET=""         # --server-host: the [user@]host running the servers; empty: they run here
+TARGET_DIR=""     # the private work dir on the target (mktemp -d there; target.sh finish removes it)
+TARGET_UID=""     # the uid ssh logs in as on the target
+TARGET_NOFILE=""  # ulimit -n the remote shell starting each server raises to
+TARGET_ARCH=()    # GOARCH=... (GOARM=...) for go build
+TARGET_SSH=()     # the address and port ssh reached the target at ($SSH_CONNECTION there)
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 
@@ -219,7 +228,9 @@ helper_bg() {
 
 # start_helper: the long-lived helper for the run's bookkeeping (docs/driver.md, `serve`).
 start_helper() {
-  coproc HELPER { helper_bg serve --run "${RUN_DIR}"; }
+  local target=()
+  [[ -z "${TARGET}" ]] || target=(--ssh-control "${WORK}/ssh/%C" --target-dir "${TARGET_DIR}")
+  coproc HELPER { helper_bg serve --run "${RUN_DIR}" "${target[@]}"; }
   HELPER_PROC="${HELPER_PID}"
 }
 
@@ -238,6 +249,7 @@ ask() {
       continue # a signal interrupted read; its trap has run
     fi
     if [[ "${line}" == "@@done "* ]]; then
+      [[ "${line}" != "@@done 4" || -z "${TARGET}" ]] || target_lost "running '$1' (the helper's connection ended)"
       return "${line#@@done }"
     fi
     ANSWER+=("${line}")
@@ -268,6 +280,11 @@ contains() {
 }
 
 is_root() { ((EUID == 0)); }
+
+# servers_as_root: true when the servers run as root (here, or where ssh logs in on the target).
+servers_as_root() {
+  if [[ -n "${TARGET}" ]]; then [[ "${TARGET_UID}" == 0 ]]; else is_root; fi
+}
 
 # is_running PID: true while the process exists and is not a zombie.
 is_running() {
@@ -394,7 +411,224 @@ open_ssh() {
   for host in ${PLAN[client_hosts]:-}; do
     [[ "${host}" == local ]] || contains "${host}" "${SSH_HOSTS[@]}" || ssh_open "${host}"
   done
-  die 2 "--server-host and --client-hosts are not implemented yet in this build (ssh reached ${SSH_HOSTS[*]}); nothing was started"
+  [[ -z "${PLAN[client_hosts]:-}" ]] || die 2 "--client-hosts is not implemented yet in this build (ssh reached ${SSH_HOSTS[*]}); nothing was started"
+}
+
+# --- The target (--server-host): the servers started, checked and stopped over ssh ---------
+# Through target.sh in a private work dir made there (TARGET_DIR), over the one master
+# connection; every server by its PID (docs/driver.md, "Two machines").
+
+# shq WORD...: the words single-quoted for the target's sh.
+shq() {
+  local word out=""
+  for word in "$@"; do
+    out+=" '${word//\'/\'\\\'\'}'"
+  done
+  printf '%s\n' "${out# }"
+}
+
+# on_target COMMAND ARGS...: target.sh COMMAND on the target; exit status 255: ssh failed.
+on_target() {
+  on_host "${TARGET}" "sh $(shq "${TARGET_DIR}/target.sh" "$@")"
+}
+
+# target_lost WHAT: the ssh connection to the target is gone: the run fails, saying so.
+target_lost() {
+  die 1 "lost the ssh connection to ${TARGET} while ${1}"
+}
+
+# open_target OPTIONS...: with --server-host: where ssh reached it (the servers' address unless
+# --server-address says otherwise: the plan is made again with it, so the URLs follow), what it
+# is (remote.py's facts), its work dir with target.sh, its tools and its ulimit -n.
+open_target() {
+  local text key value
+  [[ -n "${PLAN[server_host]:-}" ]] || return 0
+  TARGET="${PLAN[server_host]}"
+  # shellcheck disable=SC2016 # expanded on the target
+  text="$(on_host "${TARGET}" 'printf "%s\n" "$SSH_CONNECTION"')" || target_lost "asking for its address"
+  read -ra TARGET_SSH <<<"${text}"
+  ((${#TARGET_SSH[@]} == 4)) || die 2 "--server-host ${TARGET}: cannot read \$SSH_CONNECTION there ('${text}'); give --server-address"
+  TARGET_SSH=("${TARGET_SSH[2]%%\%*}" "${TARGET_SSH[3]}")
+  if [[ -z "${PLAN[server_address]:-}" ]]; then
+    read_plan "$@" --server-address "${TARGET_SSH[0]}"
+  fi
+  on_host "${TARGET}" "$(helper facts-script)" >"${WORK}/target.facts" </dev/null || target_lost "reading what it is"
+  text="$(helper target-facts --plan "${WORK}/plan.json" --facts "${WORK}/target.facts")" || exit
+  declare -A facts=()
+  while read -r key value; do
+    facts["${key}"]="${value}"
+  done <<<"${text}"
+  TARGET_UID="${facts[uid]}"
+  TARGET_ARCH=("GOARCH=${facts[goarch]}")
+  [[ -z "${facts[goenv]:-}" ]] || TARGET_ARCH+=("${facts[goenv]}")
+  [[ -z "${facts[missing]:-}" ]] || target_install "${facts[missing]}"
+  # shellcheck disable=SC2016 # expanded on the target
+  TARGET_DIR="$(on_host "${TARGET}" 'mktemp -d "${TMPDIR:-/tmp}/wrkreport.XXXXXX"')" || die 2 "cannot make a work dir on ${TARGET} (mktemp -d)"
+  on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/target.sh")" <"${TARGET_SCRIPT}" || target_lost "copying target.sh"
+  on_host "${TARGET}" "command -v setsid >/dev/null" || die 2 "${TARGET} has no setsid (util-linux): it starts the servers there"
+  NGINX="${facts[path.nginx]:-}"
+  NODE="${facts[path.node]:-}"
+  log "target ${TARGET}: servers listen on ${PLAN[server_address]}; work dir ${TARGET_DIR}"
+}
+
+# target_install TOOLS: the target lacks tools; as root there apt-get installs them, else exit 2 with the command.
+target_install() {
+  local tools=() tool packages=() text
+  read -ra tools <<<"$1"
+  for tool in "${tools[@]}"; do
+    case "${tool}" in nginx) packages+=(nginx-light) ;; *) packages+=("$(apt_package "${tool}")") ;; esac
+  done
+  if [[ "${TARGET_UID}" != 0 ]] || ! on_host "${TARGET}" "command -v apt-get >/dev/null"; then
+    die 2 "missing on ${TARGET}: ${tools[*]}. Install there with: ssh ${TARGET} sudo apt-get install -y ${packages[*]} (on releases without nginx-light: nginx); nothing was started"
+  fi
+  log "missing on ${TARGET}: ${tools[*]}; installing there with apt-get install ${packages[*]}"
+  on_host "${TARGET}" "DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(shq "${packages[@]}")" >&2 </dev/null ||
+    die 2 "apt-get install ${packages[*]} failed on ${TARGET}"
+  on_host "${TARGET}" "$(helper facts-script)" >"${WORK}/target.facts" </dev/null || target_lost "reading what it is"
+  text="$(helper target-facts --plan "${WORK}/plan.json" --facts "${WORK}/target.facts")" || exit
+  [[ "${text}" != *$'\nmissing '* ]] || die 2 "still missing on ${TARGET} after apt-get: ${text##*missing }"
+}
+
+# target_preflight: nginx there has the modules; its ulimit -n fits --connections; its work dir.
+target_preflight() {
+  local problems need="${PLAN[needed_fds]}"
+  if [[ -n "${PLAN[nginx_setups]}" ]]; then
+    on_host "${TARGET}" "$(shq "${NGINX}") -V 2>&1" >"${WORK}/target.nginx-V" </dev/null || die 2 "${NGINX} -V failed on ${TARGET}"
+    problems="$(helper check-nginx --plan "${WORK}/plan.json" --nginx-v-file "${WORK}/target.nginx-V")" || die 2 "${TARGET}: ${problems:-cannot check ${NGINX}}"
+  fi
+  TARGET_NOFILE="$(on_target nofile "${NOFILE_CEILING}")" || target_lost "raising ulimit -n"
+  if [[ "${TARGET_NOFILE}" != unlimited ]] && ((TARGET_NOFILE < need)); then
+    die 2 "--connections ${PLAN[connections_max]} needs about ${need} open files, but ulimit -n on ${TARGET} is ${TARGET_NOFILE} and cannot go higher there; lower --connections or raise the hard limit there"
+  fi
+  log "ulimit -n ${TARGET_NOFILE} on ${TARGET}"
+  WORKER_GROUP="$(on_target prepare "${WORKER_USER_AS_ROOT}")" || die 2 "cannot prepare ${TARGET_DIR} on ${TARGET}"
+  SOCKET="${TARGET_DIR}/go.sock"
+  HTTP_SOCKET="${TARGET_DIR}/gohttp.sock"
+  ((${#HTTP_SOCKET} <= SUN_PATH_MAX)) || die 2 "Unix socket path ${HTTP_SOCKET} on ${TARGET} is longer than ${SUN_PATH_MAX} bytes"
+}
+
+# target_copy FILE: copy a local file (a server binary) into the target's work dir, executable.
+target_copy() {
+  local dest
+  dest="$(shq "${TARGET_DIR}/${1##*/}")"
+  on_host "${TARGET}" "cat >${dest} && chmod 0755 ${dest}" <"$1" || target_lost "copying ${1##*/}"
+}
+
+# target_ports: every needed port free on the target (its /proc/net/tcp, read by the helper).
+target_ports() {
+  local busy
+  on_target tcp >"${WORK}/target.tcp" </dev/null || target_lost "reading its ports"
+  if ! busy="$(helper target-ports --plan "${WORK}/plan.json" --tcp "${WORK}/target.tcp")"; then
+    die 2 "${busy//$'\n'/; }; nothing was started (choose other ports with --port NAME=PORT)"
+  fi
+}
+
+# target_record: the target and the RTT to it in the manifest (measured now, before the run).
+target_record() {
+  local args=(target-record --run "${RUN_DIR}" --facts "${WORK}/target.facts" --address "${PLAN[server_address]}"
+    --ulimit-n "${TARGET_NOFILE}" --ssh-address "${TARGET_SSH[0]}" --ssh-port "${TARGET_SSH[1]}") line
+  [[ -z "${PLAN[nginx_setups]}" ]] || args+=(--nginx-v-file "${WORK}/target.nginx-V")
+  while IFS= read -r line; do
+    log "${line}"
+  done < <(helper "${args[@]}")
+}
+
+# render_nginx_target: nginx.conf with the target's paths and address, copied there, checked there with nginx -t.
+render_nginx_target() {
+  local rlimit="${NGINX_RLIMIT_MAX}" params output
+  if [[ "${TARGET_NOFILE}" != unlimited ]] && ((TARGET_NOFILE < rlimit)); then
+    rlimit="${TARGET_NOFILE}"
+  fi
+  params="$(helper target-nginx --nginx-v-file "${WORK}/target.nginx-V")" || die 2 "${TARGET}: ${params}"
+  on_host "${TARGET}" "test -f $(shq "${params}")" || die 2 "${TARGET}: no ${params} (nginx's stock FastCGI parameters)"
+  local args=(render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${TARGET_DIR}/nginx"
+    --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --listen-address "${PLAN[server_address]}"
+    --fastcgi-params "${params}" --out "${RUN_DIR}/nginx.conf")
+  [[ "${TARGET_UID}" != 0 ]] || args+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
+  helper "${args[@]}"
+  on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/nginx.conf")" <"${RUN_DIR}/nginx.conf" || target_lost "copying nginx.conf"
+  output="$(on_host "${TARGET}" "$(shq "${NGINX}" -t -q -c "${TARGET_DIR}/nginx.conf" -p "${TARGET_DIR}/nginx/" -e "${TARGET_DIR}/nginx-test.log") 2>&1" </dev/null)" ||
+    die 1 "nginx on ${TARGET} rejected ${RUN_DIR}/nginx.conf: ${output}"
+}
+
+# target_start VAR NAME LOG ENV/ARGV...: start a server on the target with target.sh (setsid,
+# ulimit -n raised in that shell), its output in the target's logs/LOG; VAR gets its PID.
+target_start() {
+  local var="$1" name="$2" log_name="$3" pid
+  shift 3
+  pid="$(on_target start "${name}" "${TARGET_DIR}/logs/${log_name}" "${TARGET_NOFILE}" "$@" </dev/null)" || target_lost "starting ${name}"
+  printf -v "${var}" '%s' "${pid}"
+}
+
+# target_ready PID LOG: wait on the target for the server's "ready" line; fetch its log either way.
+target_ready() {
+  local rc=0
+  on_target ready "$1" "${TARGET_DIR}/logs/${2##*/}" "${READY_TIMEOUT_S}" </dev/null || rc=$?
+  ((rc != 255)) || target_lost "waiting for a server to start"
+  fetch_log "$2"
+  return "${rc}"
+}
+
+# fetch_log LOG: the target's logs/LOG (its first LOG_FETCH_CAP bytes) into the run's logs/.
+fetch_log() {
+  on_target log "${LOG_FETCH_CAP}" "${TARGET_DIR}/logs/${1##*/}" >"${RUN_DIR}/logs/${1##*/}" </dev/null || true
+}
+
+# fetch_logs N: every server log of this block from the target (at the block's end).
+fetch_logs() {
+  local name
+  for name in go fasthttp node; do
+    [[ -z "${PLAN[${name}_setups]}" ]] || fetch_log "$(server_log "${name}" "$1")"
+  done
+  [[ -z "${PLAN[nginx_setups]}" ]] || fetch_log "nginx-error.gomaxprocs-$1.log"
+}
+
+# server_alive PID...: true while these servers of this run are running, here or on the target.
+server_alive() {
+  local rc=0 pid
+  if [[ -z "${TARGET}" ]]; then
+    for pid in "$@"; do
+      is_running "${pid}" || return 1
+    done
+    return 0
+  fi
+  if [[ -n "${HELPER_PROC}" ]]; then # through the helper's ssh session: a new one costs a round trip and a login
+    ask target-running "$@" || rc=$?
+    ((rc == 0 || rc == 3)) || die 1 "could not check the servers on ${TARGET} (helper exit status ${rc})"
+    return "$((rc != 0))"
+  fi
+  on_target running "$@" </dev/null || rc=$?
+  ((rc != 255)) || target_lost "checking its servers"
+  return "${rc}"
+}
+
+# target_stop NAME...: stop servers on the target by their PIDs (target.sh stop: SIGTERM, SIGKILL, children).
+target_stop() {
+  local line
+  while IFS= read -r line; do
+    log "${line} (on ${TARGET})"
+  done < <(on_target stop "$@" </dev/null || printf '%s\n' "could not reach ${TARGET} to stop $*")
+}
+
+# target_cleanup: stop whatever this run started on the target and remove its work dir;
+# when the link is down, keep trying for TARGET_CLEANUP_S (each try a new connection once the
+# master is gone), then say what is left there and how to remove it.
+target_cleanup() {
+  local deadline=$((SECONDS + TARGET_CLEANUP_S)) rc
+  [[ -n "${TARGET_DIR}" ]] || return 0
+  ssh_cmd -- "${TARGET}"
+  while :; do
+    rc=0
+    timeout 20 "${SSH[@]}" "sh $(shq "${TARGET_DIR}/target.sh") finish" </dev/null >&2 || rc=$?
+    ((rc != 0)) || break
+    if ((SECONDS >= deadline)); then
+      log "warning: could not reach ${TARGET} for ${TARGET_CLEANUP_S}s: the servers this run started there may still run; stop them and remove the work dir with: ssh ${TARGET} sh ${TARGET_DIR}/target.sh finish"
+      break
+    fi
+    log "cannot reach ${TARGET} to stop its servers (ssh exit status ${rc}); trying again"
+    sleep 2
+  done
+  TARGET_DIR=""
 }
 
 # ssh_close_all: end every master connection (each ends its sessions).
@@ -409,6 +643,17 @@ ssh_close_all() {
 
 preflight_tools() {
   local missing=() tool problems
+  if [[ -n "${TARGET}" ]]; then # the servers' tools are the target's (open_target); here: wrk, curl, go
+    target_preflight
+    for tool in "${PLAN[load_generator]}" curl; do
+      command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
+    done
+    if [[ -n "${PLAN[go_setups]}${PLAN[fasthttp_setups]}" ]] && ! command -v go >/dev/null 2>&1; then
+      missing+=(go)
+    fi
+    ((${#missing[@]} == 0)) || install_tools "${missing[@]}"
+    return 0
+  fi
   NGINX="$(find_nginx)" || true
   if [[ -n "${PLAN[nginx_setups]}" && -z "${NGINX}" ]]; then
     missing+=(nginx)
@@ -457,16 +702,27 @@ raise_nofile() {
 # build_servers: build the Go servers the chosen setups need.
 build_servers() {
   # -buildvcs=false: no git stamp needed, and git refuses checkouts owned by another user.
+  # For the target: a static binary for its architecture (from its uname -m), copied there.
+  local cross=() where=""
+  [[ -z "${TARGET}" ]] || cross=(env GOOS=linux "${TARGET_ARCH[@]}" CGO_ENABLED=0) where=" for ${TARGET} (${TARGET_ARCH[*]})"
   if [[ -n "${PLAN[go_setups]}" ]]; then
     GO_BIN="${WORK}/gohello"
-    log "building the Go server (src/gohello)"
-    (cd "${GO_SOURCE}" && go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+    log "building the Go server (src/gohello)${where}"
+    (cd "${GO_SOURCE}" && "${cross[@]}" go build -buildvcs=false -o "${GO_BIN}" .) || die 2 "go build failed in ${GO_SOURCE}"
+    if [[ -n "${TARGET}" ]]; then
+      target_copy "${GO_BIN}"
+      GO_BIN="${TARGET_DIR}/gohello"
+    fi
   fi
   [[ -n "${PLAN[fasthttp_setups]}" ]] || return 0
   FASTHTTP_BIN="${WORK}/gofasthttp"
-  log "building the fasthttp server (src/gofasthttp)"
-  (cd "${FASTHTTP_SOURCE}" && go build -buildvcs=false -o "${FASTHTTP_BIN}" .) ||
+  log "building the fasthttp server (src/gofasthttp)${where}"
+  (cd "${FASTHTTP_SOURCE}" && "${cross[@]}" go build -buildvcs=false -o "${FASTHTTP_BIN}" .) ||
     die 2 "go build failed in ${FASTHTTP_SOURCE} (its module github.com/valyala/fasthttp comes from the Go module proxy, see go env GOPROXY; and it needs the Go version in its go.mod)"
+  if [[ -n "${TARGET}" ]]; then
+    target_copy "${FASTHTTP_BIN}"
+    FASTHTTP_BIN="${TARGET_DIR}/gofasthttp"
+  fi
 }
 
 # So that `./run_bench.sh && wrkreport build` works on a fresh machine. Best effort: the
@@ -508,6 +764,7 @@ install_wrkreport_venv() {
 # must traverse it and connect to the socket: see WORKER_USER_AS_ROOT.
 prepare_work_dir() {
   local problem
+  [[ -z "${TARGET}" ]] || return 0 # the target's: target_preflight
   SOCKET="${WORK}/go.sock"
   HTTP_SOCKET="${WORK}/gohttp.sock"
   if ((${#HTTP_SOCKET} > SUN_PATH_MAX)); then
@@ -526,6 +783,10 @@ prepare_work_dir() {
 
 check_ports() {
   local busy line
+  if [[ -n "${TARGET}" ]]; then
+    target_ports
+    return 0
+  fi
   if ! busy="$(helper check-ports --plan "${WORK}/plan.json")"; then
     while IFS= read -r line; do
       log "${line}"
@@ -546,7 +807,9 @@ tune_kernel() {
 # --- The run -----------------------------------------------------------------------------
 
 start_run() {
-  local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${NGINX}")
+  local nginx="${NGINX}"
+  [[ -z "${TARGET}" ]] || nginx="" # the target's nginx -V: target_record
+  local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${nginx}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
   RUN_DIR="$(helper "${args[@]}")"
   if ((PLAN[adaptive])); then
@@ -555,6 +818,11 @@ start_run() {
     log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
   fi
   ((!PLAN[smoke_test])) || log "smoke test (--quick): one short measurement per cell, no interval claims; for figures run the default profile"
+  if [[ -n "${TARGET}" ]]; then
+    target_record
+    [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx_target
+    return 0
+  fi
   [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
 }
 
@@ -608,10 +876,15 @@ start_go() {
   log_file="${RUN_DIR}/$(server_log go "$1")"
   local args=(-http-port "${PLAN[port.go-http]}" -fcgi-port "${PLAN[port.go-fcgi-tcp]}" -fcgi-socket "${SOCKET}"
     -http-socket "${HTTP_SOCKET}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
-  if is_root; then
+  if servers_as_root; then
     args+=(-socket-mode 0660 -socket-group "${WORKER_GROUP}")
   else
     args+=(-socket-mode 0600) # nginx's workers run as this same user
+  fi
+  if [[ -n "${TARGET}" ]]; then # go-http's clients come from here; nginx keeps 127.0.0.1
+    target_start GO_PID go "${log_file##*/}" "GOMAXPROCS=${n}" "${GO_BIN}" "${args[@]}" -public-address "${PLAN[server_address]}"
+    target_ready "${GO_PID}" "${log_file}"
+    return
   fi
   # taskset (when pinned) execs the server: $! is the server's own PID.
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${GO_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
@@ -624,6 +897,11 @@ start_fasthttp() {
   local n="$1" log_file
   log_file="${RUN_DIR}/$(server_log fasthttp "$1")"
   local args=(-http-port "${PLAN[port.go-fasthttp]}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
+  if [[ -n "${TARGET}" ]]; then
+    target_start FASTHTTP_PID fasthttp "${log_file##*/}" "GOMAXPROCS=${n}" "${FASTHTTP_BIN}" "${args[@]}" -address "${PLAN[server_address]}"
+    target_ready "${FASTHTTP_PID}" "${log_file}"
+    return
+  fi
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" "${FASTHTTP_BIN}" "${args[@]}" >"${log_file}" 2>&1 &
   FASTHTTP_PID=$!
   wait_ready "${FASTHTTP_PID}" "${log_file}"
@@ -635,6 +913,12 @@ start_node() {
   local n="$1" log_file
   log_file="${RUN_DIR}/$(server_log node "$1")"
   local args=(--port "${PLAN[port.node-http]}" --workers "${n}" --handler-delay "${PLAN[handler_delay]}" --body-bytes "${PLAN[body_bytes]}")
+  if [[ -n "${TARGET}" ]]; then
+    target_copy "${NODE_SOURCE}"
+    target_start NODE_PID node "${log_file##*/}" "${NODE}" "${TARGET_DIR}/server.js" "${args[@]}" --address "${PLAN[server_address]}"
+    target_ready "${NODE_PID}" "${log_file}"
+    return
+  fi
   "${SERVER_PIN[@]}" "${NODE}" "${NODE_SOURCE}" "${args[@]}" >"${log_file}" 2>&1 &
   NODE_PID=$!
   wait_ready "${NODE_PID}" "${log_file}"
@@ -643,6 +927,12 @@ start_node() {
 # start_nginx N: start nginx in the foreground of a background job, so $! is the master.
 start_nginx() {
   local n="$1" log_file="${RUN_DIR}/logs/nginx-error.gomaxprocs-$1.log"
+  if [[ -n "${TARGET}" ]]; then
+    log_file="${TARGET_DIR}/logs/${log_file##*/}"
+    target_start NGINX_PID nginx "${log_file##*/}" "${NGINX}" -c "${TARGET_DIR}/nginx.conf" -p "${TARGET_DIR}/nginx/" \
+      -e "${log_file}" -g "error_log \"${log_file}\" crit;"
+    return 0
+  fi
   local args=(-c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
   "${SERVER_PIN[@]}" "${NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
   NGINX_PID=$!
@@ -679,7 +969,7 @@ start_servers() {
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
     DOWN[fasthttp]="$(not_started "the fasthttp server" "$(server_log fasthttp "${n}")")"
-    stop_process "${FASTHTTP_PID}" "fasthttp server"
+    if [[ -n "${TARGET}" ]]; then target_stop fasthttp; else stop_process "${FASTHTTP_PID}" "fasthttp server"; fi
     FASTHTTP_PID=""
   fi
   if [[ -n "${PLAN[node_setups]}" ]] && ! start_node "${n}"; then
@@ -692,7 +982,7 @@ start_servers() {
 wait_answer() {
   local code
   while ((SECONDS < $3)); do
-    is_running "$2" || return 1
+    server_alive "$2" || return 1
     code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1")" || true
     [[ "${code}" == 000 ]] || return 0
     sleep 0.1
@@ -739,7 +1029,7 @@ cell_args() {
     CELL=(--cell "${setup}" 1 "${file}" "${error}")
   else
     error="no HTTP answer from ${url} within ${READY_TIMEOUT_S}s"
-    is_running "${pid}" || error="server exited before answering ${url} (see logs/)"
+    server_alive "${pid}" || error="server exited before answering ${url} (see logs/)"
     CELL=(--cell "${setup}" 0 "" "${error}")
   fi
 }
@@ -779,12 +1069,14 @@ check_cells() {
 
 # servers_running SETUP: true while every process SETUP depends on is running.
 servers_running() {
-  local name pid needs=()
+  local name pid needs=() pids=()
   read -ra needs <<<"${PLAN[needs.$1]}"
   for name in "${needs[@]}"; do
     pid="$(server_pid "${name}")"
-    [[ -n "${pid}" ]] && is_running "${pid}" || return 1
+    [[ -n "${pid}" ]] || return 1
+    pids+=("${pid}")
   done
+  server_alive "${pids[@]}" # one round trip to the target for all of them
 }
 
 # drop_setup N SETUP REASON: measure SETUP no more in this pass; say so and record it.
@@ -900,6 +1192,7 @@ measure_block() {
 end_block() {
   STAGE="stopping the block ${BLOCK} GOMAXPROCS=$1 servers"
   stop_servers
+  [[ -z "${TARGET}" ]] || fetch_logs "$1"
   ask pass-end --gomaxprocs "$1" || die 1 "could not record the end of block ${BLOCK} GOMAXPROCS=$1"
 }
 
@@ -983,6 +1276,12 @@ stop_process() {
 stop_node() {
   local pid
   [[ -n "${NODE_PID}" ]] || return 0
+  if [[ -n "${TARGET}" ]]; then
+    target_stop node
+    NODE_PID=""
+    NODE_WORKERS=()
+    return 0
+  fi
   stop_process "${NODE_PID}" "Node server"
   for pid in "${NODE_WORKERS[@]}"; do
     if is_running "${pid}" && grep -qF "${NODE_SOURCE}" "/proc/${pid}/cmdline" 2>/dev/null; then
@@ -995,6 +1294,12 @@ stop_node() {
 
 stop_servers() {
   local pid
+  if [[ -n "${TARGET}" ]]; then # by the PIDs target.sh recorded, in the same order as here
+    [[ -z "${NGINX_PID}${FASTHTTP_PID}${NODE_PID}${GO_PID}" ]] || target_stop nginx fasthttp node go
+    NGINX_PID="" FASTHTTP_PID="" NODE_PID="" GO_PID=""
+    NGINX_WORKERS=() NODE_WORKERS=()
+    return 0
+  fi
   if [[ -n "${NGINX_PID}" ]]; then
     stop_process "${NGINX_PID}" "nginx master"
     # The master stops its workers; a worker outliving it (master killed) is ours too.
@@ -1032,7 +1337,11 @@ cleanup() {
   fi
   [[ -z "${HELPER_PROC}" ]] || kill -TERM "${HELPER_PROC}" 2>/dev/null # ends a measurement: wrk gets the signal
   stop_helper
-  stop_servers
+  if [[ -n "${TARGET}" ]]; then
+    target_cleanup # every server there by its PID, and the work dir; retried when the link is down
+  else
+    stop_servers
+  fi
   ssh_close_all
   ((${#CURRENT_FILES[@]} == 0)) || rm -f -- "${CURRENT_FILES[@]}"
   if [[ -n "${RUN_DIR}" ]] && ((!FINISHED)); then
@@ -1068,6 +1377,7 @@ main() {
   WORK="$(mktemp -d "${TMPDIR:-/tmp}/wrkreport.XXXXXX")"
   read_plan "$@"
   open_ssh
+  open_target "$@"
   preflight_tools
   raise_nofile
   prepare_work_dir

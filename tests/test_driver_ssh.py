@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -34,3 +39,173 @@ def test_unreachable_server_host_is_a_preflight_error(lab, tmp_path):
     assert lab.leftovers() == {}
     masters = subprocess.run(["pgrep", "-af", "ControlMaster=yes"], capture_output=True, text=True).stdout
     assert absent not in masters, "no ssh master left behind"
+
+
+# --- A quick run with the servers on the target --------------------------------------------
+
+TARGET_SETUPS = "go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix"
+
+
+def script_env() -> dict[str, str]:
+    """The suite's environment, the venv's wrkreport first on PATH, no BENCH_* variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
+    env["PATH"] = os.pathsep.join([str(ROOT / ".venv" / "bin"), "/usr/local/go/bin", env.get("PATH", "")])
+    return env
+
+
+def bench_argv(lab, out: Path, *extra: str) -> list[str]:
+    host = lab.hosts[0]
+    return lab.in_controller(str(SCRIPT), "--quick", "--server-host", host.ssh, "--ssh-config", str(lab.ssh_config), "--out", str(out), "--setups", TARGET_SETUPS, *extra)
+
+
+def netns_id(argv_prefix: list[str]) -> str:
+    return subprocess.run([*argv_prefix, "readlink", "/proc/self/ns/net"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def target_work_dirs(lab) -> list[str]:
+    """Return the wrkreport work dirs left in the target's private /tmp."""
+    return lab.ssh(lab.hosts[0], "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.split()
+
+
+def default_sigint() -> None:
+    """Give the script SIGINT back (the suite may run in the background, where SIGINT is ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def wait_measurements(run_parent: Path, count: int, proc: subprocess.Popen, timeout_s: float = 120) -> dict:
+    """Wait until the run's manifest lists `count` measurements; return it."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        manifests = list(run_parent.glob("*/manifest.json"))
+        if manifests:
+            try:
+                manifest = json.loads(manifests[0].read_text())
+            except ValueError:
+                manifest = {"measurements": []}  # being replaced
+            if len(manifest["measurements"]) >= count:
+                return manifest
+        time.sleep(0.1)
+    raise AssertionError(f"fewer than {count} measurements within {timeout_s}s")
+
+
+@pytest.fixture(scope="module")
+def target_run(lab, tmp_path_factory):
+    """One quick run from the controller namespace with the servers on host-1; (result, run dir, wall s)."""
+    out = tmp_path_factory.mktemp("ssh-run") / "raw"
+    started = time.monotonic()
+    done = subprocess.run(bench_argv(lab, out), capture_output=True, text=True, timeout=300, env=script_env())
+    wall = time.monotonic() - started
+    print(f"quick run over ssh: {wall:.1f}s wall")  # a timing, printed, never asserted
+    runs = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()] if out.exists() else []
+    return done, (runs[0] if runs else None), wall
+
+
+def test_quick_run_with_the_servers_on_the_target(lab, target_run):
+    done, run_dir, _ = target_run
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Traceback" not in done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    host = lab.hosts[0]
+    assert manifest["status"] == "complete"
+    assert manifest["parameters"]["server_host"] == host.ssh
+    assert manifest["parameters"]["server_address"] == host.address  # from $SSH_CONNECTION there
+    assert set(manifest["parameters"]["urls"].values()) == {f"http://{host.address}:{p}/" for p in (8080, 8081, 8082, 8083)}
+    # Every header capture, taken from the controller against the target's address: 141 bytes.
+    headers = sorted(run_dir.glob("*.headers.txt"))
+    assert len(headers) == 8
+    for path in headers:
+        assert len(path.read_bytes()) == 141, path.name
+    # The servers ran in the target's network namespace, not the controller's.
+    server = manifest["server_host"]
+    target_ns = netns_id(["ip", "netns", "exec", host.netns])
+    assert server["net_ns"] == target_ns
+    assert server["net_ns"] != netns_id(lab.in_controller())
+    assert server["ssh"] == host.ssh and server["address"] == host.address
+    assert server["machine"]["logical_cores"] >= 1 and server["versions"]["nginx"]
+    (rtt,) = manifest["network"]["rtt"]
+    assert rtt["from"] == "local" and rtt["to"] == host.address and rtt["samples"] == 10
+    assert 0 < rtt["min_ms"] <= rtt["median_ms"] <= rtt["max_ms"]
+    # CPU read on the target: non-zero for the servers each setup uses.
+    assert len(manifest["measurements"]) == 8
+    for entry in manifest["measurements"]:
+        cpu = json.loads((run_dir / entry["cpu_file"]).read_text())
+        assert cpu["host"] == "target"
+        assert cpu["logical_cores"] == server["machine"]["logical_cores"]
+        for name in ("go", "nginx") if entry["setup"] != "go-http" else ("go",):
+            used = cpu["processes"][name]
+            assert used and used["user_s"] + used["system_s"] > 0, (entry["file"], name, used)
+        assert "Requests/sec" in (run_dir / entry["file"]).read_text()
+    # Listening on the target's address only: nginx's listen lines, Go's public listener,
+    # and that address exists in the target's namespace alone (so wrk reached it there).
+    conf = (run_dir / "nginx.conf").read_text()
+    assert re.findall(r"^\s*listen (\S+);", conf, re.M) == [f"{host.address}:{p}" for p in (8081, 8082, 8083)]
+    assert re.search(r"upstream go_http \{\s*server 127\.0\.0\.1:8080;", conf), "nginx's backend stays on the target's loopback"
+    go_log = (run_dir / "logs" / "go.gomaxprocs-1.log").read_text()
+    assert f"http=127.0.0.1:8080" in go_log and f"http-public={host.address}:8080" in go_log
+    controller_addrs = subprocess.run(lab.in_controller("ip", "-o", "addr"), capture_output=True, text=True).stdout
+    assert f" {host.address}/" not in controller_addrs
+    assert f" {host.address}/" in subprocess.run(["ip", "-n", host.netns, "-o", "addr"], capture_output=True, text=True).stdout
+    # Nothing left on either machine; the target's work dir removed.
+    assert lab.leftovers() == {}
+    assert target_work_dirs(lab) == []
+
+
+def test_wrkreport_builds_the_run_from_the_target(target_run, tmp_path):
+    done, run_dir, _ = target_run
+    assert done.returncode == 0
+    built = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "wrkreport"), "build", str(run_dir), "--out", str(tmp_path / "report")],
+        capture_output=True, text=True, timeout=300, env=script_env(),
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "Traceback" not in built.stderr
+    assert (tmp_path / "report" / "index.html").is_file()
+
+
+def test_link_dropping_mid_run_fails_the_run_keeps_files_and_cleans_the_target(lab, tmp_path):
+    out = tmp_path / "raw"
+    proc = subprocess.Popen(bench_argv(lab, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env())
+    try:
+        wait_measurements(out, 2, proc)
+        subprocess.run(["ip", "-n", lab.controller, "link", "set", "v1", "down"], check=True)
+        time.sleep(25)  # longer than the ssh master's keep-alive limit (3 x 5 s): the master gives up
+        subprocess.run(["ip", "-n", lab.controller, "link", "set", "v1", "up"], check=True)
+        _, stderr = proc.communicate(timeout=180)
+    finally:
+        subprocess.run(["ip", "-n", lab.controller, "link", "set", "v1", "up"], check=False)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr[-4000:]
+    assert "Traceback" not in stderr
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    assert f"lost the ssh connection to {lab.hosts[0].ssh}" in manifest["reason"], manifest["reason"]
+    assert len(manifest["measurements"]) >= 2
+    for entry in manifest["measurements"]:  # every completed measurement kept, and only those
+        assert (run_dir / entry["file"]).is_file() and (run_dir / entry["cpu_file"]).is_file()
+    assert len(list(run_dir.glob("*.wrk.txt"))) == len(manifest["measurements"])
+    # Once the link was back, cleanup reached the target and stopped its servers by PID.
+    assert lab.leftovers() == {}
+    assert target_work_dirs(lab) == []
+
+
+def test_sigint_stops_both_machines(lab, tmp_path):
+    out = tmp_path / "raw"
+    proc = subprocess.Popen(bench_argv(lab, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(), preexec_fn=default_sigint)
+    try:
+        wait_measurements(out, 1, proc)
+        proc.send_signal(signal.SIGINT)  # `ip netns exec` execs the script: this is its PID
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr[-4000:]
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["reason"].startswith("interrupted by SIGINT")
+    assert lab.leftovers() == {}
+    assert target_work_dirs(lab) == []

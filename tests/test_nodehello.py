@@ -187,6 +187,9 @@ def test_cluster_runs_n_workers_and_stops_them():
         (["-body-bytes", "0"], b"nodehello: -body-bytes \"0\" out of range 1-1048576\n"),
         (["-handler-delay", "1 ms"], b"nodehello: -handler-delay \"1 ms\" is not a duration like 1ms or 500us\n"),
         (["--listen", "0.0.0.0"], b"nodehello: unexpected argument \"--listen\"\n"),
+        (["--address", "0.0.0.0"], b"nodehello: -address \"0.0.0.0\" is not one IP address (never 0.0.0.0 or ::)\n"),
+        (["--address", "::"], b"nodehello: -address \"::\" is not one IP address (never 0.0.0.0 or ::)\n"),
+        (["--address", "localhost"], b"nodehello: -address \"localhost\" is not one IP address (never 0.0.0.0 or ::)\n"),
     ],
 )
 def test_bad_arguments_exit_2(args, message):
@@ -214,13 +217,25 @@ def test_binds_loopback_only():
         running.close()
 
 
+def test_address_binds_that_one_address():
+    proc, port = start_node("--address", "127.0.0.2")
+    running = serving(proc, port, b"nodehello: ")
+    try:
+        next(running)
+        listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+        local = [row[1] for row in listening if row[3] == "0A" and int(row[1].split(":")[1], 16) == port]
+        assert local == ["0200007F:" + f"{port:04X}"]
+    finally:
+        running.close()
+
+
 def test_no_npm_dependencies():
     import json
 
     package = json.loads((SERVER_JS.parent / "package.json").read_text())
     assert not package.get("dependencies") and not package.get("devDependencies")
     requires = set(re.findall(r"require\('([^']+)'\)", SERVER_JS.read_text()))
-    assert requires == {"node:cluster", "node:http"}
+    assert requires == {"node:cluster", "node:http", "node:net"}  # Node's own modules only (net: --address is an IP)
 
 
 def test_a_worker_dying_stops_the_cluster_with_exit_1():

@@ -1,6 +1,7 @@
 // Command gofasthttp is the benchmark's go-fasthttp setup: a standalone
 // github.com/valyala/fasthttp server answering every request like gohello does, on
-// 127.0.0.1 only. It is a module of its own so that gohello stays standard-library only.
+// 127.0.0.1 (or the one address -address names, for a load generator on another machine;
+// never every interface). It is a module of its own so that gohello stays standard-library only.
 //
 // The response carries exactly Server: gophr, Date, Content-Type: text/plain,
 // Content-Length: 12 and Connection: keep-alive, and the body "Hello World\n", so that the
@@ -36,7 +37,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// loopback is the only address gofasthttp ever binds.
+// loopback is the address gofasthttp binds unless -address names another.
 const loopback = "127.0.0.1"
 
 // helloLine is the article's body; longer bodies repeat it, shorter ones cut it.
@@ -53,6 +54,7 @@ type config struct {
 	httpPort     int           // port; 0 picks a free one
 	handlerDelay time.Duration // sleep before answering; 0 answers at once
 	bodyBytes    int           // response body size; 12 is the article's "Hello World\n"
+	address      string        // the one IP address to listen on
 }
 
 // makeBody returns n bytes of repeated "Hello World\n": exactly that line when n is 12.
@@ -88,7 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("gofasthttp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := config{}
-	fs.IntVar(&cfg.httpPort, "http-port", 8085, "port on "+loopback+" (0: any free port)")
+	fs.IntVar(&cfg.httpPort, "http-port", 8085, "port on -address (0: any free port)")
+	fs.StringVar(&cfg.address, "address", loopback, "the IP address to listen on (one address, never 0.0.0.0)")
 	fs.DurationVar(&cfg.handlerDelay, "handler-delay", 0, "sleep this long in the handler before answering (e.g. 1ms, 500us)")
 	fs.IntVar(&cfg.bodyBytes, "body-bytes", len(helloLine), "response body size in bytes (repeated \"Hello World\\n\")")
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if ip := net.ParseIP(cfg.address); ip == nil || ip.IsUnspecified() || ip.IsMulticast() {
+		return cfg, fmt.Errorf("-address %q is not one unicast IP address", cfg.address)
 	}
 	if cfg.httpPort < 0 || cfg.httpPort > 65535 {
 		return cfg, fmt.Errorf("port %d out of range 0-65535", cfg.httpPort)
@@ -112,7 +118,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 // run serves until ctx is done or the listener fails, then closes it. It writes
 // "gofasthttp: ... ready" to logw once the port is bound.
 func run(ctx context.Context, cfg config, logw io.Writer) error {
-	l, err := net.Listen("tcp4", net.JoinHostPort(loopback, strconv.Itoa(cfg.httpPort)))
+	address := cfg.address
+	if address == "" { // a config not from parseFlags: never every interface
+		address = loopback
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(address, strconv.Itoa(cfg.httpPort)))
 	if err != nil {
 		return fmt.Errorf("fasthttp: %w", err)
 	}

@@ -198,13 +198,14 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (config{httpPort: 18085, handlerDelay: 500 * time.Microsecond, bodyBytes: 4096}); cfg != want {
+	if want := (config{httpPort: 18085, handlerDelay: 500 * time.Microsecond, bodyBytes: 4096, address: "127.0.0.1"}); cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}
-	if cfg, err := parseFlags(nil, io.Discard); err != nil || cfg != (config{httpPort: 8085, bodyBytes: 12}) {
+	if cfg, err := parseFlags(nil, io.Discard); err != nil || cfg != (config{httpPort: 8085, bodyBytes: 12, address: "127.0.0.1"}) {
 		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
-	for _, bad := range [][]string{{"-http-port", "70000"}, {"extra"}, {"-body-bytes", "0"}, {"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"}} {
+	for _, bad := range [][]string{{"-http-port", "70000"}, {"extra"}, {"-body-bytes", "0"}, {"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"},
+		{"-address", "0.0.0.0"}, {"-address", "::"}, {"-address", "example.org"}, {"-address", ""}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

@@ -1,6 +1,8 @@
 // Command gohello is the Go half of the nginx-in-front-of-Go benchmark: one process that
 // serves the same hello-world handler over net/http on TCP and (optionally) on a Unix
-// socket, FastCGI on TCP and FastCGI on a Unix socket at once, on 127.0.0.1 only.
+// socket, FastCGI on TCP and FastCGI on a Unix socket at once, on 127.0.0.1 (and, with
+// -public-address, net/http also on that one address of the machine, for a load generator
+// on another machine; never on every interface).
 //
 // The handler sets exactly Server: gophr, Connection: keep-alive, Content-Type: text/plain
 // and Content-Length: 12 and writes "Hello World\n", so that the HEAD header block is 141
@@ -58,6 +60,7 @@ type config struct {
 	socketGroup    string        // group name or numeric gid given to the sockets; "" keeps ours
 	handlerDelay   time.Duration // sleep before answering; 0 answers at once
 	bodyBytes      int           // response body size; 12 is the article's "Hello World\n"
+	publicAddress  string        // a second net/http listener at this address and httpPort; "" none
 }
 
 // makeBody returns n bytes of repeated "Hello World\n": exactly that line when n is 12.
@@ -98,11 +101,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.socketGroup, "socket-group", "", "group (name or gid) of the sockets (empty: unchanged)")
 	fs.DurationVar(&cfg.handlerDelay, "handler-delay", 0, "sleep this long in the handler before answering (e.g. 1ms, 500us)")
 	fs.IntVar(&cfg.bodyBytes, "body-bytes", len(helloLine), "response body size in bytes (repeated \"Hello World\\n\")")
+	fs.StringVar(&cfg.publicAddress, "public-address", "", "also serve net/http on this IP address, same port (empty: 127.0.0.1 only)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkPublicAddress(cfg.publicAddress); err != nil {
+		return cfg, err
 	}
 	for _, p := range []int{cfg.httpPort, cfg.fcgiPort} {
 		if p < 0 || p > 65535 {
@@ -124,6 +131,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-fcgi-socket and -http-socket are both %q", cfg.socketPath)
 	}
 	return cfg, nil
+}
+
+// checkPublicAddress refuses an address that is not one IP address of this machine's kind:
+// empty is fine (none), 0.0.0.0 and :: would listen on every interface.
+func checkPublicAddress(address string) error {
+	if address == "" {
+		return nil
+	}
+	ip := net.ParseIP(address)
+	if ip == nil || ip.IsUnspecified() || ip.IsMulticast() {
+		return fmt.Errorf("-public-address %q is not one unicast IP address", address)
+	}
+	return nil
 }
 
 // lookupGID returns the numeric gid of a group given by name or number.
@@ -168,6 +188,7 @@ type server struct {
 	handler  http.Handler
 	http     *http.Server
 	httpL    net.Listener
+	httpPub  net.Listener // -public-address: net/http for a client on another machine
 	httpUnix net.Listener
 	fcgiTCP  net.Listener
 	fcgiUnix net.Listener
@@ -180,6 +201,13 @@ func listen(cfg config) (*server, error) {
 	var err error
 	if s.httpL, err = net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(cfg.httpPort))); err != nil {
 		return nil, fmt.Errorf("net/http: %w", err)
+	}
+	if cfg.publicAddress != "" {
+		port := strconv.Itoa(s.httpL.Addr().(*net.TCPAddr).Port) // the same port, even when 0 picked it
+		if s.httpPub, err = net.Listen("tcp", net.JoinHostPort(cfg.publicAddress, port)); err != nil {
+			s.close()
+			return nil, fmt.Errorf("net/http on %s: %w", cfg.publicAddress, err)
+		}
 	}
 	if s.fcgiTCP, err = net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(cfg.fcgiPort))); err != nil {
 		s.close()
@@ -205,7 +233,7 @@ func (s *server) close() {
 	if s.http != nil {
 		s.http.Close()
 	}
-	for _, l := range []net.Listener{s.httpL, s.httpUnix, s.fcgiTCP, s.fcgiUnix} {
+	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix} {
 		if l != nil {
 			l.Close()
 		}
@@ -218,6 +246,9 @@ func (s *server) describe(cfg config) string {
 		fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0)),
 		"http=" + s.httpL.Addr().String(),
 		"fcgi-tcp=" + s.fcgiTCP.Addr().String(),
+	}
+	if s.httpPub != nil {
+		parts = append(parts, "http-public="+s.httpPub.Addr().String())
 	}
 	if s.fcgiUnix != nil {
 		parts = append(parts, "fcgi-unix="+cfg.socketPath)
@@ -239,7 +270,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	failed := make(chan error, 4)
+	failed := make(chan error, 5)
 	serve := func(name string, f func() error) {
 		go func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
@@ -248,6 +279,9 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 		}()
 	}
 	serve("net/http", func() error { return s.http.Serve(s.httpL) })
+	if s.httpPub != nil {
+		serve("net/http public", func() error { return s.http.Serve(s.httpPub) })
+	}
 	serve("FastCGI TCP", func() error { return fcgi.Serve(s.fcgiTCP, s.handler) })
 	if s.fcgiUnix != nil {
 		serve("FastCGI Unix socket", func() error { return fcgi.Serve(s.fcgiUnix, s.handler) })

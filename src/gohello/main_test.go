@@ -132,6 +132,31 @@ func TestLogNamesGOMAXPROCSAndLoopbackAddresses(t *testing.T) {
 	}
 }
 
+// TestPublicAddressServesNetHTTPThereToo: -public-address adds net/http on that address and
+// the same port, while 127.0.0.1 keeps serving it (nginx's upstream); FastCGI stays loopback.
+func TestPublicAddressServesNetHTTPThereToo(t *testing.T) {
+	log, _ := startServer(t, config{publicAddress: "127.0.0.2"})
+	local, public := addr(t, log, "http"), addr(t, log, "http-public")
+	_, localPort, _ := net.SplitHostPort(local)
+	if public != net.JoinHostPort("127.0.0.2", localPort) {
+		t.Fatalf("public listener %s, want 127.0.0.2 on the port of %s", public, local)
+	}
+	for _, a := range []string{local, public} {
+		resp, err := http.Get("http://" + a + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != body {
+			t.Errorf("%s answered %q", a, got)
+		}
+	}
+	if !strings.HasPrefix(addr(t, log, "fcgi-tcp"), "127.0.0.1:") {
+		t.Errorf("FastCGI left loopback: %s", log)
+	}
+}
+
 func TestHTTPHeadHeaderBlockIs141Bytes(t *testing.T) {
 	log, cfg := startServer(t, config{})
 	for _, target := range [][2]string{{"tcp", addr(t, log, "http")}, {"unix", cfg.httpSocketPath}} {
@@ -294,7 +319,8 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("defaults: %+v, %v; want body 12, no delay", cfg, err)
 	}
 	for _, bad := range [][]string{{"-socket-mode", "rw"}, {"-http-port", "70000"}, {"extra"}, {"-body-bytes", "0"},
-		{"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"}, {"-fcgi-socket", "/s", "-http-socket", "/s"}} {
+		{"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"}, {"-fcgi-socket", "/s", "-http-socket", "/s"},
+		{"-public-address", "0.0.0.0"}, {"-public-address", "::"}, {"-public-address", "host"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

@@ -8,28 +8,31 @@
 // written in Go's place), its `Keep-Alive: timeout=5` (not sent when the handler sets
 // Connection itself; the idle timeout is off, as in Go) and chunking (Content-Length set).
 //
-// It binds 127.0.0.1 only. With --workers N (N >= 2) the primary forks N `cluster`
+// It binds 127.0.0.1, or the one address --address names (for a load generator on another
+// machine; never every interface). With --workers N (N >= 2) the primary forks N `cluster`
 // workers sharing the port (the study's "all CPUs" mode); otherwise one process serves.
 // SIGINT or SIGTERM stops every worker and exits 0; a worker that dies on its own stops
 // the rest and exits 1. "nodehello: ... ready" goes to stderr once every worker listens.
 //
 // Usage:
 //
-//   node server.js --port 8087 [--workers 2] [--body-bytes 12] [--handler-delay 1ms]
+//   node server.js --port 8087 [--workers 2] [--body-bytes 12] [--handler-delay 1ms] [--address 10.0.0.2]
 'use strict';
 
 const cluster = require('node:cluster');
 const http = require('node:http');
+const net = require('node:net');
 
 const LOOPBACK = '127.0.0.1';
 const HELLO_LINE = 'Hello World\n';
 const MAX_BODY_BYTES = 1 << 20; // as gohello's -body-bytes
 const MAX_WORKERS = 9999;
-const USAGE = `Usage: node server.js [--port N] [--workers N] [--body-bytes N] [--handler-delay DUR]
+const USAGE = `Usage: node server.js [--port N] [--workers N] [--body-bytes N] [--handler-delay DUR] [--address IP]
 
 Serve gohello's response (Server: gophr, Connection: keep-alive, Content-Type: text/plain,
 Content-Length, Date; body "Hello World\\n") on 127.0.0.1:PORT with Node's http module.
-  --port N            TCP port on 127.0.0.1 (default 8087; 0: any free port)
+  --port N            TCP port on --address (default 8087; 0: any free port)
+  --address IP        the one IP address to listen on (default 127.0.0.1; never 0.0.0.0)
   --workers N         N >= 2: a cluster of N worker processes; 1 (default): one process
   --body-bytes N      body size, repeated "Hello World\\n" (default 12, at most 1048576)
   --handler-delay D   wait D before answering (Go syntax: 1ms, 500us, 1.5s; rounded up to 1ms)
@@ -63,16 +66,24 @@ function parseInteger(name, text, lo, hi) {
   return Number(text);
 }
 
+/** Return one unicast IP address; throw for a name, 0.0.0.0 or :: (every interface). */
+function parseAddress(text) {
+  if (!net.isIP(text) || ['0.0.0.0', '::', '0:0:0:0:0:0:0:0'].includes(text)) {
+    throw new Error(`-address ${JSON.stringify(text)} is not one IP address (never 0.0.0.0 or ::)`);
+  }
+  return text;
+}
+
 /** Return the settings of the command line; throw an Error with a one-line message when wrong. */
 function parseArgs(argv) {
-  const cfg = { port: 8087, workers: 1, bodyBytes: HELLO_LINE.length, delayMs: 0, help: false };
+  const cfg = { port: 8087, workers: 1, bodyBytes: HELLO_LINE.length, delayMs: 0, address: LOOPBACK, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '-h' || arg === '--help' || arg === '-help') {
       cfg.help = true;
       continue;
     }
-    const match = /^--?(port|workers|body-bytes|handler-delay)(?:=(.*))?$/.exec(arg);
+    const match = /^--?(port|workers|body-bytes|handler-delay|address)(?:=(.*))?$/.exec(arg);
     if (!match) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
     let value = match[2];
     if (value === undefined) {
@@ -82,6 +93,7 @@ function parseArgs(argv) {
     if (match[1] === 'port') cfg.port = parseInteger('port', value, 0, 65535);
     else if (match[1] === 'workers') cfg.workers = parseInteger('workers', value, 1, MAX_WORKERS);
     else if (match[1] === 'body-bytes') cfg.bodyBytes = parseInteger('body-bytes', value, 1, MAX_BODY_BYTES);
+    else if (match[1] === 'address') cfg.address = parseAddress(value);
     else cfg.delayMs = parseDuration(value);
   }
   return cfg;
@@ -151,15 +163,15 @@ function makeHandler(cfg) {
   return answer;
 }
 
-/** Start one HTTP server on 127.0.0.1:port; call ready(address) once it listens. */
+/** Start one HTTP server on address:port; call ready(address) once it listens. */
 function serve(cfg, ready) {
   const server = http.createServer(makeHandler(cfg));
   server.keepAliveTimeout = 0; // no idle timeout (as Go's default) and no Keep-Alive header
   server.on('error', (err) => {
-    process.stderr.write(`nodehello: listen ${LOOPBACK}:${cfg.port}: ${err.message}\n`);
+    process.stderr.write(`nodehello: listen ${cfg.address}:${cfg.port}: ${err.message}\n`);
     process.exit(1);
   });
-  server.listen(cfg.port, LOOPBACK, () => ready(server.address()));
+  server.listen(cfg.port, cfg.address, () => ready(server.address()));
   return server;
 }
 

@@ -27,6 +27,8 @@ from .progress import progress_result, progress_start, summary_lines
 from .setups import NO, PROG, SETUP_BY_ID, SETUP_IDS, UsageError
 from .precision import assess, decide, gap_record
 from .values import format_duration, iso, iso_ms, now_ms, parse_iso, utc_now
+from . import target as target_mod
+from .remote import FACTS_SCRIPT, parse_facts
 
 
 def cmd_plan(args) -> int:
@@ -56,7 +58,7 @@ def cmd_check_ports(args) -> int:
 def cmd_check_nginx(args) -> int:
     """Print which selected setups this nginx cannot serve; exit 3 if any."""
     plan = json.loads(Path(args.plan).read_text())
-    nginx_V = command_output([args.nginx, "-V"]) or ""
+    nginx_V = Path(args.nginx_v_file).read_text(errors="replace") if args.nginx_v_file else command_output([args.nginx, "-V"]) or ""
     problems = nginx_missing_modules(nginx_V, plan["setups"])
     if nginx_conf_dir(nginx_V) is None:
         problems.append(f"cannot read --conf-path from `{args.nginx} -V`")
@@ -117,7 +119,9 @@ def cmd_init(args) -> int:
 def cmd_render_nginx(args) -> int:
     """Render the nginx configuration of this run to --out."""
     manifest = load_manifest(Path(args.run))
-    values = nginx_values(manifest, args.prefix, args.socket, args.user, args.group, args.rlimit, args.http_socket)
+    values = nginx_values(
+        manifest, args.prefix, args.socket, args.user, args.group, args.rlimit, args.http_socket, args.listen_address, args.fastcgi_params
+    )
     nginx_setups = [s for s in manifest["parameters"]["setups"] if SETUP_BY_ID[s].server == "nginx"]
     text = render_template(Path(args.template).read_text(), nginx_setups, values, nginx_flags(manifest))
     Path(args.out).write_text(text)
@@ -140,6 +144,8 @@ def cmd_pass_ready(args) -> int:
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     entry = find_pass(manifest, args.gomaxprocs)
+    shell = target_mod.target_shell(manifest)
+    children_of = shell.children if shell else child_pids  # the servers' children, where they run
     if args.go_pid is not None:
         entry["pids"]["go"] = args.go_pid
     if args.go_log:
@@ -148,10 +154,10 @@ def cmd_pass_ready(args) -> int:
         entry["pids"]["fasthttp"] = args.fasthttp_pid
     if args.node_pid is not None:
         entry["pids"]["node"] = args.node_pid
-        entry["pids"]["node_workers"] = child_pids(args.node_pid)  # the cluster's workers; none for one process
+        entry["pids"]["node_workers"] = children_of(args.node_pid)  # the cluster's workers; none for one process
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
-        entry["pids"]["nginx_workers"] = child_pids(args.nginx_pid)
+        entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
     lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
     lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
     for setup, ready, headers, error in args.cell or []:
@@ -231,11 +237,16 @@ def cmd_measure(args) -> int:
     env = {HIST_ENV: str(hist)} if hist else {}
     if hist:
         hist.unlink(missing_ok=True)  # only this wrk's own file may be recorded
-    before = cpu_snapshot(server_pids(servers))
+    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
+
+    def snapshot() -> dict:
+        return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
+
+    before = snapshot()
     started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements
     wrk = run_measured(argv, out, stderr, env)
     ended = now_ms()
-    after = cpu_snapshot(server_pids(servers))  # nginx's children again: a worker may have been replaced
+    after = snapshot()  # nginx's children again: a worker may have been replaced
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
     cap_log(nginx_error_log(run_dir, args.gomaxprocs))
@@ -248,7 +259,8 @@ def cmd_measure(args) -> int:
     if args.block is not None:
         ids.update(block=args.block, round=args.round)
     usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
-    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params)))
+    where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
+    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params), where))
     manifest["measurements"].append(
         {
             **ids,
@@ -264,6 +276,78 @@ def cmd_measure(args) -> int:
     )
     save_manifest(run_dir, manifest)
     print(progress_result(out, wrk.status), file=sys.stderr)
+    return 0
+
+
+TARGET_LOST = 4  # measure's exit status when the ssh connection to the target is gone
+
+
+def cmd_facts_script(args) -> int:
+    """Print remote.FACTS_SCRIPT, the sh script run_bench.sh runs on another machine over ssh."""
+    print(FACTS_SCRIPT)
+    return 0
+
+
+def cmd_target_facts(args) -> int:
+    """Print what the driver needs of the target (FACTS_SCRIPT's output in --facts): GOARCH, uid, tool paths, missing tools."""
+    plan = json.loads(Path(args.plan).read_text())
+    facts = parse_facts(Path(args.facts).read_text(errors="replace"))
+    arch, env = target_mod.goarch(facts["arch"])
+    needs = {"nginx": "nginx", "node": "node"}
+    missing = [tool for server, tool in needs.items() if any(server in SETUP_BY_ID[s].needs for s in plan["setups"]) and not facts["paths"][tool]]
+    lines = [f"goarch {arch}", f"goenv {' '.join(f'{k}={v}' for k, v in env.items())}".rstrip(), f"uid {facts['uid']}"]
+    lines += [f"path.{tool} {facts['paths'][tool]}" for tool in needs if facts["paths"][tool]]
+    if missing:
+        lines.append(f"missing {' '.join(missing)}")
+    print("\n".join(line for line in lines if " " in line))
+    return 0
+
+
+def cmd_target_ports(args) -> int:
+    """Print a message per needed port already listened on at the target (its /proc/net/tcp text in --tcp); exit 3 if any."""
+    plan = json.loads(Path(args.plan).read_text())
+    messages = target_mod.busy_port_lines(Path(args.tcp).read_text(errors="replace"), plan["needed_ports"], plan["server_host"])
+    for message in messages:
+        print(message)
+    return NO if messages else 0
+
+
+def cmd_target_nginx(args) -> int:
+    """Print the path of the stock fastcgi_params beside the target nginx's conf-path (from its nginx -V text)."""
+    conf_dir = nginx_conf_dir(Path(args.nginx_v_file).read_text(errors="replace"))
+    if conf_dir is None:
+        print("cannot read --conf-path from the target's nginx -V")
+        return NO
+    print(conf_dir / "fastcgi_params")
+    return 0
+
+
+def cmd_target_running(args) -> int:
+    """Exit 0 when every PID runs on the target, 3 when one does not (asked through `serve`'s ssh session: no new connection)."""
+    shell = target_mod.target_shell(load_manifest(Path(args.run)))
+    if shell is None:
+        raise UsageError("target-running: this run has no --server-host")
+    return 0 if shell.running(args.pids) else NO
+
+
+def cmd_target_record(args) -> int:
+    """Record the target in the manifest (server_host, its nginx -V) and the RTT to it, measured now; print the RTT line."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    facts = parse_facts(Path(args.facts).read_text(errors="replace"))
+    ulimit = int(args.ulimit_n) if args.ulimit_n and args.ulimit_n.isdigit() else args.ulimit_n
+    manifest["server_host"] = target_mod.server_host_record(facts, manifest["parameters"]["server_host"], args.address, ulimit)
+    if args.nginx_v_file:
+        manifest["nginx_V"] = Path(args.nginx_v_file).read_text(errors="replace")
+    try:
+        times = target_mod.rtt_samples(args.ssh_address, args.ssh_port)
+    except OSError as exc:
+        print(f"[run_bench] warning: could not time the link to {args.ssh_address}:{args.ssh_port} ({exc}); no RTT recorded", file=sys.stderr)
+    else:
+        rtt = target_mod.rtt_record(times, "local", args.ssh_address)
+        manifest.setdefault("network", {}).setdefault("rtt", []).append(rtt)  # the clients' RTT may be there too
+        print(f"RTT to {args.ssh_address}: median {rtt['median_ms']} ms (min {rtt['min_ms']}, max {rtt['max_ms']}; {rtt['samples']} TCP connects)")
+    save_manifest(run_dir, manifest)
     return 0
 
 
@@ -357,7 +441,23 @@ def main_parser() -> argparse.ArgumentParser:
     connections = (("--connections",), {"type": int})  # the level; default: the run's only one
     add("plan", cmd_plan, (("--root",), {"required": True}), (("--save",), {"required": True}), (("options",), {"nargs": argparse.REMAINDER}))
     add("check-ports", cmd_check_ports, (("--plan",), {"required": True}))
-    add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"required": True}))
+    add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"default": ""}), (("--nginx-v-file",), {}))
+    add("facts-script", cmd_facts_script)
+    add("target-facts", cmd_target_facts, (("--plan",), {"required": True}), (("--facts",), {"required": True}))
+    add("target-ports", cmd_target_ports, (("--plan",), {"required": True}), (("--tcp",), {"required": True}))
+    add("target-running", cmd_target_running, run, (("pids",), {"nargs": "+", "type": int}))
+    add("target-nginx", cmd_target_nginx, (("--nginx-v-file",), {"required": True}))
+    add(
+        "target-record",
+        cmd_target_record,
+        run,
+        (("--facts",), {"required": True}),
+        (("--address",), {"required": True}),
+        (("--ulimit-n",), {}),
+        (("--nginx-v-file",), {}),
+        (("--ssh-address",), {"required": True}),
+        (("--ssh-port",), {"type": int, "default": 22}),
+    )
     add("check-reach", cmd_check_reach, (("--path",), {"required": True}), (("--user",), {"required": True}))
     add("tune", cmd_tune, run, (("--proc-sys",), {"default": "/proc/sys"}))
     add(
@@ -379,6 +479,8 @@ def main_parser() -> argparse.ArgumentParser:
         (("--user",), {}),
         (("--group",), {}),
         (("--rlimit",), {"type": int, "required": True}),
+        (("--listen-address",), {"default": "127.0.0.1"}),  # the target's address with --server-host
+        (("--fastcgi-params",), {}),  # found by the driver on the target
         (("--out",), {"required": True}),
     )
     add(
@@ -391,7 +493,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--rounds",), {"type": int}),  # default: the run's repeats
     )
     add("decide", cmd_decide, run)
-    add("serve", cmd_serve, run)
+    add("serve", cmd_serve, run, (("--ssh-control",), {}), (("--target-dir",), {}))
     add(
         "pass-ready",
         cmd_pass_ready,
@@ -463,18 +565,28 @@ def cmd_serve(args) -> int:
     bookkeeping takes milliseconds, not a Python start. SIGINT is ignored between commands
     (the script stops the helper); a `measure` stopped by a signal ends the loop with 128+N.
     """
-    import contextlib
-    import io
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     CACHE.enable()
+    target_mod.SESSION.update(control=args.ssh_control, dir=args.target_dir)
+    try:
+        return serve_commands(args.run)
+    finally:
+        target_mod.close_target_shell()
+
+
+def serve_commands(run: str) -> int:
+    """Answer `serve`'s commands until its input closes or a measurement is stopped by a signal."""
+    import contextlib
+    import io
+
     for command in read_commands(sys.stdin.fileno()):
         if command[:1] in (["serve"], []):
             status, text = 2, ""
         else:
             with contextlib.redirect_stdout(io.StringIO()) as out:
-                status = main([*command[:1], "--run", args.run, *command[1:]])
+                status = main([*command[:1], "--run", run, *command[1:]])
             text = out.getvalue()
         sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
         sys.stdout.write(f"{DONE} {status}\n")
@@ -492,6 +604,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.func(args)
+    except target_mod.TargetLost as exc:  # the link dropped: the script names it in the manifest
+        print(f"{PROG}: {args.command}: {exc}", file=sys.stderr)
+        return TARGET_LOST
     except UsageError as exc:
         print(f"{PROG}: {exc} (see ./{PROG} --help)", file=sys.stderr)
         return 2

@@ -102,9 +102,15 @@ def cpu_delta(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, in
     return {"user_s": round(user / ticks_per_s, 3), "system_s": round(system / ticks_per_s, 3), "pids": sorted(after)}
 
 
-def cpu_record(measurement: dict, before: dict, after: dict, wrk: dict, wall_s: float, pinning: dict | None) -> dict:
-    """Return the .cpu.json of one measurement (docs/raw-format.md) from its two snapshots."""
-    ticks_per_s = os.sysconf("SC_CLK_TCK")
+def cpu_record(
+    measurement: dict, before: dict, after: dict, wrk: dict, wall_s: float, pinning: dict | None, target: tuple[int, int | None] | None = None
+) -> dict:
+    """Return the .cpu.json of one measurement (docs/raw-format.md) from its two snapshots.
+
+    target: (clock ticks per second, logical cores) of the machine the snapshots were read
+    on when it is the --server-host target; the record then says `"host": "target"`.
+    """
+    ticks_per_s, cores = target if target else (os.sysconf("SC_CLK_TCK"), os.cpu_count())
     processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES}
     for name in after:
         processes[name] = cpu_delta(before.get(name, {}), after[name], ticks_per_s)
@@ -114,9 +120,10 @@ def cpu_record(measurement: dict, before: dict, after: dict, wrk: dict, wall_s: 
         **measurement,
         "wall_s": round(wall_s, 3),
         "clock_ticks_per_s": ticks_per_s,
-        "logical_cores": os.cpu_count(),
+        "logical_cores": cores,
         "processes": processes,
         "pinning": pinning,
+        **({"host": "target"} if target else {}),
     }
 
 

@@ -115,6 +115,8 @@ def check_combinations(plan: dict) -> None:
         raise UsageError("--load-generator ab writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk")
     if remote_clients and plan["pin_client"]:
         raise UsageError("--pin-client names this machine's CPUs; it cannot pin wrk on --client-hosts")
+    if plan["server_host"] and plan["tune"]:
+        raise UsageError("--tune sets this machine's sysctl values; with --server-host the servers run elsewhere: tune the target by hand (its values are recorded)")
     if plan["server_host"] and plan["pin_server"]:
         raise UsageError("--pin-server names this machine's CPUs; it cannot pin the servers on --server-host")
     if plan["client_hosts"] and not plan["server_host"] and remote_clients:

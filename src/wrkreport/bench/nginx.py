@@ -6,7 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from .setups import HELLO_LINE, SETUP_BY_ID, UsageError, body_text
+from .hosts import url_host
+from .setups import HELLO_LINE, LOOPBACK, SETUP_BY_ID, UsageError, body_text
 
 
 def nginx_conf_dir(nginx_V: str) -> Path | None:
@@ -110,13 +111,27 @@ def render_template(template: str, setups: list[str], values: dict[str, str], fl
 
 
 def nginx_values(
-    manifest: dict, prefix: str, socket: str, user: str | None, group: str | None, rlimit: int, http_socket: str = ""
+    manifest: dict,
+    prefix: str,
+    socket: str,
+    user: str | None,
+    group: str | None,
+    rlimit: int,
+    http_socket: str = "",
+    listen_address: str = LOOPBACK,
+    fastcgi_params: str | None = None,
 ) -> dict[str, str]:
-    """Return the template values for this run (ports, private paths, worker user, static body)."""
+    """Return the template values for this run (ports, listen address, private paths, worker user, static body).
+
+    fastcgi_params: the stock file's path when the driver found it itself (on the target,
+    over ssh); by default it is looked up beside nginx -V's conf-path on this machine.
+    """
     nginx_V = manifest.get("nginx_V") or ""
     conf_dir = nginx_conf_dir(nginx_V)
-    if conf_dir is None or not (conf_dir / "fastcgi_params").is_file():
-        raise UsageError(f"cannot find nginx's stock fastcgi_params (nginx -V conf-path: {conf_dir})")
+    if fastcgi_params is None:
+        if conf_dir is None or not (conf_dir / "fastcgi_params").is_file():
+            raise UsageError(f"cannot find nginx's stock fastcgi_params (nginx -V conf-path: {conf_dir})")
+        fastcgi_params = str(conf_dir / "fastcgi_params")
     if user:
         # Workers must connect to the Unix socket; the script makes it reachable to this
         # group only (socket 0660 and work dir 0710, group-owned), so name both explicitly.
@@ -134,7 +149,8 @@ def nginx_values(
         "prefix": nginx_value(prefix),
         "socket": nginx_value(socket),
         "http_socket": nginx_value(http_socket) if http_socket else "",
-        "fastcgi_params": nginx_value(str(conf_dir / "fastcgi_params")),
+        "fastcgi_params": nginx_value(fastcgi_params),
+        "listen_address": nginx_value(url_host(listen_address)),
         "optional_temp_paths": "\n".join(optional),
     }
     values.update(static_body_values(manifest["parameters"].get("body_bytes", len(HELLO_LINE))))

@@ -145,7 +145,6 @@ def build_plan(
         text, source = given_or_env(getattr(args, key), option, env, name)
         pinned[key] = pin_list(text, source, available)
         plan[key] = format_cpu_list(pinned[key]) or None  # normalised: '1,0' -> '0-1'
-    check_combinations(plan)
     shared = set(pinned["pin_client"]) & set(pinned["pin_server"])
     if shared:
         plan["warnings"].append(
@@ -156,6 +155,7 @@ def build_plan(
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
     plan["tune"] = bool(args.tune)
+    check_combinations(plan)
     out, source = given_or_env(args.out, "--out", env, ENV_OUT)
     plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
     plan["measurements"] = measurement_count(plan)

@@ -1,0 +1,223 @@
+#!/bin/sh
+# shellcheck disable=SC3045 # ulimit -n and -H: dash, bash, busybox and BSD sh all have them
+# target.sh: run_bench.sh's hands on the target machine (--server-host). run_bench.sh copies
+# this file into a private work dir made there with mktemp -d and runs it over its ssh
+# master connection as `sh DIR/target.sh COMMAND ARGS...`. POSIX sh and coreutils only:
+# the target needs no Python. Every server it starts gets a pid file in DIR/pids, so that
+# `finish` can stop by PID whatever this run started there, even after the controller lost
+# track (the link dropped), and then removes DIR.
+#
+# Commands (exit 0 ok, 1 "no", 2 usage):
+#   start NAME LOG NOFILE PROGRAM|VAR=VALUE ARGS...
+#                          ulimit -n NOFILE, start the command in its own session (setsid)
+#                          with output to LOG, record and print its PID
+#   ready PID LOG SECONDS  wait for LOG's " ready" line; 1 if PID exits or time is up
+#   running PID...         0 when every PID runs (not a zombie)
+#   stop NAME...           SIGTERM, 5 s grace, SIGKILL; then its children still running
+#   nofile CEILING         raise ulimit -n (root: up to CEILING and fs.nr_open), print it
+#   prepare USER           make nginx/temp, logs, pids; as root give USER's group access; print the group
+#   log CAP FILE           FILE's first CAP bytes, then a note of the bytes cut
+#   tcp                    /proc/net/tcp and tcp6 (the helper finds busy ports in them)
+#   cpu                    read `snap NAME:PID...`, `children PID`, `running PID...` and `tck`
+#                          lines; answer each (stat lines with the name first, child PIDs,
+#                          yes/no, the clock ticks) and `@@end`: the helper's one session
+#   finish                 stop every server with a pid file, remove DIR
+set -eu
+
+DIR="$(cd "$(dirname "$0")" && pwd)"
+STOP_TIMEOUT_TENTHS=50
+
+usage() {
+  echo "usage: sh target.sh start|ready|running|stop|nofile|prepare|log|tcp|cpu|finish ..." >&2
+  exit 2
+}
+
+# running PID: true while PID exists and is not a zombie.
+running() {
+  line=""
+  { read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+  state="${line##*) }"
+  [ -n "${state}" ] && [ "${state%% *}" != Z ]
+}
+
+# children PID: its child processes, one per line.
+children() {
+  want="$1" found=0
+  for f in /proc/"$1"/task/*/children; do
+    [ -r "$f" ] || continue
+    found=1
+    kids=""
+    { read -r kids <"$f"; } 2>/dev/null || true
+    for kid in ${kids}; do echo "${kid}"; done
+  done
+  [ "${found}" -eq 0 ] || return 0
+  for f in /proc/[0-9]*/stat; do # kernels without CONFIG_PROC_CHILDREN
+    line=""
+    { read -r line <"$f"; } 2>/dev/null || continue
+    # shellcheck disable=SC2086 # splitting the fields after the command name is the point
+    set -- ${line##*) }
+    if [ "${2:-}" = "${want}" ]; then
+      pid="${f#/proc/}"
+      echo "${pid%/stat}"
+    fi
+  done
+}
+
+cmd_start() {
+  [ $# -ge 4 ] || usage
+  name="$1" log="$2" nofile="$3"
+  shift 3
+  ulimit -n "${nofile}" 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  mkdir -p "${DIR}/pids"
+  # Not a process-group leader (no job control here), so setsid execs in place: $! is the server.
+  setsid env "$@" </dev/null >>"${log}" 2>&1 &
+  pid=$!
+  echo "${pid}" >"${DIR}/pids/${name}"
+  echo "${pid}"
+}
+
+cmd_ready() {
+  [ $# -eq 3 ] || usage
+  i=0
+  while ! grep -qs ' ready$' "$2"; do
+    running "$1" || return 1
+    [ "${i}" -lt $(($3 * 10)) ] || return 1
+    sleep 0.1
+    i=$((i + 1))
+  done
+}
+
+cmd_running() {
+  for pid in "$@"; do
+    running "${pid}" || return 1
+  done
+}
+
+# stop_one NAME: stop the server of pid file NAME and whatever children it left.
+stop_one() {
+  file="${DIR}/pids/$1"
+  [ -f "${file}" ] || return 0
+  pid="$(cat "${file}")"
+  if running "${pid}"; then
+    kids="$(children "${pid}" | tr '\n' ' ')"
+    exe="$(readlink "/proc/${pid}/exe" 2>/dev/null || true)"
+    kill -TERM "${pid}" 2>/dev/null || true
+    i=0
+    while running "${pid}" && [ "${i}" -lt "${STOP_TIMEOUT_TENTHS}" ]; do
+      sleep 0.1
+      i=$((i + 1))
+    done
+    if running "${pid}"; then
+      echo "$1 (pid ${pid}) still running $((STOP_TIMEOUT_TENTHS / 10))s after SIGTERM: SIGKILL"
+      kill -KILL "${pid}" 2>/dev/null || true
+    fi
+    # A child outliving its parent (nginx's workers, node's cluster) is ours if it is the same program.
+    for kid in ${kids}; do
+      if running "${kid}" && [ -n "${exe}" ] && [ "$(readlink "/proc/${kid}/exe" 2>/dev/null || true)" = "${exe}" ]; then
+        kill -KILL "${kid}" 2>/dev/null || true
+      fi
+    done
+  fi
+  rm -f "${file}"
+}
+
+cmd_stop() {
+  for name in "$@"; do
+    stop_one "${name}"
+  done
+}
+
+cmd_nofile() {
+  [ $# -eq 1 ] || usage
+  if [ "$(id -u)" = 0 ]; then
+    target="$1"
+    nr_open="$(cat /proc/sys/fs/nr_open 2>/dev/null || echo "$1")"
+    [ "${nr_open}" -ge "${target}" ] || target="${nr_open}"
+    ulimit -n "${target}" 2>/dev/null || true
+  fi
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  ulimit -n
+}
+
+cmd_prepare() {
+  [ $# -eq 1 ] || usage
+  mkdir -p "${DIR}/nginx/temp" "${DIR}/logs" "${DIR}/pids"
+  if [ "$(id -u)" = 0 ]; then
+    group="$(id -gn "$1")" || {
+      echo "no user $1 to run nginx workers as" >&2
+      exit 1
+    }
+    chgrp "${group}" "${DIR}" "${DIR}/nginx" "${DIR}/nginx/temp"
+    chmod 0710 "${DIR}" "${DIR}/nginx" "${DIR}/nginx/temp"
+    echo "${group}"
+  fi
+}
+
+cmd_log() {
+  [ $# -eq 2 ] || usage
+  [ -f "$2" ] || return 0
+  size="$(wc -c <"$2")"
+  head -c "$1" "$2"
+  if [ "${size}" -gt "$1" ]; then
+    printf '\n[wrkreport] log capped at %s bytes: %s bytes of later lines dropped\n' "$1" $((size - $1))
+  fi
+}
+
+cmd_cpu() {
+  while read -r verb rest; do
+    case "${verb}" in
+      snap)
+        for item in ${rest}; do
+          name="${item%%:*}" root="${item#*:}"
+          for pid in "${root}" $(children "${root}"); do
+            line=""
+            { read -r line <"/proc/${pid}/stat"; } 2>/dev/null || continue
+            echo "${name} ${line}"
+          done
+        done
+        ;;
+      children)
+        children "${rest}"
+        ;;
+      tck) getconf CLK_TCK ;;
+      running)
+        # shellcheck disable=SC2086 # the PIDs, one word each
+        if cmd_running ${rest}; then echo yes; else echo no; fi
+        ;;
+    esac
+    echo "@@end"
+  done
+}
+
+cmd_finish() {
+  if [ -d "${DIR}/pids" ]; then
+    for file in "${DIR}"/pids/*; do
+      [ -f "${file}" ] || continue
+      stop_one "${file##*/}"
+    done
+  fi
+  case "${DIR}" in
+    */wrkreport.*) rm -rf -- "${DIR}" ;; # only the dir run_bench.sh made with mktemp
+  esac
+}
+
+main() {
+  [ $# -ge 1 ] || usage
+  command="$1"
+  shift
+  case "${command}" in
+    start) cmd_start "$@" ;;
+    ready) cmd_ready "$@" ;;
+    running) cmd_running "$@" ;;
+    stop) cmd_stop "$@" ;;
+    nofile) cmd_nofile "$@" ;;
+    prepare) cmd_prepare "$@" ;;
+    log) cmd_log "$@" ;;
+    tcp) cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || true ;;
+    cpu) cmd_cpu ;;
+    finish) cmd_finish ;;
+    *) usage ;;
+  esac
+}
+
+main "$@"
