@@ -65,19 +65,32 @@ FAKE_WRK = "import os, sys\nsys.stdout.write(open(sys.argv[1]).read()); print('t
 
 
 @pytest.mark.parametrize("status", [0, 3])
-def test_run_script_waits_for_the_start_line_then_records_and_fetch_returns_and_removes(tmp_path, status):
+def test_run_script_waits_for_the_start_line_then_sends_its_record_after_wrk_and_removes_its_files(tmp_path, status):
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     script = clients.run_script(str(tmp_path), "m.client-1", [sys.executable, "-c", FAKE_WRK, str(fixture), str(status)], hist=True)
     done = run_sh(script, b"go\n")
     assert done.returncode == status
-    assert done.stdout == fixture.read_bytes() and done.stderr == clients.READY + b"to stderr\n"
-    fetched = run_sh(clients.fetch_script(str(tmp_path), "m.client-1", hist=True))
-    run = ClientRun(Client("client-1", "root@h", str(tmp_path)), "m.client-1", [], None, tmp_path / "err", tmp_path / "local.hist.json")
-    clients.read_record(run, fetched.stdout)
+    assert done.stderr == clients.READY + b"to stderr\n"
+    out = tmp_path / "local.wrk.txt"
+    out.write_bytes(done.stdout)
+    run = ClientRun(Client("client-1", "root@h", str(tmp_path)), "m.client-1", [], out, tmp_path / "err", tmp_path / "local.hist.json")
+    clients.split_record(run)
+    assert out.read_bytes() == fixture.read_bytes(), "the raw file is wrk's output alone"
     assert run.hist.read_text() == "{}"
     assert run.started_ms is not None and run.ended_ms >= run.started_ms >= time.time() * 1000 - 60_000
     assert run.user_s is not None and run.user_s + run.system_s >= 0  # python's start, from `times` around it
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["local.hist.json"], "fetch removes the measurement's files there"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["local.hist.json", "local.wrk.txt"], "the measurement's files there are removed"
+
+
+def test_a_session_ended_before_its_record_leaves_clock_cpu_and_histogram_unknown(tmp_path):
+    out = tmp_path / "x.wrk.txt"
+    out.write_bytes(b"Running 1s test @ http://h/\n")
+    hist = tmp_path / "x.hist.json"
+    hist.write_text("stale")
+    run = ClientRun(Client("client-1", "root@h", "/tmp/d"), "x", [], out, tmp_path / "err", hist)
+    clients.split_record(run)
+    assert out.read_bytes() == b"Running 1s test @ http://h/\n" and not hist.exists()
+    assert (run.started_ms, run.user_s, run.system_s) == (None, None, None)
 
 
 def test_run_script_without_a_start_line_or_after_a_stop_never_starts_wrk(tmp_path):

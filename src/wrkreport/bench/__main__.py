@@ -296,9 +296,7 @@ def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], con
         )
     cpu_file = run_dir / args.cpu_file
     before = cpu_snapshot(server_pids(servers))
-    started = now_ms()
     stopped = hosts_clients.run_all(state, runs)
-    ended = now_ms()
     after = cpu_snapshot(server_pids(servers))
     cap_log(nginx_error_log(run_dir, args.gomaxprocs))
     if stopped is not None:
@@ -314,6 +312,8 @@ def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], con
         usage = hosts_clients.wrk_usage(runs, params["threads"])
     else:  # `--client-hosts local`: the local wrk, as without the option
         usage = {"user_s": runs[0].user_s, "system_s": runs[0].system_s, "pids": [runs[0].pid], "threads": params["threads"]}
+    # wrk's own span, first start to last end (the clients' clocks): what gaps_s and wall_s mean without clients.
+    started, ended = ms_time(min(run.started_ms for run in runs)), ms_time(max(run.ended_ms for run in runs))
     wall_s = (ended - started).total_seconds()
     write_json_atomic(cpu_file, cpu_record({"file": runs[0].out.name, **ids}, before, after, usage, wall_s, pinning_of(params)))
     first = runs[0]

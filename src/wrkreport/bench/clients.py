@@ -1,4 +1,4 @@
-"""Clients: wrk on every --client-hosts machine at once, over the run's ssh masters (preflight, work dirs, start, stop, fetch).
+"""Clients: wrk on every --client-hosts machine at once, over the run's ssh masters (preflight, work dirs, start, stop, records).
 
 The driver's state for the clients lives in one JSON file in the script's private work
 dir (`clients-preflight --save F`, then `--clients F` for `warm-up` and `measure`, and
@@ -8,8 +8,10 @@ with `mktemp -d` (histogram.lua copied into it once), what remote.py read of it 
 RTT to the target. A remote wrk runs under a small POSIX sh wrapper (`run_script`) that
 records its PID (so it can be killed by PID over ssh: wrk keeps running when its ssh
 session closes), its start and end on that host's clock and its CPU time (`times`); its
-stdout and stderr stream back over ssh into the local raw file and its histogram is
-fetched with `cat` afterwards. Nothing here prints: the subcommands in __main__ do.
+stdout and stderr stream back over ssh into the local raw file, and after wrk's stdout the
+same session sends the record and the histogram behind a RECORD line (no second ssh
+session per measurement), split off locally. Nothing here prints: the subcommands in
+__main__ do.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ STOP_WAIT_S = 3.0  # how long the stop script waits for a wrk to exit after SIGT
 CLIENT_FILE = re.compile(r"(?P<stem>.+?)(?P<suffix>\.wrk\.txt|\.ab\.txt|\.hist\.json)\Z")
 TIMES_LINE = re.compile(r"(\d+)m([0-9.]+)s\s+(\d+)m([0-9.]+)s")
 REMOTE_DIR = re.compile(r"/[A-Za-z0-9_./-]+\Z")
+RECORD = b"\x1ewrkreport-record\n"  # after wrk's stdout: the wrapper's record, then an RS line, then the histogram
 READY = b"wrkreport-client-ready\n"  # a remote wrapper's first stderr line: waiting for the start line
 READY_TIMEOUT_S = 30.0  # how long the clients' ssh sessions may take to be ready
 
@@ -147,7 +150,12 @@ def run_script(workdir: str, name: str, argv: list[str], hist: bool) -> str:
         "s=$?\n"
         f"times > {n}.t1\n"
         f"b=$(date -u +%s%3N 2>/dev/null)\n"
-        f"printf 'started_ms %s\\nended_ms %s\\nstatus %s\\n' \"$a\" \"$b\" \"$s\" > {n}.meta\n"
+        f"printf '\\036wrkreport-record\\nstarted_ms %s\\nended_ms %s\\nstatus %s\\n' \"$a\" \"$b\" \"$s\"\n"
+        f"printf 't0 '; tr '\\n' ' ' < {n}.t0; echo\n"
+        f"printf 't1 '; tr '\\n' ' ' < {n}.t1; echo\n"
+        "printf '\\036\\n'\n"
+        + (f"cat {n}.hist.json 2>/dev/null\n" if hist else "")
+        + f"rm -f -- {n}.*\n"
         "exit \"$s\"\n"
     )
 
@@ -170,20 +178,6 @@ def stop_script(workdir: str, name: str) -> str:
     """Return the script stopping the wrk run as NAME (or keeping it from starting)."""
     n = shlex.quote(name)
     return f"cd {shlex.quote(workdir)} 2>/dev/null || exit 0\n: > {n}.stop\n" + kill_lines(f"{n}.pid") + "exit 0\n"
-
-
-def fetch_script(workdir: str, name: str, hist: bool) -> str:
-    """Return the script printing NAME's record, an RS line, its histogram; then removing NAME's files."""
-    d, n = shlex.quote(workdir), shlex.quote(name)
-    return (
-        f"cd {d} || exit 125\n"
-        f"cat {n}.meta 2>/dev/null\n"
-        f"printf 't0 '; tr '\\n' ' ' < {n}.t0 2>/dev/null; echo\n"
-        f"printf 't1 '; tr '\\n' ' ' < {n}.t1 2>/dev/null; echo\n"
-        "printf '\\036\\n'\n"
-        + (f"cat {n}.hist.json 2>/dev/null\n" if hist else "")
-        + f"rm -f -- {n}.*\n"
-    )
 
 
 def down_script(workdir: str) -> str:
@@ -412,7 +406,7 @@ def times_delta(t0: str, t1: str) -> tuple[float, float] | None:
 
 
 def read_record(run: ClientRun, text: bytes) -> None:
-    """Fill a remote run's clock, CPU times and histogram from fetch_script's output."""
+    """Fill a remote run's clock, CPU times and histogram from the record its wrapper sent after RECORD."""
     head, sep, hist = text.partition(b"\x1e\n")
     fields = {}
     for line in head.decode(errors="replace").splitlines():
@@ -443,7 +437,7 @@ def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
     them, and the local wrk, if any, is started with them. SIGINT and SIGTERM are passed
     on: a local wrk gets the signal, a remote one is killed by its PID over ssh
     (stop_script), one not yet started is kept from starting. Afterwards each remote run's
-    record and histogram are fetched and its files there removed.
+    record and histogram are split off its raw file (records).
     """
     received: list[int] = []
     stoppers: list[int] = []
@@ -519,7 +513,8 @@ def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
             signal.signal(sig, handler)
     if received:
         return received[-1]
-    fetch(state, remote)
+    for run in remote:
+        split_record(run)
     for run in runs:
         if run.out is not None and run.err.exists():
             with open(run.out, "ab") as f:
@@ -552,18 +547,16 @@ def wait_ready(runs: list[ClientRun], stopped) -> None:
             time.sleep(0.002)
 
 
-def fetch(state: Clients, runs: list[ClientRun]) -> None:
-    """Fetch every remote run's record and histogram at once (cat over the masters), removing its files there."""
-    procs = [(run, subprocess.Popen(state.ssh(run.client.host, f"sh -c {shlex.quote(fetch_script(run.client.dir, run.name, run.hist is not None))}"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)) for run in runs]
-    for run, proc in procs:
-        out, err = proc.communicate(timeout=60)
-        if proc.returncode != 0:
-            with open(run.err, "ab") as f:
-                f.write(f"[wrkreport] could not fetch the record of {run.name} from {run.client.host}: {' '.join(err.decode(errors='replace').split())[:200]}\n".encode())
-            if run.hist is not None:
-                run.hist.unlink(missing_ok=True)
-            continue
-        read_record(run, out)
+def split_record(run: ClientRun) -> None:
+    """Cut the wrapper's record off a remote run's raw file and read it (no record: the session ended early; clock and CPU unknown)."""
+    data = run.out.read_bytes() if run.out is not None and run.out.exists() else b""
+    text, sep, record = data.partition(RECORD)
+    if run.out is not None:
+        run.out.write_bytes(text)
+    if sep:
+        read_record(run, record)
+    elif run.hist is not None:
+        run.hist.unlink(missing_ok=True)
 
 
 def wrk_usage(runs: list[ClientRun], threads: int) -> dict:
