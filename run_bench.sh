@@ -412,12 +412,12 @@ uses_local_client() {
 # dir on each remote one (histogram.lua copied into it), times each one's RTT to the target
 # and keeps all that in CLIENTS_STATE for warm_up, measure and cleanup (docs/driver.md).
 clients_preflight() {
-  local target="" line
+  local address="" line
   [[ -n "${PLAN[client_hosts]:-}" ]] || return 0
-  [[ -z "${PLAN[server_host]:-}" ]] || target="${PLAN[server_address]:-${PLAN[server_host]#*@}}"
+  [[ -z "${PLAN[server_host]:-}" ]] || address="${PLAN[server_address]:-${PLAN[server_host]#*@}}"
   CLIENTS_STATE="${WORK}/clients.json"
   helper clients-preflight --plan "${WORK}/plan.json" --control-path "${WORK}/ssh/%C" --hist-script "${HIST_SCRIPT}" \
-    --target "${target}" --save "${CLIENTS_STATE}" >"${WORK}/clients.txt" || exit
+    --target "${address}" --save "${CLIENTS_STATE}" >"${WORK}/clients.txt" || exit
   while IFS= read -r line; do
     log "${line}"
   done <"${WORK}/clients.txt"

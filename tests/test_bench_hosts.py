@@ -73,6 +73,7 @@ def test_environment_sets_hosts_and_option_wins():
     (("--server-address", "10.0.0.2"), "needs --server-host"),
     (("--client-hosts", "root@c1"), "need --server-host"),
     (("--server-host", "t", "--client-hosts", "c1,c2", "--load-generator", "ab"), "no latency histogram"),
+    (("--server-host", "t", "--client-hosts", "c1", "--load-generator", "ab"), "ab runs on this machine only"),
     (("--server-host", "t", "--pin-server", "0"), "--pin-server"),
     (("--server-host", "t", "--client-hosts", "c1", "--pin-client", "0"), "--pin-client"),
     (("--server-host", "t", "--ssh-config", "/nonexistent/ssh_config"), "not a readable file"),
