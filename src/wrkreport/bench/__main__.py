@@ -365,8 +365,8 @@ def clients_progress(runs) -> str:
 
     try:
         total = hosts_clients.totals([run.out for run in runs])
-    except ParseError:
-        bad = next(run for run in runs if not progress_result(run.out, run.status)[:1].isdigit())
+    except ParseError as exc:  # the first client without a result says why
+        bad = next((run for run in runs if str(run.out) == exc.path), runs[0])
         return f"{bad.client.label}: {progress_result(bad.out, bad.status)}"
     notes = [f"{run.client.label} wrk exit {run.status}" for run in runs if run.status]
     if total.non_2xx_3xx:
