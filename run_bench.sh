@@ -192,6 +192,7 @@ TARGET_UID=""     # the uid ssh logs in as on the target
 TARGET_NOFILE=""  # ulimit -n the remote shell starting each server raises to
 TARGET_ARCH=()    # GOARCH=... (GOARM=...) for go build
 TARGET_SSH=()     # the address and port ssh reached the target at ($SSH_CONNECTION there)
+CLIENTS_STATE=""  # --client-hosts: the helper's state file of the clients (clients_preflight); removed there in cleanup
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 
@@ -411,7 +412,6 @@ open_ssh() {
   for host in ${PLAN[client_hosts]:-}; do
     [[ "${host}" == local ]] || contains "${host}" "${SSH_HOSTS[@]}" || ssh_open "${host}"
   done
-  [[ -z "${PLAN[client_hosts]:-}" ]] || die 2 "--client-hosts is not implemented yet in this build (ssh reached ${SSH_HOSTS[*]}); nothing was started"
 }
 
 # --- The target (--server-host): the servers started, checked and stopped over ssh ---------
@@ -631,6 +631,65 @@ target_cleanup() {
   TARGET_DIR=""
 }
 
+# --- Clients: wrk on each of --client-hosts at once ----------------------------------------
+
+# uses_local_client: true when wrk runs on this machine (no --client-hosts, or `local` among them).
+uses_local_client() {
+  local hosts=()
+  read -ra hosts <<<"${PLAN[client_hosts]:-local}"
+  contains local "${hosts[@]}"
+}
+
+# clients_preflight: with --client-hosts, the helper checks every client (wrk there, installed
+# with apt-get when ssh logs in as root; else exit 2 with the command), makes a private work
+# dir on each remote one (histogram.lua copied into it), times each one's RTT to the target
+# and keeps all that in CLIENTS_STATE for warm_up, measure and cleanup (docs/driver.md).
+clients_preflight() {
+  local address="" line
+  [[ -n "${PLAN[client_hosts]:-}" ]] || return 0
+  [[ -z "${PLAN[server_host]:-}" ]] || address="${PLAN[server_address]:-${PLAN[server_host]#*@}}"
+  CLIENTS_STATE="${WORK}/clients.json"
+  helper clients-preflight --plan "${WORK}/plan.json" --control-path "${WORK}/ssh/%C" --hist-script "${HIST_SCRIPT}" \
+    --target "${address}" --save "${CLIENTS_STATE}" >"${WORK}/clients.txt" || exit
+  while IFS= read -r line; do
+    log "${line}"
+  done <"${WORK}/clients.txt"
+}
+
+# record_clients: the clients' machines and RTT into the manifest (client_hosts, network.rtt).
+record_clients() {
+  [[ -z "${CLIENTS_STATE}" ]] || helper clients-record --run "${RUN_DIR}" --state "${CLIENTS_STATE}"
+}
+
+# client_files STEM: CURRENT_FILES gains the .client-<i> files of a measurement on several clients.
+client_files() {
+  local hosts=() i
+  read -ra hosts <<<"${PLAN[client_hosts]:-}"
+  ((${#hosts[@]} > 1)) || return 0
+  for ((i = 1; i <= ${#hosts[@]}; i++)); do
+    CURRENT_FILES+=("${RUN_DIR}/$1.client-${i}${PLAN[raw_suffix]}" "${RUN_DIR}/$1.client-${i}.hist.json")
+  done
+}
+
+# warm_up_clients SETUP: the warm-up wrk (WRK_ARGS) on every client at once, through the helper.
+warm_up_clients() {
+  local rc=0 line
+  ask warm-up --clients "${CLIENTS_STATE}" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
+  ((rc != 130 && rc != 143)) || exit "${rc}"
+  ((rc == 0)) || die 1 "could not run the warm-up of $1 on the clients (exit status ${rc})"
+  for line in "${ANSWER[@]}"; do
+    log "warm-up of $1: ${line}"
+  done
+}
+
+# clients_down: stop any wrk left on the remote clients and remove their work dirs (cleanup).
+clients_down() {
+  local problems
+  [[ -n "${CLIENTS_STATE}" && -f "${CLIENTS_STATE}" ]] || return 0
+  problems="$(helper clients-down --state "${CLIENTS_STATE}")"
+  [[ -z "${problems}" ]] || log "warning: ${problems//$'\n'/; }"
+}
+
 # ssh_close_all: end every master connection (each ends its sessions).
 ssh_close_all() {
   local host
@@ -658,7 +717,9 @@ preflight_tools() {
   if [[ -n "${PLAN[nginx_setups]}" && -z "${NGINX}" ]]; then
     missing+=(nginx)
   fi
-  for tool in "${PLAN[load_generator]}" curl; do
+  local generator=("${PLAN[load_generator]}")
+  uses_local_client || generator=() # the clients' wrk: clients_preflight
+  for tool in "${generator[@]}" curl; do
     command -v "${tool}" >/dev/null 2>&1 || missing+=("${tool}")
   done
   NODE="$(find_node)" || true
@@ -1120,6 +1181,10 @@ warm_up() {
   log "warm-up ${label}: ${PLAN[warmup_s]}s per setup, not kept"
   for setup in "${USABLE[@]}"; do
     wrk_args "${c}" "${PLAN[warmup_s]}" "${PLAN[url.${setup}]}"
+    if [[ -n "${CLIENTS_STATE}" ]]; then
+      warm_up_clients "${setup}"
+      continue
+    fi
     "${WRK_ARGS[@]}" >/dev/null 2>"${WORK}/wrk.stderr" &
     WRK_PID=$!
     wait_wrk || log "warm-up of ${setup}: ${PLAN[load_generator]} failed: $(head -c 300 "${WORK}/wrk.stderr")"
@@ -1145,9 +1210,14 @@ measure() {
   local hist=()
   [[ "${PLAN[load_generator]}" == ab ]] || hist=(--hist-file "${stem}.hist.json") # ab has no histogram
   CURRENT_FILES=("${RUN_DIR}/${stem}${PLAN[raw_suffix]}" "${RUN_DIR}/${stem}.cpu.json" "${RUN_DIR}/${stem}.hist.json")
+  local clients=()
+  if [[ -n "${CLIENTS_STATE}" ]]; then
+    clients=(--clients "${CLIENTS_STATE}")
+    client_files "${stem}"
+  fi
   PROGRESS_OPEN=1
   ask measure --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" --block "${BLOCK}" --round "$5" \
-    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" "${hist[@]}" --stderr "${WORK}/wrk.stderr" -- "${WRK_ARGS[@]}" || rc=$?
+    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" "${hist[@]}" --stderr "${WORK}/wrk.stderr" "${clients[@]}" -- "${WRK_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()
@@ -1342,6 +1412,7 @@ cleanup() {
   else
     stop_servers
   fi
+  clients_down
   ssh_close_all
   ((${#CURRENT_FILES[@]} == 0)) || rm -f -- "${CURRENT_FILES[@]}"
   if [[ -n "${RUN_DIR}" ]] && ((!FINISHED)); then
@@ -1378,6 +1449,7 @@ main() {
   read_plan "$@"
   open_ssh
   open_target "$@"
+  clients_preflight
   preflight_tools
   raise_nofile
   prepare_work_dir
@@ -1386,6 +1458,7 @@ main() {
   check_ports
 
   start_run
+  record_clients
   tune_kernel
   start_helper
   run_blocks

@@ -73,6 +73,7 @@ def test_environment_sets_hosts_and_option_wins():
     (("--server-address", "10.0.0.2"), "needs --server-host"),
     (("--client-hosts", "root@c1"), "need --server-host"),
     (("--server-host", "t", "--client-hosts", "c1,c2", "--load-generator", "ab"), "no latency histogram"),
+    (("--server-host", "t", "--client-hosts", "c1", "--load-generator", "ab"), "ab runs on this machine only"),
     (("--server-host", "t", "--pin-server", "0"), "--pin-server"),
     (("--server-host", "t", "--client-hosts", "c1", "--pin-client", "0"), "--pin-client"),
     (("--server-host", "t", "--ssh-config", "/nonexistent/ssh_config"), "not a readable file"),
@@ -86,3 +87,13 @@ def test_ssh_config_is_absolute(tmp_path, monkeypatch):
     (tmp_path / "cfg").write_text("Host *\n")
     monkeypatch.chdir(tmp_path)
     assert plan("--server-host", "t", "--ssh-config", "cfg")["ssh_config"] == str(tmp_path / "cfg")
+
+
+def test_a_level_is_split_over_the_clients_and_each_share_needs_a_connection_per_thread():
+    from wrkreport.bench.clients import connection_share
+
+    assert [connection_share(100, i, 3) for i in range(3)] == [34, 33, 33]
+    assert sum(connection_share(7, i, 4) for i in range(4)) == 7
+    with pytest.raises(UsageError, match="split over the 2 clients"):
+        plan("--server-host", "t", "--client-hosts", "c1,c2", "--threads", "2", "--connections", "3")
+    assert plan("--server-host", "t", "--client-hosts", "c1,c2", "--threads", "2", "--connections", "4")["client_hosts"] == ["c1", "c2"]

@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import clients as hosts_clients
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
 from .machine import apply_tune, command_output, read_sysctl, untraversable, usable_cpus, user_ids
 from .manifest import CACHE, cell_from_headers, create_run_dir, out_problem, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_manifest, new_pass, point_latest, save_manifest, write_json_atomic
@@ -26,7 +27,7 @@ from .ports import busy_port_messages
 from .progress import progress_result, progress_start, summary_lines
 from .setups import NO, PROG, SETUP_BY_ID, SETUP_IDS, UsageError
 from .precision import assess, decide, gap_record
-from .values import format_duration, iso, iso_ms, now_ms, parse_iso, utc_now
+from .values import format_duration, format_rate, iso, iso_ms, now_ms, parse_iso, utc_now
 from . import target as target_mod
 from .remote import FACTS_SCRIPT, parse_facts
 
@@ -233,6 +234,8 @@ def cmd_measure(args) -> int:
     print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
     servers = find_pass(manifest, args.gomaxprocs)["pids"]
     out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
+    if args.clients:  # --client-hosts: wrk on every client at once
+        return measure_on_clients(args, run_dir, manifest, argv, connections, servers)
     hist = run_dir / args.hist_file if args.hist_file else None
     env = {HIST_ENV: str(hist)} if hist else {}
     if hist:
@@ -352,6 +355,180 @@ def cmd_target_record(args) -> int:
 
 
 HIST_ENV = "WRKREPORT_HIST_FILE"  # read by histogram.lua's done()
+
+
+def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], connections: int, servers: dict) -> int:
+    """Run one measurement on every --client-hosts client at once (`measure --clients F`); record it as docs/driver.md says.
+
+    One client keeps the single-client names (with `client` and `host` in its entry); with
+    several each has its `.client-<i>` wrk file and histogram, the entry lists them under
+    `clients`, `file` is the first's and `exit_code` the first non-zero.
+    """
+    params = manifest["parameters"]
+    state = hosts_clients.load_clients(Path(args.clients))
+    several = len(state.clients) > 1
+    runs = []
+    for index, client in enumerate(state.clients):
+        name = hosts_clients.client_file(args.file, client.label) if several else args.file
+        hist = (hosts_clients.client_file(args.hist_file, client.label) if several else args.hist_file) if args.hist_file else None
+        stem = hosts_clients.CLIENT_FILE.match(name)["stem"]
+        runs.append(
+            hosts_clients.ClientRun(
+                client, f"{stem}.{client.label}" if not several else stem,
+                hosts_clients.client_argv(argv, client, index, len(state.clients)), run_dir / name, Path(f"{args.stderr}.{client.label}"), run_dir / hist if hist else None,
+            )
+        )
+    cpu_file = run_dir / args.cpu_file
+    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
+
+    def snapshot() -> dict:
+        return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
+
+    before = snapshot()
+    stopped = hosts_clients.run_all(state, runs)
+    after = snapshot()
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))
+    if stopped is not None:
+        for run in runs:
+            for path in (run.out, run.hist):
+                if path is not None:
+                    path.unlink(missing_ok=True)
+        return 128 + stopped
+    ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "connections": connections, "repeat": args.repeat}
+    if args.block is not None:
+        ids.update(block=args.block, round=args.round)
+    if any(run.client.remote for run in runs):
+        usage = hosts_clients.wrk_usage(runs, params["threads"])
+    else:  # `--client-hosts local`: the local wrk, as without the option
+        usage = {"user_s": runs[0].user_s, "system_s": runs[0].system_s, "pids": [runs[0].pid], "threads": params["threads"]}
+    # wrk's own span, first start to last end (the clients' clocks): what gaps_s and wall_s mean without clients.
+    started, ended = ms_time(min(run.started_ms for run in runs)), ms_time(max(run.ended_ms for run in runs))
+    wall_s = (ended - started).total_seconds()
+    where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
+    write_json_atomic(cpu_file, cpu_record({"file": runs[0].out.name, **ids}, before, after, usage, wall_s, pinning_of(params), where))
+    first = runs[0]
+    entry = {
+        **ids,
+        "file": first.out.name,
+        "cpu_file": cpu_file.name,
+        **({"hist_file": first.hist.name} if not several and first.hist and first.hist.is_file() else {}),
+        "url": params["urls"][args.setup],
+        "command": " ".join(argv),
+        "exit_code": next((run.status for run in runs if run.status), 0),
+        "started_at": iso_ms(started),
+        "ended_at": iso_ms(ended),
+    }
+    if several:
+        entry["clients"] = [
+            {
+                "client": run.client.label,
+                "host": run.client.host,
+                "file": run.out.name,
+                "hist_file": run.hist.name if run.hist and run.hist.is_file() else None,
+                "exit_code": run.status,
+                "command": run.command,
+                "started_at": iso_ms(ms_time(run.started_ms)),
+                "ended_at": iso_ms(ms_time(run.ended_ms)),
+            }
+            for run in runs
+        ]
+    else:
+        entry.update(client=first.client.label, host=first.client.host)
+    manifest["measurements"].append(entry)
+    save_manifest(run_dir, manifest)
+    print(clients_progress(runs), file=sys.stderr)
+    return 0
+
+
+def ms_time(ms: int):
+    """Return a UTC datetime from epoch milliseconds."""
+    import datetime
+
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+
+
+def clients_progress(runs) -> str:
+    """Return the end of the progress line of a measurement on clients: the summed req/s, or the first client's problem."""
+    if len(runs) == 1:
+        return progress_result(runs[0].out, runs[0].status)
+    from ..errors import ParseError
+
+    try:
+        total = hosts_clients.totals([run.out for run in runs])
+    except ParseError as exc:  # the first client without a result says why
+        bad = next((run for run in runs if str(run.out) == exc.path), runs[0])
+        return f"{bad.client.label}: {progress_result(bad.out, bad.status)}"
+    notes = [f"{run.client.label} wrk exit {run.status}" for run in runs if run.status]
+    if total.non_2xx_3xx:
+        notes.append(f"{total.non_2xx_3xx:,} non-2xx/3xx")
+    if total.socket_errors:
+        notes.append(f"{total.socket_errors:,} socket errors")
+    tail = f", {', '.join(notes)}" if notes else ""
+    rate = "no req/s" if total.requests_per_sec is None else f"{format_rate(total.requests_per_sec)} req/s"
+    skew = hosts_clients.start_skew_ms(runs)
+    return f"{rate} ({len(runs)} clients, start skew {skew} ms{tail})"
+
+
+def cmd_warm_up(args) -> int:
+    """Run the warm-up wrk (the command after --) on every client at once, output not kept; print each client's failure."""
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise UsageError("warm-up needs the wrk command after --")
+    state = hosts_clients.load_clients(Path(args.clients))
+    runs = [
+        hosts_clients.ClientRun(c, f"warm-up.{c.label}", hosts_clients.client_argv(argv, c), None, Path(f"{args.stderr}.{c.label}"), None)
+        for c in state.clients
+    ]
+    stopped = hosts_clients.run_all(state, runs)
+    if stopped is not None:
+        return 128 + stopped
+    for run in runs:
+        if run.status:
+            text = " ".join(run.err.read_text(errors="replace").split())[:300]
+            print(f"{run.client.label} ({run.client.host}): wrk exit {run.status}: {text}")
+    return 0
+
+
+def cmd_clients_preflight(args) -> int:
+    """Check every --client-hosts client (wrk there, installed as root), make its work dir, time its RTT to the target; save the state."""
+    plan = json.loads(Path(args.plan).read_text())
+    state = hosts_clients.Clients(args.control_path, plan.get("ssh_config"), hosts_clients.labelled(plan["client_hosts"]))
+    hosts_clients.save_clients(Path(args.save), state)
+    try:
+        hosts_clients.preflight(state, Path(args.save), Path(args.hist_script), args.target or None, lambda text: print(f"[run_bench] {text}", file=sys.stderr))
+    except hosts_clients.ClientError as exc:
+        print(f"{PROG}: --client-hosts: {exc}; nothing was started", file=sys.stderr)
+        return 2
+    for client in state.clients:
+        facts = state.facts[client.label]
+        print(f"{client.label} {client.host} wrk {facts['versions']['wrk'] or '?'} cores {facts['machine']['usable_cores'] or '?'} net_ns {facts['net_ns'] or '?'}")
+    for entry in state.rtt:
+        shown = f"median {entry['median_ms']} ms ({entry['samples']} samples)" if entry["samples"] else entry["method"]
+        print(f"rtt {entry['from']} -> {entry['to']}: {shown}")
+    return 0
+
+
+def cmd_clients_record(args) -> int:
+    """Record the clients (client_hosts) and their RTT to the target (network.rtt) in the manifest."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    state = hosts_clients.load_clients(Path(args.state))
+    manifest["client_hosts"] = hosts_clients.manifest_hosts(state)
+    if state.rtt:
+        rtt = manifest.setdefault("network", {}).setdefault("rtt", [])
+        rtt[:] = [e for e in rtt if e.get("from") not in {r["from"] for r in state.rtt}] + state.rtt
+    save_manifest(run_dir, manifest)
+    return 0
+
+
+def cmd_clients_down(args) -> int:
+    """Stop any wrk left on the remote clients and remove their work dirs (the cleanup); print what failed."""
+    path = Path(args.state)
+    if not path.is_file():
+        return 0
+    for problem in hosts_clients.down(hosts_clients.load_clients(path)):
+        print(problem)
+    return 0
 PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs
 
 
@@ -522,8 +699,21 @@ def main_parser() -> argparse.ArgumentParser:
         (("--cpu-file",), {"required": True}),
         (("--hist-file",), {}),  # where histogram.lua writes (WRKREPORT_HIST_FILE); none: no histogram
         (("--stderr",), {"required": True}),
+        (("--clients",), {}),  # the state file of clients-preflight: run wrk on every client at once
         (("argv",), {"nargs": argparse.REMAINDER}),
     )
+    add("warm-up", cmd_warm_up, run, (("--clients",), {"required": True}), (("--stderr",), {"required": True}), (("argv",), {"nargs": argparse.REMAINDER}))
+    add(
+        "clients-preflight",
+        cmd_clients_preflight,
+        (("--plan",), {"required": True}),
+        (("--control-path",), {"required": True}),  # ssh's ControlPath of the masters (run_bench.sh's ssh_cmd)
+        (("--hist-script",), {"required": True}),
+        (("--target",), {"default": ""}),  # the servers' address: RTT from each remote client to it
+        (("--save",), {"required": True}),
+    )
+    add("clients-record", cmd_clients_record, run, (("--state",), {"required": True}))
+    add("clients-down", cmd_clients_down, (("--state",), {"required": True}))
     add(
         "finish",
         cmd_finish,
@@ -591,7 +781,7 @@ def serve_commands(run: str) -> int:
         sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
         sys.stdout.write(f"{DONE} {status}\n")
         sys.stdout.flush()
-        if command[:1] == ["measure"] and status >= 128:
+        if command[:1] in (["measure"], ["warm-up"]) and status >= 128:
             return status
     return 0
 

@@ -25,7 +25,11 @@ def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
 
 def cpu_ms_per_1k_requests(record: dict, requests: int) -> dict[str, float]:
     """Return each measured process's CPU time (user + system) per 1,000 requests, in ms."""
-    return {name: ms_per_1k_requests(usage["user_s"] + usage["system_s"], requests) for name, usage in record["processes"].items() if usage is not None}
+    return {
+        name: ms_per_1k_requests(usage["user_s"] + usage["system_s"], requests)
+        for name, usage in record["processes"].items()
+        if usage is not None and usage["user_s"] is not None and usage["system_s"] is not None  # a client's wrk CPU unread: null
+    }
 
 
 def stat_fields(stat: str) -> list[str]:

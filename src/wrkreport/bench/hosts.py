@@ -113,11 +113,19 @@ def check_combinations(plan: dict) -> None:
     remote_clients = [h for h in plan["client_hosts"] or () if h != LOCAL]
     if plan["client_hosts"] and len(plan["client_hosts"]) > 1 and plan["load_generator"] == "ab":
         raise UsageError("--load-generator ab writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk")
+    if remote_clients and plan["load_generator"] == "ab":
+        raise UsageError("--load-generator ab runs on this machine only; --client-hosts other than local run wrk")
     if remote_clients and plan["pin_client"]:
         raise UsageError("--pin-client names this machine's CPUs; it cannot pin wrk on --client-hosts")
     if plan["server_host"] and plan["tune"]:
         raise UsageError("--tune sets this machine's sysctl values; with --server-host the servers run elsewhere: tune the target by hand (its values are recorded)")
     if plan["server_host"] and plan["pin_server"]:
         raise UsageError("--pin-server names this machine's CPUs; it cannot pin the servers on --server-host")
+    clients = len(plan["client_hosts"] or ())
+    if clients > 1 and min(plan["connections_levels"]) < clients * plan["threads"]:
+        raise UsageError(
+            f"each connection level is split over the {clients} clients, and each wrk needs at least one connection per thread: "
+            f"--connections {min(plan['connections_levels'])} is below {clients} clients x {plan['threads']} threads"
+        )
     if plan["client_hosts"] and not plan["server_host"] and remote_clients:
         raise UsageError("--client-hosts other than local need --server-host: the servers listen on 127.0.0.1 otherwise")

@@ -16,12 +16,12 @@ BASELINE = "go-http"  # every overhead ratio is a setup's req/s over go-http's, 
 def rate_of(run_dir: Path, measurement: dict, cache: dict[str, float | None]) -> float | None:
     """Return a measurement's req/s when it counts (wrk exit 0, all answers 2xx/3xx, a rate above 0); None otherwise. Parsed once per file."""
     from ..errors import ParseError
-    from ..parse import parse_file
+    from .clients import measurement_files, totals
 
     name = measurement["file"]
     if name not in cache:
         try:
-            result = parse_file(run_dir / name)
+            result = totals([run_dir / f for f in measurement_files(measurement)])  # several clients: added up
         except ParseError:
             cache[name] = None
         else:

@@ -76,7 +76,7 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
     """Return one line per cell: median req/s over its measurements, how many there were, and
     the median CPU time per 1,000 requests of each process the setup runs on."""
     from ..errors import ParseError
-    from ..parse import parse_file
+    from .clients import measurement_files, totals
 
     params = manifest["parameters"]
     levels = levels_of(params)
@@ -84,7 +84,7 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
     cpu: dict[tuple, dict[str, list[float]]] = {}
     for m in manifest["measurements"]:
         try:
-            result = parse_file(run_dir / m["file"])
+            result = totals([run_dir / f for f in measurement_files(m)])  # several clients: added up
         except ParseError:
             continue
         key = (m["gomaxprocs"], m.get("connections", levels[0]), m["setup"])

@@ -1,0 +1,179 @@
+"""Tests of wrkreport.bench.clients without other machines: names, the sh scripts run here with sh, RTT and times parsing, a local client."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wrkreport.bench import clients
+from wrkreport.bench.clients import Client, ClientRun, Clients, client_argv, client_file, rtt_record, times_delta
+from wrkreport.bench.setups import UsageError
+
+REPO = Path(__file__).resolve().parent.parent
+CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
+
+
+def test_client_file_names_follow_the_contract():
+    assert client_file("go-http.gomaxprocs-1.block-2.run-3.wrk.txt", "client-2") == "go-http.gomaxprocs-1.block-2.run-3.client-2.wrk.txt"
+    assert client_file("a.gomaxprocs-1.c100.run-1.hist.json", "client-10") == "a.gomaxprocs-1.c100.run-1.client-10.hist.json"
+    with pytest.raises(UsageError, match="x.json: expected a name ending in"):
+        client_file("x.json", "client-1")
+
+
+def test_remote_wrk_reads_the_script_copied_into_its_work_dir():
+    argv = ["wrk", "--latency", "-s", "/checkout/src/wrkreport/bench/histogram.lua", "-t2", "http://10.0.0.2:8080/"]
+    assert client_argv(argv, Client("client-1", "root@h", "/tmp/wrkreport-client.abc"))[3] == "/tmp/wrkreport-client.abc/histogram.lua"
+    assert client_argv(argv, Client("client-1", "local")) == argv
+
+
+def test_each_client_runs_its_share_of_the_level_so_the_server_sees_the_level():
+    argv = ["wrk", "--latency", "-t2", "-c100", "-d1s", "http://10.0.0.2:8080/"]
+    shares = [client_argv(argv, Client(f"client-{i + 1}", "local"), i, 3)[3] for i in range(3)]
+    assert shares == ["-c34", "-c33", "-c33"]
+    assert client_argv(argv, Client("client-1", "local"), 0, 1) == argv
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("method python3\nms 0.12\nms 0.10\nms 0.30\n", ("TCP connect to 10.0.0.2:22", 3, 0.1, 0.12, 0.3)),
+        ("method ping\nms 0.051\nms 0.049\n", ("ICMP echo (ping)", 2, 0.049, 0.05, 0.051)),
+        ("method none\n", ("not measured: neither python3 nor ping on client-1", 0, None, None, None)),
+        ("method python3\nerror [Errno 113] No route to host\n", ("not measured: [Errno 113] No route to host", 0, None, None, None)),
+        ("", ("not measured: neither python3 nor ping", 0, None, None, None)),
+    ],
+)
+def test_rtt_record_reads_each_method(text, expected):
+    entry = rtt_record("client-1", "10.0.0.2", text)
+    method, samples, low, median, high = expected
+    assert method in entry["method"] and (entry["from"], entry["to"]) == ("client-1", "10.0.0.2")
+    assert (entry["samples"], entry["min_ms"], entry["median_ms"], entry["max_ms"]) == (samples, low, median, high)
+
+
+def test_times_delta_reads_dash_and_bash_and_refuses_garbage():
+    dash0, dash1 = "0m0.000000s 0m0.000000s 0m0.010000s 0m0.000000s", "0m0.000000s 0m0.000000s 1m2.510000s 0m0.430000s"
+    assert times_delta(dash0, dash1) == (62.5, 0.43)
+    assert times_delta("0m0.001s 0m0.000s\n0m0.000s 0m0.000s", "0m0.001s 0m0.000s\n0m1.250s 0m0.500s") == (1.25, 0.5)
+    assert times_delta("", dash1) is None and times_delta("nonsense", "0m1s") is None
+
+
+def run_sh(script: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(["sh", "-c", script], input=stdin, capture_output=True, timeout=30)
+
+
+FAKE_WRK = "import os, sys\nsys.stdout.write(open(sys.argv[1]).read()); print('to stderr', file=sys.stderr)\nh = os.environ.get('WRKREPORT_HIST_FILE')\nh and open(h, 'w').write('{}')\nsys.exit(int(sys.argv[2]))\n"
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_run_script_waits_for_the_start_line_then_sends_its_record_after_wrk_and_removes_its_files(tmp_path, status):
+    fixture = CAPTURED / "wrk-4.1.0__latency.txt"
+    script = clients.run_script(str(tmp_path), "m.client-1", [sys.executable, "-c", FAKE_WRK, str(fixture), str(status)], hist=True)
+    done = run_sh(script, b"go\n")
+    assert done.returncode == status
+    assert done.stderr == clients.READY + b"to stderr\n"
+    out = tmp_path / "local.wrk.txt"
+    out.write_bytes(done.stdout)
+    run = ClientRun(Client("client-1", "root@h", str(tmp_path)), "m.client-1", [], out, tmp_path / "err", tmp_path / "local.hist.json")
+    clients.split_record(run)
+    assert out.read_bytes() == fixture.read_bytes(), "the raw file is wrk's output alone"
+    assert run.hist.read_text() == "{}"
+    assert run.started_ms is not None and run.ended_ms >= run.started_ms >= time.time() * 1000 - 60_000
+    assert run.user_s is not None and run.user_s + run.system_s >= 0  # python's start, from `times` around it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["local.hist.json", "local.wrk.txt"], "the measurement's files there are removed"
+
+
+def test_a_session_ended_before_its_record_leaves_clock_cpu_and_histogram_unknown(tmp_path):
+    out = tmp_path / "x.wrk.txt"
+    out.write_bytes(b"Running 1s test @ http://h/\n")
+    hist = tmp_path / "x.hist.json"
+    hist.write_text("stale")
+    run = ClientRun(Client("client-1", "root@h", "/tmp/d"), "x", [], out, tmp_path / "err", hist)
+    clients.split_record(run)
+    assert out.read_bytes() == b"Running 1s test @ http://h/\n" and not hist.exists()
+    assert (run.started_ms, run.user_s, run.system_s) == (None, None, None)
+
+
+def test_run_script_without_a_start_line_or_after_a_stop_never_starts_wrk(tmp_path):
+    marker = tmp_path / "started"
+    argv = ["touch", str(marker)]
+    assert run_sh(clients.run_script(str(tmp_path), "a", argv, hist=False), b"").returncode == 143  # end of input: stopped
+    assert run_sh(clients.stop_script(str(tmp_path), "b")).returncode == 0
+    assert run_sh(clients.run_script(str(tmp_path), "b", argv, hist=False), b"go\n").returncode == 143
+    assert not marker.exists()
+
+
+def test_stop_and_down_scripts_kill_only_a_recorded_wrk_then_remove_the_dir(tmp_path):
+    work = tmp_path / "client"
+    work.mkdir()
+    other = subprocess.Popen(["sleep", "30"])  # recorded, but not wrk: left alone
+    (work / "x.pid").write_text(f"{other.pid}\n")
+    try:
+        assert run_sh(clients.stop_script(str(work), "x")).returncode == 0
+        assert other.poll() is None and (work / "x.stop").exists()
+        assert run_sh(clients.down_script(str(work))).returncode == 0
+        assert other.poll() is None and not work.exists()
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_where(tmp_path):
+    from test_bench_main import FAKE_WRK as BENCH_FAKE_WRK
+    from test_bench_main import HIST, run_helper, started_run
+
+    run = started_run(tmp_path, "--setups", "go-http", "--client-hosts", "local")
+    state = tmp_path / "clients.json"
+    clients.save_clients(state, Clients(str(tmp_path / "ssh" / "%C"), None, [Client("client-1", "local")]))
+    fixture = CAPTURED / "wrk-4.1.0__latency.txt"
+    name = "go-http.gomaxprocs-1.run-1.wrk.txt"
+    done = run_helper("measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--file", name, "--cpu-file", "c.cpu.json",
+                      "--hist-file", "go-http.gomaxprocs-1.run-1.hist.json", "--stderr", str(tmp_path / "err"), "--clients", str(state),
+                      "--", sys.executable, "-c", BENCH_FAKE_WRK, str(fixture), str(HIST))
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((run / "manifest.json").read_text())["measurements"][0]
+    assert (entry["file"], entry["hist_file"], entry["client"], entry["host"], entry["exit_code"]) == (name, "go-http.gomaxprocs-1.run-1.hist.json", "client-1", "local", 0)
+    assert "clients" not in entry
+    assert (run / name).read_bytes() == fixture.read_bytes() + b"stderr line\n"
+    wrk = json.loads((run / "c.cpu.json").read_text())["processes"]["wrk"]
+    assert wrk["user_s"] + wrk["system_s"] >= 0.15 and len(wrk["pids"]) == 1 and "clients" not in wrk
+
+
+def test_warm_up_on_a_local_client_passes_sigterm_on(tmp_path):
+    state = tmp_path / "clients.json"
+    clients.save_clients(state, Clients(str(tmp_path / "%C"), None, [Client("client-1", "local")]))
+    marker = tmp_path / "started"
+    child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(30)"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "wrkreport.bench", "warm-up", "--run", str(tmp_path), "--clients", str(state), "--stderr", str(tmp_path / "err"),
+                             "--", sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while not marker.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 128 + signal.SIGTERM
+        assert time.monotonic() - started < 5
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_totals_add_the_clients_and_refuse_a_missing_one(tmp_path):
+    from wrkreport.errors import ParseError
+    from wrkreport.parse import parse_file
+
+    fixture = CAPTURED / "wrk-4.1.0__latency.txt"
+    one = parse_file(fixture)
+    total = clients.totals([fixture, fixture])
+    assert total.requests == 2 * one.requests and total.requests_per_sec == pytest.approx(2 * one.requests_per_sec)
+    with pytest.raises(ParseError, match="missing"):
+        clients.totals([fixture, tmp_path / "absent.wrk.txt"])
