@@ -789,9 +789,15 @@ build_servers() {
 # So that `./run_bench.sh && wrkreport build` works on a fresh machine. Best effort: the
 # benchmark itself does not need it.
 ensure_wrkreport() {
-  command -v wrkreport >/dev/null 2>&1 && return 0
-  log "wrkreport is not installed; installing it from ${ROOT} with pip"
-  if python3 -m pip install --quiet -e "${ROOT}" >"${WORK}/pip.log" 2>&1 && command -v wrkreport >/dev/null 2>&1; then
+  # Runs, not just found: an editable install whose checkout was removed leaves a `wrkreport`
+  # on PATH that only prints a traceback.
+  wrkreport --version >/dev/null 2>&1 && return 0
+  if command -v wrkreport >/dev/null 2>&1; then
+    log "$(command -v wrkreport) does not run (an install from a removed checkout?); installing wrkreport from ${ROOT} with pip"
+  else
+    log "wrkreport is not installed; installing it from ${ROOT} with pip"
+  fi
+  if python3 -m pip install --quiet -e "${ROOT}" >"${WORK}/pip.log" 2>&1 && wrkreport --version >/dev/null 2>&1; then
     log "installed wrkreport ($(command -v wrkreport))"
     return 0
   fi

@@ -184,8 +184,9 @@ class Lab:
         script = (
             "set -e; mount -t tmpfs tmpfs /run && mkdir -p /run/sshd /run/lab && chmod 0755 /run/sshd && "
             f"cp -a {quote(str(files))}/. /run/lab/ && "
-            "mount --bind /run/lab/passwd /etc/passwd && mount -t tmpfs tmpfs /tmp && "
-            f"{hide} exec env LD_LIBRARY_PATH=/run/lab/lib /run/lab/sshd -D -e -f /run/lab/sshd_config"
+            # the checkout first: it may be under /tmp, which hides it too but then has no mount point for it
+            f"mount --bind /run/lab/passwd /etc/passwd && {hide} mount -t tmpfs tmpfs /tmp && "
+            "exec env LD_LIBRARY_PATH=/run/lab/lib /run/lab/sshd -D -e -f /run/lab/sshd_config"
         )
         host.log = files / "sshd.log"
         with open(host.log, "wb") as log:

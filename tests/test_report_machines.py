@@ -47,9 +47,10 @@ def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
     built = build(copied("server-host"), tmp_path / "out", WHEN)
     page = (tmp_path / "out" / "index.html").read_text()
     machines = text_of(page, "machines", "environment")
-    assert "controller: this machine Ran: runs run_bench.sh and wrk as client-1." in machines
+    assert "controller: this machine Ran: run_bench.sh and wrk as client-1." in machines
     assert "target: root@10.231.0.2 (address 10.231.0.2) Ran: the servers (Go, nginx, ...), over ssh." in machines
     assert machines.count("kernel 6.18.44-fc-v782") == 2 and "ulimit -n 65536" in machines
+    assert "memory 23.5 GiB" in machines and "memory bytes" not in machines  # the value carries its unit
     assert ("local to 10.231.0.2: round trip median 0.07 ms, min 0.05 ms, max 0.2 ms over 10 samples "
             "(ssh round trip over the open connection)") in machines
     environment = text_of(page, "environment", "reference")
@@ -64,7 +65,7 @@ def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path
     built = build(copied("two-clients"), tmp_path / "out", WHEN)
     page = (tmp_path / "out" / "index.html").read_text()
     machines = text_of(page, "machines", "environment")
-    assert "controller: this machine Ran: runs run_bench.sh, the servers, wrk as client-1 and wrk as client-2." in machines
+    assert "controller: this machine Ran: run_bench.sh, the servers, wrk as client-1 and wrk as client-2." in machines
     assert "TCP connect() to 127.0.0.1:18710" in machines
     assert built.summary.splitlines()[0] == "machines: servers on this machine; wrk on client-1 (this machine), client-2 (this machine)"
     assert "==&gt; client-2 (local): nginx-http.gomaxprocs-1.block-1.run-2.client-2.wrk.txt &lt;==" in page  # the raw text of both clients

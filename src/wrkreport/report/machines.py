@@ -25,8 +25,8 @@ def machine_tables_of(manifest: dict) -> list[MachineTable]:
     clients = [c for c in manifest.get("client_hosts") or [] if isinstance(c, dict)]
     if target is None and not clients:
         return []
-    local = [c["client"] for c in clients if c.get("ssh") == "local"] or ([] if clients else ["client-1"])
-    roles = ["runs run_bench.sh", "the servers" if target is None else "", *(f"wrk as {name}" for name in local)]
+    local = [f"wrk as {c['client']}" for c in clients if c.get("ssh") == "local"] or ([] if clients else ["wrk"])
+    roles = ["run_bench.sh", "the servers" if target is None else "", *local]
     tables = [MachineTable("controller: this machine", join_roles(roles), tuple(host_rows(manifest)))]
     if target is not None:
         where = f"{target.get('ssh')}" + (f" (address {target['address']})" if target.get("address") else "")
@@ -37,8 +37,16 @@ def machine_tables_of(manifest: dict) -> list[MachineTable]:
     return tables
 
 
+FIELD_LABELS = {"memory_bytes": "memory", "cpu_model": "CPU model"}  # the value says its unit (23.5 GiB)
+
+
+def field_label(key: str) -> str:
+    """Return a machine field's label: 'memory_bytes' -> 'memory', 'usable_cores' -> 'usable cores'."""
+    return FIELD_LABELS.get(key, key.replace("_", " "))
+
+
 def join_roles(roles: list[str]) -> str:
-    """Return the roles of a machine in words: 'runs run_bench.sh, the servers and wrk as client-1'."""
+    """Return the roles of a machine in words: 'run_bench.sh, the servers and wrk as client-1'."""
     roles = [r for r in roles if r]
     return roles[0] if len(roles) == 1 else ", ".join(roles[:-1]) + " and " + roles[-1]
 
@@ -48,7 +56,7 @@ def host_rows(host: dict) -> list[tuple[str, str]]:
     rows = []
     machine = host.get("machine")
     if isinstance(machine, dict):
-        rows.extend((k.replace("_", " "), display(v, k)) for k, v in machine.items())
+        rows.extend((field_label(k), display(v, k)) for k, v in machine.items())
     versions = host.get("versions")
     if isinstance(versions, dict):
         rows.extend((f"version: {k}", display(v)) for k, v in versions.items())
