@@ -24,6 +24,7 @@ def test_facts_of_this_machine_match_the_local_readers():
     assert facts["uid"] == os.getuid()
     assert facts["net_ns"] == os.readlink("/proc/self/ns/net")
     assert facts["arch"] == os.uname().machine
+    assert facts["boot_id"] == open("/proc/sys/kernel/random/boot_id").read().strip()
     assert isinstance(facts["ulimit_n"], int) or facts["ulimit_n"] == "unlimited"
 
 
@@ -36,6 +37,7 @@ def test_hostile_output_is_cut_and_numbers_read_strictly():
         "Not A Key\tvalue",
         "version.nginx\tnginx version: nginx/1.22.1",
         "ulimit_n\tunlimited",
+        "boot_id\t../../etc/passwd",
     ])
     facts = parse_facts(text)
     assert facts["machine"]["usable_cores"] is None
@@ -45,3 +47,4 @@ def test_hostile_output_is_cut_and_numbers_read_strictly():
     assert facts["versions"]["nginx"] == "1.22.1"
     assert facts["versions"]["go"] is None
     assert facts["ulimit_n"] == "unlimited"
+    assert facts["boot_id"] is None

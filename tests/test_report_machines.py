@@ -138,3 +138,17 @@ def test_parse_prints_one_record_per_measurement_with_its_clients(tmp_path):
     assert [r["clients"] for r in records] == [2, 1] and result.return_value == 0
     text = CliRunner().invoke(cli, args[:1] + args[2:], standalone_mode=False, catch_exceptions=False).stdout
     assert text.count("  clients       2: ") == 1 and text.count("requests      ") == 2
+
+
+@pytest.mark.parametrize("same_kernel", [True, False])
+def test_a_target_with_this_machines_kernel_shares_its_cpus(copied, tmp_path, same_kernel):
+    # Equal kernel boot ids: the "target" is a namespace or container of this machine, so wrk and the servers shared its CPUs.
+    run = copied("server-host")
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["boot_id"] = "0a6a2fd4-1f1e-4a9e-9a59-4b8b8a5f1c01"
+    manifest["server_host"]["boot_id"] = manifest["boot_id"] if same_kernel else "5d0f3d0e-2a1b-4c2d-8e3f-9a8b7c6d5e4f"
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    build(run, tmp_path / "out", WHEN)
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert ("wrk ran on other machines than the servers, so they shared no CPUs" in page) is not same_kernel
+    assert ("Client and servers shared the same CPUs" in page) is same_kernel

@@ -234,13 +234,21 @@ def client_loads(group: tuple[ClientFile, ...] | None, row: dict, cpu_parts: dic
         ssh = host.get("ssh") if isinstance(host.get("ssh"), str) else (part.host or "local")
         machine = host.get("machine") if isinstance(host.get("machine"), dict) else (controller if ssh == "local" else {})
         cores = machine.get("usable_cores") or machine.get("logical_cores")
-        shares = (ssh == "local" and target is None) or (target is not None and ssh == target.get("ssh"))
+        shares = (ssh == "local" and target is None) or (target is not None and ssh == target.get("ssh")) or one_kernel(host, target, manifest)
         if group is None:
             threads, cpu = row.get("threads"), row.get("cpu_wrk_s")
         else:
             threads, cpu = threads_of.get(part.client), (cpu_parts or {}).get(part.client)
         found.append(ClientLoad(part.client, ssh, threads if isinstance(threads, int) else None, none_if_missing(cpu), cores, shares))
     return tuple(found)
+
+
+def one_kernel(host: dict, target: dict | None, manifest: dict) -> bool:
+    """Return True when a client and the target report the same kernel boot id: one machine (namespaces, containers), so shared CPUs."""
+    if target is None:
+        return False
+    mine = host.get("boot_id") if host.get("ssh", "local") != "local" else manifest.get("boot_id")
+    return isinstance(mine, str) and mine == target.get("boot_id")
 
 
 def none_if_missing(value) -> float | None:

@@ -119,6 +119,7 @@ HOST_FIELDS: dict[str, Spec] = {
     "versions": Spec("dict"),
     "versions.*": Spec("str"),
     "net_ns": Spec("str"),
+    "boot_id": Spec("str"),
 }
 MANIFEST_FIELDS: dict[str, Spec] = {
     "schema": Spec("int", 0, 1000),
@@ -129,6 +130,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "ended_at": Spec("str"),
     "command": Spec("str"),
     "nginx_V": Spec("str"),
+    "boot_id": Spec("str"),
     "ulimit_n": Spec("int", 0, MAX_INT),
     "parameters": Spec("dict"),
     "parameters.profile": Spec("str"),

@@ -326,6 +326,7 @@ def manifest_hosts(state: Clients) -> list[dict]:
                 "machine": facts.get("machine"),
                 "versions": {"wrk": (facts.get("versions") or {}).get("wrk")},
                 "net_ns": facts.get("net_ns"),
+                "boot_id": facts.get("boot_id"),
             }
         )
     return found

@@ -10,6 +10,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from .remote import local_boot_id
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
 from .values import iso, utc_now
@@ -153,6 +154,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         "command": command,
         "parameters": parameters,
         "machine": machine_info(),
+        "boot_id": local_boot_id(),  # this kernel's: a target or client with the same one is this machine
         "versions": versions,
         "version_lines": version_lines,
         "nginx_V": command_output([nginx, "-V"]) if nginx else None,

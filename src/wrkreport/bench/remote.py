@@ -3,7 +3,8 @@
 The driver runs FACTS_SCRIPT on a host (`on_host HOST "$(helper facts-script)"` or
 `ssh ... sh -s`) and gives its output to `parse_facts`, which returns the same shapes the
 manifest keeps for this machine (`machine`, `versions`, `version_lines`, `sysctl`,
-`ulimit_n`) plus `arch`, `uid` and `net_ns`. The script needs nothing but sh and coreutils
+`ulimit_n`) plus `arch`, `uid`, `net_ns` and `boot_id` (the kernel's: two hosts with the same one
+are namespaces or containers of one machine, sharing its CPUs). The script needs nothing but sh and coreutils
 on the host; its output is untrusted text: every value is cut to MAX_VALUE characters and
 numbers are read strictly.
 """
@@ -28,6 +29,7 @@ fact cpu_model "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/n
 fact memory_kb "$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\) kB$/\1/p' /proc/meminfo 2>/dev/null)"
 fact os "$( (. /etc/os-release && printf '%s' "${PRETTY_NAME:-}") 2>/dev/null)"
 fact net_ns "$(readlink /proc/self/ns/net 2>/dev/null)"
+fact boot_id "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
 fact ulimit_n "$(ulimit -n)"
 fact uid "$(id -u)"
 PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin:/usr/local/go/bin"
@@ -65,6 +67,22 @@ def number(text: str | None, scale: int = 1) -> int | None:
     return int(text) * scale if text and re.fullmatch(r"[0-9]{1,18}", text) else None
 
 
+BOOT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def boot_id(text: str | None) -> str | None:
+    """Return a kernel boot id (one per boot of one machine: equal ids mean one kernel, so the same CPUs), or None."""
+    return text if text and BOOT_ID.fullmatch(text) else None
+
+
+def local_boot_id() -> str | None:
+    """Return this machine's kernel boot id."""
+    try:
+        return boot_id(open("/proc/sys/kernel/random/boot_id").read().strip())
+    except OSError:
+        return None
+
+
 def parse_facts(text: str) -> dict:
     """Return machine, versions, version_lines, sysctl, ulimit_n, arch, uid, net_ns and tool paths from FACTS_SCRIPT's output."""
     facts = facts_lines(text)
@@ -92,4 +110,5 @@ def parse_facts(text: str) -> dict:
         "arch": facts.get("arch") or None,
         "uid": number(facts.get("uid")),
         "net_ns": facts.get("net_ns") or None,
+        "boot_id": boot_id(facts.get("boot_id")),
     }

@@ -220,6 +220,7 @@ def server_host_record(facts: dict, ssh: str, address: str, ulimit_n: int | str 
         "sysctl": facts["sysctl"],
         "ulimit_n": ulimit_n if ulimit_n is not None else facts["ulimit_n"],
         "net_ns": facts["net_ns"],
+        "boot_id": facts.get("boot_id"),
     }
 
 
