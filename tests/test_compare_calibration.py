@@ -116,24 +116,35 @@ def test_start_sd_is_what_the_recorded_runs_show():
     assert compare.START_DF == len(FIXTURE_RUNS) - 1
 
 
-def test_throughput_widened_by_the_ratios_sd_would_flag_too_often():
-    # req/s moves more between starts than the ratio: widened by START_SD alone, one-start runs flag too often.
-    rng = random.Random(13)
+def one_start_flag_rate_widened_by_the_ratios_sd(seed: int, n: int, **shape) -> float:
+    """Return the false-change rate of one-start runs of a figure shaped like `shape` when widened by the ratio's START_SD."""
+    rng = random.Random(seed)
     flagged = 0
     for _ in range(COMPARISONS):
-        a, b = ([math.log(y) for _, y in simruns.one_start_run(rng, 3)] for _ in "ab")
+        a, b = ([math.log(y) for _, y in simruns.one_start_run(rng, n, **shape)] for _ in "ab")
         flagged += not compare.change_interval((a, False), (b, False), compare.START_SD).includes(1.0)
-    print(f"\nreq/s widened by the ratio's {compare.START_SD}: false-change rate {flagged / COMPARISONS:.1%}")
-    assert flagged / COMPARISONS > 0.10
+    return flagged / COMPARISONS
+
+
+def between_run_sds(metric: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Return, per setup the five runs share, the DerSimonian-Laird between-run sd of a log figure at GOMAXPROCS=2, and the pooled within-run sd."""
+    taus, within = {}, {}
+    for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
+        runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[metric].values] for name in FIXTURE_RUNS]
+        tau2, _, pooled = dersimonian_laird(runs)
+        taus[setup], within[setup] = math.sqrt(max(tau2, 0.0)), math.sqrt(pooled)
+    return taus, within
+
+
+def test_throughput_widened_by_the_ratios_sd_would_flag_too_often():
+    # req/s moves more between starts than the ratio: widened by START_SD alone, one-start runs flag too often.
+    rate = one_start_flag_rate_widened_by_the_ratios_sd(13, 3)
+    print(f"\nreq/s widened by the ratio's {compare.START_SD}: false-change rate {rate:.1%}")
+    assert rate > 0.10
 
 
 def test_throughput_start_sd_is_what_the_recorded_runs_show():
-    # DerSimonian-Laird between-run sd of log req/s at GOMAXPROCS=2 for each setup the five runs share; the largest.
-    taus = {}
-    for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
-        runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[compare.THROUGHPUT].values] for name in FIXTURE_RUNS]
-        tau2, _, _ = dersimonian_laird(runs)
-        taus[setup] = math.sqrt(max(tau2, 0.0))
+    taus, _ = between_run_sds(compare.THROUGHPUT)
     print(f"\nbetween-run sd of log req/s: {taus}")
     assert max(taus.values()) <= compare.THROUGHPUT_START_SD < max(taus.values()) + 0.01
     assert max(taus.values()) <= simruns.GO_START_SD, "the simulated runs' req/s start effect is at least what the runs show"
@@ -172,23 +183,14 @@ def test_no_true_latency_change_is_rarely_flagged(n, blocked):
 
 def test_latency_widened_by_the_ratios_sd_would_flag_too_often():
     # p99 moves more between starts than the ratio: widened by START_SD alone, one-start runs flag too often.
-    rng = random.Random(11)
-    shape = {"start_sd": compare.LATENCY_START_SD, "noise_sd": LATENCY_NOISE_SD}
-    flagged = 0
-    for _ in range(COMPARISONS):
-        a, b = ([math.log(y) for _, y in simruns.one_start_run(rng, 5, **shape)] for _ in "ab")
-        flagged += not compare.change_interval((a, False), (b, False), compare.START_SD).includes(1.0)
-    print(f"\np99 widened by the ratio's {compare.START_SD}: false-change rate {flagged / COMPARISONS:.1%}")
-    assert flagged / COMPARISONS > 0.10
+    rate = one_start_flag_rate_widened_by_the_ratios_sd(11, 5, start_sd=compare.LATENCY_START_SD, noise_sd=LATENCY_NOISE_SD)
+    print(f"\np99 widened by the ratio's {compare.START_SD}: false-change rate {rate:.1%}")
+    assert rate > 0.10
 
 
 def test_latency_start_sd_is_what_the_recorded_runs_show():
     # DerSimonian-Laird between-run sd of log p99 at GOMAXPROCS=2 for each setup the five runs share; the largest.
-    taus = {}
-    for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
-        runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[compare.P99].values] for name in FIXTURE_RUNS]
-        tau2, _, pooled = dersimonian_laird(runs)
-        taus[setup] = math.sqrt(max(tau2, 0.0))
-        assert math.sqrt(pooled) <= LATENCY_NOISE_SD + 0.005, setup
+    taus, within = between_run_sds(compare.P99)
+    assert all(sd <= LATENCY_NOISE_SD + 0.005 for sd in within.values()), within
     print(f"\nbetween-run sd of log p99: {taus}")
     assert max(taus.values()) <= compare.LATENCY_START_SD < max(taus.values()) + 0.01

@@ -109,8 +109,8 @@ def show(value, limit: int = 40) -> str:
 
 SECONDS = Spec("number", 0, MAX_SECONDS)
 # One machine of a run (server_host, each of client_hosts): what the page's Machines part shows.
-HOST_FIELDS: dict[str, Spec] = {
-    "ssh": Spec("str", required=True),
+# A machine's description and tool versions, as this machine's own (manifest top level) or a host's.
+MACHINE_FIELDS: dict[str, Spec] = {
     "machine": Spec("dict"),
     "machine.logical_cores": Spec("int", 1, MAX_CPU + 1),
     "machine.usable_cores": Spec("int", 1, MAX_CPU + 1),
@@ -118,6 +118,10 @@ HOST_FIELDS: dict[str, Spec] = {
     "machine.*": Spec("scalar"),
     "versions": Spec("dict"),
     "versions.*": Spec("str"),
+}
+HOST_FIELDS: dict[str, Spec] = {
+    "ssh": Spec("str", required=True),
+    **MACHINE_FIELDS,
     "net_ns": Spec("str"),
     "boot_id": Spec("str"),
 }
@@ -158,13 +162,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "parameters.pin_server": Spec("cpus"),
     "parameters.tune": Spec("bool"),
     "parameters.seed": Spec("int", 0, MAX_INT),
-    "machine": Spec("dict"),
-    "machine.logical_cores": Spec("int", 1, MAX_CPU + 1),
-    "machine.usable_cores": Spec("int", 1, MAX_CPU + 1),
-    "machine.memory_bytes": Spec("int", 0, MAX_INT),
-    "machine.*": Spec("scalar"),
-    "versions": Spec("dict"),
-    "versions.*": Spec("str"),
+    **MACHINE_FIELDS,
     "version_lines": Spec("dict"),
     "version_lines.*": Spec("str"),
     "sysctl": Spec("dict"),
