@@ -152,3 +152,28 @@ def test_a_target_with_this_machines_kernel_shares_its_cpus(copied, tmp_path, sa
     page = (tmp_path / "out" / "index.html").read_text()
     assert ("wrk ran on other machines than the servers, so they shared no CPUs" in page) is not same_kernel
     assert ("Client and servers shared the same CPUs" in page) is same_kernel
+
+
+@pytest.mark.parametrize("name, clients", [("lab-server-host", 1), ("lab-two-clients", 2)])
+def test_real_lab_runs_build_with_their_machines_and_exact_merged_latency(copied, tmp_path, name, clients):
+    # Real runs of run_bench.sh over ssh into network-namespace hosts (tests/netlab.py; fixtures README).
+    from wrkreport.histogram import merge_files
+    from wrkreport.run import load_run
+
+    run = copied(name)
+    manifest = json.loads((run / "manifest.json").read_text())
+    built = build(run, tmp_path / "out", WHEN)
+    target = manifest["server_host"]
+    assert built.summary.splitlines()[0].startswith(f"machines: servers on {target['ssh']} ({target['address']})")
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "Client and servers shared the same CPUs" in page  # one kernel (boot_id): the lab is one machine
+    loaded = load_run(run)
+    rows = loaded.measurements
+    assert len(rows) == len(manifest["measurements"]) and set(rows["clients"]) == {clients}
+    for entry in manifest["measurements"]:
+        hists = [run / c["hist_file"] for c in entry["clients"]] if clients > 1 else [run / entry["hist_file"]]
+        merged = merge_files(hists)
+        row = rows[rows["file"] == entry["file"]].iloc[0]
+        assert row["requests"] == merged.requests
+        # several clients: exact, from the merged histogram; one: wrk's own printed p99 (2 decimals)
+        assert row["latency_p99_ms"] == pytest.approx(merged.percentile_ms(99), abs=0 if clients > 1 else 0.005)
