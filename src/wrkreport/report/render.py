@@ -10,6 +10,14 @@ from .page import Page
 TEMPLATE = "report.html"
 
 
+def in_groups(rows, key: str | int = "group") -> list[tuple[str, list]]:
+    """Return rows split by their group (an attribute name or a tuple index), groups in first-seen order."""
+    groups: dict[str, list] = {}
+    for row in rows:
+        groups.setdefault(row[key] if isinstance(key, int) else getattr(row, key), []).append(row)
+    return list(groups.items())
+
+
 def environment() -> jinja2.Environment:
     """Return the jinja2 environment over the packaged templates (autoescaping always on)."""
     env = jinja2.Environment(
@@ -20,6 +28,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["in_groups"] = in_groups
     env.globals["setup_description"] = lambda s: SETUP_DESCRIPTIONS.get(s, "")
     return env
 
