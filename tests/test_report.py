@@ -161,7 +161,7 @@ def test_compiled_templates_are_cached_per_user_and_give_the_same_page(article_r
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     when = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
     build(article_run, tmp_path / "first", when)
-    cached = sorted((tmp_path / "cache" / "wrkreport" / "templates").glob("*.cache"))
+    cached = sorted((tmp_path / "cache" / "wrkreport").glob("templates-*/*.cache"))
     assert len(cached) == 3, cached  # report.html, base.html, style.css
     stamps = [p.stat().st_mtime_ns for p in cached]
     build(article_run, tmp_path / "second", when)
