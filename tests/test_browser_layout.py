@@ -132,34 +132,55 @@ def test_the_machines_part_shows_each_machine_and_the_round_trip_within_the_scre
     page.close()
 
 
-# Every visible label of a group in the ratio table (a column cell, or a heading row on a phone): its text and the
-# height of that text (not of its cell, which grows with the row) in lines of its line height; and the right edge of
-# the ratio beside each setup, and of the table's box.
-RATIO_GROUPS = """() => {
-  const table = document.querySelector('#ratios ~ .scroll table');
-  const labels = [...table.querySelectorAll('tbody td, tbody th')]
-    .filter(e => /^GOMAXPROCS=/.test(e.textContent.trim()) && e.getBoundingClientRect().height > 0)
-    .map(e => { const text = document.createRange(); text.selectNodeContents(e);
-                return [e.textContent.trim(), text.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)]; });
-  const ratios = [...table.querySelectorAll('tbody td.setup')].map(td => td.nextElementSibling.getBoundingClientRect().right);
-  return [labels, ratios, table.parentElement.getBoundingClientRect().right];
-}"""
+# Every table with a group column (its first heading reads "group"): each visible label of a group (a column cell,
+# or a heading row on a phone) with the height of that text (not of its cell, which grows with the row) in lines of its
+# line height; and the right edge of the cell after each setup's name (the number that matters), and of the table's box.
+GROUPED_TABLES = """() => [...document.querySelectorAll('table')]
+  .filter(t => t.querySelector('thead th') && t.querySelector('thead th').textContent.trim() === 'group' && t.getBoundingClientRect().height > 0)
+  .map(table => {
+    let name = '?';
+    for (let n = table.closest('.scroll').previousElementSibling; n; n = n.previousElementSibling) {
+      if (/^H[23]$/.test(n.tagName)) { name = n.textContent.trim(); break; }
+    }
+    const labels = [...table.querySelectorAll('tbody td, tbody th')]
+      .filter(e => /^GOMAXPROCS=/.test(e.textContent.trim()) && e.getBoundingClientRect().height > 0)
+      .map(e => { const text = document.createRange(); text.selectNodeContents(e);
+                  return [e.textContent.trim(), text.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)]; });
+    const numbers = [...table.querySelectorAll('tbody td.setup')].map(td => td.nextElementSibling.getBoundingClientRect().right);
+    return [name, labels, numbers, table.parentElement.getBoundingClientRect().right];
+  })"""
+
+GROUPED_TABLE_NAMES = {
+    # every table of the page with a group column, by the heading above it (the reference table's is the 2013 article)
+    "default-2cores": {"Overhead ratios", "Results per cell", "Measurements and their raw files", "Header captures (curl -sI)",
+                       "The 2013 article, for comparison"},
+    "default-blocks-2cores": {"Overhead ratios", "Server CPU per 1,000 requests", "Results per cell", "Measurements and their raw files",
+                              "Header captures (curl -sI)", "The 2013 article, for comparison"},
+    "sweep-all-setups": {"Overhead ratios", "Server CPU per 1,000 requests", "Results per cell", "Measurements and their raw files",
+                         "Header captures (curl -sI)", "The 2013 article, for comparison"},
+    "two-clients": {"Overhead ratios", "Server CPU per 1,000 requests", "Exact latency percentiles", "Results per cell",
+                    "Measurements and their raw files", "Header captures (curl -sI)", "The 2013 article, for comparison"},
+}
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("name", ("default-2cores", "sweep-all-setups"))
-def test_the_ratio_table_names_each_group_in_a_line_or_two_with_the_ratio_next_to_the_setup(browser, reports, name, width):
-    """At 390 px the group column once broke one letter per line (12 lines), at 1400 px into 8; the screen now shows a heading row per group."""
+@pytest.mark.parametrize("name", sorted(GROUPED_TABLE_NAMES))
+def test_every_grouped_table_names_each_group_in_a_line_or_two_with_the_number_next_to_the_setup(browser, reports, name, width):
+    """At 390 px a group column once broke "GOMAXPROCS=2" one letter per line (12 lines), at 1400 px into 8; the screen now shows a heading row per group."""
     page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto(reports[name].as_uri())
-    labels, ratios, right = page.evaluate(RATIO_GROUPS)
+    tables = page.evaluate(GROUPED_TABLES)
     page.close()
-    assert labels, f"{name} at {width} px: no group named in the ratio table"
-    tall = [(text, round(lines, 1)) for text, lines in labels if lines > 3]
-    assert not tall, f"{name} at {width} px: group labels taller than 3 lines: {tall}"
-    assert {text for text, _ in labels} == ({"GOMAXPROCS=1", "GOMAXPROCS=2"} if name == "default-2cores"
-                                            else {"GOMAXPROCS=2, 10 connections", "GOMAXPROCS=2, 100 connections"})
-    assert ratios and max(ratios) <= right, f"{name} at {width} px: a ratio is off-screen ({max(ratios):.0f} > {right:.0f} px)"
+    assert {table for table, *_ in tables} >= GROUPED_TABLE_NAMES[name], f"{name}: grouped tables found: {[t for t, *_ in tables]}"
+    for table, labels, numbers, right in tables:
+        assert labels, f"{name} at {width} px, {table}: no group named"
+        tall = [(text, round(lines, 1)) for text, lines in labels if lines > 3]
+        assert not tall, f"{name} at {width} px, {table}: group labels taller than 3 lines: {tall[:3]}"
+        assert all(text.startswith("GOMAXPROCS=") for text, _ in labels)
+        assert numbers and max(numbers) <= right, f"{name} at {width} px, {table}: a number is off-screen ({max(numbers):.0f} > {right:.0f} px)"
+    ratios = next(labels for table, labels, *_ in tables if table == "Overhead ratios")
+    assert {text for text, _ in ratios} == ({"GOMAXPROCS=2, 10 connections", "GOMAXPROCS=2, 100 connections"} if name == "sweep-all-setups"
+                                            else {"GOMAXPROCS=1", "GOMAXPROCS=2"} if name != "two-clients" else {text for text, _ in ratios})
 
 
 def printed(browser, report: Path) -> tuple[bytes, int, str]:

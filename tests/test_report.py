@@ -154,3 +154,27 @@ def test_report_package_doctests_and_module_shape():
         assert source.startswith('"""') and source.splitlines()[0].endswith((".", '"""')), module.__name__
         assert len(source.splitlines()) <= 500, module.__name__
     assert tried >= 7  # fmt 4, page.link, files.csv_cell, cli.printable
+
+
+def test_compiled_templates_are_cached_per_user_and_give_the_same_page(article_run, tmp_path, monkeypatch):
+    """The second build reads report.html's compiled code from the cache (keyed by the template's text) and writes the same page."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    when = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
+    build(article_run, tmp_path / "first", when)
+    cached = sorted((tmp_path / "cache" / "wrkreport").glob("templates-*/*.cache"))
+    assert len(cached) == 3, cached  # report.html, base.html, style.css
+    stamps = [p.stat().st_mtime_ns for p in cached]
+    build(article_run, tmp_path / "second", when)
+    assert [p.stat().st_mtime_ns for p in cached] == stamps  # read, not compiled and written again
+    page = lambda folder: (tmp_path / folder / "index.html").read_text(encoding="utf-8").replace(str(tmp_path / folder), "")
+    assert page("first") == page("second")
+    monkeypatch.setenv("WRKREPORT_NO_TEMPLATE_CACHE", "1")
+    build(article_run, tmp_path / "third", when)
+    assert page("third") == page("first")
+
+
+def test_an_unwritable_cache_folder_only_costs_time(article_run, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
+    (tmp_path / "a-file").write_text("not a folder")
+    build(article_run, tmp_path / "out", datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
+    assert (tmp_path / "out" / "index.html").is_file()

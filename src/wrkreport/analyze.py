@@ -277,14 +277,15 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
     cells, ratios, latency, comparisons, ceiling = [], [], [], [], []
+    by_cell = {(int(g), int(c), str(s)): rows for (g, c, s), rows in table.groupby(["gomaxprocs", "connections", "setup"], sort=False)}
     for gomaxprocs, connections in groups:
-        rows = table[(table["gomaxprocs"] == gomaxprocs) & (table["connections"] == connections)]
-        missing = {setup: why for (setup, g), why in unmeasured.items() if g == gomaxprocs and setup not in set(rows["setup"])}
-        setups = sorted(set(rows["setup"]) | set(missing), key=lambda s: (setup_order(s), s))
+        measured = {s for g, c, s in by_cell if (g, c) == (gomaxprocs, connections)}
+        missing = {setup: why for (setup, g), why in unmeasured.items() if g == gomaxprocs and setup not in measured}
+        setups = sorted(measured | set(missing), key=lambda s: (setup_order(s), s))
         group_cells = {
             setup: unmeasured_cell(gomaxprocs, connections, setup, missing[setup])
             if setup in missing
-            else summarise(gomaxprocs, connections, setup, rows[rows["setup"] == setup])
+            else summarise(gomaxprocs, connections, setup, by_cell[gomaxprocs, connections, setup])
             for setup in setups
         }
         cells.extend(group_cells.values())

@@ -204,13 +204,14 @@ def parse_text(text: str, source: str) -> WrkResult:
     lines = split_lines(text)
     if not any(line.text for line in lines):
         raise ParseError(source, None, "empty, expected wrk output")
-    from . import parse_ab, parse_webbench  # both build on this module's Cursor
-
     try:
-        if parse_ab.is_ab(lines):
-            return parse_ab.parse_lines(lines, source)
-        if parse_webbench.is_webbench(lines):
-            return parse_webbench.parse_lines(lines, source)
+        if not RUNNING_LINE.fullmatch(next(line.text for line in lines if line.text)):  # ab and webbench: their own first line
+            from . import parse_ab, parse_webbench  # both build on this module's Cursor; imported only when needed (about 20 ms)
+
+            if parse_ab.is_ab(lines):
+                return parse_ab.parse_lines(lines, source)
+            if parse_webbench.is_webbench(lines):
+                return parse_webbench.parse_lines(lines, source)
         start = find_running_line(lines, source)
         version = find_version(lines[:start])
         return parse_run(Cursor(source, lines, start), version)

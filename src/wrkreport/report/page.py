@@ -205,12 +205,6 @@ class Page:
     machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
 
-    @property
-    def ratio_groups(self) -> tuple[tuple[str, tuple[RatioRow, ...]], ...]:
-        """Return the ratio rows per group, in page order: on screen each group is a heading row above its rows, not a column."""
-        groups = dict.fromkeys(row.group for row in self.ratios)
-        return tuple((group, tuple(row for row in self.ratios if row.group == group)) for group in groups)
-
 
 # --- Run -> page data -----------------------------------------------------------------------
 
