@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from .. import __version__, charts, reference
+from .. import __version__, charts, parallel, reference
 from ..analyze import NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
 from ..histogram import SHOWN_PERCENTILES
@@ -213,19 +213,20 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
     """Return the page data for one run."""
     several = analysis.several_levels
     refs = reference.article_ratios()
-    svg = {
-        "throughput": charts.throughput_chart(analysis),
-        "ratios": charts.ratio_chart(analysis, refs),
-        "latency": charts.latency_chart(analysis),
+    latencies = cell_latencies(table, run.histograms)
+    jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
+        "throughput": lambda: charts.throughput_chart(analysis),
+        "ratios": lambda: charts.ratio_chart(analysis, refs),
+        "latency": lambda: charts.latency_chart(analysis),
     }
     if several:
-        svg["sweep_throughput"] = charts.sweep_chart(analysis, THROUGHPUT, "throughput (requests/s)", "sweep-throughput")
-        svg["sweep_p99"] = charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
+        jobs["sweep_throughput"] = lambda: charts.sweep_chart(analysis, THROUGHPUT, "throughput (requests/s)", "sweep-throughput")
+        jobs["sweep_p99"] = lambda: charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
     if analysis.sharing is not None:
-        svg["cpu"] = charts.cpu_chart(analysis)
-    latencies = cell_latencies(table, run.histograms)
+        jobs["cpu"] = lambda: charts.cpu_chart(analysis)
     if latencies:
-        svg["latency_cdf"] = charts.cdf_chart(latencies, several)
+        jobs["latency_cdf"] = lambda: charts.cdf_chart(latencies, several)
+    svg = parallel.run_all(jobs)
     manifest = run.manifest or {}
     return Page(
         title=f"wrkreport: nginx in front of Go, run {run.run_id}",
