@@ -15,18 +15,12 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-
-def usable_cpus() -> int:
-    """Return how many CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+from .bench.machine import cpu_count
 
 
 def run_all(jobs: dict[str, Callable[[], str]], workers: int | None = None) -> dict[str, str]:
     """Return {name: job()} for every job, in the jobs' order, on `workers` CPUs (default: the usable ones); 1: all here."""
-    workers = usable_cpus() if workers is None else workers
+    workers = cpu_count() if workers is None else workers
     names = list(jobs)
     if workers < 2 or len(names) < 2 or not hasattr(os, "fork"):
         return {name: jobs[name]() for name in names}
