@@ -253,6 +253,17 @@ def new_figure(width: float, height: float) -> Figure:
         return Figure(figsize=(width, height))  # no layout engine: to_svg places the panels once (fit_panels)
 
 
+def panel_grid(count: int):
+    """Return (figure, its panels flat, panels per row): one panel per group, PANELS_PER_ROW to a row, 3 in tall, a shared y axis, spare panels hidden."""
+    columns = min(PANELS_PER_ROW, max(count, 1))
+    rows = -(-max(count, 1) // columns)
+    fig = new_figure(8, 3.0 * rows)
+    axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return fig, axes, columns
+
+
 def throughput_chart(analysis: Analysis) -> str:
     """Return req/s per setup grouped by GOMAXPROCS: bar = geometric mean, whisker = its 95% interval, dots = repeats."""
     setups = analysis.setups
@@ -397,12 +408,7 @@ def latency_chart(analysis: Analysis) -> str:
     groups = analysis.groups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
-        columns = min(PANELS_PER_ROW, max(len(groups), 1))
-        rows = -(-max(len(groups), 1) // columns)
-        fig = new_figure(8, 3.0 * rows)
-        axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
-        for ax in axes[len(groups):]:
-            ax.set_visible(False)
+        fig, axes, columns = panel_grid(len(groups))
         handles = {}
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for i, setup in enumerate(analysis.setups):
@@ -528,12 +534,7 @@ def cdf_chart(latencies: tuple[CellLatency, ...], several_levels: bool) -> str:
     """Return the latency CDF: one panel per (GOMAXPROCS, connections) group, one step line per setup, log latency axis."""
     groups = sorted({(c.gomaxprocs, c.connections) for c in latencies})
     with matplotlib.rc_context(STYLE):
-        columns = min(PANELS_PER_ROW, max(len(groups), 1))
-        rows = -(-max(len(groups), 1) // columns)
-        fig = new_figure(8, 3.0 * rows)
-        axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
-        for ax in axes[len(groups):]:
-            ax.set_visible(False)
+        fig, axes, columns = panel_grid(len(groups))
         handles, every_x = {}, []
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for cell in (c for c in latencies if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)):
