@@ -21,7 +21,6 @@ import os
 import re
 import shlex
 import signal
-import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from pathlib import Path
 from .hosts import LOCAL
 from .remote import FACTS_SCRIPT, parse_facts
 from .setups import UsageError
+from .target import rtt_figures
 
 HIST_ENV = "WRKREPORT_HIST_FILE"  # read by histogram.lua's done()
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3")
@@ -230,12 +230,7 @@ def rtt_record(client: str, address: str, text: str) -> dict:
     if method in ("python3", "ping") and not samples:
         error = next((line[6:] for line in lines if line.startswith("error ")), "no reply")
         described += f"; not measured: {error[:200]}"
-    entry = {"from": client, "to": address, "method": described, "samples": len(samples)}
-    if samples:
-        entry.update(min_ms=round(min(samples), 3), median_ms=round(statistics.median(samples), 3), max_ms=round(max(samples), 3))
-    else:
-        entry.update(min_ms=None, median_ms=None, max_ms=None)
-    return entry
+    return {"from": client, "to": address, "method": described, **rtt_figures(samples)}
 
 
 # --- preflight ----------------------------------------------------------------------------------

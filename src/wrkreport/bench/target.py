@@ -197,16 +197,14 @@ def rtt_samples(host: str, port: int, samples: int = RTT_SAMPLES, timeout_s: flo
 
 def rtt_record(times: list[float], origin: str, to: str) -> dict:
     """Return one `network.rtt` entry (contract-12) from connect times in seconds."""
-    ms = [t * 1000 for t in times]
-    return {
-        "from": origin,
-        "to": to,
-        "method": RTT_METHOD,
-        "samples": len(ms),
-        "min_ms": round(min(ms), 3),
-        "median_ms": round(statistics.median(ms), 3),
-        "max_ms": round(max(ms), 3),
-    }
+    return {"from": origin, "to": to, "method": RTT_METHOD, **rtt_figures([t * 1000 for t in times])}
+
+
+def rtt_figures(ms: list[float]) -> dict:
+    """Return a `network.rtt` entry's samples, min_ms, median_ms and max_ms from round trips in ms (None figures without any)."""
+    if not ms:
+        return {"samples": 0, "min_ms": None, "median_ms": None, "max_ms": None}
+    return {"samples": len(ms), "min_ms": round(min(ms), 3), "median_ms": round(statistics.median(ms), 3), "max_ms": round(max(ms), 3)}
 
 
 def server_host_record(facts: dict, ssh: str, address: str, ulimit_n: int | str | None) -> dict:
