@@ -1347,10 +1347,22 @@ stop_process() {
   wait "${pid}" 2>/dev/null || true
 }
 
+# kill_outliving -F|-G PATTERN PID...: SIGKILL each PID still running whose command line
+# matches PATTERN (grep -F fixed text, -G regexp): a worker that outlived its stopped parent,
+# still ours; a PID reused by another program is left alone.
+kill_outliving() {
+  local kind="$1" pattern="$2" pid
+  shift 2
+  for pid in "$@"; do
+    if is_running "${pid}" && grep -q "${kind}" -e "${pattern}" "/proc/${pid}/cmdline" 2>/dev/null; then
+      kill -KILL "${pid}" 2>/dev/null || true
+    fi
+  done
+}
+
 # stop_node: stop nodehello by its PID (the primary stops its cluster workers); a worker
 # outliving it (the primary killed) is killed by its recorded PID, if it is still nodehello.
 stop_node() {
-  local pid
   [[ -n "${NODE_PID}" ]] || return 0
   if [[ -n "${TARGET}" ]]; then
     target_stop node
@@ -1359,17 +1371,12 @@ stop_node() {
     return 0
   fi
   stop_process "${NODE_PID}" "Node server"
-  for pid in "${NODE_WORKERS[@]}"; do
-    if is_running "${pid}" && grep -qF "${NODE_SOURCE}" "/proc/${pid}/cmdline" 2>/dev/null; then
-      kill -KILL "${pid}" 2>/dev/null || true
-    fi
-  done
+  kill_outliving -F "${NODE_SOURCE}" "${NODE_WORKERS[@]}"
   NODE_PID=""
   NODE_WORKERS=()
 }
 
 stop_servers() {
-  local pid
   if [[ -n "${TARGET}" ]]; then # by the PIDs target.sh recorded, in the same order as here
     [[ -z "${NGINX_PID}${FASTHTTP_PID}${NODE_PID}${GO_PID}" ]] || target_stop nginx fasthttp node go
     NGINX_PID="" FASTHTTP_PID="" NODE_PID="" GO_PID=""
@@ -1379,11 +1386,7 @@ stop_servers() {
   if [[ -n "${NGINX_PID}" ]]; then
     stop_process "${NGINX_PID}" "nginx master"
     # The master stops its workers; a worker outliving it (master killed) is ours too.
-    for pid in "${NGINX_WORKERS[@]}"; do
-      if is_running "${pid}" && grep -q '^nginx: worker' "/proc/${pid}/cmdline" 2>/dev/null; then
-        kill -KILL "${pid}" 2>/dev/null || true
-      fi
-    done
+    kill_outliving -G '^nginx: worker' "${NGINX_WORKERS[@]}"
     NGINX_PID=""
     NGINX_WORKERS=()
   fi
