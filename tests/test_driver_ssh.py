@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import netlab
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "run_bench.sh"
+PYTHON_BIN = Path(sys.executable).parent  # where the test command installed wrkreport
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
 
 
@@ -47,9 +49,13 @@ TARGET_SETUPS = "go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix"
 
 
 def script_env() -> dict[str, str]:
-    """The suite's environment, the venv's wrkreport first on PATH, no BENCH_* variables."""
+    """The suite's environment, this Python's wrkreport first on PATH, no BENCH_* variables.
+
+    The test command installs the package into the Python that runs pytest: a virtualenv
+    in ./.venv when the system Python refuses pip, that Python itself otherwise (CI).
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
-    env["PATH"] = os.pathsep.join([str(ROOT / ".venv" / "bin"), "/usr/local/go/bin", env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join([str(PYTHON_BIN), "/usr/local/go/bin", env.get("PATH", "")])
     return env
 
 
@@ -155,7 +161,7 @@ def test_wrkreport_builds_the_run_from_the_target(target_run, tmp_path):
     done, run_dir, _ = target_run
     assert done.returncode == 0
     built = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "wrkreport"), "build", str(run_dir), "--out", str(tmp_path / "report")],
+        [str(PYTHON_BIN / "wrkreport"), "build", str(run_dir), "--out", str(tmp_path / "report")],
         capture_output=True, text=True, timeout=300, env=script_env(),
     )
     assert built.returncode == 0, built.stderr[-3000:]
