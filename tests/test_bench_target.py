@@ -173,6 +173,25 @@ def test_finish_stops_every_recorded_server_and_removes_the_dir(work):
     assert not work.exists()
 
 
+def test_finish_ends_a_cpu_reader_left_waiting_on_a_lost_session(work):
+    # The link dropped: the reader's stdin never closes. finish must end it, and only it.
+    reader = subprocess.Popen(["sh", str(work / "target.sh"), "cpu"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    bystander = subprocess.Popen(["sh", "-c", "read x"], stdin=subprocess.PIPE)  # another shell blocked in read
+    try:
+        deadline = time.monotonic() + 5
+        while not (work / "reader.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert int((work / "reader.pid").read_text()) == reader.pid
+        assert sh(work, "finish").returncode == 0
+        assert reader.wait(timeout=5) != 0
+        assert bystander.poll() is None
+        assert not work.exists()
+    finally:
+        for proc in (reader, bystander):
+            proc.kill()
+            proc.wait()
+
+
 def test_log_caps_what_is_fetched_and_says_how_much_was_cut(work):
     log = work / "big.log"
     log.write_text("line\n" * 100)

@@ -21,7 +21,7 @@
 #   cpu                    read `snap NAME:PID...`, `children PID`, `running PID...` and `tck`
 #                          lines; answer each (stat lines with the name first, child PIDs,
 #                          yes/no, the clock ticks) and `@@end`: the helper's one session
-#   finish                 stop every server with a pid file, remove DIR
+#   finish                 stop the cpu reader and every server with a pid file, remove DIR
 set -eu
 
 DIR="$(cd "$(dirname "$0")" && pwd)"
@@ -164,6 +164,9 @@ cmd_log() {
 }
 
 cmd_cpu() {
+  # Its PID, for finish: after the link dropped, this reader waits on a dead session's
+  # stdin until the target's sshd notices, which can take hours.
+  echo "$$" >"${DIR}/reader.pid"
   while read -r verb rest; do
     case "${verb}" in
       snap)
@@ -189,7 +192,19 @@ cmd_cpu() {
   done
 }
 
+# stop_reader: end a `target.sh cpu` reader still waiting on a session the link lost.
+stop_reader() {
+  [ -f "${DIR}/reader.pid" ] || return 0
+  pid="$(cat "${DIR}/reader.pid")"
+  # Only if that PID is still this reader (not a reused PID): its command line names target.sh.
+  if running "${pid}" && tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q "${DIR}/target.sh cpu"; then
+    kill -TERM "${pid}" 2>/dev/null || true
+  fi
+  rm -f "${DIR}/reader.pid"
+}
+
 cmd_finish() {
+  stop_reader
   if [ -d "${DIR}/pids" ]; then
     for file in "${DIR}"/pids/*; do
       [ -f "${file}" ] || continue
