@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench import clients
-from wrkreport.bench.clients import Client, ClientRun, Clients, client_argv, client_file, rtt_record, times_delta
+from wrkreport.bench.clients import RTT_PY, Client, ClientRun, Clients, client_argv, client_file, rtt_record, times_delta
 from wrkreport.bench.setups import UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,6 +56,25 @@ def test_rtt_record_reads_each_method(text, expected):
     method, samples, low, median, high = expected
     assert method in entry["method"] and (entry["from"], entry["to"]) == ("client-1", "10.0.0.2")
     assert (entry["samples"], entry["min_ms"], entry["median_ms"], entry["max_ms"]) == (samples, low, median, high)
+
+
+def test_the_client_rtt_script_times_after_one_connect_it_does_not_count():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        port = listener.getsockname()[1]
+        done = subprocess.run([sys.executable, "-c", RTT_PY, "127.0.0.1", str(port), "3"], capture_output=True, text=True, timeout=30, check=True)
+        listener.settimeout(1)
+        accepted = 0
+        try:
+            while True:
+                listener.accept()[0].close()
+                accepted += 1
+        except TimeoutError:
+            pass
+    samples = [line for line in done.stdout.splitlines() if line.startswith("ms ")]
+    assert (accepted, len(samples)) == (4, 3)
+    assert "not counted" in rtt_record("client-1", "127.0.0.1", "method python3\n" + done.stdout)["method"]
 
 
 def test_times_delta_reads_dash_and_bash_and_refuses_garbage():

@@ -191,7 +191,7 @@ def down_script(workdir: str) -> str:
 RTT_PY = r"""
 import socket, sys, time
 host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for _ in range(n):
+for i in range(n + 1):  # the first is not counted: it may include resolving the neighbour's link address
     s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(2)
     t = time.perf_counter()
@@ -203,17 +203,17 @@ for _ in range(n):
         print("error", e); sys.exit(0)
     finally:
         s.close()
-    print("ms", (time.perf_counter() - t) * 1000)
+    i and print("ms", (time.perf_counter() - t) * 1000)
     time.sleep(0.05)
 """
 
 
 def rtt_script(address: str) -> str:
-    """Return the script timing RTT_SAMPLES round trips from a client to address: python3's TCP connect, else ping."""
+    """Return the script timing RTT_SAMPLES round trips from a client to address (after one not counted): python3's TCP connect, else ping."""
     a = shlex.quote(address)
     return (
         f"if command -v python3 >/dev/null 2>&1; then echo method python3; python3 -c {shlex.quote(RTT_PY)} {a} {RTT_PORT} {RTT_SAMPLES}\n"
-        f"elif command -v ping >/dev/null 2>&1; then echo method ping; ping -n -c {RTT_SAMPLES} -i 0.2 {a} 2>&1 | sed -n 's/.*time=\\([0-9.]*\\) ms.*/ms \\1/p'\n"
+        f"elif command -v ping >/dev/null 2>&1; then echo method ping; ping -n -c {RTT_SAMPLES + 1} -i 0.2 {a} 2>&1 | sed -n 's/.*time=\\([0-9.]*\\) ms.*/ms \\1/p' | tail -n +2\n"
         "else echo method none; fi\n"
     )
 
@@ -224,8 +224,8 @@ def rtt_record(client: str, address: str, text: str) -> dict:
     method = next((line.split(None, 1)[1] for line in lines if line.startswith("method ")), "none")
     samples = [float(line.split()[1]) for line in lines if re.fullmatch(r"ms [0-9.]+(?:e-?[0-9]+)?", line)]
     described = {
-        "python3": f"TCP connect to {address}:{RTT_PORT} from the client (python3; SYN to SYN-ACK or RST)",
-        "ping": f"ICMP echo (ping) from the client to {address}",
+        "python3": f"TCP connect to {address}:{RTT_PORT} from the client (python3; SYN to SYN-ACK or RST); one connect before, not counted (ARP)",
+        "ping": f"ICMP echo (ping) from the client to {address}; one echo before, not counted (ARP)",
     }.get(method, f"not measured: neither python3 nor ping on {client}")
     if method in ("python3", "ping") and not samples:
         error = next((line[6:] for line in lines if line.startswith("error ")), "no reply")
