@@ -96,12 +96,24 @@ def test_rtt_of_real_connects_to_a_local_listener():
 
 def test_server_host_record_from_the_facts_of_this_machine():
     facts = parse_facts(subprocess.run(["sh", "-c", FACTS_SCRIPT], capture_output=True, text=True, check=True).stdout)
-    record = target.server_host_record(facts, "root@10.0.0.2", "10.0.0.2", 65536)
+    record = target.server_host_record(facts, "root@10.0.0.2", "10.0.0.2", 65536, ["nginx"])
     assert set(record) == {"ssh", "address", "machine", "versions", "sysctl", "ulimit_n", "net_ns", "boot_id"}
     assert record["boot_id"] == open("/proc/sys/kernel/random/boot_id").read().strip()  # this machine's kernel
     assert record["ulimit_n"] == 65536 and record["machine"]["logical_cores"] == os.cpu_count()
     assert record["net_ns"] == os.readlink("/proc/self/ns/net")
-    assert set(record["versions"]) == {"nginx", "go", "node"}
+    assert record["versions"] == {"nginx": facts["versions"]["nginx"]}
+
+
+@pytest.mark.parametrize(
+    ("setups", "tools"),
+    [
+        (["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"], ["nginx"]),
+        (["go-http", "go-fasthttp"], []),  # the Go servers are built on the controller
+        (["node-http", "nginx-static"], ["nginx", "node"]),
+    ],
+)
+def test_the_target_records_the_versions_of_what_the_run_starts_there(setups, tools):
+    assert target.target_tools(setups) == tools
 
 
 # --- target.sh, run here for real (as run_bench.sh runs it on the target) -----------------

@@ -339,7 +339,9 @@ def cmd_target_record(args) -> int:
     manifest = load_manifest(run_dir)
     facts = parse_facts(Path(args.facts).read_text(errors="replace"))
     ulimit = int(args.ulimit_n) if args.ulimit_n and args.ulimit_n.isdigit() else args.ulimit_n
-    manifest["server_host"] = target_mod.server_host_record(facts, manifest["parameters"]["server_host"], args.address, ulimit)
+    manifest["server_host"] = target_mod.server_host_record(
+        facts, manifest["parameters"]["server_host"], args.address, ulimit, target_mod.target_tools(manifest["parameters"]["setups"])
+    )
     if args.nginx_v_file:
         manifest["nginx_V"] = Path(args.nginx_v_file).read_text(errors="replace")
     try:

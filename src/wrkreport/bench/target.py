@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import time
 
-from .setups import UsageError
+from .setups import SETUP_BY_ID, UsageError
 
 # `uname -m` -> (GOARCH, extra environment) for `go build` on the controller.
 GOARCH = {
@@ -207,9 +207,18 @@ def rtt_figures(ms: list[float]) -> dict:
     return {"samples": len(ms), "min_ms": round(min(ms), 3), "median_ms": round(statistics.median(ms), 3), "max_ms": round(max(ms), 3)}
 
 
-def server_host_record(facts: dict, ssh: str, address: str, ulimit_n: int | str | None) -> dict:
-    """Return the manifest's `server_host` from remote.parse_facts's result (ulimit_n: as raised for the servers)."""
-    versions = {tool: facts["versions"].get(tool) for tool in ("nginx", "go", "node")}
+TARGET_TOOLS = ("nginx", "node")  # the target's own programs a run may start; the Go servers are built here
+
+
+def target_tools(setups: list[str]) -> list[str]:
+    """Return the target's programs the run's setups start there (their versions go in `server_host`)."""
+    needed = {process for s in setups for process in SETUP_BY_ID[s].needs}
+    return [tool for tool in TARGET_TOOLS if tool in needed]
+
+
+def server_host_record(facts: dict, ssh: str, address: str, ulimit_n: int | str | None, tools: list[str]) -> dict:
+    """Return the manifest's `server_host` from remote.parse_facts's result (ulimit_n: as raised for the servers; tools: target_tools)."""
+    versions = {tool: facts["versions"].get(tool) for tool in tools}
     return {
         "ssh": ssh,
         "address": address,
