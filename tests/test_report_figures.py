@@ -12,7 +12,7 @@ from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
 from wrkreport.report.page import result_rows
 
-from conftest import RUNS
+from conftest import FIXTURES, RUNS
 
 
 @pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])
@@ -91,6 +91,21 @@ def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_value
     svg = charts.ratio_chart(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios())
     assert 'role="img"' in svg and "<title" in svg and "<desc" in svg
     assert "GOMAXPROCS=8 (all its laptop" in svg
+
+
+def test_the_2012_study_sits_beside_node_http_only_with_markers_of_its_own():
+    from wrkreport import reference
+    from wrkreport.report.page import ratio_caption
+
+    node = load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis  # real ab run, GOMAXPROCS=1
+    study = reference.study_ratios()
+    assert not set(charts.STUDY_MARKERS.values()) & ({m for _, m, _ in charts.LOOK.values()} | set(charts.REFERENCE_MARKERS.values()))
+    svg = charts.ratio_chart(node, reference.article_ratios(), study)
+    assert "2012 Go-vs-Node study, Node/Go with ab" in svg and "2012 Go-vs-Node study, Node/Go with webbench" in svg
+    assert "2012 Go-vs-Node" not in charts.ratio_chart(node, reference.article_ratios())
+    assert "2012 Go-vs-Node" not in charts.ratio_chart(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios(), study)
+    assert "hollow left and right triangles" in ratio_caption(node, reference.article_ratios())
+    assert "2012" not in ratio_caption(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios())
 
 
 def test_log_axes_are_labelled_with_plain_numbers():

@@ -22,7 +22,7 @@ from .analyze import THROUGHPUT, Analysis, Spread
 from .histogram import cdf_points
 from .latency import CellLatency
 from .model import BASELINE
-from .reference import ReferenceRatio
+from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
 STYLE = {
     "svg.hashsalt": "wrkreport",
@@ -314,8 +314,8 @@ def throughput_chart(analysis: Analysis) -> str:
         return to_svg(fig, "throughput")
 
 
-def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> str:
-    """Return each setup's throughput / go-http's, with 95% intervals, the 1.0 line and the 2013 ratios."""
+def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = ()) -> str:
+    """Return each setup's throughput / go-http's, with 95% intervals, the 1.0 line, the 2013 ratios and, beside node-http, the 2012 study's."""
     setups = [s for s in analysis.setups if s != BASELINE]
     groups = analysis.groups
     several = analysis.several_levels
@@ -326,6 +326,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
         points = {setup: ([], [], [], []) for setup in setups}  # x, y, below, above: one errorbar call per setup, fewer artists
         bare = {setup: ([], []) for setup in setups}  # a ratio without an interval
         studies: dict[int, tuple[list, list]] = {}  # the article's values, one marker call per study
+        node_study: dict[str, tuple[list, list]] = {}  # the 2012 study's Node/Go ratios, one marker call per load generator
         for gomaxprocs, connections in groups:
             for setup in setups:
                 ratio = analysis.ratio(gomaxprocs, connections, setup)
@@ -347,6 +348,10 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
                         studies.setdefault(ref.gomaxprocs, ([], []))[0].append(ref.ratio)
                         studies[ref.gomaxprocs][1].append(y)
+                for ref in study:
+                    if setup == NODE_SETUP and ref.matches(gomaxprocs):
+                        node_study.setdefault(ref.load_generator, ([], []))[0].append(ref.ratio)
+                        node_study[ref.load_generator][1].append(y)
                 y -= 1
             y -= 0.6
         for setup in setups:
@@ -359,7 +364,10 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
         for article_gomaxprocs, (xs, ys) in studies.items():
             ax.plot(xs, ys, marker=REFERENCE_MARKERS.get(article_gomaxprocs, "h"), markersize=8, markerfacecolor="none",
                     markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=reference_label(article_gomaxprocs))
-        shown_reference = bool(studies)
+        for tool, (xs, ys) in node_study.items():
+            ax.plot(xs, ys, marker=STUDY_MARKERS.get(tool, "h"), markersize=8, markerfacecolor="none",
+                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=f"2012 Go-vs-Node study, Node/Go with {tool}")
+        shown_reference = bool(studies or node_study)
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
         ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
         ax.set_yticks(ticks, labels)
@@ -374,6 +382,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...]) -> st
 
 
 REFERENCE_MARKERS = {1: "p", 8: "*"}  # hollow pentagon and star: no setup uses either
+STUDY_MARKERS = {"ab": "<", "webbench": ">"}  # the 2012 study's, hollow: left and right triangles, no setup's either
 
 
 def reference_label(article_gomaxprocs: int) -> str:

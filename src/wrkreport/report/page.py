@@ -213,10 +213,11 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
     """Return the page data for one run."""
     several = analysis.several_levels
     refs = reference.article_ratios()
+    study = reference.study_ratios() if reference.NODE_SETUP in analysis.setups else ()
     latencies = cell_latencies(table, run.histograms)
     jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
         "throughput": lambda: charts.throughput_chart(analysis),
-        "ratios": lambda: charts.ratio_chart(analysis, refs),
+        "ratios": lambda: charts.ratio_chart(analysis, refs, study),
         "latency": lambda: charts.latency_chart(analysis),
     }
     if several:
@@ -456,6 +457,9 @@ def ratio_caption(analysis: Analysis, refs) -> str:
             "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).")
     ours = sorted({g for g, _ in analysis.groups})
     shown = sorted({r.gomaxprocs for r in refs for g in ours if charts.reference_matches(r.gomaxprocs, g)})
+    if reference.NODE_SETUP in analysis.setups:
+        text += (" On node-http's rows, hollow left and right triangles are the 2012 Go-vs-Node study's Node/Go ratios "
+                 "(ab and webbench; its 1 CPU figures on our GOMAXPROCS=1 rows, its all-CPUs ones on the others).")
     if not shown:
         return text
     beside = []
