@@ -108,6 +108,13 @@ def test_the_2012_study_sits_beside_node_http_only_with_markers_of_its_own():
     assert "2012" not in ratio_caption(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios())
 
 
+def test_the_cpu_figures_name_node_only_in_runs_that_have_it():
+    sweep = load_analysis(RUNS / "sweep-all-setups").analysis
+    assert charts.app_server(sweep) == "Go"
+    assert "Go grey, nginx hatched" in charts.cpu_chart(sweep)
+    assert charts.app_server(load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis) == "Go or Node"
+
+
 def test_log_axes_are_labelled_with_plain_numbers():
     import re
 

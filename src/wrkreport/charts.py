@@ -451,6 +451,11 @@ def latency_chart(analysis: Analysis) -> str:
         return to_svg(fig, "latency")
 
 
+def app_server(analysis: Analysis) -> str:
+    """Return who stands in Go's place in the CPU figures: 'Go', or 'Go or Node' when the run has node-http."""
+    return "Go or Node" if NODE_SETUP in analysis.setups else "Go"
+
+
 def cpu_chart(analysis: Analysis) -> str:
     """Return server CPU ms per 1,000 requests per setup and group: Go and nginx stacked, whisker = 95% interval of the total."""
     setups = analysis.setups
@@ -471,7 +476,7 @@ def cpu_chart(analysis: Analysis) -> str:
                 go_mean = go.interval.estimate if go else 0.0
                 nginx_mean = nginx.interval.estimate if nginx else 0.0
                 colour, _, hatch = look(setup)
-                ax.barh(y, go_mean, color="#999999", edgecolor="#000000", linewidth=0.5, label="Go" if y == 0 else None)
+                ax.barh(y, go_mean, color="#999999", edgecolor="#000000", linewidth=0.5, label=app_server(analysis) if y == 0 else None)
                 ax.barh(y, nginx_mean, left=go_mean, color=colour, hatch="//", edgecolor="#000000", linewidth=0.5,
                         label="nginx" if y == 0 else None)
                 if total is not None and total.interval.low is not None:
@@ -482,7 +487,7 @@ def cpu_chart(analysis: Analysis) -> str:
                 y -= 1
             y -= 0.6
         ax.set_yticks(ticks, labels)
-        ax.set_xlabel("server CPU time per 1,000 requests (ms): Go (or Node) grey, nginx hatched; whisker = 95% interval of the total")
+        ax.set_xlabel(f"server CPU time per 1,000 requests (ms): {app_server(analysis)} grey, nginx hatched; whisker = 95% interval of the total")
         ax.grid(axis="y", visible=False)
         ax.set_xlim(left=0)
         return to_svg(fig, "cpu")

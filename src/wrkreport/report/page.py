@@ -194,6 +194,7 @@ class Page:
     settings: str = ""  # non-default knobs, in words ("" when none)
     precision: str = ""  # the precision target met or not, for blocked runs: part of the answer
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
+    app_server: str = "Go"  # the server in Go's place in the CPU table: "Go", or "Go or Node" with node-http
     cpu: tuple[CpuRow, ...] = ()
     status_counts: str = ""  # '12 checks failed.'
     ratio_caption: str = ""
@@ -267,6 +268,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         settings=settings_sentence(run.parameters),
         precision=analysis.precision_note,
         sharing=sharing_sentence(analysis),
+        app_server=charts.app_server(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, refs),
         status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
