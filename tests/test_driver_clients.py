@@ -373,8 +373,15 @@ def test_serve_keeps_one_agent_per_client_reopens_lost_ones_and_stops_on_sigint(
         assert [c["exit_code"] for c in fourth["clients"]] == [0, 0]
         assert all(parse_file(run / c["file"]).requests > 0 for c in fourth["clients"])
 
+        # An agent killed between measurements: the next one opens a new session for it.
+        os.kill(again[bench.clients[0].name][0], signal.SIGKILL)
+        assert serve.ask(served(bench, run, state, 5, tmp_path)) == 0
+        fifth = json.loads((run / "manifest.json").read_text())["measurements"][4]
+        assert [c["exit_code"] for c in fifth["clients"]] == [0, 0]
+        assert bench.agent_pids()[bench.clients[1].name] == again[bench.clients[1].name], "the other client's agent stays"
+
         # SIGINT during a measurement: every wrk stopped, serve ends, its agents end with their sessions.
-        serve.send(served(bench, run, state, 5, tmp_path, seconds=30))
+        serve.send(served(bench, run, state, 6, tmp_path, seconds=30))
         wait_for(lambda: all(bench.wrk_pids().values()))
         serve.proc.send_signal(signal.SIGINT)
         assert serve.answer(timeout=20) == 128 + signal.SIGINT
@@ -385,7 +392,7 @@ def test_serve_keeps_one_agent_per_client_reopens_lost_ones_and_stops_on_sigint(
         serve.close()
         down = bench.helper("clients-down", "--state", str(state))
     assert down.returncode == 0 and down.stdout == "", down.stdout + down.stderr
-    assert len(json.loads((run / "manifest.json").read_text())["measurements"]) == 4
+    assert len(json.loads((run / "manifest.json").read_text())["measurements"]) == 5
     assert bench.leftovers() == {}
 
 

@@ -718,9 +718,9 @@ def wait_ready(state: Clients, runs: list[ClientRun], sessions: dict[int, Client
     while waiting and not stopped():
         for key in list(waiting):
             session = sessions[key]
-            head, sep, rest = session.buffer.partition(READY)
+            _, sep, rest = session.buffer.partition(READY)
             if sep:
-                session.buffer = head + rest
+                session.buffer = rest  # before it: what the login shell's rc files may print on a new session
                 ready.add(key)
             if sep or END_MARK.search(session.buffer):
                 del waiting[key]
