@@ -225,8 +225,7 @@ def stop_script(workdir: str, name: str) -> str:
 
 
 def down_script(workdir: str) -> str:
-    """Return the script stopping every wrk still recorded in workdir, then any agent left there (one whose session
-    the link lost waits on its input for hours), then removing it."""
+    """Return the script stopping every wrk recorded in workdir, then any agent left there (a lost session's waits for hours), then removing it."""
     d = shlex.quote(workdir)
     return (
         f"cd {d} 2>/dev/null || exit 0\nfor f in *.pid; do\n  [ -f \"$f\" ] || continue\n  case $f in agent.*) continue ;; esac\n"
@@ -708,10 +707,7 @@ def retry(state: Clients, run: ClientRun, sessions: dict[int, ClientSession]) ->
 
 
 def wait_ready(state: Clients, runs: list[ClientRun], sessions: dict[int, ClientSession], lose, stopped) -> set[int]:
-    """Wait until every remote agent says READY, ends its run at once (stopped), or its session ends (retried once); return the ready runs.
-
-    Runs still silent after READY_TIMEOUT_S are lost.
-    """
+    """Wait until every remote agent says READY, ends its run at once (stopped), ends (retried once) or is silent READY_TIMEOUT_S; return the ready."""
     ready: set[int] = set()
     waiting = {id(run): run for run in runs if id(run) in sessions}
     deadline = time.monotonic() + READY_TIMEOUT_S
