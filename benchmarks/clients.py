@@ -8,10 +8,11 @@ namespace behind tests/tcp_relay.py, as tests/test_driver_clients.py does), then
 1. whether a remote wrk outlives its ssh session (the reason clients are killed by PID);
 2. through one `serve` helper, as run_bench.sh drives it: MEASUREMENTS measurements of 1 s
    with one remote client, then with two, printing the gap between measurements
-   (gaps_s: the last wrk ending to the first of the next starting: bookkeeping, the ssh
-   sessions opening and closing) and the clients' start skew (their own clocks; one
-   kernel here, so no clock offset). Each ssh session runs the login shell's rc files
-   (root's ~/.bashrc here), which is most of the gap;
+   (gaps_s: the last wrk ending to the first of the next starting: the helper's
+   bookkeeping and one line each way to every client's agent, whose ssh session stays
+   open for the whole serve) and the clients' start skew (their own clocks; one kernel
+   here, so no clock offset). A new ssh session per measurement ran the login shell's rc
+   files (root's ~/.bashrc here: 0.2-0.7 s), which was most of the gap before the agents;
 3. how long `measure` takes to stop after SIGINT with two clients.
 Run by hand; machines are noisy, so the test suite never asserts on these numbers.
 """

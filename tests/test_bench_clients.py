@@ -89,59 +89,98 @@ def run_sh(script: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 
 
 FAKE_WRK = "import os, sys\nsys.stdout.write(open(sys.argv[1]).read()); print('to stderr', file=sys.stderr)\nh = os.environ.get('WRKREPORT_HIST_FILE')\nh and open(h, 'w').write('{}')\nsys.exit(int(sys.argv[2]))\n"
+ECHO_ARGV = "import json, sys\nprint(json.dumps(sys.argv[1:]))\nsys.stderr.write('no newline at the end')\n"
+HOSTILE = ["a b", "it's", '"$(touch pwned)"', "`touch pwned`", "back\\slash", "*", "two\nlines", "", "$NL", "'\"'", "tab\there", "ünï", "run x 1 y", "go"]
+
+
+def answers(stdout: bytes) -> list[tuple[bytes, int]]:
+    """Return an agent's answers (what came before each end marker) and their statuses."""
+    found, rest = [], stdout
+    while (match := clients.END_MARK.search(rest)) is not None:
+        found.append((rest[: match.start()], int(match[1])))
+        rest = rest[match.end() :]
+    assert rest == b"", rest
+    return found
+
+
+def remote_run(tmp_path: Path, name: str, argv: list[str], hist: bool) -> ClientRun:
+    out = tmp_path / f"{name}.local.wrk.txt"
+    return ClientRun(Client("client-1", "root@h", str(tmp_path / "work")), name, argv, out, tmp_path / f"{name}.err", tmp_path / f"{name}.local.hist.json" if hist else None)
 
 
 @pytest.mark.parametrize("status", [0, 3])
-def test_run_script_waits_for_the_start_line_then_sends_its_record_after_wrk_and_removes_its_files(tmp_path, status):
+def test_one_agent_runs_measurements_one_line_each_and_answers_with_output_record_histogram_and_stderr(tmp_path, status):
+    work = tmp_path / "work"
+    work.mkdir()
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
-    script = clients.run_script(str(tmp_path), "m.client-1", [sys.executable, "-c", FAKE_WRK, str(fixture), str(status)], hist=True)
-    done = run_sh(script, b"go\n")
-    assert done.returncode == status
-    assert done.stderr == clients.READY + b"to stderr\n"
-    out = tmp_path / "local.wrk.txt"
-    out.write_bytes(done.stdout)
-    run = ClientRun(Client("client-1", "root@h", str(tmp_path)), "m.client-1", [], out, tmp_path / "err", tmp_path / "local.hist.json")
-    clients.split_record(run)
-    assert out.read_bytes() == fixture.read_bytes(), "the raw file is wrk's output alone"
-    assert run.hist.read_text() == "{}"
-    assert run.started_ms is not None and run.ended_ms >= run.started_ms >= time.time() * 1000 - 60_000
-    assert run.user_s is not None and run.user_s + run.system_s >= 0  # python's start, from `times` around it
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["local.hist.json", "local.wrk.txt"], "the measurement's files there are removed"
+    first = remote_run(tmp_path, "m.run-1", [sys.executable, "-c", FAKE_WRK, str(fixture), str(status)], hist=True)
+    second = remote_run(tmp_path, "m.run-2", [sys.executable, "-c", ECHO_ARGV, *HOSTILE], hist=False)
+    stdin = "".join(f"{clients.run_line(r)}\ngo\n" for r in (first, second)).encode()
+    done = run_sh(clients.agent_script(str(work)), stdin)
+    assert done.returncode == 0, done.stderr  # it ends at end of input
+    (one, one_status), (two, two_status) = answers(done.stdout)
+    assert (one_status, two_status) == (status, 0)
+    assert one.startswith(clients.READY) and two.startswith(clients.READY)
+    for run, answer in ((first, one), (second, two)):
+        clients.read_answer(run, answer[len(clients.READY):])
+    assert first.out.read_bytes() == fixture.read_bytes(), "the raw file is wrk's stdout alone"
+    assert first.err.read_bytes() == b"to stderr\n"
+    assert first.hist.read_text() == "{}"
+    assert first.started_ms is not None and first.ended_ms >= first.started_ms >= time.time() * 1000 - 60_000
+    assert first.user_s is not None and first.user_s + first.system_s >= 0  # python's start, from `times` around it
+    assert json.loads(second.out.read_text()) == HOSTILE, "every argument arrives as it was, none evaluated"
+    assert second.err.read_bytes() == b"no newline at the end"
+    assert list(work.iterdir()) == [], "the measurements' files and the agent's PID file are removed"
 
 
-def test_a_session_ended_before_its_record_leaves_clock_cpu_and_histogram_unknown(tmp_path):
-    out = tmp_path / "x.wrk.txt"
-    out.write_bytes(b"Running 1s test @ http://h/\n")
-    hist = tmp_path / "x.hist.json"
-    hist.write_text("stale")
-    run = ClientRun(Client("client-1", "root@h", "/tmp/d"), "x", [], out, tmp_path / "err", hist)
-    clients.split_record(run)
-    assert out.read_bytes() == b"Running 1s test @ http://h/\n" and not hist.exists()
+def test_a_lost_answer_leaves_clock_cpu_and_histogram_unknown(tmp_path):
+    run = remote_run(tmp_path, "x", [], hist=True)
+    run.hist.write_text("stale")
+    clients.read_answer(run, clients.STDERR_MARK + b"wrkreport: client-1 (root@h): its ssh session ended\n")
+    assert run.out.read_bytes() == b"" and run.err.read_bytes().endswith(b"session ended\n") and not run.hist.exists()
     assert (run.started_ms, run.user_s, run.system_s) == (None, None, None)
 
 
-def test_run_script_without_a_start_line_or_after_a_stop_never_starts_wrk(tmp_path):
+def test_an_agent_told_stop_or_seeing_a_stop_file_never_starts_wrk_and_answers_143(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
     marker = tmp_path / "started"
-    argv = ["touch", str(marker)]
-    assert run_sh(clients.run_script(str(tmp_path), "a", argv, hist=False), b"").returncode == 143  # end of input: stopped
-    assert run_sh(clients.stop_script(str(tmp_path), "b")).returncode == 0
-    assert run_sh(clients.run_script(str(tmp_path), "b", argv, hist=False), b"go\n").returncode == 143
-    assert not marker.exists()
+    a, b, c = (remote_run(tmp_path, n, ["touch", str(marker)], hist=False) for n in "abc")
+    assert run_sh(clients.stop_script(str(work), "b")).returncode == 0
+    done = run_sh(clients.agent_script(str(work)), f"{clients.run_line(a)}\nstop\n{clients.run_line(b)}\n{clients.run_line(c)}\n".encode())
+    assert [(answer, code) for answer, code in answers(done.stdout)] == [(clients.READY, 143), (b"", 143), (clients.READY, 143)]
+    assert not marker.exists(), "c's end of input is a stop too"
 
 
-def test_stop_and_down_scripts_kill_only_a_recorded_wrk_then_remove_the_dir(tmp_path):
+@pytest.mark.parametrize(
+    ("argv", "seconds"),
+    [(["wrk", "-t2", "-d30s", "u"], 30), (["wrk", "-d", "2m", "u"], 120), (["wrk", "--duration=1h", "u"], 3600), (["wrk", "--duration", "5", "u"], 5), (["wrk", "-c10", "u"], 10)],
+)
+def test_wrk_duration_reads_every_form_of_d(argv, seconds):
+    assert clients.wrk_duration_s(argv) == seconds
+
+
+def test_stop_and_down_scripts_kill_only_a_recorded_wrk_and_agent_then_remove_the_dir(tmp_path):
     work = tmp_path / "client"
     work.mkdir()
-    other = subprocess.Popen(["sleep", "30"])  # recorded, but not wrk: left alone
+    other = subprocess.Popen(["sleep", "30"])  # recorded, but neither wrk nor an agent: left alone
     (work / "x.pid").write_text(f"{other.pid}\n")
+    (work / "agent.1.pid").write_text(f"{other.pid}\n")
+    agent = subprocess.Popen(["sh", "-c", clients.agent_script(str(work))], stdin=subprocess.PIPE)  # its input never ends: a lost session
     try:
+        deadline = time.monotonic() + 10
+        while not (work / f"agent.{agent.pid}.pid").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
         assert run_sh(clients.stop_script(str(work), "x")).returncode == 0
         assert other.poll() is None and (work / "x.stop").exists()
         assert run_sh(clients.down_script(str(work))).returncode == 0
+        assert agent.wait(timeout=10) == -signal.SIGTERM
         assert other.poll() is None and not work.exists()
     finally:
-        other.kill()
-        other.wait()
+        for proc in (other, agent):
+            proc.kill()
+            proc.wait()
 
 
 def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_where(tmp_path):

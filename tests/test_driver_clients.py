@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import netlab
+from wrkreport.bench.clients import AGENT, END_MARGIN_S
 from wrkreport.histogram import merge_files, read_histogram_file
 from wrkreport.parse import parse_file
 
@@ -125,9 +127,66 @@ class Bench:
                 found[ns] = kept
         return found
 
+    def agent_pids(self) -> dict[str, list[int]]:
+        """Return the clients' agents (sh running agent_script) in each client's namespace."""
+        return {h.name: [p for p in self.lab.pids(h.netns) if netlab.command_line(p).startswith(f"sh -c # {AGENT}")] for h in self.clients}
+
     def wrk_pids(self) -> dict[str, list[int]]:
         """Return the wrk processes running in each client's namespace."""
         return {h.name: [p for p in self.lab.pids(h.netns) if netlab.command_line(p).startswith("wrk ")] for h in self.clients}
+
+
+class Serve:
+    """One `serve` helper in the controller namespace, asked one command at a time (run_bench.sh's protocol)."""
+
+    def __init__(self, bench: Bench, run: Path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        self.proc = subprocess.Popen(bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    def send(self, command: list[str]) -> None:
+        """Send one command (its arguments without --run)."""
+        self.proc.stdin.write(b"".join(a.encode() + b"\0" for a in command) + b"\x1e\0")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 60) -> int:
+        """Return the status of the command sent, read from its `@@done STATUS` line."""
+        deadline = time.monotonic() + timeout
+        while True:
+            assert select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], "no answer from serve"
+            line = self.proc.stdout.readline()
+            assert line, f"serve ended: {self.proc.stderr.read().decode()}"
+            if line.startswith(b"@@done "):
+                return int(line.split()[1])
+
+    def ask(self, command: list[str], timeout: float = 60) -> int:
+        self.send(command)
+        return self.answer(timeout)
+
+    def close(self) -> int:
+        """Close its input (it ends there) and return its exit status."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def served(bench: Bench, run: Path, state: Path, repeat: int, tmp_path: Path, seconds: int = 1) -> list[str]:
+    """Return `measure` as sent to serve (no --run)."""
+    command = bench.measure(run, state, repeat, tmp_path, seconds)
+    return command[:1] + command[3:]
+
+
+def wait_for(what, timeout: float = 15) -> None:
+    """Wait until what() is true."""
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -279,3 +338,87 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
     page = (report / "index.html").read_text()
     assert "Machines" in page and target.address in page and one.address in page and two.address in page
     assert bench.leftovers() == {}
+
+
+def test_serve_keeps_one_agent_per_client_reopens_lost_ones_and_stops_on_sigint(bench, tmp_path):
+    run, state = bench.prepared_run(tmp_path)
+    serve = Serve(bench, run)
+    try:
+        assert serve.ask(served(bench, run, state, 1, tmp_path)) == 0
+        agents = bench.agent_pids()
+        assert all(len(pids) == 1 for pids in agents.values()), agents
+        assert serve.ask(served(bench, run, state, 2, tmp_path)) == 0
+        assert bench.agent_pids() == agents, "the same agents ran both measurements"
+
+        # Both agents killed while wrk runs for 30 s: the measurement fails on both clients at once, their wrk stopped by PID.
+        serve.send(served(bench, run, state, 3, tmp_path, seconds=30))
+        wait_for(lambda: all(bench.wrk_pids().values()))
+        started = time.monotonic()
+        for pids in agents.values():
+            os.kill(pids[0], signal.SIGKILL)
+        assert serve.answer(timeout=30) == 0
+        took = time.monotonic() - started
+        print(f"measurement with both sessions lost answered {took:.2f}s after")
+        assert took < 10, "no wait for wrk's -d"
+        assert bench.wrk_pids() == {h.name: [] for h in bench.clients}
+        lost = json.loads((run / "manifest.json").read_text())["measurements"][2]
+        assert all(c["exit_code"] not in (0, None) for c in lost["clients"]) and lost["exit_code"] != 0
+        assert all("its ssh session ended" in (run / c["file"]).read_text() for c in lost["clients"])
+
+        # The next measurement opens new sessions.
+        assert serve.ask(served(bench, run, state, 4, tmp_path)) == 0
+        again = bench.agent_pids()
+        assert all(len(pids) == 1 for pids in again.values()) and again != agents
+        fourth = json.loads((run / "manifest.json").read_text())["measurements"][3]
+        assert [c["exit_code"] for c in fourth["clients"]] == [0, 0]
+        assert all(parse_file(run / c["file"]).requests > 0 for c in fourth["clients"])
+
+        # An agent killed between measurements: the next one opens a new session for it.
+        os.kill(again[bench.clients[0].name][0], signal.SIGKILL)
+        assert serve.ask(served(bench, run, state, 5, tmp_path)) == 0
+        fifth = json.loads((run / "manifest.json").read_text())["measurements"][4]
+        assert [c["exit_code"] for c in fifth["clients"]] == [0, 0]
+        assert bench.agent_pids()[bench.clients[1].name] == again[bench.clients[1].name], "the other client's agent stays"
+
+        # SIGINT during a measurement: every wrk stopped, serve ends, its agents end with their sessions.
+        serve.send(served(bench, run, state, 6, tmp_path, seconds=30))
+        wait_for(lambda: all(bench.wrk_pids().values()))
+        serve.proc.send_signal(signal.SIGINT)
+        assert serve.answer(timeout=20) == 128 + signal.SIGINT
+        assert serve.close() == 128 + signal.SIGINT
+        assert bench.wrk_pids() == {h.name: [] for h in bench.clients}
+        wait_for(lambda: bench.agent_pids() == {h.name: [] for h in bench.clients}, timeout=10)
+    finally:
+        serve.close()
+        down = bench.helper("clients-down", "--state", str(state))
+    assert down.returncode == 0 and down.stdout == "", down.stdout + down.stderr
+    assert len(json.loads((run / "manifest.json").read_text())["measurements"]) == 5
+    assert bench.leftovers() == {}
+
+
+def test_a_silent_session_fails_its_client_after_d_plus_the_margin_and_clients_down_ends_its_agent(bench, tmp_path):
+    run, state = bench.prepared_run(tmp_path)
+    serve = Serve(bench, run)
+    try:
+        serve.send(served(bench, run, state, 1, tmp_path, seconds=1))
+        wait_for(lambda: all(bench.wrk_pids().values()))
+        stopped = bench.agent_pids()[bench.clients[1].name][0]
+        os.kill(stopped, signal.SIGSTOP)  # alive but silent: as a session whose link is gone
+        started = time.monotonic()
+        assert serve.answer(timeout=60) == 0
+        took = time.monotonic() - started
+        print(f"silent session given up after {took:.1f}s")
+        assert END_MARGIN_S - 1 < took < END_MARGIN_S + 10
+        entry = json.loads((run / "manifest.json").read_text())["measurements"][0]
+        assert entry["clients"][0]["exit_code"] == 0 and entry["clients"][1]["exit_code"] not in (0, None)
+        assert "no answer" in (run / entry["clients"][1]["file"]).read_text()
+        assert serve.ask(served(bench, run, state, 2, tmp_path)) == 0, "the next measurement opens a new session"
+        second = json.loads((run / "manifest.json").read_text())["measurements"][1]
+        assert [c["exit_code"] for c in second["clients"]] == [0, 0]
+        assert serve.close() == 0
+        assert bench.agent_pids()[bench.clients[1].name] == [stopped], "left waiting, as after a lost link"
+    finally:
+        serve.close()
+        down = bench.helper("clients-down", "--state", str(state))
+    assert down.returncode == 0 and down.stdout == "", down.stdout + down.stderr
+    wait_for(lambda: bench.leftovers() == {}, timeout=10)

@@ -762,9 +762,11 @@ def cmd_serve(args) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     CACHE.enable()
     target_mod.SESSION.update(control=args.ssh_control, dir=args.target_dir)
+    hosts_clients.SESSIONS.keep = True  # one agent per remote client for the whole run
     try:
         return serve_commands(args.run)
     finally:
+        hosts_clients.SESSIONS.close_all()
         target_mod.close_target_shell()
 
 

@@ -1,17 +1,18 @@
-"""Clients: wrk on every --client-hosts machine at once, over the run's ssh masters (preflight, work dirs, start, stop, records).
+"""Clients: wrk on every --client-hosts machine at once, over the run's ssh masters (preflight, work dirs, agents, start, stop, records).
 
 The driver's state for the clients lives in one JSON file in the script's private work
 dir (`clients-preflight --save F`, then `--clients F` for `warm-up` and `measure`, and
 `clients-down --state F` in the cleanup): the ssh options, and per client its label
 (`client-1`, ...), its host (`local` or `[user@]host`), the private directory made there
 with `mktemp -d` (histogram.lua copied into it once), what remote.py read of it and the
-RTT to the target. A remote wrk runs under a small POSIX sh wrapper (`run_script`) that
-records its PID (so it can be killed by PID over ssh: wrk keeps running when its ssh
-session closes), its start and end on that host's clock and its CPU time (`times`); its
-stdout and stderr stream back over ssh into the local raw file, and after wrk's stdout the
-same session sends the record and the histogram behind a RECORD line (no second ssh
-session per measurement), split off locally. Nothing here prints: the subcommands in
-__main__ do.
+RTT to the target. On a remote client wrk runs under a small POSIX sh agent
+(`agent_script`) kept on one ssh session for the whole `serve` (ClientSession: a new
+session runs the login shell's rc files, tenths of a second between measurements): one
+line per measurement, answered with wrk's stdout, the record (start and end on that
+host's clock, CPU time from `times`), the histogram and wrk's stderr, then an end marker
+carrying the exit status. The agent records wrk's PID so it can be killed by PID over a
+new session (wrk keeps running when its ssh session closes). Nothing here prints: the
+subcommands in __main__ do.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -39,9 +41,14 @@ STOP_WAIT_S = 3.0  # how long the stop script waits for a wrk to exit after SIGT
 CLIENT_FILE = re.compile(r"(?P<stem>.+?)(?P<suffix>\.wrk\.txt|\.ab\.txt|\.hist\.json)\Z")
 TIMES_LINE = re.compile(r"(\d+)m([0-9.]+)s\s+(\d+)m([0-9.]+)s")
 REMOTE_DIR = re.compile(r"/[A-Za-z0-9_./-]+\Z")
-RECORD = b"\x1ewrkreport-record\n"  # after wrk's stdout: the wrapper's record, then an RS line, then the histogram
-READY = b"wrkreport-client-ready\n"  # a remote wrapper's first stderr line: waiting for the start line
+AGENT = "wrkreport-agent"  # the first line of agent_script: how down_script knows an agent's PID is still one
+RECORD = b"\x1ewrkreport-record\n"  # after wrk's stdout: the agent's record, then an RS line, then the histogram
+READY = b"wrkreport-client-ready\n"  # an agent's line for a run: waiting for the start line
+STDERR_MARK = b"\x1ewrkreport-stderr\n"  # after the histogram: wrk's stderr
+END_MARK = re.compile(rb"\x1ewrkreport-end (-?[0-9]+)\n")  # the last line of an answer: wrk's exit status
 READY_TIMEOUT_S = 30.0  # how long the clients' ssh sessions may take to be ready
+END_MARGIN_S = 15.0  # how long past wrk's -d an answer may take before its session counts as lost
+WRK_DEFAULT_S = 10.0  # wrk's duration without -d
 
 
 class ClientError(Exception):
@@ -123,41 +130,78 @@ def mkdir_script() -> str:
     return 'umask 077 && mktemp -d "${TMPDIR:-/tmp}/wrkreport-client.XXXXXX"'
 
 
-def run_script(workdir: str, name: str, argv: list[str], hist: bool) -> str:
-    """Return the sh wrapper running wrk (argv) in workdir as NAME: PID, clock, CPU and status in NAME.* files.
+def agent_script(workdir: str) -> str:
+    """Return the agent kept running on a client for the whole run: one `run NAME HIST WRK ARGS...` line per wrk run.
 
-    The start barrier: the wrapper says READY on stderr, then waits for a line on its stdin
-    (run_all writes one to every client once all are ready; end of input means stop). A
-    NAME.stop file (stop_script) made before wrk starts keeps it from starting; one made
-    after is seen right after the PID is written, so a stop never misses a starting wrk.
-    The CPU time is the difference of the shell's children times around wrk alone.
+    It reads its input with the `read` builtin only, from fd 3 (a pipe is read byte by
+    byte, so a start line is never taken from the next command; everything else it starts
+    gets /dev/null). A `run` line is sh words (sh_words), evaluated as a call of `run`:
+    say READY, wait for the start line (`go`; anything else or end of input means stop),
+    then run wrk: PID in NAME.pid (stop_script kills it), NAME.stop seen
+    before and right after the PID is written, its CPU by `times` around it, stdout and
+    stderr in files. The answer: wrk's stdout, RECORD and the record, RS, the histogram,
+    STDERR_MARK and wrk's stderr, then the end marker with the exit status (a stopped run:
+    the end marker alone). Its PID is in agent.PID.pid, so down_script can end an agent
+    left reading a session the link lost.
     """
-    d, n = shlex.quote(workdir), shlex.quote(name)
-    env = f"{HIST_ENV}={shlex.quote(f'{workdir}/{name}.hist.json')} " if hist else ""
-    return (
-        f"cd {d} || exit 125\n"
-        f"[ -e {n}.stop ] && exit 143\n"
-        f"echo {READY.decode().strip()} >&2\n"
-        "read -r go || exit 143\n"
-        f"[ -e {n}.stop ] && exit 143\n"
-        f"a=$(date -u +%s%3N 2>/dev/null)\n"
-        f"times > {n}.t0\n"
-        f"{env}{shlex.join(argv)} </dev/null &\n"
-        "w=$!\n"
-        f"echo \"$w\" > {n}.pid\n"
-        f"[ -e {n}.stop ] && kill -TERM \"$w\"\n"
-        "wait \"$w\"\n"
-        "s=$?\n"
-        f"times > {n}.t1\n"
-        f"b=$(date -u +%s%3N 2>/dev/null)\n"
-        f"printf '\\036wrkreport-record\\nstarted_ms %s\\nended_ms %s\\nstatus %s\\n' \"$a\" \"$b\" \"$s\"\n"
-        f"printf 't0 '; tr '\\n' ' ' < {n}.t0; echo\n"
-        f"printf 't1 '; tr '\\n' ' ' < {n}.t1; echo\n"
-        "printf '\\036\\n'\n"
-        + (f"cat {n}.hist.json 2>/dev/null\n" if hist else "")
-        + f"rm -f -- {n}.*\n"
-        "exit \"$s\"\n"
-    )
+    return f"""# {AGENT}
+cd {shlex.quote(workdir)} || exit 125
+exec 3<&0 </dev/null
+echo $$ > agent.$$.pid
+trap 'rm -f agent.$$.pid' EXIT
+NL='
+'
+run() {{
+  n=$1 h=$2
+  shift 2
+  s=143
+  if [ ! -e "$n.stop" ]; then
+    echo {READY.decode().strip()}
+    IFS= read -r go <&3 || go=
+    if [ "$go" = go ] && [ ! -e "$n.stop" ]; then
+      a=$(date -u +%s%3N 2>/dev/null)
+      times > "$n.t0"
+      if [ "$h" = 1 ]; then
+        {HIST_ENV}="$PWD/$n.hist.json" "$@" > "$n.out" 2> "$n.err" 3<&- &
+      else
+        "$@" > "$n.out" 2> "$n.err" 3<&- &
+      fi
+      w=$!
+      echo "$w" > "$n.pid"
+      [ -e "$n.stop" ] && kill -TERM "$w"
+      wait "$w"
+      s=$?
+      times > "$n.t1"
+      b=$(date -u +%s%3N 2>/dev/null)
+      cat "$n.out"
+      printf '\\036wrkreport-record\\nstarted_ms %s\\nended_ms %s\\nstatus %s\\n' "$a" "$b" "$s"
+      printf 't0 '; tr '\\n' ' ' < "$n.t0"; echo
+      printf 't1 '; tr '\\n' ' ' < "$n.t1"; echo
+      printf '\\036\\n'
+      [ "$h" = 1 ] && cat "$n.hist.json" 2>/dev/null
+      printf '\\036wrkreport-stderr\\n'
+      cat "$n.err"
+    fi
+  fi
+  rm -f -- "$n".*
+  printf '\\036wrkreport-end %s\\n' "$s"
+}}
+while IFS= read -r line <&3; do
+  case $line in
+    'run '*) eval "$line" ;;
+  esac
+done
+"""
+
+
+def sh_words(words: list[str]) -> str:
+    """Return words as one line of sh words for the agent's eval: ['a b', "it's"] -> 'a b' 'it'"'"'s' (a newline becomes "$NL")."""
+    return " ".join(shlex.quote(word).replace("\n", "'\"$NL\"'") for word in words)
+
+
+def run_line(run: "ClientRun") -> str:
+    """Return the agent's command line for one wrk run."""
+    return "run " + sh_words([run.name, "1" if run.hist is not None else "0", *run.argv])
 
 
 def kill_lines(pid_file: str) -> str:
@@ -181,11 +225,17 @@ def stop_script(workdir: str, name: str) -> str:
 
 
 def down_script(workdir: str) -> str:
-    """Return the script stopping every wrk still recorded in workdir, then removing it."""
+    """Return the script stopping every wrk recorded in workdir, then any agent left there (a lost session's waits for hours), then removing it."""
     d = shlex.quote(workdir)
-    return f"cd {d} 2>/dev/null || exit 0\nfor f in *.pid; do\n  [ -f \"$f\" ] || continue\n  : > \"${{f%.pid}}.stop\"\n" + "".join(
-        "  " + line + "\n" for line in kill_lines('"$f"').splitlines()
-    ) + f"done\ncd / && rm -rf -- {d}\n"
+    return (
+        f"cd {d} 2>/dev/null || exit 0\nfor f in *.pid; do\n  [ -f \"$f\" ] || continue\n  case $f in agent.*) continue ;; esac\n"
+        "  : > \"${f%.pid}.stop\"\n"
+        + "".join("  " + line + "\n" for line in kill_lines('"$f"').splitlines())
+        + "done\nfor f in agent.*.pid; do\n  [ -f \"$f\" ] || continue\n  p=$(cat \"$f\" 2>/dev/null)\n"
+        "  case \"$p\" in ''|*[!0-9]*) continue ;; esac\n"
+        f"  tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q {AGENT} && kill -TERM \"$p\" 2>/dev/null && kill -CONT \"$p\" 2>/dev/null\n"
+        f"done\ncd / && rm -rf -- {d}\n"
+    )
 
 
 RTT_PY = r"""
@@ -435,35 +485,153 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def wrk_duration_s(argv: list[str]) -> float:
+    """Return how long wrk runs by its -d/--duration: '-d30s' -> 30.0, '-d', '2m' -> 120.0; WRK_DEFAULT_S without one."""
+    for i, arg in enumerate(argv):
+        if arg in ("-d", "--duration"):
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+        elif arg.startswith("--duration="):
+            value = arg.partition("=")[2]
+        elif arg.startswith("-d") and not arg.startswith("--"):
+            value = arg[2:]
+        else:
+            continue
+        match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([smhSMH]?)", value.strip())
+        if match:
+            return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[match[2].lower()]
+    return WRK_DEFAULT_S
+
+
+class ClientSession:
+    """The agent (agent_script) on one remote client over the run's ssh master: one line per wrk run, answered up to END_MARK."""
+
+    def __init__(self, state: Clients, client: Client):
+        self.client = client
+        argv = state.ssh(client.host, f"sh -c {shlex.quote(agent_script(client.dir))}", stdin=True)
+        # Its own session: a Ctrl-C at the terminal reaches this helper (which stops wrk), not the ssh carrying the answer.
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.buffer = b""
+        self.fresh = True  # opened during the current run_all: a failure is not worth a second session
+
+    @property
+    def fd(self) -> int:
+        return self.proc.stdout.fileno()
+
+    def send(self, line: str) -> bool:
+        """Write one line to the agent; return False when its session is gone."""
+        try:
+            self.proc.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def pull(self) -> bool:
+        """Read what the agent sent (select said there is some); return False at the end of its output."""
+        try:
+            chunk = os.read(self.fd, 65536)
+        except OSError:
+            chunk = b""
+        self.buffer += chunk
+        return bool(chunk)
+
+    def take_answer(self) -> tuple[bytes, int] | None:
+        """Return the answer read so far up to its end marker and wrk's exit status, or None while it is incomplete."""
+        match = END_MARK.search(self.buffer)
+        if not match:
+            return None
+        answer, self.buffer = self.buffer[: match.start()], self.buffer[match.end() :]
+        return answer, int(match[1])
+
+    def exit_status(self, wait_s: float) -> int:
+        """Return the session's exit status when it failed (waiting up to wait_s for ssh to exit), else 255 (ssh's own failure code)."""
+        try:
+            code = self.proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        return code if code is not None and code > 0 else 255
+
+    def close(self) -> None:
+        """End the agent (its input closes: it exits at end of input) and the ssh process."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+
+class Sessions:
+    """The agents this helper has open, per (host, work dir); kept between run_all calls while `keep` (inside `serve`)."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[str, str | None], ClientSession] = {}
+        self.keep = False
+
+    def get(self, state: Clients, client: Client) -> ClientSession:
+        """Return the client's open session, or a new one (the first run, or its ssh ended)."""
+        session = self.open.get((client.host, client.dir))
+        if session is None or session.proc.poll() is not None:
+            return self.reopen(state, client)
+        return session
+
+    def reopen(self, state: Clients, client: Client) -> ClientSession:
+        """Close the client's session, if any, and open a new one."""
+        self.drop(client)
+        session = self.open[(client.host, client.dir)] = ClientSession(state, client)
+        return session
+
+    def drop(self, client: Client) -> None:
+        """Close the client's session (one that failed: killed if it does not end at once)."""
+        session = self.open.pop((client.host, client.dir), None)
+        if session is not None:
+            if session.proc.poll() is None:
+                session.proc.kill()  # it failed: it owes an answer it will not give
+            session.close()
+
+    def close_all(self) -> None:
+        """Close every session (the agents end at end of input)."""
+        for key in list(self.open):
+            self.open.pop(key).close()
+
+
+SESSIONS = Sessions()
+
+
 def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
     """Run wrk on every client at once; return the signal that stopped them, or None.
 
-    Every remote client's ssh session is opened first and waits at the start barrier
-    (run_script); once all are ready (or READY_TIMEOUT_S passed) one line to each starts
-    them, and the local wrk, if any, is started with them. SIGINT and SIGTERM are passed
-    on: a local wrk gets the signal, a remote one is killed by its PID over ssh
-    (stop_script), one not yet started is kept from starting. Afterwards each remote run's
-    record and histogram are split off its raw file (records).
+    Every remote client's agent (SESSIONS: opened at the first run, kept while
+    SESSIONS.keep) gets the run's line and says READY; once all are ready (or
+    READY_TIMEOUT_S passed) a `go` line to each starts them, and the local wrk, if any, is
+    started with them. SIGINT and SIGTERM are passed on: a local wrk gets the signal, a
+    remote one is killed by its PID over a new ssh session (stop_script), one not yet
+    started gets `stop` instead of `go`. Each remote answer is read up to its end marker
+    (at most wrk's -d plus END_MARGIN_S: else its session counts as lost, like one that
+    ends) and split into the raw file, the stderr file and the record (read_answer).
     """
     received: list[int] = []
     stoppers: list[int] = []
-    gates: dict[int, int] = {}  # id(run) -> the write end of its session's stdin
+    remote = [run for run in runs if run.client.remote]
+    sessions: dict[int, ClientSession] = {}  # id(run) -> its agent, while it owes the run's answer
+    started: set[int] = set()  # the remote runs sent `go`
+    stopping: set[int] = set()  # the remote runs a stop_script was started for
+    answers: dict[int, tuple[bytes, int]] = {}
 
-    def close_gates() -> None:
-        for key in list(gates):
-            try:
-                os.close(gates.pop(key))
-            except OSError:
-                pass
+    def stop_remote(run: ClientRun) -> None:
+        if id(run) in started and id(run) not in stopping:
+            stopping.add(id(run))
+            stoppers.append(spawn(state.ssh(run.client.host, f"sh -c {shlex.quote(stop_script(run.client.dir, run.name))}"), None, Path(os.devnull)))
 
     def stop_all() -> None:
-        close_gates()  # a wrapper still at the barrier reads end of input and exits
         for run in runs:
-            if run.pid is None:
-                continue
             if run.client.remote:
-                stoppers.append(spawn(state.ssh(run.client.host, f"sh -c {shlex.quote(stop_script(run.client.dir, run.name))}"), None, Path(os.devnull)))
-            else:
+                stop_remote(run)
+            elif run.pid is not None and run.status is None:
                 try:
                     os.kill(run.pid, received[-1])
                 except ProcessLookupError:
@@ -473,7 +641,15 @@ def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
         received.append(signum)
         stop_all()
 
-    remote = [run for run in runs if run.client.remote]
+    def lose(run: ClientRun, why: str, ended: bool = True) -> None:
+        session = sessions.pop(id(run))
+        run.status = session.exit_status(2.0 if ended else 0.0)  # an ended session's ssh exits at once
+        SESSIONS.drop(run.client)
+        stop_remote(run)  # a wrk it started may still run there
+        run.started_ms = run.started_ms or now_ms()
+        run.ended_ms = now_ms()
+        answers[id(run)] = (STDERR_MARK + f"wrkreport: {run.client.label} ({run.client.host}): {why}\n".encode(), run.status)
+
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for run in runs:
@@ -482,83 +658,126 @@ def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
         for run in remote:
             if received:
                 break
-            script = run_script(run.client.dir, run.name, run.argv, run.hist is not None)
-            read_end, write_end = os.pipe()
-            gates[id(run)] = write_end
-            try:
-                run.pid = spawn(state.ssh(run.client.host, f"sh -c {shlex.quote(script)}", stdin=True), run.out, run.err, stdin=read_end)
-            finally:
-                os.close(read_end)
-        wait_ready(remote, lambda: bool(received))
+            sessions[id(run)] = SESSIONS.get(state, run.client)
+            if not sessions[id(run)].send(run_line(run)) and not retry(state, run, sessions):
+                lose(run, "its ssh session ended")
+        ready = wait_ready(state, remote, sessions, lose, lambda: bool(received))
         for run in runs:
             if received:
                 break
             run.started_ms = now_ms()
-            if run.client.remote:
-                if id(run) in gates:
-                    os.write(gates[id(run)], b"go\n")
-            else:
+            if id(run) in ready:
+                started.add(id(run))
+                sessions[id(run)].send("go")
+            elif not run.client.remote:
                 run.pid = spawn(run.argv, run.out, run.err, {HIST_ENV: str(run.hist)} if run.hist else {})
-        close_gates()
+        for run in remote:
+            if id(run) in sessions and id(run) not in started:
+                sessions[id(run)].send("stop")  # stopped at (or before) the barrier: its agent answers at once
         if received:
             stop_all()  # one started between the signal and its PID being known
-        for run in runs:
-            if run.pid is None:
-                continue
-            _, status, rusage = os.wait4(run.pid, 0)
-            run.ended_ms = now_ms()
-            code = os.waitstatus_to_exitcode(status)
-            run.status = 128 - code if code < 0 else code
-            if not run.client.remote:
-                run.user_s, run.system_s = round(rusage.ru_utime, 3), round(rusage.ru_stime, 3)
+        collect(remote, runs, sessions, answers, lose)
         for pid in stoppers:
             os.waitpid(pid, 0)
     finally:
-        close_gates()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        for session in SESSIONS.open.values():
+            session.fresh = False
+        if not SESSIONS.keep:
+            SESSIONS.close_all()
     if received:
         return received[-1]
     for run in remote:
-        split_record(run)
+        answer, run.status = answers[id(run)]
+        read_answer(run, answer)
     for run in runs:
         if run.out is not None and run.err.exists():
             with open(run.out, "ab") as f:
-                f.write(run.err.read_bytes().replace(READY, b"", 1) if run.client.remote else run.err.read_bytes())
+                f.write(run.err.read_bytes())
     return None
 
 
-def wait_ready(runs: list[ClientRun], stopped) -> None:
-    """Wait until every remote session says READY on stderr, has exited, or READY_TIMEOUT_S passed."""
-    waiting = [run for run in runs if run.pid is not None]
+def retry(state: Clients, run: ClientRun, sessions: dict[int, ClientSession]) -> bool:
+    """Send the run's line over a new session when its session ended since an earlier run_all opened it; return whether it went."""
+    if sessions[id(run)].fresh:
+        return False
+    sessions[id(run)] = SESSIONS.reopen(state, run.client)
+    return sessions[id(run)].send(run_line(run))
+
+
+def wait_ready(state: Clients, runs: list[ClientRun], sessions: dict[int, ClientSession], lose, stopped) -> set[int]:
+    """Wait until every remote agent says READY, ends its run at once (stopped), ends (retried once) or is silent READY_TIMEOUT_S; return the ready."""
+    ready: set[int] = set()
+    waiting = {id(run): run for run in runs if id(run) in sessions}
     deadline = time.monotonic() + READY_TIMEOUT_S
-    while waiting and not stopped() and time.monotonic() < deadline:
-        still = []
-        for run in waiting:
-            try:
-                ready = READY in run.err.read_bytes()[: len(READY) + 4096]
-            except OSError:
-                ready = False
-            if ready:
-                continue
-            pid, status = os.waitpid(run.pid, os.WNOHANG)
-            if pid == 0:
-                still.append(run)
-            else:  # it ended before the barrier (ssh failed): reaped here
-                code = os.waitstatus_to_exitcode(status)
-                run.status, run.pid = (128 - code if code < 0 else code), None
-                run.started_ms = run.ended_ms = now_ms()
-        waiting = still
-        if waiting:
-            time.sleep(0.002)
+    while waiting and not stopped():
+        for key in list(waiting):
+            session = sessions[key]
+            _, sep, rest = session.buffer.partition(READY)
+            if sep:
+                session.buffer = rest  # before it: what the login shell's rc files may print on a new session
+                ready.add(key)
+            if sep or END_MARK.search(session.buffer):
+                del waiting[key]
+        left = deadline - time.monotonic()
+        if not waiting:
+            break
+        if left <= 0:
+            for key, run in waiting.items():
+                lose(run, f"its agent was not ready in {READY_TIMEOUT_S:g}s", ended=False)
+            break
+        fds = {sessions[key].fd: key for key in waiting}
+        for fd in select.select(list(fds), [], [], min(left, 0.1))[0]:
+            key = fds[fd]
+            if not sessions[key].pull() and not retry(state, waiting[key], sessions):
+                lose(waiting.pop(key), "its ssh session ended")
+    return ready
 
 
-def split_record(run: ClientRun) -> None:
-    """Cut the wrapper's record off a remote run's raw file and read it (no record: the session ended early; clock and CPU unknown)."""
-    data = run.out.read_bytes() if run.out is not None and run.out.exists() else b""
-    text, sep, record = data.partition(RECORD)
+def collect(remote: list[ClientRun], runs: list[ClientRun], sessions: dict[int, ClientSession], answers: dict, lose) -> None:
+    """Read every remote answer up to its end marker (a session that ends or is silent past wrk's -d plus END_MARGIN_S is lost) and reap the local wrk."""
+    deadlines = {id(run): time.monotonic() + wrk_duration_s(run.argv) + END_MARGIN_S for run in remote}
+    by_id = {id(run): run for run in remote}
+    local = [run for run in runs if not run.client.remote and run.pid is not None]
+    while True:
+        for key in list(sessions):
+            answer = sessions[key].take_answer()
+            if answer is not None:
+                answers[key] = answer
+                by_id[key].ended_ms = now_ms()
+                del sessions[key]
+        local = [run for run in local if not reap(run, blocking=not sessions)]
+        if not sessions and not local:
+            return
+        now = time.monotonic()
+        for key in [k for k in sessions if now > deadlines[k]]:
+            lose(by_id[key], f"no answer {wrk_duration_s(by_id[key].argv) + END_MARGIN_S:g}s after wrk started", ended=False)
+        fds = {session.fd: key for key, session in sessions.items()}
+        for fd in select.select(list(fds), [], [], 0.01 if local else 0.1)[0] if fds else ():
+            if not sessions[fds[fd]].pull():
+                lose(by_id[fds[fd]], "its ssh session ended during the run")
+
+
+def reap(run: ClientRun, blocking: bool) -> bool:
+    """Collect a local wrk's exit status and CPU time if it has ended (or wait for it); return whether it had."""
+    pid, status, rusage = os.wait4(run.pid, 0 if blocking else os.WNOHANG)
+    if pid == 0:
+        return False
+    run.ended_ms = now_ms()
+    code = os.waitstatus_to_exitcode(status)
+    run.status = 128 - code if code < 0 else code
+    run.user_s, run.system_s = round(rusage.ru_utime, 3), round(rusage.ru_stime, 3)
+    return True
+
+
+def read_answer(run: ClientRun, answer: bytes) -> None:
+    """Split a remote run's answer into its raw file (wrk's stdout), its stderr file and its record (none: clock, CPU and histogram unknown)."""
+    body, _, err = answer.partition(STDERR_MARK)
+    text, sep, record = body.partition(RECORD)
     if run.out is not None:
         run.out.write_bytes(text)
+    run.err.write_bytes(err)
     if sep:
         read_record(run, record)
     elif run.hist is not None:
