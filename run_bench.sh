@@ -28,6 +28,7 @@ readonly NOFILE_CEILING=1048576   # how far root raises ulimit -n (below fs.nr_o
 readonly SUN_PATH_MAX=107         # longest Unix socket path the kernel takes
 readonly TARGET_CLEANUP_S=60      # how long cleanup keeps trying to reach a target it lost
 readonly LOG_FETCH_CAP=1048576    # bytes of a target's log fetched into logs/ (nginx's cap)
+readonly QUIET_MARK=wrkreport-quiet-login # quiet_login's probe: all a quiet login prints for `echo` of it
 # As root, nginx workers run as this user. The Unix sockets and the private work dir are
 # group-owned by its group with modes 0660 and 0710: the workers may connect to the sockets
 # and traverse the directory, nothing else; other users get nothing. (The alternative, a
@@ -395,6 +396,18 @@ ssh_open() {
     die 2 "ssh to ${host} failed: ${output% }; nothing was started (check: ssh${PLAN[ssh_config]:+ -F ${PLAN[ssh_config]}} ${host} true)"
   fi
   SSH_HOSTS+=("${host}")
+  quiet_login "${host}"
+}
+
+# quiet_login HOST: refuse (exit 2) a HOST whose login shell prints to stdout before a
+# command's output (an `echo` in its ~/.bashrc): that text would mix into every answer read there.
+quiet_login() {
+  local host="$1" said
+  said="$(on_host "${host}" "echo ${QUIET_MARK}" </dev/null 2>/dev/null)" || die 2 "ssh to ${host} failed right after connecting; nothing was started"
+  [[ "${said}" != "${QUIET_MARK}" ]] || return 0
+  said="${said%"${QUIET_MARK}"}"
+  said="$(printf '%s' "${said}" | tr -s '\r\n\t' '   ' | cut -c1-120)"
+  die 2 "ssh ${host} prints '${said% }' before every command's output (its login shell's rc files, e.g. ~/.bashrc there); wrkreport reads what commands print there, so make non-interactive logins quiet (print only when [[ \$- == *i* ]]); nothing was started"
 }
 
 # on_host HOST COMMAND: run COMMAND (one string, read by HOST's shell) over HOST's master.

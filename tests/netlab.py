@@ -94,6 +94,7 @@ class Lab:
 
     count: int = 1
     hide: tuple[str, ...] = ()
+    banner: str = ""  # printed before every command's output, as by an `echo` in ~/.bashrc (sshd's ForceCommand)
     prefix: str = field(default_factory=lambda: f"wl{os.getpid() % 100000}")
     hosts: list[Host] = field(default_factory=list)
     work: Path | None = None
@@ -164,6 +165,8 @@ class Lab:
         files.mkdir()
         sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(files / "host_key"))
         shutil.copy(self.key.with_suffix(".pub"), files / "authorized_keys")
+        if self.banner:  # a chatty login: the banner, then the command the client asked for
+            (files / "banner.sh").write_text(f'echo {quote(self.banner)}\nexec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n')
         passwd = Path("/etc/passwd").read_text()
         if not any(line.startswith("sshd:") for line in passwd.splitlines()):
             passwd += "sshd:x:74:65534:privilege separation:/run/sshd:/usr/sbin/nologin\n"
@@ -175,6 +178,7 @@ class Lab:
             "PermitRootLogin prohibit-password\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
             "StrictModes no\nMaxSessions 64\nMaxStartups 64:30:128\nPidFile none\n"
+            + ("ForceCommand /bin/sh /run/lab/banner.sh\n" if self.banner else "")
         )
         binary, libs = sshd_paths()
         shutil.copy(binary, files / "sshd")

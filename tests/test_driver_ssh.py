@@ -43,6 +43,22 @@ def test_unreachable_server_host_is_a_preflight_error(lab, tmp_path):
     assert absent not in masters, "no ssh master left behind"
 
 
+def test_a_login_that_prints_a_banner_is_refused_with_what_it_printed(tmp_path):
+    # Its text would land in every answer read there (mktemp's dir, the facts, wrk's output).
+    with netlab.Lab(count=1, hide=(str(ROOT),), banner="Welcome to host-1!", prefix=f"wb{os.getpid() % 100000}") as chatty:
+        host = chatty.hosts[0]
+        assert chatty.ssh(host, "echo hi").stdout == "Welcome to host-1!\nhi\n"  # the lab's banner works
+        done = subprocess.run(chatty.in_controller(str(SCRIPT), "--quick", "--server-host", host.ssh, "--ssh-config", str(chatty.ssh_config), "--out", str(tmp_path / "raw")),
+                              capture_output=True, text=True, timeout=300, env=script_env())
+        assert done.returncode == 2, done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        assert f"ssh {host.ssh} prints 'Welcome to host-1!' before every command's output" in last and "nothing was started" in last
+        assert "Traceback" not in done.stderr
+        assert not (tmp_path / "raw").exists() or not any((tmp_path / "raw").iterdir())
+        assert chatty.leftovers() == {}
+        assert chatty.ssh(host, "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.strip() == "Welcome to host-1!"  # no work dir made there
+
+
 # --- A quick run with the servers on the target --------------------------------------------
 
 TARGET_SETUPS = "go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix"
