@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+USER_ID = 4242  # the lab's non-root login (Lab.user): no such uid on the machine itself matters, its files are in the lab's tmpfs
 SSHD_CACHE = Path(os.environ.get("WRKREPORT_SSHD_CACHE", Path.home() / ".cache" / "wrkreport" / "openssh-server"))
 SYSTEM_SSHD = Path("/usr/sbin/sshd")
 LIB_DIR = "usr/lib/x86_64-linux-gnu"
@@ -95,6 +96,7 @@ class Lab:
     count: int = 1
     hide: tuple[str, ...] = ()
     banner: str = ""  # printed before every command's output, as by an `echo` in ~/.bashrc (sshd's ForceCommand)
+    user: str = ""  # a non-root login on every host (uid and gid USER_ID, home in the host's private /run)
     prefix: str = field(default_factory=lambda: f"wl{os.getpid() % 100000}")
     hosts: list[Host] = field(default_factory=list)
     work: Path | None = None
@@ -170,6 +172,8 @@ class Lab:
         passwd = Path("/etc/passwd").read_text()
         if not any(line.startswith("sshd:") for line in passwd.splitlines()):
             passwd += "sshd:x:74:65534:privilege separation:/run/sshd:/usr/sbin/nologin\n"
+        if self.user:
+            passwd += f"{self.user}:x:{USER_ID}:{USER_ID}:wrkreport lab user:/run/lab/home:/bin/sh\n"
         (files / "passwd").write_text(passwd)
         (files / "sshd_config").write_text(
             f"ListenAddress {host.address}:22\n"
@@ -188,6 +192,8 @@ class Lab:
         script = (
             "set -e; mount -t tmpfs tmpfs /run && mkdir -p /run/sshd /run/lab && chmod 0755 /run/sshd && "
             f"cp -a {quote(str(files))}/. /run/lab/ && "
+            + (f"mkdir -p /run/lab/home && chown {USER_ID}:{USER_ID} /run/lab/home && " if self.user else "")
+            + 
             # the checkout first: it may be under /tmp, which hides it too but then has no mount point for it
             f"mount --bind /run/lab/passwd /etc/passwd && {hide} mount -t tmpfs tmpfs /tmp && "
             "exec env LD_LIBRARY_PATH=/run/lab/lib /run/lab/sshd -D -e -f /run/lab/sshd_config"

@@ -59,6 +59,47 @@ def test_a_login_that_prints_a_banner_is_refused_with_what_it_printed(tmp_path):
         assert chatty.ssh(host, "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.strip() == "Welcome to host-1!"  # no work dir made there
 
 
+def run_as_user(lab, out: Path) -> subprocess.CompletedProcess:
+    host = lab.hosts[0]
+    argv = lab.in_controller(str(SCRIPT), "--quick", "--server-host", f"{lab.user}@{host.address}", "--ssh-config", str(lab.ssh_config),
+                             "--out", str(out), "--setups", TARGET_SETUPS)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=script_env())
+
+
+def user_work_dirs(lab) -> list[str]:
+    host = lab.hosts[0]
+    done = netlab.sh(*lab.in_controller("ssh", "-F", str(lab.ssh_config), f"{lab.user}@{host.address}", "ls -d /tmp/wrkreport.* 2>/dev/null || true"))
+    return done.stdout.split()
+
+
+def test_a_target_logged_in_as_a_user_not_root_runs_every_setup(tmp_path):
+    # No root there: no apt-get, no raising ulimit -n past its hard limit, nginx's workers as that user.
+    with netlab.Lab(count=1, hide=(str(ROOT),), user="bench", prefix=f"wu{os.getpid() % 100000}") as lab:
+        done = run_as_user(lab, tmp_path / "raw")
+        assert done.returncode == 0, done.stderr[-3000:]
+        (run_dir,) = [p for p in (tmp_path / "raw").iterdir() if p.is_dir() and not p.is_symlink()]
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        assert manifest["status"] == "complete" and manifest["server_host"]["ssh"] == f"bench@{lab.hosts[0].address}"
+        headers = sorted(run_dir.glob("*.headers.txt"))
+        assert len(headers) == 8 and all(len(p.read_bytes()) == 141 for p in headers)  # the Unix-socket setup too
+        assert len(manifest["measurements"]) == 8
+        assert lab.leftovers() == {}
+        assert user_work_dirs(lab) == []
+
+
+def test_a_tool_missing_on_a_target_without_root_stops_with_the_apt_get_line(tmp_path):
+    # /usr/sbin hidden on the host: no nginx there; a user that is not root cannot install it.
+    with netlab.Lab(count=1, hide=(str(ROOT), "/usr/sbin"), user="bench", prefix=f"wm{os.getpid() % 100000}") as lab:
+        done = run_as_user(lab, tmp_path / "raw")
+        assert done.returncode == 2, done.stderr[-3000:]
+        last = done.stderr.strip().splitlines()[-1]
+        target = f"bench@{lab.hosts[0].address}"
+        assert f"missing on {target}: nginx. Install there with: ssh {target} sudo apt-get install -y nginx-light" in last, last
+        assert "nothing was started" in last and "Traceback" not in done.stderr
+        assert lab.leftovers() == {}
+        assert user_work_dirs(lab) == []
+
+
 # --- A quick run with the servers on the target --------------------------------------------
 
 TARGET_SETUPS = "go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix"
