@@ -9,9 +9,11 @@ one. A `Lab` makes, as root:
   10.231.X.(i+1), `lo` up (the servers' 127.0.0.1 and Unix sockets stay per host);
 - per host a private mount namespace for its sshd: tmpfs on /run (with /run/sshd and the
   host's keys) and on /tmp, an /etc/passwd bind-mounted from a copy that adds the
-  privilege-separation user `sshd` (the real /etc is never written), and tmpfs over each
-  path in `hide` (the checkout), so the host sees neither the controller's /tmp nor the
+  privilege-separation user `sshd` (and `user`, a non-root login; the real /etc is never
+  written), and tmpfs over each directory in `hide` (the checkout), an empty file over each
+  file there (a tool made missing), so the host sees neither the controller's /tmp nor the
   checkout: what the driver needs there it must copy;
+- optionally a `banner` every login prints before the command's output (ForceCommand);
 - one ed25519 client key and an ssh config file (`Host <name>` per host, `User root`,
   that key, no known-hosts file) for `ssh -F`.
 
@@ -188,7 +190,10 @@ class Lab:
         shutil.copy(binary, files / "sshd")
         if libs is not None:
             shutil.copytree(libs, files / "lib")
-        hide = " ".join(f"mount -t tmpfs tmpfs {quote(path)} &&" for path in self.hide)
+        (files / "empty").write_text("")  # a file hidden: an empty file that is not executable bound over it
+        hide = " ".join(
+            f"mount --bind /run/lab/empty {quote(path)} &&" if os.path.isfile(path) else f"mount -t tmpfs tmpfs {quote(path)} &&" for path in self.hide
+        )
         script = (
             "set -e; mount -t tmpfs tmpfs /run && mkdir -p /run/sshd /run/lab && chmod 0755 /run/sshd && "
             f"cp -a {quote(str(files))}/. /run/lab/ && "

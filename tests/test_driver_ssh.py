@@ -100,6 +100,21 @@ def test_a_tool_missing_on_a_target_without_root_stops_with_the_apt_get_line(tmp
         assert user_work_dirs(lab) == []
 
 
+def test_wrk_missing_on_a_client_without_root_stops_with_the_install_line(tmp_path):
+    # host-1 the target (root), host-2 a client logged in as a user, with no wrk there.
+    with netlab.Lab(count=2, hide=(str(ROOT), "/usr/bin/wrk"), user="bench", prefix=f"wc{os.getpid() % 100000}") as lab:
+        target, client = lab.hosts
+        argv = lab.in_controller(str(SCRIPT), "--quick", "--server-host", target.ssh, "--client-hosts", f"bench@{client.address}",
+                                 "--ssh-config", str(lab.ssh_config), "--out", str(tmp_path / "raw"), "--setups", "go-http")
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=script_env())
+        assert done.returncode == 2, done.stderr[-3000:]
+        last = done.stderr.strip().splitlines()[-1]
+        assert f"client-1 (bench@{client.address}): wrk is missing and ssh does not log in as root there. Install it there with: sudo apt-get" in last, last
+        assert "Traceback" not in done.stderr
+        assert lab.leftovers() == {}
+        assert target_work_dirs(lab) == []
+
+
 # --- A quick run with the servers on the target --------------------------------------------
 
 TARGET_SETUPS = "go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix"
