@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,6 +60,13 @@ def test_a_login_that_prints_a_banner_is_refused_with_what_it_printed(tmp_path):
         assert chatty.ssh(host, "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.strip() == "Welcome to host-1!"  # no work dir made there
 
 
+def installed(tool: str) -> str:
+    """Return the file a tool runs from here (and on the lab's hosts, which share /usr): the one to hide."""
+    found = shutil.which(tool, path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/sbin", "/usr/sbin", "/sbin"]))
+    assert found, f"{tool} is not installed here"
+    return os.path.realpath(found)
+
+
 def run_as_user(lab, out: Path) -> subprocess.CompletedProcess:
     host = lab.hosts[0]
     argv = lab.in_controller(str(SCRIPT), "--quick", "--server-host", f"{lab.user}@{host.address}", "--ssh-config", str(lab.ssh_config),
@@ -88,8 +96,8 @@ def test_a_target_logged_in_as_a_user_not_root_runs_every_setup(tmp_path):
 
 
 def test_a_tool_missing_on_a_target_without_root_stops_with_the_apt_get_line(tmp_path):
-    # /usr/sbin hidden on the host: no nginx there; a user that is not root cannot install it.
-    with netlab.Lab(count=1, hide=(str(ROOT), "/usr/sbin"), user="bench", prefix=f"wm{os.getpid() % 100000}") as lab:
+    # nginx hidden on the host: missing there; a user that is not root cannot install it.
+    with netlab.Lab(count=1, hide=(str(ROOT), installed("nginx")), user="bench", prefix=f"wm{os.getpid() % 100000}") as lab:
         done = run_as_user(lab, tmp_path / "raw")
         assert done.returncode == 2, done.stderr[-3000:]
         last = done.stderr.strip().splitlines()[-1]
@@ -102,7 +110,7 @@ def test_a_tool_missing_on_a_target_without_root_stops_with_the_apt_get_line(tmp
 
 def test_wrk_missing_on_a_client_without_root_stops_with_the_install_line(tmp_path):
     # host-1 the target (root), host-2 a client logged in as a user, with no wrk there.
-    with netlab.Lab(count=2, hide=(str(ROOT), "/usr/bin/wrk"), user="bench", prefix=f"wc{os.getpid() % 100000}") as lab:
+    with netlab.Lab(count=2, hide=(str(ROOT), installed("wrk")), user="bench", prefix=f"wc{os.getpid() % 100000}") as lab:
         target, client = lab.hosts
         argv = lab.in_controller(str(SCRIPT), "--quick", "--server-host", target.ssh, "--client-hosts", f"bench@{client.address}",
                                  "--ssh-config", str(lab.ssh_config), "--out", str(tmp_path / "raw"), "--setups", "go-http")
