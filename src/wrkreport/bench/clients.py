@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cpu import exit_status
 from .hosts import LOCAL
 from .remote import FACTS_SCRIPT, parse_facts
 from .setups import UsageError
@@ -438,9 +439,9 @@ def client_argv(argv: list[str], client: Client, index: int = 0, count: int = 1)
     return out
 
 
-def spawn(argv: list[str], out: Path | None, err: Path, env: dict | None = None, stdin: int | None = None) -> int:
-    """Start argv with stdin from the fd given (else /dev/null), stdout to out (or /dev/null), stderr to err; return its PID."""
-    null = os.open(os.devnull, os.O_RDWR) if stdin is None else os.dup(stdin)
+def spawn(argv: list[str], out: Path | None, err: Path, env: dict | None = None) -> int:
+    """Start argv with stdin from /dev/null, stdout to out (or /dev/null), stderr to err; return its PID."""
+    null = os.open(os.devnull, os.O_RDWR)
     o = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if out else os.open(os.devnull, os.O_WRONLY)
     e = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
@@ -765,8 +766,7 @@ def reap(run: ClientRun, blocking: bool) -> bool:
     if pid == 0:
         return False
     run.ended_ms = now_ms()
-    code = os.waitstatus_to_exitcode(status)
-    run.status = 128 - code if code < 0 else code
+    run.status = exit_status(status)
     run.user_s, run.system_s = round(rusage.ru_utime, 3), round(rusage.ru_stime, 3)
     return True
 

@@ -149,6 +149,12 @@ class Measured:
     signal: int | None  # the last SIGINT/SIGTERM received meanwhile (passed on to it), or None
 
 
+def exit_status(wait_status: int) -> int:
+    """Return a wait status as the shell reports it: the exit code, or 128 + the signal that ended the process."""
+    code = os.waitstatus_to_exitcode(wait_status)
+    return 128 - code if code < 0 else code
+
+
 def run_measured(argv: list[str], stdout: Path, stderr: Path, env: dict[str, str] | None = None) -> Measured:
     """Run argv (wrk) with its output in files and env added to the environment, passing SIGINT and SIGTERM on to it."""
     received: list[int] = []
@@ -177,9 +183,8 @@ def run_measured(argv: list[str], stdout: Path, stderr: Path, env: dict[str, str
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    code = os.waitstatus_to_exitcode(status)
     return Measured(
-        status=128 - code if code < 0 else code,
+        status=exit_status(status),
         pid=child[0],
         user_s=rusage.ru_utime,
         system_s=rusage.ru_stime,
