@@ -205,26 +205,15 @@ def test_help_and_syntax():
     assert done.returncode == 0 and done.stdout.startswith(b"Usage: node server.js")
 
 
-def test_binds_loopback_only():
-    proc, port = start_node()
+@pytest.mark.parametrize(("args", "address"), [((), "0100007F"), (("--address", "127.0.0.2"), "0200007F")])
+def test_binds_loopback_only_or_the_one_address_given(args, address):
+    proc, port = start_node(*args)
     running = serving(proc, port, b"nodehello: ")
     try:
         next(running)
         listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
         local = [row[1] for row in listening if row[3] == "0A" and int(row[1].split(":")[1], 16) == port]
-        assert local == ["0100007F:" + f"{port:04X}"]
-    finally:
-        running.close()
-
-
-def test_address_binds_that_one_address():
-    proc, port = start_node("--address", "127.0.0.2")
-    running = serving(proc, port, b"nodehello: ")
-    try:
-        next(running)
-        listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
-        local = [row[1] for row in listening if row[3] == "0A" and int(row[1].split(":")[1], 16) == port]
-        assert local == ["0200007F:" + f"{port:04X}"]
+        assert local == [f"{address}:{port:04X}"]
     finally:
         running.close()
 

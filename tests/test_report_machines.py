@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -43,9 +44,14 @@ def copied(tmp_path):
     return copy
 
 
+def built_page(run: Path, out: Path):
+    """Build the run's report into out; return the build and the page's text."""
+    built = build(run, out, WHEN)
+    return built, (out / "index.html").read_text()
+
+
 def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
-    built = build(copied("server-host"), tmp_path / "out", WHEN)
-    page = (tmp_path / "out" / "index.html").read_text()
+    built, page = built_page(copied("server-host"), tmp_path / "out")
     machines = text_of(page, "machines", "environment")
     assert "controller: this machine Ran: run_bench.sh and wrk as client-1." in machines
     assert "target: root@10.231.0.2 (address 10.231.0.2) Ran: the servers (Go, nginx, ...), over ssh." in machines
@@ -62,8 +68,7 @@ def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
 
 
 def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path):
-    built = build(copied("two-clients"), tmp_path / "out", WHEN)
-    page = (tmp_path / "out" / "index.html").read_text()
+    built, page = built_page(copied("two-clients"), tmp_path / "out")
     machines = text_of(page, "machines", "environment")
     assert "controller: this machine Ran: run_bench.sh, the servers, wrk as client-1 and wrk as client-2." in machines
     assert "TCP connect() to 127.0.0.1:18710" in machines
@@ -72,8 +77,7 @@ def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path
 
 
 def test_a_single_machine_run_has_no_machines_part_and_no_extra_line(copied, tmp_path):
-    built = build(copied("quick-hist"), tmp_path / "out", WHEN)
-    page = (tmp_path / "out" / "index.html").read_text()
+    built, page = built_page(copied("quick-hist"), tmp_path / "out")
     assert 'id="machines"' not in page and "machine: cpu model" in page
     assert not built.summary.startswith("machines:")
 
@@ -148,8 +152,7 @@ def test_a_target_with_this_machines_kernel_shares_its_cpus(copied, tmp_path, sa
     manifest["boot_id"] = "0a6a2fd4-1f1e-4a9e-9a59-4b8b8a5f1c01"
     manifest["server_host"]["boot_id"] = manifest["boot_id"] if same_kernel else "5d0f3d0e-2a1b-4c2d-8e3f-9a8b7c6d5e4f"
     (run / "manifest.json").write_text(json.dumps(manifest))
-    build(run, tmp_path / "out", WHEN)
-    page = (tmp_path / "out" / "index.html").read_text()
+    _, page = built_page(run, tmp_path / "out")
     assert ("wrk ran on other machines than the servers, so they shared no CPUs" in page) is not same_kernel
     assert ("Client and servers shared the same CPUs" in page) is same_kernel
 
@@ -162,10 +165,9 @@ def test_real_lab_runs_build_with_their_machines_and_exact_merged_latency(copied
 
     run = copied(name)
     manifest = json.loads((run / "manifest.json").read_text())
-    built = build(run, tmp_path / "out", WHEN)
+    built, page = built_page(run, tmp_path / "out")
     target = manifest["server_host"]
     assert built.summary.splitlines()[0].startswith(f"machines: servers on {target['ssh']} ({target['address']})")
-    page = (tmp_path / "out" / "index.html").read_text()
     assert "Client and servers shared the same CPUs" in page  # one kernel (boot_id): the lab is one machine
     loaded = load_run(run)
     rows = loaded.measurements
