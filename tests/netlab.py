@@ -243,9 +243,10 @@ class Lab:
         """Return argv prefixed to run in the controller namespace."""
         return ["ip", "netns", "exec", self.controller, *argv]
 
-    def ssh(self, host: Host, command: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
-        """Run a shell command on a host over ssh from the controller namespace."""
-        return sh(*self.in_controller("ssh", "-F", str(self.ssh_config), host.address, command), check=check, timeout=timeout)
+    def ssh(self, host: Host, command: str, check: bool = True, timeout: float = 60, user: str | None = None) -> subprocess.CompletedProcess:
+        """Run a shell command on a host over ssh from the controller namespace (as root, or as user)."""
+        destination = f"{user}@{host.address}" if user else host.address
+        return sh(*self.in_controller("ssh", "-F", str(self.ssh_config), destination, command), check=check, timeout=timeout)
 
     def pids(self, netns: str) -> list[int]:
         """Return the PIDs of every process in a namespace."""

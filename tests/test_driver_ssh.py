@@ -68,16 +68,8 @@ def installed(tool: str) -> str:
 
 
 def run_as_user(lab, out: Path) -> subprocess.CompletedProcess:
-    host = lab.hosts[0]
-    argv = lab.in_controller(str(SCRIPT), "--quick", "--server-host", f"{lab.user}@{host.address}", "--ssh-config", str(lab.ssh_config),
-                             "--out", str(out), "--setups", TARGET_SETUPS)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=script_env())
-
-
-def user_work_dirs(lab) -> list[str]:
-    host = lab.hosts[0]
-    done = netlab.sh(*lab.in_controller("ssh", "-F", str(lab.ssh_config), f"{lab.user}@{host.address}", "ls -d /tmp/wrkreport.* 2>/dev/null || true"))
-    return done.stdout.split()
+    """Run the quick benchmark with the target logged in as the lab's user, not root."""
+    return subprocess.run(bench_argv(lab, out, login=f"{lab.user}@{lab.hosts[0].address}"), capture_output=True, text=True, timeout=300, env=script_env())
 
 
 def test_a_target_logged_in_as_a_user_not_root_runs_every_setup(tmp_path):
@@ -92,7 +84,7 @@ def test_a_target_logged_in_as_a_user_not_root_runs_every_setup(tmp_path):
         assert len(headers) == 8 and all(len(p.read_bytes()) == 141 for p in headers)  # the Unix-socket setup too
         assert len(manifest["measurements"]) == 8
         assert lab.leftovers() == {}
-        assert user_work_dirs(lab) == []
+        assert target_work_dirs(lab, lab.user) == []
 
 
 def test_a_tool_missing_on_a_target_without_root_stops_with_the_apt_get_line(tmp_path):
@@ -105,7 +97,7 @@ def test_a_tool_missing_on_a_target_without_root_stops_with_the_apt_get_line(tmp
         assert f"missing on {target}: nginx. Install there with: ssh {target} sudo apt-get install -y nginx-light" in last, last
         assert "nothing was started" in last and "Traceback" not in done.stderr
         assert lab.leftovers() == {}
-        assert user_work_dirs(lab) == []
+        assert target_work_dirs(lab, lab.user) == []
 
 
 def test_wrk_missing_on_a_client_without_root_stops_with_the_install_line(tmp_path):
@@ -139,18 +131,19 @@ def script_env() -> dict[str, str]:
     return env
 
 
-def bench_argv(lab, out: Path, *extra: str) -> list[str]:
-    host = lab.hosts[0]
-    return lab.in_controller(str(SCRIPT), "--quick", "--server-host", host.ssh, "--ssh-config", str(lab.ssh_config), "--out", str(out), "--setups", TARGET_SETUPS, *extra)
+def bench_argv(lab, out: Path, *extra: str, login: str | None = None) -> list[str]:
+    """Return the quick run with the servers on the lab's first host, logged in as root (or as login)."""
+    login = login or lab.hosts[0].ssh
+    return lab.in_controller(str(SCRIPT), "--quick", "--server-host", login, "--ssh-config", str(lab.ssh_config), "--out", str(out), "--setups", TARGET_SETUPS, *extra)
 
 
 def netns_id(argv_prefix: list[str]) -> str:
     return subprocess.run([*argv_prefix, "readlink", "/proc/self/ns/net"], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def target_work_dirs(lab) -> list[str]:
-    """Return the wrkreport work dirs left in the target's private /tmp."""
-    return lab.ssh(lab.hosts[0], "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.split()
+def target_work_dirs(lab, user: str | None = None) -> list[str]:
+    """Return the wrkreport work dirs left in the target's private /tmp (seen as root, or as user)."""
+    return lab.ssh(lab.hosts[0], "ls -d /tmp/wrkreport.* 2>/dev/null || true", user=user).stdout.split()
 
 
 def default_sigint() -> None:
@@ -228,7 +221,7 @@ def test_quick_run_with_the_servers_on_the_target(lab, target_run):
     assert re.findall(r"^\s*listen (\S+);", conf, re.M) == [f"{host.address}:{p}" for p in (8081, 8082, 8083)]
     assert re.search(r"upstream go_http \{\s*server 127\.0\.0\.1:8080;", conf), "nginx's backend stays on the target's loopback"
     go_log = (run_dir / "logs" / "go.gomaxprocs-1.log").read_text()
-    assert f"http=127.0.0.1:8080" in go_log and f"http-public={host.address}:8080" in go_log
+    assert "http=127.0.0.1:8080" in go_log and f"http-public={host.address}:8080" in go_log
     controller_addrs = subprocess.run(lab.in_controller("ip", "-o", "addr"), capture_output=True, text=True).stdout
     assert f" {host.address}/" not in controller_addrs
     assert f" {host.address}/" in subprocess.run(["ip", "-n", host.netns, "-o", "addr"], capture_output=True, text=True).stdout
