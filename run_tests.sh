@@ -13,7 +13,7 @@ readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-se
 
 usage() {
   cat <<'EOF'
-Usage: ./run_tests.sh [pytest arguments...]
+Usage: ./run_tests.sh [--repeat N] [pytest arguments...]
 
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
@@ -30,6 +30,11 @@ Chromium or Playwright they are skipped with their reason; with CI=true a skippe
 browser test, or a test module skipped at import, fails.
 
 Arguments are passed to pytest, e.g. ./run_tests.sh -k parse -q
+
+--repeat N runs go test and pytest N times in a row after one install (to catch a flaky
+test: ./run_tests.sh --repeat 5 -q), printing each run's pytest summary line, exit status
+and wall time as it ends and all of them again at the end; its pytest output is kept in
+a temporary file whose path is printed. The exit status is the first failing run's.
 
 Exit status: pytest's (0 all passed; 1 failures; 5 no test ran), 2 when a tool is missing
 and cannot be installed, or go test's when it fails.
@@ -134,10 +139,53 @@ go_tests() {
   done
 }
 
+# test_once PYTHON [pytest arguments...]: go test, then pytest; return the first failure's status.
+test_once() {
+  local python="$1"
+  shift
+  go_tests
+  log "pytest $*"
+  (cd "${ROOT}" && "${python}" -m pytest "$@")
+}
+
+# summary_line FILE: pytest's closing line in FILE ("N passed, M failed in T s"), bare.
+summary_line() {
+  grep -E '(passed|failed|error|no tests ran)' "$1" | tail -n 1 | sed -E 's/^=+ //; s/ =+$//'
+}
+
+# repeat_tests N PYTHON [pytest arguments...]: test_once N times in a row; say each run's
+# summary line, status and wall time; return the first failing run's status.
+repeat_tests() {
+  local count="$1" python="$2" i rc first_rc=0 start output line lines=()
+  shift 2
+  output="$(mktemp "${TMPDIR:-/tmp}/run_tests.XXXXXX")"
+  log "--repeat ${count}: pytest output of each run in ${output}"
+  for ((i = 1; i <= count; i++)); do
+    start=${SECONDS}
+    rc=0
+    test_once "${python}" "$@" 2>&1 | tee -a "${output}.${i}" || rc=$?
+    line="run ${i}/${count}: $(summary_line "${output}.${i}") (exit ${rc}, $((SECONDS - start)) s)"
+    cat "${output}.${i}" >>"${output}"
+    rm -f -- "${output}.${i}"
+    log "${line}"
+    lines+=("${line}")
+    ((first_rc != 0 || rc == 0)) || first_rc=${rc}
+  done
+  log "--repeat ${count}, every run:"
+  printf '[run_tests]   %s\n' "${lines[@]}" >&2
+  return "${first_rc}"
+}
+
 main() {
   if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
     usage
     return 0
+  fi
+  local repeat=1
+  if [[ "${1:-}" == --repeat ]]; then
+    [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repeat needs a whole number of runs, at least 1 (got '${2:-}')"
+    repeat="$2"
+    shift 2
   fi
   command -v go >/dev/null 2>&1 || die "go is not installed (https://go.dev/dl/ or apt-get install golang-go)"
   install_tools
@@ -147,10 +195,11 @@ main() {
   # Tests start run_bench.sh and wrkreport as commands: the same environment must provide them.
   PATH="$(dirname "${python}"):${PATH}"
   export PATH
-  go_tests
-  log "pytest $*"
-  cd "${ROOT}"
-  "${python}" -m pytest "$@"
+  if ((repeat > 1)); then
+    repeat_tests "${repeat}" "${python}" "$@"
+  else
+    test_once "${python}" "$@"
+  fi
 }
 
 main "$@"

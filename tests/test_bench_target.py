@@ -141,6 +141,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def children_once_forked(pid: int, count: int, timeout: float = 10) -> list[int]:
+    """Return pid's children (pgrep -P) once there are count of them; a fixed sleep raced a loaded machine."""
+    deadline = time.monotonic() + timeout
+    while True:
+        kids = [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+        if len(kids) >= count or time.monotonic() > deadline:
+            assert len(kids) == count, kids
+            return kids
+        time.sleep(0.02)
+
+
 def test_start_records_the_servers_own_pid_in_its_session_with_the_environment(work):
     done = sh(work, "start", "go", str(work / "go.log"), "1024", "GOMAXPROCS=3", sys.executable, "-c",
               "import os, time; print(os.environ['GOMAXPROCS'], os.getsid(0) == os.getpid(), flush=True); print('x ready', flush=True); time.sleep(60)")
@@ -166,9 +177,7 @@ def test_ready_fails_when_the_server_exits_first(work):
 def test_stop_kills_a_server_ignoring_sigterm_and_its_children_of_the_same_program(work):
     program = "trap '' TERM; sleep 60 & sleep 60 & wait"
     pid = int(sh(work, "start", "nginx", str(work / "n.log"), "1024", "sh", "-c", program).stdout)
-    time.sleep(0.3)
-    kids = [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
-    assert len(kids) == 2
+    kids = children_once_forked(pid, 2)  # the trap is set before the first fork
     done = sh(work, "stop", "nginx")
     assert "still running 5s after SIGTERM: SIGKILL" in done.stdout
     assert not alive(pid)
@@ -222,12 +231,12 @@ def test_prepare_and_nofile(work):
 
 def test_the_cpu_shell_answers_snapshots_children_and_liveness_of_real_processes(work):
     pid = int(sh(work, "start", "nginx", str(work / "n.log"), "1024", "sh", "-c", "sleep 60 & sleep 60 & wait").stdout)
-    time.sleep(0.3)
+    expected = children_once_forked(pid, 2)
     shell = target.TargetShell(["sh", str(work / "target.sh"), "cpu"], "here")
     try:
         assert shell.ticks_per_s == os.sysconf("SC_CLK_TCK")
         kids = shell.children(pid)
-        assert len(kids) == 2
+        assert sorted(kids) == sorted(expected)
         snap = shell.snapshot({"nginx": pid, "go": None})
         assert set(snap) == {"nginx"} and set(snap["nginx"]) == {pid, *kids}
         assert shell.running([pid, *kids]) and not shell.running([pid, 999999999])

@@ -284,16 +284,17 @@ def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log
     proc = subprocess.Popen([*args, "--out", str(out), *port_args(ports)], env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=default_sigint)
     try:
-        deadline = time.monotonic() + 60
-        while True:  # once the cell is recorded as answering 200, take the socket away from nginx's workers
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
-            manifest_path = out / "latest" / "manifest.json"
-            passes = json.loads(manifest_path.read_text())["passes"] if manifest_path.exists() else []
-            if passes and passes[0]["cells"]:
-                break
-            time.sleep(0.05)
+        # Once the measurement has started (its file exists: the driver checked the servers just
+        # before), take the upstream away for good: no new connection to the socket (mode 0:
+        # connect() ... (13: Permission denied), logged at crit) and no old one either (the Go
+        # server killed, so the FastCGI connections nginx keeps alive close). A chmod alone
+        # raced with those kept-alive connections (issue 23).
+        wait_for_measurement_file(out, proc, "nginx-fcgi-unix.gomaxprocs-1.block-1.run-1.wrk.txt")
         (socket_path,) = tmp.glob("wrkreport.*/go.sock")
-        socket_path.chmod(0)  # every request now fails: connect() ... (13: Permission denied), logged at crit
+        socket_path.chmod(0)
+        go_pid = json.loads((out / "latest" / "manifest.json").read_text())["passes"][0]["pids"]["go"]
+        assert alive_as(go_pid, "gohello")
+        os.kill(go_pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -396,7 +397,8 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
     proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         in_progress = wait_for_second_measurement(out, proc)
-        time.sleep(1)  # well inside the 4 s measurement
+        setup = in_progress.split(".", 1)[0]
+        wait_for_wrk(proc, ports[setup])  # loading: 4 s to go
         proc.send_signal(signal.SIGINT)  # to the script only: it must stop its children itself
         _, stderr = proc.communicate(timeout=30)
     finally:
@@ -418,6 +420,25 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
         assert parse_file(run / name).requests > 0
     assert len(list(run.glob("*.headers.txt"))) == 4
     assert_nothing_left(manifest, ports, tmp)
+
+
+def wait_for_wrk(proc: subprocess.Popen, port: int, timeout: float = 60) -> None:
+    """Wait until a wrk loading 127.0.0.1:port runs (not the header check's curl), while proc, the script, still does."""
+    deadline = time.monotonic() + timeout
+    url = f"127.0.0.1:{port}/"
+    while not [p for p in processes_mentioning([url]) if Path(p.split(": ", 1)[1].split(" ", 1)[0]).name == "wrk"]:
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"no wrk loading {url} started"
+        time.sleep(0.02)
+
+
+def wait_for_measurement_file(out: Path, proc: subprocess.Popen, name: str, timeout: float = 60) -> None:
+    """Wait until the latest run's measurement file name exists (the measurement has started)."""
+    deadline = time.monotonic() + timeout
+    while not (out / "latest" / name).exists():
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"{name} never appeared"
+        time.sleep(0.02)
 
 
 def wait_for_second_measurement(out: Path, proc: subprocess.Popen, timeout: float = 60) -> str:

@@ -22,7 +22,7 @@ import pytest
 from wrkreport.parse import parse_file
 
 from conftest import free_port_block, missing_tools
-from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, load_run, port_args, processes_mentioning, script_env, workdirs  # noqa: F401
+from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, load_run, port_args, processes_mentioning, script_env, wait_for_wrk, workdirs  # noqa: F401
 
 PORT_NAMES = (*BASE_PORT_NAMES, "node-http")
 NODE_MISSING = missing_tools("wrk", "curl", "go", "node")
@@ -125,11 +125,7 @@ def test_sigint_during_a_node_cluster_measurement_leaves_no_node_process(workdir
     args = [str(SCRIPT), "--quick", "--setups", "node-http", "--gomaxprocs", "2", "--duration", "4", "--warmup", "0", "--out", str(out), *port_args(ports)]
     proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
-        deadline = time.monotonic() + 60
-        while not list(out.glob("*/node-http.*.wrk.txt")):
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1] if proc.poll() is not None else "no measurement started"
-            time.sleep(0.1)
-        time.sleep(1)  # inside the 4 s measurement, the cluster serving
+        wait_for_wrk(proc, ports["node-http"])  # loading the cluster: 4 s to go
         proc.send_signal(signal.SIGINT)  # to the script only: it must stop node and its workers itself
         _, stderr = proc.communicate(timeout=30)
     finally:
