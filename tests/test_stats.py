@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import math
+from statistics import NormalDist
 
 import pytest
 
@@ -22,6 +23,13 @@ def test_doctests():
 def test_t_975_matches_the_table_within_a_thousandth(df, expected):
     # Exact values (R: qt(0.975, df)) for the interpolated ones: 35 -> 2.0301, 50 -> 2.0086, 100 -> 1.9840, 1000 -> 1.9623.
     assert stats.t_975(df) == pytest.approx(expected, abs=0.0011)
+
+
+def test_t_975_is_within_a_thousandth_of_scipy_at_every_degree_of_freedom_the_tool_meets():
+    from scipy.stats import t
+
+    worst = max(abs(stats.t_975(df) - t.ppf(0.975, df)) for df in range(1, 2001))
+    assert worst <= 0.001, worst
 
 
 def test_t_975_rejects_zero_degrees_of_freedom():
@@ -97,16 +105,34 @@ def test_modified_z_marks_only_the_outlier():
     assert stats.modified_z(5.0, [5.0, 5.0, 5.0]) is None
 
 
-def test_block_ratio_interval_is_a_t_interval_over_block_medians():
+def test_block_ratio_interval_is_a_t_interval_over_huber_block_summaries():
     blocks = [[(60.0, 100.0), (50.0, 100.0), (62.0, 100.0)], [(55.0, 100.0), (57.0, 100.0)], [(64.0, 100.0), (30.0, 100.0), (61.0, 100.0)]]
-    medians = [math.log(0.60), (math.log(0.55) + math.log(0.57)) / 2, math.log(0.61)]  # the 0.30 outlier does not count
-    centre = sum(medians) / 3
-    sd = math.sqrt(sum((m - centre) ** 2 for m in medians) / 2)
+    logs = [[math.log(a / b) for a, b in block] for block in blocks]
+    # The pooled scale: the median of the 7 within-block |differences| (0.182 here), as a normal sd.
+    differences = sorted(abs(x - y) for block in logs for i, x in enumerate(block) for y in block[i + 1:])
+    scale = differences[3] / (NormalDist().inv_cdf(0.75) * math.sqrt(2))
+    bound = 1.345 * scale
+    # Blocks 1 and 2 have no round farther than the bound from their centre: their mean. In block 3
+    # the 0.30 strays: at the fixed point its pull is worth exactly -bound, so the centre is
+    # (log 0.64 + log 0.61 - bound) / 2 (a median would give log 0.61, a mean 0.1 lower).
+    summaries = [sum(logs[0]) / 3, sum(logs[1]) / 2, (logs[2][0] + logs[2][2] - bound) / 2]
+    assert all(abs(x - summaries[0]) <= bound for x in logs[0]) and abs(logs[2][1] - summaries[2]) > bound
+    assert stats.block_summaries(logs) == pytest.approx(summaries, abs=1e-6)
+    centre = sum(summaries) / 3
+    sd = math.sqrt(sum((m - centre) ** 2 for m in summaries) / 2)
     found = stats.block_ratio_interval(blocks)
     assert (found.unit, found.blocks, found.n) == ("block", 3, 8)
     assert found.estimate == pytest.approx(math.exp(centre))
     assert found.low == pytest.approx(math.exp(centre - 4.303 * sd / math.sqrt(3)))
     assert found.high == pytest.approx(math.exp(centre + 4.303 * sd / math.sqrt(3)))
+
+
+def test_huber_location_is_the_mean_for_agreeing_values_and_bounds_a_stray_one():
+    assert stats.huber_location([1.0, 2.0, 3.0], 1.0) == pytest.approx(2.0)
+    assert stats.huber_location([1.0, 2.0, 3.0], 0.0) == pytest.approx(2.0)  # no scale: the mean
+    # One value 100 scales away moves the centre of four by k * scale / 3 (here 0.4483), not 25.
+    assert stats.huber_location([0.0, 0.0, 0.0, 100.0], 1.0) == pytest.approx(1.345 / 3)
+    assert stats.pooled_pair_scale([[0.0, 1.0], [5.0]]) == pytest.approx(1 / (NormalDist().inv_cdf(0.75) * math.sqrt(2)))
 
 
 def test_one_block_falls_back_to_repeats_and_says_so():

@@ -8,7 +8,7 @@ the interval excludes 1.0 ("no change"). Within a run, the overhead ratio keeps 
 round pairing with go-http.
 
 Units: a run measured in blocks (at least 2 server starts) contributes one value per block
-(the block's median of log req/s, or of log ratios), so start-to-start variation is in the
+(the block's Huber estimate of log req/s, or of log ratios: stats.block_summaries), so start-to-start variation is in the
 spread. A run recorded before blocks has one server start per GOMAXPROCS pass: all its
 repeats share that start, and the start-to-start effect is confounded with the run
 itself. Refusing to flag such runs would leave every recorded run uncomparable, so the
@@ -55,7 +55,7 @@ P99 = "latency_p99_ms"
 METHOD = (
     "Change = run B / run A, on the log scale: for req/s and p99 latency, the geometric mean of each run's kept measurements; "
     "for the overhead ratio, of each run's round-paired setup/go-http ratios. A run measured in blocks (server "
-    "starts) counts one value per block (the block's median); a run without blocks counts its repeats. The 95% "
+    "starts) counts one value per block (the block's Huber estimate); a run without blocks counts its repeats. The 95% "
     "interval is Welch's t interval on the difference of the log means (Welch-Satterthwaite degrees of freedom). "
     "A run without blocks started its servers once, so its repeats cannot show how much a restart moves the "
     f"figures: for each such run the interval is widened by a start-to-start sd of {START_SD:.0%} for the ratio (the "
@@ -196,7 +196,7 @@ def ratio_units(cell: Cell, base: Cell | None) -> tuple[list[float], bool]:
 def units_of(logs_by_block: list[list[float]] | None, logs: list[float]) -> tuple[list[float], bool]:
     """Return one run's units: block summaries when it has 2 or more blocks, else the logs of its repeats."""
     if logs_by_block is not None and len([b for b in logs_by_block if b]) >= MIN_UNITS:
-        return [stats.block_summary(b) for b in logs_by_block if b], True
+        return stats.block_summaries(logs_by_block), True
     return list(logs), False
 
 

@@ -10,8 +10,12 @@ measurements after one start share that start's luck (memory layout, which CPU e
 process landed on, nginx's worker balance), so they are not independent and a
 measurement-level interval understates the run-to-run spread (about 5% on the fixtures'
 nginx-http ratio). Within a block, a setup's round k is paired with go-http's round k;
-the block contributes the median of its log ratios (robust to the occasional outlier
-measurement); the interval is a Student-t interval over the block summaries with
+the block contributes a Huber M-estimate of the centre of its log ratios, with one
+within-block scale pooled over the blocks (block_summaries): the mean when the rounds
+agree, pulling in only a round that strays past 1.345 scales, so it is nearly as narrow
+as the block mean on normal noise and as robust as the block median under heavy tails
+(the simulation in tests/test_stats_coverage.py chose it over both, and over trimmed
+means); the interval is a Student-t interval over the block summaries with
 blocks - 1 degrees of freedom. This is the "analysis of cluster means" of a two-level
 (nested) design: Snedecor & Cochran, "Statistical Methods", 8th ed., 1989, ch. 13
 (nested classifications), and Kalibera & Jones, "Rigorous Benchmarking in Reasonable
@@ -24,11 +28,15 @@ simulation in tests/test_stats_coverage.py.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 # Two-sided 95% critical values of Student's t, t(0.975, df), from the standard table
+# (a table, not scipy.stats.t.ppf: the driver's stopping rule runs this module before any
+# pip install, with the standard library only; tests/test_stats.py checks it against scipy)
 # (e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2). Between entries,
 # interpolated linearly in 1/df, which is within 0.001 of the exact value over this range.
 T_975 = {
@@ -39,6 +47,11 @@ T_975 = {
 }
 Z_975 = 1.960
 MAD_TO_SIGMA = 1.4826  # MAD * 1.4826 estimates sigma for normal data
+# Huber's tuning constant: 95% of the mean's efficiency when the noise is normal (Huber &
+# Ronchetti, "Robust Statistics", 2nd ed., 2009, sec. 4.6).
+HUBER_K = 1.345
+# Two normal draws differ by N(0, 2 sigma^2): the median of |x_i - x_j| is 0.6745 * sqrt(2) * sigma.
+PAIR_DIFF_TO_SIGMA = 1 / (NormalDist().inv_cdf(0.75) * math.sqrt(2))
 
 BLOCK, REPEAT = "block", "repeat"  # units of replication of an Interval
 # Fewest blocks before the stopping rule may stop. Stopping as soon as an interval is narrow
@@ -194,20 +207,65 @@ def block_mean_interval(blocks: list[list[float]]) -> Interval:
     return Interval(inner.estimate, inner.low, inner.high, len(values), BLOCK, len(used))
 
 
-def block_summary(logs: list[float]) -> float:
-    """Return one block's summary of its log values: their median (robust to one outlier in three).
+def pooled_pair_scale(blocks: list[list[float]]) -> float:
+    """Return a robust within-block sd: the median |x_i - x_j| over every pair of values in the same block, scaled to sigma (0.0 without a pair).
 
-    >>> block_summary([-0.5, -0.6, -1.2])
-    -0.6
+    Differences within a block cancel the block's own shift, so the scale sees only the
+    round-to-round noise; the median of them ignores a stray round (Shamos's estimator,
+    pooled over blocks).
+
+    >>> round(pooled_pair_scale([[0.0, 0.1, 0.2], [1.0, 1.1]]), 4)
+    0.1048
+    >>> pooled_pair_scale([[1.0], [2.0]])
+    0.0
     """
-    return median(logs)
+    differences = [abs(a - b) for block in blocks for a, b in itertools.combinations(block, 2)]
+    return PAIR_DIFF_TO_SIGMA * median(differences) if differences else 0.0
+
+
+def huber_location(values: list[float], scale: float, k: float = HUBER_K) -> float:
+    """Return Huber's M-estimate of the centre of values at a fixed scale, by iteratively reweighted means.
+
+    Values within k * scale of the centre weigh 1, farther ones k * scale / distance, so
+    one stray value moves the centre by at most about k * scale / n. With a scale of 0 or
+    fewer than 3 values it is the mean (two values have no stray one).
+
+    >>> round(huber_location([0.0, 0.1, 0.2], 0.1), 4)
+    0.1
+    >>> round(huber_location([0.0, 0.1, 1.0], 0.1), 4)  # the mean would be 0.3667
+    0.1172
+    >>> huber_location([0.0, 1.0], 0.1)
+    0.5
+    """
+    if scale <= 0 or len(values) < 3:
+        return mean(values)
+    centre = median(values)
+    bound = k * scale
+    for _ in range(100):
+        weights = [1.0 if abs(v - centre) <= bound else bound / abs(v - centre) for v in values]
+        moved = math.fsum(w * v for w, v in zip(weights, values)) / math.fsum(weights)
+        if abs(moved - centre) <= 1e-12 * max(1.0, abs(centre)):
+            return moved
+        centre = moved
+    return centre
+
+
+def block_summaries(blocks: list[list[float]]) -> list[float]:
+    """Return each non-empty block's summary of its log values: huber_location at the scale pooled over all the blocks.
+
+    >>> [round(v, 4) for v in block_summaries([[-0.5, -0.6, -0.55], [-0.5, -0.6, -1.2]])]
+    [-0.55, -0.6205]
+    """
+    used = [block for block in blocks if block]
+    scale = pooled_pair_scale(used)
+    return [huber_location(block, scale) for block in used]
 
 
 def block_ratio_interval(blocks: list[list[tuple[float, float]]]) -> Interval:
     """Return the geometric-mean ratio a/b with a 95% t-interval over blocks (the unit of replication).
 
     Each block is a list of (a, b) pairs, one per round (a setup's round k with go-http's
-    round k). The block's summary is block_summary of its log ratios; the interval is a
+    round k). The blocks' summaries are block_summaries of their log ratios; the interval is a
     Student-t interval over the summaries, blocks - 1 degrees of freedom, back-transformed.
     With fewer than 2 blocks holding pairs, falls back to ratio_interval over the pairs of
     that one block (unit "repeat": it covers one server start only).
@@ -224,8 +282,7 @@ def block_ratio_interval(blocks: list[list[tuple[float, float]]]) -> Interval:
     pairs = [pair for block in used for pair in block]
     if len(used) < 2:
         return replace(ratio_interval(pairs), blocks=len(used))
-    summaries = [block_summary([math.log(a / b) for a, b in block]) for block in used]
-    inner = mean_interval(summaries)
+    inner = mean_interval(block_summaries([[math.log(a / b) for a, b in block] for block in used]))
     return Interval(math.exp(inner.estimate), math.exp(inner.low), math.exp(inner.high), len(pairs), BLOCK, len(used))
 
 
