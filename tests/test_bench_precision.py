@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from wrkreport import stats
-from wrkreport.bench.precision import assess, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
+from wrkreport.bench.precision import assess, cpu_per_request_of, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
 
 
 def measurement(setup: str, n: int, block: int, k: int, start: str = "", end: str = "") -> dict:
@@ -27,8 +29,17 @@ def blocked_run(blocks: int, rounds: int, ratio_of_block, gomaxprocs=(1,)) -> tu
                 for setup, rate in (("go-http", 1000.0), ("nginx-http", 1000.0 * ratio_of_block(b, r))):
                     m = measurement(setup, n, b, k)
                     manifest["measurements"].append(m)
-                    cache[m["file"]] = rate
+                    cache[m["file"]] = SimpleNamespace(requests_per_sec=rate, requests=int(rate))  # a 1-second wrk's totals
     return manifest, cache
+
+
+def with_cpu(run_dir: Path, manifest: dict, cpu_s_of) -> None:
+    """Write a .cpu.json beside every measurement: Go and nginx busy for cpu_s_of(measurement) seconds together, wrk apart."""
+    for m in manifest["measurements"]:
+        m["cpu_file"] = f"{m['file']}.cpu.json"
+        busy = cpu_s_of(m)
+        processes = {"go": {"user_s": busy / 2, "system_s": 0.0}, "nginx": {"user_s": busy / 4, "system_s": busy / 4}, "wrk": {"user_s": 5.0, "system_s": 5.0}}
+        (run_dir / m["cpu_file"]).write_text(json.dumps({"processes": processes}))
 
 
 def test_ratio_blocks_pair_round_k_with_go_http_round_k_within_each_block():
@@ -37,6 +48,28 @@ def test_ratio_blocks_pair_round_k_with_go_http_round_k_within_each_block():
     found = ratio_blocks(Path("."), manifest, cache)
     assert list(found) == [(1, 100, "nginx-http")]
     assert found[(1, 100, "nginx-http")] == [[(610.0, 1000.0), (620.0, 1000.0)], [(710.0, 1000.0)]]
+
+
+def test_cpu_ratio_blocks_pair_the_servers_cpu_per_request_and_leave_wrk_out(tmp_path):
+    manifest, cache = blocked_run(2, 2, lambda b, r: 0.5)
+    with_cpu(tmp_path, manifest, lambda m: 0.2 if m["setup"] == "go-http" else 0.25 * m["block"])
+    (tmp_path / manifest["measurements"][-1]["cpu_file"]).write_text("{not json")  # unreadable: its pair is left out
+    found = ratio_blocks(tmp_path, manifest, cache, cpu_per_request_of)
+    # go-http: 0.2 s over 1000 requests; nginx-http: 0.25 s x block over 500 requests
+    assert found[(1, 100, "nginx-http")] == [[(0.0005, 0.0002)] * 2, [(0.001, 0.0002)]]
+
+
+def test_the_target_covers_the_cpu_cost_ratios(tmp_path):
+    steady = lambda b, r: 0.6 * (1 + 0.01 * ((b % 3) - 1))  # the throughput ratio within +/-1%
+    manifest, cache = blocked_run(stats.MIN_BLOCKS, 2, steady)
+    with_cpu(tmp_path, manifest, lambda m: 0.1 if m["setup"] == "go-http" else 0.15 * (1 + 0.2 * ((m["block"] % 3) - 1)))
+    record = assess(tmp_path, manifest, cache, 100.0)
+    assert (record["ratios"], record["cpu_ratios"]) == (1, 1)
+    assert record["met"] is False and record["cpu_worst_half_width_pct"] > 5 and record["worst_half_width_pct"] == record["cpu_worst_half_width_pct"]
+    with_cpu(tmp_path, manifest, lambda m: 0.1 if m["setup"] == "go-http" else 0.15)
+    record = assess(tmp_path, manifest, cache, 100.0)
+    assert record["met"] is True and record["cpu_worst_half_width_pct"] < 5
+    assert decide(record, manifest["parameters"]).startswith("target met: every throughput and CPU-cost ratio within +/-5%")
 
 
 def test_assess_meets_the_target_only_with_narrow_intervals_and_enough_blocks():

@@ -45,6 +45,9 @@ BLOCK_METHOD = (
     "geometric mean of the block estimates."
 )
 LATENCY_RATIO_METRICS = ("latency_p50_ms", "latency_p99_ms")
+# Server CPU per request (Go's or its stand-in's, plus nginx's, CPU time / requests): the
+# capacity-planning figure. Its ratio to go-http's pairs rounds and blocks as the throughput ratio does.
+CPU_METRIC = "cpu_server_ms_per_1k"
 CELL_METRICS = (
     "requests_per_sec",
     "latency_avg_ms",
@@ -217,6 +220,7 @@ class Analysis:
     sharing: CpuSharing | None = None  # how wrk and the servers shared the CPUs (None without CPU records)
     method: str = NO_BLOCKS_METHOD
     precision_note: str = ""  # the precision target met or not, from the manifest (design.precision_sentence)
+    cpu_ratios: tuple[Ratio, ...] = ()  # server CPU per request, setup / go-http (lower is cheaper), when CPU was recorded
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -224,7 +228,7 @@ class Analysis:
 
     def ratio(self, gomaxprocs: int, connections: int, setup: str, metric: str = THROUGHPUT) -> Ratio | None:
         """Return one ratio, or None."""
-        pool = self.ratios if metric == THROUGHPUT else self.latency_ratios
+        pool = self.ratios if metric == THROUGHPUT else self.cpu_ratios if metric == CPU_METRIC else self.latency_ratios
         key = (metric, gomaxprocs, connections, setup)
         return next((r for r in pool if (r.metric, r.gomaxprocs, r.connections, r.setup) == key), None)
 
@@ -278,7 +282,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     table = derive(table, loads)
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
-    cells, ratios, latency, comparisons, ceiling = [], [], [], [], []
+    cells, ratios, latency, comparisons, ceiling, cpu = [], [], [], [], [], []
     by_cell = {(int(g), int(c), str(s)): rows for (g, c, s), rows in table.groupby(["gomaxprocs", "connections", "setup"], sort=False)}
     for gomaxprocs, connections in groups:
         measured = {s for g, c, s in by_cell if (g, c) == (gomaxprocs, connections)}
@@ -295,13 +299,17 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
             ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(BASELINE), BASELINE))
             for metric in LATENCY_RATIO_METRICS:
                 latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(BASELINE), BASELINE))
+            cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(BASELINE), BASELINE))
             if CEILING in group_cells:
                 ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
     method = BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD
+    if all(r.excluded == NO_CPU for r in cpu):
+        cpu = []  # a run without CPU records (recorded before them, or ab on a remote client): no CPU figure at all
     return Analysis(
-        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method
+        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method,
+        cpu_ratios=tuple(cpu),
     )
 
 
@@ -484,6 +492,8 @@ def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: 
         return make(excluded=f"every repeat was excluded ({first_reason(cell)})")
     pairs = paired_values(cell, baseline, metric)
     if not pairs:
+        if metric == CPU_METRIC and (cell.metrics.get(metric) is None or baseline.metrics.get(metric) is None):
+            return make(excluded=NO_CPU)
         if metric != THROUGHPUT and cell.metrics.get(metric) is None:
             return make(excluded=f"no {metric_label(metric)} in the wrk output (run without --latency?)")
         return make(excluded=f"no repeat measured for both {cell.setup} and {baseline_name}")
@@ -546,6 +556,9 @@ def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int
     return found
 
 
+NO_CPU = "no server CPU record (*.cpu.json) beside these measurements"
+
+
 def metric_label(metric: str) -> str:
     """Return a short label for a metric."""
     return METRIC_LABELS.get(metric, metric)
@@ -561,4 +574,5 @@ METRIC_LABELS = {
     "latency_max_ms": "max latency",
     "socket_errors": "socket errors",
     "non_2xx_3xx": "non-2xx/3xx responses",
+    CPU_METRIC: "server CPU per request",
 }

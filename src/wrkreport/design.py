@@ -48,7 +48,7 @@ def precision_of(manifest: dict | None) -> dict | None:
     """Return the run's precision record (target, met, worst/median half-width in %, stop reason, more-time estimate in s); None when the run has none.
 
     >>> precision_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "median_half_width_pct": 3.1, "stop_reason": "time limit", "more_time_estimate_s": 170, "blocks": {"1": 8}}})
-    {'target_pct': 5.0, 'met': False, 'worst_half_width_pct': 6.8, 'median_half_width_pct': 3.1, 'stop_reason': 'time limit', 'more_time_estimate_s': 170}
+    {'target_pct': 5.0, 'met': False, 'worst_half_width_pct': 6.8, 'median_half_width_pct': 3.1, 'stop_reason': 'time limit', 'more_time_estimate_s': 170, 'cpu_ratios': None}
     """
     record = (manifest or {}).get("precision") if isinstance(manifest, dict) else None
     if not isinstance(record, dict) or number(record.get("target_pct")) is None:
@@ -60,6 +60,7 @@ def precision_of(manifest: dict | None) -> dict | None:
         "median_half_width_pct": number(record.get("median_half_width_pct")),
         "stop_reason": record.get("stop_reason") if isinstance(record.get("stop_reason"), str) else None,
         "more_time_estimate_s": number(record.get("more_time_estimate_s")),
+        "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs before issue 20: None)
     }
 
 
@@ -79,6 +80,8 @@ def precision_sentence(manifest: dict | None) -> str:
     'Precision target: every overhead ratio within +/-5%: met (worst +/-4.2%).'
     >>> precision_sentence({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "stop_reason": "time limit", "more_time_estimate_s": 170}})
     'Precision target: every overhead ratio within +/-5%: NOT met (worst +/-6.8%; stopped: time limit); about 3 minutes more would likely meet it.'
+    >>> precision_sentence({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2, "cpu_ratios": 6}})
+    'Precision target: every throughput and CPU-cost ratio within +/-5%: met (worst +/-4.2%).'
     """
     design, record = design_of(manifest), precision_of(manifest)
     if design["smoke_test"]:
@@ -87,7 +90,8 @@ def precision_sentence(manifest: dict | None) -> str:
         return ""
     worst = record["worst_half_width_pct"]
     shown = f"worst +/-{worst:g}%" if worst is not None else "no interval yet"
-    head = f"Precision target: every overhead ratio within +/-{record['target_pct']:g}%"
+    what = "every throughput and CPU-cost ratio" if record["cpu_ratios"] else "every overhead ratio"
+    head = f"Precision target: {what} within +/-{record['target_pct']:g}%"
     if record["met"]:
         return f"{head}: met ({shown})."
     stopped = f"; stopped: {record['stop_reason']}" if record["stop_reason"] else ""

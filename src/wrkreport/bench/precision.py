@@ -1,4 +1,4 @@
-"""Precision: the driver's stopping rule (ratio intervals over blocks so far), its time estimates and the gaps between measurements."""
+"""Precision: the driver's stopping rule (throughput and CPU-cost ratio intervals over blocks so far), its time estimates and the gaps between measurements."""
 
 from __future__ import annotations
 
@@ -7,14 +7,18 @@ import statistics
 from pathlib import Path
 
 from .. import stats
+from .cpu import read_cpu_record
 from .manifest import levels_of
 from .values import parse_iso
 
 BASELINE = "go-http"  # every overhead ratio is a setup's req/s over go-http's, per GOMAXPROCS and level
 
 
-def rate_of(run_dir: Path, measurement: dict, cache: dict[str, float | None]) -> float | None:
-    """Return a measurement's req/s when it counts (wrk exit 0, all answers 2xx/3xx, a rate above 0); None otherwise. Parsed once per file."""
+SERVER_PROCESSES = ("go", "fasthttp", "node", "nginx")  # a .cpu.json's server processes (wrk is the load generator)
+
+
+def counted(run_dir: Path, measurement: dict, cache: dict) -> object | None:
+    """Return a measurement's wrk totals when it counts (wrk exit 0, all answers 2xx/3xx, a rate above 0); None otherwise. Parsed once per file."""
     from ..errors import ParseError
     from .clients import measurement_files, totals
 
@@ -26,16 +30,35 @@ def rate_of(run_dir: Path, measurement: dict, cache: dict[str, float | None]) ->
             cache[name] = None
         else:
             ok = measurement.get("exit_code", 0) == 0 and not result.non_2xx_3xx and (result.requests_per_sec or 0) > 0
-            cache[name] = result.requests_per_sec if ok else None
+            cache[name] = result if ok else None
     return cache[name]
 
 
-def ratio_blocks(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
-    """Return, per (GOMAXPROCS, level, setup), the (setup, go-http) req/s pairs of each block, paired on the round."""
+def rate_of(run_dir: Path, measurement: dict, cache: dict) -> float | None:
+    """Return a measurement's req/s when it counts; None otherwise."""
+    result = counted(run_dir, measurement, cache)
+    return None if result is None else result.requests_per_sec
+
+
+def cpu_per_request_of(run_dir: Path, measurement: dict, cache: dict) -> float | None:
+    """Return a measurement's server CPU seconds per request (every server process, as the analysis sums them) when it counts; None otherwise."""
+    result = counted(run_dir, measurement, cache)
+    record = read_cpu_record(run_dir, measurement.get("cpu_file")) if result is not None and result.requests else None
+    if record is None or not isinstance(record.get("processes"), dict):
+        return None
+    try:
+        busy = [usage["user_s"] + usage["system_s"] for name, usage in record["processes"].items() if name in SERVER_PROCESSES and usage]
+    except (KeyError, TypeError):
+        return None
+    return sum(busy) / result.requests if busy and sum(busy) > 0 else None
+
+
+def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
+    """Return, per (GOMAXPROCS, level, setup), the (setup, go-http) pairs of value_of (req/s by default) of each block, paired on the round."""
     levels = levels_of(manifest["parameters"])
     rates: dict[tuple, float] = {}
     for m in manifest["measurements"]:
-        rate = rate_of(run_dir, m, cache)
+        rate = value_of(run_dir, m, cache)
         if rate is not None:
             rates[(m["gomaxprocs"], m.get("connections", levels[0]), m["setup"], m.get("block", 1), m["repeat"])] = rate
     found: dict[tuple[int, int, str], dict[int, list]] = {}
@@ -46,9 +69,9 @@ def ratio_blocks(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, 
     return {key: [by_block[b] for b in sorted(by_block)] for key, by_block in found.items()}
 
 
-def ratio_intervals(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int, str], stats.Interval]:
-    """Return every overhead ratio's interval (block as unit; one block: over its rounds)."""
-    return {key: stats.block_ratio_interval(blocks) for key, blocks in ratio_blocks(run_dir, manifest, cache).items()}
+def ratio_intervals(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], stats.Interval]:
+    """Return every overhead ratio's interval (block as unit; one block: over its rounds); of CPU per request with value_of=cpu_per_request_of."""
+    return {key: stats.block_ratio_interval(blocks) for key, blocks in ratio_blocks(run_dir, manifest, cache, value_of).items()}
 
 
 def block_seconds(manifest: dict) -> float | None:
@@ -105,7 +128,9 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
     """Return the precision record of the run so far: target, met, worst and median half-width, blocks, time per block, more-time estimate."""
     params = manifest["parameters"]
     target = params.get("precision_pct", stats.PRECISION_TARGET * 100) / 100
-    intervals = list(ratio_intervals(run_dir, manifest, cache).values())
+    throughput = list(ratio_intervals(run_dir, manifest, cache).values())
+    cpu = list(ratio_intervals(run_dir, manifest, cache, cpu_per_request_of).values())
+    intervals = throughput + cpu  # the target covers the CPU cost ratios too (none without .cpu.json records)
     widths = [i.half_width_rel for i in intervals if i.half_width_rel is not None]
     worst = stats.worst_half_width(intervals)
     blocks = blocks_per_gomaxprocs(manifest)
@@ -119,7 +144,9 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
         "met": met,
         "worst_half_width_pct": None if worst == float("inf") else round(100 * worst, 2),
         "median_half_width_pct": round(100 * statistics.median(widths), 2) if widths else None,
-        "ratios": len(intervals),
+        "ratios": len(throughput),
+        "cpu_ratios": len(cpu),
+        "cpu_worst_half_width_pct": None if not cpu or stats.worst_half_width(cpu) == float("inf") else round(100 * stats.worst_half_width(cpu), 2),
         "blocks": blocks,
         "block_s": None if per_block is None else round(per_block, 2),
         "elapsed_s": round(elapsed_s, 1),
@@ -132,7 +159,8 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
 def decide(record: dict, params: dict) -> str | None:
     """Return why the run stops after this block (None: go on): target met, time limit, or block ceiling."""
     if record["met"]:
-        return f"target met: every ratio within +/-{params['precision_pct']:g}% with at least {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
+        what = "every throughput and CPU-cost ratio" if record.get("cpu_ratios") else "every ratio"
+        return f"target met: {what} within +/-{params['precision_pct']:g}% with at least {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
     if record["ratios"] == 0 and all(b >= stats.MIN_BLOCKS for b in record["blocks"].values()):
         return f"no ratio to aim at ({BASELINE} not measured): stopped after {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
     if min(record["blocks"].values()) >= params["max_blocks"]:

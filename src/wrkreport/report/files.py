@@ -37,6 +37,7 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "measurements": measurement_records(table),
         "ratios": [ratio_record(r) for r in analysis.ratios],
         "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
+        "cpu_ratios": [ratio_record(r) for r in analysis.cpu_ratios],  # server CPU per request / go-http's
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
         "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from ..analyze import THROUGHPUT
+from ..analyze import CPU_METRIC, THROUGHPUT
 from ..model import BASELINE, Ratio
 
 
@@ -45,7 +45,7 @@ def fmt_ratio(ratio: Ratio | None) -> str:
         return "-"
     if ratio.ratio is None:
         return "-" if ratio.excluded and ratio.excluded.startswith("no ") and ratio.metric != THROUGHPUT else "excluded"
-    if ratio.setup == ratio.baseline and ratio.metric == THROUGHPUT:
+    if ratio.setup == ratio.baseline and ratio.metric in (THROUGHPUT, CPU_METRIC):
         return "1 (baseline)" if ratio.baseline == BASELINE else "1 (the ceiling)"
     if ratio.ci_low is None:
         return f"{ratio.ratio:.3f} (n={ratio.n}, no interval)"
@@ -57,6 +57,17 @@ def fmt_share(ratio: Ratio) -> str:
     if ratio.ci_low is None:
         return f"{ratio.ratio:.0%} (one repeat, no interval)" if ratio.n == 1 else f"{ratio.ratio:.0%}"
     return f"{ratio.ratio:.0%} ({ratio.ci_low * 100:.0f}\u2011{ratio.ci_high:.0%})"  # non-breaking hyphen
+
+
+def fmt_times(ratio: Ratio) -> str:
+    """Return a cost ratio as a multiple: '2.14x (2.05-2.24)', the range unbreakable.
+
+    >>> fmt_times(Ratio("cpu_server_ms_per_1k", 1, "nginx-http", 2.1414, 2.0502, 2.2361, 30))
+    '2.14× (2.05‑2.24)'
+    """
+    if ratio.ci_low is None:
+        return f"{ratio.ratio:.2f}×" + (" (one repeat, no interval)" if ratio.n == 1 else "")
+    return f"{ratio.ratio:.2f}× ({ratio.ci_low:.2f}‑{ratio.ci_high:.2f})"  # times sign, non-breaking hyphen
 
 
 def group_name(gomaxprocs: int, connections: int, several_levels: bool) -> str:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from .. import __version__, charts, parallel, reference
-from ..analyze import NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
+from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
 from ..histogram import SHOWN_PERCENTILES
 from ..latency import cell_latencies
@@ -92,6 +92,7 @@ class CpuRow:
     go: str
     nginx: str
     total: str
+    cpu_ratio: str  # server CPU per request / go-http's, with its interval
     wrk_per_thread: str
     wrk_share: str
     ceiling: str
@@ -317,7 +318,8 @@ def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
                 setup=cell.setup,
                 go=fmt_mean(cell.metrics.get("cpu_go_ms_per_1k")),
                 nginx=fmt_mean(cell.metrics.get("cpu_nginx_ms_per_1k")),
-                total=fmt_mean(cell.metrics.get("cpu_server_ms_per_1k")),
+                total=fmt_mean(cell.metrics.get(CPU_METRIC)),
+                cpu_ratio=fmt_ratio(analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup, CPU_METRIC)),
                 wrk_per_thread=fmt_share_of(cell.metrics.get("wrk_cpu_per_thread")),
                 wrk_share=fmt_share_of(cell.metrics.get("wrk_cpu_share")),
                 ceiling=fmt_ratio(ceiling) if ceiling else "-",

@@ -7,7 +7,9 @@ import textwrap
 import pandas as pd
 
 from ..analyze import Analysis, several_levels
+from ..model import BASELINE
 from .compare_page import change_rows
+from .fmt import fmt_times, group_name
 from .compare_words import compare_summary
 from .page import result_rows
 
@@ -24,8 +26,26 @@ def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
         for r in result_rows(analysis, table, several)
     ]
     text = text_table(header, rows, right={2, 3, 4})
+    cpu = cpu_lines(analysis)
+    if cpu:
+        text += "\n" + cpu
     note = textwrap.fill(analysis.precision_note, WIDTH, break_on_hyphens=False) if analysis.precision_note else ""
     return f"{text}\n{note}" if note else text  # target met or not (design.py)
+
+
+def cpu_lines(analysis: Analysis) -> str:
+    """Return the server CPU per request of each setup as a multiple of go-http's, one wrapped line per group ('' without CPU records)."""
+    lines = []
+    for gomaxprocs, connections in analysis.groups:
+        parts = [
+            f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}"
+            for r in analysis.cpu_ratios
+            if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.setup != BASELINE and r.ratio is not None
+        ]
+        if parts:
+            where = short_group(group_name(gomaxprocs, connections, analysis.several_levels))
+            lines.append(textwrap.fill(f"CPU per request vs go-http at {where}: " + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
+    return "\n".join(lines)
 
 
 def short_group(group: str) -> str:

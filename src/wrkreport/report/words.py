@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 
 from .. import stats
-from ..analyze import Analysis, Comparison
+from ..analyze import CPU_METRIC, Analysis, Comparison
 from ..model import BASELINE, NGINX_SETUPS, Ratio
-from .fmt import fmt_share, group_name
+from .fmt import fmt_share, fmt_times, group_name
 
 MECHANISM = {
     "go-http": "Go standalone",
@@ -133,6 +133,7 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
             sentences.append(lead + join_clauses(extras) + " of Go net/http's throughput.")
         if extras_excluded:
             sentences.append(upper_first("; ".join(extras_excluded) + "."))
+        sentences.extend(cpu_sentence(analysis, gomaxprocs, connections))
         paragraphs.append(" ".join(sentences))
     return tuple(paragraphs)
 
@@ -155,6 +156,19 @@ def share_clauses(analysis: Analysis, gomaxprocs: int, connections: int, setups:
         elif found.kind == "inconclusive":
             notes.append(f"{name}: inconclusive, the interval includes 1.0 but reaches outside {BAND_TEXT} ({found.settle_text})")
     return shares, notes
+
+
+def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[str]:
+    """Return what each setup costs in server CPU per request against Go alone, with intervals (nothing without CPU records)."""
+    parts = []
+    for setup in analysis.setups:
+        ratio = analysis.ratio(gomaxprocs, connections, setup, CPU_METRIC)
+        if setup != BASELINE and ratio is not None and ratio.ratio is not None:
+            parts.append(f"{MECHANISM.get(setup, setup)} {fmt_times(ratio)}")
+    if not parts:
+        return []
+    return ["Server CPU per request (Go's and nginx's CPU time per request, the figure for capacity planning), as a multiple of Go "
+            "standalone's: " + join_clauses(parts) + "."]
 
 
 def join_clauses(parts: list[str]) -> str:
