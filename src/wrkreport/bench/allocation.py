@@ -1,0 +1,192 @@
+"""Allocation: after the minimum blocks, where the driver spends the next block (GOMAXPROCS, setups, rounds, warm-up).
+
+The stopping rule waits for every throughput and CPU-cost ratio to be within the target.
+Once every GOMAXPROCS value has the minimum blocks, a block that measures ratios already
+within target spends time on figures that are done, so the next block goes to the
+GOMAXPROCS value with the widest interval (relative to the target) and measures go-http
+(every ratio's partner) and only the setups with a ratio still outside it.
+
+Rounds per block follow the two variance components of the deciding ratio's log: within a
+block (one round's noise, sigma_w^2) and between blocks (a start's own shift, sigma_b^2),
+by the one-way analysis of variance (method of moments; Snedecor & Cochran, "Statistical
+Methods", 8th ed., 1989, sec. 13.8). With B blocks of r rounds the estimate's variance is
+(sigma_b^2 + sigma_w^2 / r) / B, and a block costs c0 + r c1 seconds (c0: starting the
+servers, the readiness checks and the warm-up; c1: one round), so for a fixed time the
+best r is sqrt((c0 / c1) (sigma_w^2 / sigma_b^2)) (the optimum of two-stage sampling,
+Cochran, "Sampling Techniques", 3rd ed., 1977, sec. 10.6), kept within MIN_ROUNDS to
+MAX_ROUNDS: more rounds per start when starts differ little.
+
+The warm-up is there for a first-measurement effect: a block's first measurement, right
+after the servers start, slower than the same setup's later rounds. first_measurement_effect
+measures it per run, over blocks; while the blocks that had a warm-up show none, later
+blocks go without one, and if the blocks without one show an effect, it comes back.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import stats
+
+MIN_ROUNDS = 2  # a block needs 2 rounds for its own within-block noise
+MAX_ROUNDS = 6  # more rounds per start than this leave too few starts in a 6-minute run
+EFFECT_FLOOR = 0.01  # a first-measurement effect smaller than 1% is not worth a warm-up
+
+
+@dataclass(frozen=True)
+class Components:
+    """The two variance components of a log ratio: one round within a block, and a block's own shift."""
+
+    within: float  # sigma_w^2
+    between: float  # sigma_b^2 (0 when the blocks differ no more than their rounds predict)
+    blocks: int
+
+
+@dataclass(frozen=True)
+class NextBlock:
+    """What the next block measures, and why."""
+
+    gomaxprocs: int
+    setups: tuple[str, ...]  # go-http first; () means every setup
+    rounds: int
+    warmup: bool  # False: no warm-up before this block's first round
+    why: str
+
+
+def components(blocks: list[list[float]]) -> Components | None:
+    """Return the within- and between-block variance of log values by one-way ANOVA (unbalanced; between floored at 0), None without 2 blocks and a block of 2.
+
+    >>> c = components([[0.0, 0.2], [1.0, 1.2], [2.0, 2.2]])
+    >>> round(c.within, 4), round(c.between, 4)
+    (0.02, 0.99)
+    >>> components([[0.0], [1.0]]) is None
+    True
+    """
+    used = [block for block in blocks if block]
+    sizes = [len(block) for block in used]
+    total = sum(sizes)
+    if len(used) < 2 or total == len(used):
+        return None
+    means = [stats.mean(block) for block in used]
+    grand = math.fsum(x for block in used for x in block) / total
+    within = math.fsum((x - m) ** 2 for block, m in zip(used, means) for x in block) / (total - len(used))
+    between_ms = math.fsum(n * (m - grand) ** 2 for n, m in zip(sizes, means)) / (len(used) - 1)
+    n0 = (total - math.fsum(n * n for n in sizes) / total) / (len(used) - 1)  # the rounds per block, for unequal blocks
+    return Components(within, max(0.0, (between_ms - within) / n0), len(used))
+
+
+def best_rounds(found: Components | None, overhead_s: float | None, round_s: float | None, default: int) -> int:
+    """Return the rounds per block that make the estimate's variance smallest for the time: sqrt((c0 / c1) (within / between)), within MIN..MAX_ROUNDS.
+
+    >>> best_rounds(Components(0.01, 0.0, 7), 5.0, 4.0, 3)  # starts do not differ: as many rounds as allowed
+    6
+    >>> best_rounds(Components(0.01, 0.01, 7), 4.0, 4.0, 3)  # starts differ as much as rounds: few rounds, many starts
+    2
+    >>> best_rounds(None, 5.0, 4.0, 3)
+    3
+    """
+    if found is None or not overhead_s or not round_s or overhead_s <= 0 or round_s <= 0:
+        return default
+    if found.between <= 0:
+        return MAX_ROUNDS
+    best = math.sqrt(overhead_s / round_s * found.within / found.between)
+    return max(MIN_ROUNDS, min(MAX_ROUNDS, round(best)))
+
+
+def first_measurement_effect(blocks: list[list[tuple[str, float]]]) -> stats.Interval | None:
+    """Return how a block's first measurement compares with the same setup's later ones, as a ratio with a t-interval over blocks.
+
+    Each block is its measurements in the order they ran, as (setup, req/s). The block's
+    value is log(first) - mean(log of that setup's later measurements in the block); None
+    with fewer than 2 blocks that have one.
+
+    >>> found = first_measurement_effect([[("a", 90.0), ("b", 50.0), ("a", 100.0)], [("b", 45.0), ("a", 80.0), ("b", 50.0)]])
+    >>> round(found.estimate, 4), found.n
+    (0.9, 2)
+    """
+    values = []
+    for block in blocks:
+        if not block:
+            continue
+        setup, first = block[0]
+        later = [rate for name, rate in block[1:] if name == setup and rate > 0]
+        if later and first > 0:
+            values.append(math.log(first) - stats.mean([math.log(rate) for rate in later]))
+    if len(values) < 2:
+        return None
+    inner = stats.mean_interval(values)
+    return stats.Interval(math.exp(inner.estimate), math.exp(inner.low), math.exp(inner.high), inner.n, stats.BLOCK, inner.n)
+
+
+def shows_effect(found: stats.Interval | None) -> bool:
+    """Return True when a first-measurement effect is there: the interval lies wholly below 1 - EFFECT_FLOOR or above 1 + EFFECT_FLOOR.
+
+    >>> shows_effect(stats.Interval(0.9, 0.85, 0.95, 5))
+    True
+    >>> shows_effect(stats.Interval(0.995, 0.98, 1.01, 5)) or shows_effect(None)
+    False
+    """
+    return found is not None and (found.high < 1 - EFFECT_FLOOR or found.low > 1 + EFFECT_FLOOR)
+
+
+def warmup_decision(warmed: stats.Interval | None, cold: stats.Interval | None) -> tuple[bool, str]:
+    """Return whether the next block gets a warm-up, and why, from the effect in blocks with one (warmed) and without (cold)."""
+    if shows_effect(cold):
+        return True, f"blocks without a warm-up had a first measurement at {effect_text(cold)} of later ones: the warm-up is back"
+    if cold is not None:
+        return False, f"blocks without a warm-up show no first-measurement effect ({effect_text(cold)}): no warm-up"
+    if warmed is None:
+        return True, "too few blocks to test for a first-measurement effect: warm-up kept"
+    if shows_effect(warmed):
+        return True, f"even after the warm-up the first measurement ran at {effect_text(warmed)} of later ones: warm-up kept"
+    return False, f"after the warm-up no first-measurement effect ({effect_text(warmed)}): trying blocks without one"
+
+
+def effect_text(found: stats.Interval) -> str:
+    """Return '97.1% (95.0-99.2%)'."""
+    return f"{found.estimate:.1%} ({found.low:.1%}-{found.high:.1%})"
+
+
+def widest(intervals: dict[tuple, stats.Interval], target: float) -> dict[int, float]:
+    """Return each GOMAXPROCS value's widest relative half-width (inf without an interval), over every ratio kind."""
+    found: dict[int, float] = {}
+    for key, interval in intervals.items():
+        width = interval.half_width_rel if interval.unit == stats.BLOCK else None
+        n = key[0]
+        found[n] = max(found.get(n, 0.0), math.inf if width is None else width)
+    return found
+
+
+def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, int], gomaxprocs: list[int], baseline: str, target: float,
+               min_blocks: int) -> tuple[int, tuple[str, ...], str]:
+    """Return the next block's GOMAXPROCS, its setups (() for all) and why.
+
+    intervals: per (GOMAXPROCS, level, setup, kind) the ratio intervals so far. Before every
+    value has min_blocks blocks, the value with the fewest goes next (ties in list order),
+    with every setup; after, the value with the widest interval, with the baseline and
+    the setups that still have a ratio outside the target there.
+
+    >>> wide, narrow = stats.Interval(1.0, 0.9, 1.1, 9, "block", 7), stats.Interval(1.0, 0.99, 1.01, 9, "block", 7)
+    >>> found = {(1, 100, "a", "rps"): narrow, (2, 100, "a", "rps"): narrow, (2, 100, "b", "cpu"): wide}
+    >>> next_block(found, {1: 7, 2: 7}, [1, 2], "go-http", 0.05, 7)[:2]
+    (2, ('go-http', 'b'))
+    >>> next_block(found, {1: 7, 2: 6}, [1, 2], "go-http", 0.05, 7)[:2]
+    (2, ())
+    """
+    short = [n for n in gomaxprocs if blocks_done.get(n, 0) < min_blocks]
+    if short:
+        n = min(short, key=lambda v: (blocks_done.get(v, 0), gomaxprocs.index(v)))
+        return n, (), f"every GOMAXPROCS value gets {min_blocks} blocks of every setup first"
+    widths = widest(intervals, target)
+    n = max(gomaxprocs, key=lambda v: (widths.get(v, 0.0), -gomaxprocs.index(v)))
+    outside = sorted({key[2] for key, interval in intervals.items() if key[0] == n and not within(interval, target)})
+    if not outside:
+        return n, (), f"GOMAXPROCS={n} has the widest interval"
+    return n, (baseline, *outside), f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}"
+
+
+def within(interval: stats.Interval, target: float) -> bool:
+    """Return True when an interval is over blocks and within the target."""
+    width = interval.half_width_rel
+    return interval.unit == stats.BLOCK and width is not None and width <= target
