@@ -228,7 +228,7 @@ def test_warm_up_on_a_local_client_passes_sigterm_on(tmp_path):
 
 def test_totals_add_the_clients_and_refuse_a_missing_one(tmp_path):
     from wrkreport.errors import ParseError
-    from wrkreport.parse import parse_file
+    from wrkreport.parsers import parse_file
 
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     one = parse_file(fixture)

@@ -115,7 +115,7 @@ HIST = Path(__file__).parent / "fixtures" / "hist"
 
 
 def test_a_histogram_file_prints_its_exact_percentiles():
-    from wrkreport.histogram import parse_histogram
+    from wrkreport.parsers.histogram import parse_histogram
 
     path = HIST / "client-1.hist.json"
     histogram = parse_histogram(path, path.read_bytes())

@@ -22,8 +22,8 @@ from wrkreport.clients import (
 )
 from wrkreport.analyze import client_saturation
 from wrkreport.errors import ParseError
-from wrkreport.histogram import read_histogram_file
-from wrkreport.parse import parse_file
+from wrkreport.parsers.histogram import read_histogram_file
+from wrkreport.parsers import parse_file
 
 from conftest import FIXTURES
 

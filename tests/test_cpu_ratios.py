@@ -18,7 +18,7 @@ import pytest
 from wrkreport import stats
 from wrkreport.analyze import CPU_METRIC, load_analysis
 from wrkreport.bench import precision
-from wrkreport.parse import parse_file
+from wrkreport.parsers import parse_file
 from wrkreport.report import build
 
 from conftest import RUNS

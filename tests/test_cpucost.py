@@ -12,7 +12,7 @@ import pytest
 from wrkreport.analyze import derive
 from wrkreport.bench.cpu import cpu_ms_per_1k_requests
 from wrkreport.cpucost import ms_per_1k_requests
-from wrkreport.parse import parse_file
+from wrkreport.parsers import parse_file
 from wrkreport.run import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"

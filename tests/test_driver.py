@@ -25,8 +25,8 @@ from wrkreport.bench.machine import cpu_count
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.setups import DEFAULT_SETUP_IDS, SETUP_IDS
 from wrkreport import stats
-from wrkreport.histogram import hist_file_name, parse_histogram
-from wrkreport.parse import parse_file
+from wrkreport.parsers.histogram import hist_file_name, parse_histogram
+from wrkreport.parsers import parse_file
 
 from conftest import free_port_block, missing_tools, port_is_free
 

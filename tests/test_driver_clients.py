@@ -22,8 +22,8 @@ import pytest
 
 import netlab
 from wrkreport.bench.clients import AGENT, END_MARGIN_S
-from wrkreport.histogram import merge_files, read_histogram_file
-from wrkreport.parse import parse_file
+from wrkreport.parsers.histogram import merge_files, read_histogram_file
+from wrkreport.parsers import parse_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "run_bench.sh"

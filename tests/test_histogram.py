@@ -14,17 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wrkreport.errors import ParseError
-from wrkreport.histogram import (
-    SHOWN_PERCENTILES,
-    hist_file_name,
-    merge,
-    merge_files,
-    merge_pairs,
-    parse_histogram,
-    percentile_us,
-    rank_of,
-)
-from wrkreport.parse import parse_file
+from wrkreport.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, percentile_us, rank_of
+from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
+from wrkreport.parsers import parse_file
 from wrkreport.units import MS_PER_TIME_UNIT
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -241,7 +233,9 @@ def test_a_histogram_record_refuses_pairs_out_of_order():
 def test_doctests():
     import doctest
 
-    from wrkreport import histogram
+    from wrkreport import latency_histogram
+    from wrkreport.parsers import histogram
 
-    failures, tried = doctest.testmod(histogram)
+    found = [doctest.testmod(module) for module in (latency_histogram, histogram)]
+    failures, tried = sum(f for f, _ in found), sum(t for _, t in found)
     assert failures == 0 and tried >= 6

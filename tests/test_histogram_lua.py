@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.histogram import merge, parse_histogram, rank_of
-from wrkreport.parse import parse_file
+from wrkreport.latency_histogram import merge, rank_of
+from wrkreport.parsers.histogram import parse_histogram
+from wrkreport.parsers import parse_file
 
 from conftest import free_port_block, missing_tools
 

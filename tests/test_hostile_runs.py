@@ -315,7 +315,7 @@ def test_parse_reports_every_bad_file_and_prints_the_good_ones(tmp_path):
     ],
 )
 def test_parse_rejects_values_wrk_never_prints(old, new, message):
-    from wrkreport.parse import parse_text
+    from wrkreport.parsers import parse_text
 
     text = (CAPTURED / "wrk-4.1.0__latency.txt").read_text()
     if new.endswith("X:"):

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 import pytest
 
 from wrkreport.analyze import load_analysis
-from wrkreport.histogram import SHOWN_PERCENTILES, hist_file_name, merge_pairs, percentile_us, rank_of
+from wrkreport.latency_histogram import SHOWN_PERCENTILES, merge_pairs, percentile_us, rank_of
+from wrkreport.parsers.histogram import hist_file_name
 from wrkreport.latency import cell_latencies
 from wrkreport.report import build
 from wrkreport.run import load_run

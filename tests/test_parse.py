@@ -11,7 +11,7 @@ import pytest
 
 from wrkreport.errors import ParseError
 from wrkreport.model import FIELDS
-from wrkreport.parse import parse_file, parse_text
+from wrkreport.parsers import parse_file, parse_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"
 EXPECTS = sorted(FIXTURES.rglob("*.expect.json"))

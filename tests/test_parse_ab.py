@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from wrkreport.cli import cli
 from wrkreport.errors import ParseError
 from wrkreport.model import FIELDS
-from wrkreport.parse import parse_file, parse_text
+from wrkreport.parsers import parse_file, parse_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ab"
 CAPTURED = FIXTURES / "captured"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wrkreport.errors import ParseError
-from wrkreport.parse import parse_text
+from wrkreport.parsers import parse_text
 
 CAPTURED = Path(__file__).parent / "fixtures" / "ab" / "captured"
 REAL = sorted(CAPTURED.glob("*.txt"))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wrkreport.errors import ParseError
-from wrkreport.parse import parse_text
+from wrkreport.parsers import parse_text
 
 SAMPLES = Path(__file__).parent / "fixtures" / "wrk" / "samples"
 REAL = sorted(p for p in SAMPLES.glob("*.txt") if "SYNTHETIC" not in p.name and "STDERR" not in p.name)

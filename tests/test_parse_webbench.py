@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from wrkreport.errors import ParseError
 from wrkreport.model import FIELDS
-from wrkreport.parse import parse_file, parse_text
+from wrkreport.parsers import parse_file, parse_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webbench"
 EXPECTS = sorted(FIXTURES.glob("*.expect.json"))

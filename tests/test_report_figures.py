@@ -32,7 +32,7 @@ def test_tables_show_the_geometric_mean_the_ratios_use(name):
 
 
 def test_the_throughput_whisker_never_goes_below_zero():
-    from wrkreport.analyze import Spread
+    from wrkreport.cells import Spread
     from wrkreport.stats import mean_interval
 
     values = (1_000.0, 30_000.0, 60_000.0)  # the arithmetic t interval of these reaches below zero

@@ -160,7 +160,7 @@ def test_a_target_with_this_machines_kernel_shares_its_cpus(copied, tmp_path, sa
 @pytest.mark.parametrize("name, clients", [("lab-server-host", 1), ("lab-two-clients", 2)])
 def test_real_lab_runs_build_with_their_machines_and_exact_merged_latency(copied, tmp_path, name, clients):
     # Real runs of run_bench.sh over ssh into network-namespace hosts (tests/netlab.py; fixtures README).
-    from wrkreport.histogram import merge_files
+    from wrkreport.parsers.histogram import merge_files
     from wrkreport.run import load_run
 
     run = copied(name)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.parse import parse_file
+from wrkreport.parsers import parse_file
 from wrkreport.report import build
 
 from conftest import RUNS

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from wrkreport.cli import cli
-from wrkreport.parse import parse_file
+from wrkreport.parsers import parse_file
 from wrkreport.run import load_run
 
 from conftest import RUNS

@@ -105,7 +105,7 @@ def test_judge_sorts_intervals_by_the_band(low, high, kind):
 
 
 def test_the_wide_head_to_head_of_the_issue_is_inconclusive():
-    from wrkreport.analyze import Comparison
+    from wrkreport.cells import Comparison
 
     c = Comparison(2, 10, "nginx-http", "nginx-fcgi-unix", 2.580, 0.919, 7.246, 3)
     assert comparison_verdict(c).startswith("inconclusive")

@@ -18,8 +18,9 @@ import matplotlib.artist
 from matplotlib.figure import Figure
 
 from . import stats
-from .analyze import THROUGHPUT, Analysis, Spread
-from .histogram import cdf_points
+from .analyze import THROUGHPUT, Analysis
+from .cells import Spread
+from .latency_histogram import cdf_points
 from .latency import CellLatency
 from .model import BASELINE
 from .reference import NODE_SETUP, ReferenceRatio, StudyRatio

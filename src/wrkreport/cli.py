@@ -74,8 +74,9 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
         wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
     """
     from .clients import group_paths, merge_files
-    from .histogram import SUFFIX, histogram_record, read_histogram_file
-    from .parse import parse_file
+    from .latency_histogram import SUFFIX, histogram_record
+    from .parsers.histogram import read_histogram_file
+    from .parsers import parse_file
 
     records, failed = [], 0
     for group in group_paths(list(files)):

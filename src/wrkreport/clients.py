@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .histogram import LatencyHistogram, merge
+from .latency_histogram import LatencyHistogram, merge
 from .model import WrkResult
 
 CLIENT_PART = re.compile(r"\.client-(?P<index>[1-9][0-9]{0,3})\.wrk\.txt$")
@@ -284,8 +284,8 @@ def merge_files(paths: list[str]) -> tuple[WrkResult, list[str]]:
     from pathlib import Path
 
     from .errors import ParseError
-    from .histogram import read_histogram_file
-    from .parse import parse_file
+    from .parsers.histogram import read_histogram_file
+    from .parsers import parse_file
 
     results, histograms, without = [], [], []
     for path in paths:

@@ -31,7 +31,8 @@ import math
 from dataclasses import dataclass
 
 from . import stats
-from .analyze import THROUGHPUT, Analysed, Cell, paired_blocks, paired_by_repeat
+from .analyze import THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
+from .cells import Cell
 from .model import BASELINE, setup_order
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird

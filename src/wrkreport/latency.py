@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .histogram import SHOWN_PERCENTILES, LatencyHistogram, merge
+from .latency_histogram import SHOWN_PERCENTILES, LatencyHistogram, merge
 from .model import setup_order
 
 

@@ -12,7 +12,7 @@ from . import stats
 from .model import BASELINE, THROUGHPUT, NoiseWarning, Ratio
 
 if TYPE_CHECKING:  # analyze imports this module; the cell types are for annotations only
-    from .analyze import Cell, Spread
+    from .cells import Cell, Spread
 
 CEILING = "nginx-static"  # nginx answering by itself: the most any setup can do here
 CEILING_NEAR = 0.90  # go-http at 90% of the ceiling or more: the client may be the limit

@@ -38,9 +38,10 @@ from .clients import (
     merge_results,
     numbering_problem,
 )
-from .histogram import LatencyHistogram, hist_file_name, merge, parse_histogram
+from .latency_histogram import LatencyHistogram, merge
+from .parsers.histogram import hist_file_name, parse_histogram
 from .model import FIELDS, Check, setup_order
-from .parse import parse_file
+from .parsers import parse_file
 from .rawfile import CAP_BYTES, read_bytes
 from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
 

@@ -1,7 +1,7 @@
 """The subcommands run_bench.sh calls: `python3 -m wrkreport.bench SUBCOMMAND ...` (docs/driver.md).
 
 The shell script orchestrates processes; everything with JSON, arithmetic or text in it
-lives in this package. Standard library only (plus `wrkreport.parse`, itself stdlib-only),
+lives in this package. Standard library only (plus `wrkreport.parsers`, itself stdlib-only),
 so that `PYTHONPATH=src python3 -m wrkreport.bench ...` works before the package is
 installed. The raw/ layout and the manifest fields written here: docs/raw-format.md.
 

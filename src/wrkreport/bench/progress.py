@@ -49,7 +49,7 @@ def elapsed_of(manifest: dict) -> float:
 def progress_result(path: Path, exit_code: int) -> str:
     """Return the end of a progress line from a finished wrk (or ab) file: '14,812 req/s' (+ problems)."""
     from ..errors import ParseError
-    from ..parse import parse_file
+    from ..parsers import parse_file
 
     tool = "ab" if path.name.endswith(".ab.txt") else "wrk"
 

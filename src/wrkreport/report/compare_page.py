@@ -10,7 +10,8 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__, change_chart
-from ..analyze import load_analysis, several_levels
+from ..analyze import load_analysis
+from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
 from ..errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes

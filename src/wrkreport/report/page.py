@@ -16,7 +16,7 @@ import pandas as pd
 from .. import __version__, charts, parallel, reference
 from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
 from ..checks import CheckReport
-from ..histogram import SHOWN_PERCENTILES
+from ..latency_histogram import SHOWN_PERCENTILES
 from ..latency import cell_latencies
 from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
 from ..run import Run, relative_to

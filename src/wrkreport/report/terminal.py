@@ -6,7 +6,8 @@ import textwrap
 
 import pandas as pd
 
-from ..analyze import Analysis, several_levels
+from ..analyze import Analysis
+from ..cells import several_levels
 from ..model import BASELINE
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name

@@ -6,7 +6,8 @@ import math
 from dataclasses import dataclass
 
 from .. import stats
-from ..analyze import CPU_METRIC, Analysis, Comparison
+from ..analyze import CPU_METRIC, Analysis
+from ..cells import Comparison
 from ..model import BASELINE, NGINX_SETUPS, Ratio
 from .fmt import fmt_share, fmt_times, group_name
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-from .model import WrkResult
-from .parse import Cursor, Line, quote
+from ..model import WrkResult
+from .cursor import Cursor, Line, quote
 
 _INT = r"[0-9]{1,20}"
 
@@ -46,7 +46,7 @@ REQUESTS_LINE = re.compile(rf"Requests: (?P<ok>{_INT}) susceed, (?P<failed>{_INT
 def is_webbench(lines: list[Line]) -> bool:
     """Return True when the text is webbench's: its banner or its `Benchmarking:` line comes first.
 
-    >>> from wrkreport.parse import split_lines
+    >>> from wrkreport.parsers.cursor import split_lines
     >>> is_webbench(split_lines("Webbench - Simple Web Benchmark 1.5\\n"))
     True
     >>> is_webbench(split_lines("\\nBenchmarking: GET http://127.0.0.1:8080/\\n"))

@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import re
 
-from .errors import ParseError
-from .model import WrkResult
-from .parse import Cursor, Line, quote
+from ..errors import ParseError
+from ..model import WrkResult
+from .cursor import Cursor, Line, quote
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 
@@ -124,7 +124,7 @@ class ProgressSkippingCursor(Cursor):
 def is_ab(lines: list[Line]) -> bool:
     """Return True when the text is ab's: its banner (or its `ab: ...` complaint) is the first non-blank line.
 
-    >>> from wrkreport.parse import split_lines
+    >>> from wrkreport.parsers.cursor import split_lines
     >>> is_ab(split_lines("\\nThis is ApacheBench, Version 2.3 <$Revision$>\\n"))
     True
     >>> is_ab(split_lines("ab: invalid URL\\nUsage: ab [options] [http[s]://]hostname[:port]/path\\n"))

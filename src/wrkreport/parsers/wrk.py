@@ -1,4 +1,4 @@
-"""Parse: the text of one wrk 3.x/4.x or wrk2 run -> WrkResult, every required line checked.
+"""Parse wrk: the text of one wrk 3.x/4.x or wrk2 run -> WrkResult, every required line checked.
 
 The output is read top-down as wrk prints it (see shared/wrk/format.md §1). Anything before
 `Running ... test @ ...` is skipped (a shell prompt or command line, wrk's `-v` version
@@ -29,15 +29,13 @@ be told from wrk and reads as "wrk".
 
 from __future__ import annotations
 
-import codecs
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from . import units
-from .errors import ParseError, RefusedFile
-from .model import WrkResult
-from .rawfile import CAP_BYTES, read_bytes
+from .. import units
+from ..errors import ParseError
+from ..model import WrkResult
+from .cursor import Cursor, Line, quote
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 
@@ -96,17 +94,7 @@ WRK2_PERCENTILES = ("50.000", "75.000", "90.000", "99.000", "99.900", "99.990", 
 STATS_COLUMN_WIDTHS = {"Avg": 8, "Stdev": 10, "Max": 9}
 RECORDED = "Recorded Latency"
 REQUESTS_OR_DISTRIBUTION = "'  Latency Distribution' or '<N> requests in <time>, <size> read'"
-INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"))  # BOM, zero-width spaces
 MAX_UNSUFFIXED_COUNT = 850.0  # wrk switches to `k` from 850 (format.md §4)
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of the input: its 1-based number, raw text and whitespace-collapsed text."""
-
-    number: int
-    raw: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -133,124 +121,11 @@ class Tail:
     script_output: str
 
 
-class Cursor:
-    """Walk the lines after `Running`, skipping blank ones; every miss is a ParseError."""
-
-    def __init__(self, source: str, lines: list[Line], start: int) -> None:
-        self.source = source
-        self.lines = lines
-        self.pos = start
-
-    def peek(self) -> Line | None:
-        """Return the next non-blank line without consuming it (None at the end)."""
-        while self.pos < len(self.lines) and not self.lines[self.pos].text:
-            self.pos += 1
-        return self.lines[self.pos] if self.pos < len(self.lines) else None
-
-    def take_if(self, pattern: re.Pattern) -> tuple[Line, re.Match] | None:
-        """Consume and return the next line and its match if it matches pattern."""
-        line = self.peek()
-        match = pattern.fullmatch(line.text) if line else None
-        if match is None:
-            return None
-        self.pos += 1
-        return line, match
-
-    def take(self, expected: str) -> Line:
-        """Consume the next line; at the end of the text raise a ParseError naming expected."""
-        line = self.peek()
-        if line is None:
-            last = self.lines[-1].number if self.lines else None
-            raise ParseError(self.source, last, f"output ends here, expected {expected} (file cut off?)")
-        self.pos += 1
-        return line
-
-    def require(self, pattern: re.Pattern, expected: str) -> tuple[Line, re.Match]:
-        """Consume the next line, which must match pattern."""
-        line = self.take(expected)
-        match = pattern.fullmatch(line.text)
-        if match is None:
-            raise self.error(line, f"expected {expected}, found {quote(line.text)}")
-        return line, match
-
-    def error(self, line: Line, message: str) -> ParseError:
-        """Return a ParseError for line."""
-        return ParseError(self.source, line.number, message)
-
-    def rest(self) -> str:
-        """Return every remaining line, raw, as text (the Lua done() output)."""
-        remaining = [line.raw for line in self.lines[self.pos :]]
-        return "".join(raw + "\n" for raw in remaining)
-
-
-# --- Entry points --------------------------------------------------------------------
-
-
-def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:
-    """Read (a regular file, at most 1 MiB) and parse one wrk output; every failure is a ParseError naming path."""
-    source = str(path)
-    if data is None:
-        try:
-            data = read_bytes(Path(path), CAP_BYTES["wrk"])
-        except RefusedFile as exc:
-            raise ParseError(source, None, exc.reason) from None
-    return parse_text(decode(data, source), source)
-
-
-def parse_text(text: str, source: str) -> WrkResult:
-    """Parse the text of one wrk, wrk2, ab or webbench run into a WrkResult (source names it in errors; ab: parse_ab, webbench: parse_webbench)."""
-    if "\x00" in text:
-        raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
-    lines = split_lines(text)
-    if not any(line.text for line in lines):
-        raise ParseError(source, None, "empty, expected wrk output")
-    try:
-        if not RUNNING_LINE.fullmatch(next(line.text for line in lines if line.text)):  # ab and webbench: their own first line
-            from . import parse_ab, parse_webbench  # both build on this module's Cursor; imported only when needed (about 20 ms)
-
-            if parse_ab.is_ab(lines):
-                return parse_ab.parse_lines(lines, source)
-            if parse_webbench.is_webbench(lines):
-                return parse_webbench.parse_lines(lines, source)
-        start = find_running_line(lines, source)
-        version = find_version(lines[:start])
-        return parse_run(Cursor(source, lines, start), version)
-    except ValueError as exc:  # a record that rejects itself (model.WrkResult): its value is impossible
-        raise ParseError(source, None, f"impossible values: {exc}") from None
-
-
-def decode(data: bytes, source: str) -> str:
-    """Return the file's text: UTF-8 (BOM allowed) or UTF-16 with a BOM."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
-    elif b"\x00" in data:
-        raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
-    else:
-        encoding = "utf-8-sig"
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        name = "UTF-16" if encoding == "utf-16" else "UTF-8"
-        bad = data[exc.start : exc.start + 1].hex()
-        raise ParseError(source, None, f"not {name} text (byte 0x{bad} at offset {exc.start}), not wrk output") from None
-
-
-def split_lines(text: str) -> list[Line]:
-    """Split text into numbered lines (LF or CRLF endings; a final line break ends the last line)."""
-    raws = text.split("\n")
-    if raws and raws[-1] == "":
-        raws.pop()
-    return [Line(n, raw.rstrip("\r"), loose(raw)) for n, raw in enumerate(raws, start=1)]
-
-
-def loose(raw: str) -> str:
-    """Return a line with invisible characters dropped and whitespace runs (tabs, NBSP) as one space."""
-    return " ".join(raw.translate(INVISIBLE).split())
-
-
-def quote(text: str, limit: int = 60) -> str:
-    """Return text quoted for a message, shortened to limit characters."""
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+def parse_lines(lines: list[Line], source: str) -> WrkResult:
+    """Parse the lines of one wrk or wrk2 output (anything before `Running` skipped)."""
+    start = find_running_line(lines, source)
+    version = find_version(lines[:start])
+    return parse_run(Cursor(source, lines, start), version)
 
 
 # --- Before the report: find `Running`, or say what the file is instead -----------------

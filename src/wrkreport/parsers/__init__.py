@@ -1,0 +1,47 @@
+"""Parsers: one load generator output (wrk, wrk2, ab, webbench) -> WrkResult, the format told by its first line.
+
+One module per format (wrk, ab, webbench; histogram for wrkreport's .hist.json), each on
+the shared line cursor (cursor.py); this module only reads the file and dispatches. The
+ab and webbench parsers are imported only when a file needs them (about 20 ms a build).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ParseError, RefusedFile
+from ..model import WrkResult
+from ..rawfile import CAP_BYTES, read_bytes
+from . import wrk
+from .cursor import decode, split_lines
+
+
+def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:
+    """Read (a regular file, at most 1 MiB) and parse one wrk output; every failure is a ParseError naming path."""
+    source = str(path)
+    if data is None:
+        try:
+            data = read_bytes(Path(path), CAP_BYTES["wrk"])
+        except RefusedFile as exc:
+            raise ParseError(source, None, exc.reason) from None
+    return parse_text(decode(data, source), source)
+
+
+def parse_text(text: str, source: str) -> WrkResult:
+    """Parse the text of one wrk, wrk2, ab or webbench run into a WrkResult (source names it in errors; ab: parsers.ab, webbench: parsers.webbench)."""
+    if "\x00" in text:
+        raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
+    lines = split_lines(text)
+    if not any(line.text for line in lines):
+        raise ParseError(source, None, "empty, expected wrk output")
+    try:
+        if not wrk.RUNNING_LINE.fullmatch(next(line.text for line in lines if line.text)):  # ab and webbench: their own first line
+            from . import ab, webbench  # imported only when needed (about 20 ms)
+
+            if ab.is_ab(lines):
+                return ab.parse_lines(lines, source)
+            if webbench.is_webbench(lines):
+                return webbench.parse_lines(lines, source)
+        return wrk.parse_lines(lines, source)
+    except ValueError as exc:  # a record that rejects itself (model.WrkResult): its value is impossible
+        raise ParseError(source, None, f"impossible values: {exc}") from None
