@@ -12,7 +12,7 @@ from wrkreport.bench.plan import build_plan, estimate_seconds, plan_lines, plan_
 from wrkreport.bench.setups import ENV_BODY_BYTES, ENV_GOMAXPROCS, ENV_HANDLER_DELAY, ENV_OUT, ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_PORTS, ENV_PROFILE, ENV_SEED, ENV_SETUPS, ENV_UPSTREAM_KEEPALIVE, MEASUREMENT_OVERHEAD_S, PARAMS, PASS_OVERHEAD_S, SETUPS, SETUP_IDS, UsageError, body_text, expect_header_bytes
 from wrkreport.stats import MIN_BLOCKS
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
-from wrkreport.run import WRK_FILE
+from wrkreport.run_files import WRK_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 HEADERS_200 = (

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import tempfile
 import sys
-import time
 from pathlib import Path
 
 import pytest

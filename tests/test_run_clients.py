@@ -20,7 +20,7 @@ from wrkreport.parsers import parse_file
 from wrkreport.run import load_run
 
 from conftest import RUNS
-from test_clients import PERCENTILES, brute_percentile_ms
+from test_client_outputs import PERCENTILES, brute_percentile_ms
 
 TWO = RUNS / "two-clients"
 STEMS = [

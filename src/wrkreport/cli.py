@@ -73,7 +73,7 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
 
         wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
     """
-    from .clients import group_paths, merge_files
+    from .client_outputs import group_paths, merge_files
     from .latency_histogram import SUFFIX, histogram_record
     from .parsers.histogram import read_histogram_file
     from .parsers import parse_file

@@ -4,7 +4,7 @@ A run directory holds `<setup>.gomaxprocs-<N>[.c<C>][.block-<b>].run-<k>.wrk.txt
 output per measurement; `.ab.txt` for an ApacheBench one, read the same way; `.block-<b>`
 names the server start it was measured in, absent in runs recorded before blocks),
 `<setup>.gomaxprocs-<N>.headers.txt` (the `curl -sI` capture per cell), beside a wrk file
-its `.cpu.json` and `.hist.json` (wrk's latency histogram, histogram.py) and,
+its `.cpu.json` and `.hist.json` (wrk's latency histogram, parsers/histogram.py) and,
 when `run_bench.sh` wrote it, `manifest.json` (docs/raw-format.md). Without a manifest the
 file names alone say setup, GOMAXPROCS and repeat, so wrk files dropped in by hand work.
 Nothing here fails on one bad file: a file that does not parse, a name that does not fit
@@ -16,7 +16,6 @@ is checked by schema.py here, so later steps never see a bad one.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import NoUsableData, ParseError, RefusedFile
-from .clients import (
+from .errors import NoUsableData, ParseError
+from .client_outputs import (
     ClientFile,
     ClientLoad,
     ClientsProblem,
@@ -39,27 +38,27 @@ from .clients import (
     numbering_problem,
 )
 from .latency_histogram import LatencyHistogram, merge
-from .parsers.histogram import hist_file_name, parse_histogram
+from .parsers.histogram import hist_file_name
 from .model import FIELDS, Check, setup_order
 from .parsers import parse_file
-from .rawfile import CAP_BYTES, read_bytes
-from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
-
-WRK_FILE = re.compile(
-    r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
-    r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})"
-    r"(?:\.client-(?P<client>[1-9][0-9]{0,3})\.wrk|\.(?:wrk|ab))\.txt"
+from .run_files import (
+    CPU_PROCESSES,
+    WRK_FILE,
+    MANIFEST,
+    HeaderCapture,
+    clients_check,
+    cpu_file_name,
+    manifest_measurements,
+    read_cpu,
+    read_headers,
+    read_histogram,
+    read_manifest,
+    read_raw,
 )
-HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
+
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
-MANIFEST = "manifest.json"
 LATEST = "latest"
 RAW_SUFFIXES = (".wrk.txt", ".ab.txt")  # one measurement's load generator output: wrk (or wrk2), or ab
-MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
-# Wrong values under these keys fail a check (machines, clients) instead of a warning: they say where
-# the run ran and which files make up a measurement (issue 12's keys).
-MACHINE_KEYS = re.compile(r"(?:server_host|client_hosts|network|parameters\.(?:server_host|server_address|client_hosts|ssh_config))\b")
-CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
 # the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent), then
@@ -67,31 +66,8 @@ CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
 # number of wrk clients merged into it (1 but for --client-hosts). Appended last so
 # results.csv keeps its earlier column order.
 ID_COLUMNS = ("setup", "gomaxprocs", "connections", "repeat", "file", "command", "exit_code")
-CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 CPU_COLUMNS = tuple(f"cpu_{name}_s" for name in CPU_PROCESSES) + ("cpu_wall_s", "cpu_cores", "pin_client", "pin_server")
 COLUMNS = ID_COLUMNS + tuple(name for name in FIELDS if name != "connections") + CPU_COLUMNS + ("block", "clients")
-
-
-@dataclass(frozen=True)
-class HeaderCapture:
-    """The verbatim `curl -sI` header block of one setup at one GOMAXPROCS."""
-
-    setup: str
-    gomaxprocs: int
-    file: str  # relative to the run directory
-    text: str  # decoded as Latin-1, so every byte is kept and len(text) is the byte count
-    size_bytes: int
-
-    @property
-    def status_line(self) -> str:
-        """Return the first line without its CRLF ('' when the capture is empty)."""
-        return self.text.split("\n", 1)[0].rstrip("\r")
-
-    @property
-    def status_code(self) -> int | None:
-        """Return the HTTP status code of the status line, or None if it has none."""
-        match = re.match(r"HTTP/[0-9.]+ ([0-9]{3})\b", self.status_line)
-        return int(match[1]) if match else None
 
 
 @dataclass(frozen=True)
@@ -234,14 +210,6 @@ def load_run(path: str | Path) -> Run:
 # --- Several clients per measurement (clients.py merges) -------------------------------------
 
 
-def clients_check(name: str, message: str, status: str = "fail") -> Check:
-    """Return the `clients` check of the measurement whose (first client's) file is name."""
-    match = WRK_FILE.fullmatch(name)
-    if match is None:
-        return Check("clients", status, message, file=name)
-    return Check("clients", status, message, match["setup"], int(match["gomaxprocs"]), int(match["repeat"]), name)
-
-
 def client_groups(listed: dict[str, dict], wrk_names: list[str], problems: list[Check]) -> dict[str, tuple[ClientFile, ...]]:
     """Return the client files of each several-client measurement by stem: the manifest's `clients` lists, else the names.
 
@@ -342,84 +310,6 @@ def mixed_tools(table: pd.DataFrame) -> list[Check]:
     return [Check("file-name", "warn", f"this run mixes wrk and ab outputs ({count} of {len(table)} by ab): ratios may pair two load generators")]
 
 
-def read_raw(run_dir: Path, name: str, kind: str, problems: list[Check]) -> bytes | None:
-    """Return the bytes of one file of the run (rawfile.read_bytes); a refused file is a warned check, None."""
-    try:
-        return read_bytes(run_dir / name, CAP_BYTES[kind], root=run_dir)
-    except RefusedFile as exc:
-        problems.append(Check("refused", "warn", f"{name}: {exc.reason}", file=name))
-        return None
-
-
-def read_json(run_dir: Path, name: str, kind: str, problems: list[Check]):
-    """Return the JSON value of one file of the run, None when absent or refused; raise ValueError when not JSON."""
-    if not os.path.lexists(run_dir / name):
-        return None
-    data = read_raw(run_dir, name, kind, problems)
-    if data is None:
-        return None
-    try:
-        return load_json(data)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
-    """Return manifest.json as a dict with every value checked (schema.py), None if absent; what is wrong becomes problems."""
-    try:
-        data = read_json(run_dir, MANIFEST, "manifest", problems)
-    except ValueError as exc:
-        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: not readable JSON ({where}); setups and repeats come from file names", file=MANIFEST))
-        return None
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: expected a JSON object, found {type(data).__name__}; ignored", file=MANIFEST))
-        return None
-    data, wrong = checked(data, MANIFEST_FIELDS, SETUP_KEYED)
-    machines = [reason for reason in wrong if MACHINE_KEYS.match(reason)]
-    clients = [reason for reason in wrong if CLIENTS_KEY.match(reason)]
-    wrong = [reason for reason in wrong if not MACHINE_KEYS.match(reason) and not CLIENTS_KEY.match(reason)]
-    problems.extend(machine_problems(machines) + client_entry_problems(data, clients))
-    for reason in wrong[:MAX_FIELD_PROBLEMS]:
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: {reason}; left out", file=MANIFEST))
-    if len(wrong) > MAX_FIELD_PROBLEMS:
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: {len(wrong) - MAX_FIELD_PROBLEMS} more values left out", file=MANIFEST))
-    return data
-
-
-def machine_problems(reasons: list[str]) -> list[Check]:
-    """Return one failed `machines` check for the wrong values of server_host, client_hosts, network (none when none)."""
-    if not reasons:
-        return []
-    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return [Check("machines", "fail", f"{MANIFEST}: {reasons[0]}{more}; left out, so the page cannot say fully where the run ran", file=MANIFEST)]
-
-
-def client_entry_problems(data: dict, reasons: list[str]) -> list[Check]:
-    """Return a failed `clients` check per measurement entry whose `clients` list had a wrong value: it is not read."""
-    entries = data.get("measurements") if isinstance(data.get("measurements"), list) else []
-    found, seen = [], set()
-    for reason in reasons:
-        index = int(CLIENTS_KEY.match(reason)[1])
-        entry = entries[index] if index < len(entries) and isinstance(entries[index], dict) else {}
-        name = entry.get("file") if isinstance(entry.get("file"), str) else None
-        if name is None or name in seen:
-            continue
-        seen.add(name)
-        found.append(clients_check(name, f"{MANIFEST}: {reason}: which files make up the measurement is not known; not used"))
-    return found
-
-
-def manifest_measurements(manifest: dict | None) -> dict[str, dict]:
-    """Return the manifest's measurement entries by file name ({} when there are none)."""
-    entries = (manifest or {}).get("measurements")
-    if not isinstance(entries, list):
-        return {}
-    return {entry["file"]: entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("file"), str)}
-
-
 def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
     """Return one table row: identity from the file name, provenance from the manifest, the parsed fields."""
     row = result.to_dict()
@@ -445,66 +335,6 @@ def block_of(match: re.Match, entry: dict) -> int | None:
     return block if isinstance(block, int) and not isinstance(block, bool) and block >= 1 else None
 
 
-def cpu_file_name(wrk_name: str) -> str:
-    """Return the CPU file written beside a wrk or ab file: same stem, .cpu.json."""
-    return wrk_name.removesuffix(".wrk.txt").removesuffix(".ab.txt") + ".cpu.json"
-
-
-def read_cpu(run_dir: Path, name: str, problems: list[Check], keep_clients: bool = False) -> dict:
-    """Return the CPU columns of one measurement from its .cpu.json ({} when there is none or it is unusable).
-
-    With keep_clients, `wrk_clients` is added: each remote wrk client's CPU seconds
-    ({"client-1": 1.2, ...}; None where the driver could not read it).
-    """
-    try:
-        data = read_json(run_dir, name, "cpu", problems)
-    except ValueError as exc:
-        problems.append(Check("cpu", "warn", f"{name}: not a usable CPU record (not JSON: {exc}); CPU figures left out", file=name))
-        return {}
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        wrong = [f"expected a JSON object, found {type(data).__name__}"]
-    else:
-        data, wrong = checked(data, CPU_FIELDS)
-    if wrong:
-        problems.append(Check("cpu", "warn", f"{name}: not a usable CPU record ({'; '.join(wrong[:3])}); CPU figures left out", file=name))
-        return {}
-    processes = data["processes"]
-    found = {f"cpu_{p}_s": cpu_seconds(processes.get(p)) for p in CPU_PROCESSES}
-    pinning = data.get("pinning") or {}
-    if keep_clients:
-        parts = (processes.get("wrk") or {}).get("clients") or []
-        found["wrk_clients"] = {part["client"]: cpu_seconds(part) for part in parts if isinstance(part.get("client"), str)}
-    return found | {
-        "cpu_wall_s": float(data["wall_s"]),
-        "cpu_cores": data["logical_cores"],
-        "pin_client": pinning.get("client"),
-        "pin_server": pinning.get("server"),
-    }
-
-
-def read_histogram(run_dir: Path, name: str, problems: list[Check]) -> LatencyHistogram | None:
-    """Return one measurement's latency histogram (None when there is none); an unusable file is a warned `histogram` check."""
-    if not os.path.lexists(run_dir / name):
-        return None
-    data = read_raw(run_dir, name, "hist", problems)
-    if data is None:
-        return None
-    try:
-        return parse_histogram(name, data)
-    except ParseError as exc:
-        problems.append(Check("histogram", "warn", f"{exc.message()}; exact percentiles left out", file=name))
-        return None
-
-
-def cpu_seconds(process: dict | None) -> float | None:
-    """Return user + system seconds of one process group (None when it did not run)."""
-    if process is None or process.get("user_s") is None or process.get("system_s") is None:
-        return None
-    return float(process["user_s"]) + float(process["system_s"])
-
-
 def problem_check(match: re.Match, name: str, message: str) -> Check:
     """Return the failed `parse` check of a wrk file that could not be read."""
     return Check(
@@ -525,20 +355,6 @@ def sort_measurements(table: pd.DataFrame) -> pd.DataFrame:
     order = table["setup"].map(setup_order)
     table = table.assign(_order=order).sort_values(["gomaxprocs", "connections", "_order", "setup", "repeat"])
     return table.drop(columns="_order").reset_index(drop=True)
-
-
-def read_headers(run_dir: Path, names: list[str], problems: list[Check]) -> list[HeaderCapture]:
-    """Return every header capture in the directory."""
-    captures = []
-    for name in names:
-        match = HEADERS_FILE.fullmatch(name)
-        if match is None:
-            continue
-        data = read_raw(run_dir, name, "headers", problems)
-        if data is None:
-            continue
-        captures.append(HeaderCapture(match["setup"], int(match["gomaxprocs"]), name, data.decode("latin-1"), len(data)))
-    return captures
 
 
 def relative_to(target: Path, start: Path) -> str:

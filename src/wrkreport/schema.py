@@ -14,8 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
-SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # what run.WRK_FILE accepts as a setup
-CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as clients.py and run.WRK_FILE name them
+SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # what run_files.WRK_FILE accepts as a setup
+CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as client_outputs.py and run_files.WRK_FILE name them
 CPU_LIST = re.compile(r"[0-9]{1,10}(?:-[0-9]{1,10})?(?:,[0-9]{1,10}(?:-[0-9]{1,10})?)*")
 MAX_CPU = 65535  # above Linux's largest NR_CPUS (8192)
 MAX_INT = 2**63 - 1

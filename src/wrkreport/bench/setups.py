@@ -118,7 +118,7 @@ DEFAULT_MAX_TIME_S = {"default": 360}  # --max-time of the profiles with a stopp
 
 
 # Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
-# reader (wrkreport.run.WRK_FILE) takes at most 4, 7 and 4 digits of them.
+# reader (wrkreport.run_files.WRK_FILE) takes at most 4, 7 and 4 digits of them.
 MAX_GOMAXPROCS = 9999
 MAX_CONNECTIONS = 9_999_999
 MAX_REPEATS = 9999

@@ -1,11 +1,11 @@
-"""Clients: the wrk outputs of one measurement's several load-generating machines -> one merged WrkResult.
+"""Client outputs: the wrk outputs of one measurement's several load-generating machines -> one merged WrkResult.
 
 With `--client-hosts` of two or more machines, each wrk writes its own
 `<stem>.client-<i>.wrk.txt` and `<stem>.client-<i>.hist.json` (docs/raw-format.md, "Two
 machines and several clients"). One measurement is all of them together: requests, bytes, each socket error
 and non-2xx add; req/s and transfer/s are the sums of the clients' rates; mean latency
 is weighted by each client's requests; percentiles come only from the clients'
-histograms merged (histogram.merge), exact, and are absent when any histogram is
+histograms merged (latency_histogram.merge), exact, and are absent when any histogram is
 missing -- never an average of percentiles. Which files belong together comes from the
 manifest entry's `clients` list, else from the file names (same stem). Each client's
 threads, wrk CPU and machine (ClientLoad, from the manifest's client_hosts and

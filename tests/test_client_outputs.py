@@ -1,4 +1,4 @@
-"""Tests for clients.py: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
+"""Tests for client_outputs.py: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
 
 from __future__ import annotations
 
@@ -9,17 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport import clients
-from wrkreport.clients import (
-    ClientLoad,
-    ClientsProblem,
-    by_names,
-    from_entry,
-    group_paths,
-    merge_files,
-    merge_results,
-    numbering_problem,
-)
+from wrkreport import client_outputs as clients
+from wrkreport.client_outputs import ClientLoad, ClientsProblem, by_names, from_entry, group_paths, merge_files, merge_results, numbering_problem
 from wrkreport.analyze import client_saturation
 from wrkreport.errors import ParseError
 from wrkreport.parsers.histogram import read_histogram_file
