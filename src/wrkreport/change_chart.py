@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import matplotlib
 import matplotlib.ticker
 
-from .charts import CHANGE_LOOK, STYLE, new_figure, shorten, to_svg
+from .chart_layout import STYLE, new_figure, to_svg
+from .charts import CHANGE_LOOK, shorten
 
 
 @dataclass(frozen=True)
