@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import netlab  # noqa: E402
 from test_driver_clients import Bench  # noqa: E402
 
-from wrkreport.bench.clients import load_clients, save_clients  # noqa: E402
+from wrkreport.bench.remote_clients.state import load_clients, save_clients  # noqa: E402
 from wrkreport.bench.values import parse_iso  # noqa: E402
 
 

@@ -90,7 +90,7 @@ def test_ssh_config_is_absolute(tmp_path, monkeypatch):
 
 
 def test_a_level_is_split_over_the_clients_and_each_share_needs_a_connection_per_thread():
-    from wrkreport.bench.clients import connection_share
+    from wrkreport.bench.remote_clients.measuring import connection_share
 
     assert [connection_share(100, i, 3) for i in range(3)] == [34, 33, 33]
     assert sum(connection_share(7, i, 4) for i in range(4)) == 7

@@ -18,8 +18,8 @@ PROBE = """
 import contextlib, io, json, pkgutil, sys
 sys.path.insert(0, {src!r})
 import wrkreport.bench
-for info in pkgutil.iter_modules(wrkreport.bench.__path__):
-    __import__("wrkreport.bench." + info.name)
+for info in pkgutil.walk_packages(wrkreport.bench.__path__, "wrkreport.bench."):
+    __import__(info.name)
 from wrkreport.bench.__main__ import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     status = main(["summary", "--run", {run!r}])

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 import netlab
-from wrkreport.bench.clients import AGENT, END_MARGIN_S
+from wrkreport.bench.remote_clients.agent import AGENT
+from wrkreport.bench.remote_clients.session import END_MARGIN_S
 from wrkreport.parsers.histogram import merge_files, read_histogram_file
 from wrkreport.parsers import parse_file
 

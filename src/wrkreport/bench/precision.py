@@ -20,7 +20,7 @@ SERVER_PROCESSES = ("go", "fasthttp", "node", "nginx")  # a .cpu.json's server p
 def counted(run_dir: Path, measurement: dict, cache: dict) -> object | None:
     """Return a measurement's wrk totals when it counts (wrk exit 0, all answers 2xx/3xx, a rate above 0); None otherwise. Parsed once per file."""
     from ..errors import ParseError
-    from .clients import measurement_files, totals
+    from .remote_clients.totals import measurement_files, totals
 
     name = measurement["file"]
     if name not in cache:

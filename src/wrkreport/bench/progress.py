@@ -76,7 +76,7 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
     """Return one line per cell: median req/s over its measurements, how many there were, and
     the median CPU time per 1,000 requests of each process the setup runs on."""
     from ..errors import ParseError
-    from .clients import measurement_files, totals
+    from .remote_clients.totals import measurement_files, totals
 
     params = manifest["parameters"]
     levels = levels_of(params)

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.bench.clients without other machines: names, the sh scripts run here with sh, RTT and times parsing, a local client."""
+"""Tests of wrkreport.bench.remote_clients without other machines: names, the sh scripts run here with sh, RTT and times parsing, a local client."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench import clients
-from wrkreport.bench.clients import RTT_PY, Client, ClientRun, Clients, client_argv, client_file, rtt_record, times_delta
+from wrkreport.bench.remote_clients.agent import END_MARK, READY, RTT_PY, STDERR_MARK, agent_script, down_script, stop_script
+from wrkreport.bench.remote_clients.measuring import ClientRun, client_argv, read_answer, run_line, times_delta, wrk_duration_s
+from wrkreport.bench.remote_clients.state import Client, Clients, client_file, rtt_record, save_clients
+from wrkreport.bench.remote_clients.totals import totals
 from wrkreport.bench.setups import UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,7 +98,7 @@ HOSTILE = ["a b", "it's", '"$(touch pwned)"', "`touch pwned`", "back\\slash", "*
 def answers(stdout: bytes) -> list[tuple[bytes, int]]:
     """Return an agent's answers (what came before each end marker) and their statuses."""
     found, rest = [], stdout
-    while (match := clients.END_MARK.search(rest)) is not None:
+    while (match := END_MARK.search(rest)) is not None:
         found.append((rest[: match.start()], int(match[1])))
         rest = rest[match.end() :]
     assert rest == b"", rest
@@ -115,14 +117,14 @@ def test_one_agent_runs_measurements_one_line_each_and_answers_with_output_recor
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     first = remote_run(tmp_path, "m.run-1", [sys.executable, "-c", FAKE_WRK, str(fixture), str(status)], hist=True)
     second = remote_run(tmp_path, "m.run-2", [sys.executable, "-c", ECHO_ARGV, *HOSTILE], hist=False)
-    stdin = "".join(f"{clients.run_line(r)}\ngo\n" for r in (first, second)).encode()
-    done = run_sh(clients.agent_script(str(work)), stdin)
+    stdin = "".join(f"{run_line(r)}\ngo\n" for r in (first, second)).encode()
+    done = run_sh(agent_script(str(work)), stdin)
     assert done.returncode == 0, done.stderr  # it ends at end of input
     (one, one_status), (two, two_status) = answers(done.stdout)
     assert (one_status, two_status) == (status, 0)
-    assert one.startswith(clients.READY) and two.startswith(clients.READY)
+    assert one.startswith(READY) and two.startswith(READY)
     for run, answer in ((first, one), (second, two)):
-        clients.read_answer(run, answer[len(clients.READY):])
+        read_answer(run, answer[len(READY):])
     assert first.out.read_bytes() == fixture.read_bytes(), "the raw file is wrk's stdout alone"
     assert first.err.read_bytes() == b"to stderr\n"
     assert first.hist.read_text() == "{}"
@@ -136,7 +138,7 @@ def test_one_agent_runs_measurements_one_line_each_and_answers_with_output_recor
 def test_a_lost_answer_leaves_clock_cpu_and_histogram_unknown(tmp_path):
     run = remote_run(tmp_path, "x", [], hist=True)
     run.hist.write_text("stale")
-    clients.read_answer(run, clients.STDERR_MARK + b"wrkreport: client-1 (root@h): its ssh session ended\n")
+    read_answer(run, STDERR_MARK + b"wrkreport: client-1 (root@h): its ssh session ended\n")
     assert run.out.read_bytes() == b"" and run.err.read_bytes().endswith(b"session ended\n") and not run.hist.exists()
     assert (run.started_ms, run.user_s, run.system_s) == (None, None, None)
 
@@ -146,9 +148,9 @@ def test_an_agent_told_stop_or_seeing_a_stop_file_never_starts_wrk_and_answers_1
     work.mkdir()
     marker = tmp_path / "started"
     a, b, c = (remote_run(tmp_path, n, ["touch", str(marker)], hist=False) for n in "abc")
-    assert run_sh(clients.stop_script(str(work), "b")).returncode == 0
-    done = run_sh(clients.agent_script(str(work)), f"{clients.run_line(a)}\nstop\n{clients.run_line(b)}\n{clients.run_line(c)}\n".encode())
-    assert [(answer, code) for answer, code in answers(done.stdout)] == [(clients.READY, 143), (b"", 143), (clients.READY, 143)]
+    assert run_sh(stop_script(str(work), "b")).returncode == 0
+    done = run_sh(agent_script(str(work)), f"{run_line(a)}\nstop\n{run_line(b)}\n{run_line(c)}\n".encode())
+    assert [(answer, code) for answer, code in answers(done.stdout)] == [(READY, 143), (b"", 143), (READY, 143)]
     assert not marker.exists(), "c's end of input is a stop too"
 
 
@@ -157,7 +159,7 @@ def test_an_agent_told_stop_or_seeing_a_stop_file_never_starts_wrk_and_answers_1
     [(["wrk", "-t2", "-d30s", "u"], 30), (["wrk", "-d", "2m", "u"], 120), (["wrk", "--duration=1h", "u"], 3600), (["wrk", "--duration", "5", "u"], 5), (["wrk", "-c10", "u"], 10)],
 )
 def test_wrk_duration_reads_every_form_of_d(argv, seconds):
-    assert clients.wrk_duration_s(argv) == seconds
+    assert wrk_duration_s(argv) == seconds
 
 
 def test_stop_and_down_scripts_kill_only_a_recorded_wrk_and_agent_then_remove_the_dir(tmp_path):
@@ -166,15 +168,15 @@ def test_stop_and_down_scripts_kill_only_a_recorded_wrk_and_agent_then_remove_th
     other = subprocess.Popen(["sleep", "30"])  # recorded, but neither wrk nor an agent: left alone
     (work / "x.pid").write_text(f"{other.pid}\n")
     (work / "agent.1.pid").write_text(f"{other.pid}\n")
-    agent = subprocess.Popen(["sh", "-c", clients.agent_script(str(work))], stdin=subprocess.PIPE)  # its input never ends: a lost session
+    agent = subprocess.Popen(["sh", "-c", agent_script(str(work))], stdin=subprocess.PIPE)  # its input never ends: a lost session
     try:
         deadline = time.monotonic() + 10
         while not (work / f"agent.{agent.pid}.pid").exists():
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        assert run_sh(clients.stop_script(str(work), "x")).returncode == 0
+        assert run_sh(stop_script(str(work), "x")).returncode == 0
         assert other.poll() is None and (work / "x.stop").exists()
-        assert run_sh(clients.down_script(str(work))).returncode == 0
+        assert run_sh(down_script(str(work))).returncode == 0
         assert agent.wait(timeout=10) == -signal.SIGTERM
         assert other.poll() is None and not work.exists()
     finally:
@@ -189,7 +191,7 @@ def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_whe
 
     run = started_run(tmp_path, "--setups", "go-http", "--client-hosts", "local")
     state = tmp_path / "clients.json"
-    clients.save_clients(state, Clients(str(tmp_path / "ssh" / "%C"), None, [Client("client-1", "local")]))
+    save_clients(state, Clients(str(tmp_path / "ssh" / "%C"), None, [Client("client-1", "local")]))
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     name = "go-http.gomaxprocs-1.run-1.wrk.txt"
     done = run_helper("measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--file", name, "--cpu-file", "c.cpu.json",
@@ -206,7 +208,7 @@ def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_whe
 
 def test_warm_up_on_a_local_client_passes_sigterm_on(tmp_path):
     state = tmp_path / "clients.json"
-    clients.save_clients(state, Clients(str(tmp_path / "%C"), None, [Client("client-1", "local")]))
+    save_clients(state, Clients(str(tmp_path / "%C"), None, [Client("client-1", "local")]))
     marker = tmp_path / "started"
     child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(30)"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
@@ -232,7 +234,7 @@ def test_totals_add_the_clients_and_refuse_a_missing_one(tmp_path):
 
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     one = parse_file(fixture)
-    total = clients.totals([fixture, fixture])
+    total = totals([fixture, fixture])
     assert total.requests == 2 * one.requests and total.requests_per_sec == pytest.approx(2 * one.requests_per_sec)
     with pytest.raises(ParseError, match="missing"):
-        clients.totals([fixture, tmp_path / "absent.wrk.txt"])
+        totals([fixture, tmp_path / "absent.wrk.txt"])

@@ -1,0 +1,189 @@
+"""The helper's subcommands of a block: its start (servers' PIDs, every cell checked), notes, its end, warm-ups, and each measurement."""
+
+from __future__ import annotations
+import sys
+from pathlib import Path
+from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
+from .manifest import cell_from_headers, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_pass, save_manifest, write_json_atomic
+from .nginx import cap_log, nginx_error_log
+from .remote_clients.measuring import ClientRun, client_argv, run_all
+from .remote_clients.state import load_clients
+from .progress import progress_result, progress_start
+from .setups import SETUP_BY_ID, SETUP_IDS, UsageError
+from .values import iso_ms, now_ms
+from . import target as target_mod
+from .commands_clients import measure_on_clients
+from .remote_clients.agent import HIST_ENV
+
+
+def cmd_pass_start(args) -> int:
+    """Record a new pass (a block: one start of the servers) and print its setup order, one line per (connection level, round)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    entry = new_pass(manifest, args.gomaxprocs, args.block, args.first_round, args.rounds)
+    entry["started_at"] = iso_ms(now_ms())
+    save_manifest(run_dir, manifest)
+    print("\n".join(" ".join(order) for order in entry["order"]))
+    return 0
+
+
+def cmd_pass_ready(args) -> int:
+    """Record the pass's servers and every cell; print nginx's workers, then a verdict per cell."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    entry = find_pass(manifest, args.gomaxprocs)
+    shell = target_mod.target_shell(manifest)
+    children_of = shell.children if shell else child_pids  # the servers' children, where they run
+    if args.go_pid is not None:
+        entry["pids"]["go"] = args.go_pid
+    if args.go_log:
+        entry["go_reported_gomaxprocs"] = go_reported_gomaxprocs(Path(args.go_log).read_text(errors="replace"))
+    if args.fasthttp_pid is not None:
+        entry["pids"]["fasthttp"] = args.fasthttp_pid
+    if args.node_pid is not None:
+        entry["pids"]["node"] = args.node_pid
+        entry["pids"]["node_workers"] = children_of(args.node_pid)  # the cluster's workers; none for one process
+    if args.nginx_pid is not None:
+        entry["pids"]["nginx"] = args.nginx_pid
+        entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
+    lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
+    lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
+    for setup, ready, headers, error in args.cell or []:
+        cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
+        lines.append(cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"]))
+    save_manifest(run_dir, manifest)
+    print("\n".join(lines))
+    return 0
+
+
+def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: str, error: str | None, run_dir: Path) -> dict:
+    """Record one cell of a pass from its readiness, `curl -sI` file (may be empty) and error.
+
+    The file is named in the cell when it is kept in the run directory (the first block of
+    each GOMAXPROCS); later blocks check a capture in the work directory.
+    """
+    if setup not in SETUP_BY_ID or ready not in ("0", "1"):
+        raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)}")
+    data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+    cell = cell_from_headers(data, ready == "1", error)
+    cell["url"] = manifest["parameters"]["urls"][setup]
+    kept = data and Path(headers).resolve().parent == run_dir.resolve()
+    cell["headers_file"] = Path(headers).name if kept else None
+    entry["cells"][setup] = cell
+    return cell
+
+
+def cell_verdict(setup: str, cell: dict, expect_header_bytes: int) -> str:
+    """Return 'skip SETUP REASON', 'measure SETUP' or 'measure SETUP note: ...' for the script."""
+    if cell["error"]:
+        return f"skip {setup} {cell['error']}"
+    if cell["header_bytes"] != expect_header_bytes:
+        return f"measure {setup} note: {cell['header_bytes']}-byte header block, expected {expect_header_bytes}"
+    return f"measure {setup}"
+
+
+def cmd_pass_note(args) -> int:
+    """Add a note to a pass (e.g. a setup dropped because its server exited)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    find_pass(manifest, args.gomaxprocs)["notes"].append(args.note)
+    save_manifest(run_dir, manifest)
+    return 0
+
+
+def cmd_pass_end(args) -> int:
+    """Record the end time of a pass; cap its nginx error log."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    find_pass(manifest, args.gomaxprocs)["ended_at"] = iso_ms(now_ms())
+    save_manifest(run_dir, manifest)
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))  # and what the warm-ups and header checks wrote
+    return 0
+
+
+def cmd_measure(args) -> int:
+    """Run one measurement: the progress line, wrk (the command after --), its .cpu.json, its manifest entry.
+
+    wrk's stdout then stderr go to --file; with --hist-file, wrk's environment names that
+    file (WRKREPORT_HIST_FILE) for histogram.lua, run by the command's `-s`, to write the
+    latency histogram to (recorded as hist_file when written); the CPU time of the pass's servers is read from
+    /proc just before and just after, wrk's own from its rusage. Exits 0 once recorded,
+    whatever wrk's status (recorded as exit_code); on SIGINT/SIGTERM (passed on to wrk)
+    with 128 + N, its partial files removed and nothing recorded.
+    """
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise UsageError("measure needs the wrk command after --")
+    connections = args.connections or levels_of(params)[0]
+    print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
+    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
+    if args.clients:  # --client-hosts: wrk on every client at once
+        return measure_on_clients(args, run_dir, manifest, argv, connections, servers)
+    hist = run_dir / args.hist_file if args.hist_file else None
+    env = {HIST_ENV: str(hist)} if hist else {}
+    if hist:
+        hist.unlink(missing_ok=True)  # only this wrk's own file may be recorded
+    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
+
+    def snapshot() -> dict:
+        return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
+
+    before = snapshot()
+    started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements
+    wrk = run_measured(argv, out, stderr, env)
+    ended = now_ms()
+    after = snapshot()  # nginx's children again: a worker may have been replaced
+    with open(out, "ab") as f:
+        f.write(stderr.read_bytes())
+    cap_log(nginx_error_log(run_dir, args.gomaxprocs))
+    if wrk.signal is not None:
+        out.unlink(missing_ok=True)
+        if hist:
+            hist.unlink(missing_ok=True)
+        return wrk.status
+    ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "connections": connections, "repeat": args.repeat}
+    if args.block is not None:
+        ids.update(block=args.block, round=args.round)
+    usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
+    where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
+    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params), where))
+    manifest["measurements"].append(
+        {
+            **ids,
+            "file": out.name,
+            "cpu_file": cpu_file.name,
+            **({"hist_file": hist.name} if hist and hist.is_file() else {}),
+            "url": params["urls"][args.setup],
+            "command": " ".join(argv),
+            "exit_code": wrk.status,
+            "started_at": iso_ms(started),
+            "ended_at": iso_ms(ended),
+        }
+    )
+    save_manifest(run_dir, manifest)
+    print(progress_result(out, wrk.status), file=sys.stderr)
+    return 0
+
+
+def cmd_warm_up(args) -> int:
+    """Run the warm-up wrk (the command after --) on every client at once, output not kept; print each client's failure."""
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise UsageError("warm-up needs the wrk command after --")
+    state = load_clients(Path(args.clients))
+    runs = [
+        ClientRun(c, f"warm-up.{c.label}", client_argv(argv, c), None, Path(f"{args.stderr}.{c.label}"), None)
+        for c in state.clients
+    ]
+    stopped = run_all(state, runs)
+    if stopped is not None:
+        return 128 + stopped
+    for run in runs:
+        if run.status:
+            text = " ".join(run.err.read_text(errors="replace").split())[:300]
+            print(f"{run.client.label} ({run.client.host}): wrk exit {run.status}: {text}")
+    return 0

@@ -1,0 +1,78 @@
+"""The helper's subcommands after a block and at the end: the stopping rule, the run's status and summary."""
+
+from __future__ import annotations
+from pathlib import Path
+from .manifest import load_manifest, save_manifest
+from .progress import summary_lines
+from .precision import assess, decide, gap_record
+from .values import format_duration, iso, now_ms, parse_iso, utc_now
+
+
+PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs
+
+
+def elapsed_s(manifest: dict) -> float:
+    """Return the seconds since the run started."""
+    return (now_ms() - parse_iso(manifest["started_at"])).total_seconds()
+
+
+def cmd_decide(args) -> int:
+    """After a block: record the precision so far and print `continue WORST` or `stop WORST REASON` (WORST: worst half-width in %, or -)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
+    reason = decide(record, manifest["parameters"])
+    record["stop_reason"] = reason
+    manifest["precision"] = record
+    save_manifest(run_dir, manifest)
+    worst = "-" if record["worst_half_width_pct"] is None else f"{record['worst_half_width_pct']:g}"
+    print(f"stop {worst} {reason}" if reason else f"continue {worst}")
+    return 0
+
+
+def precision_lines(manifest: dict) -> list[str]:
+    """Return the end-of-run lines on precision and gaps."""
+    params, record, gap = manifest["parameters"], manifest.get("precision") or {}, manifest.get("gaps_s")
+    lines = []
+    if params.get("smoke_test"):
+        lines.append("smoke test (--quick): one short measurement per cell, no interval claims; for figures run the default profile")
+    if record:
+        worst, median = record.get("worst_half_width_pct"), record.get("median_half_width_pct")
+        shown = "no interval yet" if worst is None else f"worst ratio half-width +/-{worst:g}%, median +/-{median:g}%"
+        blocks = ", ".join(f"GOMAXPROCS={n}: {b}" for n, b in record["blocks"].items())
+        if record["met"]:
+            lines.append(f"precision target +/-{record['target_pct']:g}% met: {shown} ({blocks} blocks)")
+        else:
+            more = record.get("more_time_estimate_s")
+            extra = f"; about {format_duration(more)} more would meet it" if more else ""
+            lines.append(f"precision target +/-{record['target_pct']:g}% NOT met: {shown} ({blocks} blocks){extra}")
+        if record.get("stop_reason"):
+            lines.append(f"stopped: {record['stop_reason']}")
+    if gap:
+        lines.append(f"gap between measurements: median {gap['median']:.3f}s, max {gap['max']:.3f}s ({gap['count']} gaps)")
+    return lines
+
+
+def cmd_finish(args) -> int:
+    """Set the run's final status, reason and end time, its gaps and precision; when complete, print the summary."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    manifest["status"] = args.status
+    manifest["reason"] = args.reason or None
+    manifest["ended_at"] = iso(utc_now())
+    manifest["gaps_s"] = gap_record(manifest)
+    if manifest["measurements"] and not manifest.get("precision"):  # a fixed design: no stopping rule ran
+        record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
+        record["stop_reason"] = "fixed design: the planned blocks ran" if args.status == "complete" else f"run {args.status}"
+        manifest["precision"] = record
+    save_manifest(run_dir, manifest)
+    if args.status == "complete":
+        print("\n".join(summary_lines(run_dir, manifest) + precision_lines(manifest)))
+    return 0
+
+
+def cmd_summary(args) -> int:
+    """Print the median req/s of each cell."""
+    run_dir = Path(args.run)
+    print("\n".join(summary_lines(run_dir, load_manifest(run_dir))))
+    return 0
