@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -131,3 +133,76 @@ def test_the_allocation_meets_the_target_more_often_than_measuring_everything():
     print(f"\ntarget met in 6 minutes: {met_alloc:.0%} with the allocation, {met_all:.0%} measuring every setup in every block; "
           f"median worst +/-{stats.median(worst_alloc):.2%} against +/-{stats.median(worst_all):.2%}")
     assert met_alloc > met_all and stats.median(worst_alloc) < stats.median(worst_all)
+
+
+# --- plan_next: the helper's `decide` on a run's manifest ------------------------------------
+
+
+def manifest_of(blocks: int, setups: dict, gomaxprocs=(1, 2), warmup_s: float = 1.0, first_effect: float = 1.0, cold_from: int | None = None):
+    """Return (manifest, cache) of a finished blocked run: per block 3 rounds of every setup (go-http at 1000 req/s, others at setups[s](b, r) x 1000), 1 s each."""
+    params = {"gomaxprocs": list(gomaxprocs), "connections_levels": [100], "precision_pct": 5.0, "max_time_s": 360, "max_blocks": 3333,
+              "rounds_per_block": 3, "warmup_s": warmup_s, "setups": ["go-http", *setups]}
+    manifest, cache, t = {"parameters": params, "passes": [], "measurements": []}, {}, 0.0
+    stamp = lambda s: f"2026-11-25T10:{int(s) // 60:02d}:{s % 60:06.3f}Z"
+    for b in range(1, blocks + 1):
+        for n in gomaxprocs:
+            cold = cold_from is not None and b >= cold_from
+            entry = {"gomaxprocs": n, "block": b, "started_at": stamp(t)}
+            if cold:
+                entry["warmup_s"] = 0
+            t += 2.0  # start and checks (a warm-up would add to it)
+            first = True
+            for r in range(1, 4):
+                for setup in ["go-http", *setups]:
+                    rate = 1000.0 * (1.0 if setup == "go-http" else setups[setup](b, r))
+                    if first:
+                        rate *= first_effect if cold else 1.0
+                        first = False
+                    m = {"setup": setup, "gomaxprocs": n, "connections": 100, "repeat": (b - 1) * 3 + r, "block": b, "file": f"{setup}.{n}.{b}.{r}",
+                         "exit_code": 0, "started_at": stamp(t), "ended_at": stamp(t + 1.0)}
+                    t += 1.06
+                    manifest["measurements"].append(m)
+                    cache[m["file"]] = SimpleNamespace(requests_per_sec=rate, requests=int(rate))
+            t += 0.5
+            entry["ended_at"] = stamp(t)
+            manifest["passes"].append(entry)
+    return manifest, cache
+
+
+def test_before_the_minimum_every_value_gets_every_setup_in_turn():
+    manifest, cache = manifest_of(3, {"nginx-http": lambda b, r: 0.6})
+    manifest["passes"] = manifest["passes"][:-1]  # GOMAXPROCS=2 has a block fewer
+    plan = allocation.plan_next(Path("."), manifest, cache)
+    assert (plan["gomaxprocs"], plan["setups"], plan["rounds"], plan["warmup_s"]) == (2, None, 3, 1.0)
+
+
+def test_after_the_minimum_the_widest_value_and_only_its_unfinished_setups_go_next():
+    wobbly = lambda b, r: 0.6 * (1 + 0.15 * ((b % 3) - 1) + 0.01 * r)  # +/-15% from start to start: wide
+    steady = lambda b, r: 0.3 * (1 + 0.002 * r)
+    manifest, cache = manifest_of(stats.MIN_BLOCKS, {"nginx-http": steady, "nginx-fcgi-tcp": wobbly, "nginx-fcgi-unix": steady}, gomaxprocs=(1,))
+    plan = allocation.plan_next(Path("."), manifest, cache)
+    assert (plan["gomaxprocs"], plan["setups"]) == (1, ["go-http", "nginx-fcgi-tcp"])
+    # Starts differ far more than rounds: few rounds per start.
+    assert plan["rounds"] == allocation.MIN_ROUNDS and "nginx-fcgi-tcp (rps) decides" in plan["rounds_why"]
+
+
+def round_noise(b: int, r: int) -> float:
+    """Return a ratio with 15% noise from round to round (seeded by block and round) and no start effect."""
+    return 0.6 * math.exp(random.Random(1000 * b + r).gauss(0, 0.15))
+
+
+def test_quiet_starts_get_more_rounds_per_block():
+    noisy_rounds = round_noise
+    manifest, cache = manifest_of(stats.MIN_BLOCKS, {"nginx-http": noisy_rounds}, gomaxprocs=(1,))
+    plan = allocation.plan_next(Path("."), manifest, cache)
+    assert plan["setups"] == ["go-http", "nginx-http"] and plan["rounds"] > 3  # more than the default: 5 here (the sample's between-block variance is small, not 0)
+
+
+def test_the_warm_up_is_dropped_without_a_first_measurement_effect_and_comes_back_with_one():
+    noisy = round_noise
+    manifest, cache = manifest_of(stats.MIN_BLOCKS, {"nginx-http": noisy}, gomaxprocs=(1,))
+    plan = allocation.plan_next(Path("."), manifest, cache)
+    assert plan["warmup_s"] == 0 and plan["warmup_why"].startswith("after the warm-up no first-measurement effect")
+    cold, cache = manifest_of(stats.MIN_BLOCKS + 3, {"nginx-http": noisy}, gomaxprocs=(1,), first_effect=0.7, cold_from=stats.MIN_BLOCKS + 1)
+    plan = allocation.plan_next(Path("."), cold, cache)
+    assert plan["warmup_s"] == 1.0 and plan["warmup_why"].startswith("blocks without a warm-up had a first measurement at 70.0%")

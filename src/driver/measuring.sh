@@ -60,12 +60,13 @@ wrk_args() {
 # warm_up N C: a run of wrk per usable setup at C connections, output not kept.
 warm_up() {
   local n="$1" c="$2" setup label="block ${BLOCK} GOMAXPROCS=$1"
+  local seconds="${NEXT_WARMUP:-${PLAN[warmup_s]}}" # the stopping rule may drop it (decide)
   ((PLAN[sweep])) && label+=" c=${c}"
-  ((PLAN[warmup_s] > 0 && ${#USABLE[@]} > 0)) || return 0
+  [[ "${seconds}" != 0 && ${#USABLE[@]} -gt 0 ]] || return 0
   STAGE="the ${label} warm-up"
-  log "warm-up ${label}: ${PLAN[warmup_s]}s per setup, not kept"
+  log "warm-up ${label}: ${seconds}s per setup, not kept"
   for setup in "${USABLE[@]}"; do
-    wrk_args "${c}" "${PLAN[warmup_s]}" "${PLAN[url.${setup}]}"
+    wrk_args "${c}" "${seconds}" "${PLAN[url.${setup}]}"
     if [[ -n "${CLIENTS_STATE}" ]]; then
       warm_up_clients "${setup}"
       continue
@@ -113,12 +114,21 @@ measure() {
 # start_block N FIRST ROUNDS: record block BLOCK of GOMAXPROCS=N (rounds FIRST..) and its
 # shuffled orders (ORDERS), start its servers, check every setup answers (USABLE).
 start_block() {
-  local n="$1"
+  local n="$1" chosen=() setup kept=()
   STAGE="the start of block ${BLOCK} GOMAXPROCS=${n}"
-  ask pass-start --gomaxprocs "${n}" --block "${BLOCK}" --first-round "$2" --rounds "$3" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n}"
+  local args=(pass-start --gomaxprocs "${n}" --block "${BLOCK}" --first-round "$2" --rounds "$3")
+  [[ -z "${NEXT_SETUPS}" ]] || args+=(--setups "${NEXT_SETUPS}")
+  [[ -z "${NEXT_WARMUP}" || "${NEXT_WARMUP}" == "${PLAN[warmup_s]}" ]] || args+=(--warmup "${NEXT_WARMUP}")
+  ask "${args[@]}" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n}"
   ORDERS=("${ANSWER[@]}")
   start_servers "${n}"
   check_cells "${n}"
+  [[ -n "${NEXT_SETUPS}" ]] || return 0
+  IFS=, read -ra chosen <<<"${NEXT_SETUPS}" # this block measures (and warms up) only these
+  for setup in "${USABLE[@]}"; do
+    ! contains "${setup}" "${chosen[@]}" || kept+=("${setup}")
+  done
+  USABLE=("${kept[@]}")
 }
 
 # measure_block N FIRST ROUNDS: for each connection level, warm up, then each round in its shuffled order.
@@ -160,20 +170,32 @@ run_block() {
 
 # stop_rule N: after a block of the default profile, ask the helper whether the precision
 # target is met or time is up; true when the run should stop.
+# Going on, NEXT_BLOCK is the next block as `decide` planned it: GOMAXPROCS ROUNDS WARMUP SETUPS.
 stop_rule() {
-  local verdict worst reason
+  local verdict worst reason next
   ((PLAN[adaptive])) || return 1
   ask decide || die 1 "could not assess the precision after block ${BLOCK}"
   read -r verdict worst reason <<<"${ANSWER[0]}"
   if [[ "${worst}" == - ]]; then worst="no interval yet"; else worst="worst ratio +/-${worst}%"; fi
-  log "after block ${BLOCK} GOMAXPROCS=$1: ${worst} (target +/-${PLAN[precision_pct]}%)"
-  [[ "${verdict}" == stop ]] || return 1
-  log "stopping: ${reason}"
+  if [[ "${verdict}" == stop ]]; then
+    log "after block ${BLOCK} GOMAXPROCS=$1: ${worst} (target +/-${PLAN[precision_pct]}%)"
+    log "stopping: ${reason}"
+    return 0
+  fi
+  NEXT_BLOCK="${reason}"
+  read -ra next <<<"${NEXT_BLOCK}"
+  log "after block ${BLOCK} GOMAXPROCS=$1: ${worst} (target +/-${PLAN[precision_pct]}%); next: GOMAXPROCS=${next[0]}, ${next[3]//,/ } setups, ${next[1]} rounds, warm-up ${next[2]}s"
+  return 1
 }
 
-# run_blocks: blocks alternating GOMAXPROCS values, a fixed number or until stop_rule says stop.
+# run_blocks: a fixed number of blocks alternating GOMAXPROCS values, or (the stopping
+# rule) blocks where `decide` sends them until it says stop.
 run_blocks() {
   local n first rounds
+  if ((PLAN[adaptive])); then
+    run_allocated_blocks
+    return 0
+  fi
   BLOCK=0
   while :; do
     BLOCK=$((BLOCK + 1))
@@ -187,6 +209,24 @@ run_blocks() {
       ! stop_rule "${n}" || return 0
     done
     ((PLAN[adaptive] || BLOCK < PLAN[blocks])) || return 0
+  done
+}
+
+# run_allocated_blocks: the first block at the first GOMAXPROCS value with every setup, each
+# next one as `decide` planned it (bench/allocation.py): its GOMAXPROCS value, setups, rounds
+# and warm-up; blocks and rounds are numbered per GOMAXPROCS value.
+run_allocated_blocks() {
+  local n="${GOMAXPROCS_LIST[0]}" rounds="${PLAN[rounds_per_block]}" first
+  local -A blocks=() rounds_done=()
+  while :; do
+    BLOCK=$((${blocks[${n}]:-0} + 1))
+    blocks[${n}]="${BLOCK}"
+    first=$((${rounds_done[${n}]:-0} + 1))
+    run_block "${n}" "${first}" "${rounds}"
+    rounds_done[${n}]=$((first + rounds - 1))
+    ! stop_rule "${n}" || return 0
+    read -r n rounds NEXT_WARMUP NEXT_SETUPS <<<"${NEXT_BLOCK}"
+    [[ "${NEXT_SETUPS}" != all ]] || NEXT_SETUPS=""
   done
 }
 

@@ -93,6 +93,8 @@ def main_parser() -> argparse.ArgumentParser:
         (("--block",), {"type": int, "default": 1}),
         (("--first-round",), {"type": int, "default": 1}),
         (("--rounds",), {"type": int}),  # default: the run's repeats
+        (("--setups",), {}),  # the block measures only these (comma list; decide's allocation); default: all
+        (("--warmup",), {"type": float}),  # the block's warm-up when it differs from the run's (decide's)
     )
     add("decide", cmd_decide, run)
     add("serve", cmd_serve, run, (("--ssh-control",), {}), (("--target-dir",), {}))

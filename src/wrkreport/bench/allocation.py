@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from .. import stats
+from . import precision
+from .values import parse_iso
 
 MIN_ROUNDS = 2  # a block needs 2 rounds for its own within-block noise
 MAX_ROUNDS = 6  # more rounds per start than this leave too few starts in a 6-minute run
@@ -190,3 +193,80 @@ def within(interval: stats.Interval, target: float) -> bool:
     """Return True when an interval is over blocks and within the target."""
     width = interval.half_width_rel
     return interval.unit == stats.BLOCK and width is not None and width <= target
+
+
+# --- The next block, from the run so far (the helper's `decide`) ------------------------------
+
+
+def ratio_intervals_and_blocks(run_dir: Path, manifest: dict, cache: dict) -> tuple[dict, dict]:
+    """Return every throughput ("rps") and CPU-cost ("cpu") ratio's interval and its blocks of pairs, keyed (GOMAXPROCS, level, setup, kind)."""
+    intervals, blocks = {}, {}
+    for kind, value_of in (("rps", precision.rate_of), ("cpu", precision.cpu_per_request_of)):
+        for (n, c, setup), found in precision.ratio_blocks(run_dir, manifest, cache, value_of).items():
+            intervals[n, c, setup, kind] = stats.block_ratio_interval(found)
+            blocks[n, c, setup, kind] = found
+    return intervals, blocks
+
+
+def block_costs(manifest: dict, gomaxprocs: int) -> tuple[float | None, float | None]:
+    """Return a block's fixed seconds (start, checks, warm-up, stop) and one measurement's seconds (with its gap), from the finished blocks at gomaxprocs."""
+    overheads, per_measurement = [], []
+    for entry in manifest["passes"]:
+        if entry["gomaxprocs"] != gomaxprocs or not entry.get("ended_at"):
+            continue
+        times = [(parse_iso(m["started_at"]), parse_iso(m["ended_at"])) for m in manifest["measurements"]
+                 if m["gomaxprocs"] == gomaxprocs and m.get("block", 1) == entry["block"] and m.get("started_at") and m.get("ended_at")]
+        if not times:
+            continue
+        measuring = (max(end for _, end in times) - min(start for start, _ in times)).total_seconds()
+        wall = (parse_iso(entry["ended_at"]) - parse_iso(entry["started_at"])).total_seconds()
+        overheads.append(max(0.0, wall - measuring))
+        per_measurement.append(measuring / len(times))
+    if not overheads:
+        return None, None
+    return stats.mean(overheads), stats.mean(per_measurement)
+
+
+def block_sequences(run_dir: Path, manifest: dict, cache: dict, warmed: bool, default_warmup_s: float) -> list[list[tuple[str, float]]]:
+    """Return each finished block's measurements in the order they ran, as (setup, req/s), for the blocks with (warmed) or without a warm-up."""
+    found = []
+    for entry in manifest["passes"]:
+        if not entry.get("ended_at") or (entry.get("warmup_s", default_warmup_s) > 0) != warmed:
+            continue
+        ran = sorted((m for m in manifest["measurements"] if m["gomaxprocs"] == entry["gomaxprocs"] and m.get("block", 1) == entry["block"]),
+                     key=lambda m: m.get("started_at", ""))
+        rates = [(m["setup"], precision.rate_of(run_dir, m, cache)) for m in ran]
+        found.append([(setup, rate) for setup, rate in rates if rate is not None])
+    return found
+
+
+def plan_next(run_dir: Path, manifest: dict, cache: dict) -> dict:
+    """Return the next block's plan: GOMAXPROCS, setups (None: all), rounds, warm-up seconds, and why each."""
+    params = manifest["parameters"]
+    target = params.get("precision_pct", stats.PRECISION_TARGET * 100) / 100
+    default_rounds, default_warmup = params.get("rounds_per_block") or 3, params.get("warmup_s", 0)
+    intervals, blocks = ratio_intervals_and_blocks(run_dir, manifest, cache)
+    done = {int(n): b for n, b in precision.blocks_per_gomaxprocs(manifest).items()}
+    gomaxprocs = [int(n) for n in params["gomaxprocs"]]
+    n, setups, why = next_block(intervals, done, gomaxprocs, precision.BASELINE, target, stats.MIN_BLOCKS)
+    plan = {"gomaxprocs": n, "setups": list(setups) or None, "rounds": default_rounds, "warmup_s": default_warmup, "why": why}
+    if any(b < stats.MIN_BLOCKS for b in done.values()) or len(done) < len(gomaxprocs):
+        plan["rounds_why"] = plan["warmup_why"] = "as planned until every GOMAXPROCS value has the minimum blocks"
+        return plan
+    outside = [key for key, interval in intervals.items() if key[0] == n and not within(interval, target)]
+    if outside:
+        key = max(outside, key=lambda k: intervals[k].half_width_rel or math.inf)
+        found = components([[math.log(a / b) for a, b in block] for block in blocks[key]])
+        overhead_s, measurement_s = block_costs(manifest, n)
+        measured = len(setups) if setups else len(params["setups"])
+        round_s = None if measurement_s is None else measurement_s * measured
+        plan["rounds"] = best_rounds(found, overhead_s, round_s, default_rounds)
+        if found is not None:
+            plan["rounds_why"] = (f"{key[2]} ({key[3]}) decides: sd within a block {math.sqrt(found.within):.3f}, between blocks "
+                                  f"{math.sqrt(found.between):.3f} (log ratio); a block's fixed part {overhead_s or 0:.1f}s, a round {round_s or 0:.1f}s")
+    if default_warmup > 0:
+        warmed = first_measurement_effect(block_sequences(run_dir, manifest, cache, True, default_warmup))
+        cold = first_measurement_effect(block_sequences(run_dir, manifest, cache, False, default_warmup))
+        keep, plan["warmup_why"] = warmup_decision(warmed, cold)
+        plan["warmup_s"] = default_warmup if keep else 0
+    return plan

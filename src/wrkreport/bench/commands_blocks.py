@@ -20,7 +20,10 @@ def cmd_pass_start(args) -> int:
     """Record a new pass (a block: one start of the servers) and print its setup order, one line per (connection level, round)."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
-    entry = new_pass(manifest, args.gomaxprocs, args.block, args.first_round, args.rounds)
+    setups = [s for s in args.setups.split(",") if s] if args.setups else None
+    if setups and not set(setups) <= set(manifest["parameters"]["setups"]):
+        raise UsageError(f"--setups {args.setups}: not all of them are setups of this run")
+    entry = new_pass(manifest, args.gomaxprocs, args.block, args.first_round, args.rounds, setups, args.warmup)
     entry["started_at"] = iso_ms(now_ms())
     save_manifest(run_dir, manifest)
     print("\n".join(" ".join(order) for order in entry["order"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from .manifest import load_manifest, save_manifest
 from .progress import summary_lines
+from .allocation import plan_next
 from .precision import assess, decide, gap_record
 from .values import format_duration, iso, now_ms, parse_iso, utc_now
 
@@ -17,16 +18,26 @@ def elapsed_s(manifest: dict) -> float:
 
 
 def cmd_decide(args) -> int:
-    """After a block: record the precision so far and print `continue WORST` or `stop WORST REASON` (WORST: worst half-width in %, or -)."""
+    """After a block: record the precision so far and print `stop WORST REASON`, or `continue WORST N ROUNDS WARMUP SETUPS` (the next block: GOMAXPROCS, rounds, warm-up seconds, comma list or `all`; WORST: worst half-width in %, or -)."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
     reason = decide(record, manifest["parameters"])
     record["stop_reason"] = reason
+    worst = "-" if record["worst_half_width_pct"] is None else f"{record['worst_half_width_pct']:g}"
+    if reason:
+        record["next"] = None
+        print(f"stop {worst} {reason}")
+    else:
+        plan = plan_next(run_dir, manifest, PARSED)
+        record["next"] = plan
+        setups = ",".join(plan["setups"]) if plan["setups"] else "all"
+        print(f"continue {worst} {plan['gomaxprocs']} {plan['rounds']} {plan['warmup_s']:g} {setups}")
+    record["warmup_found"] = (manifest.get("precision") or {}).get("warmup_found")
+    if record["next"] and "warmup_why" in record["next"]:
+        record["warmup_found"] = record["next"]["warmup_why"]
     manifest["precision"] = record
     save_manifest(run_dir, manifest)
-    worst = "-" if record["worst_half_width_pct"] is None else f"{record['worst_half_width_pct']:g}"
-    print(f"stop {worst} {reason}" if reason else f"continue {worst}")
     return 0
 
 
@@ -48,6 +59,8 @@ def precision_lines(manifest: dict) -> list[str]:
             lines.append(f"precision target +/-{record['target_pct']:g}% NOT met: {shown} ({blocks} blocks){extra}")
         if record.get("stop_reason"):
             lines.append(f"stopped: {record['stop_reason']}")
+        if record.get("warmup_found"):
+            lines.append(f"warm-up: {record['warmup_found']}")
     if gap:
         lines.append(f"gap between measurements: median {gap['median']:.3f}s, max {gap['max']:.3f}s ({gap['count']} gaps)")
     return lines

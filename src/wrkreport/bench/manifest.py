@@ -190,14 +190,17 @@ def levels_of(parameters: dict) -> list[int]:
     return parameters.get("connections_levels") or [parameters["connections"]]
 
 
-def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int = 1, rounds: int | None = None) -> dict:
+def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int = 1, rounds: int | None = None, setups: list[str] | None = None,
+             warmup_s: float | None = None) -> dict:
     """Append and return the pass (block) entry for a GOMAXPROCS value, with its shuffled orders.
 
     A block is one start of the servers; it runs each connection level in turn and,
     within it, its rounds first_round .. first_round + rounds - 1 (the cells' global round
     numbers): `order` holds one shuffled setup order per (level, round) in that sequence,
     `order_connections` the level of each, `rounds` the round numbers. rounds defaults to
-    the run's repeats (one block per GOMAXPROCS, as before blocks).
+    the run's repeats (one block per GOMAXPROCS, as before blocks). setups: the block
+    measures only these (the stopping rule's allocation, go-http among them; None: every
+    setup of the run); warmup_s: its warm-up when it differs from the run's.
     """
     params = manifest["parameters"]
     levels = levels_of(params)
@@ -207,7 +210,7 @@ def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int =
         "block": block,
         "rounds": list(range(first_round, first_round + rounds)),
         "go_reported_gomaxprocs": None,
-        "order": shuffled_orders(params["setups"], rounds * len(levels), params["seed"], gomaxprocs, block),
+        "order": shuffled_orders(setups or params["setups"], rounds * len(levels), params["seed"], gomaxprocs, block),
         "order_connections": [c for c in levels for _ in range(rounds)],
         "cells": {},
         "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": None, "node_workers": []},
@@ -215,6 +218,10 @@ def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int =
         "started_at": iso(utc_now()),
         "ended_at": None,
     }
+    if setups:
+        entry["setups"] = list(setups)
+    if warmup_s is not None:
+        entry["warmup_s"] = warmup_s
     manifest["passes"].append(entry)
     return entry
 
