@@ -15,7 +15,7 @@ from pathlib import Path
 from .errors import RefusedFile
 
 MiB = 1024 * 1024
-# The largest file of each kind read (docs/raw-format.md; README "What a run directory may contain").
+# The largest file of each kind read (docs/raw-format.md; docs/pitfalls.md, "What a run directory may contain").
 CAP_BYTES = {
     "manifest": 16 * MiB,  # a 5-minute default run writes ~40 KB
     "wrk": 1 * MiB,  # wrk --latency prints ~1 KB; wrk2's full spectrum ~20 KB

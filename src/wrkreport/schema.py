@@ -1,6 +1,6 @@
 """Schema: the type and range of every value read from manifest.json and <stem>.cpu.json.
 
-A run directory is untrusted input (README, "What a run directory may contain"), so its
+A run directory is untrusted input (docs/pitfalls.md, "What a run directory may contain"), so its
 JSON is checked here, at the edge, against one table per file: a value of the wrong type,
 not finite (NaN, Infinity, 1e999, an integer of thousands of digits) or out of range is
 left out with a reason naming the field, and later steps never see it. CPU lists

@@ -11,7 +11,7 @@ ParseError names the line and what was expected; nothing may follow but progress
 A run ab gave up on (`apr_socket_recv: Connection refused (111)`, `Test aborted after 10
 failures`) printed no report: a ParseError on that line.
 
-The record, field by field (README, `wrkreport parse`):
+The record, field by field (docs/wrkreport.md, `wrkreport parse`):
 - `connections` is ab's concurrency (-c); `threads` is 1 (ab runs one thread);
 - `duration_s` and `elapsed_s` are both `Time taken for tests` (with -t ab stops at the
   time limit, with -n when the requests are done);
