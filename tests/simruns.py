@@ -59,13 +59,16 @@ def noise(rng: random.Random, sd: float = NOISE_SD, tail_df: int | None = TAIL_D
 
 def drifting_run(rng: random.Random, blocks: int, rounds: int = ROUNDS, ratio: float = TRUE_RATIO, run_sd: float = RUN_SD,
                  drift_sd: float = DRIFT_SD, start_sd: float = START_SD, noise_sd: float = NOISE_SD, tail_df: int | None = TAIL_DF,
-                 outlier_rate: float = OUTLIER_RATE) -> tuple[list[list[tuple[float, float]]], list[float]]:
-    """Return a run's blocks of (setup, go-http) req/s pairs and each block's true log ratio (run shift, drift, start)."""
-    shift, drift = rng.gauss(0, run_sd), rng.gauss(0, drift_sd)
+                 outlier_rate: float = OUTLIER_RATE, go_run_sd: float = 0.0) -> tuple[list[list[tuple[float, float]]], list[float]]:
+    """Return a run's blocks of (setup, go-http) req/s pairs and each block's true log ratio (run shift, drift, start).
+
+    go_run_sd: the run's own shift of go-http's log req/s (both sides of the ratio move with it)."""
+    shift, drift, go_run = rng.gauss(0, run_sd), rng.gauss(0, drift_sd), rng.gauss(0, go_run_sd) if go_run_sd else 0.0
     found, truths = [], []
     for i in range(blocks):
         truth = math.log(ratio) + shift + drift * (i / (blocks - 1) - 0.5 if blocks > 1 else 0.0)
         go_shift, ratio_shift = start(rng, start_sd)
+        go_shift += go_run
         pairs = []
         for _ in range(rounds):
             go = GO_RPS * math.exp(go_shift + noise(rng, noise_sd, tail_df, outlier_rate))

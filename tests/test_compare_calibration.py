@@ -194,3 +194,67 @@ def test_latency_start_sd_is_what_the_recorded_runs_show():
     assert all(sd <= LATENCY_NOISE_SD + 0.005 for sd in within.values()), within
     print(f"\nbetween-run sd of log p99: {taus}")
     assert max(taus.values()) <= compare.LATENCY_START_SD < max(taus.values()) + 0.01
+
+
+# --- Runs drift: the run-to-run term for runs in blocks (issue 20) -------------------------------
+
+DEFAULT_RUNS = ("default-run-1", "default-run-2", "default-run-3")  # same settings, minutes apart
+
+
+def drifting_flag_rate(n: int, seed: int, run_sd: float, throughput_run_sd: float, ratio_b: float = simruns.TRUE_RATIO) -> tuple[float, float]:
+    """Return the share of comparisons of two drifting runs in blocks flagged as changed: (req/s, ratio), widened by the given run sds."""
+    rng = random.Random(seed)
+    shape = {**simruns.MEASURED, "run_sd": compare.RUN_SD, "drift_sd": 0.0, "go_run_sd": compare.THROUGHPUT_RUN_SD}
+    flagged = [0, 0]
+    for _ in range(COMPARISONS):
+        sides = []
+        for ratio in (simruns.TRUE_RATIO, ratio_b):
+            blocks, _ = simruns.drifting_run(rng, n, ratio=ratio, **shape)
+            go = compare.units_of([[math.log(y) for _, y in b] for b in blocks], [])
+            ratios = compare.units_of([[math.log(x / y) for x, y in b] for b in blocks], [])
+            sides.append((go, ratios))
+        (go_a, ratio_a), (go_b, ratio_b_units) = sides
+        flagged[0] += not compare.change_interval(go_a, go_b, compare.THROUGHPUT_START_SD, throughput_run_sd).includes(1.0)
+        flagged[1] += not compare.change_interval(ratio_a, ratio_b_units, compare.START_SD, run_sd).includes(1.0)
+    return flagged[0] / COMPARISONS, flagged[1] / COMPARISONS
+
+
+@pytest.mark.parametrize("n", [7, 10, 14])
+def test_runs_that_only_drifted_are_rarely_flagged(n):
+    throughput, ratio = drifting_flag_rate(n, 500 + n, compare.RUN_SD, compare.THROUGHPUT_RUN_SD)
+    print(f"\n{n} blocks, runs drifting as the recorded ones: false-change rate {throughput:.1%} (req/s), {ratio:.1%} (ratio)")
+    assert throughput <= CEILING and ratio <= CEILING
+
+
+def test_without_the_run_to_run_term_drift_is_flagged_as_change():
+    throughput, ratio = drifting_flag_rate(10, 520, 0.0, 0.0)
+    print(f"\n10 blocks without the run-to-run term: false-change rate {throughput:.1%} (req/s), {ratio:.1%} (ratio)")
+    assert throughput > 0.10 and ratio > 0.10
+
+
+def test_what_a_true_change_in_the_ratio_needs_to_be_flagged_between_two_runs():
+    # The price of drift between runs: only large changes show between two runs. Printed for the
+    # README; a change made in one run (both variants as setups) would not pay it.
+    found = {pct: drifting_flag_rate(10, 530 + pct, compare.RUN_SD, compare.THROUGHPUT_RUN_SD, simruns.TRUE_RATIO * (1 - pct / 100))[1] for pct in (10, 20, 40)}
+    print("\n10 blocks: share of true ratio changes flagged: " + ", ".join(f"-{pct}%: {rate:.0%}" for pct, rate in found.items()))
+    assert found[10] <= found[20] <= found[40] and found[40] >= 0.8
+
+
+def test_the_run_to_run_sds_are_what_the_recorded_runs_show():
+    runs = [load_analysis(RUNS / name).analysis for name in DEFAULT_RUNS]
+    taus = {"overhead_ratio": [], compare.THROUGHPUT: [], compare.P99: []}
+    for n in (1, 2):
+        for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"):
+            for figure in taus:
+                if figure == "overhead_ratio":
+                    if setup == "go-http":
+                        continue
+                    units = [compare.ratio_units(a.cell(n, 100, setup), a.cell(n, 100, "go-http"))[0] for a in runs]
+                else:
+                    units = [compare.metric_units(a.cell(n, 100, setup), figure)[0] for a in runs]
+                tau2, _, _ = dersimonian_laird(units)
+                taus[figure].append(math.sqrt(max(tau2, 0.0)))
+    print("\nlargest run-to-run sd: " + ", ".join(f"{figure} {max(values):.3f}" for figure, values in taus.items()))
+    for figure, values in taus.items():
+        assert max(values) <= compare.FIGURES[figure].run_sd < max(values) + 0.01, figure
+    assert compare.RUN_DF == len(DEFAULT_RUNS) - 1
