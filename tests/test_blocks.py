@@ -135,3 +135,20 @@ def test_a_real_blocked_default_run_has_block_unit_intervals_and_says_the_target
     # give +/-4.19% on the same measurements.
     assert manifest["precision"]["worst_half_width_pct"] == 5.26 and round(worst * 100, 2) == 4.19
     assert "NOT met" in done.analysis.precision_note
+
+
+def test_a_real_allocated_run_reads_with_block_intervals_and_no_problem(tmp_path):
+    """default-run-1: after the minimum blocks the stopping rule measured subsets of the setups, 2-6 rounds a block, without a warm-up."""
+    manifest = json.loads((RUNS / "default-run-1" / "manifest.json").read_text())
+    allocated = [p for p in manifest["passes"] if p.get("setups")]
+    assert allocated and all("go-http" in p["setups"] for p in allocated)
+    assert {len(p["rounds"]) for p in allocated} - {3} and any(p.get("warmup_s") == 0 for p in allocated)
+    done = load_analysis(RUNS / "default-run-1")
+    assert done.run.problems == () and [c for c in done.checks.checks if c.status != "pass"] == []
+    ratios = [r for r in (*done.analysis.ratios, *done.analysis.cpu_ratios) if r.setup != "go-http"]
+    assert len(ratios) == 12 and all(r.unit == stats.BLOCK and r.blocks >= stats.MIN_BLOCKS for r in ratios)
+    # The blocks a setup sat out are not in its ratio: its blocks are those it was measured in.
+    fcgi_blocks = {p["block"] for p in manifest["passes"] if p["gomaxprocs"] == 2 and "nginx-fcgi-unix" in (p.get("setups") or manifest["parameters"]["setups"])}
+    assert done.analysis.ratio(2, 100, "nginx-fcgi-unix").blocks == len(fcgi_blocks) < done.analysis.ratio(2, 100, "nginx-http").blocks
+    built = build(RUNS / "default-run-1", tmp_path, WHEN)
+    assert built.status == "pass" and "CPU per request vs go-http at 1: nginx-http 2.42x" in built.summary
