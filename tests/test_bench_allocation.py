@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import math
 import random
 from pathlib import Path
@@ -22,6 +23,11 @@ BUDGET_S = 360.0
 START_S = 1.5  # starting the servers and the readiness checks
 WARMUP_S = 1.0  # per setup
 ROUND_GAP_S = 0.06
+
+
+def test_doctests():
+    failures, tried = doctest.testmod(allocation)
+    assert failures == 0 and tried >= 10
 
 
 def test_components_separate_round_noise_from_start_shifts():

@@ -151,7 +151,7 @@ def effect_text(found: stats.Interval) -> str:
     return f"{found.estimate:.1%} ({found.low:.1%}-{found.high:.1%})"
 
 
-def widest(intervals: dict[tuple, stats.Interval], target: float) -> dict[int, float]:
+def widest(intervals: dict[tuple, stats.Interval]) -> dict[int, float]:
     """Return each GOMAXPROCS value's widest relative half-width (inf without an interval), over every ratio kind."""
     found: dict[int, float] = {}
     for key, interval in intervals.items():
@@ -181,7 +181,7 @@ def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, in
     if short:
         n = min(short, key=lambda v: (blocks_done.get(v, 0), gomaxprocs.index(v)))
         return n, (), f"every GOMAXPROCS value gets {min_blocks} blocks of every setup first"
-    widths = widest(intervals, target)
+    widths = widest(intervals)
     n = max(gomaxprocs, key=lambda v: (widths.get(v, 0.0), -gomaxprocs.index(v)))
     outside = sorted({key[2] for key, interval in intervals.items() if key[0] == n and not within(interval, target)})
     if not outside:
