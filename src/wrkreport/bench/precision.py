@@ -41,7 +41,15 @@ def rate_of(run_dir: Path, measurement: dict, cache: dict) -> float | None:
 
 
 def cpu_per_request_of(run_dir: Path, measurement: dict, cache: dict) -> float | None:
-    """Return a measurement's server CPU seconds per request (every server process, as the analysis sums them) when it counts; None otherwise."""
+    """Return a measurement's server CPU seconds per request (every server process, as the analysis sums them) when it counts; None otherwise. Read once per file."""
+    key = f"{measurement['file']} cpu"
+    if key not in cache:
+        cache[key] = read_cpu_per_request(run_dir, measurement, cache)
+    return cache[key]
+
+
+def read_cpu_per_request(run_dir: Path, measurement: dict, cache: dict) -> float | None:
+    """Return cpu_per_request_of's figure, read from the measurement's .cpu.json."""
     result = counted(run_dir, measurement, cache)
     record = read_cpu_record(run_dir, measurement.get("cpu_file")) if result is not None and result.requests else None
     if record is None or not isinstance(record.get("processes"), dict):
