@@ -354,3 +354,10 @@ def test_a_manifest_edited_into_the_wrong_shape_is_one_line_exit_1(tmp_path, man
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert f"{tmp_path}/manifest.json has an unexpected shape" in done.stderr
+
+
+def test_the_helpers_help_lists_every_subcommand_without_a_traceback():
+    # decide's docstring says "in %": argparse formats help text with %, so it must be escaped.
+    done = run_helper("--help")
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert "worst half-width in %" in " ".join(done.stdout.split()) and "summary" in done.stdout

@@ -30,7 +30,7 @@ def main_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     def add(name, func, *arguments):
-        s = sub.add_parser(name, help=func.__doc__)
+        s = sub.add_parser(name, help=func.__doc__.replace("%", "%%"))  # argparse formats help with %
         s.set_defaults(func=func)
         for flags, kwargs in arguments:
             s.add_argument(*flags, **kwargs)
