@@ -179,7 +179,20 @@ def test_before_the_minimum_every_value_gets_every_setup_in_turn():
     manifest, cache = manifest_of(3, {"nginx-http": lambda b, r: 0.6})
     manifest["passes"] = manifest["passes"][:-1]  # GOMAXPROCS=2 has a block fewer
     plan = allocation.plan_next(Path("."), manifest, cache)
-    assert (plan["gomaxprocs"], plan["setups"], plan["rounds"], plan["warmup_s"]) == (2, None, 3, 1.0)
+    assert (plan["gomaxprocs"], plan["setups"], plan["rounds"]) == (2, None, 3)
+
+
+def test_the_warm_up_is_tested_from_the_second_block_not_after_the_minimum():
+    manifest, cache = manifest_of(1, {"nginx-http": round_noise}, gomaxprocs=(1,))
+    plan = allocation.plan_next(Path("."), manifest, cache)
+    assert plan["warmup_s"] == 1.0 and plan["warmup_why"].startswith("too few blocks")
+    manifest, cache = manifest_of(2, {"nginx-http": round_noise}, gomaxprocs=(1,))
+    plan = allocation.plan_next(Path("."), manifest, cache)
+    assert plan["warmup_s"] == 0 and plan["warmup_why"].startswith("after the warm-up no first-measurement effect")
+    assert plan["rounds"] == 3 and plan["rounds_why"].startswith("as planned")
+    cold, cache = manifest_of(4, {"nginx-http": round_noise}, gomaxprocs=(1,), first_effect=0.7, cold_from=3)
+    plan = allocation.plan_next(Path("."), cold, cache)
+    assert plan["warmup_s"] == 1.0 and plan["warmup_why"].startswith("blocks without a warm-up had a first measurement at 70.0%")
 
 
 def test_after_the_minimum_the_widest_value_and_only_its_unfinished_setups_go_next():
