@@ -84,6 +84,12 @@ SETUP_BY_ID = {s.id: s for s in SETUPS}
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
 
 
+def baseline_of(setup: str) -> str:
+    """Return what a setup's ratios divide by: 'nginx-https' -> 'go-https', 'go-https' -> 'go-http' (unknown setups: go-http)."""
+    known = SETUP_BY_ID.get(setup)
+    return known.baseline if known else "go-http"
+
+
 ALL_SETUPS = "all"  # --setups all: every setup in the table
 
 
