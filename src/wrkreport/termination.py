@@ -35,7 +35,9 @@ def negotiated_checks(manifest: dict | None) -> list[Check]:
 
 
 def reference_for(setup: str, cells: dict, recorded: dict) -> tuple[str | None, dict | None]:
-    """Return the setup and handshake a TLS setup's handshake is compared with (None for go-https itself with nothing else)."""
+    """Return the setup and handshake a TLS setup's handshake is compared with: go-https's (None for go-https itself), else the first other TLS setup's."""
+    if setup == TLS_BASELINE:
+        return None, None
     for pool in (cells, recorded):
         if setup != TLS_BASELINE and isinstance(pool.get(TLS_BASELINE), dict):
             return TLS_BASELINE, pool[TLS_BASELINE]
