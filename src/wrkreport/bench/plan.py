@@ -327,19 +327,20 @@ def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[
 def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     """Return the selected setups in table order (option, BENCH_SETUPS, else the article's four).
 
-    'all' selects every setup; 'tls' go-http and every TLS setup (with any others named).
+    'all' selects every setup but the TLS ones; 'tls' go-http and every TLS setup (with any others named).
     """
     text = given if given is not None else env.get(ENV_SETUPS)
     if text is None:
         return list(DEFAULT_SETUP_IDS)
     chosen = split_list(text)
     if ALL_SETUPS in chosen:
-        return list(SETUP_IDS)
+        chosen = [s for s in chosen if s != ALL_SETUPS] + [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
     if TLS_GROUP in chosen:
         chosen = [s for s in chosen if s != TLS_GROUP] + ["go-http", *TLS_SETUP_IDS]
     unknown = [s for s in chosen if s not in SETUP_BY_ID]
     if unknown:
-        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(SETUP_IDS)} (or {ALL_SETUPS}, {TLS_GROUP})")
+        plain = [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
+        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(plain)} (or {ALL_SETUPS}), TLS: {TLS_GROUP}")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -356,7 +357,8 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {', '.join(ports)}")
+            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS)
+            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {plain} or a TLS setup")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
