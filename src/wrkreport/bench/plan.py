@@ -340,7 +340,7 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     unknown = [s for s in chosen if s not in SETUP_BY_ID]
     if unknown:
         plain = [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
-        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(plain)} (or {ALL_SETUPS}), TLS: {TLS_GROUP}")
+        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(plain)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
