@@ -86,6 +86,10 @@ TARGET_NOFILE=""  # ulimit -n the remote shell starting each server raises to
 TARGET_ARCH=()    # GOARCH=... (GOARM=...) for go build
 TARGET_SSH=()     # the address and port ssh reached the target at ($SSH_CONNECTION there)
 CLIENTS_STATE=""  # --client-hosts: the helper's state file of the clients (clients_preflight); removed there in cleanup
+TLS_DIR=""        # the run's key and certificate (make_tls_key), inside WORK
+TLS_STATS_SOCKET="" # gohello's handshake counts (go-https)
+GO_TLS_ARGS=()    # gohello's TLS flags (go_tls_args)
+PROBE=()          # one handshake's report for pass-ready (tls_probe)
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 # --- Parts, by concern (src/driver/) ------------------------------------------------------
@@ -104,6 +108,8 @@ source "${DRIVER}/servers.sh"
 source "${DRIVER}/measuring.sh"
 # shellcheck source=src/driver/stopping.sh
 source "${DRIVER}/stopping.sh"
+# shellcheck source=src/driver/tls.sh
+source "${DRIVER}/tls.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {
@@ -135,10 +141,12 @@ main() {
   raise_nofile
   prepare_work_dir
   build_servers
+  make_tls_key
   ensure_wrkreport
   check_ports
 
   start_run
+  record_tls
   record_clients
   tune_kernel
   start_helper

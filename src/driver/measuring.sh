@@ -49,12 +49,15 @@ wait_wrk() {
 # wrk_args C SECONDS URL [OPTION...]: the load generator's command (after taskset when the
 # client is pinned): wrk with the options given, or ab (keep-alive; -t before -n, since -t
 # resets -n; -n large enough that the time limit ends the run; --timeout as -s).
+# --connection-per-request: wrk sends "Connection: close" (ab: no -k).
 wrk_args() {
+  local close=() keep=(-k)
+  ((!PLAN[connection_per_request])) || close=(-H "Connection: close") keep=()
   if [[ "${PLAN[load_generator]}" == ab ]]; then
-    WRK_ARGS=("${CLIENT_PIN[@]}" ab -k "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "$3")
+    WRK_ARGS=("${CLIENT_PIN[@]}" ab "${keep[@]}" "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "$3")
     return 0
   fi
-  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "$3")
+  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "${close[@]}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "$3")
 }
 
 # warm_up N C: a run of wrk per usable setup at C connections, output not kept.

@@ -52,6 +52,8 @@ start_go() {
   log_file="${RUN_DIR}/$(server_log go "$1")"
   local args=(-http-port "${PLAN[port.go-http]}" -fcgi-port "${PLAN[port.go-fcgi-tcp]}" -fcgi-socket "${SOCKET}"
     -http-socket "${HTTP_SOCKET}" -handler-delay "${PLAN[handler_delay]}" -body-bytes "${PLAN[body_bytes]}")
+  go_tls_args
+  args+=("${GO_TLS_ARGS[@]}")
   if servers_as_root; then
     args+=(-socket-mode 0660 -socket-group "${WORKER_GROUP}")
   else
@@ -159,7 +161,7 @@ wait_answer() {
   local code
   while ((SECONDS < $3)); do
     server_alive "$2" || return 1
-    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1")" || true
+    code="$(curl -k -s -o /dev/null -w '%{http_code}' --max-time 1 "$1")" || true
     [[ "${code}" == 000 ]] || return 0
     sleep 0.1
   done
@@ -188,7 +190,9 @@ down_reason() {
   done
 }
 
-# cell_args N SETUP: the pass-ready --cell of SETUP: wait for its answer, capture `curl -sI`.
+# cell_args N SETUP: the pass-ready --cell of SETUP: wait for its answer, capture `curl -sI`
+# (-k: the TLS setups' certificate is the run's own, self-signed), and for a TLS setup one
+# handshake's report (PROBE).
 cell_args() {
   local n="$1" setup="$2" url file pid error rc=0
   url="${PLAN[url.${setup}]}"
@@ -196,10 +200,12 @@ cell_args() {
   ((BLOCK == 1)) || file="${WORK}/${setup}.headers.txt" # later blocks: checked, not kept
   pid="$(server_pid "${PLAN[server.${setup}]}")"
   error="$(down_reason "${setup}")"
+  PROBE=()
   if [[ -n "${error}" ]]; then
     CELL=(--cell "${setup}" 0 "" "${error}")
   elif wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
-    curl -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
+    curl -k -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
+    tls_probe "${setup}"
     error=""
     ((rc == 0)) || error="curl -sI ${url} failed with exit status ${rc}"
     CELL=(--cell "${setup}" 1 "${file}" "${error}")
@@ -222,7 +228,7 @@ check_cells() {
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"
-    args+=("${CELL[@]}")
+    args+=("${CELL[@]}" "${PROBE[@]}")
   done
   ask "${args[@]}" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n} in the manifest"
   USABLE=()

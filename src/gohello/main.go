@@ -61,6 +61,7 @@ type config struct {
 	handlerDelay   time.Duration // sleep before answering; 0 answers at once
 	bodyBytes      int           // response body size; 12 is the article's "Hello World\n"
 	publicAddress  string        // a second net/http listener at this address and httpPort; "" none
+	tls            tlsSettings   // go-https: the handler over crypto/tls (tls.go); off without -tls-cert
 }
 
 // makeBody returns n bytes of repeated "Hello World\n": exactly that line when n is 12.
@@ -102,6 +103,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.handlerDelay, "handler-delay", 0, "sleep this long in the handler before answering (e.g. 1ms, 500us)")
 	fs.IntVar(&cfg.bodyBytes, "body-bytes", len(helloLine), "response body size in bytes (repeated \"Hello World\\n\")")
 	fs.StringVar(&cfg.publicAddress, "public-address", "", "also serve net/http on this IP address, same port (empty: 127.0.0.1 only)")
+	fs.IntVar(&cfg.tls.port, "tls-port", 8443, "TLS (go-https) port on "+loopback+" (0: any free port); needs -tls-cert")
+	fs.StringVar(&cfg.tls.cert, "tls-cert", "", "PEM certificate for the TLS listener (empty: no TLS)")
+	fs.StringVar(&cfg.tls.key, "tls-key", "", "PEM private key of -tls-cert")
+	fs.StringVar(&cfg.tls.version, "tls-version", "1.3", "the one TLS version offered: 1.3 or 1.2")
+	fs.BoolVar(&cfg.tls.resumption, "tls-resumption", false, "allow session resumption (tickets); off: every connection a full handshake")
+	fs.StringVar(&cfg.tls.statsSocket, "tls-stats-socket", "", "Unix socket answering \"handshakes N resumed M\" (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -109,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err := checkPublicAddress(cfg.publicAddress); err != nil {
+		return cfg, err
+	}
+	if err := checkTLS(cfg.tls); err != nil {
 		return cfg, err
 	}
 	for _, p := range []int{cfg.httpPort, cfg.fcgiPort} {
@@ -185,13 +195,17 @@ func listenSocket(path string, cfg config) (net.Listener, error) {
 
 // server is the set of listeners one gohello process serves.
 type server struct {
-	handler  http.Handler
-	http     *http.Server
-	httpL    net.Listener
-	httpPub  net.Listener // -public-address: net/http for a client on another machine
-	httpUnix net.Listener
-	fcgiTCP  net.Listener
-	fcgiUnix net.Listener
+	handler   http.Handler
+	http      *http.Server
+	httpL     net.Listener
+	httpPub   net.Listener // -public-address: net/http for a client on another machine
+	httpUnix  net.Listener
+	fcgiTCP   net.Listener
+	fcgiUnix  net.Listener
+	https     *http.Server // go-https (tls.go)
+	httpsL    net.Listener
+	statsL    net.Listener // the handshake counts (tls.go)
+	tlsCounts tlsCounts
 }
 
 // listen binds every configured listener, or none: on error the ones already bound are closed.
@@ -225,15 +239,21 @@ func listen(cfg config) (*server, error) {
 			return nil, fmt.Errorf("net/http Unix socket: %w", err)
 		}
 	}
+	if err = s.listenTLS(cfg); err != nil {
+		s.close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // close closes every listener; closing a Unix listener Go created also removes its file.
 func (s *server) close() {
-	if s.http != nil {
-		s.http.Close()
+	for _, h := range []*http.Server{s.http, s.https} {
+		if h != nil {
+			h.Close()
+		}
 	}
-	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix} {
+	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix, s.httpsL, s.statsL} {
 		if l != nil {
 			l.Close()
 		}
@@ -256,6 +276,9 @@ func (s *server) describe(cfg config) string {
 	if s.httpUnix != nil {
 		parts = append(parts, "http-unix="+cfg.httpSocketPath)
 	}
+	if s.httpsL != nil {
+		parts = append(parts, "https="+s.httpsL.Addr().String()+" tls="+cfg.tls.version+" resumption="+strconv.FormatBool(cfg.tls.resumption))
+	}
 	if s.fcgiUnix != nil || s.httpUnix != nil {
 		parts = append(parts, fmt.Sprintf("mode=%04o group=%q", cfg.socketMode, cfg.socketGroup))
 	}
@@ -270,7 +293,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	failed := make(chan error, 5)
+	failed := make(chan error, 7)
 	serve := func(name string, f func() error) {
 		go func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
@@ -289,6 +312,12 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	if s.httpUnix != nil {
 		serve("net/http Unix socket", func() error { return s.http.Serve(s.httpUnix) })
 	}
+	if s.httpsL != nil {
+		serve("net/http TLS", func() error { return s.https.Serve(s.httpsL) })
+	}
+	if s.statsL != nil {
+		serve("TLS stats socket", s.serveStats)
+	}
 	fmt.Fprintf(logw, "gohello: %s ready\n", s.describe(cfg))
 
 	select {
@@ -297,7 +326,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	case err = <-failed:
 	}
 	s.close()
-	for _, path := range []string{cfg.socketPath, cfg.httpSocketPath} {
+	for _, path := range []string{cfg.socketPath, cfg.httpSocketPath, cfg.tls.statsSocket} {
 		if path == "" {
 			continue
 		}

@@ -311,7 +311,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{httpPort: 18080, fcgiPort: 19001, socketPath: "/x/go.sock", httpSocketPath: "/x/gohttp.sock", socketMode: 0o660,
-		socketGroup: "nogroup", handlerDelay: 500 * time.Microsecond, bodyBytes: 4096}
+		socketGroup: "nogroup", handlerDelay: 500 * time.Microsecond, bodyBytes: 4096, tls: tlsSettings{port: 8443, version: "1.3"}}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}
@@ -320,7 +320,8 @@ func TestParseFlags(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"-socket-mode", "rw"}, {"-http-port", "70000"}, {"extra"}, {"-body-bytes", "0"},
 		{"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"}, {"-fcgi-socket", "/s", "-http-socket", "/s"},
-		{"-public-address", "0.0.0.0"}, {"-public-address", "::"}, {"-public-address", "host"}} {
+		{"-public-address", "0.0.0.0"}, {"-public-address", "::"}, {"-public-address", "host"}, {"-tls-cert", "/c"},
+		{"-tls-key", "/k"}, {"-tls-cert", "/c", "-tls-key", "/k", "-tls-version", "1.1"}, {"-tls-stats-socket", "/s"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

@@ -19,7 +19,7 @@ from . import stats
 from .checks import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from .cpucost import ms_per_1k_requests
-from .model import BASELINE, NGINX_SETUPS, THROUGHPUT, NoiseWarning, Ratio, setup_order
+from .model import BASELINE, NGINX_SETUPS, THROUGHPUT, NoiseWarning, Ratio, baseline_of, setup_order
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
 from .run import Run, load_run, require_measurements
@@ -159,10 +159,11 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
         }
         cells.extend(group_cells.values())
         for setup in setups:
-            ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(BASELINE), BASELINE))
+            base = baseline_of(setup)  # go-http; go-https for the TLS setups behind nginx
+            ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(base), base))
             for metric in LATENCY_RATIO_METRICS:
-                latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(BASELINE), BASELINE))
-            cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(BASELINE), BASELINE))
+                latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(base), base))
+            cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(base), base))
             if CEILING in group_cells:
                 ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))

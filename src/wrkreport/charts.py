@@ -163,8 +163,9 @@ def throughput_chart(analysis: Analysis) -> str:
         return to_svg(fig, "throughput")
 
 
-def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = ()) -> str:
-    """Return each setup's throughput / go-http's, with 95% intervals, the 1.0 line, the 2013 ratios and, beside node-http, the 2012 study's."""
+def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = (), name: str = "ratios",
+                xlabel: str = "throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)") -> str:
+    """Return each setup's throughput / its baseline's (go-http's), with 95% intervals, the 1.0 line, the 2013 ratios and, beside node-http, the 2012 study's."""
     setups = [s for s in analysis.setups if s != BASELINE]
     groups = analysis.groups
     several = analysis.several_levels
@@ -223,11 +224,11 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
         if ticks:
             ax.set_ylim(min(ticks) - 0.8, max(ticks) + 0.8)  # the bottom and top rows' markers clear of the axes
         ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
-        ax.set_xlabel("throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)")
+        ax.set_xlabel(xlabel)
         ax.grid(axis="y", visible=False)
         if shown_reference:
             fig.legend(loc="outside lower center", ncol=1, frameon=False, fontsize=8)
-        return to_svg(fig, "ratios")
+        return to_svg(fig, name)
 
 
 REFERENCE_MARKERS = {1: "p", 8: "*"}  # hollow pentagon and star: no setup uses either

@@ -18,6 +18,7 @@ import pandas as pd
 
 from .model import BASELINE, Check, worst
 from .run import Run
+from .termination import negotiated_checks, resumed_checks
 
 DEFAULT_HEADER_BYTES = 141
 BYTES_UNIT_SCALE = 1024  # wrk's format_binary: B, KB, MB, GB, TB, base 1024
@@ -26,6 +27,8 @@ CHECK_NAMES = (
     "run-status",
     "readiness",
     "header-bytes",
+    "tls",
+    "tls-resumed",
     "parse",
     "clients",
     "duplicate",
@@ -42,7 +45,7 @@ CHECK_NAMES = (
     "file-name",
     "refused",
 )
-CELL_LEVEL = ("readiness", "header-bytes")
+CELL_LEVEL = ("readiness", "header-bytes", "tls")
 # wrk keeps its error counters in uint32_t and prints them with %d (shared/wrk/format.md §4).
 WRAPPED = "negative, so wrk's 32-bit counter passed 2,147,483,647 and printed wrapped; the true count is unknown"  # a failure excludes every repeat of the cell
 
@@ -77,6 +80,8 @@ def check_run(run: Run, expect_header_bytes: int | None = None) -> CheckReport:
         run_status_check(run),
         *readiness_checks(run),
         *header_checks(run, expected),
+        *negotiated_checks(run.manifest),
+        *resumed_checks(run.manifest),
         *run.problems,
         *duplicate_checks(run),
         *per_measurement_checks(table),

@@ -144,9 +144,19 @@ SETUP_DESCRIPTIONS: dict[str, str] = {
     "go-fasthttp": "Go fasthttp standalone",
     "nginx-static": "nginx answering by itself (return 200): the ceiling",
     "node-http": "Node.js http module standalone (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at GOMAXPROCS=N",
+    "go-https": "Go net/http over crypto/tls standalone (the control group of the TLS setups)",
+    "nginx-https": "nginx terminating TLS, reverse proxy to Go net/http over TCP",
+    "nginx-https-unix": "nginx terminating TLS, reverse proxy to Go net/http over a Unix socket",
 }
 SETUPS = tuple(SETUP_DESCRIPTIONS)[:4]
 NGINX_SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http-unix")
+TLS_BASELINE = "go-https"  # the TLS setups divide by it; it divides by go-http
+TLS_SETUPS = ("go-https", "nginx-https", "nginx-https-unix")
+
+
+def baseline_of(setup: str) -> str:
+    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https'; every other setup (go-https too) -> 'go-http'."""
+    return TLS_BASELINE if setup in TLS_SETUPS and setup != TLS_BASELINE else BASELINE
 
 
 def setup_order(setup: str) -> int:

@@ -20,6 +20,7 @@ from . import target as target_mod
 from .commands_blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
 from .commands_clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
 from .commands_finish import cmd_decide, cmd_finish, cmd_summary
+from .handshake import cmd_tls_record
 from .commands_preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_nginx, cmd_tune
 from .commands_target import TARGET_LOST, cmd_facts_script, cmd_target_facts, cmd_target_nginx, cmd_target_ports, cmd_target_record, cmd_target_running
 
@@ -109,6 +110,15 @@ def main_parser() -> argparse.ArgumentParser:
         (("--node-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
+        (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report
+    )
+    add(
+        "tls-record",
+        cmd_tls_record,
+        run,
+        (("--cert",), {"required": True}),
+        (("--openssl",), {"default": None}),  # `openssl version`
+        (("--counter",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "KIND:PATH")}),
     )
     add("pass-note", cmd_pass_note, run, n, (("--note",), {"required": True}))
     add("pass-end", cmd_pass_end, run, n)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .. import stats
 from . import precision
+from .setups import baseline_of
 from .values import parse_iso
 
 MIN_ROUNDS = 2  # a block needs 2 rounds for its own within-block noise
@@ -189,7 +190,8 @@ def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, in
     outside = sorted({key[2] for key, interval in intervals.items() if key[0] == n and not within(interval, target)})
     if not outside:
         return n, (), f"GOMAXPROCS={n} has the widest interval"
-    return n, (baseline, *outside), f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}"
+    bases = sorted({baseline_of(s) for s in outside} - {baseline} - set(outside))  # go-https beside the TLS setups
+    return n, (baseline, *bases, *outside), f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}"
 
 
 def within(interval: stats.Interval, target: float) -> bool:

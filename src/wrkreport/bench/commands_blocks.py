@@ -6,6 +6,7 @@ from pathlib import Path
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
 from .manifest import cell_from_headers, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_pass, save_manifest, write_json_atomic
 from .nginx import cap_log, nginx_error_log
+from .handshake import counted, read_counter, record_probe
 from .remote_clients.measuring import ClientRun, client_argv, run_all
 from .remote_clients.state import load_clients
 from .progress import progress_result, progress_start
@@ -51,9 +52,14 @@ def cmd_pass_ready(args) -> int:
         entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
     lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
     lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
+    probes = dict(args.tls_probe or [])
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
-        lines.append(cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"]))
+        verdict = cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"])
+        if setup in probes and not verdict.startswith("skip"):
+            note = record_probe(manifest, entry, setup, probes[setup])
+            verdict += f"{' ' if ' note: ' in verdict else ' note: '}TLS: {note}" if note else ""
+        lines.append(verdict)
     save_manifest(run_dir, manifest)
     print("\n".join(lines))
     return 0
@@ -135,11 +141,14 @@ def cmd_measure(args) -> int:
     def snapshot() -> dict:
         return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
 
+    counter = (manifest.get("tls") or {}).get("counters", {}).get(args.setup)  # the TLS setups' resumed connections
+    tls_before = read_counter(counter)
     before = snapshot()
     started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements
     wrk = run_measured(argv, out, stderr, env)
     ended = now_ms()
     after = snapshot()  # nginx's children again: a worker may have been replaced
+    tls_counts = counted(tls_before, read_counter(counter)) if counter else None
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
     cap_log(nginx_error_log(run_dir, args.gomaxprocs))
@@ -165,6 +174,7 @@ def cmd_measure(args) -> int:
             "exit_code": wrk.status,
             "started_at": iso_ms(started),
             "ended_at": iso_ms(ended),
+            **({"tls": tls_counts} if counter else {}),
         }
     )
     save_manifest(run_dir, manifest)

@@ -13,6 +13,7 @@ from pathlib import Path
 from .remote import local_boot_id
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
+from .tlsplan import tls_parameters
 from .values import iso, utc_now
 
 
@@ -143,6 +144,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         server_address=plan.get("server_address"),
         client_hosts=plan.get("client_hosts"),
         ssh_config=plan.get("ssh_config"),
+        **tls_parameters(plan),
     )
     return {
         "schema": SCHEMA,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .hosts import url_host
 from .setups import HELLO_LINE, LOOPBACK, SETUP_BY_ID, UsageError, body_text
+from .tlsplan import nginx_tls_values
 
 
 def nginx_conf_dir(nginx_V: str) -> Path | None:
@@ -21,7 +22,11 @@ def nginx_missing_modules(nginx_V: str, setups: list[str]) -> list[str]:
     missing = []
     for setup in setups:
         for module in SETUP_BY_ID[setup].nginx_modules:
-            if f"--without-{module}_module" in nginx_V:
+            if module.startswith("+"):  # built only on request: --with-..._module must be there
+                module = module[1:]
+                if f"--with-{module}_module" not in nginx_V:
+                    missing.append(f"{setup} needs nginx's {module} module, which this nginx was built without")
+            elif f"--without-{module}_module" in nginx_V:
                 missing.append(f"{setup} needs nginx's {module} module, which this nginx was built without")
     return missing
 
@@ -154,6 +159,8 @@ def nginx_values(
         "optional_temp_paths": "\n".join(optional),
     }
     values.update(static_body_values(manifest["parameters"].get("body_bytes", len(HELLO_LINE))))
+    # The run's key and certificate: made by run_bench.sh in the private work dir, beside nginx's prefix.
+    values.update(nginx_tls_values(manifest["parameters"], nginx_value(str(Path(prefix).parent / "tls"))))
     for name, port in manifest["parameters"]["ports"].items():
         values["port_" + name.replace("-", "_")] = str(port)
     return values
@@ -161,7 +168,11 @@ def nginx_values(
 
 def nginx_flags(manifest: dict) -> dict[str, bool]:
     """Return the template's #@if flags for this run."""
-    return {"upstream_keepalive": manifest["parameters"].get("upstream_keepalive", True)}
+    setups = manifest["parameters"].get("setups", [])
+    return {
+        "upstream_keepalive": manifest["parameters"].get("upstream_keepalive", True),
+        "tls": any(SETUP_BY_ID[s].tls and SETUP_BY_ID[s].server == "nginx" for s in setups if s in SETUP_BY_ID),
+    }
 
 
 # nginx reads its configuration through a 4096-byte buffer and refuses a longer token

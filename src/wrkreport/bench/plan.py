@@ -47,12 +47,15 @@ from .setups import (
     SETUP_BY_ID,
     SERVERS,
     SETUP_IDS,
+    TLS_GROUP,
+    TLS_SETUP_IDS,
     UsageError,
     expect_header_bytes,
     url_for,
 )
 from ..stats import MIN_BLOCKS
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
+from .tlsplan import tls_options, tls_plan
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
 
 
@@ -81,6 +84,7 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--server-address")
     p.add_argument("--client-hosts")
     p.add_argument("--ssh-config")
+    tls_options(p)
     return p
 
 
@@ -134,10 +138,13 @@ def build_plan(
     plan["ports"] = port_map(args.port, env, plan["setups"])
     plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
     plan.update(hosts_plan(args, env))
-    plan["urls"] = {s: url_for(plan["ports"][s]) for s in plan["setups"]}
+    plan["urls"] = {s: url_for(plan["ports"][s], SETUP_BY_ID[s].tls) for s in plan["setups"]}
     if plan["server_address"] is not None:  # without it (and with --server-host) the driver asks the target, then plans again
-        plan["urls"] = {s: f"http://{url_host(plan['server_address'])}:{plan['ports'][s]}/" for s in plan["setups"]}
+        plan["urls"] = {
+            s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{plan['ports'][s]}/" for s in plan["setups"]
+        }
     plan.update(knobs(args, env))
+    plan.update(tls_plan(args, env, plan))
     plan["expect_header_bytes"] = expect_header_bytes(plan["body_bytes"])
     available = cpus if cpus is not None else frozenset(range(nproc))
     pinned = {}
@@ -320,17 +327,20 @@ def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[
 def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     """Return the selected setups in table order (option, BENCH_SETUPS, else the article's four).
 
-    'all' selects every setup.
+    'all' selects every setup but the TLS ones; 'tls' go-http and every TLS setup (with any others named).
     """
     text = given if given is not None else env.get(ENV_SETUPS)
     if text is None:
         return list(DEFAULT_SETUP_IDS)
     chosen = split_list(text)
     if ALL_SETUPS in chosen:
-        return list(SETUP_IDS)
+        chosen = [s for s in chosen if s != ALL_SETUPS] + [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
+    if TLS_GROUP in chosen:
+        chosen = [s for s in chosen if s != TLS_GROUP] + ["go-http", *TLS_SETUP_IDS]
     unknown = [s for s in chosen if s not in SETUP_BY_ID]
     if unknown:
-        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(SETUP_IDS)} (or {ALL_SETUPS})")
+        plain = [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
+        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(plain)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -347,7 +357,8 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {', '.join(ports)}")
+            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS)
+            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {plain} or a TLS setup")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
@@ -358,7 +369,7 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
 def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
     """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx, fasthttp or node setup's."""
     go = ["go-http", *BACKEND_PORTS] if any("go" in SETUP_BY_ID[s].needs for s in setups) else []
-    names = [*go, *(s for s in setups if SETUP_BY_ID[s].server != "go")]
+    names = [*go, *(s for s in setups if SETUP_BY_ID[s].server != "go" or s not in go)]
     needed = {name: ports[name] for name in names}
     seen: dict[int, str] = {}
     for name, port in needed.items():
@@ -417,6 +428,15 @@ def plan_lines(plan: dict) -> list[str]:
     for key in ("pin_client", "pin_server"):
         if plan[key]:
             lines.append(f"{key} {plan[key]}")
+    lines.append(f"connection_per_request {int(plan['connection_per_request'])}")
+    tls = [s for s in plan["setups"] if SETUP_BY_ID[s].tls]
+    lines.append(f"tls {int(bool(tls))}")
+    if tls:
+        lines.append(f"tls_setups {' '.join(tls)}")
+        lines.append(f"tls_key {plan['tls_key']}")
+        lines.append(f"tls_key_args {' '.join(plan['tls_key_args'])}")
+        lines.append(f"tls_version {plan['tls_version']}")
+        lines.append(f"tls_resumption {int(plan['tls_resumption'])}")
     lines += [f"port.{name} {port}" for name, port in plan["ports"].items()]
     lines += [f"url.{name} {url}" for name, url in plan["urls"].items()]
     remote = plan["server_host"] is not None or any(h != LOCAL for h in plan["client_hosts"] or ())

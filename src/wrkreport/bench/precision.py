@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import stats
 from .cpu import read_cpu_record
 from .manifest import levels_of
+from .setups import baseline_of
 from .values import parse_iso
 
 BASELINE = "go-http"  # every overhead ratio is a setup's req/s over go-http's, per GOMAXPROCS and level
@@ -71,7 +72,7 @@ def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -
             rates[(m["gomaxprocs"], m.get("connections", levels[0]), m["setup"], m.get("block", 1), m["repeat"])] = rate
     found: dict[tuple[int, int, str], dict[int, list]] = {}
     for (n, c, setup, block, k), rate in sorted(rates.items()):
-        base = rates.get((n, c, BASELINE, block, k))
+        base = rates.get((n, c, baseline_of(setup), block, k))  # TLS setups: over go-https (issue 22)
         if setup != BASELINE and base is not None:
             found.setdefault((n, c, setup), {}).setdefault(block, []).append((rate, base))
     return {key: [by_block[b] for b in sorted(by_block)] for key, by_block in found.items()}

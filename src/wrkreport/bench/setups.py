@@ -46,6 +46,12 @@ class Setup:
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
     needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
     default: bool = True  # measured without --setups (the article's four)
+    tls: bool = False  # speaks TLS (https): selected by --setups tls, with go-http
+
+    @property
+    def baseline(self) -> str:
+        """Return the setup this one's ratios divide by: go-https for TLS setups, go-http for the others (go-https too)."""
+        return TLS_BASELINE if self.tls and self.id != TLS_BASELINE else "go-http"
 
 
 # Order = display order. A new setup is a row here, a block in templates/nginx.conf.tmpl
@@ -61,6 +67,11 @@ SETUPS: tuple[Setup, ...] = (
     Setup("nginx-static", "nginx", 8086, ("http_rewrite", "http_map"), ("nginx",), default=False),
     # Node's http module (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at N.
     Setup("node-http", "node", 8087, (), ("node",), default=False),
+    # TLS termination (issue 22): Go's crypto/tls alone, and nginx's OpenSSL in front of Go
+    # net/http on TCP and on a Unix socket. "+http_ssl": a module nginx is only built with on request.
+    Setup("go-https", "go", 8443, (), ("go",), default=False, tls=True),
+    Setup("nginx-https", "nginx", 8444, ("+http_ssl", "http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False, tls=True),
+    Setup("nginx-https-unix", "nginx", 8445, ("+http_ssl", "http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False, tls=True),
 )
 
 
@@ -73,7 +84,42 @@ SETUP_BY_ID = {s.id: s for s in SETUPS}
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
 
 
+def baseline_of(setup: str) -> str:
+    """Return what a setup's ratios divide by: 'nginx-https' -> 'go-https', 'go-https' -> 'go-http' (unknown setups: go-http)."""
+    known = SETUP_BY_ID.get(setup)
+    return known.baseline if known else "go-http"
+
+
 ALL_SETUPS = "all"  # --setups all: every setup in the table
+
+
+TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
+
+
+TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go-http)
+
+
+TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls)
+
+
+# --tls-key: the key types of the run's one certificate (openssl req -newkey arguments).
+TLS_KEYS = {"ecdsa-p256": ("ec", "-pkeyopt", "ec_paramgen_curve:P-256"), "rsa2048": ("rsa:2048",)}
+TLS_VERSIONS = ("1.3", "1.2")
+# The one cipher suite both servers use (OpenSSL's names, as the handshake probe reports them):
+# TLS 1.3 by version, TLS 1.2 by version and key type.
+TLS_CIPHERS = {
+    ("1.3", "ecdsa-p256"): "TLS_AES_128_GCM_SHA256",
+    ("1.3", "rsa2048"): "TLS_AES_128_GCM_SHA256",
+    ("1.2", "ecdsa-p256"): "ECDHE-ECDSA-AES128-GCM-SHA256",
+    ("1.2", "rsa2048"): "ECDHE-RSA-AES128-GCM-SHA256",
+}
+TLS_GROUP_NAME = "X25519"  # the one key exchange group both servers offer
+ENV_TLS_KEY, ENV_TLS_VERSION, ENV_TLS_RESUMPTION, ENV_CONNECTION_PER_REQUEST = (
+    "BENCH_TLS_KEY",
+    "BENCH_TLS_VERSION",
+    "BENCH_TLS_RESUMPTION",
+    "BENCH_CONNECTION_PER_REQUEST",
+)
 
 
 # Ports the Go server always binds besides go-http's (which nginx-http proxies to).
@@ -189,9 +235,9 @@ class UsageError(Exception):
     """A bad option or value: shown as `run_bench.sh: message` with exit status 2."""
 
 
-def url_for(port: int) -> str:
-    """Return the loopback URL wrk and curl use for a setup's port."""
-    return f"http://{LOOPBACK}:{port}/"
+def url_for(port: int, tls: bool = False) -> str:
+    """Return the loopback URL wrk and curl use for a setup's port (https for a TLS setup)."""
+    return f"{'https' if tls else 'http'}://{LOOPBACK}:{port}/"
 
 
 def body_text(size: int) -> str:

@@ -72,6 +72,7 @@ def ratio_record(ratio: Ratio) -> dict:
         "unit": ratio.unit,  # "block" (server starts) or "repeat"
         "blocks": ratio.blocks,
         "measurements": ratio.measurements,
+        "baseline": ratio.baseline,  # the setup divided by: go-http; go-https for nginx-https and nginx-https-unix
     }
 
 

@@ -6,7 +6,7 @@ relative, percent-encoded path that no browser can read as a scheme (see `link`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -24,6 +24,9 @@ from .words import CHECK_TITLES
 from .failures import failure_lines
 from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
 from .study import load_generator, study_reference, study_rows
+from .tlspage import TlsSection, tls_section
+from ..termination import tls_part
+from ..model import TLS_SETUPS, baseline_of
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name, none_if_nan
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
@@ -206,6 +209,7 @@ class Page:
     latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
     machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
+    tls: TlsSection | None = None  # the TLS setups (issue 22), when measured
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -219,7 +223,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
     latencies = cell_latencies(table, run.histograms)
     jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
         "throughput": lambda: charts.throughput_chart(analysis),
-        "ratios": lambda: charts.ratio_chart(analysis, refs, study),
+        "ratios": lambda: charts.ratio_chart(over_go_http(analysis), refs, study),
         "latency": lambda: charts.latency_chart(analysis),
     }
     if several:
@@ -229,6 +233,10 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         jobs["cpu"] = lambda: charts.cpu_chart(analysis)
     if latencies:
         jobs["latency_cdf"] = lambda: charts.cdf_chart(latencies, several)
+    tls = tls_part(run.manifest, analysis)
+    if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
+        jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUPS)), (), (), "tls",
+                                                  "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS")
     svg = parallel.run_all(jobs)
     manifest = run.manifest or {}
     return Page(
@@ -277,7 +285,13 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         study_note=reference.study_note() if reference.NODE_SETUP in analysis.setups else "",
         latency_rows=tuple(latency_rows(latencies, several)),
         latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
+        tls=tls_section(tls),
     )
+
+
+def over_go_http(analysis: Analysis) -> Analysis:
+    """Return the analysis without the setups divided by go-https (nginx-https, nginx-https-unix): they have the TLS chart."""
+    return replace(analysis, cells=tuple(c for c in analysis.cells if baseline_of(c.setup) == BASELINE))
 
 
 def latency_rows(latencies, several: bool) -> list[LatencyRow]:

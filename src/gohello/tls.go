@@ -1,0 +1,132 @@
+// TLS for the go-https setup: the same handler over crypto/tls on 127.0.0.1, with the
+// protocol version, cipher suite, key exchange group and session resumption fixed from the
+// command line (run_bench.sh gives nginx the same), and the handshakes counted.
+//
+// The counts (handshakes, and how many of them resumed a session) are served as one text
+// line, "handshakes N resumed M", to anyone connecting to the -tls-stats-socket Unix socket
+// in the run's private directory: the driver reads them before and after each measurement.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/rsa"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+)
+
+// tlsSettings are the -tls-* flags.
+type tlsSettings struct {
+	port        int    // TLS port on 127.0.0.1 (0: any free port)
+	cert        string // PEM certificate; "" disables TLS
+	key         string // PEM private key
+	version     string // "1.3" or "1.2": the only version offered
+	resumption  bool   // session tickets on (off: every connection is a full handshake)
+	statsSocket string // Unix socket serving the handshake counts; "" none
+}
+
+// tlsCounts counts the TLS handshakes the server completed up to verification, and the resumed ones.
+type tlsCounts struct {
+	handshakes atomic.Int64
+	resumed    atomic.Int64
+}
+
+// line returns the counts as the stats socket serves them.
+func (c *tlsCounts) line() string {
+	return fmt.Sprintf("handshakes %d resumed %d\n", c.handshakes.Load(), c.resumed.Load())
+}
+
+// checkTLS refuses inconsistent -tls-* flags.
+func checkTLS(s tlsSettings) error {
+	if s.cert == "" {
+		if s.key != "" || s.statsSocket != "" {
+			return errors.New("-tls-key and -tls-stats-socket need -tls-cert")
+		}
+		return nil
+	}
+	if s.key == "" {
+		return errors.New("-tls-cert needs -tls-key")
+	}
+	if s.version != "1.2" && s.version != "1.3" {
+		return fmt.Errorf("-tls-version %q: choose 1.2 or 1.3", s.version)
+	}
+	if s.port < 0 || s.port > 65535 {
+		return fmt.Errorf("port %d out of range 0-65535", s.port)
+	}
+	return nil
+}
+
+// tlsConfig returns the server's TLS configuration: one version, X25519 only, and for TLS 1.2
+// the one AES-128-GCM suite matching the key (TLS 1.3 suites are not configurable in Go; it
+// prefers TLS_AES_128_GCM_SHA256 on machines with AES instructions, which nginx is given).
+// No ALPN protocols are offered: wrk speaks HTTP/1.1.
+func tlsConfig(s tlsSettings, counts *tlsCounts) (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(s.cert, s.key)
+	if err != nil {
+		return nil, fmt.Errorf("TLS key pair: %w", err)
+	}
+	cfg := &tls.Config{
+		Certificates:           []tls.Certificate{pair},
+		MinVersion:             tls.VersionTLS13,
+		MaxVersion:             tls.VersionTLS13,
+		CurvePreferences:       []tls.CurveID{tls.X25519},
+		SessionTicketsDisabled: !s.resumption,
+		VerifyConnection: func(state tls.ConnectionState) error {
+			counts.handshakes.Add(1)
+			if state.DidResume {
+				counts.resumed.Add(1)
+			}
+			return nil
+		},
+	}
+	if s.version == "1.2" {
+		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
+		switch pair.PrivateKey.(type) {
+		case *ecdsa.PrivateKey:
+			cfg.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}
+		case *rsa.PrivateKey:
+			cfg.CipherSuites = []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}
+		default:
+			return nil, fmt.Errorf("TLS key %s: neither ECDSA nor RSA", s.key)
+		}
+	}
+	return cfg, nil
+}
+
+// listenTLS binds the TLS listener and its HTTP server (HTTP/2 off: no h2 in ALPN), and the stats socket.
+func (s *server) listenTLS(cfg config) error {
+	if cfg.tls.cert == "" {
+		return nil
+	}
+	tc, err := tlsConfig(cfg.tls, &s.tlsCounts)
+	if err != nil {
+		return err
+	}
+	raw, err := net.Listen("tcp", net.JoinHostPort(loopback, fmt.Sprint(cfg.tls.port)))
+	if err != nil {
+		return fmt.Errorf("TLS: %w", err)
+	}
+	s.httpsL = tls.NewListener(raw, tc)
+	s.https = &http.Server{Handler: s.handler, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	if cfg.tls.statsSocket != "" {
+		if s.statsL, err = listenSocket(cfg.tls.statsSocket, cfg); err != nil {
+			return fmt.Errorf("TLS stats socket: %w", err)
+		}
+	}
+	return nil
+}
+
+// serveStats answers every connection to the stats socket with the counts, then closes it.
+func (s *server) serveStats() error {
+	for {
+		conn, err := s.statsL.Accept()
+		if err != nil {
+			return err
+		}
+		_, _ = conn.Write([]byte(s.tlsCounts.line()))
+		conn.Close()
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// writeKeyPair writes a self-signed certificate and its key (ECDSA P-256 or RSA-2048) as openssl would.
+func writeKeyPair(t *testing.T, rsaKey bool) (string, string) {
+	t.Helper()
+	var key any
+	var pub any
+	if rsaKey {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, pub = k, &k.PublicKey
+	} else {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, pub = k, &k.PublicKey
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cert, keyFile
+}
+
+// tlsServer starts gohello with TLS on a free port; it returns the TLS address and the stats socket.
+func tlsServer(t *testing.T, version string, resumption, rsaKey bool) (string, string) {
+	t.Helper()
+	cert, key := writeKeyPair(t, rsaKey)
+	stats := filepath.Join(t.TempDir(), "tls.sock")
+	log, _ := startServer(t, config{tls: tlsSettings{cert: cert, key: key, version: version, resumption: resumption, statsSocket: stats}})
+	return addr(t, log, "https"), stats
+}
+
+// stats reads the counts line from the stats socket.
+func stats(t *testing.T, path string) string {
+	t.Helper()
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	data, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// headOverTLS sends HEAD / on a new TLS connection (resuming from cache when given) and returns the header block and the state.
+func headOverTLS(t *testing.T, address string, cache tls.ClientSessionCache) (string, tls.ConnectionState) {
+	t.Helper()
+	conn, err := tls.Dial("tcp", address, &tls.Config{InsecureSkipVerify: true, ClientSessionCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("HEAD / HTTP/1.1\r\nHost: x\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	block := readHeaderBlock(t, bufio.NewReader(conn))
+	return block, conn.ConnectionState()
+}
+
+func TestTLSHeadHeaderBlockIs141BytesAndNoALPN(t *testing.T) {
+	address, _ := tlsServer(t, "1.3", false, false)
+	block, state := headOverTLS(t, address, nil)
+	if len(block) != 141 {
+		t.Errorf("header block %d bytes, want 141: %q", len(block), block)
+	}
+	if state.Version != tls.VersionTLS13 || state.NegotiatedProtocol != "" || state.CurveID != tls.X25519 {
+		t.Errorf("version %x, ALPN %q, group %v; want TLS 1.3, none, X25519", state.Version, state.NegotiatedProtocol, state.CurveID)
+	}
+}
+
+func TestTLSResumptionCounted(t *testing.T) {
+	for _, resumption := range []bool{false, true} {
+		address, socket := tlsServer(t, "1.3", resumption, false)
+		cache := tls.NewLRUClientSessionCache(4)
+		for i := 0; i < 3; i++ {
+			headOverTLS(t, address, cache)
+		}
+		want := "handshakes 3 resumed 0\n"
+		if resumption {
+			want = "handshakes 3 resumed 2\n"
+		}
+		if got := stats(t, socket); got != want {
+			t.Errorf("resumption %v: %q, want %q", resumption, got, want)
+		}
+	}
+}
+
+func TestTLS12SuiteMatchesKey(t *testing.T) {
+	for rsaKey, suite := range map[bool]uint16{false: tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, true: tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256} {
+		address, _ := tlsServer(t, "1.2", false, rsaKey)
+		_, state := headOverTLS(t, address, nil)
+		if state.Version != tls.VersionTLS12 || state.CipherSuite != suite {
+			t.Errorf("rsa %v: version %x suite %s, want TLS 1.2 %s", rsaKey, state.Version, tls.CipherSuiteName(state.CipherSuite), tls.CipherSuiteName(suite))
+		}
+	}
+}

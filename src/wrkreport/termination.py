@@ -1,0 +1,165 @@
+"""TLS termination (issue 22): the negotiated-parameters and resumption checks, and the figures of the TLS part of the page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import TLS_BASELINE, TLS_SETUPS, Check
+
+COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
+
+
+def negotiated_checks(manifest: dict | None) -> list[Check]:
+    """Return one `tls` check per TLS setup and GOMAXPROCS: fail when its handshake negotiated other values than go-https's (both named).
+
+    Each block's handshake (passes[].cells.SETUP.tls) is compared with go-https's in the
+    same block, else with the run's first go-https handshake (tls.setups), else with the
+    first TLS setup's; a handshake that failed fails too.
+    """
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("tls"), dict):
+        return []
+    recorded = manifest["tls"].get("setups") if isinstance(manifest["tls"].get("setups"), dict) else {}
+    found: dict[tuple[str, int], Check] = {}
+    for entry in manifest.get("passes") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict):
+            continue
+        n = entry.get("gomaxprocs")
+        cells = {s: c["tls"] for s, c in entry["cells"].items() if isinstance(c, dict) and isinstance(c.get("tls"), dict)}
+        for setup, probe in cells.items():
+            reference_setup, reference = reference_for(setup, cells, recorded)
+            check = negotiated_check(setup, n, probe, reference_setup, reference)
+            previous = found.get((setup, n))
+            if previous is None or (previous.status == "pass" and check.status != "pass"):
+                found[(setup, n)] = check
+    return list(found.values())
+
+
+def reference_for(setup: str, cells: dict, recorded: dict) -> tuple[str | None, dict | None]:
+    """Return the setup and handshake a TLS setup's handshake is compared with: go-https's (None for go-https itself), else the first other TLS setup's."""
+    if setup == TLS_BASELINE:
+        return None, None
+    for pool in (cells, recorded):
+        if setup != TLS_BASELINE and isinstance(pool.get(TLS_BASELINE), dict):
+            return TLS_BASELINE, pool[TLS_BASELINE]
+    others = [s for s in (*cells, *recorded) if s != setup and s in TLS_SETUPS]
+    if others:
+        first = others[0]
+        return first, cells.get(first) or recorded.get(first)
+    return None, None
+
+
+def negotiated_check(setup: str, gomaxprocs, probe: dict, reference_setup: str | None, reference: dict | None) -> Check:
+    """Return the `tls` check of one handshake against its reference."""
+    said = ", ".join(f"{key} {probe.get(key)}" for key in COMPARED)
+    if probe.get("error"):
+        return Check("tls", "fail", f"{setup}: the handshake probe failed: {probe['error']}", setup, gomaxprocs)
+    if not reference or reference.get("error"):
+        return Check("tls", "pass", f"{setup} negotiated {said}", setup, gomaxprocs)
+    differ = [f"{key} {probe.get(key)} where {reference_setup} negotiated {reference.get(key)}" for key in COMPARED if probe.get(key) != reference.get(key)]
+    if differ:
+        return Check("tls", "fail", f"{setup} negotiated {'; '.join(differ)}: not the same TLS, so not compared", setup, gomaxprocs)
+    return Check("tls", "pass", f"{setup} negotiated the same TLS as {reference_setup}: {said}", setup, gomaxprocs)
+
+
+def resumed_checks(manifest: dict | None) -> list[Check]:
+    """Return a failed `tls-resumed` check per measurement whose servers counted resumed connections with resumption off, or one passing check."""
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("tls"), dict):
+        return []
+    if manifest["tls"].get("resumption") is not False:
+        return []
+    failed, counted = [], 0
+    for m in manifest.get("measurements") or []:
+        counts = m.get("tls") if isinstance(m, dict) else None
+        if not isinstance(counts, dict) or not isinstance(counts.get("resumed"), int):
+            continue
+        counted += 1
+        if counts["resumed"] > 0:
+            failed.append(Check("tls-resumed", "fail", f"{counts['resumed']:,} resumed TLS connections counted by the server with resumption off",
+                                m.get("setup"), m.get("gomaxprocs"), m.get("repeat"), m.get("file")))
+    if failed or not counted:
+        return failed
+    return [Check("tls-resumed", "pass", f"resumption off: 0 resumed connections counted by the servers in all {counted} TLS measurements")]
+
+
+@dataclass(frozen=True)
+class TlsRow:
+    """One TLS setup at one GOMAXPROCS and level: throughput, its share of go-https's, CPU and the servers' counts."""
+
+    gomaxprocs: int
+    connections: int
+    setup: str
+    requests_per_sec: float | None
+    ratio: object  # Ratio over its baseline (go-https; go-http for go-https)
+    cpu_server_ms_per_1k: float | None
+    resumed: int | None  # connections resumed in the measurements, summed (None: not counted)
+    handshakes: int | None  # handshakes the server counted (Go only)
+
+
+@dataclass(frozen=True)
+class TlsPart:
+    """The TLS part of the report: settings, what each setup negotiated, versions and rows."""
+
+    key: str | None
+    version: str | None
+    resumption: bool | None
+    connection_per_request: bool
+    cert_sha256: str | None
+    cert_key: str | None
+    openssl: str | None
+    nginx_openssl: str | None
+    go: str | None
+    negotiated: tuple[tuple[str, dict], ...]
+    rows: tuple[TlsRow, ...]
+
+
+def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
+    """Return the TLS part of a run that measured a TLS setup, else None."""
+    if not any(s in TLS_SETUPS for s in analysis.setups):
+        return None
+    tls = manifest.get("tls") if isinstance(manifest, dict) and isinstance(manifest.get("tls"), dict) else {}
+    params = manifest.get("parameters", {}) if isinstance(manifest, dict) else {}
+    counts: dict[tuple, list[dict]] = {}
+    for m in (manifest or {}).get("measurements") or []:
+        if isinstance(m, dict) and isinstance(m.get("tls"), dict):
+            counts.setdefault((m.get("gomaxprocs"), m.get("connections"), m.get("setup")), []).append(m["tls"])
+    rows = []
+    for n, c in analysis.groups:
+        for setup in TLS_SETUPS:
+            cell = analysis.cell(n, c, setup)
+            if cell is None:
+                continue
+            spread = cell.metrics.get("requests_per_sec")
+            cpu = cell.metrics.get("cpu_server_ms_per_1k")
+            found = counts.get((n, c, setup)) or counts.get((n, None, setup)) or []
+            rows.append(TlsRow(n, c, setup, spread.median if spread else None, analysis.ratio(n, c, setup), cpu.median if cpu else None,
+                               total(found, "resumed"), total(found, "handshakes")))
+    setups = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
+    return TlsPart(tls.get("key"), tls.get("version"), tls.get("resumption"), bool(params.get("connection_per_request")), tls.get("cert_sha256"),
+                   tls.get("cert_key"), tls.get("openssl"), tls.get("nginx_openssl"), tls.get("go"),
+                   tuple((s, p) for s, p in setups.items() if isinstance(p, dict)), tuple(rows))
+
+
+def total(counts: list[dict], key: str) -> int | None:
+    """Return the sum of one count over measurements, None when any of them lacks it."""
+    values = [c.get(key) for c in counts]
+    return sum(values) if values and all(isinstance(v, int) for v in values) else None
+
+
+def answer(part: TlsPart) -> str:
+    """Return the TLS part's first sentence: what terminating at nginx keeps of Go crypto/tls's throughput (or handshakes per second)."""
+    shares = [r for r in part.rows if r.setup == "nginx-https" and r.ratio is not None and r.ratio.ratio is not None]
+    if not shares:
+        return "No nginx-https measurement could be compared with go-https, so this run does not say what terminating TLS at nginx keeps."
+    what = "handshakes per second (a new connection per request)" if part.connection_per_request else "throughput with keep-alive"
+    parts = [f"{share_text(r.ratio)} at GOMAXPROCS={r.gomaxprocs}" for r in shares]
+    other = ("with keep-alive, run with --connection-per-request for handshakes per second" if not part.connection_per_request
+             else "without keep-alive; run without --connection-per-request for keep-alive throughput")
+    return f"Terminating TLS at nginx keeps {' and '.join(parts)} of Go crypto/tls's {what} ({other})."
+
+
+def share_text(ratio) -> str:
+    """Return '56% (52-60%)' or '56%' without an interval."""
+    text = f"{ratio.ratio:.0%}"
+    if ratio.ci_low is not None and ratio.ci_high is not None:
+        text += f" ({ratio.ci_low:.0%}-{ratio.ci_high:.0%})"
+    return text

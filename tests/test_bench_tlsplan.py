@@ -1,0 +1,90 @@
+"""The TLS options in the driver's plan and nginx configuration (issue 22): fast, no servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_bench_nginx import TEMPLATE, fake_nginx_V, plan  # noqa: F401
+from wrkreport.bench.allocation import next_block
+from wrkreport.bench.handshake import differences, parse_probe
+from wrkreport.bench.nginx import nginx_flags, nginx_missing_modules, nginx_values, render_template
+from wrkreport.bench.plan import plan_lines
+from wrkreport.bench.setups import SETUP_BY_ID, UsageError
+from wrkreport import stats
+
+
+def test_setups_tls_selects_go_http_and_the_three_tls_setups_on_their_ports():
+    p = plan("--setups", "tls,nginx-http")
+    assert p["setups"] == ["go-http", "nginx-http", "go-https", "nginx-https", "nginx-https-unix"]
+    assert p["urls"]["go-https"] == "https://127.0.0.1:8443/" and p["urls"]["nginx-https-unix"] == "https://127.0.0.1:8445/"
+    assert p["needed_ports"]["go-https"] == 8443 and p["needed_ports"]["nginx-https"] == 8444
+    lines = plan_lines(p)
+    assert "tls 1" in lines and "tls_key ecdsa-p256" in lines and "tls_version 1.3" in lines and "tls_resumption 0" in lines
+    assert "connection_per_request 0" in lines and "go-https" not in plan()["setups"]
+
+
+def test_tls_options_and_their_variables():
+    p = plan("--setups", "tls", "--tls-key", "rsa2048", "--tls-version", "1.2", "--tls-resumption", "on", "--connection-per-request")
+    assert (p["tls_key"], p["tls_version"], p["tls_resumption"], p["connection_per_request"]) == ("rsa2048", "1.2", True, True)
+    assert p["tls_cipher"] == "ECDHE-RSA-AES128-GCM-SHA256" and p["tls_key_args"] == ["rsa:2048"]
+    env = {"BENCH_TLS_KEY": "rsa2048", "BENCH_CONNECTION_PER_REQUEST": "1", "BENCH_TLS_RESUMPTION": "on"}
+    q = plan("--setups", "tls", env=env)
+    assert (q["tls_key"], q["connection_per_request"], q["tls_resumption"]) == ("rsa2048", True, True)
+    assert plan("--connection-per-request")["connection_per_request"] is True  # plain setups too
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("--setups", "tls", "--tls-key", "dsa"), "--tls-key 'dsa': choose one of ecdsa-p256, rsa2048"),
+        (("--setups", "tls", "--tls-version", "1.1"), "--tls-version '1.1': choose one of 1.3, 1.2"),
+        (("--setups", "tls", "--tls-resumption", "maybe"), "--tls-resumption 'maybe': choose one of off, on"),
+        (("--setups", "tls", "--load-generator", "ab"), "measured with wrk"),
+    ],
+)
+def test_bad_tls_options_are_one_line_usage_errors(argv, message):
+    with pytest.raises(UsageError, match=message):
+        plan(*argv)
+
+
+def render(tmp_path, *argv: str) -> str:
+    manifest = {"nginx_V": fake_nginx_V(tmp_path), "parameters": plan(*argv)}
+    values = nginx_values(manifest, "/tmp/w/nginx", "/tmp/w/go.sock", None, None, 1024, "/tmp/w/gohttp.sock")
+    nginx_setups = [s for s in manifest["parameters"]["setups"] if SETUP_BY_ID[s].server == "nginx"]
+    return render_template(TEMPLATE.read_text(), nginx_setups, values, nginx_flags(manifest))
+
+
+def test_nginx_gets_the_same_tls_as_go(tmp_path):
+    conf = render(tmp_path, "--setups", "tls")
+    assert "listen 127.0.0.1:8444 ssl;" in conf and "listen 127.0.0.1:8445 ssl;" in conf
+    assert conf.count("ssl_certificate_key /tmp/w/tls/key.pem;") == 2 and conf.count("ssl_protocols TLSv1.3;") == 2
+    assert "ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;" in conf and "ssl_ecdh_curve X25519;" in conf
+    assert "ssl_session_cache off;" in conf and "ssl_session_tickets off;" in conf and "http2" not in conf
+    assert "access_log /tmp/w/nginx/tls-resumed.nginx-https.log tls_resumed if=$tls_resumed;" in conf
+    on = render(tmp_path, "--setups", "tls", "--tls-version", "1.2", "--tls-resumption", "on")
+    assert "ssl_protocols TLSv1.2;" in on and "ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256;" in on
+    assert "ssl_session_tickets on;" in on and "ssl_session_cache shared:TLS:10m;" in on
+    plain = render(tmp_path)
+    assert "ssl" not in plain and "tls_resumed" not in plain
+
+
+def test_nginx_without_the_ssl_module_is_refused():
+    assert nginx_missing_modules("configure arguments: --with-http_ssl_module", ["nginx-https"]) == []
+    assert nginx_missing_modules("configure arguments: --prefix=/x", ["nginx-https", "nginx-http"]) == [
+        "nginx-https needs nginx's http_ssl module, which this nginx was built without"]
+
+
+def test_the_handshake_probe_is_read_and_compared():
+    text = ("CONNECTION ESTABLISHED\nProtocol version: TLSv1.2\nCiphersuite: ECDHE-RSA-AES128-GCM-SHA256\n"
+            "Signature type: RSA-PSS\nServer Temp Key: X25519, 253 bits\n")
+    probe = parse_probe(text)
+    assert probe == {"protocol": "TLSv1.2", "cipher": "ECDHE-RSA-AES128-GCM-SHA256", "signature": "RSA-PSS", "group": "X25519", "error": None}
+    reference = {"setup": "go-https", "protocol": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "group": "X25519", "signature": "RSA-PSS"}
+    assert differences(probe, reference) == ["protocol TLSv1.2 (go-https: TLSv1.3)", "cipher ECDHE-RSA-AES128-GCM-SHA256 (go-https: TLS_AES_128_GCM_SHA256)"]
+    assert parse_probe("40C7:error:0A000126:SSL routines::unexpected eof\n")["error"].startswith("no TLS handshake: 40C7:error")
+
+
+def test_the_allocation_measures_go_https_beside_a_tls_setup_it_chooses():
+    wide = stats.Interval(1.0, 0.9, 1.1, 9, "block", 7)
+    n, setups, _ = next_block({(1, 100, "nginx-https", "rps"): wide}, {1: 7}, [1], "go-http", 0.05, 7)
+    assert setups == ("go-http", "go-https", "nginx-https")
