@@ -54,13 +54,14 @@ THROUGHPUT_START_SD = 0.14
 # 1.6-5%, beyond their intervals. A run measured in blocks averages over its own starts, but
 # not over its own day: its whole figure carries a run-level shift. RUN_SD, THROUGHPUT_RUN_SD
 # and LATENCY_RUN_SD are the DerSimonian-Laird between-run sds of the log figure over the
-# recorded same-settings default runs (tests/fixtures/runs/default-run-1..3, minutes apart),
+# recorded same-settings default runs (tests/fixtures/runs/default-run-1..6: 1-3 minutes
+# apart, 4-6 the same an hour later),
 # each run's units its block summaries; the largest over the setups and GOMAXPROCS values,
 # rounded up. tests/test_compare_calibration.py recomputes them.
-RUN_SD = 0.03  # measured 0.025 (nginx-http's ratio at GOMAXPROCS=1: 0.606, 0.593, 0.563)
-THROUGHPUT_RUN_SD = 0.16  # measured 0.152: this machine's own speed moved more than any ratio
-LATENCY_RUN_SD = 0.26  # measured 0.2599
-RUN_DF = 2  # three runs
+RUN_SD = 0.05  # measured 0.046 (nginx-http's ratio at GOMAXPROCS=2: 0.597, 0.565, 0.571, 0.556, 0.619, 0.635)
+THROUGHPUT_RUN_SD = 0.13  # measured 0.127: this machine's own speed moved more than any ratio
+LATENCY_RUN_SD = 0.21  # measured 0.206
+RUN_DF = 5  # six runs
 P99 = "latency_p99_ms"
 
 
@@ -74,8 +75,8 @@ METHOD = (
     f"spread of the nginx-http ratio across this project's recorded runs), {THROUGHPUT_START_SD:.0%} for req/s and "
     f"{LATENCY_START_SD:.0%} for p99 latency, which move more. A run in blocks covers its own starts but not its "
     f"own time: runs drift, so each is widened by a run-to-run sd of {RUN_SD:.1%} for the ratio, {THROUGHPUT_RUN_SD:.0%} "
-    f"for req/s and {LATENCY_RUN_SD:.0%} for p99 latency, estimated (DerSimonian-Laird) from three default runs of the "
-    "same settings minutes apart on a 2-core machine; runs on different days drifted more, so compare two runs of one "
+    f"for req/s and {LATENCY_RUN_SD:.0%} for p99 latency, estimated (DerSimonian-Laird) from six default runs of the "
+    "same settings within an hour on a 2-core machine; runs on different days drifted more, so compare two runs of one "
     "day, or measure both variants in one run. A change is flagged only when the interval "
     "excludes 1.0; with fewer than 2 blocks (or repeats) in a run there is no interval."
 )
