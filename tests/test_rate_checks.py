@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.rate_checks import errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
 
 from test_rate_model import record
@@ -66,3 +69,26 @@ def test_rate_checks_gives_every_check_in_order():
     checks = rate_checks(record([1] * 101, span_s=0.1, offered=1000), 12, cpu(0.1, 0.1), WHERE)
     assert [c.name for c in checks] == ["rate-held", "rate-response", "rate-errors", "rate-generator"]
     assert [c.status for c in checks] == ["pass"] * 4
+
+
+# --- The real fixtures (tests/fixtures/vegeta): each fails the check it was captured for ------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"
+
+
+def verdicts(name: str) -> dict[str, str]:
+    """Return {check name: status} of a real fixture's checks (12-byte body expected)."""
+    return {c.name: c.status for c in rate_checks(read_vegeta_file(FIXTURES / name), 12)[:3]}
+
+
+def test_each_real_fixture_fails_exactly_the_check_it_was_captured_for():
+    ok = {"rate-held": "pass", "rate-response": "pass", "rate-errors": "pass"}
+    assert verdicts("go-http.gomaxprocs-1.block-1.run-1.rate-500.vegeta.csv.gz") == ok
+    assert verdicts("fell-behind.rate-200.vegeta.csv.gz") == ok | {"rate-held": "fail"}
+    assert verdicts("nginx-502.rate-100.vegeta.csv.gz") == ok | {"rate-response": "fail"}
+    assert verdicts("go-http-stalled.rate-200.vegeta.csv.gz") == ok | {"rate-errors": "fail"}
+    assert verdicts("refused.rate-100.vegeta.csv.gz") == ok | {"rate-response": "fail", "rate-errors": "fail"}
+    stalled = errors_check(read_vegeta_file(FIXTURES / "go-http-stalled.rate-200.vegeta.csv.gz"))
+    assert stalled.message.startswith("41 of 400 requests got no answer, 41 of them timeouts: 41 x 'Get \"http://127.0.0.1:18180/\": context deadline exceeded")
+    behind = rate_held_check(read_vegeta_file(FIXTURES / "fell-behind.rate-200.vegeta.csv.gz"))
+    assert behind.message.startswith("rate not held: 48.4 req/s of the 200 offered (24.2%, 98 requests over 2.006 s)")
