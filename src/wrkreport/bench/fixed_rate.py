@@ -52,6 +52,7 @@ class Attack:
     rate: int  # requests per second, offered whatever the answers
     duration_s: float
     connections: int = 10000  # vegeta -connections: idle connections kept per host (its default)
+    max_connections: int | None = None  # vegeta -max-connections: open connections at most (None: no limit, its default)
     timeout_s: float = 2.0  # vegeta -timeout: a request unanswered after this is an error (wrk's --timeout)
     expect_body_bytes: int | None = None  # the body every response should have; None: bodies kept whole
     client_pin: str | None = None  # taskset CPU list for vegeta, e.g. "0"
@@ -59,7 +60,7 @@ class Attack:
     def __post_init__(self) -> None:
         if not (isinstance(self.rate, int) and self.rate > 0):
             raise ValueError(f"rate must be a positive whole number of requests per second, not {self.rate!r}")
-        if not self.duration_s > 0 or not self.timeout_s > 0 or self.connections < 1:
+        if not self.duration_s > 0 or not self.timeout_s > 0 or self.connections < 1 or (self.max_connections or 1) < 1:
             raise ValueError(f"duration ({self.duration_s!r} s), timeout ({self.timeout_s!r} s) and connections ({self.connections!r}) must be positive")
 
 
@@ -117,6 +118,8 @@ def attack_argv(vegeta: str | Path, attack: Attack, targets: Path) -> list[str]:
         "-keepalive=true",
         "-http2=false",
     ]
+    if attack.max_connections is not None:
+        argv += ["-max-connections", str(attack.max_connections)]
     if attack.expect_body_bytes is not None:
         argv += ["-max-body", str(attack.expect_body_bytes + 1)]
     return argv
