@@ -8,8 +8,9 @@ timed out counts with the time it waited (vegeta's own report does the same).
 
 Rates: vegeta starts request i at first + i/rate, so n requests span (n - 1)/rate seconds
 from the first start to the last; the achieved rate is (n - 1) / span, which equals the
-offered rate when vegeta and the server kept up. (vegeta's own report divides n by the
-span, which reads 1% high at 100 requests.) Standard library only.
+offered rate when vegeta kept up. (vegeta's own report divides n by the span, which reads
+1% high at 100 requests.) The server kept up when the last response came soon after the
+last request was started: `wait_s`, small against the span. Standard library only.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ class RateResult:
         if self.requests < 2 or self.span_s <= 0:
             return None
         return (self.requests - 1) / self.span_s
+
+    @property
+    def wait_s(self) -> float:
+        """Return how long after the last request's start the last response came (vegeta's `wait`): long when requests queued."""
+        return self.duration_s - self.span_s
 
     @property
     def achieved_share(self) -> float | None:
