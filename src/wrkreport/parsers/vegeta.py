@@ -116,7 +116,8 @@ FIELDS = (
     Field("headers", text),  # base64 of the response headers; not read
 )
 COLUMNS = len(FIELDS)
-CODE, BYTES_IN, ERROR, BODY = 1, 4, 5, 6
+ERROR, ATTACK = 5, 7
+CHECKED = tuple((index, field.convert) for index, field in enumerate(FIELDS) if field.convert is not text)  # 7 columns: ~2x faster
 
 
 class CappedReader(io.RawIOBase):
@@ -225,7 +226,13 @@ class Rows:
         if len(row) != COLUMNS:
             found = f"{len(row)} columns" if row else "an empty line"
             raise ParseError(self.source, line, f"expected vegeta's {COLUMNS} CSV columns (vegeta encode --to csv), found {found}")
-        start, code, latency, _, bytes_in, error, body, attack, seq, *_ = (self.value(line, field, cell) for field, cell in zip(FIELDS, row))
+        try:
+            start, code, latency, _, bytes_in, body, seq = [convert(row[index]) for index, convert in CHECKED]
+        except ValueError:
+            for index, field in enumerate(FIELDS):  # again, slowly, to name the column
+                self.value(line, index, field, row[index])
+            raise  # unreachable: the same converters fail the same way
+        error, attack = row[ERROR], row[ATTACK]
         if body != bytes_in:
             raise ParseError(self.source, line, f"bytes_in is {bytes_in} but the body column holds {body} bytes")
         if code == 0 and not error:
@@ -249,12 +256,12 @@ class Rows:
             self.errors[shorten(error, MAX_MESSAGE_CHARS)] += 1
             self.timeouts += bool(TIMEOUT_ERROR.search(error))
 
-    def value(self, line: int, field: Field, cell: str):
+    def value(self, line: int, index: int, field: Field, cell: str):
         """Return one cell converted by its column's rule, or raise ParseError naming the column."""
         try:
             return field.convert(cell)
         except ValueError as exc:
-            raise ParseError(self.source, line, f"column {FIELDS.index(field) + 1} ({field.name}): {exc}") from None
+            raise ParseError(self.source, line, f"column {index + 1} ({field.name}): {exc}") from None
 
     def result(self, offered_rps: float | None) -> RateResult:
         """Return the record of every row read."""
