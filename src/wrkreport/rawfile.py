@@ -22,6 +22,7 @@ CAP_BYTES = {
     "cpu": 1 * MiB,  # ~600 bytes
     "headers": 64 * 1024,  # `curl -sI`: 141 bytes with the default body
     "hist": 16 * MiB,  # wrk's latency histogram: ~100 KB for a 1-second measurement
+    "vegeta": 64 * MiB,  # vegeta's per-request results, CSV gzip'd: ~15 bytes a request, ~4 million (parsers/vegeta.py)
 }
 FILE_KINDS = {
     stat.S_IFIFO: "a FIFO",

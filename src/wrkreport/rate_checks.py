@@ -1,0 +1,110 @@
+"""Fixed-rate checks: may one open-loop measurement's latencies be read as latencies at its rate? Each verdict is a Check.
+
+A fixed-rate latency means something only if the rate was held (`rate-held`): when vegeta
+falls behind, fewer requests are started than offered (the achieved rate is more than
+RATE_TOLERANCE below the offered one) and the latencies are those of a lower load; when
+the server falls behind, the requests are started at the rate but queue, and the last
+answer comes long after the last request was sent (more than RATE_TOLERANCE of the
+attack's span): the latencies are those of a growing queue, not of that rate. The article's
+fairness rule holds here as for wrk: every response must be 200 with the same body
+(`rate-response`, from each request's body bytes). Requests that got no answer at all
+(refused, reset, timed out) are counted (`rate-errors`). The load generator's CPU time is
+reported, with a warning when it and the servers together kept the machine's cores busy
+(`rate-generator`). A failed check excludes the measurement, with the sentence as reason.
+Pure functions; pandas is not needed.
+"""
+
+from __future__ import annotations
+
+from .cpucost import ms_per_1k_requests
+from .model import Check
+from .rate_model import RateResult
+
+RATE_TOLERANCE = 0.01  # the achieved rate must be within 1% of the offered one
+BUSY_SHARE = 0.9  # generator and servers busier than this share of the cores: they competed for the CPUs
+CHECK_NAMES = ("rate-held", "rate-response", "rate-errors", "rate-generator")
+
+
+def rate_held_check(result: RateResult, where: dict | None = None, tolerance: float = RATE_TOLERANCE) -> Check:
+    """Fail a measurement whose achieved rate is not within tolerance of the offered one (or cannot be known)."""
+    where = where or {}
+    offered, achieved = result.offered_rps, result.achieved_rps
+    if offered is None:
+        return Check("rate-held", "fail", "the offered rate is unknown (not in the file name or the manifest), so whether it was held cannot be said", **where)
+    if achieved is None:
+        return Check("rate-held", "fail", f"{result.requests} request(s) at {offered:,.0f} req/s offered: too few to measure a rate", **where)
+    share = achieved / offered
+    said = f"{achieved:,.1f} req/s of the {offered:,.0f} offered ({share:.1%}, {result.requests:,} requests over {result.span_s:.3f} s)"
+    if abs(share - 1) > tolerance:
+        why = "vegeta fell behind" if share < 1 else "requests were started faster than asked"
+        return Check("rate-held", "fail", f"rate not held: {said}; {why}, so these are not latencies at {offered:,.0f} req/s", **where)
+    if result.wait_s > tolerance * result.span_s:
+        return Check(
+            "rate-held",
+            "fail",
+            f"rate not held by the server: the requests were started at {achieved:,.1f} req/s, but the last answer came "
+            f"{1000 * result.wait_s:,.1f} ms after the last request was sent (over {tolerance:.0%} of the {result.span_s:.3f} s "
+            f"attack): requests were queueing, so these are not latencies at {offered:,.0f} req/s",
+            **where,
+        )
+    return Check("rate-held", "pass", f"rate held: {said}, the last answer {1000 * result.wait_s:,.1f} ms after the last request", **where)
+
+
+def response_check(result: RateResult, expect_body_bytes: int, where: dict | None = None) -> Check:
+    """Fail a measurement in which an answered request was not 200 or had another body size than expected."""
+    where = where or {}
+    if result.answered == 0:
+        return Check("rate-response", "fail", f"none of the {result.requests:,} requests was answered", **where)
+    other_status = result.answered - result.status_count(200)
+    other_size = result.answered - dict(result.body_bytes).get(expect_body_bytes, 0)
+    if other_status or other_size:
+        statuses = ", ".join(f"{count:,} x {status}" for status, count in result.statuses)
+        sizes = ", ".join(f"{count:,} x {size} bytes" for size, count in result.body_bytes)
+        return Check(
+            "rate-response",
+            "fail",
+            f"not the same response every time: {other_status:,} of {result.answered:,} answers not 200 ({statuses}), "
+            f"{other_size:,} with a body other than {expect_body_bytes} bytes ({sizes})",
+            **where,
+        )
+    return Check("rate-response", "pass", f"all {result.answered:,} answers 200 with a {expect_body_bytes}-byte body", **where)
+
+
+def errors_check(result: RateResult, where: dict | None = None) -> Check:
+    """Fail a measurement in which a request got no answer; count the timeouts among them."""
+    where = where or {}
+    if result.errors == 0:
+        return Check("rate-errors", "pass", f"every one of the {result.requests:,} requests was answered (no errors, no timeouts)", **where)
+    texts = "; ".join(f"{count:,} x {text!r}" for text, count in result.error_messages)
+    return Check(
+        "rate-errors",
+        "fail",
+        f"{result.errors:,} of {result.requests:,} requests got no answer, {result.timeouts:,} of them timeouts: {texts}",
+        **where,
+    )
+
+
+def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = None, busy_share: float = BUSY_SHARE) -> Check:
+    """Report the load generator's CPU per 1,000 requests from a .cpu.json record; warn when it and the servers kept the cores busy."""
+    where = where or {}
+    processes = (cpu or {}).get("processes") or {}
+    generator, wall, cores = processes.get("wrk"), (cpu or {}).get("wall_s"), (cpu or {}).get("logical_cores")
+    if not generator or not wall or not cores or requests <= 0:
+        return Check("rate-generator", "warn", "the load generator's CPU time was not recorded", **where)
+    spent = generator["user_s"] + generator["system_s"]
+    servers = sum(p["user_s"] + p["system_s"] for name, p in processes.items() if name != "wrk" and p)
+    said = (f"vegeta used {spent / wall:.2f} cores ({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests) "
+            f"and the servers {servers / wall:.2f}, of {cores} cores")
+    if (spent + servers) / wall >= busy_share * cores:
+        return Check("rate-generator", "warn", f"{said}: the load generator competed with the servers for the CPUs", **where)
+    return Check("rate-generator", "pass", said, **where)
+
+
+def rate_checks(result: RateResult, expect_body_bytes: int, cpu: dict | None = None, where: dict | None = None) -> list[Check]:
+    """Return every fixed-rate check of one measurement, in CHECK_NAMES order."""
+    return [
+        rate_held_check(result, where),
+        response_check(result, expect_body_bytes, where),
+        errors_check(result, where),
+        generator_cpu_check(cpu, result.requests, where),
+    ]

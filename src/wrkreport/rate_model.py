@@ -1,0 +1,144 @@
+"""Fixed-rate record: one open-loop measurement (vegeta's per-request results) as a checked, frozen record; exact percentiles.
+
+Every latency vegeta measured is kept (sorted, in nanoseconds), so each percentile is
+exact, by the rule wrk's histograms use (latency_histogram.rank_of: the value at rank
+round(p/100 * n + 0.5), at most n), so that a p99 here means what it means on the
+saturation pages. The percentiles are over every request, answered or not: a request that
+timed out counts with the time it waited (vegeta's own report does the same).
+
+Rates: vegeta starts request i at first + i/rate, so n requests span (n - 1)/rate seconds
+from the first start to the last; the achieved rate is (n - 1) / span, which equals the
+offered rate when vegeta kept up. (vegeta's own report divides n by the span, which reads
+1% high at 100 requests.) The server kept up when the last response came soon after the
+last request was started: `wait_s`, small against the span. Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .latency_histogram import rank_of
+
+SHOWN_PERCENTILES = (50.0, 90.0, 99.0, 99.9)  # what the fixed-rate phase reports, with the max
+NS_PER_MS = 1_000_000
+
+
+@dataclass(frozen=True)
+class RateResult:
+    """One vegeta attack's per-request results, summarised; latencies in ns, times in s; None = unknown."""
+
+    source: str
+    offered_rps: float | None  # the -rate asked for (from the file name or the caller)
+    requests: int  # every request vegeta started (answered or not)
+    span_s: float  # first request's start to the last request's start
+    duration_s: float  # first request's start to the last response's end
+    statuses: tuple[tuple[int, int], ...]  # (HTTP status, count) of the answered requests, by status
+    errors: int  # requests with no HTTP status: no connection, a reset, a timeout
+    timeouts: int  # those of the errors that timed out (vegeta -timeout)
+    error_messages: tuple[tuple[str, int], ...]  # the most frequent distinct error texts (shortened) and their counts
+    body_bytes: tuple[tuple[int, int], ...]  # (response body bytes, count) of the answered requests
+    latencies_ns: tuple[int, ...] = field(repr=False)  # every request's latency, sorted
+
+    def __post_init__(self) -> None:
+        if self.requests < 0 or self.requests != len(self.latencies_ns):
+            raise ValueError(f"requests is {self.requests!r} but {len(self.latencies_ns)} latencies were kept")
+        answered = sum(count for _, count in self.statuses)
+        if answered + self.errors != self.requests:
+            raise ValueError(f"{answered} answered + {self.errors} errors is not the {self.requests} requests")
+        if not 0 <= self.timeouts <= self.errors:
+            raise ValueError(f"timeouts must be between 0 and the errors ({self.errors}), not {self.timeouts!r}")
+        if sum(count for _, count in self.body_bytes) != answered:
+            raise ValueError(f"body sizes of {sum(c for _, c in self.body_bytes)} responses, but {answered} were answered")
+        if not 0 <= self.span_s <= self.duration_s:
+            raise ValueError(f"span {self.span_s!r} s must be between 0 and the duration {self.duration_s!r} s")
+        if self.offered_rps is not None and not self.offered_rps > 0:
+            raise ValueError(f"offered_rps must be > 0 or None, not {self.offered_rps!r}")
+        if any(b < a for a, b in zip(self.latencies_ns, self.latencies_ns[1:])):
+            raise ValueError("latencies_ns must be sorted")
+
+    @property
+    def achieved_rps(self) -> float | None:
+        """Return the rate requests were started at: (requests - 1) / span (None under 2 requests or a zero span)."""
+        if self.requests < 2 or self.span_s <= 0:
+            return None
+        return (self.requests - 1) / self.span_s
+
+    @property
+    def wait_s(self) -> float:
+        """Return how long after the last request's start the last response came (vegeta's `wait`): long when requests queued."""
+        return self.duration_s - self.span_s
+
+    @property
+    def achieved_share(self) -> float | None:
+        """Return the achieved rate as a share of the offered one (1.0 = held exactly; None when either is unknown)."""
+        achieved = self.achieved_rps
+        return None if achieved is None or self.offered_rps is None else achieved / self.offered_rps
+
+    def percentile_ns(self, p: float) -> int | None:
+        """Return the exact latency at percentile p by wrk's rule (None when there were no requests)."""
+        if not 0 <= p <= 100:
+            raise ValueError(f"percentile {p} outside 0-100")
+        if not self.latencies_ns:
+            return None
+        return self.latencies_ns[rank_of(p, len(self.latencies_ns)) - 1]
+
+    def percentile_ms(self, p: float) -> float | None:
+        """Return the latency at percentile p in milliseconds."""
+        value = self.percentile_ns(p)
+        return None if value is None else value / NS_PER_MS
+
+    @property
+    def p50_ms(self) -> float | None:
+        """Return the median latency, ms."""
+        return self.percentile_ms(50)
+
+    @property
+    def p90_ms(self) -> float | None:
+        """Return the 90th percentile latency, ms."""
+        return self.percentile_ms(90)
+
+    @property
+    def p99_ms(self) -> float | None:
+        """Return the 99th percentile latency, ms."""
+        return self.percentile_ms(99)
+
+    @property
+    def p999_ms(self) -> float | None:
+        """Return the 99.9th percentile latency, ms."""
+        return self.percentile_ms(99.9)
+
+    @property
+    def max_ms(self) -> float | None:
+        """Return the largest latency, ms."""
+        return self.latencies_ns[-1] / NS_PER_MS if self.latencies_ns else None
+
+    @property
+    def answered(self) -> int:
+        """Return the requests that got an HTTP status."""
+        return self.requests - self.errors
+
+    def status_count(self, status: int) -> int:
+        """Return how many requests were answered with status."""
+        return dict(self.statuses).get(status, 0)
+
+    def to_dict(self) -> dict:
+        """Return the record's figures for JSON (`wrkreport parse --json`, results.json), latencies summarised."""
+        return {
+            "source": self.source,
+            "format": "vegeta",
+            "offered_rps": self.offered_rps,
+            "achieved_rps": self.achieved_rps,
+            "requests": self.requests,
+            "span_s": self.span_s,
+            "duration_s": self.duration_s,
+            "statuses": {str(status): count for status, count in self.statuses},
+            "errors": self.errors,
+            "timeouts": self.timeouts,
+            "error_messages": dict(self.error_messages),
+            "body_bytes": {str(size): count for size, count in self.body_bytes},
+            "p50_ms": self.p50_ms,
+            "p90_ms": self.p90_ms,
+            "p99_ms": self.p99_ms,
+            "p999_ms": self.p999_ms,
+            "max_ms": self.max_ms,
+        }
