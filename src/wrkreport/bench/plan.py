@@ -49,6 +49,7 @@ from .setups import (
     SETUP_IDS,
     TLS_GROUP,
     TLS_SETUP_IDS,
+    PLAIN_SETUP_IDS,
     UsageError,
     expect_header_bytes,
     url_for,
@@ -334,13 +335,12 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
         return list(DEFAULT_SETUP_IDS)
     chosen = split_list(text)
     if ALL_SETUPS in chosen:
-        chosen = [s for s in chosen if s != ALL_SETUPS] + [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
+        chosen = [s for s in chosen if s != ALL_SETUPS] + list(PLAIN_SETUP_IDS)
     if TLS_GROUP in chosen:
         chosen = [s for s in chosen if s != TLS_GROUP] + ["go-http", *TLS_SETUP_IDS]
     unknown = [s for s in chosen if s not in SETUP_BY_ID]
     if unknown:
-        plain = [s for s in SETUP_IDS if s not in TLS_SETUP_IDS]
-        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(plain)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
+        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]

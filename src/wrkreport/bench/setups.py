@@ -90,7 +90,7 @@ def baseline_of(setup: str) -> str:
     return known.baseline if known else "go-http"
 
 
-ALL_SETUPS = "all"  # --setups all: every setup in the table
+ALL_SETUPS = "all"  # --setups all: every setup in the table but the TLS ones (those need openssl: --setups all,tls)
 
 
 TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
@@ -100,6 +100,9 @@ TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go
 
 
 TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls)
+
+
+PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls)  # what --setups all selects
 
 
 # --tls-key: the key types of the run's one certificate (openssl req -newkey arguments).
