@@ -141,7 +141,7 @@ def cmd_measure(args) -> int:
     def snapshot() -> dict:
         return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
 
-    counter = (manifest.get("tls") or {}).get("counters", {}).get(args.setup)  # the TLS setups' resumed connections
+    counter = args.tls_counter  # KIND:PATH of a TLS setup's server: its handshakes and resumed connections
     tls_before = read_counter(counter)
     before = snapshot()
     started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements

@@ -19,6 +19,12 @@ PROBE_LINES = {
     "group": re.compile(r"^(?:Server|Peer) Temp Key: (?P<value>[^,\n]+)", re.M),
 }
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
+# Who counts a TLS setup's connections (the manifest's tls.counters; where is not recorded:
+# a socket or log in the private work dir, passed to each measure as --tls-counter KIND:PATH).
+COUNTER_KINDS = {
+    "socket": "gohello: handshakes and resumed connections (crypto/tls ConnectionState.DidResume)",
+    "size": "nginx: resumed connections ($ssl_session_reused, logged per connection)",
+}
 COUNTER_LINE = re.compile(r"handshakes (?P<handshakes>[0-9]+) resumed (?P<resumed>[0-9]+)\n?")
 
 
@@ -70,10 +76,10 @@ def cmd_tls_record(args) -> int:
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
     counters = {}
-    for setup, spec in args.counter or []:
-        if setup not in SETUP_BY_ID or not spec.startswith(("socket:", "size:")):
-            raise UsageError(f"--counter {setup} {spec}: expected a TLS setup and socket:PATH or size:PATH")
-        counters[setup] = spec
+    for setup, kind in args.counter or []:
+        if setup not in SETUP_BY_ID or kind not in COUNTER_KINDS:
+            raise UsageError(f"--counter {setup} {kind}: expected a TLS setup and one of {', '.join(COUNTER_KINDS)}")
+        counters[setup] = COUNTER_KINDS[kind]
     nginx_ssl = NGINX_OPENSSL.search(manifest.get("nginx_V") or "")
     manifest["tls"] = {
         "key": params.get("tls_key"),
