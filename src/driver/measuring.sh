@@ -50,7 +50,7 @@ wait_wrk() {
 # taskset when the client is pinned): wrk with the options given, or ab (keep-alive; -t
 # before -n, since -t resets -n; -n large enough that the time limit ends the run;
 # --timeout as -s). --connection-per-request, or a new-connection setup (go-https-new ...):
-# wrk sends "Connection: close" (ab: no -k).
+# wrk sends "Connection: close" (not planned with ab: its HTTP/1.0 answers differ by server).
 wrk_args() {
   local close=() keep=(-k) url="${PLAN[url.$3]}"
   if ((PLAN[connection_per_request])) || [[ "${PLAN[new_connection.$3]:-0}" == 1 ]]; then
