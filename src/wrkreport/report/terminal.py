@@ -88,7 +88,7 @@ def compare_table(result) -> str:
     several = several_levels(result.a.analysis.groups + result.b.analysis.groups)
     header = ("GOMAXPROCS", "setup", "figure", "A", "B", "B / A (95% CI)", "")
     rows = [
-        (short_group(r.group), r.setup, SHORT_FIGURES.get(r.what, r.what), r.a.split(" (n=")[0], r.b.split(" (n=")[0], r.change,
+        (short_group(r.group), r.setup, SHORT_FIGURES.get(r.what, r.what.replace("ratio to ", "ratio / ")), r.a.split(" (n=")[0], r.b.split(" (n=")[0], r.change,
          r.kind.upper() if r.flagged else "")
         for r in change_rows(result, several)
     ]
