@@ -3,16 +3,26 @@
 # shellcheck shell=bash
 
 # make_tls_key: one key and self-signed certificate for the run, made with openssl in the
-# private work dir (WORK/tls, key mode 0600; the work dir, key included, is removed by
-# cleanup). Never written under the run directory.
+# private work dir of the machine running the servers (WORK/tls here, TARGET_DIR/tls on
+# --server-host; key mode 0600; the work dir, key included, is removed at the end). Never
+# written under the run directory; only the certificate comes back from a target.
 make_tls_key() {
   local key_args=() output
   ((PLAN[tls])) || return 0
-  [[ -z "${TARGET}" ]] || die 2 "the TLS setups do not run with --server-host yet (issue 22: key made on the target)"
-  command -v openssl >/dev/null 2>&1 || die 2 "the TLS setups need openssl (apt-get install openssl)"
+  command -v openssl >/dev/null 2>&1 || die 2 "the TLS setups need openssl here for the handshake probe (apt-get install openssl)"
   read -ra key_args <<<"${PLAN[tls_key_args]}"
+  mkdir -m 0700 "${WORK}/tls"
+  TLS_CERT="${WORK}/tls/cert.pem"
+  if [[ -n "${TARGET}" ]]; then
+    TLS_DIR="${TARGET_DIR}/tls"
+    TLS_STATS_SOCKET="${TARGET_DIR}/gotls.sock"
+    TLS_LOG_DIR="${TARGET_DIR}/nginx"
+    on_target tls-key "${PLAN[server_address]}" "${key_args[@]}" >"${TLS_CERT}" 2>"${WORK}/tls/target.log" </dev/null ||
+      die 2 "${TARGET}: could not make the run's ${PLAN[tls_key]} key there: $(head -c 300 "${WORK}/tls/target.log")"
+    log "TLS: a ${PLAN[tls_key]} key and certificate for this run in the private work dir on ${TARGET} (removed at the end)"
+    return 0
+  fi
   TLS_DIR="${WORK}/tls"
-  mkdir -m 0700 "${TLS_DIR}"
   output="$(umask 077 && openssl req -x509 -newkey "${key_args[@]}" -nodes -days 2 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "${TLS_DIR}/key.pem" -out "${TLS_DIR}/cert.pem" 2>&1)" ||
     die 1 "openssl could not make the run's ${PLAN[tls_key]} key: ${output}"
@@ -28,7 +38,7 @@ make_tls_key() {
 # (a socket, a log in the private work dir) is not recorded: measure gets it (tls_counter).
 record_tls() {
   ((PLAN[tls])) || return 0
-  local args=(tls-record --run "${RUN_DIR}" --cert "${TLS_DIR}/cert.pem" --openssl "$(openssl version)") setup tls_setups=()
+  local args=(tls-record --run "${RUN_DIR}" --cert "${TLS_CERT}" --openssl "$(openssl version)") setup tls_setups=()
   read -ra tls_setups <<<"${PLAN[tls_setups]}"
   for setup in "${tls_setups[@]}"; do
     tls_counter "${setup}"

@@ -116,6 +116,30 @@ def record_probe(manifest: dict, entry: dict, setup: str, file: str) -> str | No
     return f"negotiated {', '.join(found)}" if found else None
 
 
+SIZE_LINE = re.compile(r"size\s+(?P<bytes>[0-9]+)\s*")
+
+
+def remote_counter(spec: str | None, ask) -> dict | None:
+    """Return read_counter's answer from the target (--server-host): ask('count KIND PATH') runs target.sh's reader there.
+
+    >>> remote_counter("size:/t/tls-resumed.nginx-https.log", lambda line: ["size 14"])
+    {'handshakes': None, 'resumed': 7}
+    >>> remote_counter("socket:/t/gotls.sock", lambda line: ["handshakes 100 resumed 3"])
+    {'handshakes': 100, 'resumed': 3}
+    >>> remote_counter("socket:/t/gotls.sock", lambda line: []) is None  # gohello gone
+    True
+    """
+    if not spec:
+        return None
+    kind, _, path = spec.partition(":")
+    text = "\n".join(ask(f"count {kind} {path}"))
+    if kind == "size":
+        match = SIZE_LINE.fullmatch(text)
+        return {"handshakes": None, "resumed": int(match["bytes"]) // 2} if match else None
+    match = COUNTER_LINE.fullmatch(text)
+    return {"handshakes": int(match["handshakes"]), "resumed": int(match["resumed"])} if match else None
+
+
 def read_counter(spec: str | None) -> dict | None:
     """Return a server's TLS counts now: gohello's socket gives handshakes and resumed; nginx's log (2 bytes a resumed connection) resumed only.
 
