@@ -168,3 +168,11 @@ def test_the_terminal_and_the_headline_name_go_crypto_tls_as_the_divisor():
     assert "no nginx setup was measured" not in said
     assert f"nginx-https keeps {fmt_share(analysed.analysis.ratio(1, 100, 'nginx-https'))} of go-https's throughput" in said
     assert "of go-https-new's handshakes per second" in said
+
+
+def test_the_drivers_closing_summary_keeps_its_columns_with_the_long_tls_names():
+    from wrkreport.bench.progress import summary_lines
+
+    lines = summary_lines(BOTH, json.loads((BOTH / "manifest.json").read_text()))
+    assert len(lines) == 14 and any(" nginx-https-unix-new " in line for line in lines)
+    assert len({len(line.split(" req/s")[0]) - len(line.split()[2]) for line in lines}) == 1  # every rate starts in one column
