@@ -51,6 +51,8 @@ def test_tls_options_and_their_variables():
     q = plan("--setups", "tls", env=env)
     assert (q["tls_key"], q["connection_per_request"], q["tls_resumption"]) == ("rsa2048", True, True)
     assert plan("--connection-per-request")["connection_per_request"] is True  # plain setups too
+    assert any("-new setups measure what their servers' setups do" in w for w in p["warnings"])  # tls has them
+    assert not plan("--setups", "tls")["warnings"]
 
 
 @pytest.mark.parametrize(
