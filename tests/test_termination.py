@@ -126,6 +126,9 @@ def test_one_run_answers_for_keep_alive_and_for_handshakes():
         assert text.index(share_text(new) + f" at GOMAXPROCS={n}") > text.index("throughput with keep-alive")
     rows = {(r.gomaxprocs, r.setup): r for r in part.rows}
     new_row, keep_row = rows[(1, "go-https-new")], rows[(1, "go-https")]
+    from wrkreport.report.page import cell_figure  # the TLS table's figures are the results table's
+
+    assert keep_row.requests_per_sec == pytest.approx(cell_figure(analysis.cell(1, 100, "go-https"), "requests_per_sec"))
     assert new_row.new_connection and not keep_row.new_connection and keep_row.handshakes_per_sec is None
     assert new_row.handshakes_per_sec == new_row.requests_per_sec < keep_row.requests_per_sec / 5
     assert new_row.handshakes > new_row.resumed > 0 and rows[(1, "nginx-https-new")].resumed > 0  # resumption on: wrk resumes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import stats
 from .model import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUPS, Check
 
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
@@ -137,13 +138,20 @@ def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
             spread = cell.metrics.get("requests_per_sec")
             cpu = cell.metrics.get("cpu_server_ms_per_1k")
             found = counts.get((n, c, setup)) or counts.get((n, None, setup)) or []
-            rows.append(TlsRow(n, c, setup, spread.median if spread else None, analysis.ratio(n, c, setup), cpu.median if cpu else None,
+            rows.append(TlsRow(n, c, setup, geometric_mean(spread), analysis.ratio(n, c, setup), geometric_mean(cpu),
                                total(found, "resumed"), total(found, "handshakes"),
                                setup in NEW_CONNECTION_SETUPS or bool(params.get("connection_per_request"))))
     setups = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
     return TlsPart(tls.get("key"), tls.get("version"), tls.get("resumption"), bool(params.get("connection_per_request")), tls.get("cert_sha256"),
                    tls.get("cert_key"), tls.get("openssl"), tls.get("nginx_openssl"), tls.get("go"),
                    tuple((s, p) for s, p in setups.items() if isinstance(p, dict)), tuple(rows))
+
+
+def geometric_mean(spread) -> float | None:
+    """Return the geometric mean of a cell's repeats (as the results table and the ratios summarise them), None without positive values."""
+    if spread is None or not spread.values or min(spread.values) <= 0:
+        return None
+    return stats.ratio_interval([(value, 1.0) for value in spread.values]).estimate
 
 
 def total(counts: list[dict], key: str) -> int | None:
