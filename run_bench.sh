@@ -86,8 +86,11 @@ TARGET_NOFILE=""  # ulimit -n the remote shell starting each server raises to
 TARGET_ARCH=()    # GOARCH=... (GOARM=...) for go build
 TARGET_SSH=()     # the address and port ssh reached the target at ($SSH_CONNECTION there)
 CLIENTS_STATE=""  # --client-hosts: the helper's state file of the clients (clients_preflight); removed there in cleanup
-TLS_DIR=""        # the run's key and certificate (make_tls_key), inside WORK
+TLS_DIR=""        # the run's key and certificate (make_tls_key), inside WORK (or TARGET_DIR on the target)
+TLS_CERT=""       # the certificate here (a copy from the target with --server-host)
 TLS_STATS_SOCKET="" # gohello's handshake counts (go-https)
+TLS_LOG_DIR=""    # where nginx logs resumed TLS connections (its prefix)
+TLS_COUNTER=""    # one setup's counter (tls_counter)
 GO_TLS_ARGS=()    # gohello's TLS flags (go_tls_args)
 PROBE=()          # one handshake's report for pass-ready (tls_probe)
 declare -A PLAN=()

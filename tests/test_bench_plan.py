@@ -333,8 +333,8 @@ def test_every_option_in_help_is_accepted_and_every_option_is_in_help():
         assert f"[{env}]" in usage
     assert f"[{ENV_PORTS}=" in usage
     assert f"[{ENV_UPSTREAM_KEEPALIVE}=0]" in usage
-    for setup in SETUPS:
-        assert setup.id in usage and f"{setup.id} {setup.default_port}" in " ".join(usage.split())
+    for setup in SETUPS:  # a new-connection setup has its server's port, given under that name
+        assert setup.id in usage and f"{setup.served_by} {setup.default_port}" in " ".join(usage.split())
 
 
 # --- small helpers ------------------------------------------------------------------------

@@ -27,8 +27,8 @@ pytestmark = [
     pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
 ]
 
-RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host")
-# quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12)
+RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host", "tls-both-modes")
+# quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12); tls-both-modes: the TLS part (issue 22)
 WIDTHS = (390, 1400)
 MIN_CHART_TEXT_PX = 10
 RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",

@@ -288,3 +288,37 @@ def test_sigint_stops_both_machines(lab, tmp_path):
     assert manifest["status"] == "interrupted" and manifest["reason"].startswith("interrupted by SIGINT")
     assert lab.leftovers() == {}
     assert target_work_dirs(lab) == []
+
+
+def test_tls_key_made_and_kept_on_the_target_probe_and_counters_there(lab, tmp_path):
+    """--server-host with the TLS setups (issue 22): the key only on the target (0600, removed at the end), both connection modes reached at its address, resumptions counted there."""
+    out = tmp_path / "raw"
+    setups = "go-http,go-https,nginx-https,go-https-new,nginx-https-new"
+    argv = bench_argv(lab, out, "--setups", setups, "--gomaxprocs", "1", "--tls-resumption", "on")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env())
+    try:
+        wait_measurements(out, 1, proc)
+        modes = lab.ssh(lab.hosts[0], "stat -c '%a %U' /tmp/wrkreport.*/tls/key.pem").stdout.split()
+        assert modes == ["600", "root"], modes
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr[-4000:]
+    host = lab.hosts[0]
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    for setup in setups.split(","):
+        assert len((run_dir / f"{setup}.gomaxprocs-1.headers.txt").read_bytes()) == 141, setup
+    assert manifest["parameters"]["urls"]["go-https-new"] == f"https://{host.address}:8443/"
+    tls = manifest["tls"]
+    assert {(p["protocol"], p["cipher"], p["error"]) for p in tls["setups"].values()} == {("TLSv1.3", "TLS_AES_128_GCM_SHA256", None)}
+    assert len(tls["cert_sha256"].split(":")) == 32 and "/tmp/" not in json.dumps(tls)
+    counts = {m["setup"]: m.get("tls") for m in manifest["measurements"]}
+    assert counts["go-https"]["handshakes"] == 100  # read on the target, through gohello -read-tls-stats
+    assert counts["go-https-new"]["handshakes"] > counts["go-https-new"]["resumed"] > 0
+    assert counts["nginx-https-new"]["resumed"] > 0  # nginx's log there, by its size
+    assert f"https-public={host.address}:8443" in (run_dir / "logs" / "go.gomaxprocs-1.log").read_text()
+    assert [str(p) for p in out.rglob("*") if p.is_file() and b"PRIVATE KEY" in p.read_bytes()] == []
+    assert lab.leftovers() == {}
+    assert target_work_dirs(lab) == [], "the target's work dir (and the key in it) outlived the run"

@@ -13,7 +13,8 @@ import pytest
 
 from wrkreport.analyze import load_analysis
 from wrkreport.model import baseline_of
-from wrkreport.termination import answer, negotiated_checks, resumed_checks, tls_part
+from wrkreport.report.fmt import fmt_share
+from wrkreport.termination import answer, negotiated_checks, resumed_checks, share_text, tls_part
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "tls-quick"
 
@@ -105,3 +106,76 @@ def test_a_run_without_tls_has_no_tls_part():
     analysed = load_analysis(Path(__file__).parent / "fixtures" / "runs" / "quick-hist")
     assert tls_part(analysed.run.manifest, analysed.analysis) is None
     assert negotiated_checks(analysed.run.manifest) == [] and resumed_checks(analysed.run.manifest) == []
+
+
+BOTH = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
+
+
+def test_one_run_answers_for_keep_alive_and_for_handshakes():
+    analysed = load_analysis(BOTH)
+    analysis = analysed.analysis
+    part = tls_part(analysed.run.manifest, analysis)
+    text = answer(part)
+    assert text.startswith("Terminating TLS at nginx keeps ") and "Go crypto/tls's throughput with keep-alive" in text
+    assert "of its handshakes per second (a new connection per request)" in text and "were not measured" not in text
+    for n in (1, 2):
+        keep, new = analysis.ratio(n, 100, "nginx-https"), analysis.ratio(n, 100, "nginx-https-new")
+        assert (keep.baseline, new.baseline, analysis.ratio(n, 100, "go-https-new").baseline) == ("go-https", "go-https-new", "go-https")
+        assert keep.has_interval and new.has_interval  # 2 blocks per GOMAXPROCS
+        assert f"{share_text(keep)} at GOMAXPROCS={n}" in text
+        assert text.index(share_text(new) + f" at GOMAXPROCS={n}") > text.index("throughput with keep-alive")
+    rows = {(r.gomaxprocs, r.setup): r for r in part.rows}
+    new_row, keep_row = rows[(1, "go-https-new")], rows[(1, "go-https")]
+    from wrkreport.report.page import cell_figure  # the TLS table's figures are the results table's
+
+    assert keep_row.requests_per_sec == pytest.approx(cell_figure(analysis.cell(1, 100, "go-https"), "requests_per_sec"))
+    assert new_row.new_connection and not keep_row.new_connection and keep_row.handshakes_per_sec is None
+    assert new_row.handshakes_per_sec == new_row.requests_per_sec < keep_row.requests_per_sec / 5
+    assert new_row.handshakes > new_row.resumed > 0 and rows[(1, "nginx-https-new")].resumed > 0  # resumption on: wrk resumes
+
+
+def test_new_connection_responses_agree_among_themselves():
+    analysed = load_analysis(BOTH)
+    same = [c for c in analysed.checks.checks if c.name == "same-response"]
+    assert same and all(c.status == "pass" for c in same)
+    new = [c for c in same if c.setup.endswith("-new")]
+    sizes = {c.message.split("includes the ")[1].split(" B")[0] for c in new}
+    keep = {c.message.split("includes the ")[1].split(" B")[0] for c in same if not c.setup.endswith("-new")}
+    assert len(sizes) == len(keep) == 1 and sizes != keep  # Connection: close changes the header block
+
+
+def test_compare_divides_each_tls_ratio_by_its_own_baseline_in_both_runs():
+    from wrkreport.compare import compare
+
+    a = load_analysis(FIXTURE)  # one block: each run's ratio unit is the paired ratio itself
+    result = compare(a, a)
+    ratios = {(c.gomaxprocs, c.setup): c for c in result.changes if c.metric == "overhead_ratio"}
+    for n in (1, 2):
+        assert ratios[(n, "nginx-https")].baseline == "go-https" and ratios[(n, "nginx-https")].label == "ratio to go-https"
+        assert ratios[(n, "nginx-https")].a == pytest.approx(a.analysis.ratio(n, 100, "nginx-https").ratio)
+        assert ratios[(n, "go-https")].baseline == "go-http"
+    both = compare(load_analysis(BOTH), load_analysis(BOTH))
+    assert {c.setup: c.baseline for c in both.changes if c.metric == "overhead_ratio" and c.gomaxprocs == 1}["nginx-https-unix-new"] == "go-https-new"
+
+
+def test_the_terminal_and_the_headline_name_go_crypto_tls_as_the_divisor():
+    from wrkreport.report.terminal import summary_table
+    from wrkreport.report.words import headline
+
+    analysed = load_analysis(BOTH)
+    table = summary_table(analysed.analysis, analysed.table)
+    line = next(x for x in table.splitlines() if x.split()[:2] == ["1", "nginx-https-new"])
+    assert line.split("  ")[-2].strip().endswith("/ go-https-new") and "by the setup after '/'" in table
+    assert "/ go-" not in next(x for x in table.splitlines() if x.split()[:2] == ["1", "go-https"])  # over go-http, as the plain setups
+    said = " ".join(headline(analysed.analysis))
+    assert "no nginx setup was measured" not in said
+    assert f"nginx-https keeps {fmt_share(analysed.analysis.ratio(1, 100, 'nginx-https'))} of go-https's throughput" in said
+    assert "of go-https-new's handshakes per second" in said
+
+
+def test_the_drivers_closing_summary_keeps_its_columns_with_the_long_tls_names():
+    from wrkreport.bench.progress import summary_lines
+
+    lines = summary_lines(BOTH, json.loads((BOTH / "manifest.json").read_text()))
+    assert len(lines) == 14 and any(" nginx-https-unix-new " in line for line in lines)
+    assert len({len(line.split(" req/s")[0]) - len(line.split()[2]) for line in lines}) == 1  # every rate starts in one column

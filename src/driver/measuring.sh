@@ -46,18 +46,22 @@ wait_wrk() {
   return "${rc}"
 }
 
-# wrk_args C SECONDS URL [OPTION...]: the load generator's command (after taskset when the
-# client is pinned): wrk with the options given, or ab (keep-alive; -t before -n, since -t
-# resets -n; -n large enough that the time limit ends the run; --timeout as -s).
-# --connection-per-request: wrk sends "Connection: close" (ab: no -k).
+# wrk_args C SECONDS SETUP [OPTION...]: the load generator's command for SETUP's URL (after
+# taskset when the client is pinned): wrk with the options given, or ab (keep-alive; -t
+# before -n, since -t resets -n; -n large enough that the time limit ends the run;
+# --timeout as -s). --connection-per-request, or a new-connection setup (go-https-new ...):
+# wrk sends "Connection: close" (not planned with ab: its HTTP/1.0 answers differ by server).
 wrk_args() {
-  local close=() keep=(-k)
-  ((!PLAN[connection_per_request])) || close=(-H "Connection: close") keep=()
+  local close=() keep=(-k) url="${PLAN[url.$3]}"
+  if ((PLAN[connection_per_request])) || [[ "${PLAN[new_connection.$3]:-0}" == 1 ]]; then
+    close=(-H "Connection: close")
+    keep=()
+  fi
   if [[ "${PLAN[load_generator]}" == ab ]]; then
-    WRK_ARGS=("${CLIENT_PIN[@]}" ab "${keep[@]}" "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "$3")
+    WRK_ARGS=("${CLIENT_PIN[@]}" ab "${keep[@]}" "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "${url}")
     return 0
   fi
-  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "${close[@]}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "$3")
+  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "${close[@]}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "${url}")
 }
 
 # warm_up N C: a run of wrk per usable setup at C connections, output not kept.
@@ -69,7 +73,7 @@ warm_up() {
   STAGE="the ${label} warm-up"
   log "warm-up ${label}: ${seconds}s per setup, not kept"
   for setup in "${USABLE[@]}"; do
-    wrk_args "${c}" "${seconds}" "${PLAN[url.${setup}]}"
+    wrk_args "${c}" "${seconds}" "${setup}"
     if [[ -n "${CLIENTS_STATE}" ]]; then
       warm_up_clients "${setup}"
       continue
@@ -94,19 +98,21 @@ measure() {
     label+=" c=${c}"
   fi
   stem+=".block-${BLOCK}.run-${k}"
-  wrk_args "${c}" "${PLAN[duration_s]}" "${PLAN[url.${setup}]}" --latency -s "${HIST_SCRIPT}"
+  wrk_args "${c}" "${PLAN[duration_s]}" "${setup}" --latency -s "${HIST_SCRIPT}"
   STAGE="${label} block ${BLOCK} run ${k} (its partial output was discarded)"
   local hist=()
   [[ "${PLAN[load_generator]}" == ab ]] || hist=(--hist-file "${stem}.hist.json") # ab has no histogram
   CURRENT_FILES=("${RUN_DIR}/${stem}${PLAN[raw_suffix]}" "${RUN_DIR}/${stem}.cpu.json" "${RUN_DIR}/${stem}.hist.json")
-  local clients=()
+  local clients=() counter=()
+  tls_counter "${setup}"
+  [[ -z "${TLS_COUNTER}" ]] || counter=(--tls-counter "${TLS_COUNTER}")
   if [[ -n "${CLIENTS_STATE}" ]]; then
     clients=(--clients "${CLIENTS_STATE}")
     client_files "${stem}"
   fi
   PROGRESS_OPEN=1
   ask measure --gomaxprocs "${n}" --connections "${c}" --setup "${setup}" --repeat "${k}" --block "${BLOCK}" --round "$5" \
-    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" "${hist[@]}" --stderr "${WORK}/wrk.stderr" "${clients[@]}" -- "${WRK_ARGS[@]}" || rc=$?
+    --file "${stem}${PLAN[raw_suffix]}" --cpu-file "${stem}.cpu.json" "${hist[@]}" --stderr "${WORK}/wrk.stderr" "${counter[@]}" "${clients[@]}" -- "${WRK_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()

@@ -3,42 +3,67 @@
 # shellcheck shell=bash
 
 # make_tls_key: one key and self-signed certificate for the run, made with openssl in the
-# private work dir (WORK/tls, key mode 0600; the work dir, key included, is removed by
-# cleanup). Never written under the run directory.
+# private work dir of the machine running the servers (WORK/tls here, TARGET_DIR/tls on
+# --server-host; key mode 0600; the work dir, key included, is removed at the end). Never
+# written under the run directory; only the certificate comes back from a target.
 make_tls_key() {
   local key_args=() output
   ((PLAN[tls])) || return 0
-  [[ -z "${TARGET}" ]] || die 2 "the TLS setups do not run with --server-host yet (issue 22: key made on the target)"
-  command -v openssl >/dev/null 2>&1 || die 2 "the TLS setups need openssl (apt-get install openssl)"
+  command -v openssl >/dev/null 2>&1 || die 2 "the TLS setups need openssl here for the handshake probe (apt-get install openssl)"
   read -ra key_args <<<"${PLAN[tls_key_args]}"
+  mkdir -m 0700 "${WORK}/tls"
+  TLS_CERT="${WORK}/tls/cert.pem"
+  if [[ -n "${TARGET}" ]]; then
+    TLS_DIR="${TARGET_DIR}/tls"
+    TLS_STATS_SOCKET="${TARGET_DIR}/gotls.sock"
+    TLS_LOG_DIR="${TARGET_DIR}/nginx"
+    on_target tls-key "${PLAN[server_address]}" "${key_args[@]}" >"${TLS_CERT}" 2>"${WORK}/tls/target.log" </dev/null ||
+      die 2 "${TARGET}: could not make the run's ${PLAN[tls_key]} key there: $(head -c 300 "${WORK}/tls/target.log")"
+    log "TLS: a ${PLAN[tls_key]} key and certificate for this run in the private work dir on ${TARGET} (removed at the end)"
+    return 0
+  fi
   TLS_DIR="${WORK}/tls"
-  mkdir -m 0700 "${TLS_DIR}"
   output="$(umask 077 && openssl req -x509 -newkey "${key_args[@]}" -nodes -days 2 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "${TLS_DIR}/key.pem" -out "${TLS_DIR}/cert.pem" 2>&1)" ||
     die 1 "openssl could not make the run's ${PLAN[tls_key]} key: ${output}"
   chmod 0600 "${TLS_DIR}/key.pem"
   chmod 0644 "${TLS_DIR}/cert.pem"
   TLS_STATS_SOCKET="${WORK}/gotls.sock"
+  TLS_LOG_DIR="${WORK}/nginx"
   log "TLS: a ${PLAN[tls_key]} key and certificate for this run in the private work dir (removed at the end)"
 }
 
-# record_tls: the certificate's SHA-256 fingerprint, openssl's version and where the servers
-# count resumed connections, into the manifest (`tls`).
+# record_tls: the certificate's SHA-256 fingerprint, openssl's version and which server
+# counts each TLS setup's resumed connections, into the manifest (`tls`). Where they count
+# (a socket, a log in the private work dir) is not recorded: measure gets it (tls_counter).
 record_tls() {
   ((PLAN[tls])) || return 0
-  local args=(tls-record --run "${RUN_DIR}" --cert "${TLS_DIR}/cert.pem" --openssl "$(openssl version)")
-  [[ -z "${PLAN[go_setups]}" ]] || args+=(--counter go-https "socket:${TLS_STATS_SOCKET}")
-  local setup
-  for setup in nginx-https nginx-https-unix; do
-    [[ -z "${PLAN[url.${setup}]:-}" ]] || args+=(--counter "${setup}" "size:${WORK}/nginx/tls-resumed.${setup}.log")
+  local args=(tls-record --run "${RUN_DIR}" --cert "${TLS_CERT}" --openssl "$(openssl version)") setup tls_setups=()
+  read -ra tls_setups <<<"${PLAN[tls_setups]}"
+  for setup in "${tls_setups[@]}"; do
+    tls_counter "${setup}"
+    args+=(--counter "${setup}" "${TLS_COUNTER%%:*}")
   done
   helper "${args[@]}"
+}
+
+# tls_counter SETUP: where SETUP's server counts its TLS handshakes and resumed connections
+# (TLS_COUNTER, empty for a plain setup): gohello's stats socket (socket:PATH), or the size
+# of the access log nginx writes 2 bytes to per resumed connection in SETUP's server block
+# (size:PATH); a new-connection setup's are its server's.
+tls_counter() {
+  local served="${PLAN[serves.$1]:-$1}"
+  TLS_COUNTER=""
+  case "${served}" in
+    go-https) TLS_COUNTER="socket:${TLS_STATS_SOCKET}" ;;
+    nginx-https*) TLS_COUNTER="size:${TLS_LOG_DIR}/tls-resumed.${served}.log" ;;
+  esac
 }
 
 # go_tls_args: gohello's TLS flags when go-https is measured (nothing otherwise).
 go_tls_args() {
   GO_TLS_ARGS=()
-  [[ -n "${PLAN[url.go-https]:-}" ]] || return 0
+  [[ -n "${PLAN[port.go-https]:-}" && -n "${TLS_DIR}" ]] || return 0 # go-https or go-https-new measured
   GO_TLS_ARGS=(-tls-port "${PLAN[port.go-https]}" -tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
     -tls-version "${PLAN[tls_version]}" -tls-stats-socket "${TLS_STATS_SOCKET}")
   ((!PLAN[tls_resumption])) || GO_TLS_ARGS+=(-tls-resumption)

@@ -204,6 +204,7 @@ type server struct {
 	fcgiUnix  net.Listener
 	https     *http.Server // go-https (tls.go)
 	httpsL    net.Listener
+	httpsPub  net.Listener // -public-address: go-https for a client on another machine
 	statsL    net.Listener // the handshake counts (tls.go)
 	tlsCounts tlsCounts
 }
@@ -253,7 +254,7 @@ func (s *server) close() {
 			h.Close()
 		}
 	}
-	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix, s.httpsL, s.statsL} {
+	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix, s.httpsL, s.httpsPub, s.statsL} {
 		if l != nil {
 			l.Close()
 		}
@@ -278,6 +279,9 @@ func (s *server) describe(cfg config) string {
 	}
 	if s.httpsL != nil {
 		parts = append(parts, "https="+s.httpsL.Addr().String()+" tls="+cfg.tls.version+" resumption="+strconv.FormatBool(cfg.tls.resumption))
+		if s.httpsPub != nil {
+			parts = append(parts, "https-public="+s.httpsPub.Addr().String())
+		}
 	}
 	if s.fcgiUnix != nil || s.httpUnix != nil {
 		parts = append(parts, fmt.Sprintf("mode=%04o group=%q", cfg.socketMode, cfg.socketGroup))
@@ -315,6 +319,9 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	if s.httpsL != nil {
 		serve("net/http TLS", func() error { return s.https.Serve(s.httpsL) })
 	}
+	if s.httpsPub != nil {
+		serve("net/http TLS public", func() error { return s.https.Serve(s.httpsPub) })
+	}
 	if s.statsL != nil {
 		serve("TLS stats socket", s.serveStats)
 	}
@@ -338,6 +345,13 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == readStatsFlag { // run_bench.sh on a --server-host target: the counts there
+		if err := readStats(os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "gohello: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

@@ -13,9 +13,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // tlsSettings are the -tls-* flags.
@@ -110,6 +112,13 @@ func (s *server) listenTLS(cfg config) error {
 		return fmt.Errorf("TLS: %w", err)
 	}
 	s.httpsL = tls.NewListener(raw, tc)
+	if cfg.publicAddress != "" { // the load generator on another machine (--server-host)
+		pub, err := net.Listen("tcp", net.JoinHostPort(cfg.publicAddress, fmt.Sprint(s.httpsL.Addr().(*net.TCPAddr).Port)))
+		if err != nil {
+			return fmt.Errorf("TLS on %s: %w", cfg.publicAddress, err)
+		}
+		s.httpsPub = tls.NewListener(pub, tc)
+	}
 	s.https = &http.Server{Handler: s.handler, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
 	if cfg.tls.statsSocket != "" {
 		if s.statsL, err = listenSocket(cfg.tls.statsSocket, cfg); err != nil {
@@ -117,6 +126,22 @@ func (s *server) listenTLS(cfg config) error {
 		}
 	}
 	return nil
+}
+
+// readStatsFlag makes gohello a client of a running gohello's stats socket: `gohello
+// -read-tls-stats SOCKET` prints its line, so a target without other tools can read it.
+const readStatsFlag = "-read-tls-stats"
+
+// readStats copies the line of the stats socket at path to w.
+func readStats(path string, w io.Writer) error {
+	conn, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	_, err = io.Copy(w, conn)
+	return err
 }
 
 // serveStats answers every connection to the stats socket with the counts, then closes it.

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -132,5 +133,27 @@ func TestTLS12SuiteMatchesKey(t *testing.T) {
 		if state.Version != tls.VersionTLS12 || state.CipherSuite != suite {
 			t.Errorf("rsa %v: version %x suite %s, want TLS 1.2 %s", rsaKey, state.Version, tls.CipherSuiteName(state.CipherSuite), tls.CipherSuiteName(suite))
 		}
+	}
+}
+
+func TestTLSOnThePublicAddressAndTheCountsReadBack(t *testing.T) {
+	cert, key := writeKeyPair(t, false)
+	socket := filepath.Join(t.TempDir(), "tls.sock")
+	// 127.0.0.2 is loopback too, so a second address of this machine without a network.
+	log, _ := startServer(t, config{publicAddress: "127.0.0.2", tls: tlsSettings{cert: cert, key: key, version: "1.3", statsSocket: socket}})
+	public := addr(t, log, "https-public")
+	if host, _, _ := net.SplitHostPort(public); host != "127.0.0.2" {
+		t.Fatalf("https-public=%s, want 127.0.0.2", public)
+	}
+	if block, _ := headOverTLS(t, public, nil); len(block) != 141 {
+		t.Errorf("header block over the public TLS listener: %d bytes, want 141", len(block))
+	}
+	headOverTLS(t, addr(t, log, "https"), nil)
+	var out strings.Builder
+	if err := readStats(socket, &out); err != nil || out.String() != "handshakes 2 resumed 0\n" {
+		t.Errorf("readStats: %q, %v; want both listeners' handshakes counted", out.String(), err)
+	}
+	if err := readStats(filepath.Join(t.TempDir(), "none.sock"), &out); err == nil {
+		t.Error("readStats of a missing socket: no error")
 	}
 }

@@ -28,12 +28,12 @@ Higher req/s and a higher ratio are better; lower latency is better (FIGURES).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import stats
 from .analyze import THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
-from .model import BASELINE, setup_order
+from .model import BASELINE, baseline_of, setup_order
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -119,6 +119,14 @@ class Change:
     n_b: int
     note: str | None = None  # why there is no change figure or no interval
     unit: str | None = None  # "block" when both runs had blocks, else "repeat" (widened by the figure's start sd)
+    baseline: str | None = None  # overhead_ratio: the setup divided by in both runs (go-http; go-https for nginx's TLS)
+
+    @property
+    def label(self) -> str:
+        """Return the figure's name: 'req/s', 'p99 latency', 'ratio to go-http' or the ratio's own divisor ('ratio to go-https')."""
+        if self.metric == "overhead_ratio" and self.baseline:
+            return f"ratio to {self.baseline}"
+        return FIGURES[self.metric].label
 
     @property
     def flagged(self) -> bool:
@@ -160,8 +168,9 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
     changes = []
     for key in common:
         changes.append(throughput_change(cells_a[key], cells_b[key]))
-        if key[2] != BASELINE:
-            changes.append(ratio_change(cells_a[key], cells_b[key], cells_a.get(key[:2] + (BASELINE,)), cells_b.get(key[:2] + (BASELINE,))))
+        if key[2] != BASELINE:  # each ratio over its own divisor in both runs: nginx-https over go-https (issue 22)
+            base = key[:2] + (baseline_of(key[2]),)
+            changes.append(replace(ratio_change(cells_a[key], cells_b[key], cells_a.get(base), cells_b.get(base)), baseline=base[2]))
         changes.append(latency_change(cells_a[key], cells_b[key]))
     raw = raw_differences(a, b)
     return RunComparison(
@@ -186,7 +195,7 @@ def latency_change(a: Cell, b: Cell) -> Change:
 
 
 def ratio_change(a: Cell, b: Cell, base_a: Cell | None, base_b: Cell | None) -> Change:
-    """Return the change of the overhead ratio (setup / go-http) from run A to run B for one cell."""
+    """Return the change of the overhead ratio (setup / its baseline: go-http, go-https ...) from run A to run B for one cell."""
     return change_of(a, "overhead_ratio", ratio_units(a, base_a), ratio_units(b, base_b))
 
 
@@ -203,7 +212,7 @@ def metric_units(cell: Cell, metric: str) -> tuple[list[float], bool]:
 
 
 def ratio_units(cell: Cell, base: Cell | None) -> tuple[list[float], bool]:
-    """Return a cell's units of log(setup / go-http), paired by round, and whether they are blocks."""
+    """Return a cell's units of log(setup / base), paired by round, and whether they are blocks."""
     if base is None:
         return [], False
     groups = paired_blocks(cell, base, THROUGHPUT)

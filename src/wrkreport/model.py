@@ -147,16 +147,30 @@ SETUP_DESCRIPTIONS: dict[str, str] = {
     "go-https": "Go net/http over crypto/tls standalone (the control group of the TLS setups)",
     "nginx-https": "nginx terminating TLS, reverse proxy to Go net/http over TCP",
     "nginx-https-unix": "nginx terminating TLS, reverse proxy to Go net/http over a Unix socket",
+    "go-https-new": "go-https with a new connection per request (Connection: close): every request a TLS handshake",
+    "nginx-https-new": "nginx-https with a new connection per request: every request a TLS handshake at nginx",
+    "nginx-https-unix-new": "nginx-https-unix with a new connection per request: every request a TLS handshake at nginx",
 }
 SETUPS = tuple(SETUP_DESCRIPTIONS)[:4]
 NGINX_SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http-unix")
 TLS_BASELINE = "go-https"  # the TLS setups divide by it; it divides by go-http
-TLS_SETUPS = ("go-https", "nginx-https", "nginx-https-unix")
+TLS_SETUPS = ("go-https", "nginx-https", "nginx-https-unix", "go-https-new", "nginx-https-new", "nginx-https-unix-new")
+NEW_CONNECTION_SETUPS = ("go-https-new", "nginx-https-new", "nginx-https-unix-new")  # a TLS handshake per request
+# What a setup's ratios divide by when not go-http: nginx's TLS over Go's crypto/tls in the
+# same connection mode; go-https-new over go-https (what a handshake per request costs Go).
+# As the driver's wrkreport.bench.setups.BASELINES.
+BASELINES = {
+    "nginx-https": TLS_BASELINE,
+    "nginx-https-unix": TLS_BASELINE,
+    "go-https-new": TLS_BASELINE,
+    "nginx-https-new": "go-https-new",
+    "nginx-https-unix-new": "go-https-new",
+}
 
 
 def baseline_of(setup: str) -> str:
-    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https'; every other setup (go-https too) -> 'go-http'."""
-    return TLS_BASELINE if setup in TLS_SETUPS and setup != TLS_BASELINE else BASELINE
+    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https', 'nginx-https-new' -> 'go-https-new'; others (go-https too) -> 'go-http'."""
+    return BASELINES.get(setup, BASELINE)
 
 
 def setup_order(setup: str) -> int:

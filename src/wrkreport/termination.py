@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import TLS_BASELINE, TLS_SETUPS, Check
+from . import stats
+from .model import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUPS, Check
 
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
 
@@ -93,6 +94,12 @@ class TlsRow:
     cpu_server_ms_per_1k: float | None
     resumed: int | None  # connections resumed in the measurements, summed (None: not counted)
     handshakes: int | None  # handshakes the server counted (Go only)
+    new_connection: bool = False  # a new connection per request: requests are handshakes
+
+    @property
+    def handshakes_per_sec(self) -> float | None:
+        """Return the handshakes per second: the requests per second of a new-connection row, else None."""
+        return self.requests_per_sec if self.new_connection else None
 
 
 @dataclass(frozen=True)
@@ -131,12 +138,20 @@ def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
             spread = cell.metrics.get("requests_per_sec")
             cpu = cell.metrics.get("cpu_server_ms_per_1k")
             found = counts.get((n, c, setup)) or counts.get((n, None, setup)) or []
-            rows.append(TlsRow(n, c, setup, spread.median if spread else None, analysis.ratio(n, c, setup), cpu.median if cpu else None,
-                               total(found, "resumed"), total(found, "handshakes")))
+            rows.append(TlsRow(n, c, setup, geometric_mean(spread), analysis.ratio(n, c, setup), geometric_mean(cpu),
+                               total(found, "resumed"), total(found, "handshakes"),
+                               setup in NEW_CONNECTION_SETUPS or bool(params.get("connection_per_request"))))
     setups = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
     return TlsPart(tls.get("key"), tls.get("version"), tls.get("resumption"), bool(params.get("connection_per_request")), tls.get("cert_sha256"),
                    tls.get("cert_key"), tls.get("openssl"), tls.get("nginx_openssl"), tls.get("go"),
                    tuple((s, p) for s, p in setups.items() if isinstance(p, dict)), tuple(rows))
+
+
+def geometric_mean(spread) -> float | None:
+    """Return the geometric mean of a cell's repeats (as the results table and the ratios summarise them), None without positive values."""
+    if spread is None or not spread.values or min(spread.values) <= 0:
+        return None
+    return stats.ratio_interval([(value, 1.0) for value in spread.values]).estimate
 
 
 def total(counts: list[dict], key: str) -> int | None:
@@ -145,16 +160,37 @@ def total(counts: list[dict], key: str) -> int | None:
     return sum(values) if values and all(isinstance(v, int) for v in values) else None
 
 
+# The answer's two shares: nginx's TLS over Go's with keep-alive, and with a new connection per request.
+KEEPALIVE_SHARE, HANDSHAKE_SHARE = "nginx-https", "nginx-https-new"
+
+
+def shares(part: TlsPart) -> dict[str, list[TlsRow]]:
+    """Return the rows behind the answer: 'keep-alive' (nginx-https over go-https) and 'handshakes' (nginx-https-new over go-https-new, or nginx-https in a --connection-per-request run)."""
+    found: dict[str, list[TlsRow]] = {"keep-alive": [], "handshakes": []}
+    for r in part.rows:
+        if r.ratio is None or r.ratio.ratio is None or r.setup not in (KEEPALIVE_SHARE, HANDSHAKE_SHARE):
+            continue
+        found["handshakes" if r.new_connection else "keep-alive"].append(r)
+    return found
+
+
 def answer(part: TlsPart) -> str:
-    """Return the TLS part's first sentence: what terminating at nginx keeps of Go crypto/tls's throughput (or handshakes per second)."""
-    shares = [r for r in part.rows if r.setup == "nginx-https" and r.ratio is not None and r.ratio.ratio is not None]
-    if not shares:
+    """Return the TLS part's first sentence: what terminating at nginx keeps of Go crypto/tls's throughput with keep-alive and of its handshakes per second."""
+    found = shares(part)
+    if not found["keep-alive"] and not found["handshakes"]:
         return "No nginx-https measurement could be compared with go-https, so this run does not say what terminating TLS at nginx keeps."
-    what = "handshakes per second (a new connection per request)" if part.connection_per_request else "throughput with keep-alive"
-    parts = [f"{share_text(r.ratio)} at GOMAXPROCS={r.gomaxprocs}" for r in shares]
-    other = ("with keep-alive, run with --connection-per-request for handshakes per second" if not part.connection_per_request
-             else "without keep-alive; run without --connection-per-request for keep-alive throughput")
-    return f"Terminating TLS at nginx keeps {' and '.join(parts)} of Go crypto/tls's {what} ({other})."
+    said = []
+    for mode, what in (("keep-alive", "Go crypto/tls's throughput with keep-alive"), ("handshakes", "handshakes per second")):
+        if found[mode]:
+            owner = "its " if said else "Go crypto/tls's "
+            what = what if mode == "keep-alive" else owner + what + " (a new connection per request)"
+            said.append(f"{' and '.join(f'{share_text(r.ratio)} at GOMAXPROCS={r.gomaxprocs}' for r in found[mode])} of {what}")
+    text = f"Terminating TLS at nginx keeps {', and '.join(said)}."
+    if not found["handshakes"]:
+        text += " Handshakes were not measured: add nginx-https-new and go-https-new (as --setups tls does) for them."
+    elif not found["keep-alive"]:
+        text += " Keep-alive was not measured: add nginx-https and go-https, without --connection-per-request (as --setups tls does), for it."
+    return text
 
 
 def share_text(ratio) -> str:

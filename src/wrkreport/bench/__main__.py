@@ -118,7 +118,7 @@ def main_parser() -> argparse.ArgumentParser:
         run,
         (("--cert",), {"required": True}),
         (("--openssl",), {"default": None}),  # `openssl version`
-        (("--counter",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "KIND:PATH")}),
+        (("--counter",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "KIND")}),  # socket (gohello) or size (nginx's log)
     )
     add("pass-note", cmd_pass_note, run, n, (("--note",), {"required": True}))
     add("pass-end", cmd_pass_end, run, n)
@@ -137,6 +137,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--hist-file",), {}),  # where histogram.lua writes (WRKREPORT_HIST_FILE); none: no histogram
         (("--stderr",), {"required": True}),
         (("--clients",), {}),  # the state file of clients-preflight: run wrk on every client at once
+        (("--tls-counter",), {}),  # KIND:PATH: where the setup's server counts TLS handshakes (handshake.read_counter)
         (("argv",), {"nargs": argparse.REMAINDER}),
     )
     add("warm-up", cmd_warm_up, run, (("--clients",), {"required": True}), (("--stderr",), {"required": True}), (("argv",), {"nargs": argparse.REMAINDER}))

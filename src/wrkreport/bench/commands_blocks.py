@@ -6,7 +6,8 @@ from pathlib import Path
 from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
 from .manifest import cell_from_headers, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_pass, save_manifest, write_json_atomic
 from .nginx import cap_log, nginx_error_log
-from .handshake import counted, read_counter, record_probe
+from .handshake import counted, record_probe, remote_counter
+from .handshake import read_counter as read_local_counter
 from .remote_clients.measuring import ClientRun, client_argv, run_all
 from .remote_clients.state import load_clients
 from .progress import progress_result, progress_start
@@ -141,7 +142,11 @@ def cmd_measure(args) -> int:
     def snapshot() -> dict:
         return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
 
-    counter = (manifest.get("tls") or {}).get("counters", {}).get(args.setup)  # the TLS setups' resumed connections
+    counter = args.tls_counter  # KIND:PATH of a TLS setup's server: its handshakes and resumed connections
+
+    def read_counter(spec):  # where the servers run: here, or on the target over the helper's session
+        return remote_counter(spec, shell.ask) if shell else read_local_counter(spec)
+
     tls_before = read_counter(counter)
     before = snapshot()
     started = now_ms()  # from just before wrk starts to just after it ends: the gaps between measurements

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from .machine import apply_tune, command_output, read_sysctl, untraversable, usable_cpus, user_ids
 from .manifest import create_run_dir, out_problem, load_manifest, new_manifest, point_latest, save_manifest, write_json_atomic
-from .nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_values, render_template
+from .nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
 from .plan import build_plan, plan_lines
 from .ports import busy_port_messages
 from .setups import NO, SETUP_BY_ID, UsageError
@@ -105,7 +105,6 @@ def cmd_render_nginx(args) -> int:
     values = nginx_values(
         manifest, args.prefix, args.socket, args.user, args.group, args.rlimit, args.http_socket, args.listen_address, args.fastcgi_params
     )
-    nginx_setups = [s for s in manifest["parameters"]["setups"] if SETUP_BY_ID[s].server == "nginx"]
-    text = render_template(Path(args.template).read_text(), nginx_setups, values, nginx_flags(manifest))
+    text = render_template(Path(args.template).read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
     Path(args.out).write_text(text)
     return 0

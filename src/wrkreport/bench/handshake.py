@@ -19,6 +19,12 @@ PROBE_LINES = {
     "group": re.compile(r"^(?:Server|Peer) Temp Key: (?P<value>[^,\n]+)", re.M),
 }
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
+# Who counts a TLS setup's connections (the manifest's tls.counters; where is not recorded:
+# a socket or log in the private work dir, passed to each measure as --tls-counter KIND:PATH).
+COUNTER_KINDS = {
+    "socket": "gohello: handshakes and resumed connections (crypto/tls ConnectionState.DidResume)",
+    "size": "nginx: resumed connections ($ssl_session_reused, logged per connection)",
+}
 COUNTER_LINE = re.compile(r"handshakes (?P<handshakes>[0-9]+) resumed (?P<resumed>[0-9]+)\n?")
 
 
@@ -70,10 +76,10 @@ def cmd_tls_record(args) -> int:
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
     counters = {}
-    for setup, spec in args.counter or []:
-        if setup not in SETUP_BY_ID or not spec.startswith(("socket:", "size:")):
-            raise UsageError(f"--counter {setup} {spec}: expected a TLS setup and socket:PATH or size:PATH")
-        counters[setup] = spec
+    for setup, kind in args.counter or []:
+        if setup not in SETUP_BY_ID or kind not in COUNTER_KINDS:
+            raise UsageError(f"--counter {setup} {kind}: expected a TLS setup and one of {', '.join(COUNTER_KINDS)}")
+        counters[setup] = COUNTER_KINDS[kind]
     nginx_ssl = NGINX_OPENSSL.search(manifest.get("nginx_V") or "")
     manifest["tls"] = {
         "key": params.get("tls_key"),
@@ -108,6 +114,30 @@ def record_probe(manifest: dict, entry: dict, setup: str, file: str) -> str | No
         return None
     found = differences(probe, {**recorded[reference_setup], "setup": reference_setup})
     return f"negotiated {', '.join(found)}" if found else None
+
+
+SIZE_LINE = re.compile(r"size\s+(?P<bytes>[0-9]+)\s*")
+
+
+def remote_counter(spec: str | None, ask) -> dict | None:
+    """Return read_counter's answer from the target (--server-host): ask('count KIND PATH') runs target.sh's reader there.
+
+    >>> remote_counter("size:/t/tls-resumed.nginx-https.log", lambda line: ["size 14"])
+    {'handshakes': None, 'resumed': 7}
+    >>> remote_counter("socket:/t/gotls.sock", lambda line: ["handshakes 100 resumed 3"])
+    {'handshakes': 100, 'resumed': 3}
+    >>> remote_counter("socket:/t/gotls.sock", lambda line: []) is None  # gohello gone
+    True
+    """
+    if not spec:
+        return None
+    kind, _, path = spec.partition(":")
+    text = "\n".join(ask(f"count {kind} {path}"))
+    if kind == "size":
+        match = SIZE_LINE.fullmatch(text)
+        return {"handshakes": None, "resumed": int(match["bytes"]) // 2} if match else None
+    match = COUNTER_LINE.fullmatch(text)
+    return {"handshakes": int(match["handshakes"]), "resumed": int(match["resumed"])} if match else None
 
 
 def read_counter(spec: str | None) -> dict | None:

@@ -166,6 +166,12 @@ def nginx_values(
     return values
 
 
+def nginx_sections(setups: list[str]) -> list[str]:
+    """Return the template sections (nginx server blocks) the setups need: 'nginx-https-new' needs 'nginx-https's."""
+    served = dict.fromkeys(SETUP_BY_ID[s].served_by for s in setups)
+    return [s for s in served if SETUP_BY_ID[s].server == "nginx"]
+
+
 def nginx_flags(manifest: dict) -> dict[str, bool]:
     """Return the template's #@if flags for this run."""
     setups = manifest["parameters"].get("setups", [])

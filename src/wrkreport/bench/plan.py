@@ -139,10 +139,11 @@ def build_plan(
     plan["ports"] = port_map(args.port, env, plan["setups"])
     plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
     plan.update(hosts_plan(args, env))
-    plan["urls"] = {s: url_for(plan["ports"][s], SETUP_BY_ID[s].tls) for s in plan["setups"]}
+    port_of = {s: plan["ports"][SETUP_BY_ID[s].served_by] for s in plan["setups"]}  # a new-connection setup: its server's port
+    plan["urls"] = {s: url_for(port_of[s], SETUP_BY_ID[s].tls) for s in plan["setups"]}
     if plan["server_address"] is not None:  # without it (and with --server-host) the driver asks the target, then plans again
         plan["urls"] = {
-            s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{plan['ports'][s]}/" for s in plan["setups"]
+            s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/" for s in plan["setups"]
         }
     plan.update(knobs(args, env))
     plan.update(tls_plan(args, env, plan))
@@ -362,14 +363,15 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
-    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | set(setups or ())
+    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | {SETUP_BY_ID[s].served_by for s in setups or () if s in SETUP_BY_ID}
     return {name: port for name, port in ports.items() if name in kept}
 
 
 def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
     """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx, fasthttp or node setup's."""
     go = ["go-http", *BACKEND_PORTS] if any("go" in SETUP_BY_ID[s].needs for s in setups) else []
-    names = [*go, *(s for s in setups if SETUP_BY_ID[s].server != "go" or s not in go)]
+    served = dedupe([SETUP_BY_ID[s].served_by for s in setups])  # a new-connection setup binds nothing of its own
+    names = [*go, *(s for s in served if SETUP_BY_ID[s].server != "go" or s not in go)]
     needed = {name: ports[name] for name in names}
     seen: dict[int, str] = {}
     for name, port in needed.items():
@@ -425,6 +427,8 @@ def plan_lines(plan: dict) -> list[str]:
     for setup in plan["setups"]:
         lines.append(f"server.{setup} {SETUP_BY_ID[setup].server}")
         lines.append(f"needs.{setup} {' '.join(SETUP_BY_ID[setup].needs)}")
+        lines.append(f"serves.{setup} {SETUP_BY_ID[setup].served_by}")
+        lines.append(f"new_connection.{setup} {int(SETUP_BY_ID[setup].new_connection)}")
     for key in ("pin_client", "pin_server"):
         if plan[key]:
             lines.append(f"{key} {plan[key]}")

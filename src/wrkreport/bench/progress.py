@@ -95,6 +95,7 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
             for name, ms in cpu_ms_per_1k_requests(record, result.requests).items():
                 cpu.setdefault(key, {}).setdefault(name, []).append(ms)
     lines = []
+    width = max(16, *map(len, params["setups"]))  # nginx-https-unix-new is longer than the 16 of the plain setups
     for n in params["gomaxprocs"]:
         for c in levels:
             level = f" c={c}" if len(levels) > 1 else ""
@@ -105,5 +106,5 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
                 used = [f"{name} {statistics.median(per_process[name]):.1f}" for name in SETUP_BY_ID[setup].needs if name in per_process]
                 if values and used:
                     shown += f"; CPU ms per 1k requests: {', '.join(used)}"
-                lines.append(f"GOMAXPROCS={n}{level} {setup:<16} {shown}")
+                lines.append(f"GOMAXPROCS={n}{level} {setup:<{width}} {shown}")
     return lines

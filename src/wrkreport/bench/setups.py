@@ -47,11 +47,20 @@ class Setup:
     needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
     default: bool = True  # measured without --setups (the article's four)
     tls: bool = False  # speaks TLS (https): selected by --setups tls, with go-http
+    # A new connection per request (wrk sends "Connection: close"): the same server, port and
+    # nginx server block as `serves`, loaded otherwise. The TLS ones measure handshakes.
+    new_connection: bool = False
+    serves: str | None = None  # the setup whose server answers it (its port, its nginx block); None: itself
+
+    @property
+    def served_by(self) -> str:
+        """Return the setup whose server, port and nginx server block this one uses: 'nginx-https-new' -> 'nginx-https'."""
+        return self.serves or self.id
 
     @property
     def baseline(self) -> str:
-        """Return the setup this one's ratios divide by: go-https for TLS setups, go-http for the others (go-https too)."""
-        return TLS_BASELINE if self.tls and self.id != TLS_BASELINE else "go-http"
+        """Return the setup this one's ratios divide by (BASELINES; go-http for every other)."""
+        return BASELINES.get(self.id, "go-http")
 
 
 # Order = display order. A new setup is a row here, a block in templates/nginx.conf.tmpl
@@ -72,7 +81,25 @@ SETUPS: tuple[Setup, ...] = (
     Setup("go-https", "go", 8443, (), ("go",), default=False, tls=True),
     Setup("nginx-https", "nginx", 8444, ("+http_ssl", "http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False, tls=True),
     Setup("nginx-https-unix", "nginx", 8445, ("+http_ssl", "http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False, tls=True),
+    # The same three with a new connection per request: every request a TLS handshake.
+    Setup("go-https-new", "go", 8443, (), ("go",), default=False, tls=True, new_connection=True, serves="go-https"),
+    Setup("nginx-https-new", "nginx", 8444, ("+http_ssl", "http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False, tls=True,
+          new_connection=True, serves="nginx-https"),
+    Setup("nginx-https-unix-new", "nginx", 8445, ("+http_ssl", "http_proxy", "http_upstream_keepalive"), ("nginx", "go"), default=False, tls=True,
+          new_connection=True, serves="nginx-https-unix"),
 )
+
+
+# What each setup's ratios divide by when not go-http: nginx's TLS over Go's crypto/tls in
+# the same connection mode; go-https-new over go-https (what a handshake per request costs
+# Go); go-https over go-http (what TLS costs Go). As wrkreport.model.BASELINES.
+BASELINES = {
+    "nginx-https": "go-https",
+    "nginx-https-unix": "go-https",
+    "go-https-new": "go-https",
+    "nginx-https-new": "go-https-new",
+    "nginx-https-unix-new": "go-https-new",
+}
 
 
 SETUP_IDS = tuple(s.id for s in SETUPS)
@@ -129,7 +156,7 @@ ENV_TLS_KEY, ENV_TLS_VERSION, ENV_TLS_RESUMPTION, ENV_CONNECTION_PER_REQUEST = (
 BACKEND_PORTS = {"go-fcgi-tcp": 9001}
 
 
-DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS}, **BACKEND_PORTS}
+DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS if s.serves is None}, **BACKEND_PORTS}  # a new-connection setup has its server's
 
 
 # Processes whose CPU time each measurement records (docs/raw-format.md, the .cpu.json).

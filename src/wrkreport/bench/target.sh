@@ -18,9 +18,14 @@
 #   prepare USER           make nginx/temp, logs, pids; as root give USER's group access; print the group
 #   log CAP FILE           FILE's first CAP bytes, then a note of the bytes cut
 #   tcp                    /proc/net/tcp and tcp6 (the helper finds busy ports in them)
-#   cpu                    read `snap NAME:PID...`, `children PID`, `running PID...` and `tck`
-#                          lines; answer each (stat lines with the name first, child PIDs,
-#                          yes/no, the clock ticks) and `@@end`: the helper's one session
+#   tls-key ADDRESS OPENSSL-NEWKEY-ARGS...
+#                          make the run's TLS key and self-signed certificate in DIR/tls
+#                          (key mode 0600, removed with DIR by finish); print the certificate
+#   cpu                    read `snap NAME:PID...`, `children PID`, `running PID...`, `tck`
+#                          and `count socket|size PATH` lines; answer each (stat lines with
+#                          the name first, child PIDs, yes/no, the clock ticks, a TLS
+#                          counter: gohello's stats line or a file's size) and `@@end`: the
+#                          helper's one session
 #   finish                 stop the cpu reader and every server with a pid file, remove DIR
 set -eu
 
@@ -183,6 +188,16 @@ cmd_cpu() {
         children "${rest}"
         ;;
       tck) getconf CLK_TCK ;;
+      count)
+        kind="${rest%% *}" file="${rest#* }"
+        if [ "${kind}" = socket ]; then
+          "${DIR}/gohello" -read-tls-stats "${file}" 2>/dev/null || true
+        elif [ -f "${file}" ]; then
+          echo "size $(wc -c <"${file}")"
+        else
+          echo "size 0"
+        fi
+        ;;
       running)
         # shellcheck disable=SC2086 # the PIDs, one word each
         if cmd_running ${rest}; then echo yes; else echo no; fi
@@ -201,6 +216,25 @@ stop_reader() {
     kill -TERM "${pid}" 2>/dev/null || true
   fi
   rm -f "${DIR}/reader.pid"
+}
+
+cmd_tls_key() {
+  [ $# -ge 2 ] || usage
+  address="$1"
+  shift
+  command -v openssl >/dev/null 2>&1 || {
+    echo "no openssl here (apt-get install openssl): the TLS setups' key is made on this machine" >&2
+    exit 1
+  }
+  mkdir -m 0700 "${DIR}/tls"
+  if ! (umask 077 && openssl req -x509 -newkey "$@" -nodes -days 2 -subj "/CN=${address}" \
+    -keyout "${DIR}/tls/key.pem" -out "${DIR}/tls/cert.pem") >"${DIR}/tls/openssl.log" 2>&1; then
+    cat "${DIR}/tls/openssl.log" >&2
+    exit 1
+  fi
+  chmod 0600 "${DIR}/tls/key.pem"
+  chmod 0644 "${DIR}/tls/cert.pem"
+  cat "${DIR}/tls/cert.pem"
 }
 
 cmd_finish() {
@@ -230,6 +264,7 @@ main() {
     log) cmd_log "$@" ;;
     tcp) cat /proc/net/tcp /proc/net/tcp6 2>/dev/null || true ;;
     cpu) cmd_cpu ;;
+    tls-key) cmd_tls_key "$@" ;;
     finish) cmd_finish ;;
     *) usage ;;
   esac

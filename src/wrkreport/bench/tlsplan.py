@@ -57,6 +57,14 @@ def tls_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict:
         plan["warnings"].append("--tls-key, --tls-version and --tls-resumption apply to TLS setups only (--setups tls); none is chosen")
     if plan["load_generator"] == "ab" and any(SETUP_BY_ID[s].tls for s in plan["setups"]):
         raise UsageError("the TLS setups are measured with wrk; ApacheBench (--load-generator ab) is not supported for them")
+    if plan["load_generator"] == "ab" and per_request:
+        # ab without -k speaks HTTP/1.0: Go answers it without a Connection header, nginx with
+        # "Connection: close", so every nginx measurement would fail the same-response check.
+        raise UsageError("--connection-per-request needs wrk: ApacheBench sends HTTP/1.0 without keep-alive, "
+                         "which Go and nginx answer with different headers (19 bytes apart)")
+    if per_request and any(SETUP_BY_ID[s].new_connection for s in plan["setups"]):
+        plan["warnings"].append("--connection-per-request gives every setup a new connection per request, so the -new setups "
+                                "measure what their servers' setups do (--setups tls measures both modes without it)")
     key, version = key or "ecdsa-p256", version or "1.3"
     return {
         "connection_per_request": per_request,

@@ -92,7 +92,7 @@ def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
             ChangeRow(
                 group=group_name(c.gomaxprocs, c.connections, several),
                 setup=c.setup,
-                what=FIGURES[c.metric].label + (" (geometric mean)" if c.metric != "overhead_ratio" else ""),
+                what=c.label + (" (geometric mean)" if c.metric != "overhead_ratio" else ""),
                 a=f"{fmt(c.a)} (n={c.n_a})",
                 b=f"{fmt(c.b)} (n={c.n_b})",
                 change=change,
@@ -120,7 +120,7 @@ def change_marks(result: RunComparison, several: bool) -> list[change_chart.Chan
     return [
         change_chart.ChangeMark(
             cell=f"{c.setup}, {group_name(c.gomaxprocs, c.connections, several)}",
-            figure=FIGURES[c.metric].label,
+            figure=c.label,
             change=c.change,
             low=c.ci_low,
             high=c.ci_high,

@@ -84,6 +84,7 @@ def change_amount(change: float, low: float, high: float) -> tuple[str, str, boo
 def change_clause(change, several: bool, joint: str = ": ", tail: str = " in B") -> str:
     """Return 'nginx-http at GOMAXPROCS=2: 3.0x slower (2.4-3.7x) in B' for a flagged change."""
     what, higher, lower, _ = CHANGE_WORDS[change.metric]
+    what = f"{change.label} " if change.metric == "overhead_ratio" else what
     amount, interval, up = change_amount(change.change, change.ci_low, change.ci_high)
     where = group_name(change.gomaxprocs, change.connections, several)
     return f"{change.setup} at {where}{joint}{what}{amount} {higher if up else lower} ({interval}){tail}"

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..analyze import Analysis
 from ..cells import several_levels
-from ..model import BASELINE
+from ..model import BASELINE, baseline_of
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name
 from .compare_words import compare_summary
@@ -23,10 +23,12 @@ def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
     several = analysis.several_levels
     header = ("GOMAXPROCS", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
     rows = [
-        (short_group(r.group), r.setup, r.n.replace(" excluded", " excl."), r.requests_per_sec, r.latency_p99_ms, r.ratio, r.status)
-        for r in result_rows(analysis, table, several)
+        (short_group(r.group), r.setup, r.n.replace(" excluded", " excl."), r.requests_per_sec, r.latency_p99_ms, r.ratio + divisor(analysis, cell), r.status)
+        for r, cell in zip(result_rows(analysis, table, several), analysis.cells)
     ]
     text = text_table(header, rows, right={2, 3, 4})
+    if any(baseline_of(s) != BASELINE for s in analysis.setups):
+        text += f"\nRatios divide by {BASELINE} at the same GOMAXPROCS, or by the setup after '/'."
     cpu = cpu_lines(analysis)
     if cpu:
         text += "\n" + cpu
@@ -34,18 +36,27 @@ def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
     return f"{text}\n{note}" if note else text  # target met or not (design.py)
 
 
+def divisor(analysis: Analysis, cell) -> str:
+    """Return ' / go-https' after a ratio that does not divide by go-http ('' otherwise, and for a setup that is its own baseline)."""
+    ratio = analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)
+    if ratio is None or ratio.ratio is None or ratio.baseline in (BASELINE, cell.setup):
+        return ""
+    return f" / {ratio.baseline}"
+
+
 def cpu_lines(analysis: Analysis) -> str:
     """Return the server CPU per request of each setup as a multiple of go-http's, one wrapped line per group ('' without CPU records)."""
     lines = []
     for gomaxprocs, connections in analysis.groups:
         parts = [
-            f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}"
+            f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}" + (f" of {r.baseline}'s" if r.baseline != BASELINE else "")
             for r in analysis.cpu_ratios
             if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.setup != BASELINE and r.ratio is not None
         ]
         if parts:
             where = short_group(group_name(gomaxprocs, connections, analysis.several_levels))
-            lines.append(textwrap.fill(f"CPU per request vs go-http at {where}: " + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
+            lead = f"CPU per request vs go-http at {where}" + (" (or the setup named)" if any(" of " in p for p in parts) else "")
+            lines.append(textwrap.fill(f"{lead}: " + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join(lines)
 
 
@@ -77,7 +88,7 @@ def compare_table(result) -> str:
     several = several_levels(result.a.analysis.groups + result.b.analysis.groups)
     header = ("GOMAXPROCS", "setup", "figure", "A", "B", "B / A (95% CI)", "")
     rows = [
-        (short_group(r.group), r.setup, SHORT_FIGURES.get(r.what, r.what), r.a.split(" (n=")[0], r.b.split(" (n=")[0], r.change,
+        (short_group(r.group), r.setup, SHORT_FIGURES.get(r.what, r.what.replace("ratio to ", "ratio / ")), r.a.split(" (n=")[0], r.b.split(" (n=")[0], r.change,
          r.kind.upper() if r.flagged else "")
         for r in change_rows(result, several)
     ]

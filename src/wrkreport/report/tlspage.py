@@ -16,7 +16,7 @@ class TlsSection:
     settings: str
     versions: str
     negotiated: tuple[tuple[str, str, str, str, str], ...]  # setup, protocol, cipher, group, signature
-    rows: tuple[tuple[str, str, str, str, str, str, str], ...]  # group, setup, req/s (or handshakes/s), ratio, baseline, CPU per 1k, resumed
+    rows: tuple[tuple[str, str, str, str, str, str, str, str], ...]  # group, setup, connections, req/s (= handshakes/s), ratio, baseline, CPU per 1k, resumed
     rate_label: str
     cpu_label: str
     article_note: str = "The 2013 article did not measure TLS, so no published figure stands beside these."
@@ -31,9 +31,11 @@ def tls_section(part: TlsPart | None) -> TlsSection | None:
         part.resumption, "unknown")
     settings = (f"Key {part.key or 'unknown'} ({part.cert_key or 'certificate not recorded'}, certificate SHA-256 {part.cert_sha256 or 'not recorded'}), "
                 f"TLS {part.version or '?'} only, session resumption {resumption}, no ALPN (HTTP/1.1). "
-                + ("Every request on a new connection (wrk sends Connection: close), so every request is a handshake: "
+                + ("Every request on a new connection (wrk sends Connection: close, --connection-per-request), so every request is a handshake: "
                    "requests per second are handshakes per second, CPU per request is CPU per handshake."
-                   if per_request else "Keep-alive connections (100 by default), so handshakes are a negligible part of the load."))
+                   if per_request else "Keep-alive connections, where handshakes are a negligible part of the load; the setups ending in -new "
+                   "(same servers, same ports) open a new connection per request (wrk sends Connection: close), so there every request "
+                   "is a handshake: requests per second are handshakes per second, CPU per 1,000 requests is CPU per 1,000 handshakes."))
     versions = (f"nginx's OpenSSL: {part.nginx_openssl or 'not recorded'}; openssl on this machine: {part.openssl or 'not recorded'}; "
                 f"Go's crypto/tls: {part.go or 'not recorded'}.")
     negotiated = tuple((setup, p.get("protocol") or "-", p.get("cipher") or "-", p.get("group") or "-", p.get("signature") or "-")
@@ -48,11 +50,12 @@ def tls_section(part: TlsPart | None) -> TlsSection | None:
         resumed = "not counted" if r.resumed is None else f"{r.resumed:,}"
         if r.handshakes is not None:
             resumed += f" of {r.handshakes:,} handshakes"
-        rows.append((f"GOMAXPROCS={r.gomaxprocs}, c={r.connections}", r.setup, fmt_number(r.requests_per_sec) if r.requests_per_sec else "-",
+        rows.append((f"GOMAXPROCS={r.gomaxprocs}, c={r.connections}", r.setup, "new per request (handshakes)" if r.new_connection else "keep-alive",
+                     fmt_number(r.requests_per_sec) if r.requests_per_sec else "-",
                      ratio_text, ratio.baseline if ratio is not None else "-",
                      f"{r.cpu_server_ms_per_1k:.1f}" if r.cpu_server_ms_per_1k is not None else "-", resumed))
     return TlsSection(
         answer(part), settings, versions, negotiated, tuple(rows),
-        "handshakes/s (= req/s)" if per_request else "req/s",
-        "server CPU ms per 1,000 handshakes" if per_request else "server CPU ms per 1,000 requests",
+        "req/s, geometric mean (new connection per request: = handshakes/s)",
+        "server CPU ms per 1,000 requests, geometric mean (new connection per request: per 1,000 handshakes)",
     )

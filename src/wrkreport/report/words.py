@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .. import stats
 from ..analyze import CPU_METRIC, Analysis
 from ..cells import Comparison
-from ..model import BASELINE, NGINX_SETUPS, Ratio
+from ..model import BASELINE, NEW_CONNECTION_SETUPS, NGINX_SETUPS, TLS_SETUPS, Ratio
 from .fmt import fmt_share, fmt_times, group_name
 
 MECHANISM = {
@@ -22,6 +22,7 @@ MECHANISM = {
     "node-http": "Node.js's http module",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
+NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUPS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
 ALTERNATIVES = ("go-fasthttp", "node-http")  # other servers in Go's place (nginx-static is the ceiling)
 
 # --- The one rule set every sentence about a ratio follows -------------------------------------
@@ -122,10 +123,13 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
         shares, excluded = share_clauses(analysis, gomaxprocs, connections, NGINX_SETUPS, "keeps")
         extras, extras_excluded = share_clauses(analysis, gomaxprocs, connections, STANDALONE_SETUPS, "does")
         sentences = []
+        tls = tls_clauses(analysis, gomaxprocs, connections)
         if shares:
             sentences.append(f"At {where} with nginx in front, " + join_clauses(shares) + " of Go's throughput.")
-        elif not excluded and not extras:
+        elif not excluded and not extras and not tls:
             sentences.append(f"At {where} no nginx setup was measured beside go-http.")
+        if tls:
+            sentences.append(f"{'With TLS' if shares else f'At {where} with TLS'} terminated by nginx, " + join_clauses(tls) + ".")
         if excluded:
             sentences.append(upper_first(("at " + where + ", " if not shares else "") + "; ".join(excluded) + "."))
         sentences.extend(mechanism_sentence(analysis, gomaxprocs, connections))
@@ -159,13 +163,25 @@ def share_clauses(analysis: Analysis, gomaxprocs: int, connections: int, setups:
     return shares, notes
 
 
+def tls_clauses(analysis: Analysis, gomaxprocs: int, connections: int) -> list[str]:
+    """Return 'nginx-https keeps 58% (55-61%) of go-https's throughput' for each nginx TLS setup with a ratio (its divisor named)."""
+    clauses = []
+    for setup in analysis.setups:
+        ratio = analysis.ratio(gomaxprocs, connections, setup)
+        if setup not in NGINX_TLS_SETUPS or ratio is None or ratio.ratio is None:
+            continue
+        what = "handshakes per second" if setup in NEW_CONNECTION_SETUPS else "throughput"
+        clauses.append(f"{setup} keeps {fmt_share(ratio)} of {ratio.baseline}'s {what}")
+    return clauses
+
+
 def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[str]:
     """Return what each setup costs in server CPU per request against Go alone, with intervals (nothing without CPU records)."""
     parts = []
     for setup in analysis.setups:
         ratio = analysis.ratio(gomaxprocs, connections, setup, CPU_METRIC)
         if setup != BASELINE and ratio is not None and ratio.ratio is not None:
-            parts.append(f"{MECHANISM.get(setup, setup)} {fmt_times(ratio)}")
+            parts.append(f"{MECHANISM.get(setup, setup)} {fmt_times(ratio)}" + (f" of {ratio.baseline}'s" if ratio.baseline != BASELINE else ""))
     if not parts:
         return []
     return ["Server CPU per request (Go's and nginx's CPU time per request, the figure for capacity planning), as a multiple of Go "
@@ -248,9 +264,10 @@ def ratio_verdict(ratio: Ratio) -> str:
         return f"no measurable overhead: the whole interval lies within {BAND_TEXT}"
     if found.kind == "inconclusive":
         return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}; {found.settle_text}"
+    against = ("Go's", "Go standalone") if ratio.baseline == BASELINE else (f"{ratio.baseline}'s", ratio.baseline)
     if found.kind == "lower":
-        return f"costs {1 - ratio.ratio:.0%} of Go's throughput"
-    return f"{ratio.ratio - 1:.0%} faster than Go standalone"
+        return f"costs {1 - ratio.ratio:.0%} of {against[0]} throughput"
+    return f"{ratio.ratio - 1:.0%} faster than {against[1]}"
 
 
 def comparison_verdict(c: Comparison) -> str:
