@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
+from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template, static_body_values
 from wrkreport.bench.plan import build_plan
 from wrkreport.bench.setups import SETUP_BY_ID, SETUP_IDS, UsageError, body_text
 
@@ -80,8 +80,7 @@ def render_manifest(tmp_path: Path, *argv: str) -> dict:
 def render_with(tmp_path: Path, *argv: str) -> str:
     manifest = render_manifest(tmp_path, *argv)
     values = nginx_values(manifest, "/tmp/w/nginx", "/tmp/w/go.sock", None, None, 1024, "/tmp/w/gohttp.sock")
-    nginx_setups = [s for s in manifest["parameters"]["setups"] if SETUP_BY_ID[s].server == "nginx"]
-    return render_template(TEMPLATE.read_text(), nginx_setups, values, nginx_flags(manifest))
+    return render_template(TEMPLATE.read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
 
 
 def test_rendered_config_of_the_new_nginx_setups(tmp_path):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from test_bench_nginx import TEMPLATE, fake_nginx_V, plan  # noqa: F401
+from test_bench_nginx import plan, render_with as render
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.handshake import differences, parse_probe
-from wrkreport.bench.nginx import nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
+from wrkreport.bench.nginx import nginx_missing_modules
 from wrkreport.bench.plan import plan_lines
 from wrkreport.bench.setups import UsageError
 from wrkreport import stats
@@ -69,12 +69,6 @@ def test_tls_options_and_their_variables():
 def test_bad_tls_options_are_one_line_usage_errors(argv, message):
     with pytest.raises(UsageError, match=message):
         plan(*argv)
-
-
-def render(tmp_path, *argv: str) -> str:
-    manifest = {"nginx_V": fake_nginx_V(tmp_path), "parameters": plan(*argv)}
-    values = nginx_values(manifest, "/tmp/w/nginx", "/tmp/w/go.sock", None, None, 1024, "/tmp/w/gohttp.sock")
-    return render_template(TEMPLATE.read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
 
 
 def test_nginx_gets_the_same_tls_as_go(tmp_path):
