@@ -90,6 +90,7 @@ TLS_DIR=""        # the run's key and certificate (make_tls_key), inside WORK
 TLS_STATS_SOCKET="" # gohello's handshake counts (go-https)
 GO_TLS_ARGS=()    # gohello's TLS flags (go_tls_args)
 PROBE=()          # one handshake's report for pass-ready (tls_probe)
+VEGETA=""         # the pinned vegeta binary (build_vegeta), when the run has a fixed-rate phase
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 # --- Parts, by concern (src/driver/) ------------------------------------------------------
@@ -110,6 +111,8 @@ source "${DRIVER}/measuring.sh"
 source "${DRIVER}/stopping.sh"
 # shellcheck source=src/driver/tls.sh
 source "${DRIVER}/tls.sh"
+# shellcheck source=src/driver/fixed_rate.sh
+source "${DRIVER}/fixed_rate.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {
@@ -141,16 +144,19 @@ main() {
   raise_nofile
   prepare_work_dir
   build_servers
+  build_vegeta
   make_tls_key
   ensure_wrkreport
   check_ports
 
   start_run
+  record_vegeta
   record_tls
   record_clients
   tune_kernel
   start_helper
   run_blocks
+  run_rate_phase
   STAGE=""
   finish_run
 }
