@@ -93,6 +93,7 @@ TLS_LOG_DIR=""    # where nginx logs resumed TLS connections (its prefix)
 TLS_COUNTER=""    # one setup's counter (tls_counter)
 GO_TLS_ARGS=()    # gohello's TLS flags (go_tls_args)
 PROBE=()          # one handshake's report for pass-ready (tls_probe)
+VEGETA=""         # the pinned vegeta binary (build_vegeta), when the run has a fixed-rate phase
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 # --- Parts, by concern (src/driver/) ------------------------------------------------------
@@ -113,6 +114,8 @@ source "${DRIVER}/measuring.sh"
 source "${DRIVER}/stopping.sh"
 # shellcheck source=src/driver/tls.sh
 source "${DRIVER}/tls.sh"
+# shellcheck source=src/driver/fixed_rate.sh
+source "${DRIVER}/fixed_rate.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {
@@ -144,16 +147,19 @@ main() {
   raise_nofile
   prepare_work_dir
   build_servers
+  build_vegeta
   make_tls_key
   ensure_wrkreport
   check_ports
 
   start_run
+  record_vegeta
   record_tls
   record_clients
   tune_kernel
   start_helper
   run_blocks
+  run_rate_phase
   STAGE=""
   finish_run
 }

@@ -41,6 +41,7 @@ from .latency_histogram import LatencyHistogram, merge
 from .parsers.histogram import hist_file_name
 from .model import FIELDS, Check, setup_order
 from .parsers import parse_file
+from .rate_run import RateMeasurement, read_rate_measurements
 from .run_files import (
     CPU_PROCESSES,
     WRK_FILE,
@@ -85,6 +86,8 @@ class Run:
     # wrk file name -> its clients' threads, CPU and machine cores: every measurement of a run whose
     # manifest names machines (server_host, client_hosts), and every several-client one; else empty.
     client_loads: dict[str, tuple[ClientLoad, ...]] = field(default_factory=dict)
+    # the fixed-rate phase's measurements (manifest fixed_rate_measurements, rate_run.py), each with its checks
+    rates: tuple[RateMeasurement, ...] = ()
 
     @property
     def status(self) -> str | None:
@@ -204,7 +207,10 @@ def load_run(path: str | Path) -> Run:
     headers = tuple(read_headers(run_dir, sorted(names), problems))
     if table.empty and not problems and not headers:
         raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
-    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms, {k: v for k, v in loads.items() if v})
+    rates, rate_problems = read_rate_measurements(run_dir, manifest)
+    problems += [p for p in rate_problems if p.name not in ("rate-run", "parse") or p.status != "fail"]  # a failed one stays with its measurement
+    loads = {k: v for k, v in loads.items() if v}
+    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms, loads, tuple(rates))
 
 
 # --- Several clients per measurement (clients.py merges) -------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 from .remote import local_boot_id
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
+from .rateplan import rate_parameters
 from .tlsplan import tls_parameters
 from .values import iso, utc_now
 
@@ -145,6 +146,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         client_hosts=plan.get("client_hosts"),
         ssh_config=plan.get("ssh_config"),
         **tls_parameters(plan),
+        **rate_parameters(plan),
     )
     return {
         "schema": SCHEMA,
@@ -180,7 +182,10 @@ def shuffled_orders(setups: list[str], repeats: int, seed: int, gomaxprocs: int,
 
 
 def find_pass(manifest: dict, gomaxprocs: int) -> dict:
-    """Return the latest pass (block) entry for a GOMAXPROCS value: the one running."""
+    """Return the latest pass (block) entry for a GOMAXPROCS value: the one running (a fixed-rate block's while it runs)."""
+    for entry in reversed(manifest.get("fixed_rate_passes") or []):
+        if entry["gomaxprocs"] == gomaxprocs and not entry.get("ended_at"):
+            return entry
     for entry in reversed(manifest["passes"]):
         if entry["gomaxprocs"] == gomaxprocs:
             return entry

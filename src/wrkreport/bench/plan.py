@@ -56,6 +56,7 @@ from .setups import (
 )
 from ..stats import MIN_BLOCKS
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
+from .rateplan import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tlsplan import tls_options, tls_plan
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
 
@@ -86,6 +87,7 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--client-hosts")
     p.add_argument("--ssh-config")
     tls_options(p)
+    rate_options(p)
     return p
 
 
@@ -168,9 +170,12 @@ def build_plan(
     out, source = given_or_env(args.out, "--out", env, ENV_OUT)
     plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
     plan["measurements"] = measurement_count(plan)
+    plan.update(rate_plan(args, env, plan))
+    plan["rate_phase_s"] = round(rate_phase_seconds(plan))
     plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))
-    if plan["max_time_s"] is not None:
-        plan["estimate_s"] = min(plan["estimate_s"], plan["max_time_s"])
+    if plan["max_time_s"] is not None:  # the stopping rule leaves the fixed-rate phase its time (precision.decide)
+        plan["estimate_s"] = min(plan["estimate_s"], plan["max_time_s"] - plan["rate_phase_s"])
+    plan["estimate_s"] += plan["rate_phase_s"]
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
     plan["needed_fds"] = 2 * max(levels) + 256
@@ -450,6 +455,7 @@ def plan_lines(plan: dict) -> list[str]:
             lines.append(f"{key} {plan[key]}")
     if plan["client_hosts"]:
         lines.append(f"client_hosts {' '.join(plan['client_hosts'])}")
+    lines += rate_lines(plan)
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"out {plan['out']}")
     return lines

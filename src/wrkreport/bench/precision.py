@@ -175,8 +175,11 @@ def decide(record: dict, params: dict) -> str | None:
     if min(record["blocks"].values()) >= params["max_blocks"]:
         return f"block ceiling: {params['max_blocks']} blocks per GOMAXPROCS"
     limit, per_block = params.get("max_time_s"), record["block_s"]
+    if limit is not None:
+        limit -= params.get("rate_phase_s") or 0  # the fixed-rate phase's time, after the blocks (bench/rateplan.py)
     if limit is not None and per_block is not None and record["elapsed_s"] + per_block > limit:
-        return f"time limit: another block (~{per_block:.0f}s) would end after --max-time {limit}s"
+        phase = f" less the fixed-rate phase's ~{params['rate_phase_s']}s" if params.get("rate_phase_s") else ""
+        return f"time limit: another block (~{per_block:.0f}s) would end after --max-time {params['max_time_s']}s{phase}"
     return None
 
 

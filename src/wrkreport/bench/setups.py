@@ -193,6 +193,21 @@ PROFILES: dict[str, dict[str, int | None]] = {
 DEFAULT_MAX_TIME_S = {"default": 360}  # --max-time of the profiles with a stopping rule
 
 
+# The fixed-rate phase (issue 21, bench/fixed_rate.py): per profile, its blocks per GOMAXPROCS
+# (one round each: every setup once per rate in a shuffled order), the seconds of one
+# measurement and of its vegeta warm-up, and the rates without --rates, as shares of the
+# slowest setup's measured req/s at that GOMAXPROCS. 0 blocks: no phase unless --rates.
+# The default phase takes ~1m50s of the default run's --max-time (bench/plan.rate_phase_seconds).
+RATE_PHASE: dict[str, dict] = {
+    "default": {"rate_blocks": 4, "rate_duration_s": 2, "rate_warmup_s": 0.5, "rate_shares": [0.5]},
+    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": [0.5]},
+    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": [0.5]},
+}
+ENV_RATES = "BENCH_RATES"
+MAX_RATE = 10_000_000  # req/s; the file name's .rate-<R> takes at most 9 digits
+RATE_OVERHEAD_S = 0.4  # per fixed-rate measurement: vegeta's start and encoding its results
+
+
 # Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
 # reader (wrkreport.run_files.WRK_FILE) takes at most 4, 7 and 4 digits of them.
 MAX_GOMAXPROCS = 9999

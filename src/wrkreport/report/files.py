@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..fixed_rate_analysis import rate_cells
 from .. import __version__, reference
 from ..analyze import Analysis
 from ..checks import CheckReport
@@ -41,6 +42,7 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
         "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],
+        "fixed_rate": [c.record() for c in rate_cells(list(run.rates), list(analysis.setups))],  # open loop (fixed_rate_analysis.py)
         "checks": [asdict(c) for c in report.checks],
         "expected_header_bytes": report.expected_header_bytes,
         "response_bytes_agreed": report.response_bytes,

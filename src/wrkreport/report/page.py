@@ -24,6 +24,9 @@ from .words import CHECK_TITLES
 from .failures import failure_lines
 from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
 from .study import load_generator, study_reference, study_rows
+from ..fixed_rate_analysis import rate_cells
+from ..rate_chart import rate_chart
+from .ratepage import RateSection, rate_section
 from .tlspage import TlsSection, tls_section
 from ..termination import tls_part
 from ..model import TLS_SETUPS, baseline_of
@@ -210,6 +213,7 @@ class Page:
     machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
     tls: TlsSection | None = None  # the TLS setups (issue 22), when measured
+    rate: RateSection | None = None  # the fixed-rate phase (report/ratepage.py)
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -233,6 +237,8 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         jobs["cpu"] = lambda: charts.cpu_chart(analysis)
     if latencies:
         jobs["latency_cdf"] = lambda: charts.cdf_chart(latencies, several)
+    rates = rate_cells(list(run.rates), list(analysis.setups))
+    jobs.update({"fixed_rate": lambda: rate_chart(rates)} if any(c.held for c in rates) else {})
     tls = tls_part(run.manifest, analysis)
     if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
         jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUPS)), (), (), "tls",
@@ -286,6 +292,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         latency_rows=tuple(latency_rows(latencies, several)),
         latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
         tls=tls_section(tls),
+        rate=rate_section(rates, run.parameters, analysis),
     )
 
 

@@ -1,0 +1,93 @@
+# fixed_rate.sh: the fixed-rate latency phase (issue 21): vegeta built in preflight, then after the throughput blocks, blocks of one round at each rate.
+# Sourced by run_bench.sh (its settings and state are there); not run on its own.
+# shellcheck shell=bash
+
+# build_vegeta: the pinned vegeta, built once with the run's Go into the cache (bench/vegeta_build.py).
+build_vegeta() {
+  ((PLAN[rate_phase])) || return 0
+  VEGETA="$(PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.bench.vegeta_build)" ||
+    die 1 "could not build vegeta for the fixed-rate phase (see above; --rates off runs without it)"
+}
+
+# record_vegeta: vegeta's version in the manifest, as wrk's.
+record_vegeta() {
+  [[ -z "${VEGETA}" ]] || helper vegeta-record --run "${RUN_DIR}" --vegeta "${VEGETA}" || die 1 "could not record vegeta's version"
+}
+
+# rate_warm_up N RATE: vegeta at RATE for a moment per usable setup, results not kept (connections opened, caches warm).
+rate_warm_up() {
+  local setup targets="${WORK}/warm-up.targets"
+  for setup in "${USABLE[@]}"; do
+    printf 'GET %s\n' "${PLAN[url.${setup}]}" >"${targets}"
+    "${CLIENT_PIN[@]}" "${VEGETA}" attack -targets "${targets}" -rate "$2/1s" -duration "${PLAN[rate_warmup_s]}s" \
+      -max-connections "${PLAN[rate_max_connections]}" -keepalive=true -http2=false >/dev/null 2>"${WORK}/vegeta.stderr" &
+    WRK_PID=$!
+    wait_wrk || log "fixed-rate warm-up of ${setup}: vegeta failed: $(head -c 300 "${WORK}/vegeta.stderr")"
+  done
+}
+
+# measure_rate N SETUP RATE: one fixed-rate measurement through the helper's `measure-rate`
+# (its .vegeta.csv.gz and .cpu.json, its manifest entry in fixed_rate_measurements).
+measure_rate() {
+  local n="$1" setup="$2" rate="$3" stem rc=0
+  stem="${setup}.gomaxprocs-${n}.block-${BLOCK}.run-${BLOCK}.rate-${rate}"
+  STAGE="${setup} GOMAXPROCS=${n} fixed-rate block ${BLOCK} at ${rate} req/s (its partial output was discarded)"
+  CURRENT_FILES=("${RUN_DIR}/${stem}.vegeta.csv.gz" "${RUN_DIR}/${stem}.cpu.json")
+  PROGRESS_OPEN=1
+  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" || rc=$?
+  ((rc != 130 && rc != 143)) || exit "${rc}"
+  ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
+  CURRENT_FILES=()
+  PROGRESS_OPEN=0
+  MEASURED=$((MEASURED + 1))
+}
+
+# run_rate_block N RATES: a block of the phase at GOMAXPROCS=N: servers started, every setup checked,
+# a warm-up, then every setup once per rate (comma list) in shuffled orders, servers stopped.
+run_rate_block() {
+  local n="$1" line rate setup order=()
+  STAGE="the start of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
+  ask rate-pass-start --gomaxprocs "${n}" --block "${BLOCK}" --rates "$2" || die 1 "could not record fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
+  local lines=("${ANSWER[@]}")
+  start_servers "${n}"
+  check_cells "${n}"
+  rate_warm_up "${n}" "${2%%,*}"
+  for line in "${lines[@]}"; do
+    read -r rate line <<<"${line}"
+    read -ra order <<<"${line}"
+    for setup in "${order[@]}"; do
+      contains "${setup}" "${USABLE[@]}" || continue
+      if servers_running "${setup}"; then
+        measure_rate "${n}" "${setup}" "${rate}"
+      else
+        drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
+      fi
+    done
+  done
+  end_block "${n}"
+}
+
+# run_rate_phase: after the throughput blocks, PLAN[rate_blocks] blocks per GOMAXPROCS value
+# (alternating, as the throughput blocks), at the rates `rate-plan` gives for each.
+run_rate_phase() {
+  ((PLAN[rate_phase])) || return 0
+  local n b rates=() joined
+  local -A at=()
+  for n in "${GOMAXPROCS_LIST[@]}"; do
+    ask rate-plan --gomaxprocs "${n}" || die 1 "could not plan the fixed-rate phase at GOMAXPROCS=${n}"
+    read -ra rates <<<"${ANSWER[0]:-}"
+    if ((${#rates[@]} == 0)); then
+      log "fixed rate GOMAXPROCS=${n}: no rate (${ANSWER[1]:-}); not measured"
+      continue
+    fi
+    printf -v joined '%s,' "${rates[@]}"
+    at[${n}]="${joined%,}"
+    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${PLAN[rate_blocks]} block(s) of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)"
+  done
+  for ((b = 1; b <= PLAN[rate_blocks]; b++)); do
+    BLOCK="${b}"
+    for n in "${GOMAXPROCS_LIST[@]}"; do
+      [[ -z "${at[${n}]:-}" ]] || run_rate_block "${n}" "${at[${n}]}"
+    done
+  done
+}

@@ -1,0 +1,141 @@
+"""The helper's subcommands of the fixed-rate phase (issue 21): vegeta's version, the rates per GOMAXPROCS, a phase block's start and one measurement."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+from ..parsers.vegeta import read_vegeta_file
+from ..rate_checks import rate_held_check
+from .cpu import pinning_of
+from .fixed_rate import Attack, measure_rate, rate_stem
+from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
+from .precision import rate_of
+from .rateplan import round_rate
+from .setups import MAX_RATE
+from .values import iso, utc_now
+from .vegeta_build import record_vegeta_version
+
+
+def cmd_vegeta_record(args) -> int:
+    """Record vegeta's version and version line in the manifest (as wrk's)."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    record_vegeta_version(manifest, args.vegeta)
+    save_manifest(run_dir, manifest)
+    return 0
+
+
+def cmd_rate_plan(args) -> int:
+    """Print the phase's rates at a GOMAXPROCS value (one line, ascending; empty: none), then where they come from; record them."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    rates, said = rates_for(run_dir, manifest, args.gomaxprocs, {})
+    manifest.setdefault("fixed_rate_plan", []).append({"gomaxprocs": args.gomaxprocs, "rates": rates, "basis": said})
+    save_manifest(run_dir, manifest)
+    print(" ".join(map(str, rates)))
+    print(said)
+    return 0
+
+
+def cmd_rate_pass_start(args) -> int:
+    """Record a block of the fixed-rate phase (one start of the servers, one round) and print one line per rate: the rate, then the setups in shuffled order."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    rates = [int(r) for r in args.rates.split(",") if r]
+    # Its own seed stream: not the throughput block's orders again.
+    orders = shuffled_orders(params["setups"], len(rates), f"{params['seed']}:fixed-rate", args.gomaxprocs, args.block)
+    entry = {
+        "gomaxprocs": args.gomaxprocs,
+        "block": args.block,
+        "rates": rates,
+        "order": orders,
+        "go_reported_gomaxprocs": None,
+        "cells": {},
+        "pids": {"go": None, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": None, "node_workers": []},
+        "notes": [],
+        "started_at": iso(utc_now()),
+        "ended_at": None,
+    }
+    manifest.setdefault("fixed_rate_passes", []).append(entry)
+    save_manifest(run_dir, manifest)
+    print("\n".join(f"{rate} {' '.join(order)}" for rate, order in zip(rates, orders)))
+    return 0
+
+
+def cmd_measure_rate(args) -> int:
+    """Run one fixed-rate measurement (bench/fixed_rate.py): its progress line, files and entry in the manifest's fixed_rate_measurements.
+
+    Exits 0 once recorded, whatever vegeta's status (a failed attack is recorded with its
+    problem); on SIGINT/SIGTERM with 128 + N, nothing recorded.
+    """
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    attack = Attack(
+        params["urls"][args.setup],
+        args.rate,
+        float(params["rate_duration_s"]),
+        max_connections=params["rate_max_connections"],
+        timeout_s=float(params["wrk_timeout_s"]),
+        expect_body_bytes=params["body_bytes"],
+        client_pin=params.get("pin_client"),
+    )
+    done = len(manifest.get("fixed_rate_measurements") or [])
+    print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
+          end="", file=sys.stderr, flush=True)
+    ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "block": args.block, "round": 1, "repeat": args.block}
+    stem = rate_stem(args.setup, args.gomaxprocs, args.block, args.block, args.rate)
+    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    run = measure_rate(args.vegeta, attack, run_dir, Path(args.work_dir), stem, ids, servers, pinning_of(params))
+    if run.signal is not None:
+        print("interrupted", file=sys.stderr)
+        return 128 + run.signal
+    manifest.setdefault("fixed_rate_measurements", []).append(run.entry(ids, attack))
+    save_manifest(run_dir, manifest)
+    print(rate_progress(run_dir, run.file, args.rate) if run.file else f"no result: {run.problem}", file=sys.stderr)
+    return 0
+
+
+def rate_progress(run_dir: Path, name: str, rate: int) -> str:
+    """Return the end of a fixed-rate progress line: 'held, p50 0.15 ms, p99 0.41 ms' or why the rate was not held."""
+    try:
+        result = read_vegeta_file(run_dir / name, rate)
+    except Exception as exc:  # noqa: BLE001 - a progress line only; `wrkreport build` reports the file
+        return f"unreadable results: {' '.join(str(exc).split())[:200]}"
+    held = rate_held_check(result)
+    shown = f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms, {result.errors:,} errors"
+    return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
+
+
+def slowest_rate(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tuple[str, float] | None:
+    """Return the setup with the lowest median req/s at GOMAXPROCS (first connection level) and that median; None when none counted."""
+    level = levels_of(manifest["parameters"])[0]
+    found: dict[str, list[float]] = {}
+    for m in manifest["measurements"]:
+        if m["gomaxprocs"] == gomaxprocs and m.get("connections", level) == level:
+            rate = rate_of(run_dir, m, cache)
+            if rate is not None:
+                found.setdefault(m["setup"], []).append(rate)
+    medians = {setup: statistics.median(rates) for setup, rates in found.items()}
+    return min(medians.items(), key=lambda item: item[1]) if medians else None
+
+
+def rates_for(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tuple[list[int], str]:
+    """Return the rates of the phase at GOMAXPROCS (ascending) and a sentence of where they come from."""
+    params = manifest["parameters"]
+    rates, shares = list(params.get("rates") or []), params.get("rate_shares") or []
+    said = [f"{', '.join(f'{r:,}' for r in rates)} req/s as asked"] if rates else []
+    if shares:
+        slowest = slowest_rate(run_dir, manifest, gomaxprocs, cache)
+        if slowest is None:
+            said.append("no throughput measured to take shares of")
+        else:
+            setup, value = slowest
+            shared = [min(round_rate(share * value), MAX_RATE) for share in shares]
+            rates += shared
+            said.append(f"{', '.join(f'{share:.0%}' for share in shares)} of the slowest setup's {value:,.0f} req/s ({setup}): "
+                        f"{', '.join(f'{r:,}' for r in shared)} req/s")
+    return sorted(set(rates)), "; ".join(said)

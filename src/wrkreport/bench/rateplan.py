@@ -1,0 +1,114 @@
+"""Plan of the fixed-rate phase (issue 21): --rates, the phase's blocks and time, and the rates a GOMAXPROCS value is measured at.
+
+After the throughput blocks, the phase runs `rate_blocks` blocks per GOMAXPROCS value
+(each a start of the servers, one round: every setup once per rate, in a shuffled order),
+vegeta offering each rate for `rate_duration_s`. --rates LIST (BENCH_RATES) names the
+rates: whole req/s (`2000,5000`), shares of the slowest setup's measured req/s at that
+GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: half the
+slowest setup's throughput), so every setup is offered the same load. With the stopping
+rule, the phase's expected time comes out of --max-time: the throughput blocks stop early
+enough for the whole run to fit. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .setups import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, UsageError
+from .values import parse_int, parse_percent, shorten, split_list
+
+OFF = "off"
+
+
+def rate_options(parser: argparse.ArgumentParser) -> None:
+    """Add the fixed-rate phase's options to run_bench.sh's parser."""
+    parser.add_argument("--rates")
+
+
+def parse_rates(text: str, source: str) -> tuple[list[int], list[float]]:
+    """Return (rates in req/s, shares of the slowest setup's req/s) of a --rates list.
+
+    >>> parse_rates("5000,2000,5000", "--rates")
+    ([2000, 5000], [])
+    >>> parse_rates("25%,50%", "--rates")
+    ([], [0.25, 0.5])
+    """
+    rates, shares = set(), set()
+    for item in split_list(text):
+        if item.endswith("%"):
+            shares.add(parse_percent(item, f"{source} value") / 100)
+        else:
+            rates.add(parse_int(item, f"{source} value", 1, maximum=MAX_RATE))
+    if not rates and not shares:
+        raise UsageError(f"{source} needs at least one rate, e.g. 2000,5000 (req/s), 50% (of the slowest setup's req/s) or {OFF}")
+    return sorted(rates), sorted(shares)
+
+
+def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict:
+    """Return the phase's plan: rates, rate_shares, rate_blocks, rate_duration_s, rate_warmup_s, rate_max_connections, rate_phase."""
+    profile = dict(RATE_PHASE[plan["profile"]])
+    text = args.rates if args.rates is not None else env.get(ENV_RATES)
+    source = "--rates" if args.rates is not None else ENV_RATES
+    rates: list[int] = []
+    shares: list[float] = profile.pop("rate_shares")
+    if text is not None and text.strip() == OFF:
+        profile["rate_blocks"], shares = 0, []
+    elif text is not None:
+        rates, shares = parse_rates(text, source)
+        profile["rate_blocks"] = profile["rate_blocks"] or 1  # a profile without the phase runs it once when asked
+    remote = plan.get("server_host") is not None or bool(plan.get("client_hosts"))
+    if remote and profile["rate_blocks"]:
+        if text is not None and text.strip() != OFF:
+            raise UsageError("--rates: the fixed-rate phase does not yet run with --server-host or --client-hosts")
+        profile["rate_blocks"] = 0
+        plan["warnings"].append("no fixed-rate phase with --server-host or --client-hosts yet: latencies only at saturation")
+    if plan["load_generator"] != "wrk" or plan.get("connection_per_request"):
+        profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's keep-alive runs only
+    if not profile["rate_blocks"]:
+        rates, shares = [], []
+    return {
+        **profile,
+        "rates": rates,
+        "rate_shares": shares,
+        # vegeta -max-connections: the run's connection level. Unlimited, vegeta opens a
+        # connection per request in flight past the server's ceiling and collapses;
+        # capped, a rate the server cannot hold shows as vegeta falling behind (rate-held).
+        "rate_max_connections": max(plan["connections_levels"]),
+        "rate_phase": bool(profile["rate_blocks"]),
+    }
+
+
+def rate_phase_seconds(plan: dict) -> float:
+    """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up and a measurement per rate."""
+    if not plan["rate_phase"]:
+        return 0.0
+    per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + len(plan["rates"] + plan["rate_shares"]) * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
+    per_block = PASS_OVERHEAD_S + len(plan["setups"]) * per_setup
+    return len(plan["gomaxprocs"]) * plan["rate_blocks"] * per_block
+
+
+def rate_lines(plan: dict) -> list[str]:
+    """Return the phase's `key value` lines for the script."""
+    lines = [f"rate_phase {int(plan['rate_phase'])}", f"rate_blocks {plan['rate_blocks']}"]
+    lines += [f"rate_duration_s {plan['rate_duration_s']:g}", f"rate_warmup_s {plan['rate_warmup_s']:g}"]
+    return lines + [f"rate_max_connections {plan['rate_max_connections']}"]
+
+
+RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s")
+
+
+def rate_parameters(plan: dict) -> dict:
+    """Return the phase's entries of the manifest's parameters (docs/raw-format.md)."""
+    return {key: plan[key] for key in RATE_PARAMETERS}
+
+
+def round_rate(rate: float) -> int:
+    """Return a rate rounded to two significant figures (at least 1 req/s), so a phase's rates read plainly.
+
+    >>> round_rate(6234.5), round_rate(87.2), round_rate(0.3)
+    (6200, 87, 1)
+    """
+    if rate < 1:
+        return 1
+    digits = len(str(int(rate))) - 2
+    return int(round(rate, -digits)) if digits > 0 else int(round(rate))

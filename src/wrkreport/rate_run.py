@@ -1,0 +1,115 @@
+"""Run (fixed rate): a run directory's manifest `fixed_rate_measurements` -> checked records of its open-loop measurements.
+
+The run directory is untrusted input, as for the wrk files (run.py): each entry was
+checked by schema.py; its file must be named as the entry says (setup, GOMAXPROCS, block,
+repeat, rate: bench/fixed_rate.rate_stem), is read through rawfile (a regular file inside
+the directory, size-capped) and parsed by parsers/vegeta.py; its .cpu.json is checked by
+schema.CPU_FIELDS. What cannot be used becomes a one-line problem Check, never an
+exception. Every usable file gets the fixed-rate checks (rate_checks.py); a measurement
+vegeta could not make (the entry's `problem`) is a failed `rate-run` check.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ParseError
+from .model import Check
+from .parsers.vegeta import parse_vegeta
+from .rate_checks import rate_checks
+from .rate_model import RateResult
+from .run_files import read_json, read_raw
+from .schema import CPU_FIELDS, checked
+
+RATE_FILE = re.compile(
+    r"(?P<setup>[a-z0-9-]+)\.gomaxprocs-(?P<n>[1-9][0-9]{0,3})\.block-(?P<block>[1-9][0-9]{0,3})\.run-(?P<repeat>[1-9][0-9]{0,3})"
+    r"\.rate-(?P<rate>[1-9][0-9]{0,8})\.vegeta\.csv\.gz",
+    re.A,
+)
+LIST = "fixed_rate_measurements"
+
+
+@dataclass(frozen=True)
+class RateMeasurement:
+    """One fixed-rate measurement as read: its identity, its record (None when unusable) and its checks."""
+
+    setup: str
+    gomaxprocs: int
+    block: int
+    rate: int
+    file: str | None
+    result: RateResult | None
+    checks: tuple[Check, ...]
+
+    @property
+    def held(self) -> bool:
+        """Return True when the rate was held (rate-held passed)."""
+        return any(c.name == "rate-held" and c.status == "pass" for c in self.checks)
+
+    @property
+    def failed(self) -> tuple[Check, ...]:
+        """Return the failed checks."""
+        return tuple(c for c in self.checks if c.status == "fail")
+
+    @property
+    def usable(self) -> bool:
+        """Return True when the latencies may be read as latencies at the rate: a record and no failed check."""
+        return self.result is not None and not self.failed
+
+
+def entry_label(entry: dict) -> str:
+    """Return how a fixed-rate entry is named in a message."""
+    return f"{entry.get('setup')} GOMAXPROCS={entry.get('gomaxprocs')} block {entry.get('block')} at {entry.get('rate')} req/s"
+
+
+def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[RateMeasurement], list[Check]]:
+    """Return the run's fixed-rate measurements and the problems met reading them (one line each)."""
+    entries = (manifest or {}).get(LIST)
+    if not isinstance(entries, list):
+        return [], []
+    body_bytes = ((manifest or {}).get("parameters") or {}).get("body_bytes")
+    found, problems = [], []
+    for entry in entries:
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate")) or not entry.get("setup"):
+            problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
+            continue
+        found.append(read_one(run_dir, entry, body_bytes, problems))
+    return found, problems
+
+
+def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[Check]) -> RateMeasurement:
+    """Return one entry's measurement; problems reading it go to problems and leave it without a record."""
+    where = {"setup": entry["setup"], "gomaxprocs": entry["gomaxprocs"], "repeat": entry.get("repeat")}
+    name = entry.get("file")
+
+    def unusable(message: str, check: str = "rate-run") -> RateMeasurement:
+        failed = Check(check, "fail", f"{entry_label(entry)}: {message}", file=name, **where)
+        problems.append(failed)
+        return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,))
+
+    if not name:
+        return unusable(f"not measured: {entry.get('problem') or 'no results file'}")
+    match = RATE_FILE.fullmatch(name)
+    said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"])
+    if match is None or (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"])) != said:
+        return unusable(f"the file name {name[:120]!r} does not say this measurement's setup, GOMAXPROCS, block, run and rate")
+    data = read_raw(run_dir, name, "vegeta", problems)
+    if data is None:
+        return unusable("its results file could not be read")
+    try:
+        result = parse_vegeta(name, data, entry["rate"])
+    except ParseError as exc:
+        return unusable(exc.message(), "parse")
+    cpu = None
+    if isinstance(entry.get("cpu_file"), str):
+        try:
+            raw = read_json(run_dir, entry["cpu_file"], "cpu", problems)
+        except ValueError:
+            raw = None
+        if isinstance(raw, dict):
+            cpu, wrong = checked(raw, CPU_FIELDS)
+            cpu = None if wrong else cpu
+    checks = tuple(rate_checks(result, body_bytes if isinstance(body_bytes, int) else -1, cpu, {"file": name, **where}))
+    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks)

@@ -1,0 +1,84 @@
+"""The fixed-rate part of the page (issue 21): the answer's sentences, one row per cell, and the saturation latencies' Little's-law figure, as strings."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ..fixed_rate_analysis import BASELINE, RateCell
+from ..stats import Interval
+
+
+@dataclass(frozen=True)
+class RateSection:
+    """What the template shows of the fixed-rate phase."""
+
+    sentences: tuple[str, ...]  # one per GOMAXPROCS and rate, for the answer box
+    rows: tuple[tuple[str, ...], ...]  # group, setup, offered, achieved, p50, p99, p99.9, added p50, added p99
+    settings: str
+    saturation: str  # the closed-loop latencies' Little's-law figure: they are queueing at saturation
+
+
+def fmt_ms(value: float | None) -> str:
+    """Return a latency in ms to two significant figures at least ('0.14', '4.7', '12')."""
+    if value is None:
+        return "-"
+    return f"{value:.2g}" if abs(value) < 10 else f"{value:,.0f}"
+
+
+def fmt_added(interval: Interval | None) -> str:
+    """Return '0.14 ms (0.12-0.16)', or without an interval '0.14 ms (one block: no interval)'."""
+    if interval is None:
+        return "-"
+    if interval.low is None or interval.high is None:
+        return f"{fmt_ms(interval.estimate)} ms (one block: no interval)"
+    return f"{fmt_ms(interval.estimate)} ms ({fmt_ms(interval.low)} to {fmt_ms(interval.high)})"
+
+
+def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
+    """Return one sentence per GOMAXPROCS and rate: what each setup adds to go-http's latency there, or that it did not hold the rate."""
+    found = []
+    for n, rate in dict.fromkeys((c.gomaxprocs, c.offered_rps) for c in cells):
+        where = f"At {rate:,} req/s" + (f" (GOMAXPROCS={n})" if several_gomaxprocs else "")
+        parts = []
+        for c in (c for c in cells if (c.gomaxprocs, c.offered_rps) == (n, rate)):
+            if not c.held:
+                parts.append(f"{c.setup} could not hold the rate (left out)" if c.not_held else f"{c.setup} has no usable measurement")
+            elif c.setup != BASELINE and c.added_p50 is not None:
+                parts.append(f"{c.setup} adds {fmt_added(c.added_p50)} at p50 and {fmt_added(c.added_p99)} at p99")
+        if parts:
+            found.append(f"{where}, open loop, over go-http: " + "; ".join(parts) + ".")
+    return found
+
+
+def littles_law(analysis) -> str:
+    """Return the sentence labelling wrk's latencies: per cell, mean latency / (connections / throughput), near 1 when they are queueing."""
+    figures = []
+    for cell in analysis.cells:
+        mean, rate = (cell.metrics.get(m) for m in ("latency_avg_ms", "requests_per_sec"))
+        if mean and rate and mean.values and rate.values:
+            queue_ms = 1000 * cell.connections / statistics.median(rate.values)
+            figures.append(f"{cell.setup} GOMAXPROCS={cell.gomaxprocs} {statistics.median(mean.values) / queue_ms:.2f}")
+    said = "; ".join(figures[:12]) or "not known"
+    return ("Closed-loop latencies (wrk): at saturation, mostly queueing. By Little's law a closed loop's mean latency is connections / throughput; "
+            f"mean latency / (connections / throughput) per cell: {said} (near 1: the latency restates the throughput). "
+            "The latency a service sees at its load is in Latency at a fixed load.")
+
+
+def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSection:
+    """Return the fixed-rate section's strings (no rows when the run has no fixed-rate measurement) and the saturation label."""
+    if not cells:
+        return RateSection((), (), "", littles_law(analysis))
+    several = len({c.gomaxprocs for c in cells}) > 1
+    rows = []
+    for c in cells:
+        status = "" if c.held else (f" (rate not held in {c.not_held} of {c.measurements})" if c.not_held else " (no usable measurement)")
+        rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup + status, f"{c.offered_rps:,}",
+                     "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
+                     "baseline" if c.setup == BASELINE else fmt_added(c.added_p50), "baseline" if c.setup == BASELINE else fmt_added(c.added_p99)))
+    blocks = max((c.measurements for c in cells), default=0)
+    settings = (f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
+                f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
+                f"every setup once per block in a shuffled order, {blocks} block(s); added latency is setup - go-http in the same block, "
+                "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and the last answer came soon after the last request.")
+    return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis))
