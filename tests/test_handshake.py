@@ -74,3 +74,22 @@ def test_sides_that_negotiated_alike_pass(two_versions, tmp_path):
     manifest, entry = {"tls": {"setups": {}}}, {"cells": {}}
     assert record_probe(manifest, entry, "go-https", str(probe(two_versions["1.3"], tmp_path / "a.txt"))) is None
     assert record_probe(manifest, entry, "nginx-https", str(probe(two_versions["1.3"], tmp_path / "b.txt"))) is None
+
+
+def test_the_fixed_rate_phase_reaches_a_tls_setup_with_the_runs_own_certificate(two_versions, tmp_path):
+    # vegeta verifies certificates unless told not to; against the run's self-signed one
+    # every request failed ("x509: certificate signed by unknown authority") until -insecure.
+    from rate_servers import vegeta_or_skip
+    from wrkreport.bench.fixed_rate import Attack, measure_rate, rate_stem
+    from wrkreport.parsers.vegeta import read_vegeta_file
+
+    vegeta = vegeta_or_skip()
+    run_dir, work = tmp_path / "run", tmp_path / "work"
+    run_dir.mkdir()
+    work.mkdir()
+    stem = rate_stem("go-https", 1, 1, 1, 500)
+    attack = Attack(url=f"https://127.0.0.1:{two_versions['1.3']}/", rate=500, duration_s=1, expect_body_bytes=12)
+    ran = measure_rate(vegeta, attack, run_dir, work, stem, {"setup": "go-https", "gomaxprocs": 1, "block": 1, "round": 1, "repeat": 1})
+    result = read_vegeta_file(run_dir / ran.file)
+    assert ran.problem is None and result.requests == 500
+    assert result.statuses == ((200, 500),) and result.errors == 0, (result.statuses, result.errors)

@@ -118,6 +118,8 @@ def attack_argv(vegeta: str | Path, attack: Attack, targets: Path) -> list[str]:
         "-keepalive=true",
         "-http2=false",
     ]
+    if attack.url.startswith("https://"):
+        argv.append("-insecure")  # the run's own self-signed certificate, as wrk and curl -k take it
     if attack.max_connections is not None:
         argv += ["-max-connections", str(attack.max_connections)]
     if attack.expect_body_bytes is not None:
