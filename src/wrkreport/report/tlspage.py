@@ -56,6 +56,6 @@ def tls_section(part: TlsPart | None) -> TlsSection | None:
                      f"{r.cpu_server_ms_per_1k:.1f}" if r.cpu_server_ms_per_1k is not None else "-", resumed))
     return TlsSection(
         answer(part), settings, versions, negotiated, tuple(rows),
-        "req/s, geometric mean (new connection per request: = handshakes/s)",
-        "server CPU ms per 1,000 requests, geometric mean (new connection per request: per 1,000 handshakes)",
+        "req/s (new: handshakes/s)",
+        "server CPU ms / 1k req (new: / 1k handshakes)",
     )
