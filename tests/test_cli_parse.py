@@ -144,3 +144,23 @@ def test_real_process_on_a_hostile_histogram_file_is_one_line_and_exit_1(tmp_pat
     done = subprocess.run([sys.executable, "-m", "wrkreport", "parse", str(fifo)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr == f"wrkreport: {fifo}: a FIFO, not a regular file; not read\n"
+
+
+VEGETA = Path(__file__).parent / "fixtures" / "vegeta"
+
+
+def test_parse_reads_a_fixed_rate_file_and_says_its_load():
+    held = str(VEGETA / "go-http.gomaxprocs-1.block-1.run-1.rate-500.vegeta.csv.gz")
+    done = CliRunner().invoke(cli, ["parse", held], catch_exceptions=False)
+    assert done.exit_code == 0
+    assert done.output == (f"{held}: vegeta at 500 req/s offered, open loop: 1,000 requests, 500.1 req/s achieved; "
+                           "p50 0.156 ms, p90 0.211 ms, p99 0.328 ms, p99.9 1.469 ms, max 1.469 ms; 0 errors (0 timeouts)\n")
+    (record,) = json.loads(CliRunner().invoke(cli, ["parse", "--json", held], catch_exceptions=False).output)
+    assert (record["format"], record["offered_rps"], record["requests"], record["p99_ms"]) == ("vegeta", 500, 1000, pytest.approx(0.328, abs=5e-4))
+
+
+def test_parse_of_a_broken_fixed_rate_file_is_one_line_and_exit_1():
+    broken = str(VEGETA / "broken" / "json-lines.rate-500.vegeta.csv.gz")
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "parse", broken], capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == f"wrkreport: {broken}:1: not vegeta's CSV: ',' expected after '\"'\n"

@@ -67,7 +67,9 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     from their `.client-<i>.hist.json` when every client has one (else none). A `*.hist.json` (wrk's latency
     histogram, docs/raw-format.md) gives its totals and exact percentiles instead (with
     --json: source, format, duration_s, requests, bytes_read, errors, latencies,
-    distinct, percentiles_ms, max_ms).
+    distinct, percentiles_ms, max_ms). A `*.vegeta.csv.gz` (a fixed-rate measurement)
+    gives its offered and achieved rate, errors and exact p50, p90, p99, p99.9 and max
+    (with --json: rate_model.RateResult.to_dict's keys).
 
     Example:
 
@@ -77,12 +79,15 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     from .latency_histogram import SUFFIX, histogram_record
     from .parsers.histogram import read_histogram_file
     from .parsers import parse_file
+    from .parsers.vegeta import read_vegeta_file
 
     records, failed = [], 0
     for group in group_paths(list(files)):
         path, without = group[0], []
         try:
-            if path.endswith(SUFFIX):
+            if is_vegeta(path):
+                result = read_vegeta_file(path)  # the offered rate from its name
+            elif path.endswith(SUFFIX):
                 result = read_histogram_file(path)
             elif len(group) > 1:
                 result, without = merge_files(group)
@@ -92,9 +97,14 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
             fail(exc.message())
             failed += len(group)
             continue
-        record = histogram_record(result) if path.endswith(SUFFIX) else result.to_dict() | {"clients": len(group)}
+        if is_vegeta(path):
+            record = result.to_dict()
+        else:
+            record = histogram_record(result) if path.endswith(SUFFIX) else result.to_dict() | {"clients": len(group)}
         if as_json:
             records.append(record)
+        elif is_vegeta(path):
+            say(rate_line(record))
         elif path.endswith(SUFFIX):
             say(histogram_summary(record))
         else:
@@ -234,6 +244,21 @@ def clients_line(group: list[str], without: list[str]) -> str:
     if without:
         line += f"\n  percentiles   none: no latency histogram beside {', '.join(without)} (never an average of percentiles)"
     return line
+
+
+def is_vegeta(path: str) -> bool:
+    """Return True for a fixed-rate measurement's results file (`*.vegeta.csv.gz`, or `.vegeta.csv` uncompressed)."""
+    return path.endswith((".vegeta.csv.gz", ".vegeta.csv"))
+
+
+def rate_line(record: dict) -> str:
+    """Return one vegeta file's line: the load it was measured at, then its exact percentiles."""
+    offered = f"{record['offered_rps']:,.0f} req/s offered" if record["offered_rps"] else "an offered rate not in its name"
+    achieved = "-" if record["achieved_rps"] is None else f"{record['achieved_rps']:,.1f}"
+    figures = ", ".join(f"{name} {'-' if record[key] is None else format(record[key], '.3f')} ms"
+                        for name, key in (("p50", "p50_ms"), ("p90", "p90_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms"), ("max", "max_ms")))
+    return (f"{record['source']}: vegeta at {offered}, open loop: {record['requests']:,} requests, {achieved} req/s achieved; "
+            f"{figures}; {record['errors']:,} errors ({record['timeouts']:,} timeouts)")
 
 
 def histogram_summary(record: dict) -> str:

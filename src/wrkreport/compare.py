@@ -34,6 +34,7 @@ from . import stats
 from .analyze import THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
 from .model import BASELINE, baseline_of, setup_order
+from .rate_compare import RateChange, rate_changes
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -153,6 +154,7 @@ class RunComparison:
     differences: tuple[tuple[str, str, str], ...]  # (what, in A, in B) of parameters and environment
     differing: tuple[tuple[str, str, object, object], ...] = ()  # (section, key, value in A, value in B), raw values
     method: str = METHOD
+    rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (rate_compare.py)
 
     @property
     def flagged(self) -> tuple[Change, ...]:
@@ -181,6 +183,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple(sorted(set(cells_b) - set(cells_a))),
         tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
         tuple(raw),
+        rate_changes=tuple(rate_changes(list(a.run.rates), list(b.run.rates))),
     )
 
 

@@ -76,6 +76,12 @@ def median_or_none(values: list[float]) -> float | None:
 
 def added_interval(cell: list[RateMeasurement], base: list[RateMeasurement], p: float) -> Interval | None:
     """Return the added latency at percentile p (ms) over blocks: cell's usable rounds paired with base's in the same block; None without a pair."""
+    blocks = added_pairs(cell, base, p)
+    return block_difference_interval(blocks) if blocks else None
+
+
+def added_pairs(cell: list[RateMeasurement], base: list[RateMeasurement], p: float) -> list[list[tuple[float, float]]]:
+    """Return per block (ascending) the (setup, go-http mean) latency pairs at percentile p (ms) of cell's usable rounds; [] without a pair."""
     by_block: dict[int, list[float]] = {}
     for m in base:
         if m.usable:
@@ -84,7 +90,7 @@ def added_interval(cell: list[RateMeasurement], base: list[RateMeasurement], p: 
     for m in cell:
         if m.usable and by_block.get(m.block):
             blocks.setdefault(m.block, []).append((m.result.percentile_ms(p), statistics.mean(by_block[m.block])))
-    return block_difference_interval([blocks[b] for b in sorted(blocks)]) if blocks else None
+    return [blocks[b] for b in sorted(blocks)]
 
 
 def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | None = None) -> list[RateCell]:

@@ -334,8 +334,8 @@ def precision_met(intervals: list[Interval], target: float = PRECISION_TARGET, m
     return bool(intervals) and all(i.unit == BLOCK and i.blocks >= min_blocks for i in intervals) and worst_half_width(intervals) <= target
 
 
-def welch_interval(logs_a: list[float], logs_b: list[float], extra_variance: float = 0.0, extra_df: float = math.inf) -> Interval | None:
-    """Return exp(mean(logs_b) - mean(logs_a)) with Welch's 95% t-interval; None with fewer than 2 values in a side.
+def welch_difference_interval(a: list[float], b: list[float], extra_variance: float = 0.0, extra_df: float = math.inf) -> Interval | None:
+    """Return mean(b) - mean(a) with Welch's 95% t-interval; None with fewer than 2 values in a side.
 
     extra_variance is a variance estimated elsewhere, with extra_df degrees of freedom,
     added to that of the difference (compare's start-to-start variance for runs without
@@ -344,20 +344,33 @@ def welch_interval(logs_a: list[float], logs_b: list[float], extra_variance: flo
     conservative choice). (Welch, Biometrika 34, 1947; Satterthwaite, Biometrics
     Bulletin 2, 1946.)
 
+    >>> found = welch_difference_interval([0.0, 0.1, -0.1], [0.2, 0.3, 0.1, 0.2])
+    >>> round(found.estimate, 4), round(found.low, 4), round(found.high, 4)
+    (0.2, -0.025, 0.425)
+    """
+    if len(a) < 2 or len(b) < 2:
+        return None
+    var_a = stdev(a) ** 2 / len(a)
+    var_b = stdev(b) ** 2 / len(b)
+    total = var_a + var_b + extra_variance
+    diff = mean(b) - mean(a)
+    denominator = var_a**2 / (len(a) - 1) + var_b**2 / (len(b) - 1) + extra_variance**2 / extra_df
+    df = max(1, math.floor(total**2 / denominator + 1e-9)) if denominator > 0 else None
+    half = (Z_975 if df is None else t_975(df)) * math.sqrt(total)
+    return Interval(diff, diff - half, diff + half, len(a) + len(b))
+
+
+def welch_interval(logs_a: list[float], logs_b: list[float], extra_variance: float = 0.0, extra_df: float = math.inf) -> Interval | None:
+    """Return exp(mean(logs_b) - mean(logs_a)) with Welch's 95% t-interval (welch_difference_interval on logs); None with fewer than 2 values in a side.
+
     >>> found = welch_interval([0.0, 0.1, -0.1], [0.2, 0.3, 0.1, 0.2])
     >>> round(found.estimate, 4), round(found.low, 4), round(found.high, 4)
     (1.2214, 0.9753, 1.5296)
     """
-    if len(logs_a) < 2 or len(logs_b) < 2:
+    found = welch_difference_interval(logs_a, logs_b, extra_variance, extra_df)
+    if found is None:
         return None
-    var_a = stdev(logs_a) ** 2 / len(logs_a)
-    var_b = stdev(logs_b) ** 2 / len(logs_b)
-    total = var_a + var_b + extra_variance
-    diff = mean(logs_b) - mean(logs_a)
-    denominator = var_a**2 / (len(logs_a) - 1) + var_b**2 / (len(logs_b) - 1) + extra_variance**2 / extra_df
-    df = max(1, math.floor(total**2 / denominator + 1e-9)) if denominator > 0 else None
-    half = (Z_975 if df is None else t_975(df)) * math.sqrt(total)
-    return Interval(math.exp(diff), math.exp(diff - half), math.exp(diff + half), len(logs_a) + len(logs_b))
+    return Interval(math.exp(found.estimate), math.exp(found.low), math.exp(found.high), found.n)
 
 
 def modified_z(value: float, values: list[float]) -> float | None:

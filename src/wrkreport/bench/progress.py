@@ -107,4 +107,14 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
                 if values and used:
                     shown += f"; CPU ms per 1k requests: {', '.join(used)}"
                 lines.append(f"GOMAXPROCS={n}{level} {setup:<{width}} {shown}")
-    return lines
+    return lines + rate_lines(run_dir, manifest)
+
+
+def rate_lines(run_dir: Path, manifest: dict) -> list[str]:
+    """Return the fixed-rate phase's lines (rate_summary.py): per GOMAXPROCS and rate, the latency each setup adds over go-http, open loop."""
+    from ..fixed_rate_analysis import rate_cells
+    from ..rate_run import read_rate_measurements
+    from ..rate_summary import rate_summary_lines
+
+    measurements, _ = read_rate_measurements(run_dir, manifest)  # problems are the report's to show
+    return rate_summary_lines(rate_cells(measurements, manifest["parameters"]["setups"]))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..analyze import load_analysis
 from ..model import Check
+from ..rate_summary import rate_summary
 from .compare_page import build_compare
 from .files import CSV_COLUMNS, results_json, write_outputs
 from .fmt import fmt_ms, fmt_number, fmt_ratio
@@ -77,6 +78,7 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
-    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table)]))
+    fixed_rate = rate_summary(run.rates, list(analysis.setups))  # open loop, one line per rate
+    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)
 

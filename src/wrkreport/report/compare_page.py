@@ -239,6 +239,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         "only_in_a": [list(k) for k in result.only_in_a],
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
+        "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (rate_compare.py)
     }
     texts = {
         "compare.html": template.render(page=page, charts=svgs),

@@ -9,6 +9,7 @@ import pandas as pd
 from ..analyze import Analysis
 from ..cells import several_levels
 from ..model import BASELINE, baseline_of
+from ..rate_compare import rate_change_lines
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name
 from .compare_words import compare_summary
@@ -93,4 +94,5 @@ def compare_table(result) -> str:
         for r in change_rows(result, several)
     ]
     headline = compare_summary(result, several)[0]
-    return text_table(header, rows, right={3, 4}) + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)
+    rates = "".join(f"\n{line}" for line in rate_change_lines(list(result.rate_changes)))  # open loop, one line per figure
+    return text_table(header, rows, right={3, 4}) + rates + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)

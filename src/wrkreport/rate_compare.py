@@ -1,0 +1,86 @@
+"""Compare (fixed rate): two runs' open-loop measurements -> the change of each setup's added latency over go-http, per GOMAXPROCS, rate and percentile.
+
+For a setup other than go-http measured at the same GOMAXPROCS and offered rate in both
+runs, with that cell and go-http's held in both (fixed_rate_analysis.rate_cells), each
+run's units are its blocks' mean added latencies (setup - go-http in the same block, the
+units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
+95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare.py
+does for the ratios on logs. Flagged when the interval excludes 0. Pure functions.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from .fixed_rate_analysis import ADDED, BASELINE, added_pairs, rate_cells
+from .rate_run import RateMeasurement
+from .stats import welch_difference_interval
+
+TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
+
+
+@dataclass(frozen=True)
+class RateChange:
+    """The added latency of one setup at one GOMAXPROCS, rate and percentile in runs A and B (ms), and B - A with its interval."""
+
+    gomaxprocs: int
+    offered_rps: int
+    setup: str
+    percentile: str  # "p50" | "p99"
+    a_ms: float | None
+    b_ms: float | None
+    change_ms: float | None
+    ci_low: float | None
+    ci_high: float | None
+    blocks_a: int
+    blocks_b: int
+    note: str | None = None  # why there is no change or no interval
+
+    @property
+    def flagged(self) -> bool:
+        """Return True when the interval excludes 0: the added latency changed, not noise."""
+        return self.ci_low is not None and self.ci_high is not None and not self.ci_low <= 0.0 <= self.ci_high
+
+    def record(self) -> dict:
+        """Return the compare.json record."""
+        return {**{k: getattr(self, k) for k in self.__dataclass_fields__}, "flagged": self.flagged}
+
+
+def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int, p: float) -> list[float]:
+    """Return one run's per-block mean added latency (ms) of setup over go-http at percentile p."""
+    def of(name: str) -> list[RateMeasurement]:
+        return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (name, gomaxprocs, rate)]
+
+    return [statistics.mean(a - b for a, b in block) for block in added_pairs(of(setup), of(BASELINE), p)]
+
+
+def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[RateChange]:
+    """Return the change of every added latency both runs can give (held in both), by GOMAXPROCS, rate, setup, percentile."""
+    held_a = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(a) if c.held}
+    held_b = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(b) if c.held}
+    both = [key for key in held_a if key in held_b and key[0] != BASELINE and (BASELINE, *key[1:]) in held_a and (BASELINE, *key[1:]) in held_b]
+    changes = []
+    for setup, n, rate in sorted(both, key=lambda k: (k[1], k[2], k[0])):
+        for name, p in ADDED:
+            units_a, units_b = block_units(a, setup, n, rate, p), block_units(b, setup, n, rate, p)
+            if not units_a or not units_b:
+                continue
+            mean_a, mean_b = statistics.mean(units_a), statistics.mean(units_b)
+            found = welch_difference_interval(units_a, units_b)
+            low, high = (None, None) if found is None else (found.low, found.high)
+            note = TOO_FEW_BLOCKS if found is None else None
+            changes.append(RateChange(n, rate, setup, name, mean_a, mean_b, mean_b - mean_a, low, high, len(units_a), len(units_b), note))
+    return changes
+
+
+def rate_change_lines(changes: list[RateChange]) -> list[str]:
+    """Return one terminal line per change: 'GOMAXPROCS=1 at 2,000 req/s offered, open loop: nginx-http added p99 0.38 -> 0.52 ms, +0.14 ms (0.05 to 0.23) WORSE'."""
+    lines = []
+    for c in changes:
+        where = f"GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s offered, open loop: {c.setup} added {c.percentile}"
+        shown = f"{c.a_ms:.3f} -> {c.b_ms:.3f} ms, {c.change_ms:+.3f} ms"
+        interval = f" ({c.ci_low:+.3f} to {c.ci_high:+.3f})" if c.ci_low is not None else f" ({c.note})"
+        verdict = (" WORSE" if c.change_ms > 0 else " BETTER") if c.flagged else ""
+        lines.append(f"{where} {shown}{interval}{verdict}")
+    return lines

@@ -1,0 +1,52 @@
+"""Summary (fixed rate): the terminal lines of the open-loop phase, one per GOMAXPROCS and rate, for `wrkreport build` and the driver's closing summary.
+
+Each line says the load it was measured at ('at 2,000 req/s offered, open loop') and, per
+setup other than go-http, the latency it adds over go-http at p50 and p99 with the 95%
+interval over blocks; a setup that could not hold the rate is named as such, its figures
+left out. Standard library only: the driver's helper prints these lines too.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from .fixed_rate_analysis import BASELINE, RateCell, rate_cells
+from .stats import Interval
+
+WIDTH = 80
+
+
+def fmt_ms(value: float) -> str:
+    """Return a latency in ms to two significant figures at least: 0.1412 -> '0.14', 4.71 -> '4.7', 12.3 -> '12'."""
+    return f"{value:.2g}" if abs(value) < 10 else f"{value:,.0f}"
+
+
+def fmt_interval(interval: Interval | None) -> str:
+    """Return '0.14 ms (0.12 to 0.16)', '0.14 ms (one block: no interval)' or 'no figure'."""
+    if interval is None:
+        return "no figure"
+    if interval.low is None or interval.high is None:
+        return f"{fmt_ms(interval.estimate)} ms (one block: no interval)"
+    return f"{fmt_ms(interval.estimate)} ms ({fmt_ms(interval.low)} to {fmt_ms(interval.high)})"
+
+
+def rate_summary_lines(cells: list[RateCell]) -> list[str]:
+    """Return one wrapped line per GOMAXPROCS and rate: each setup's added p50 and p99 over go-http, or that it did not hold the rate."""
+    lines = []
+    for n, rate in dict.fromkeys((c.gomaxprocs, c.offered_rps) for c in cells):
+        here = [c for c in cells if (c.gomaxprocs, c.offered_rps) == (n, rate)]
+        parts = [f"{c.setup} adds p50 {fmt_interval(c.added_p50)}, p99 {fmt_interval(c.added_p99)}"
+                 for c in here if c.setup != BASELINE and c.held and c.added_p50 is not None]
+        missing = [c.setup for c in here if not c.held]
+        if missing:
+            parts.append(f"not held by {', '.join(missing)} (left out)" if any(c.not_held for c in here if not c.held) else f"no usable measurement of {', '.join(missing)}")
+        if not parts:
+            parts = [f"{BASELINE} only, nothing to add over"]
+        lead = f"GOMAXPROCS={n} at {rate:,} req/s offered, open loop, latency added over {BASELINE}: "
+        lines.append(textwrap.fill(lead + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
+    return lines
+
+
+def rate_summary(measurements, setup_order: list[str] | None = None) -> str:
+    """Return the fixed-rate lines of a run's measurements ('' without a fixed-rate phase)."""
+    return "\n".join(rate_summary_lines(rate_cells(list(measurements), setup_order)))

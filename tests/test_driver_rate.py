@@ -1,0 +1,133 @@
+"""End-to-end test of the fixed-rate phase (issue 21): ./run_bench.sh --rates with real nginx, wrk, vegeta and the Go server, then `wrkreport build`.
+
+One quick run offers go-http and nginx-http 2,000, 5,000 and 200,000 req/s open loop:
+the first two are held on any machine the suite runs on, the last on none (vegeta is
+capped at the run's connection level, so it falls behind). The report must carry every
+cell in results.json `fixed_rate`, say on the page that 200,000 req/s was not held and
+leave it out of the figures, and every kept .vegeta.csv.gz must give again the
+percentiles the report shows.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from wrkreport.parsers.vegeta import read_vegeta_file
+
+from rate_servers import vegeta_or_skip
+from test_driver import free_ports, load_run, port_args, run_script, slow
+
+pytestmark = slow
+
+HELD = (2000, 5000)
+NOT_HELD = 200_000
+SETUPS = ("go-http", "nginx-http")
+REQUIRED = ("setup", "gomaxprocs", "offered_rps", "achieved_rps", "p50_ms", "p99_ms", "p999_ms")
+ADDED = ("added_p50_ms", "added_p50_ci_low", "added_p50_ci_high", "added_p99_ms", "added_p99_ci_low", "added_p99_ci_high")
+
+
+@pytest.fixture(scope="module")
+def rate_run():
+    """Yield (run dir, manifest, report dir, build's stdout) of one quick run at three fixed rates."""
+    vegeta_or_skip()  # built once into the cache, as preflight would
+    top = Path(tempfile.mkdtemp(prefix="rbr", dir="/tmp"))  # short, and traversable by nginx's workers (as test_driver's workdirs)
+    top.chmod(0o711)
+    out, tmp, report = top / "out", top / "tmp", top / "report"
+    tmp.mkdir()
+    args = ["--quick", "--setups", ",".join(SETUPS), "--rates", f"{HELD[0]},{HELD[1]},{NOT_HELD}", "--out", str(out), *port_args(free_ports())]
+    done = run_script(args, tmp, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    run, manifest = load_run(out)
+    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False, timeout=300)
+    assert "Traceback" not in built.stderr
+    yield run, manifest, report, built, done
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def test_build_exits_zero_and_every_cell_is_in_results_json(rate_run):
+    _, manifest, report, built, _ = rate_run
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    records = json.loads((report / "results.json").read_text())["fixed_rate"]
+    gomaxprocs = manifest["parameters"]["gomaxprocs"]
+    assert {(r["setup"], r["gomaxprocs"], r["offered_rps"]) for r in records} == {(s, n, r) for s in SETUPS for n in gomaxprocs for r in (*HELD, NOT_HELD)}
+    for record in records:
+        assert set(REQUIRED) <= set(record), record
+        if record["setup"] != "go-http":
+            assert set(ADDED) <= set(record), record
+
+
+def test_low_rates_held_with_figures_and_the_high_rate_left_out(rate_run):
+    _, _, report, _, _ = rate_run
+    records = json.loads((report / "results.json").read_text())["fixed_rate"]
+    for record in records:
+        if record["offered_rps"] in HELD:
+            assert record["held"], record
+            assert record["achieved_rps"] == pytest.approx(record["offered_rps"], rel=0.01)
+            assert 0 < record["p50_ms"] <= record["p99_ms"] <= record["p999_ms"]
+            if record["setup"] == "nginx-http":
+                assert isinstance(record["added_p50_ms"], float) and isinstance(record["added_p99_ms"], float)
+                for name in ("added_p50", "added_p99"):
+                    low, high = record[f"{name}_ci_low"], record[f"{name}_ci_high"]
+                    assert (low is None) == (high is None)  # one block: no interval
+                    assert low is None or low <= record[f"{name}_ms"] <= high
+        else:
+            assert not record["held"], record
+            assert record["p50_ms"] is None and record["p99_ms"] is None and record["p999_ms"] is None
+            assert record.get("added_p50_ms") is None and record.get("added_p99_ms") is None
+
+
+def test_page_has_the_section_and_says_the_high_rate_was_not_held(rate_run):
+    _, _, report, _, _ = rate_run
+    html = (report / "index.html").read_text()
+    assert "Latency at a fixed load" in html
+    assert f"At {NOT_HELD:,} req/s" in html and "could not hold the rate (left out)" in html
+    assert f"At {HELD[0]:,} req/s" in html and "nginx-http adds" in html
+
+
+def test_every_kept_results_file_rereads_to_the_reported_percentiles(rate_run):
+    run, manifest, report, _, _ = rate_run
+    records = {(r["setup"], r["gomaxprocs"], r["offered_rps"]): r for r in json.loads((report / "results.json").read_text())["fixed_rate"]}
+    entries = manifest["fixed_rate_measurements"]
+    kept = [e for e in entries if e.get("file")]
+    assert len(kept) == len(list(run.glob("*.vegeta.csv.gz"))) > 0
+    cells: dict[tuple, list] = {}
+    for entry in kept:
+        result = read_vegeta_file(run / entry["file"], entry["rate"])
+        cells.setdefault((entry["setup"], entry["gomaxprocs"], entry["rate"]), []).append(result)
+    for key, results in cells.items():
+        record = records[key]
+        if not record["held"]:
+            continue
+        for name, p in (("p50_ms", 50), ("p99_ms", 99), ("p999_ms", 99.9)):
+            assert record[name] == pytest.approx(statistics.median(r.percentile_ms(p) for r in results)), (key, name)
+
+
+def unwrapped(text: str) -> list[str]:
+    """Return text's lines with the continuation lines (indented two spaces) joined to the line they continue."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.removeprefix("[run_bench] ")  # the driver's log lines
+        if line.startswith("  ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
+def test_summaries_name_the_load(rate_run):
+    _, _, _, built, done = rate_run
+    for text in (built.stdout, done.stderr):  # the driver logs on stderr
+        lines = unwrapped(text)
+        line = next((x for x in lines if f"at {HELD[0]:,} req/s offered, open loop" in x), None)
+        assert line is not None, text[-2000:]
+        assert "nginx-http adds p50" in line and ", p99" in line
+        assert any(f"at {NOT_HELD:,} req/s offered, open loop" in x and "not held by" in x for x in lines)

@@ -1,0 +1,84 @@
+"""rate_compare: the change of the added latency over go-http between two runs, Welch's interval over their blocks; and `wrkreport compare` showing it."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes
+
+from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read
+
+SETUPS = ("go-http", "nginx-http")
+
+
+def shifted(by_us: int) -> bytes:
+    """Return the real 500 req/s fixture with every latency by_us microseconds longer (the same starts: still held)."""
+    rows = list(csv.reader(io.StringIO(gzip.decompress(HELD.read_bytes()).decode())))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([r[:2] + [str(int(r[2]) + by_us * 1000)] + r[3:] for r in rows])
+    return gzip.compress(out.getvalue().encode())
+
+
+def rate_dir(path: Path, nginx_shifts_us: list[int | None]) -> Path:
+    """Write a run whose nginx-http is the fixture shifted per block (None: the fell-behind file); go-http the fixture."""
+    entries = [entry(s, b) for b in range(1, len(nginx_shifts_us) + 1) for s in SETUPS]
+    files = {}
+    for b, shift in enumerate(nginx_shifts_us, 1):
+        files[entry("go-http", b)["file"]] = HELD
+        files[entry("nginx-http", b)["file"]] = BEHIND if shift is None else shifted(shift)
+    return make_run(path, entries, files)
+
+
+def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
+    a = read(rate_dir(tmp_path / "a", [0, 10, 0, 10]))[0]
+    b = read(rate_dir(tmp_path / "b", [200, 210, 190, 200]))[0]
+    changes = rate_changes(a, b)
+    assert [(c.setup, c.gomaxprocs, c.offered_rps, c.percentile) for c in changes] == [("nginx-http", 1, 500, "p50"), ("nginx-http", 1, 500, "p99")]
+    for c in changes:
+        assert c.flagged and (c.blocks_a, c.blocks_b) == (4, 4)
+        assert c.a_ms == pytest.approx(0.005, abs=1e-6) and c.b_ms == pytest.approx(0.200, abs=1e-6)
+        assert c.change_ms == pytest.approx(0.195, abs=1e-6) and c.ci_low < 0.195 < c.ci_high and c.ci_low > 0
+    assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.182 to +0.208) WORSE"  # Welch: t(5 df) 2.571 x 0.005
+
+
+def test_noise_alone_is_not_flagged(tmp_path):
+    a = read(rate_dir(tmp_path / "a", [0, 40, 20, 60]))[0]
+    b = read(rate_dir(tmp_path / "b", [50, 10, 30, 20]))[0]
+    assert all(not c.flagged and c.ci_low < 0 < c.ci_high for c in rate_changes(a, b))
+
+
+def test_one_block_gives_the_change_without_an_interval_and_a_cell_not_held_none(tmp_path):
+    one = read(rate_dir(tmp_path / "one", [100]))[0]
+    two = read(rate_dir(tmp_path / "two", [0, 0]))[0]
+    (p50, _) = rate_changes(two, one)
+    assert (p50.change_ms, p50.ci_low, p50.note, p50.flagged) == (pytest.approx(0.1, abs=1e-6), None, TOO_FEW_BLOCKS, False)
+    behind = read(rate_dir(tmp_path / "behind", [0, None]))[0]  # nginx-http did not hold the rate in block 2
+    assert rate_changes(two, behind) == [] and rate_changes(behind, two) == []
+
+
+def test_compare_prints_and_records_the_change(tmp_path):
+    runs = []
+    for side, shifts in (("a", [0, 10, 0]), ("b", [300, 310, 290])):
+        run = tmp_path / side
+        shutil.copytree(FIXTURES / "runs" / "default-run-1", run)
+        manifest = json.loads((run / "manifest.json").read_text())
+        rates = rate_dir(tmp_path / f"rates-{side}", shifts)
+        manifest["fixed_rate_measurements"] = json.loads((rates / "manifest.json").read_text())["fixed_rate_measurements"]
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        for e in manifest["fixed_rate_measurements"]:
+            shutil.copy(rates / e["file"], run / e["file"])
+        runs.append(str(run))
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p99 0.003 -> 0.300 ms, +0.297 ms" in done.stdout, done.stdout
+    records = json.loads((tmp_path / "cmp" / "compare.json").read_text())["fixed_rate"]
+    assert [(r["percentile"], r["flagged"]) for r in records] == [("p50", True), ("p99", True)]
