@@ -192,7 +192,12 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
         result = parse_file(path)
         assert result.requests > 0, path.name
         assert result.non_2xx_3xx == 0 and "Non-2xx" not in path.read_text(), path.name
-    assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(p.name.replace(".wrk.txt", ".cpu.json") for p in wrk_files)
+    throughput_cpu = sorted(p.name for p in run.glob("*.cpu.json") if ".rate-" not in p.name)
+    assert throughput_cpu == sorted(p.name.replace(".wrk.txt", ".cpu.json") for p in wrk_files)
+    # the default fixed-rate phase (one rate per GOMAXPROCS): each vegeta file with its CPU record
+    rate_files = sorted(run.glob("*.vegeta.csv.gz"))
+    assert len(rate_files) == 8 and {p.name.split(".")[0] for p in rate_files} == {"go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
+    assert sorted(p.name for p in run.glob("*.rate-*.cpu.json")) == sorted(p.name.replace(".vegeta.csv.gz", ".cpu.json") for p in rate_files)
     for path in wrk_files:  # every measurement's wrk wrote its full latency histogram (histogram.lua)
         histogram = parse_histogram(path.name, (run / hist_file_name(path.name)).read_bytes())
         result = parse_file(path)
@@ -353,7 +358,7 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
 def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_would_take(workdirs):
     out, tmp = workdirs
     ports = free_ports()
-    args = ["--rounds-per-block", "2", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    args = ["--rounds-per-block", "2", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1", "--rates", "off"]
     # 20 s: room for 2 blocks (about 6 s each) even on a loaded machine; how long the run took is
     # not asserted (timings are the benchmark scripts' business), the recorded stop reason is.
     done = run_script([*args, "--max-time", "20s", "--precision", "50", "--out", str(out), *port_args(ports)], tmp)
@@ -513,7 +518,7 @@ def busy_s(usage: dict | None) -> float:
 def test_sweep_of_two_levels_names_the_level_and_records_cpu(workdirs):
     out, tmp = workdirs
     ports = free_ports()
-    args = ["--connections", "10,50", "--duration", "1", "--repeats", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
+    args = ["--connections", "10,50", "--duration", "1", "--repeats", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1", "--rates", "off"]
     done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and " GOMAXPROCS=1 c=50 run 1/1 " in done.stderr
