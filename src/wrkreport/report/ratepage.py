@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..fixed_rate_analysis import BASELINE, RateCell
 from ..stats import Interval
+from ..rate_summary import fmt_interval, fmt_ms as summary_ms
 
 
 @dataclass(frozen=True)
@@ -20,19 +21,13 @@ class RateSection:
 
 
 def fmt_ms(value: float | None) -> str:
-    """Return a latency in ms to two significant figures at least ('0.14', '4.7', '12')."""
-    if value is None:
-        return "-"
-    return f"{value:.2g}" if abs(value) < 10 else f"{value:,.0f}"
+    """Return a latency in ms as the summary writes it ('0.14', '4.7', '12'), '-' without one."""
+    return "-" if value is None else summary_ms(value)
 
 
 def fmt_added(interval: Interval | None) -> str:
-    """Return '0.14 ms (0.12-0.16)', or without an interval '0.14 ms (one block: no interval)'."""
-    if interval is None:
-        return "-"
-    if interval.low is None or interval.high is None:
-        return f"{fmt_ms(interval.estimate)} ms (one block: no interval)"
-    return f"{fmt_ms(interval.estimate)} ms ({fmt_ms(interval.low)} to {fmt_ms(interval.high)})"
+    """Return '0.14 ms (0.12 to 0.16)' as the summary writes it, '-' without a figure."""
+    return "-" if interval is None else fmt_interval(interval)
 
 
 def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
