@@ -69,7 +69,9 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     --json: source, format, duration_s, requests, bytes_read, errors, latencies,
     distinct, percentiles_ms, max_ms). A `*.vegeta.csv.gz` (a fixed-rate measurement)
     gives its offered and achieved rate, errors and exact p50, p90, p99, p99.9 and max
-    (with --json: rate_model.RateResult.to_dict's keys).
+    (with --json: rate_model.RateResult.to_dict's keys); the `<stem>.client-<i>.vegeta.csv.gz`
+    of one stem are one measurement of several clients, merged: every request of every
+    client in the percentiles, the achieved rate the sum of each one's.
 
     Example:
 
@@ -79,13 +81,15 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     from .latency_histogram import SUFFIX, histogram_record
     from .parsers.histogram import read_histogram_file
     from .parsers import parse_file
-    from .parsers.vegeta import read_vegeta_file
+    from .parsers.vegeta import read_client_files, read_vegeta_file
 
     records, failed = [], 0
     for group in group_paths(list(files)):
         path, without = group[0], []
         try:
-            if is_vegeta(path):
+            if is_vegeta(path) and len(group) > 1:
+                result = read_client_files(group)  # several clients' files: merged exactly, each at its share of the rate in the name
+            elif is_vegeta(path):
                 result = read_vegeta_file(path)  # the offered rate from its name
             elif path.endswith(SUFFIX):
                 result = read_histogram_file(path)
@@ -104,7 +108,7 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
         if as_json:
             records.append(record)
         elif is_vegeta(path):
-            say(rate_line(record))
+            say(rate_line(record) + (f"\n  clients       {len(group)}: " + ", ".join(group) if len(group) > 1 else ""))
         elif path.endswith(SUFFIX):
             say(histogram_summary(record))
         else:

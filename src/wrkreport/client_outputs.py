@@ -268,11 +268,15 @@ def group_paths(paths: list[str]) -> list[list[str]]:
     >>> group_paths(["a.run-1.client-2.wrk.txt", "b.wrk.txt", "a.run-1.client-1.wrk.txt"])
     [['a.run-1.client-1.wrk.txt', 'a.run-1.client-2.wrk.txt'], ['b.wrk.txt']]
     """
+    from .parsers.vegeta import client_part  # a fixed-rate measurement's `<stem>.client-<i>.vegeta.csv.gz` group the same way
+
     groups: dict[object, list[str]] = {}
     for i, path in enumerate(paths):
-        stem = client_stem(path)
+        vegeta = client_part(path)
+        stem = client_stem(path) or (("vegeta", vegeta[0]) if vegeta else None)
         groups.setdefault(i if stem is None else stem, []).append(path)
-    return [sorted(group, key=client_index) if len(group) > 1 else group for group in groups.values()]
+    index = lambda path: client_index(path) or (client_part(path) or ("", 0))[1]  # noqa: E731
+    return [sorted(group, key=index) if len(group) > 1 else group for group in groups.values()]
 
 
 def merge_files(paths: list[str]) -> tuple[WrkResult, list[str]]:

@@ -35,6 +35,9 @@ def rate_held_check(result: RateResult, where: dict | None = None, tolerance: fl
         return Check("rate-held", "fail", f"{result.requests} request(s) at {offered:,.0f} req/s offered: too few to measure a rate", **where)
     share = achieved / offered
     said = f"{achieved:,.1f} req/s of the {offered:,.0f} offered ({share:.1%}, {result.requests:,} requests over {result.span_s:.3f} s)"
+    if result.parts:  # several clients: the sum of each one's own rate (their clocks differ: no span across them)
+        each = " + ".join(f"{part.achieved_rps or 0:,.1f}" for part in result.parts)
+        said = f"{achieved:,.1f} req/s of the {offered:,.0f} offered ({share:.1%}; {len(result.parts)} clients: {each}; {result.requests:,} requests)"
     if abs(share - 1) > tolerance:
         why = "vegeta fell behind" if share < 1 else "requests were started faster than asked"
         return Check("rate-held", "fail", f"rate not held: {said}; {why}, so these are not latencies at {offered:,.0f} req/s", **where)
@@ -91,6 +94,8 @@ def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = No
     generator, wall, cores = processes.get("wrk"), (cpu or {}).get("wall_s"), (cpu or {}).get("logical_cores")
     if not generator or not wall or not cores or requests <= 0:
         return Check("rate-generator", "warn", "the load generator's CPU time was not recorded", **where)
+    if generator.get("clients"):  # vegeta on --client-hosts: its CPU on each client, not competing here
+        return clients_cpu_check(generator, wall, requests, where)
     spent = generator["user_s"] + generator["system_s"]
     servers = sum(p["user_s"] + p["system_s"] for name, p in processes.items() if name != "wrk" and p)
     said = (f"vegeta used {spent / wall:.2f} cores ({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests) "
@@ -98,6 +103,15 @@ def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = No
     if (spent + servers) / wall >= busy_share * cores:
         return Check("rate-generator", "warn", f"{said}: the load generator competed with the servers for the CPUs", **where)
     return Check("rate-generator", "pass", said, **where)
+
+
+def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict) -> Check:
+    """Report vegeta's CPU summed over its clients (the servers' cores are not theirs, so no competition is judged here)."""
+    if generator.get("user_s") is None or generator.get("system_s") is None:
+        return Check("rate-generator", "warn", f"vegeta's CPU time was not read on every one of its {len(generator['clients'])} clients", **where)
+    spent = generator["user_s"] + generator["system_s"]
+    return Check("rate-generator", "pass", f"vegeta used {spent / wall:.2f} cores in all on {len(generator['clients'])} clients "
+                 f"({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests)", **where)
 
 
 def rate_checks(result: RateResult, expect_body_bytes: int, cpu: dict | None = None, where: dict | None = None) -> list[Check]:

@@ -10,11 +10,20 @@ Rates: vegeta starts request i at first + i/rate, so n requests span (n - 1)/rat
 from the first start to the last; the achieved rate is (n - 1) / span, which equals the
 offered rate when vegeta kept up. (vegeta's own report divides n by the span, which reads
 1% high at 100 requests.) The server kept up when the last response came soon after the
-last request was started: `wait_s`, small against the span. Standard library only.
+last request was started: `wait_s`, small against the span.
+
+Several clients (--client-hosts): each runs vegeta at its share of the rate (rate_shares)
+and keeps its own results; merge_results makes one record of them, the latencies of every
+request of every client merged exactly (never an average of percentiles). Its achieved
+rate is the sum of each client's own (n - 1) / span, and its wait the longest client's:
+each client's timestamps are on its own clock, so no span is taken across clients.
+Standard library only.
 """
 
 from __future__ import annotations
 
+import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .latency_histogram import rank_of
@@ -38,6 +47,7 @@ class RateResult:
     error_messages: tuple[tuple[str, int], ...]  # the most frequent distinct error texts (shortened) and their counts
     body_bytes: tuple[tuple[int, int], ...]  # (response body bytes, count) of the answered requests
     latencies_ns: tuple[int, ...] = field(repr=False)  # every request's latency, sorted
+    parts: tuple["RateResult", ...] = field(default=(), repr=False)  # each client's own record, when several clients made this one
 
     def __post_init__(self) -> None:
         if self.requests < 0 or self.requests != len(self.latencies_ns):
@@ -55,17 +65,24 @@ class RateResult:
             raise ValueError(f"offered_rps must be > 0 or None, not {self.offered_rps!r}")
         if any(b < a for a, b in zip(self.latencies_ns, self.latencies_ns[1:])):
             raise ValueError("latencies_ns must be sorted")
+        if self.parts and sum(part.requests for part in self.parts) != self.requests:
+            raise ValueError(f"the clients' {sum(part.requests for part in self.parts)} requests are not the {self.requests} requests")
 
     @property
     def achieved_rps(self) -> float | None:
-        """Return the rate requests were started at: (requests - 1) / span (None under 2 requests or a zero span)."""
+        """Return the rate requests were started at: (requests - 1) / span (None under 2 requests or a zero span); with clients, the sum of theirs."""
+        if self.parts:
+            rates = [part.achieved_rps for part in self.parts]
+            return None if None in rates else sum(rates)
         if self.requests < 2 or self.span_s <= 0:
             return None
         return (self.requests - 1) / self.span_s
 
     @property
     def wait_s(self) -> float:
-        """Return how long after the last request's start the last response came (vegeta's `wait`): long when requests queued."""
+        """Return how long after the last request's start the last response came (vegeta's `wait`): long when requests queued; with clients, the longest."""
+        if self.parts:
+            return max(part.wait_s for part in self.parts)
         return self.duration_s - self.span_s
 
     @property
@@ -141,4 +158,38 @@ class RateResult:
             "p99_ms": self.p99_ms,
             "p999_ms": self.p999_ms,
             "max_ms": self.max_ms,
+            "clients": len(self.parts) or 1,
         }
+
+
+def rate_shares(rate: int, count: int) -> list[int]:
+    """Return each of count clients' share of a rate, the remainder to the first ones, so they add up to it exactly.
+
+    >>> rate_shares(1000, 3)
+    [334, 333, 333]
+    """
+    if count < 1 or rate < count:
+        raise ValueError(f"{rate} req/s cannot be split over {count} clients (each needs at least 1 req/s)")
+    return [rate // count + (1 if index < rate % count else 0) for index in range(count)]
+
+
+def merge_results(parts: list[RateResult], offered_rps: float | None, source: str) -> RateResult:
+    """Return one record of several clients' records of one measurement: counts added, every latency kept (exact percentiles)."""
+    if not parts:
+        raise ValueError("no client results to merge")
+    added = lambda name: sorted(sum((Counter(dict(getattr(p, name))) for p in parts), Counter()).items())  # noqa: E731
+    messages = sum((Counter(dict(p.error_messages)) for p in parts), Counter())
+    return RateResult(
+        source=source,
+        offered_rps=offered_rps,
+        requests=sum(p.requests for p in parts),
+        span_s=max(p.span_s for p in parts),
+        duration_s=max(p.duration_s for p in parts),
+        statuses=tuple(added("statuses")),
+        errors=sum(p.errors for p in parts),
+        timeouts=sum(p.timeouts for p in parts),
+        error_messages=tuple(messages.most_common(max(len(p.error_messages) for p in parts))),
+        body_bytes=tuple(added("body_bytes")),
+        latencies_ns=tuple(heapq.merge(*(p.latencies_ns for p in parts))),
+        parts=tuple(parts),
+    )

@@ -6,7 +6,10 @@ repeat, rate: bench/fixed_rate.rate_stem), is read through rawfile (a regular fi
 the directory, size-capped) and parsed by parsers/vegeta.py; its .cpu.json is checked by
 schema.CPU_FIELDS. What cannot be used becomes a one-line problem Check, never an
 exception. Every usable file gets the fixed-rate checks (rate_checks.py); a measurement
-vegeta could not make (the entry's `problem`) is a failed `rate-run` check.
+vegeta could not make (the entry's `problem`) is a failed `rate-run` check. A measurement
+of several clients (its `clients`: each one's file and share of the rate) is read file by
+file and merged exactly (rate_model.merge_results); a client without a usable file fails
+the whole measurement: it is never read from fewer clients.
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ from .errors import ParseError
 from .model import Check
 from .parsers.vegeta import parse_vegeta
 from .rate_checks import rate_checks
-from .rate_model import RateResult
+from .rate_model import RateResult, merge_results
 from .run_files import read_json, read_raw
 from .schema import CPU_FIELDS, checked
 
 RATE_FILE = re.compile(
     r"(?P<setup>[a-z0-9-]+)\.gomaxprocs-(?P<n>[1-9][0-9]{0,3})\.block-(?P<block>[1-9][0-9]{0,3})\.run-(?P<repeat>[1-9][0-9]{0,3})"
-    r"\.rate-(?P<rate>[1-9][0-9]{0,8})\.vegeta\.csv\.gz",
+    r"\.rate-(?P<rate>[1-9][0-9]{0,8})(?:\.(?P<client>client-[1-9][0-9]{0,3}))?\.vegeta\.csv\.gz",
     re.A,
 )
 LIST = "fixed_rate_measurements"
@@ -91,17 +94,31 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
 
     if not name:
         return unusable(f"not measured: {entry.get('problem') or 'no results file'}")
-    match = RATE_FILE.fullmatch(name)
-    said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"])
-    if match is None or (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"])) != said:
-        return unusable(f"the file name {name[:120]!r} does not say this measurement's setup, GOMAXPROCS, block, run and rate")
-    data = read_raw(run_dir, name, "vegeta", problems)
-    if data is None:
-        return unusable("its results file could not be read")
-    try:
-        result = parse_vegeta(name, data, entry["rate"])
-    except ParseError as exc:
-        return unusable(exc.message(), "parse")
+    clients = entry.get("clients")
+    if clients is not None and not (isinstance(clients, list) and len(clients) > 1 and all(isinstance(c, dict) for c in clients)):
+        return unusable("its list of clients is not a list of two or more clients")
+    if clients and name != clients[0].get("file"):
+        return unusable(f"its file {name[:120]!r} is not its first client's")
+    parts = [(name, entry["rate"], None)] if not clients else [(c.get("file"), c.get("rate"), f"client-{i}") for i, c in enumerate(clients, 1)]
+    if clients and (not all(isinstance(rate, int) and rate > 0 for _, rate, _ in parts) or sum(rate for _, rate, _ in parts) != entry["rate"]):
+        return unusable(f"its clients' rates do not add up to {entry['rate']} req/s")
+    results = []
+    for file, rate, client in parts:
+        if client is not None and (not isinstance(file, str) or clients[int(client[7:]) - 1].get("client") != client):
+            return unusable(f"{client}: {clients[int(client[7:]) - 1].get('problem') or 'no results file'}" if not isinstance(file, str)
+                            else f"its clients are not listed as client-1 to client-{len(clients)} in order")
+        match = RATE_FILE.fullmatch(file)
+        said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"], client)
+        if match is None or (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"]), match["client"]) != said:
+            return unusable(f"the file name {file[:120]!r} does not say this measurement's setup, GOMAXPROCS, block, run, rate{' and client' if client else ''}")
+        data = read_raw(run_dir, file, "vegeta", problems)
+        if data is None:
+            return unusable(f"its results file {file[:120]!r} could not be read")
+        try:
+            results.append(parse_vegeta(file, data, rate))
+        except ParseError as exc:
+            return unusable(exc.message(), "parse")
+    result = results[0] if not clients else merge_results(results, entry["rate"], name)
     cpu = None
     if isinstance(entry.get("cpu_file"), str):
         try:

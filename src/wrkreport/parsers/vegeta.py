@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import ParseError, RefusedFile
-from ..rate_model import RateResult
+from ..rate_model import RateResult, merge_results, rate_shares
 
 SUFFIX = ".vegeta.csv.gz"
 MAX_TEXT_BYTES = 1 << 30  # 1 GiB of CSV, about 4 million requests at ~260 bytes a row
@@ -38,6 +38,7 @@ GOB_FIELDS = (b"Result", b"Timestamp", b"Latency", b"BytesIn")  # the type a gob
 # vegeta's timeout errors: `Client.Timeout exceeded while awaiting headers`, `context deadline exceeded`, `i/o timeout`.
 TIMEOUT_ERROR = re.compile(r"Client\.Timeout exceeded|deadline exceeded|i/o timeout|timeout awaiting", re.A)
 RATE_IN_NAME = re.compile(r"\.rate-(?P<rate>[1-9][0-9]{0,8})\.vegeta\.csv(?:\.gz)?$", re.A)
+CLIENT_PART = re.compile(r"\.client-(?P<index>[1-9][0-9]{0,3})(?P<suffix>\.vegeta\.csv(?:\.gz)?)$", re.A)  # one of several clients' files
 BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}", re.A)
 
 
@@ -150,6 +151,30 @@ def read_vegeta_file(path: str | Path, offered_rps: float | None = None) -> Rate
     except RefusedFile as exc:
         raise ParseError(str(path), None, exc.reason) from None
     return parse_vegeta(path, data, offered_rps)
+
+
+def client_part(name: str) -> tuple[str, int] | None:
+    """Return (the measurement's own name, client index) of one client's file of several, None for any other name.
+
+    >>> client_part("go-http.gomaxprocs-1.block-1.run-1.rate-2000.client-2.vegeta.csv.gz")
+    ('go-http.gomaxprocs-1.block-1.run-1.rate-2000.vegeta.csv.gz', 2)
+    """
+    match = CLIENT_PART.search(name)
+    return (name[: match.start()] + match["suffix"], int(match["index"])) if match else None
+
+
+def read_client_files(paths: list[str | Path]) -> RateResult:
+    """Read one measurement's client files (`<stem>.client-<i>.vegeta.csv.gz`, i = 1..n, each at its share of the rate in the stem) into one exact record."""
+    names = [client_part(Path(path).name) for path in paths]
+    if None in names or len({name for name, _ in names}) != 1:
+        raise ParseError(str(paths[0]), None, "not the client files of one fixed-rate measurement (<stem>.client-<i>.vegeta.csv.gz)")
+    order = sorted(zip(names, paths), key=lambda item: item[0][1])
+    if [index for (_, index), _ in order] != list(range(1, len(order) + 1)):
+        raise ParseError(str(order[0][1]), None, f"clients {', '.join(str(i) for (_, i), _ in order)} of a measurement: expected clients 1 to {len(order)}, every one")
+    rate = offered_rate_of(names[0][0])
+    shares = rate_shares(rate, len(order)) if rate is not None and rate >= len(order) else [None] * len(order)
+    parts = [read_vegeta_file(path, share) for (_, path), share in zip(order, shares)]
+    return merge_results(parts, rate, str(order[0][1]))
 
 
 def offered_rate_of(name: str) -> int | None:
