@@ -1,12 +1,14 @@
-# fixed_rate.sh: the fixed-rate latency phase (issue 21): vegeta built in preflight, then after the throughput blocks, blocks of one round at each rate.
+# fixed_rate.sh: the fixed-rate latency phase (issue 21): vegeta built in preflight (and copied to the clients), then after the throughput blocks, blocks of one round at each rate.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
-# build_vegeta: the pinned vegeta, built once with the run's Go into the cache (bench/vegeta_build.py).
+# build_vegeta: the pinned vegeta, built once with the run's Go into the cache (bench/vegeta_build.py);
+# with --client-hosts copied into each remote client's work dir (sha256 checked there; exit 2 if one cannot take it).
 build_vegeta() {
   ((PLAN[rate_phase])) || return 0
   VEGETA="$(PYTHONPATH="${ROOT}/src${PYTHONPATH:+:${PYTHONPATH}}" python3 -m wrkreport.bench.vegeta_build)" ||
     die 1 "could not build vegeta for the fixed-rate phase (see above; --rates off runs without it)"
+  [[ -z "${CLIENTS_STATE}" ]] || helper clients-vegeta --state "${CLIENTS_STATE}" --plan "${WORK}/plan.json" --vegeta "${VEGETA}" || exit
 }
 
 # record_vegeta: vegeta's version in the manifest, as wrk's.
@@ -14,10 +16,21 @@ record_vegeta() {
   [[ -z "${VEGETA}" ]] || helper vegeta-record --run "${RUN_DIR}" --vegeta "${VEGETA}" || die 1 "could not record vegeta's version"
 }
 
-# rate_warm_up N RATE: vegeta at RATE for a moment per usable setup, results not kept (connections opened, caches warm).
+# rate_warm_up N RATE: vegeta at RATE for a moment per usable setup, results not kept (connections opened, caches warm);
+# with --client-hosts on every client at once, through the helper.
 rate_warm_up() {
-  local setup targets="${WORK}/warm-up.targets"
+  local setup targets="${WORK}/warm-up.targets" rc line
   for setup in "${USABLE[@]}"; do
+    if [[ -n "${CLIENTS_STATE}" ]]; then
+      rc=0
+      ask rate-warm-up --setup "${setup}" --rate "$2" --vegeta "${VEGETA}" --work-dir "${WORK}" --clients "${CLIENTS_STATE}" || rc=$?
+      ((rc != 130 && rc != 143)) || exit "${rc}"
+      ((rc == 0)) || die 1 "could not run the fixed-rate warm-up of ${setup} on the clients (exit status ${rc})"
+      for line in "${ANSWER[@]}"; do
+        log "fixed-rate warm-up of ${setup}: ${line}"
+      done
+      continue
+    fi
     printf 'GET %s\n' "${PLAN[url.${setup}]}" >"${targets}"
     "${CLIENT_PIN[@]}" "${VEGETA}" attack -targets "${targets}" -rate "$2/1s" -duration "${PLAN[rate_warmup_s]}s" \
       -max-connections "${PLAN[rate_max_connections]}" -keepalive=true -http2=false >/dev/null 2>"${WORK}/vegeta.stderr" &
@@ -29,12 +42,19 @@ rate_warm_up() {
 # measure_rate N SETUP RATE: one fixed-rate measurement through the helper's `measure-rate`
 # (its .vegeta.csv.gz and .cpu.json, its manifest entry in fixed_rate_measurements).
 measure_rate() {
-  local n="$1" setup="$2" rate="$3" stem rc=0
+  local n="$1" setup="$2" rate="$3" stem rc=0 clients=() hosts=() i
   stem="${setup}.gomaxprocs-${n}.block-${BLOCK}.run-${BLOCK}.rate-${rate}"
   STAGE="${setup} GOMAXPROCS=${n} fixed-rate block ${BLOCK} at ${rate} req/s (its partial output was discarded)"
   CURRENT_FILES=("${RUN_DIR}/${stem}.vegeta.csv.gz" "${RUN_DIR}/${stem}.cpu.json")
+  if [[ -n "${CLIENTS_STATE}" ]]; then
+    clients=(--clients "${CLIENTS_STATE}")
+    read -ra hosts <<<"${PLAN[client_hosts]}"
+    for ((i = 1; i <= ${#hosts[@]}; i++)); do
+      CURRENT_FILES+=("${RUN_DIR}/${stem}.client-${i}.vegeta.csv.gz")
+    done
+  fi
   PROGRESS_OPEN=1
-  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" || rc=$?
+  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()

@@ -19,7 +19,7 @@ from .setups import PROG, SETUP_IDS, UsageError
 from . import target as target_mod
 from .commands_blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
 from .commands_clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
-from .commands_rate import cmd_measure_rate, cmd_rate_pass_start, cmd_rate_plan, cmd_vegeta_record
+from .commands_rate import cmd_clients_vegeta, cmd_measure_rate, cmd_rate_pass_start, cmd_rate_plan, cmd_rate_warm_up, cmd_vegeta_record
 from .commands_finish import cmd_decide, cmd_finish, cmd_summary
 from .handshake import cmd_tls_record
 from .commands_preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_nginx, cmd_tune
@@ -174,7 +174,11 @@ def main_parser() -> argparse.ArgumentParser:
         (("--rate",), {"type": int, "required": True}),
         (("--vegeta",), {"required": True}),
         (("--work-dir",), {"required": True}),
+        (("--clients",), {}),  # the state file of clients-preflight: vegeta on every client at once, at its share of the rate
     )
+    add("rate-warm-up", cmd_rate_warm_up, run, setup, (("--rate",), {"type": int, "required": True}), (("--vegeta",), {"required": True}),
+        (("--work-dir",), {"required": True}), (("--clients",), {"required": True}))
+    add("clients-vegeta", cmd_clients_vegeta, (("--state",), {"required": True}), (("--plan",), {"required": True}), (("--vegeta",), {"required": True}))
     return p
 
 
@@ -236,7 +240,7 @@ def serve_commands(run: str) -> int:
         sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
         sys.stdout.write(f"{DONE} {status}\n")
         sys.stdout.flush()
-        if command[:1] in (["measure"], ["warm-up"], ["measure-rate"]) and status >= 128:
+        if command[:1] in (["measure"], ["warm-up"], ["measure-rate"], ["rate-warm-up"]) and status >= 128:
             return status
     return 0
 

@@ -1,19 +1,23 @@
-"""The helper's subcommands of the fixed-rate phase (issue 21): vegeta's version, the rates per GOMAXPROCS, a phase block's start and one measurement."""
+"""The helper's subcommands of the fixed-rate phase (issue 21): vegeta's version and copies on the clients, the rates per GOMAXPROCS, a phase block's start, warm-ups on the clients and one measurement."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 from pathlib import Path
 
-from ..parsers.vegeta import read_vegeta_file
+from ..parsers.vegeta import read_client_files, read_vegeta_file
 from ..rate_checks import rate_held_check
-from .cpu import pinning_of
+from . import target as target_mod
+from .cpu import cpu_snapshot, pinning_of, server_pids
 from .fixed_rate import Attack, measure_rate, rate_stem
+from .fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_up_on_clients
+from .remote_clients.state import ClientError, load_clients
 from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from .precision import rate_of
 from .rateplan import round_rate
-from .setups import MAX_RATE
+from .setups import MAX_RATE, PROG
 from .values import iso, utc_now
 from .vegeta_build import record_vegeta_version
 
@@ -65,44 +69,87 @@ def cmd_rate_pass_start(args) -> int:
     return 0
 
 
-def cmd_measure_rate(args) -> int:
-    """Run one fixed-rate measurement (bench/fixed_rate.py): its progress line, files and entry in the manifest's fixed_rate_measurements.
-
-    Exits 0 once recorded, whatever vegeta's status (a failed attack is recorded with its
-    problem); on SIGINT/SIGTERM with 128 + N, nothing recorded.
-    """
-    run_dir = Path(args.run)
-    manifest = load_manifest(run_dir)
-    params = manifest["parameters"]
-    attack = Attack(
-        params["urls"][args.setup],
-        args.rate,
+def run_attack(params: dict, setup: str, rate: int) -> Attack:
+    """Return the attack of one fixed-rate measurement (or warm-up) of a setup at a rate, from the run's parameters."""
+    return Attack(
+        params["urls"][setup],
+        rate,
         float(params["rate_duration_s"]),
         max_connections=params["rate_max_connections"],
         timeout_s=float(params["wrk_timeout_s"]),
         expect_body_bytes=params["body_bytes"],
         client_pin=params.get("pin_client"),
     )
+
+
+def cmd_measure_rate(args) -> int:
+    """Run one fixed-rate measurement (bench/fixed_rate.py; with --clients, fixed_rate_clients.py): its progress line, files and entry in fixed_rate_measurements.
+
+    Exits 0 once recorded, whatever vegeta's status (a failed attack is recorded with its
+    problem); on SIGINT/SIGTERM with 128 + N, nothing recorded. The servers' CPU time is
+    read where they run: here, or on the --server-host target over the helper's session.
+    """
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    attack = run_attack(params, args.setup, args.rate)
     done = len(manifest.get("fixed_rate_measurements") or [])
     print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
           end="", file=sys.stderr, flush=True)
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "block": args.block, "round": 1, "repeat": args.block}
     stem = rate_stem(args.setup, args.gomaxprocs, args.block, args.block, args.rate)
     servers = find_pass(manifest, args.gomaxprocs)["pids"]
-    run = measure_rate(args.vegeta, attack, run_dir, Path(args.work_dir), stem, ids, servers, pinning_of(params))
-    if run.signal is not None:
-        print("interrupted", file=sys.stderr)
-        return 128 + run.signal
-    manifest.setdefault("fixed_rate_measurements", []).append(run.entry(ids, attack))
+    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh, as for wrk
+    snapshot = (lambda: shell.snapshot(servers)) if shell else (lambda: cpu_snapshot(server_pids(servers)))
+    where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
+    if args.clients:
+        ran = measure_rate_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, run_dir, Path(args.work_dir),
+                                      stem, ids, snapshot, where, pinning_of(params))
+        if ran.signal is not None:
+            print("interrupted", file=sys.stderr)
+            return 128 + ran.signal
+        entry, tail = ran.entry, ran.progress
+    else:
+        run = measure_rate(args.vegeta, attack, run_dir, Path(args.work_dir), stem, ids, servers, pinning_of(params), snapshot, where)
+        if run.signal is not None:
+            print("interrupted", file=sys.stderr)
+            return 128 + run.signal
+        entry, tail = run.entry(ids, attack), ""
+    manifest.setdefault("fixed_rate_measurements", []).append(entry)
     save_manifest(run_dir, manifest)
-    print(rate_progress(run_dir, run.file, args.rate) if run.file else f"no result: {run.problem}", file=sys.stderr)
+    print((rate_progress(run_dir, entry, args.rate) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
     return 0
 
 
-def rate_progress(run_dir: Path, name: str, rate: int) -> str:
+def cmd_rate_warm_up(args) -> int:
+    """Run the fixed-rate warm-up of a setup on every --client-hosts client at once (results discarded); print each client's failure."""
+    manifest = load_manifest(Path(args.run))
+    attack = run_attack(manifest["parameters"], args.setup, args.rate)
+    attack = Attack(attack.url, attack.rate, float(manifest["parameters"]["rate_warmup_s"]), max_connections=attack.max_connections,
+                    timeout_s=attack.timeout_s, expect_body_bytes=attack.expect_body_bytes)
+    stopped, failed = warm_up_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, Path(args.work_dir))
+    if stopped is not None:
+        return 128 + stopped
+    print("\n".join(failed), end="\n" if failed else "")
+    return 0
+
+
+def cmd_clients_vegeta(args) -> int:
+    """Copy vegeta into every remote client's work dir (sha256 checked there) with a targets file per setup (exit 2 with one line when a client cannot take it)."""
+    plan = json.loads(Path(args.plan).read_text())
+    try:
+        install_vegeta(load_clients(Path(args.state)), Path(args.vegeta), plan["urls"], lambda text: print(f"[run_bench] {text}", file=sys.stderr))
+    except ClientError as exc:
+        print(f"{PROG}: --client-hosts: {exc}; nothing was started", file=sys.stderr)
+        return 2
+    return 0
+
+
+def rate_progress(run_dir: Path, entry: dict, rate: int) -> str:
     """Return the end of a fixed-rate progress line: 'held, p50 0.15 ms, p99 0.41 ms' or why the rate was not held."""
     try:
-        result = read_vegeta_file(run_dir / name, rate)
+        clients = entry.get("clients")
+        result = read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], rate)
     except Exception as exc:  # noqa: BLE001 - a progress line only; `wrkreport build` reports the file
         return f"unreadable results: {' '.join(str(exc).split())[:200]}"
     held = rate_held_check(result)
@@ -134,7 +181,8 @@ def rates_for(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tu
             said.append("no throughput measured to take shares of")
         else:
             setup, value = slowest
-            shared = [min(round_rate(share * value), MAX_RATE) for share in shares]
+            least = max(1, len(params.get("client_hosts") or []))  # every client at 1 req/s at least
+            shared = [max(least, min(round_rate(share * value), MAX_RATE)) for share in shares]
             rates += shared
             said.append(f"{', '.join(f'{share:.0%}' for share in shares)} of the slowest setup's {value:,.0f} req/s ({setup}): "
                         f"{', '.join(f'{r:,}' for r in shared)} req/s")

@@ -33,6 +33,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..parsers.vegeta import SUFFIX
 from .cpu import cpu_record, cpu_snapshot, run_measured, server_pids
@@ -133,21 +134,26 @@ def generator_threads(attack: Attack) -> int:
 
 
 def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Path, stem: str, ids: dict,
-                 servers: dict | None = None, pinning: dict | None = None) -> RateRun:
+                 servers: dict | None = None, pinning: dict | None = None, snapshot: Callable[[], dict] | None = None,
+                 target: tuple[int, int | None] | None = None) -> RateRun:
     """Run one fixed-rate measurement; keep <stem>.vegeta.csv.gz and <stem>.cpu.json in run_dir (see the module's docstring).
 
     servers: the pass's PIDs as in the manifest ({"go": pid, "nginx": pid, ...}) whose CPU
     time is read around the attack; ids: the measurement's identity for the .cpu.json.
+    With --server-host, snapshot reads them on the target (target.TargetShell.snapshot)
+    and target is its (clock ticks per second, logical cores), as for wrk (cpu.cpu_record).
     """
     targets, gob, err = (work_dir / f"{stem}.{kind}" for kind in ("targets", "vegeta.gob", "vegeta.err"))
     targets.write_text(f"GET {attack.url}\n")
     argv = attack_argv(vegeta, attack, targets)
-    pids = server_pids(servers or {})
-    before = cpu_snapshot(pids)
+    if snapshot is None:
+        pids = server_pids(servers or {})
+        snapshot = lambda: cpu_snapshot(pids)  # noqa: E731
+    before = snapshot()
     started = now_ms()
     attacked = run_measured(argv, gob, err)
     ended = now_ms()
-    after = cpu_snapshot(pids)
+    after = snapshot()
     common = {"command": " ".join(argv), "exit_code": attacked.status, "signal": attacked.signal, "started_at": iso_ms(started),
               "ended_at": iso_ms(ended), "generator_cpu_s": round(attacked.user_s + attacked.system_s, 3), "wall_s": attacked.wall_s}
     results = run_dir / f"{stem}{SUFFIX}"
@@ -162,7 +168,7 @@ def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Pa
         usage = {"user_s": round(attacked.user_s, 3), "system_s": round(attacked.system_s, 3), "pids": [attacked.pid],
                  "threads": generator_threads(attack)}
         cpu_file = run_dir / f"{stem}.cpu.json"
-        write_json_atomic(cpu_file, cpu_record({"file": results.name, **ids}, before, after, usage, attacked.wall_s, pinning))
+        write_json_atomic(cpu_file, cpu_record({"file": results.name, **ids}, before, after, usage, attacked.wall_s, pinning, target))
         return RateRun(results.name, cpu_file.name, problem=None, **common)
     finally:
         for path in (targets, gob, err):

@@ -7,7 +7,9 @@ rates: whole req/s (`2000,5000`), shares of the slowest setup's measured req/s a
 GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: half the
 slowest setup's throughput), so every setup is offered the same load. With the stopping
 rule, the phase's expected time comes out of --max-time: the throughput blocks stop early
-enough for the whole run to fit. Standard library only.
+enough for the whole run to fit. With --server-host vegeta runs here against the target
+(as wrk does); with --client-hosts on every client at once, each at its share of the rate
+(bench/fixed_rate_clients.py). Standard library only.
 """
 
 from __future__ import annotations
@@ -56,12 +58,9 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
     elif text is not None:
         rates, shares = parse_rates(text, source)
         profile["rate_blocks"] = profile["rate_blocks"] or 1  # a profile without the phase runs it once when asked
-    remote = plan.get("server_host") is not None or bool(plan.get("client_hosts"))
-    if remote and profile["rate_blocks"]:
-        if text is not None and text.strip() != OFF:
-            raise UsageError("--rates: the fixed-rate phase does not yet run with --server-host or --client-hosts")
-        profile["rate_blocks"] = 0
-        plan["warnings"].append("no fixed-rate phase with --server-host or --client-hosts yet: latencies only at saturation")
+    clients = len(plan.get("client_hosts") or [])
+    if rates and rates[0] < clients:  # each client offers its share: at least 1 req/s
+        raise UsageError(f"{source} {rates[0]}: below 1 req/s per client over the {clients} --client-hosts")
     if plan["load_generator"] != "wrk" or plan.get("connection_per_request"):
         profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's keep-alive runs only
     if not profile["rate_blocks"]:

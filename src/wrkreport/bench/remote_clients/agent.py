@@ -10,6 +10,7 @@ HIST_ENV = "WRKREPORT_HIST_FILE"  # read by histogram.lua's done()
 RTT_SAMPLES = 10
 RTT_PORT = 22  # a TCP connect's SYN -> SYN-ACK (or RST when nothing listens) is one round trip
 STOP_WAIT_S = 3.0  # how long the stop script waits for a wrk to exit after SIGTERM
+GENERATORS = ("wrk", "vegeta")  # the only processes stop and down scripts kill by a recorded PID (its /proc/PID/comm)
 AGENT = "wrkreport-agent"  # the first line of agent_script: how down_script knows an agent's PID is still one
 RECORD = b"\x1ewrkreport-record\n"  # after wrk's stdout: the agent's record, then an RS line, then the histogram
 READY = b"wrkreport-client-ready\n"  # an agent's line for a run: waiting for the start line
@@ -33,8 +34,10 @@ def agent_script(workdir: str) -> str:
     before and right after the PID is written, its CPU by `times` around it, stdout and
     stderr in files. The answer: wrk's stdout, RECORD and the record, RS, the histogram,
     STDERR_MARK and wrk's stderr, then the end marker with the exit status (a stopped run:
-    the end marker alone). Its PID is in agent.PID.pid, so down_script can end an agent
-    left reading a session the link lost.
+    the end marker alone). HIST `v` runs vegeta (the command's first word; stdout its binary
+    results): the answer's first part is then `vegeta encode --to csv` of them, text, made
+    after its CPU time and end were taken, a failed encoding said after its stderr. Its PID
+    is in agent.PID.pid, so down_script can end an agent left reading a session the link lost.
     """
     return f"""# {AGENT}
 cd {shlex.quote(workdir)} || exit 125
@@ -65,13 +68,19 @@ run() {{
       s=$?
       times > "$n.t1"
       b=$(date -u +%s%3N 2>/dev/null)
-      cat "$n.out"
+      if [ "$h" = v ]; then
+        "$1" encode --to csv "$n.out" 2>> "$n.err" 3<&-
+        e=$?
+      else
+        cat "$n.out"
+      fi
       printf '\\036wrkreport-record\\nstarted_ms %s\\nended_ms %s\\nstatus %s\\n' "$a" "$b" "$s"
       printf 't0 '; tr '\\n' ' ' < "$n.t0"; echo
       printf 't1 '; tr '\\n' ' ' < "$n.t1"; echo
       printf '\\036\\n'
       [ "$h" = 1 ] && cat "$n.hist.json" 2>/dev/null
       printf '\\036wrkreport-stderr\\n'
+      [ "$h" = v ] && [ "$e" != 0 ] && echo "vegeta encode exit $e"
       cat "$n.err"
     fi
   fi
@@ -92,12 +101,12 @@ def sh_words(words: list[str]) -> str:
 
 
 def kill_lines(pid_file: str) -> str:
-    """Return sh lines sending SIGTERM to the wrk whose PID is in pid_file (if it still is wrk), then waiting for it."""
+    """Return sh lines sending SIGTERM to the load generator whose PID is in pid_file (if it still is wrk or vegeta), then waiting for it."""
     f = pid_file
     return (
         f"p=$(cat {f} 2>/dev/null)\n"
         "case \"$p\" in ''|*[!0-9]*) p= ;; esac\n"
-        "if [ -n \"$p\" ] && [ \"$(cat /proc/$p/comm 2>/dev/null)\" = wrk ]; then\n"
+        f"if [ -n \"$p\" ] && case \"$(cat /proc/$p/comm 2>/dev/null)\" in {'|'.join(GENERATORS)}) true ;; *) false ;; esac; then\n"
         "  kill -TERM \"$p\" 2>/dev/null\n"
         f"  i=0; while [ -e /proc/$p ] && [ $i -lt {int(STOP_WAIT_S * 10)} ]; do sleep 0.1; i=$((i + 1)); done\n"
         "  [ -e /proc/$p ] && kill -KILL \"$p\" 2>/dev/null\n"

@@ -37,6 +37,8 @@ class ClientRun:
     system_s: float | None = None
     started_ms: int | None = None
     ended_ms: int | None = None
+    generator: str = "wrk"  # or "vegeta": its stdout is its binary results, CSV-encoded on a remote client, never mixed with its stderr
+    duration_s: float | None = None  # how long it runs (None: wrk's -d)
 
     @property
     def command(self) -> str:
@@ -45,7 +47,8 @@ class ClientRun:
 
 def run_line(run: "ClientRun") -> str:
     """Return the agent's command line for one wrk run."""
-    return "run " + sh_words([run.name, "1" if run.hist is not None else "0", *run.argv])
+    mode = "v" if run.generator == "vegeta" else "1" if run.hist is not None else "0"
+    return "run " + sh_words([run.name, mode, *run.argv])
 
 
 def connection_share(connections: int, index: int, count: int) -> int:
@@ -131,6 +134,11 @@ def wrk_duration_s(argv: list[str]) -> float:
         if match:
             return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[match[2].lower()]
     return WRK_DEFAULT_S
+
+
+def run_seconds(run: ClientRun) -> float:
+    """Return how long a client's load generator runs: its duration_s, else wrk's -d."""
+    return run.duration_s if run.duration_s is not None else wrk_duration_s(run.argv)
 
 
 def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
@@ -223,7 +231,7 @@ def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
         answer, run.status = answers[id(run)]
         read_answer(run, answer)
     for run in runs:
-        if run.out is not None and run.err.exists():
+        if run.out is not None and run.err.exists() and run.generator == "wrk":
             with open(run.out, "ab") as f:
                 f.write(run.err.read_bytes())
     return None
@@ -268,7 +276,7 @@ def wait_ready(state: Clients, runs: list[ClientRun], sessions: dict[int, Client
 
 def collect(remote: list[ClientRun], runs: list[ClientRun], sessions: dict[int, ClientSession], answers: dict, lose) -> None:
     """Read every remote answer up to its end marker (a session that ends or is silent past wrk's -d plus END_MARGIN_S is lost) and reap the local wrk."""
-    deadlines = {id(run): time.monotonic() + wrk_duration_s(run.argv) + END_MARGIN_S for run in remote}
+    deadlines = {id(run): time.monotonic() + run_seconds(run) + END_MARGIN_S for run in remote}
     by_id = {id(run): run for run in remote}
     local = [run for run in runs if not run.client.remote and run.pid is not None]
     while True:
@@ -283,7 +291,7 @@ def collect(remote: list[ClientRun], runs: list[ClientRun], sessions: dict[int, 
             return
         now = time.monotonic()
         for key in [k for k in sessions if now > deadlines[k]]:
-            lose(by_id[key], f"no answer {wrk_duration_s(by_id[key].argv) + END_MARGIN_S:g}s after wrk started", ended=False)
+            lose(by_id[key], f"no answer {run_seconds(by_id[key]) + END_MARGIN_S:g}s after {by_id[key].generator} started", ended=False)
         fds = {session.fd: key for key, session in sessions.items()}
         for fd in select.select(list(fds), [], [], 0.01 if local else 0.1)[0] if fds else ():
             if not sessions[fds[fd]].pull():

@@ -11,6 +11,7 @@ from .state import Client, Clients
 
 
 READY_TIMEOUT_S = 30.0  # how long the clients' ssh sessions may take to be ready
+MARK_BYTES = 64  # longer than an end marker: where a search resumes, so a marker split between reads is found
 END_MARGIN_S = 15.0  # how long past wrk's -d an answer may take before its session counts as lost
 
 
@@ -22,7 +23,8 @@ class ClientSession:
         argv = state.ssh(client.host, f"sh -c {shlex.quote(agent_script(client.dir))}", stdin=True)
         # Its own session: a Ctrl-C at the terminal reaches this helper (which stops wrk), not the ssh carrying the answer.
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
-        self.buffer = b""
+        self.buffer = bytearray()  # grown in place: a fixed-rate answer is megabytes of CSV
+        self.scanned = 0  # how far take_answer has looked for the end marker
         self.fresh = True  # opened during the current run_all: a failure is not worth a second session
 
     @property
@@ -49,10 +51,11 @@ class ClientSession:
 
     def take_answer(self) -> tuple[bytes, int] | None:
         """Return the answer read so far up to its end marker and wrk's exit status, or None while it is incomplete."""
-        match = END_MARK.search(self.buffer)
+        match = END_MARK.search(self.buffer, max(0, self.scanned - MARK_BYTES))
         if not match:
+            self.scanned = len(self.buffer)  # each byte looked at about once, however many reads an answer takes
             return None
-        answer, self.buffer = self.buffer[: match.start()], self.buffer[match.end() :]
+        answer, self.buffer, self.scanned = bytes(self.buffer[: match.start()]), self.buffer[match.end() :], 0
         return answer, int(match[1])
 
     def exit_status(self, wait_s: float) -> int:
