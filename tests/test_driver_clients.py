@@ -314,7 +314,8 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
     out = tmp_path / "raw"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     done = subprocess.run(bench.lab.in_controller(str(SCRIPT), "--quick", "--server-host", target.ssh, "--client-hosts", f"{one.ssh},{two.ssh}",
-                                                  "--ssh-config", str(bench.lab.ssh_config), "--out", str(out)), capture_output=True, text=True, timeout=600, env=env)
+                                                  "--ssh-config", str(bench.lab.ssh_config), "--out", str(out), "--rates", "500"),
+                          capture_output=True, text=True, timeout=600, env=env)
     if done.returncode == 2 and "--server-host is not implemented yet" in done.stderr:
         pytest.skip("run_bench.sh refuses --server-host in this build (the server side over ssh is another branch): " + done.stderr.strip().splitlines()[-1])
     assert done.returncode == 0, done.stderr
@@ -333,6 +334,11 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
     for p in manifest["passes"]:
         assert all(cell["header_bytes"] == 141 for cell in p["cells"].values()), p["cells"]
     assert [h["net_ns"] for h in manifest["client_hosts"]] == [net_ns(bench.lab, one), net_ns(bench.lab, two)]
+    rated = manifest["fixed_rate_measurements"]  # the fixed-rate phase: vegeta on both clients at 250 req/s each
+    assert {(m["setup"], m["gomaxprocs"]) for m in rated} == cells
+    for m in rated:
+        assert [(c["client"], c["rate"], c["exit_code"]) for c in m["clients"]] == [("client-1", 250, 0), ("client-2", 250, 0)] and m["rate"] == 500
+        assert all((run / c["file"]).is_file() for c in m["clients"]) and json.loads((run / m["cpu_file"]).read_text())["host"] == "target"
     report = tmp_path / "report"
     built = subprocess.run([str(Path(sys.executable).parent / "wrkreport"), "build", str(run), "--out", str(report)], capture_output=True, text=True, timeout=300, env=env)
     assert built.returncode == 0, built.stderr

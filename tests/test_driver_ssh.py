@@ -118,6 +118,7 @@ def test_wrk_missing_on_a_client_without_root_stops_with_the_install_line(tmp_pa
 # --- A quick run with the servers on the target --------------------------------------------
 
 TARGET_SETUPS = "go-http,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix"
+TARGET_RATE = 500  # the fixed-rate phase's rate in the quick run over ssh: held anywhere
 
 
 def script_env() -> dict[str, str]:
@@ -173,7 +174,7 @@ def target_run(lab, tmp_path_factory):
     """One quick run from the controller namespace with the servers on host-1; (result, run dir, wall s)."""
     out = tmp_path_factory.mktemp("ssh-run") / "raw"
     started = time.monotonic()
-    done = subprocess.run(bench_argv(lab, out), capture_output=True, text=True, timeout=300, env=script_env())
+    done = subprocess.run(bench_argv(lab, out, "--rates", str(TARGET_RATE)), capture_output=True, text=True, timeout=300, env=script_env())
     wall = time.monotonic() - started
     print(f"quick run over ssh: {wall:.1f}s wall")  # a timing, printed, never asserted
     runs = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()] if out.exists() else []
@@ -228,6 +229,32 @@ def test_quick_run_with_the_servers_on_the_target(lab, target_run):
     # Nothing left on either machine; the target's work dir removed.
     assert lab.leftovers() == {}
     assert target_work_dirs(lab) == []
+
+
+def test_the_fixed_rate_phase_runs_here_against_the_target_with_its_cpu_read_there(lab, target_run):
+    done, run_dir, _ = target_run
+    assert done.returncode == 0, done.stderr[-4000:]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    host, cores = lab.hosts[0], manifest["server_host"]["machine"]["logical_cores"]
+    entries = manifest["fixed_rate_measurements"]
+    assert {(e["setup"], e["gomaxprocs"]) for e in entries} == {(s, n) for s in TARGET_SETUPS.split(",") for n in manifest["parameters"]["gomaxprocs"]}
+    from wrkreport.parsers.vegeta import read_vegeta_file
+
+    for entry in entries:
+        assert entry["rate"] == TARGET_RATE and entry["url"].startswith(f"http://{host.address}:") and "problem" not in entry, entry
+        assert "client" not in entry and " -rate 500/1s " in entry["command"], "vegeta ran here, as wrk does with --server-host"
+        cpu = json.loads((run_dir / entry["cpu_file"]).read_text())
+        assert cpu["host"] == "target" and cpu["logical_cores"] == cores, "the servers' CPU read on the target, over the helper's session"
+        for name in ("go", "nginx") if entry["setup"] != "go-http" else ("go",):
+            used = cpu["processes"][name]
+            assert used and used["user_s"] + used["system_s"] > 0, (entry["file"], name, used)
+        assert cpu["processes"]["wrk"]["pids"] and cpu["processes"]["wrk"]["user_s"] + cpu["processes"]["wrk"]["system_s"] > 0
+        result = read_vegeta_file(run_dir / entry["file"], entry["rate"])
+        assert result.requests > 0 and result.status_count(200) == result.requests, entry["file"]
+        print(f"{entry['setup']} GOMAXPROCS={entry['gomaxprocs']} at {TARGET_RATE} req/s on the target: achieved {result.achieved_rps:.1f}, "
+              f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms")
+    passes = manifest["fixed_rate_passes"]
+    assert passes and all(p["pids"]["go"] and all(c["header_bytes"] == 141 for c in p["cells"].values()) for p in passes)
 
 
 def test_wrkreport_builds_the_run_from_the_target(target_run, tmp_path):

@@ -35,8 +35,9 @@ def agent_script(workdir: str) -> str:
     stderr in files. The answer: wrk's stdout, RECORD and the record, RS, the histogram,
     STDERR_MARK and wrk's stderr, then the end marker with the exit status (a stopped run:
     the end marker alone). HIST `v` runs vegeta (the command's first word; stdout its binary
-    results): the answer's first part is then `vegeta encode --to csv` of them, text, made
-    after its CPU time and end were taken, a failed encoding said after its stderr. Its PID
+    results): the answer's first part is then `vegeta encode --to csv` of them (when it
+    exited 0), text, made after its CPU time and end were taken, a failed encoding said
+    after its stderr. Its PID
     is in agent.PID.pid, so down_script can end an agent left reading a session the link lost.
     """
     return f"""# {AGENT}
@@ -68,9 +69,9 @@ run() {{
       s=$?
       times > "$n.t1"
       b=$(date -u +%s%3N 2>/dev/null)
+      e=0
       if [ "$h" = v ]; then
-        "$1" encode --to csv "$n.out" 2>> "$n.err" 3<&-
-        e=$?
+        [ "$s" = 0 ] && {{ "$1" encode --to csv "$n.out" 2>> "$n.err" 3<&-; e=$?; }}
       else
         cat "$n.out"
       fi
