@@ -85,6 +85,27 @@ def test_the_copy_is_checked_by_sha256_before_it_becomes_the_work_dirs_vegeta(tm
     assert (tmp_path / "vegeta").stat().st_mode & 0o777 == 0o700 and (tmp_path / "targets.go-http").read_text() == "GET http://h:8080/\n"
 
 
+def test_a_client_of_another_architecture_gets_vegeta_built_for_its_own(tmp_path, monkeypatch):
+    from wrkreport.bench import fixed_rate_clients, vegeta_build
+
+    go = tmp_path / "go"
+    go.write_text('#!/bin/sh\n'
+                  'if [ "$1" = version ]; then printf "%s: go1.26\\n\\tmod\\tgithub.com/tsenart/vegeta/v12\\tv12.13.0\\th1:x\\n\\tbuild\\tGOARCH=arm64\\n" "$3"; exit 0; fi\n'
+                  '[ -z "$GOBIN" ] && [ "$GOOS/$GOARCH" = linux/arm64 ] || exit 9\n'
+                  'mkdir -p "$GOPATH/bin/linux_$GOARCH" && echo arm > "$GOPATH/bin/linux_$GOARCH/vegeta"\n')
+    go.chmod(0o755)
+    monkeypatch.setattr(vegeta_build, "find_go", lambda: str(go))
+    monkeypatch.setattr(fixed_rate_clients.platform, "machine", lambda: "x86_64")
+    here = tmp_path / "cache" / "vegeta-v12.13.0" / "vegeta"
+    built: dict = {}
+    assert fixed_rate_clients.binary_for(here, "x86_64", built, print) == here and built == {}
+    arm = fixed_rate_clients.binary_for(here, "aarch64", built, print)
+    assert arm == tmp_path / "cache" / "vegeta-v12.13.0-linux-arm64" / "vegeta" and arm.read_text() == "arm\n"
+    assert fixed_rate_clients.binary_for(here, "aarch64", built, print) == arm, "built once per run"
+    with pytest.raises(fixed_rate_clients.ClientError, match="a sparc64 machine"):
+        fixed_rate_clients.binary_for(here, "sparc64", built, print)
+
+
 # --- The merge ---------------------------------------------------------------------------
 
 

@@ -4,8 +4,8 @@ The open-loop counterpart of commands_clients.measure_on_clients, for the fixed-
 (issue 21) with --client-hosts. In order:
 
 1. once per run (`clients-vegeta`, install_vegeta): the vegeta built here (static:
-   vegeta_build builds with CGO_ENABLED=0) is copied into each remote client's private
-   work dir over its ssh master, its sha256 checked there against this copy's, and one
+   vegeta_build builds with CGO_ENABLED=0; for a client of another architecture, built
+   for its own) is copied into each remote client's private work dir over its ssh master, its sha256 checked there against this copy's, and one
    targets file per setup written beside it (`targets.<setup>`: `GET URL`). Nothing is
    installed outside that dir, which `clients-down` removes;
 2. per measurement: each client gets its share of the rate (rate_model.rate_shares: the
@@ -43,7 +43,9 @@ from .fixed_rate import Attack, attack_argv, encode_csv_gz, last_words
 from .manifest import write_json_atomic
 from .remote_clients.measuring import ClientRun, connection_share, run_all, start_skew_ms, wrk_usage
 from .remote_clients.state import ClientError, Clients, on_client, said
+from .target import GOARCH
 from .values import iso_ms
+from .vegeta_build import VegetaBuildError, build_vegeta_for
 
 VEGETA_NAME = "vegeta"  # the copy in each remote client's work dir
 COPY_TIMEOUT_S = 300
@@ -74,18 +76,33 @@ def install_script(directory: str, digest: str, urls: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def binary_for(vegeta: Path, arch: str | None, built: dict, log: Callable[[str], None]) -> Path:
+    """Return the vegeta for a client's `uname -m`: this one for this machine's architecture, else one built for its own (vegeta_build.build_vegeta_for)."""
+    here = GOARCH.get(platform.machine())
+    if arch is None or (arch in GOARCH and GOARCH[arch] == here):
+        return Path(vegeta)
+    if arch not in GOARCH:
+        raise ClientError(f"a {arch} machine (uname -m): vegeta cannot be built for it here (known: {', '.join(sorted(GOARCH))}); --rates off runs without it")
+    if arch not in built:
+        try:
+            built[arch] = build_vegeta_for(*GOARCH[arch], cache=Path(vegeta).parent.parent, say=log)
+        except VegetaBuildError as exc:
+            raise ClientError(f"a {arch} machine: {exc}") from None
+    return built[arch]
+
+
 def install_vegeta(state: Clients, vegeta: Path, urls: dict[str, str], log: Callable[[str], None]) -> None:
-    """Copy vegeta into every remote client's work dir (sha256 checked there) with a targets file per setup; raise ClientError naming the client."""
-    binary = Path(vegeta).read_bytes()
-    digest = hashlib.sha256(binary).hexdigest()
-    here = platform.machine()
+    """Copy vegeta (built for each one's architecture) into every remote client's work dir, sha256 checked there, with a targets file per setup; raise ClientError naming the client."""
+    built: dict[str, Path] = {}
     for client in state.clients:
         if not client.remote:
             continue
-        arch = (state.facts.get(client.label) or {}).get("arch")
-        if arch and arch != here:
-            raise ClientError(f"{client.label} ({client.host}): a {arch} machine, and vegeta is built here for {here}; "
-                              "the fixed-rate phase needs clients of this machine's architecture (or --rates off)")
+        try:
+            path = binary_for(vegeta, (state.facts.get(client.label) or {}).get("arch"), built, log)
+        except ClientError as exc:
+            raise ClientError(f"{client.label} ({client.host}): {exc}") from None
+        binary = path.read_bytes()
+        digest = hashlib.sha256(binary).hexdigest()
         copied = on_client(state, client, f"cat > {shlex.quote(client.dir + '/vegeta.part')}", stdin=binary, timeout=COPY_TIMEOUT_S)
         if copied.returncode != 0:
             raise ClientError(f"{client.label} ({client.host}): cannot copy vegeta to {client.dir}: {said(copied)}")

@@ -158,6 +158,56 @@ def build_vegeta(cache: Path | None = None, go: str | None = None, say: Callable
     return binary
 
 
+def cross_dir(cache: Path, goarch: str, goenv: dict[str, str], version: str = VEGETA_VERSION) -> Path:
+    """Return the directory of the pinned vegeta built for another architecture: cache/vegeta-<version>-linux-<goarch>[v<GOARM>]."""
+    return cache / f"vegeta-{version}-linux-{goarch}{'v' + goenv['GOARM'] if goenv.get('GOARM') else ''}"
+
+
+def cross_environment(directory: Path, goarch: str, goenv: dict[str, str]) -> dict[str, str]:
+    """Return the environment of a build for linux/goarch: go_environment's, without GOBIN (go refuses it for another architecture)."""
+    env = {**go_environment(directory, directory), "GOOS": "linux", "GOARCH": goarch, **goenv}
+    del env["GOBIN"]  # the binary lands in GOPATH/bin/linux_<goarch>/
+    return env
+
+
+def is_cross_build(go: str, binary: Path, goarch: str, version: str = VEGETA_VERSION) -> bool:
+    """Return True when binary is the pinned module built for goarch (`go version -m`: it cannot run here)."""
+    text = command_output([go, "version", "-m", str(binary)]) if binary.is_file() else None
+    return bool(text) and f"\tmod\t{VEGETA_MODULE}\t{version}" in text and f"\tbuild\tGOARCH={goarch}\n" in text + "\n"
+
+
+def build_vegeta_for(goarch: str, goenv: dict[str, str], cache: Path | None = None, go: str | None = None,
+                     say: Callable[[str], None] = lambda line: None, version: str = VEGETA_VERSION) -> Path:
+    """Return the pinned vegeta built (static) for linux/goarch, for clients of another architecture; built into its own cache dir when not there."""
+    cache = cache_root() if cache is None else cache
+    go = go or find_go()
+    if go is None:
+        raise VegetaBuildError(f"cannot build vegeta {version} for {goarch}: no go command (on PATH or at {GO_FALLBACK})")
+    directory = cross_dir(cache, goarch, goenv, version)
+    binary = directory / "vegeta"
+    if is_cross_build(go, binary, goarch, version):
+        say(f"vegeta {version} for linux/{goarch}: using {binary}")
+        return binary
+    argv = install_argv(go, version)
+    say(f"building vegeta {version} for linux/{goarch} with {go} into {directory}: {' '.join(argv[1:])}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(argv, env=cross_environment(directory, goarch, goenv), cwd=directory, capture_output=True, text=True,
+                              timeout=BUILD_TIMEOUT_S, check=False)
+        if done.returncode != 0:
+            raise VegetaBuildError(f"go install {VEGETA_MODULE}@{version} for linux/{goarch} failed (exit {done.returncode}): "
+                                   + " ".join((done.stderr or done.stdout).split())[-400:])
+        os.replace(directory / "go" / "path" / "bin" / f"linux_{goarch}" / "vegeta", binary)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise VegetaBuildError(f"could not build vegeta {version} for linux/{goarch}: {exc}") from None
+    finally:
+        shutil.rmtree(directory / "go" / "build", ignore_errors=True)
+    if not is_cross_build(go, binary, goarch, version):
+        raise VegetaBuildError(f"{binary} was built but `go version -m` does not say {VEGETA_MODULE} {version} for {goarch}")
+    say(f"vegeta {version} for linux/{goarch}: built {binary}")
+    return binary
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build (or find) the pinned vegeta and print its path; progress on stderr; exit 2 with one line on failure."""
     parser = argparse.ArgumentParser(prog="python3 -m wrkreport.bench.vegeta_build", description=__doc__.splitlines()[0])
