@@ -224,3 +224,20 @@ def test_wrkreport_parse_merges_one_measurements_client_files(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "wrkreport", "parse", *paths], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and client_name(2) in bad.stderr
+
+
+def test_an_answer_of_megabytes_is_cut_at_its_end_marker_even_when_the_marker_is_split_between_reads():
+    from wrkreport.bench.remote_clients.session import ClientSession
+
+    body, marker = b"row,of,csv\n" * 300_000, b"\x1ewrkreport-end 0\n"
+    for cut in range(len(marker) + 1):  # the read boundary anywhere in the marker
+        session = ClientSession.__new__(ClientSession)
+        session.buffer, session.scanned = bytearray(), 0
+        for start in range(0, len(body), 65536):
+            session.buffer += body[start:start + 65536]
+            assert session.take_answer() is None
+        session.buffer += marker[:cut]
+        early = session.take_answer()
+        assert early is None if cut < len(marker) else early == (body, 0)
+        session.buffer += marker[cut:] + b"next"
+        assert (early or session.take_answer()) == (body, 0) and bytes(session.buffer) == b"next" and session.scanned == 0
