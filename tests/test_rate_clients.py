@@ -241,3 +241,17 @@ def test_an_answer_of_megabytes_is_cut_at_its_end_marker_even_when_the_marker_is
         assert early is None if cut < len(marker) else early == (body, 0)
         session.buffer += marker[cut:] + b"next"
         assert (early or session.take_answer()) == (body, 0) and bytes(session.buffer) == b"next" and session.scanned == 0
+
+
+@pytest.mark.parametrize("clients", ["two", [1, 2], [], {"client-1": {}}, [{"client": "client-1"}, {"client": "client-2"}],
+                                     [{"client": "client-1", "rate": True, "file": client_name(1)}, {"client": "client-2", "rate": 999, "file": client_name(2)}],
+                                     [{"client": "nobody", "rate": 500, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
+                                     [{"client": "client-1", "rate": 500, "file": ["x"]}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
+                                     [{"client": "client-1", "rate": 10**12, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}]])
+def test_a_hostile_client_list_is_one_line_never_a_traceback(tmp_path, clients):
+    run = make_run(tmp_path / "run", [clients_entry() | {"clients": clients}], {client_name(1): HELD, client_name(2): HELD})
+    found, problems = read(run)
+    assert all(not m.usable for m in found) and problems
+    assert all("\n" not in m and "Traceback" not in m for m in messages(problems)), messages(problems)
+    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in built.stderr

@@ -105,7 +105,8 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
     results = []
     for file, rate, client in parts:
         if client is not None and (not isinstance(file, str) or clients[int(client[7:]) - 1].get("client") != client):
-            return unusable(f"{client}: {clients[int(client[7:]) - 1].get('problem') or 'no results file'}" if not isinstance(file, str)
+            why = clients[int(client[7:]) - 1].get("problem") or "no results file"
+            return unusable((why if why.startswith(f"{client} ") else f"{client}: {why}") if not isinstance(file, str)
                             else f"its clients are not listed as client-1 to client-{len(clients)} in order")
         match = RATE_FILE.fullmatch(file)
         said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"], client)
