@@ -115,3 +115,20 @@ def test_the_command_line_prints_the_binary(tmp_path):
                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=False)
     assert failed.returncode == 2 and failed.stdout == "" and "Traceback" not in failed.stderr
     assert failed.stderr.strip().splitlines()[-1].startswith(f"[run_bench] error: go install {VEGETA_MODULE}@{VEGETA_VERSION} failed (exit 1)")
+
+
+@pytest.mark.slow
+def test_a_real_build_for_another_architecture_from_the_native_builds_module_cache(tmp_path, monkeypatch):
+    from wrkreport.bench.vegeta_build import build_vegeta_for, cross_dir, find_go
+
+    native = vegeta_or_skip()  # its module cache holds the sources: GOPROXY=off, nothing is downloaded
+    cache = tmp_path / "cache"
+    (cache / native.parent.name / "go").mkdir(parents=True)
+    (cache / native.parent.name / "go" / "mod").symlink_to(native.parent / "go" / "mod")
+    monkeypatch.setenv("GOPROXY", "off")  # after the module cache, which the build reads first as its proxy
+    binary = build_vegeta_for("arm64", {}, cache=cache, say=print)
+    assert binary == cross_dir(cache, "arm64", {}) / "vegeta"
+    assert binary.read_bytes()[:4] == b"\x7fELF" and binary.read_bytes()[18] == 183, "an ELF for aarch64 (e_machine 183)"
+    shown = subprocess.run([find_go(), "version", "-m", str(binary)], capture_output=True, text=True).stdout
+    assert f"\tmod\t{VEGETA_MODULE}\t{VEGETA_VERSION}" in shown and "\tbuild\tGOARCH=arm64" in shown and "CGO_ENABLED=0" in shown
+    assert build_vegeta_for("arm64", {}, cache=cache, say=print) == binary, "reused once built"

@@ -163,9 +163,12 @@ def cross_dir(cache: Path, goarch: str, goenv: dict[str, str], version: str = VE
     return cache / f"vegeta-{version}-linux-{goarch}{'v' + goenv['GOARM'] if goenv.get('GOARM') else ''}"
 
 
-def cross_environment(directory: Path, goarch: str, goenv: dict[str, str]) -> dict[str, str]:
-    """Return the environment of a build for linux/goarch: go_environment's, without GOBIN (go refuses it for another architecture)."""
-    env = {**go_environment(directory, directory), "GOOS": "linux", "GOARCH": goarch, **goenv}
+def cross_environment(directory: Path, goarch: str, goenv: dict[str, str], modcache: Path) -> dict[str, str]:
+    """Return the environment of a build for linux/goarch: go_environment's, without GOBIN (go refuses it for another
+    architecture), with the native build's module cache (the same sources: nothing downloaded again once that one is built)."""
+    env = {**go_environment(directory, directory), "GOOS": "linux", "GOARCH": goarch, "GOMODCACHE": str(modcache), **goenv}
+    # That cache first, as a proxy (go's own file layout), so nothing is asked of the network it already holds.
+    env["GOPROXY"] = f"{(modcache / 'cache' / 'download').as_uri()},{os.environ.get('GOPROXY') or 'https://proxy.golang.org,direct'}"
     del env["GOBIN"]  # the binary lands in GOPATH/bin/linux_<goarch>/
     return env
 
@@ -192,7 +195,8 @@ def build_vegeta_for(goarch: str, goenv: dict[str, str], cache: Path | None = No
     say(f"building vegeta {version} for linux/{goarch} with {go} into {directory}: {' '.join(argv[1:])}")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(argv, env=cross_environment(directory, goarch, goenv), cwd=directory, capture_output=True, text=True,
+        modcache = vegeta_dir(cache, version) / "go" / "mod"
+        done = subprocess.run(argv, env=cross_environment(directory, goarch, goenv, modcache), cwd=directory, capture_output=True, text=True,
                               timeout=BUILD_TIMEOUT_S, check=False)
         if done.returncode != 0:
             raise VegetaBuildError(f"go install {VEGETA_MODULE}@{version} for linux/{goarch} failed (exit {done.returncode}): "
