@@ -18,6 +18,11 @@ prints (a plain `go install` leaves it empty), which is what the manifest record
 
     python3 -m wrkreport.bench.vegeta_build [--cache DIR] [--go GO]   # prints the binary's path
 
+For --client-hosts of another architecture, build_vegeta_for cross-builds the same pin
+(GOOS=linux GOARCH=..) into cache/vegeta-<version>-linux-<arch>/, reading the native
+build's module cache first as its proxy, and checks it with `go version -m` (it cannot
+run here).
+
 Standard library only, like the rest of wrkreport.bench.
 """
 
