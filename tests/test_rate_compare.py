@@ -82,3 +82,17 @@ def test_compare_prints_and_records_the_change(tmp_path):
     assert "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p99 0.003 -> 0.300 ms, +0.297 ms" in done.stdout, done.stdout
     records = json.loads((tmp_path / "cmp" / "compare.json").read_text())["fixed_rate"]
     assert [(r["percentile"], r["flagged"]) for r in records] == [("p50", True), ("p99", True)]
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert '<h2 id="fixed-rate">Latency added at a fixed load</h2>' in page
+    section = page.split('<h2 id="fixed-rate">')[1].split("</table>")[0]
+    assert section.count("<tr><td>GOMAXPROCS=1, 500 req/s</td><td class=\"setup\">nginx-http</td>") == 2, section
+    assert "added p99</td><td class=\"num\">0.003 (n=3)</td><td class=\"num\">0.300 (n=3)</td><td class=\"num\">+0.297 (" in section, section
+    assert section.count("WORSE: more added in B") == 2, section
+
+
+def test_a_comparison_without_a_fixed_rate_phase_has_no_fixed_rate_section(tmp_path):
+    runs = [str(FIXTURES / "runs" / name) for name in ("default-run-1", "default-run-2")]
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert "Changes per cell" in page and 'id="fixed-rate"' not in page

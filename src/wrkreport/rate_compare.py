@@ -18,6 +18,11 @@ from .rate_run import RateMeasurement
 from .stats import welch_difference_interval
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
+RATE_METHOD = (
+    "Added latency = a setup's latency minus go-http's at the same offered rate, GOMAXPROCS and block, open loop (vegeta); "
+    "the change is run B's mean over blocks minus run A's, in ms, with Welch's 95% t interval on the two runs' block means, "
+    "flagged only when the interval excludes 0. Only cells that held the rate in both runs are compared."
+)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from .. import __version__, change_chart
 from ..analyze import load_analysis
 from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
+from ..rate_compare import RATE_METHOD
 from ..errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes
 from ..run import Run, real_path
@@ -73,6 +74,8 @@ class ComparePage:
     only: tuple[str, ...]
     differences: tuple[tuple[str, str, str], ...]
     chart_caption: str
+    rate_rows: tuple[tuple[str, ...], ...] = ()  # the fixed-rate phase's added latencies, B - A (rate_rows)
+    rate_method: str = ""
 
 
 def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
@@ -101,6 +104,20 @@ def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
                 verdict=verdict,
             )
         )
+    return rows
+
+
+def rate_rows(changes) -> list[tuple[str, ...]]:
+    """Return the fixed-rate table's rows: where (GOMAXPROCS, offered load), setup and percentile, A and B's added ms, B - A with its interval, the verdict."""
+    rows = []
+    for c in changes:
+        if c.ci_low is None:
+            change, verdict = f"{c.change_ms:+.3f}", c.note or ""
+        else:
+            change = f"{c.change_ms:+.3f} ({c.ci_low:+.3f} to {c.ci_high:+.3f})"
+            verdict = ("WORSE: more added in B" if c.change_ms > 0 else "BETTER: less added in B") if c.flagged else "no change shown: the interval includes 0"
+        rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup, f"added {c.percentile}",
+                     f"{c.a_ms:.3f} (n={c.blocks_a})", f"{c.b_ms:.3f} (n={c.blocks_b})", change, verdict))
     return rows
 
 
@@ -223,6 +240,8 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
             f"equally far from 1.0. Shaded: {SAME_LOW:.2f}-{SAME_HIGH:.2f}, where a whole interval means no change. "
             "Higher req/s and a higher ratio to go-http are better; lower p99 latency is better."
         ),
+        rate_rows=tuple(rate_rows(result.rate_changes)),
+        rate_method=RATE_METHOD,
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)
     svgs = {layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
