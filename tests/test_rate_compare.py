@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes
+from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
 
 from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read
 
@@ -48,6 +48,17 @@ def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
         assert c.a_ms == pytest.approx(0.005, abs=1e-6) and c.b_ms == pytest.approx(0.200, abs=1e-6)
         assert c.change_ms == pytest.approx(0.195, abs=1e-6) and c.ci_low < 0.195 < c.ci_high and c.ci_low > 0
     assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.182 to +0.208) WORSE"  # Welch: t(5 df) 2.571 x 0.005
+
+
+def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):
+    a = read(rate_dir(tmp_path / "a", [0, 10]))[0]
+    entries = [entry(s, b, rate=700) for b in (1, 2) for s in SETUPS]
+    b = read(make_run(tmp_path / "b", entries, {e["file"]: HELD for e in entries}))[0]
+    assert rate_changes(a, b) == []
+    assert rate_only_lines(a, b) == [
+        "fixed rate GOMAXPROCS=1: only in A: 500 req/s; only in B: 700 req/s; added latencies compare only at the same offered rate (run both with the same --rates)"]
+    assert rate_only_lines(a, a) == [] and rate_only_lines(a, []) == [
+        "fixed rate GOMAXPROCS=1: only in A: 500 req/s; added latencies compare only at the same offered rate (run both with the same --rates)"]
 
 
 def test_noise_alone_is_not_flagged(tmp_path):

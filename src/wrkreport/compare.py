@@ -34,7 +34,7 @@ from . import stats
 from .analyze import THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
 from .model import BASELINE, baseline_of, setup_order
-from .rate_compare import RateChange, rate_changes
+from .rate_compare import RateChange, rate_changes, rate_only_lines
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -155,6 +155,7 @@ class RunComparison:
     differing: tuple[tuple[str, str, object, object], ...] = ()  # (section, key, value in A, value in B), raw values
     method: str = METHOD
     rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (rate_compare.py)
+    rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (rate_compare.rate_only_lines)
 
     @property
     def flagged(self) -> tuple[Change, ...]:
@@ -184,6 +185,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
         tuple(raw),
         rate_changes=tuple(rate_changes(list(a.run.rates), list(b.run.rates))),
+        rate_only=tuple(rate_only_lines(list(a.run.rates), list(b.run.rates))),
     )
 
 

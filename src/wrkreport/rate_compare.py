@@ -79,6 +79,28 @@ def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[Rat
     return changes
 
 
+def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[str]:
+    """Return a line per GOMAXPROCS value whose offered rates differ between the runs: added latencies compare only at the same rate.
+
+    A default run's rate is a share of its own slowest setup's req/s, so two default runs
+    rarely offer the same rate; saying so keeps an empty comparison from reading as "no change".
+    """
+    def loads(measurements: list[RateMeasurement]) -> dict[int, set[int]]:
+        found: dict[int, set[int]] = {}
+        for m in measurements:
+            found.setdefault(m.gomaxprocs, set()).add(m.rate)
+        return found
+
+    in_a, in_b = loads(a), loads(b)
+    lines = []
+    for n in sorted(set(in_a) | set(in_b)):
+        only_a, only_b = in_a.get(n, set()) - in_b.get(n, set()), in_b.get(n, set()) - in_a.get(n, set())
+        if only_a or only_b:
+            said = "; ".join(f"only in {side}: {', '.join(f'{r:,}' for r in sorted(rates))} req/s" for side, rates in (("A", only_a), ("B", only_b)) if rates)
+            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate (run both with the same --rates)")
+    return lines
+
+
 def rate_change_lines(changes: list[RateChange]) -> list[str]:
     """Return one terminal line per change: 'GOMAXPROCS=1 at 2,000 req/s offered, open loop: nginx-http added p99 0.38 -> 0.52 ms, +0.14 ms (0.05 to 0.23) WORSE'."""
     lines = []

@@ -233,7 +233,8 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         sentences=tuple((flagged_sentences.get(s, ""), s) for s in summary[1:]),
         method=result.method,
         rows=tuple(change_rows(result, several)),
-        only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells),
+        only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells)
+        + result.rate_only,
         differences=tuple((f"{section} {key}", display(va, key), display(vb, key)) for section, key, va, vb in result.differing),
         chart_caption=(
             f"Each row is one figure of one setup: B / A with its 95% interval, on a log scale so that 2x and 0.5x are "
@@ -259,6 +260,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (rate_compare.py)
+        "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared
     }
     texts = {
         "compare.html": template.render(page=page, charts=svgs),

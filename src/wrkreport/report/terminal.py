@@ -94,5 +94,5 @@ def compare_table(result) -> str:
         for r in change_rows(result, several)
     ]
     headline = compare_summary(result, several)[0]
-    rates = "".join(f"\n{line}" for line in rate_change_lines(list(result.rate_changes)))  # open loop, one line per figure
+    rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *result.rate_only])  # open loop, one line per figure
     return text_table(header, rows, right={3, 4}) + rates + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)
