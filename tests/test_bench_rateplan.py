@@ -47,7 +47,7 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
 
 def test_the_default_profile_runs_one_rate_at_half_the_slowest_setup_in_four_blocks():
     p = plan()
-    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.5], 4, 2, True)
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 2, True)
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
     assert p["rate_phase_s"] == round(rate_phase_seconds(p))

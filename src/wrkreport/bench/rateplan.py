@@ -4,8 +4,8 @@ After the throughput blocks, the phase runs `rate_blocks` blocks per GOMAXPROCS 
 (each a start of the servers, one round: every setup once per rate, in a shuffled order),
 vegeta offering each rate for `rate_duration_s`. --rates LIST (BENCH_RATES) names the
 rates: whole req/s (`2000,5000`), shares of the slowest setup's measured req/s at that
-GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: half the
-slowest setup's throughput), so every setup is offered the same load. With the stopping
+GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: a quarter of
+the slowest setup's throughput), so every setup is offered the same load. With the stopping
 rule, the phase's expected time comes out of --max-time: the throughput blocks stop early
 enough for the whole run to fit. Standard library only.
 """
