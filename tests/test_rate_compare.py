@@ -47,7 +47,7 @@ def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
         assert c.flagged and (c.blocks_a, c.blocks_b) == (4, 4)
         assert c.a_ms == pytest.approx(0.005, abs=1e-6) and c.b_ms == pytest.approx(0.200, abs=1e-6)
         assert c.change_ms == pytest.approx(0.195, abs=1e-6) and c.ci_low < 0.195 < c.ci_high and c.ci_low > 0
-    assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.182 to +0.208) WORSE"  # Welch: t(5 df) 2.571 x 0.005
+    assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.122 to +0.268) WORSE"  # Welch, widened by each run's shift: 1.96 x sqrt(2.5e-5 + 2 x (0.13 x 0.2)^2)
 
 
 def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):

@@ -5,7 +5,8 @@ runs, with that cell and go-http's held in both (fixed_rate_analysis.rate_cells)
 run's units are its blocks' mean added latencies (setup - go-http in the same block, the
 units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
 95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare.py
-does for the ratios on logs. Flagged when the interval excludes 0. Pure functions.
+does for the ratios on logs, widened by each run's own shift (RATE_RUN_SD, as compare.py's
+RUN_SD). Flagged when the interval excludes 0. Pure functions.
 """
 
 from __future__ import annotations
@@ -15,14 +16,38 @@ from dataclasses import dataclass
 
 from .fixed_rate_analysis import ADDED, BASELINE, added_pairs, rate_cells
 from .rate_run import RateMeasurement
-from .stats import welch_difference_interval
+from .stats import Interval, welch_difference_interval
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
+# Runs drift (issue 20): a run's added latency carries a shift of its own, which its blocks
+# do not show. RATE_RUN_SD is that shift's sd as a share of the added latency: the largest
+# DerSimonian-Laird between-run sd over the 12 added latencies (3 nginx setups, GOMAXPROCS 1
+# and 2, p50 and p99) of two same-settings runs at 4,000 req/s minutes apart on an idle 2-core
+# machine, 0.022 ms of nginx-fcgi-tcp's 0.18 ms at p50 (GOMAXPROCS=2), rounded up; the other
+# 11 were 0. benchmarks/rate_drift.py measures it, tests/fixtures/rate_drift.json keeps the
+# runs' block means and tests/test_rate_compare_calibration.py recomputes it.
+RATE_RUN_SD = 0.13
 RATE_METHOD = (
     "Added latency = a setup's latency minus go-http's at the same offered rate, GOMAXPROCS and block, open loop (vegeta); "
     "the change is run B's mean over blocks minus run A's, in ms, with Welch's 95% t interval on the two runs' block means, "
-    "flagged only when the interval excludes 0. Only cells that held the rate in both runs are compared."
+    f"widened by a run-to-run sd of {RATE_RUN_SD:.0%} of the added latency for each run (runs drift: measured on two "
+    "same-settings runs minutes apart), flagged only when the interval excludes 0. Only cells that held the rate in both runs are compared."
 )
+
+
+def added_change_interval(units_a: list[float], units_b: list[float], run_sd: float = RATE_RUN_SD) -> Interval | None:
+    """Return mean(B) - mean(A) of two runs' block means (ms) with Welch's 95% interval, widened by run_sd x the larger |mean| for each run; None with fewer than 2 blocks a side.
+
+    >>> found = added_change_interval([0.16, 0.17, 0.15, 0.16], [0.17, 0.16, 0.18, 0.17])
+    >>> round(found.estimate, 3), round(found.low, 3), round(found.high, 3)
+    (0.01, -0.052, 0.072)
+    >>> added_change_interval([0.16], [0.17, 0.16]) is None
+    True
+    """
+    if len(units_a) < 2 or len(units_b) < 2:
+        return None
+    level = max(abs(statistics.mean(units_a)), abs(statistics.mean(units_b)))
+    return welch_difference_interval(units_a, units_b, 2 * (run_sd * level) ** 2)
 
 
 @dataclass(frozen=True)
@@ -72,7 +97,7 @@ def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[Rat
             if not units_a or not units_b:
                 continue
             mean_a, mean_b = statistics.mean(units_a), statistics.mean(units_b)
-            found = welch_difference_interval(units_a, units_b)
+            found = added_change_interval(units_a, units_b)
             low, high = (None, None) if found is None else (found.low, found.high)
             note = TOO_FEW_BLOCKS if found is None else None
             changes.append(RateChange(n, rate, setup, name, mean_a, mean_b, mean_b - mean_a, low, high, len(units_a), len(units_b), note))
