@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import json
 import shutil
 import subprocess
@@ -15,17 +12,9 @@ import pytest
 
 from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
 
-from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read
+from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read, shifted
 
 SETUPS = ("go-http", "nginx-http")
-
-
-def shifted(by_us: int) -> bytes:
-    """Return the real 500 req/s fixture with every latency by_us microseconds longer (the same starts: still held)."""
-    rows = list(csv.reader(io.StringIO(gzip.decompress(HELD.read_bytes()).decode())))
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([r[:2] + [str(int(r[2]) + by_us * 1000)] + r[3:] for r in rows])
-    return gzip.compress(out.getvalue().encode())
 
 
 def rate_dir(path: Path, nginx_shifts_us: list[int | None]) -> Path:

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass
 
 from .fixed_rate_analysis import ADDED, BASELINE, added_pairs, rate_cells
+from .model import baseline_of
 from .rate_run import RateMeasurement
 from .stats import Interval, welch_difference_interval
 
@@ -78,18 +79,21 @@ class RateChange:
 
 
 def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int, p: float) -> list[float]:
-    """Return one run's per-block mean added latency (ms) of setup over go-http at percentile p."""
+    """Return one run's per-block mean added latency (ms) of setup over its baseline (go-http, or go-https for nginx's TLS setups) at percentile p."""
     def of(name: str) -> list[RateMeasurement]:
         return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (name, gomaxprocs, rate)]
 
-    return [statistics.mean(a - b for a, b in block) for block in added_pairs(of(setup), of(BASELINE), p)]
+    return [statistics.mean(a - b for a, b in block) for block in added_pairs(of(setup), of(baseline_of(setup)), p)]
 
 
 def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[RateChange]:
     """Return the change of every added latency both runs can give (held in both), by GOMAXPROCS, rate, setup, percentile."""
     held_a = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(a) if c.held}
     held_b = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(b) if c.held}
-    both = [key for key in held_a if key in held_b and key[0] != BASELINE and (BASELINE, *key[1:]) in held_a and (BASELINE, *key[1:]) in held_b]
+    def base(key: tuple[str, int, int]) -> tuple[str, int, int]:
+        return (baseline_of(key[0]), *key[1:])
+
+    both = [key for key in held_a if key in held_b and key[0] != BASELINE and base(key) in held_a and base(key) in held_b]
     changes = []
     for setup, n, rate in sorted(both, key=lambda k: (k[1], k[2], k[0])):
         for name, p in ADDED:

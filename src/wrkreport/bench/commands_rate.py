@@ -13,7 +13,7 @@ from .fixed_rate import Attack, measure_rate, rate_stem
 from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from .precision import rate_of
 from .rateplan import round_rate
-from .setups import MAX_RATE
+from .setups import MAX_RATE, SETUP_BY_ID
 from .values import iso, utc_now
 from .vegeta_build import record_vegeta_version
 
@@ -82,6 +82,7 @@ def cmd_measure_rate(args) -> int:
         timeout_s=float(params["wrk_timeout_s"]),
         expect_body_bytes=params["body_bytes"],
         client_pin=params.get("pin_client"),
+        keepalive=not SETUP_BY_ID[args.setup].new_connection,  # go-https-new & co. load the same server with a handshake per request
     )
     done = len(manifest.get("fixed_rate_measurements") or [])
     print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
