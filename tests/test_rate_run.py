@@ -149,6 +149,12 @@ def test_a_cell_not_held_is_left_out_of_the_added_latency(tmp_path):
     assert line.startswith("GOMAXPROCS=1 at 500 req/s offered, open loop") and "not held by nginx-http (left out)" in line
     assert "adds" not in line
 
+    files[name("nginx-http", 2)], files[name("go-http", 2)] = HELD, BEHIND  # now go-http fell behind: nginx-http held, with nothing to add over
+    cells = rate_cells(read(make_run(tmp_path / "base-behind", entries, files))[0])
+    rows = {row[1]: row for row in ratepage.rate_section(cells, {}, SimpleNamespace(cells=())).rows}
+    assert rows["nginx-http"][-2:] == ("- (go-http did not hold the rate)",) * 2 and rows["nginx-http"][4] != "-"
+    assert rows["go-http (rate not held in 1 of 2)"][-1] == "baseline"
+
 
 def test_the_summary_line_says_the_load_and_the_interval(tmp_path):
     entries = [entry(s, b) for s in ("go-http", "nginx-http") for b in (1, 2, 3)]

@@ -62,6 +62,16 @@ def littles_law(analysis) -> str:
             "The latency a service sees at its load is in Latency at a fixed load.")
 
 
+def added_cells(cell: RateCell, named: bool) -> tuple[str, str]:
+    """Return the row's added p50 and p99: 'baseline', the figures, or why there are none (the rate not held by the cell or by its baseline)."""
+    if cell.is_baseline:
+        return "baseline", "baseline"
+    if cell.held and cell.added_p50 is None:
+        why = f"- ({cell.baseline} did not hold the rate)"
+        return why, why
+    return fmt_added(cell.added_p50) + over(cell, named), fmt_added(cell.added_p99) + over(cell, named)
+
+
 def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSection:
     """Return the fixed-rate section's strings (no rows when the run has no fixed-rate measurement) and the saturation label."""
     if not cells:
@@ -72,7 +82,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSecti
         status = "" if c.held else (f" (rate not held in {c.not_held} of {c.measurements})" if c.not_held else " (no usable measurement)")
         rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup + status, f"{c.offered_rps:,}",
                      "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
-                     *(("baseline", "baseline") if c.is_baseline else (fmt_added(c.added_p50) + over(c, named), fmt_added(c.added_p99) + over(c, named)))))
+                     *added_cells(c, named)))
     blocks = max((c.measurements for c in cells), default=0)
     settings = (f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
                 f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
