@@ -96,7 +96,7 @@ class Figure:
 FIGURES = {
     THROUGHPUT: Figure("req/s", True, THROUGHPUT_START_SD, THROUGHPUT_RUN_SD),
     "overhead_ratio": Figure("ratio to go-http", True, START_SD, RUN_SD),
-    P99: Figure("p99 latency", False, LATENCY_START_SD, LATENCY_RUN_SD),
+    P99: Figure("p99 latency at saturation", False, LATENCY_START_SD, LATENCY_RUN_SD),  # wrk's: closed loop, mostly queueing
 }
 MIN_UNITS = 2
 TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"

@@ -21,7 +21,7 @@ CHANGE_KINDS = {
 CHANGE_WORDS = {
     "requests_per_sec": ("", "faster", "slower", " req/s"),
     "overhead_ratio": ("ratio to go-http ", "higher", "lower", ""),
-    "latency_p99_ms": ("p99 latency ", "higher", "lower", " ms"),
+    "latency_p99_ms": ("p99 latency at saturation ", "higher", "lower", " ms"),  # wrk's, closed loop: not the latency at a service's load
 }
 # Settings named in a comparison's title, most telling first: (label, how a value reads).
 TITLE_SETTINGS = {
