@@ -29,7 +29,6 @@ def test_the_command_is_an_open_loop_attack_at_the_rate(tmp_path):
                     "-timeout", "2s", "-connections", "100", "-keepalive=true", "-http2=false", "-max-body", "13"]
     assert rate_stem("go-http", 1, 2, 5, 2000, connections=100) == "go-http.gomaxprocs-1.c100.block-2.run-5.rate-2000"
     assert attack_argv("v", Attack(url="u", rate=1, duration_s=1, max_connections=50), tmp_path / "t")[-2:] == ["-max-connections", "50"]
-    assert "-keepalive=false" in attack_argv("v", Attack(url="u", rate=1, duration_s=1, keepalive=False), tmp_path / "t")  # the -new setups
     with pytest.raises(ValueError, match="rate must be a positive whole number"):
         Attack(url="u", rate=2.5, duration_s=1)
 

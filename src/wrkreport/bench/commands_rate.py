@@ -12,8 +12,8 @@ from .cpu import pinning_of
 from .fixed_rate import Attack, measure_rate, rate_stem
 from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from .precision import rate_of
-from .rateplan import round_rate
-from .setups import MAX_RATE, SETUP_BY_ID
+from .rateplan import rate_setups, round_rate
+from .setups import MAX_RATE
 from .values import iso, utc_now
 from .vegeta_build import record_vegeta_version
 
@@ -46,7 +46,7 @@ def cmd_rate_pass_start(args) -> int:
     params = manifest["parameters"]
     rates = [int(r) for r in args.rates.split(",") if r]
     # Its own seed stream: not the throughput block's orders again.
-    orders = shuffled_orders(params["setups"], len(rates), f"{params['seed']}:fixed-rate", args.gomaxprocs, args.block)
+    orders = shuffled_orders(rate_setups(params["setups"]), len(rates), f"{params['seed']}:fixed-rate", args.gomaxprocs, args.block)
     entry = {
         "gomaxprocs": args.gomaxprocs,
         "block": args.block,
@@ -82,7 +82,6 @@ def cmd_measure_rate(args) -> int:
         timeout_s=float(params["wrk_timeout_s"]),
         expect_body_bytes=params["body_bytes"],
         client_pin=params.get("pin_client"),
-        keepalive=not SETUP_BY_ID[args.setup].new_connection,  # go-https-new & co. load the same server with a handshake per request
     )
     done = len(manifest.get("fixed_rate_measurements") or [])
     print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
@@ -114,9 +113,10 @@ def rate_progress(run_dir: Path, name: str, rate: int) -> str:
 def slowest_rate(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tuple[str, float] | None:
     """Return the setup with the lowest median req/s at GOMAXPROCS (first connection level) and that median; None when none counted."""
     level = levels_of(manifest["parameters"])[0]
+    measured = set(rate_setups(manifest["parameters"]["setups"]))
     found: dict[str, list[float]] = {}
     for m in manifest["measurements"]:
-        if m["gomaxprocs"] == gomaxprocs and m.get("connections", level) == level:
+        if m["gomaxprocs"] == gomaxprocs and m.get("connections", level) == level and m["setup"] in measured:
             rate = rate_of(run_dir, m, cache)
             if rate is not None:
                 found.setdefault(m["setup"], []).append(rate)

@@ -56,7 +56,6 @@ class Attack:
     timeout_s: float = 2.0  # vegeta -timeout: a request unanswered after this is an error (wrk's --timeout)
     expect_body_bytes: int | None = None  # the body every response should have; None: bodies kept whole
     client_pin: str | None = None  # taskset CPU list for vegeta, e.g. "0"
-    keepalive: bool = True  # False: a new connection per request (the -new setups: a TLS handshake each)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.rate, int) and self.rate > 0):
@@ -116,7 +115,7 @@ def attack_argv(vegeta: str | Path, attack: Attack, targets: Path) -> list[str]:
         "-duration", f"{attack.duration_s:g}s",
         "-timeout", f"{attack.timeout_s:g}s",
         "-connections", str(attack.connections),
-        f"-keepalive={'true' if attack.keepalive else 'false'}",
+        "-keepalive=true",
         "-http2=false",
     ]
     if attack.url.startswith("https://"):
