@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cpucost import ms_per_1k_requests
-from .setups import CPU_PROCESSES, SCHEMA
+from .setups import CPU_PROCESSES, SCHEMA, split_twin
 
 
 def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
@@ -82,6 +82,17 @@ def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
         if pids.get(name):
             found[name] = [pids[name], *child_pids(pids[name], proc)]
     return found
+
+
+def pids_for(pids: dict, setup: str) -> dict:
+    """Return the pass's PIDs as a measurement of setup counts them: a --variant twin's nginx is the variant's master and workers.
+
+    The other nginx is idle meanwhile and left out, so a twin's and its original's server
+    CPU per request each count one nginx.
+    """
+    if split_twin(setup)[1] is None:
+        return pids
+    return {**pids, "nginx": pids.get("variant_nginx"), "nginx_workers": list(pids.get("variant_nginx_workers") or [])}
 
 
 def cpu_snapshot(pids: dict[str, list[int]], proc: Path = Path("/proc")) -> dict[str, dict[int, tuple[int, int]]]:
