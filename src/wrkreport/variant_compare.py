@@ -99,8 +99,9 @@ def variant_differences(manifest: dict, parameters: dict, variant: Variant) -> l
         found.append(("versions", "nginx", versions.get("nginx"), variant.nginx_version))
     if any(o.startswith("nginx=") for o in variant.options):
         found.append(("variant", "nginx binary", "the run's nginx", variant.nginx))
-    if variant.upstream_keepalive is not None and parameters.get("upstream_keepalive") != variant.upstream_keepalive:
-        found.append(("parameter", "upstream_keepalive", parameters.get("upstream_keepalive"), variant.upstream_keepalive))
+    keepalive = parameters.get("upstream_keepalive", True)  # on unless --no-upstream-keepalive (runs recorded before the key)
+    if variant.upstream_keepalive is not None and keepalive != variant.upstream_keepalive:
+        found.append(("parameter", "upstream_keepalive", keepalive, variant.upstream_keepalive))
     if variant.pin_server is not None and parameters.get("pin_server") != variant.pin_server:
         found.append(("parameter", "pin_server", parameters.get("pin_server"), variant.pin_server))
     if not found:
