@@ -144,6 +144,12 @@ def test_one_run_without_a_variant_is_nothing_to_compare(tmp_path):
         build_compare(RUNS / "default-2cores", None, tmp_path / "cmp", WHEN)
 
 
+def test_options_the_driver_never_writes_are_not_shown(make_run, tmp_path):
+    run = make_run(variant_files(), variant_manifest(options=["no-upstream-keepalive", "<b>x</b>", "nginx=rel/path", "pin-server=0\x1b[2J"]))
+    built = build(run, tmp_path / "out", WHEN)
+    assert "(no-upstream-keepalive)" in built.summary and "<b>" not in built.summary and "rel/path" not in built.summary
+
+
 def test_a_twin_without_its_original_has_no_ab_figure(make_run):
     files = {k: v for k, v in variant_files().items() if not k.startswith("nginx-http.")}
     analysis = load_analysis(make_run(files, variant_manifest())).analysis

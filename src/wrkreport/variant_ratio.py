@@ -10,10 +10,13 @@ cancels in the ratio; between two runs it does not (compare.RUN_SD).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .model import Ratio, split_twin
 
+# The options the driver records (bench/variant.py), as it normalises them; nothing else is shown.
+OPTION = re.compile(r"no-upstream-keepalive|pin-server=[0-9][0-9,-]{0,63}|nginx=/[^\x00-\x1f\x7f]{1,1023}")
 METHOD = (
     "The A/B figure is the twin's req/s over its original's at the same GOMAXPROCS, each of its rounds paired with the "
     "original's round measured beside it in the same shuffled round, summarised per block and given a Student-t "
@@ -49,7 +52,7 @@ def variant_of(manifest: dict | None, setups: tuple[str, ...] = ()) -> Variant |
     """Return the run's variant from its (checked) manifest, else from its twins' names (a run without a manifest), else None."""
     entry = (manifest or {}).get("variant")
     if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-        options = tuple(o for o in entry.get("options") or () if isinstance(o, str))
+        options = tuple(o for o in entry.get("options") or () if isinstance(o, str) and OPTION.fullmatch(o))  # a hostile one is not shown
         return Variant(entry["name"], options, entry.get("nginx"), entry.get("nginx_version"), entry.get("upstream_keepalive"), entry.get("pin_server"))
     names = sorted({split_twin(s)[1] for s in setups} - {None})
     return Variant(names[0], ()) if names else None
