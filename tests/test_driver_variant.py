@@ -14,7 +14,7 @@ from wrkreport.parsers import parse_file
 from wrkreport.parsers.histogram import hist_file_name
 
 from conftest import free_port_block, port_is_free
-from test_driver import SCRIPT, USED_PORTS, alive_as, assert_nothing_left, load_run, port_args, run_script, slow, workdirs  # noqa: F401
+from test_driver import USED_PORTS, alive_as, assert_nothing_left, load_run, needs_tools, port_args, run_script, workdirs  # noqa: F401
 
 NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
 OFFSET = 100
@@ -54,8 +54,9 @@ def test_a_bad_variant_is_exit_2_with_one_line_and_nothing_started(workdirs, spe
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
-@pytest.mark.parametrize("mark", slow)
-def test_a_variant_run_measures_twins_in_the_same_rounds_and_builds_the_ab_figure(workdirs, tmp_path, mark):
+@pytest.mark.slow
+@needs_tools
+def test_a_variant_run_measures_twins_in_the_same_rounds_and_builds_the_ab_figure(workdirs, tmp_path):
     out, tmp = workdirs
     ports = variant_ports()
     args = ["--setups", "go-http,nginx-http", "--gomaxprocs", "1,2", "--blocks", "2", "--rounds-per-block", "1", "--duration", "1",
