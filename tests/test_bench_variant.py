@@ -14,7 +14,7 @@ import pytest
 
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.commands_preflight import cmd_render_nginx
-from wrkreport.bench.cpu import pids_for
+from wrkreport.bench.cpu import pids_for, pinning_of
 from wrkreport.bench.manifest import new_pass
 from wrkreport.bench.plan import build_plan, plan_lines
 from wrkreport.bench.setups import SETUP_BY_ID, UsageError, split_twin, twin_id
@@ -179,6 +179,14 @@ def test_a_twin_counts_the_variant_nginx_and_its_original_the_runs():
     manifest = {"parameters": plan("--variant", "x:no-upstream-keepalive"), "passes": [], "variant": {"name": "x"}}
     assert new_pass(manifest, 1)["pids"]["variant_nginx_workers"] == []
     assert "variant_nginx" not in new_pass({"parameters": plan(), "passes": []}, 1)["pids"]
+
+
+def test_a_twin_s_cpu_record_names_its_nginx_s_own_cpus():
+    params = {"pin_client": "0", "pin_server": None}
+    assert pinning_of(params) == {"client": "0", "server": None}
+    assert pinning_of(params, {"pin_server": "1"}) == {"client": "0", "server": None, "variant_nginx": "1"}
+    assert pinning_of({"pin_client": None, "pin_server": None}, {"pin_server": "1"}) == {"client": None, "server": None, "variant_nginx": "1"}
+    assert pinning_of({"pin_client": None, "pin_server": "1"}, {"pin_server": "1"}) == {"client": None, "server": "1"}
 
 
 def test_the_stopping_rule_measures_a_twin_and_its_original_in_the_same_blocks():

@@ -11,7 +11,7 @@ from .handshake import read_counter as read_local_counter
 from .remote_clients.measuring import ClientRun, client_argv, run_all
 from .remote_clients.state import load_clients
 from .progress import progress_result, progress_start
-from .setups import SETUP_BY_ID, SETUP_IDS, UsageError
+from .setups import SETUP_BY_ID, SETUP_IDS, UsageError, split_twin
 from .values import iso_ms, now_ms
 from . import target as target_mod
 from .commands_clients import measure_on_clients
@@ -174,7 +174,8 @@ def cmd_measure(args) -> int:
         ids.update(block=args.block, round=args.round)
     usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
     where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
-    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params), where))
+    variant = manifest.get("variant") if split_twin(args.setup)[1] else None  # a twin's nginx may run on its own CPUs
+    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params, variant), where))
     manifest["measurements"].append(
         {
             **ids,

@@ -142,10 +142,18 @@ def cpu_record(
     }
 
 
-def pinning_of(parameters: dict) -> dict | None:
-    """Return the manifest's pinning as {'client', 'server'}, or None when nothing is pinned."""
+def pinning_of(parameters: dict, variant: dict | None = None) -> dict | None:
+    """Return the manifest's pinning as {'client', 'server'}, or None when nothing is pinned.
+
+    variant: the manifest's `variant` for a twin's measurement; its nginx's own CPUs, when
+    they differ from the servers', are added as 'variant_nginx'.
+    """
     client, server = parameters.get("pin_client"), parameters.get("pin_server")
-    return {"client": client, "server": server} if client or server else None
+    nginx = (variant or {}).get("pin_server")
+    found = {"client": client, "server": server} if client or server or nginx else None
+    if found is not None and nginx and nginx != server:
+        found["variant_nginx"] = nginx
+    return found
 
 
 @dataclass(frozen=True)
