@@ -156,6 +156,18 @@ class RunComparison:
     method: str = METHOD
     rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (rate_compare.py)
     rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (rate_compare.rate_only_lines)
+    labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variant_compare.py)
+    variant: object = None  # that variant (variant_ratio.Variant), None for two runs
+
+    @property
+    def in_run(self) -> bool:
+        """Return True when A and B are one run's nginx setups and their --variant twins, measured in the same rounds."""
+        return self.labels is not None
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """Return how the page names A and B: the run ids, or (one run) its nginx and its variant."""
+        return self.labels or (self.a.run.run_id, self.b.run.run_id)
 
     @property
     def flagged(self) -> tuple[Change, ...]:

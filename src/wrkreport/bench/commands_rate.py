@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..parsers.vegeta import read_vegeta_file
 from ..rate_checks import rate_held_check
-from .cpu import pinning_of
+from .cpu import pids_for, pinning_of
 from .fixed_rate import Attack, measure_rate, rate_stem
 from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from .precision import rate_of
@@ -88,7 +88,7 @@ def cmd_measure_rate(args) -> int:
           end="", file=sys.stderr, flush=True)
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "block": args.block, "round": 1, "repeat": args.block}
     stem = rate_stem(args.setup, args.gomaxprocs, args.block, args.block, args.rate)
-    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    servers = pids_for(find_pass(manifest, args.gomaxprocs)["pids"], args.setup)  # a --variant twin's nginx: the variant's
     run = measure_rate(args.vegeta, attack, run_dir, Path(args.work_dir), stem, ids, servers, pinning_of(params))
     if run.signal is not None:
         print("interrupted", file=sys.stderr)

@@ -14,6 +14,7 @@ from ..analyze import load_analysis
 from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
 from ..rate_compare import RATE_METHOD
+from ..variant_compare import DRIFT_NOTE, variant_comparison
 from ..errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes
 from ..run import Run, real_path
@@ -76,6 +77,9 @@ class ComparePage:
     chart_caption: str
     rate_rows: tuple[tuple[str, ...], ...] = ()  # the fixed-rate phase's added latencies, B - A (rate_rows)
     rate_method: str = ""
+    kind: str = "comparison of two runs"  # or, one run with --variant: its in-run A/B
+    differences_title: str = "What differs between the runs"
+    drift_note: str = ""  # one run: why drift cancels
 
 
 def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
@@ -205,16 +209,32 @@ def run_link(side, out_dir: Path) -> RunLink:
     return RunLink(side.run.run_id, link(report, out_dir) if report else None, link(side.run.path, out_dir), side.checks.status)
 
 
+def in_run_words(result: RunComparison) -> dict:
+    """Return the page's words for one run's in-run A/B: what it is, its differences' heading, why drift cancels."""
+    variant = result.variant
+    return {
+        "kind": f"in-run A/B of one run: A its nginx setups, B their twins through variant {variant.name} ({variant.options_text})",
+        "differences_title": "What the variant changes",
+        "drift_note": DRIFT_NOTE,
+    }
+
+
 def cells_of(cells: tuple[tuple[int, int, str], ...]) -> str:
     """Return cells as 'go-http GOMAXPROCS=1 c100, ...' ('none' when there are none)."""
     return ", ".join(f"{s} GOMAXPROCS={g} c{c}" for g, c, s in cells) or "none"
 
 
-def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
-    """Compare two runs and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
+def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
+    """Compare two runs, or one run's nginx setups with its --variant twins (raw_b None), and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
     out_dir = Path(out_dir)
-    a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
-    result = compare(a, b)
+    if raw_b is None:
+        a = b = load_analysis(raw_a, expect_header_bytes)
+        result = variant_comparison(a)
+        if not result.changes:
+            raise NothingToCompare(f"{a.run.path}: no nginx setup and its --variant twin were measured at the same GOMAXPROCS and connections")
+    else:
+        a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
+        result = compare(a, b)
     if not result.changes:
         raise NothingToCompare(
             f"{a.run.path} and {b.run.path}: nothing to compare, no setup was measured at the same GOMAXPROCS and "
@@ -223,8 +243,10 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
     several = several_levels(a.analysis.groups + b.analysis.groups)
     summary = compare_summary(result, several)
     flagged_sentences = {change_sentence(c, several): change_kind(c) for c in result.flagged}
+    in_run = result.variant is not None
+    title = compare_title(result.differing, *result.names)
     page = ComparePage(
-        title=compare_title(result.differing, a.run.run_id, b.run.run_id),
+        title=f"{title} (in-run A/B, variant {result.variant.name})" if in_run else title,
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
         a=run_link(a, out_dir),
@@ -243,6 +265,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         ),
         rate_rows=tuple(rate_rows(result.rate_changes)),
         rate_method=RATE_METHOD,
+        **(in_run_words(result) if in_run else {}),
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)
     svgs = {layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
@@ -261,6 +284,8 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         "differences": [list(d) for d in result.differences],
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (rate_compare.py)
         "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared
+        "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
+        **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),
     }
     texts = {
         "compare.html": template.render(page=page, charts=svgs),
