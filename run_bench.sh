@@ -54,6 +54,11 @@ NODE_WORKERS=()   # the cluster's workers (from pass-ready), stopped by the prim
 NODE=""           # the node binary
 NGINX_PID=""
 NGINX_WORKERS=()
+VNGINX_PID=""      # --variant: its nginx master (variant.sh)
+VNGINX_WORKERS=()
+VARIANT_NGINX=""   # its binary: nginx=PATH, else the run's
+VARIANT_PREFIX=""  # its prefix in the private work dir
+VARIANT_PIN=()     # taskset -c LIST of pin-server=, else SERVER_PIN's
 WRK_PID=""
 BLOCK=0           # the block being run (1-based; per GOMAXPROCS value)
 NEXT_BLOCK=""     # the stopping rule's next block, as `decide` planned it: GOMAXPROCS ROUNDS WARMUP SETUPS
@@ -116,6 +121,8 @@ source "${DRIVER}/stopping.sh"
 source "${DRIVER}/tls.sh"
 # shellcheck source=src/driver/fixed_rate.sh
 source "${DRIVER}/fixed_rate.sh"
+# shellcheck source=src/driver/variant.sh
+source "${DRIVER}/variant.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {

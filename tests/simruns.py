@@ -109,3 +109,29 @@ def blocked_run(rng: random.Random, blocks: int, **shape) -> list[list[tuple[flo
 def one_start_run(rng: random.Random, repeats: int, **shape) -> list[tuple[float, float]]:
     """Return a run recorded before blocks: every repeat after one server start."""
     return block(rng, rounds=repeats, **shape)
+
+
+# An in-run A/B (issue 20, --variant): nginx and the variant's nginx measured in the same
+# rounds. Per block, both see the machine's level (the run's own shift of req/s, a linear
+# drift across its blocks, and the block's start: Go and the machine, shared), each its own
+# nginx start (START_SD apiece: two masters, two starts), and per measurement its own
+# heavy-tailed noise with outliers. THROUGHPUT_RUN_SD is the run-to-run sd of log req/s
+# compare measured on the six default runs (compare.THROUGHPUT_RUN_SD); THROUGHPUT_DRIFT_SD
+# a drift of log req/s across a run of that size.
+THROUGHPUT_RUN_SD = 0.13
+THROUGHPUT_DRIFT_SD = 0.05
+
+
+def ab_run(rng: random.Random, blocks: int, change: float = 1.0, rounds: int = ROUNDS, rps: float = GO_RPS * TRUE_RATIO,
+           run_sd: float = THROUGHPUT_RUN_SD, drift_sd: float = THROUGHPUT_DRIFT_SD, go_start_sd: float = GO_START_SD,
+           start_sd: float = START_SD, noise_sd: float = NOISE_SD, outlier_rate: float = OUTLIER_RATE) -> list[list[tuple[float, float]]]:
+    """Return one run's blocks of (variant req/s, original req/s) pairs, one per round; the variant's true req/s is change x the original's."""
+    shift, drift = rng.gauss(0, run_sd), rng.gauss(0, drift_sd)
+    found = []
+    for i in range(blocks):
+        machine = shift + drift * (i / (blocks - 1) - 0.5 if blocks > 1 else 0.0) + rng.gauss(0, go_start_sd)
+        own_a, own_b = rng.gauss(0, start_sd), rng.gauss(0, start_sd)
+        found.append([(rps * change * math.exp(machine + own_b + noise(rng, noise_sd, outlier_rate=outlier_rate)),
+                       rps * math.exp(machine + own_a + noise(rng, noise_sd, outlier_rate=outlier_rate)))
+                      for _ in range(rounds)])
+    return found

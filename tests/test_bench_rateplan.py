@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import doctest
+import json
+from pathlib import Path
 
 import pytest
 
 from wrkreport.bench import rateplan
+from wrkreport.bench.commands_rate import rates_for, slowest_rate
 from wrkreport.bench.rateplan import parse_rates, rate_parameters, rate_phase_seconds, round_rate
 from wrkreport.bench.setups import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, UsageError
 
 from test_bench_plan import plan
+
+TLS_RUN = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
 
 
 def test_the_doctests_hold():
@@ -45,13 +50,31 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
-def test_the_default_profile_runs_one_rate_at_half_the_slowest_setup_in_four_blocks():
+def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_in_four_blocks():
     p = plan()
-    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.5], 4, 2, True)
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 2, True)
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
     assert p["rate_phase_s"] == round(rate_phase_seconds(p))
     assert set(rate_parameters(p)) == set(rateplan.RATE_PARAMETERS)
+
+
+def test_the_new_connection_setups_are_not_in_the_phase():
+    # --setups tls: go-http and the three keep-alive TLS setups are; the -new ones (handshakes per second) are not.
+    p = plan("--setups", "tls")
+    per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
+    assert len(p["setups"]) == 7 and rateplan.rate_setups(p["setups"]) == ["go-http", "go-https", "nginx-https", "nginx-https-unix"]
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + 4 * per_setup))
+
+
+def test_the_share_is_of_the_slowest_keep_alive_setup():
+    # A real run of both connection modes: the -new setups' few hundred handshakes per second set no rate.
+    manifest = json.loads((TLS_RUN / "manifest.json").read_text())
+    manifest["parameters"].update(rates=[], rate_shares=[0.25])
+    slowest = slowest_rate(TLS_RUN, manifest, 1, {})
+    assert slowest is not None and not slowest[0].endswith("-new") and slowest[1] > 1000
+    rates, said = rates_for(TLS_RUN, manifest, 1, {})
+    assert rates == [round_rate(0.25 * slowest[1])] and f"({slowest[0]})" in said
 
 
 def test_option_beats_environment_and_off_turns_the_phase_off():

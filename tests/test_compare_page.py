@@ -72,7 +72,7 @@ def test_an_improvement_wears_a_better_badge_for_throughput_up_and_latency_down(
     kind, rest = rows[("nginx-http", "req/s (geometric mean)")]
     assert kind == "better" and '<span class="badge badge-better">better</span><br><strong>2.973 (1.679-5.263)</strong>' in rest
     assert "3.0x higher in B (1.7-5.3x); higher is better" in rest
-    kind, rest = rows[("nginx-http", "p99 latency (geometric mean)")]
+    kind, rest = rows[("nginx-http", "p99 latency at saturation (geometric mean)")]
     assert kind == "better" and "2.7x lower in B (1.3-5.3x); lower is better" in rest
     assert rows[("nginx-fcgi-tcp", "ratio to go-http")][0] == "better"
     # go-http itself did not measurably change: not better, not worse, and not 'no change' either
@@ -85,7 +85,7 @@ def test_an_improvement_wears_a_better_badge_for_throughput_up_and_latency_down(
 def test_a_regression_wears_a_worse_badge_for_throughput_down_and_latency_up(tmp_path):
     rows = rows_of(page_of(tmp_path, "keepalive-on", "keepalive-off"))
     assert rows[("nginx-http", "req/s (geometric mean)")][0] == "worse"
-    kind, rest = rows[("nginx-http", "p99 latency (geometric mean)")]
+    kind, rest = rows[("nginx-http", "p99 latency at saturation (geometric mean)")]
     assert kind == "worse" and "2.7x higher in B (1.3-5.3x); lower is better" in rest
     assert {kind for kind, _ in rows.values()} == {"worse", "inconclusive"}
 
@@ -131,7 +131,7 @@ def test_the_chart_is_an_accessible_svg_with_one_row_per_figure(tmp_path):
         assert f'<title id="{name}-title">Change from run A to run B, per setup and figure</title>' in svg
         desc = html.unescape(re.search(rf'<desc id="{name}-desc">(.*?)</desc>', svg, re.S).group(1))
         assert "8 figures" in desc and "6 worse, 2 inconclusive" in desc and "3.0x slower (1.7-5.3x) in B" in desc
-        for label in ("nginx-http, GOMAXPROCS=2: req/s", "nginx-fcgi-tcp, GOMAXPROCS=2: p99 latency", "1.0 = no change", "worse in B"):
+        for label in ("nginx-http, GOMAXPROCS=2: req/s", "nginx-fcgi-tcp, GOMAXPROCS=2: p99 latency at saturation", "1.0 = no change", "worse in B"):
             assert label in svg, label
     assert 'class="chart chart-wide"' in page and 'class="chart chart-narrow"' in page
     assert "<script" not in page
@@ -140,7 +140,7 @@ def test_the_chart_is_an_accessible_svg_with_one_row_per_figure(tmp_path):
 def test_a_missing_figure_is_a_row_that_says_why(tmp_path):
     page = page_of(tmp_path, "default-2cores", "fcgi-unix-502")
     rows = rows_of(page)
-    assert rows[("nginx-fcgi-unix", "p99 latency (geometric mean)")][0] == "none"
+    assert rows[("nginx-fcgi-unix", "p99 latency at saturation (geometric mean)")][0] == "none"
     assert "nothing usable in B (excluded or not measured)" in re.findall(r"<svg [^>]*>.*?</svg>", page, re.S)[0]
 
 
@@ -192,4 +192,5 @@ def test_the_terminal_says_better_or_worse_and_ends_with_the_headline(tmp_path):
     lines = done.stdout.splitlines()
     assert [line.split()[-1] for line in lines if "nginx-http" in line and "(" in line] == ["BETTER"] * 3
     assert "WORSE" not in done.stdout and max(len(line) for line in lines[2:-1]) <= 80
+    assert "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load." in lines  # issue 21: no unlabelled saturation latency
     assert "B (keepalive-on) measured better than A (keepalive-off) on 6 of the 8 figures" in done.stdout.replace("\n", " ")

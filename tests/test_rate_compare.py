@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import json
 import shutil
 import subprocess
@@ -13,19 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes
+from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
 
-from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read
+from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read, shifted
 
 SETUPS = ("go-http", "nginx-http")
-
-
-def shifted(by_us: int) -> bytes:
-    """Return the real 500 req/s fixture with every latency by_us microseconds longer (the same starts: still held)."""
-    rows = list(csv.reader(io.StringIO(gzip.decompress(HELD.read_bytes()).decode())))
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows([r[:2] + [str(int(r[2]) + by_us * 1000)] + r[3:] for r in rows])
-    return gzip.compress(out.getvalue().encode())
 
 
 def rate_dir(path: Path, nginx_shifts_us: list[int | None]) -> Path:
@@ -47,7 +36,18 @@ def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
         assert c.flagged and (c.blocks_a, c.blocks_b) == (4, 4)
         assert c.a_ms == pytest.approx(0.005, abs=1e-6) and c.b_ms == pytest.approx(0.200, abs=1e-6)
         assert c.change_ms == pytest.approx(0.195, abs=1e-6) and c.ci_low < 0.195 < c.ci_high and c.ci_low > 0
-    assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.182 to +0.208) WORSE"  # Welch: t(5 df) 2.571 x 0.005
+    assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.122 to +0.268) WORSE"  # Welch, widened by each run's shift: 1.96 x sqrt(2.5e-5 + 2 x (0.13 x 0.2)^2)
+
+
+def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):
+    a = read(rate_dir(tmp_path / "a", [0, 10]))[0]
+    entries = [entry(s, b, rate=700) for b in (1, 2) for s in SETUPS]
+    b = read(make_run(tmp_path / "b", entries, {e["file"]: HELD for e in entries}))[0]
+    assert rate_changes(a, b) == []
+    assert rate_only_lines(a, b) == [
+        "fixed rate GOMAXPROCS=1: only in A: 500 req/s; only in B: 700 req/s; added latencies compare only at the same offered rate (run both with the same --rates)"]
+    assert rate_only_lines(a, a) == [] and rate_only_lines(a, []) == [
+        "fixed rate GOMAXPROCS=1: only in A: 500 req/s; added latencies compare only at the same offered rate (run both with the same --rates)"]
 
 
 def test_noise_alone_is_not_flagged(tmp_path):
@@ -82,3 +82,17 @@ def test_compare_prints_and_records_the_change(tmp_path):
     assert "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p99 0.003 -> 0.300 ms, +0.297 ms" in done.stdout, done.stdout
     records = json.loads((tmp_path / "cmp" / "compare.json").read_text())["fixed_rate"]
     assert [(r["percentile"], r["flagged"]) for r in records] == [("p50", True), ("p99", True)]
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert '<h2 id="fixed-rate">Latency added at a fixed load</h2>' in page
+    section = page.split('<h2 id="fixed-rate">')[1].split("</table>")[0]
+    assert section.count("<tr><td>GOMAXPROCS=1, 500 req/s</td><td class=\"setup\">nginx-http</td>") == 2, section
+    assert "added p99</td><td class=\"num\">0.003 (n=3)</td><td class=\"num\">0.300 (n=3)</td><td class=\"num\">+0.297 (" in section, section
+    assert section.count("WORSE: more added in B") == 2, section
+
+
+def test_a_comparison_without_a_fixed_rate_phase_has_no_fixed_rate_section(tmp_path):
+    runs = [str(FIXTURES / "runs" / name) for name in ("default-run-1", "default-run-2")]
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert "Changes per cell" in page and 'id="fixed-rate"' not in page

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from wrkreport.fixed_rate_analysis import rate_cells
+from wrkreport.report import ratepage
 from wrkreport.rate_run import read_rate_measurements
 from wrkreport.rate_summary import rate_summary_lines
 from wrkreport.run_files import read_manifest
@@ -26,6 +31,14 @@ def name(setup: str, block: int, rate: int = 500) -> str:
 
 def entry(setup: str, block: int, rate: int = 500, **extra) -> dict:
     return {"setup": setup, "gomaxprocs": 1, "block": block, "repeat": block, "rate": rate, "file": name(setup, block, rate), **extra}
+
+
+def shifted(by_us: int) -> bytes:
+    """Return the real 500 req/s fixture with every latency by_us microseconds longer (the same starts: still held)."""
+    rows = list(csv.reader(io.StringIO(gzip.decompress(HELD.read_bytes()).decode())))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([r[:2] + [str(int(r[2]) + by_us * 1000)] + r[3:] for r in rows])
+    return gzip.compress(out.getvalue().encode())
 
 
 def make_run(run_dir: Path, entries: list, files: dict[str, Path | bytes]) -> Path:
@@ -136,12 +149,38 @@ def test_a_cell_not_held_is_left_out_of_the_added_latency(tmp_path):
     assert line.startswith("GOMAXPROCS=1 at 500 req/s offered, open loop") and "not held by nginx-http (left out)" in line
     assert "adds" not in line
 
+    files[name("nginx-http", 2)], files[name("go-http", 2)] = HELD, BEHIND  # now go-http fell behind: nginx-http held, with nothing to add over
+    cells = rate_cells(read(make_run(tmp_path / "base-behind", entries, files))[0])
+    rows = {row[1]: row for row in ratepage.rate_section(cells, {}, SimpleNamespace(cells=())).rows}
+    assert rows["nginx-http"][-2:] == ("- (go-http did not hold the rate)",) * 2 and rows["nginx-http"][4] != "-"
+    assert rows["go-http (rate not held in 1 of 2)"][-1] == "baseline"
+
 
 def test_the_summary_line_says_the_load_and_the_interval(tmp_path):
     entries = [entry(s, b) for s in ("go-http", "nginx-http") for b in (1, 2, 3)]
     (line,) = rate_summary_lines(rate_cells(read(make_run(tmp_path / "run", entries, {e["file"]: HELD for e in entries}))[0]))
     assert " ".join(line.split()) == ("GOMAXPROCS=1 at 500 req/s offered, open loop, latency added over go-http: "
                                       "nginx-http adds p50 0 ms (0 to 0), p99 0 ms (0 to 0)")
+
+
+def test_nginx_tls_setups_add_over_go_https_and_say_so(tmp_path):
+    # As their ratios (issue 22): TLS at nginx against TLS in Go; go-https itself over go-http.
+    setups, shift_us = ("go-http", "go-https", "nginx-https"), {"go-http": 0, "go-https": 100, "nginx-https": 150}
+    entries = [entry(s, b) for s in setups for b in (1, 2)]
+    cells = rate_cells(read(make_run(tmp_path / "run", entries, {e["file"]: shifted(shift_us[e["setup"]]) for e in entries}))[0])
+    by = {c.setup: c for c in cells}
+    assert by["nginx-https"].added_p50.estimate == pytest.approx(0.05, abs=1e-6) and by["go-https"].added_p50.estimate == pytest.approx(0.1, abs=1e-6)
+    assert (by["nginx-https"].record()["baseline"], by["go-https"].record()["baseline"]) == ("go-https", "go-http")
+    assert "baseline" not in by["go-http"].record()
+    (line,) = rate_summary_lines(cells)
+    line = " ".join(line.split())
+    assert "latency added over each setup's baseline: go-https adds p50 0.1 ms (0.1 to 0.1), p99 0.1 ms (0.1 to 0.1) over go-http; nginx-https adds p50 0.05 ms" in line
+    assert line.endswith("over go-https")
+    (sentence,) = ratepage.sentences(cells, False)
+    assert sentence.startswith("At 500 req/s, open loop, over each setup's baseline: go-https adds 0.1 ms (0.1 to 0.1) at p50") and sentence.endswith("at p99 over go-https.")
+    section = ratepage.rate_section(cells, {}, SimpleNamespace(cells=()))
+    assert section.added_over == "each setup's baseline"
+    assert {row[1]: row[-1] for row in section.rows}["nginx-https"].endswith(" over go-https")
 
 
 def test_build_of_a_hostile_rate_run_exits_without_a_traceback(tmp_path):

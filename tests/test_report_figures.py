@@ -46,6 +46,17 @@ def test_every_bar_fill_has_3_to_1_contrast_against_the_page():
         assert charts.contrast(charts.fill(colour)) >= 3.0, setup
 
 
+def test_every_setup_has_a_look_of_its_own_and_a_twin_its_originals():
+    from wrkreport.model import SETUP_DESCRIPTIONS
+
+    assert set(SETUP_DESCRIPTIONS) <= set(charts.LOOK)  # the TLS setups were all OTHER_LOOK's grey star: one legend swatch for six bars
+    assert len({(marker, hatch) for _, marker, hatch in charts.LOOK.values()}) == len(charts.LOOK)
+    assert len({hatch for _, _, hatch in charts.LOOK.values()}) == len(charts.LOOK)  # bars read apart in grey print
+    colour, marker, hatch = charts.look("nginx-http~nokeep")
+    assert (colour, marker) == charts.LOOK["nginx-http"][:2] and hatch == charts.LOOK["nginx-http"][2] + charts.VARIANT_HATCH
+    assert charts.look("not-a-setup") == charts.look("x~y") == charts.OTHER_LOOK
+
+
 def test_environment_values_are_for_people():
     rows = dict(environment_rows(__import__("json").loads((RUNS / "default-2cores" / "manifest.json").read_text())))
     assert rows["machine: memory bytes"] == "23.5 GiB"

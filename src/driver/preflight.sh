@@ -72,11 +72,13 @@ read_plan() {
   PLAN[nginx_setups]="${PLAN[nginx_setups]:-}"
   PLAN[fasthttp_setups]="${PLAN[fasthttp_setups]:-}"
   PLAN[node_setups]="${PLAN[node_setups]:-}"
+  PLAN[vnginx_setups]="${PLAN[vnginx_setups]:-}"
   read -ra SETUPS <<<"${PLAN[setups]}"
   read -ra LEVELS <<<"${PLAN[connections]}"
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"
   [[ -z "${PLAN[pin_client]:-}" ]] || CLIENT_PIN=(taskset -c "${PLAN[pin_client]}")
   [[ -z "${PLAN[pin_server]:-}" ]] || SERVER_PIN=(taskset -c "${PLAN[pin_server]}")
+  VARIANT_PIN=("${SERVER_PIN[@]}")
 }
 
 
@@ -121,6 +123,7 @@ preflight_tools() {
   if [[ -n "${PLAN[nginx_setups]}" ]]; then
     problems="$(helper check-nginx --plan "${WORK}/plan.json" --nginx "${NGINX}")" || die 2 "${problems:-cannot check ${NGINX}}"
   fi
+  variant_preflight
 }
 
 # Raise the open-files limit as far as allowed (root: up to NOFILE_CEILING, others: the hard
@@ -219,10 +222,15 @@ prepare_work_dir() {
     die 2 "Unix socket path ${HTTP_SOCKET} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
   fi
   mkdir -p "${WORK}/nginx/temp"
+  local prefixes=("${WORK}/nginx" "${WORK}/nginx/temp")
+  if [[ -n "${VARIANT_PREFIX}" ]]; then # --variant: its nginx's own prefix beside the run's
+    mkdir -p "${VARIANT_PREFIX}/temp"
+    prefixes+=("${VARIANT_PREFIX}" "${VARIANT_PREFIX}/temp")
+  fi
   if is_root; then
     WORKER_GROUP="$(id -gn "${WORKER_USER_AS_ROOT}")" || die 2 "no user ${WORKER_USER_AS_ROOT} to run nginx workers as"
-    chgrp "${WORKER_GROUP}" "${WORK}" "${WORK}/nginx" "${WORK}/nginx/temp"
-    chmod 0710 "${WORK}" "${WORK}/nginx" "${WORK}/nginx/temp"
+    chgrp "${WORKER_GROUP}" "${WORK}" "${prefixes[@]}"
+    chmod 0710 "${WORK}" "${prefixes[@]}"
     if [[ -n "${PLAN[nginx_setups]}" ]]; then
       problem="$(helper check-reach --path "${WORK}" --user "${WORKER_USER_AS_ROOT}")" || die 2 "${problem}"
     fi

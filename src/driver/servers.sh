@@ -8,13 +8,14 @@ render_nginx() {
     rlimit="${NOFILE}"
   fi
   local args=(render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${WORK}/nginx"
-    --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf")
+    --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf") user=()
   if is_root; then
-    args+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
+    user=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
   fi
-  helper "${args[@]}"
+  helper "${args[@]}" "${user[@]}"
   output="$("${NGINX}" -t -q -c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${WORK}/nginx-test.log" 2>&1)" ||
     die 1 "nginx rejected ${RUN_DIR}/nginx.conf: ${output}"
+  render_variant_nginx "${rlimit}" "${user[@]}"
 }
 
 # wait_ready PID LOG: wait until the server logs its "ready" line; false if it exits or
@@ -135,6 +136,7 @@ start_servers() {
   local names=()
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
+  [[ -z "${PLAN[vnginx_setups]}" ]] || names+=("the variant's nginx (${PLAN[variant_name]})")
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
   if [[ -n "${PLAN[node_setups]}" ]]; then
     if ((n == 1)); then names+=("the Node server (one process)"); else names+=("the Node server (cluster of ${n} workers)"); fi
@@ -145,6 +147,7 @@ start_servers() {
     log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this block"
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
+  [[ -z "${PLAN[vnginx_setups]}" ]] || start_variant_nginx "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
     DOWN[fasthttp]="$(not_started "the fasthttp server" "$(server_log fasthttp "${n}")")"
     if [[ -n "${TARGET}" ]]; then target_stop fasthttp; else stop_process "${FASTHTTP_PID}" "fasthttp server"; fi
@@ -173,6 +176,7 @@ server_pid() {
   case "$1" in
     go) printf '%s\n' "${GO_PID}" ;;
     nginx) printf '%s\n' "${NGINX_PID}" ;;
+    vnginx) printf '%s\n' "${VNGINX_PID}" ;;
     fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
     node) printf '%s\n' "${NODE_PID}" ;;
   esac
@@ -223,6 +227,7 @@ check_cells() {
   local args=(pass-ready --gomaxprocs "${n}")
   [[ -z "${GO_PID}" ]] || args+=(--go-pid "${GO_PID}" --go-log "${RUN_DIR}/$(server_log go "${n}")")
   [[ -z "${NGINX_PID}" ]] || args+=(--nginx-pid "${NGINX_PID}")
+  [[ -z "${VNGINX_PID}" ]] || args+=(--variant-nginx-pid "${VNGINX_PID}")
   [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
   [[ -z "${NODE_PID}" ]] || args+=(--node-pid "${NODE_PID}")
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
@@ -236,6 +241,7 @@ check_cells() {
     read -r verdict setup text <<<"${output}"
     case "${verdict}" in
       nginx_workers) read -ra NGINX_WORKERS <<<"${setup} ${text}" ;;
+      variant_nginx_workers) read -ra VNGINX_WORKERS <<<"${setup} ${text}" ;;
       node_workers) read -ra NODE_WORKERS <<<"${setup} ${text}" ;;
       measure)
         USABLE+=("${setup}")

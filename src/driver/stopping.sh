@@ -62,6 +62,7 @@ stop_servers() {
     NGINX_PID=""
     NGINX_WORKERS=()
   fi
+  stop_variant_nginx
   if [[ -n "${FASTHTTP_PID}" ]]; then
     stop_process "${FASTHTTP_PID}" "fasthttp server"
     FASTHTTP_PID=""

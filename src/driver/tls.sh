@@ -56,6 +56,7 @@ tls_counter() {
   TLS_COUNTER=""
   case "${served}" in
     go-https) TLS_COUNTER="socket:${TLS_STATS_SOCKET}" ;;
+    nginx-https*~*) TLS_COUNTER="size:${VARIANT_PREFIX}/tls-resumed.${served%%~*}.log" ;; # a --variant twin: its nginx's prefix
     nginx-https*) TLS_COUNTER="size:${TLS_LOG_DIR}/tls-resumed.${served}.log" ;;
   esac
 }

@@ -19,7 +19,7 @@ from . import stats
 from .checks import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from .cpucost import ms_per_1k_requests
-from .model import BASELINE, NGINX_SETUPS, THROUGHPUT, NoiseWarning, Ratio, baseline_of, setup_order
+from .model import BASELINE, NGINX_SETUPS, THROUGHPUT, NoiseWarning, Ratio, baseline_of, setup_order, split_twin
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
 from .run import Run, load_run, require_measurements
@@ -84,6 +84,8 @@ class Analysis:
     method: str = NO_BLOCKS_METHOD
     precision_note: str = ""  # the precision target met or not, from the manifest (design.precision_sentence)
     cpu_ratios: tuple[Ratio, ...] = ()  # server CPU per request, setup / go-http (lower is cheaper), when CPU was recorded
+    # --variant (issue 20): each twin's req/s over its original's (baseline), paired by round within a block
+    variant_ratios: tuple[Ratio, ...] = ()
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -145,7 +147,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     table = derive(table, loads)
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
-    cells, ratios, latency, comparisons, ceiling, cpu = [], [], [], [], [], []
+    cells, ratios, latency, comparisons, ceiling, cpu, variant = [], [], [], [], [], [], []
     by_cell = {(int(g), int(c), str(s)): rows for (g, c, s), rows in table.groupby(["gomaxprocs", "connections", "setup"], sort=False)}
     for gomaxprocs, connections in groups:
         measured = {s for g, c, s in by_cell if (g, c) == (gomaxprocs, connections)}
@@ -166,6 +168,9 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
             cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(base), base))
             if CEILING in group_cells:
                 ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
+            original = split_twin(setup)[0]
+            if original != setup:  # the A/B figure: twin / original, both measured in the same rounds
+                variant.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(original), original))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
     method = BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD
@@ -173,7 +178,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
         cpu = []  # a run without CPU records (recorded before them, or ab on a remote client): no CPU figure at all
     return Analysis(
         groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method,
-        cpu_ratios=tuple(cpu),
+        cpu_ratios=tuple(cpu), variant_ratios=tuple(variant),
     )
 
 

@@ -30,8 +30,17 @@ LOOK = {
     "go-fasthttp": ("#CC79A7", "P", "--"),
     "nginx-static": ("#E69F00", "X", "++"),
     "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
+    # The TLS setups (issue 22), in Tol's colour-blind-safe grey, indigo and wine; each -new
+    # setup (a handshake per request) keeps its keep-alive twin's colour, with a marker and hatch of its own.
+    "go-https": ("#555555", "8", "**"),
+    "nginx-https": ("#332288", "d", "||"),
+    "nginx-https-unix": ("#882255", "H", "\\\\||"),
+    "go-https-new": ("#555555", "1", "OO"),
+    "nginx-https-new": ("#332288", "2", "|."),
+    "nginx-https-unix-new": ("#882255", "3", "-."),
 }
-OTHER_LOOK = ("#777777", "*", "||")
+OTHER_LOOK = ("#777777", "*", "//..")
+VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
 MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 # How the change chart draws each kind of change: (colour, marker, filled, legend label); {band} is the no-change band.
@@ -104,7 +113,11 @@ def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
 
 
 def look(setup: str) -> tuple[str, str, str]:
-    """Return (colour, marker, hatch) of a setup."""
+    """Return (colour, marker, hatch) of a setup; a --variant twin ('nginx-http~nokeep') its original's colour and marker, its hatch crossed with circles."""
+    original, twin, _ = setup.partition("~")
+    if twin and original in LOOK:
+        colour, marker, hatch = LOOK[original]
+        return colour, marker, hatch + VARIANT_HATCH
     return LOOK.get(setup, OTHER_LOOK)
 
 

@@ -181,34 +181,46 @@ def grouped_failures(run_path, failures) -> list[str]:
 
 @cli.command("compare", context_settings=CONTEXT)
 @click.argument("run_a", type=click.Path())
-@click.argument("run_b", type=click.Path())
+@click.argument("run_b", type=click.Path(), required=False)
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False), help="Directory for compare.html and compare.json.")
 @click.option("--expect-header-bytes", type=click.IntRange(min=1), default=None, help="Header block size every setup must answer with [default: each run's, else 141].")
-def compare_command(run_a: str, run_b: str, out_dir: str, expect_header_bytes: int | None) -> int:
-    """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell.
+def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_bytes: int | None) -> int:
+    """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell, or one run's --variant with its nginx.
 
     For every setup, GOMAXPROCS and connection count both runs measured: the change in
     req/s, in the overhead ratio and in p99 latency (run B / run A) with a Welch 95%
     interval, flagged BETTER or WORSE only where the interval excludes 1.0. Writes
     compare.html (titled with what differs, a chart of the changes, links to each run's
     report when one was built) and compare.json.
+    Given ONE run made with run_bench.sh --variant, compares A (its nginx setups) with
+    B (their twins through the variant's nginx), each pair measured in the same rounds:
+    B / A paired per block, so drift cancels, and nothing is added for it.
     Exit status 0, 1 when a check failed in either run (those measurements are left
-    out), 2 when a run is unusable or the runs have no cell in common (nothing to
-    compare).
+    out), 2 when a run is unusable, the runs have no cell in common, or the one run has
+    no variant (nothing to compare).
 
     Example:
 
         wrkreport compare raw/20261122T101500Z raw/20261122T164700Z --out reports/
+        wrkreport compare raw/20261126T113000Z     # a run with --variant: in-run A/B
     """
     from datetime import datetime, timezone
 
+    import textwrap
+
     from .report import build_compare, compare_table
+    from .variant_compare import DRIFT_NOTE
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
-    say(f"A: {result.a.run.path}\nB: {result.b.run.path}")
+    if result.in_run:
+        say(f"A: {result.a.run.path}: its nginx setups\nB: the same run: their twins through {result.names[1]} ({result.variant.options_text})")
+    else:
+        say(f"A: {result.a.run.path}\nB: {result.b.run.path}")
     say(compare_table(result))
+    if result.in_run:
+        say(textwrap.fill(DRIFT_NOTE, 100, break_on_hyphens=False))
     status = 0
-    for side in (result.a, result.b):
+    for side in (result.a,) if result.in_run else (result.a, result.b):
         for check in side.checks.failures:
             where = side.run.path / check.file if check.file else side.run.path
             fail(f"{where}: check failed: {check.name}: {check.message}")

@@ -34,7 +34,7 @@ from . import stats
 from .analyze import THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
 from .model import BASELINE, baseline_of, setup_order
-from .rate_compare import RateChange, rate_changes
+from .rate_compare import RateChange, rate_changes, rate_only_lines
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -96,7 +96,7 @@ class Figure:
 FIGURES = {
     THROUGHPUT: Figure("req/s", True, THROUGHPUT_START_SD, THROUGHPUT_RUN_SD),
     "overhead_ratio": Figure("ratio to go-http", True, START_SD, RUN_SD),
-    P99: Figure("p99 latency", False, LATENCY_START_SD, LATENCY_RUN_SD),
+    P99: Figure("p99 latency at saturation", False, LATENCY_START_SD, LATENCY_RUN_SD),  # wrk's: closed loop, mostly queueing
 }
 MIN_UNITS = 2
 TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
@@ -155,6 +155,19 @@ class RunComparison:
     differing: tuple[tuple[str, str, object, object], ...] = ()  # (section, key, value in A, value in B), raw values
     method: str = METHOD
     rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (rate_compare.py)
+    rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (rate_compare.rate_only_lines)
+    labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variant_compare.py)
+    variant: object = None  # that variant (variant_ratio.Variant), None for two runs
+
+    @property
+    def in_run(self) -> bool:
+        """Return True when A and B are one run's nginx setups and their --variant twins, measured in the same rounds."""
+        return self.labels is not None
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """Return how the page names A and B: the run ids, or (one run) its nginx and its variant."""
+        return self.labels or (self.a.run.run_id, self.b.run.run_id)
 
     @property
     def flagged(self) -> tuple[Change, ...]:
@@ -184,6 +197,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
         tuple(raw),
         rate_changes=tuple(rate_changes(list(a.run.rates), list(b.run.rates))),
+        rate_only=tuple(rate_only_lines(list(a.run.rates), list(b.run.rates))),
     )
 
 

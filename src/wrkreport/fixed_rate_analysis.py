@@ -4,8 +4,10 @@ Per cell (setup, GOMAXPROCS, rate): the offered rate, the median achieved rate a
 median p50, p99 and p99.9 of its usable measurements (rate held, every answer right, no
 errors: rate_checks.py). A cell where the rate was not held in some measurement is
 reported as not held, its figures left out (not averaged in): its latencies are those of
-a queue, not of the rate. For every setup but go-http, the added latency at p50 and p99:
-each block's rounds paired with go-http's round in the same block and at the same rate,
+a queue, not of the rate. For every setup but go-http, the added latency at p50 and p99
+over its baseline, the setup its ratios divide by (model.baseline_of: go-http; for
+nginx's TLS setups go-https, so that TLS at nginx is set against TLS in Go, issue 22):
+each block's rounds paired with the baseline's round in the same block and at the same rate,
 the mean difference per block, and a 95% t-interval over blocks
 (stats.block_difference_interval). Pure functions; pandas is not needed.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from .model import baseline_of
 from .rate_run import RateMeasurement
 from .stats import Interval, block_difference_interval
 
@@ -36,9 +39,19 @@ class RateCell:
     p50_ms: float | None
     p99_ms: float | None
     p999_ms: float | None
-    added_p50: Interval | None = None  # setup - go-http, ms
+    added_p50: Interval | None = None  # setup - its baseline, ms
     added_p99: Interval | None = None
     reasons: tuple[str, ...] = ()  # why measurements were left out (the first failed check of each)
+
+    @property
+    def baseline(self) -> str:
+        """Return the setup its added latency is over: go-http, or for nginx's TLS setups go-https (model.baseline_of)."""
+        return baseline_of(self.setup)
+
+    @property
+    def is_baseline(self) -> bool:
+        """Return True for go-http, which nothing is added over."""
+        return self.setup == BASELINE
 
     @property
     def held(self) -> bool:
@@ -59,7 +72,8 @@ class RateCell:
             "p99_ms": self.p99_ms,
             "p999_ms": self.p999_ms,
         }
-        if self.setup != BASELINE:
+        if not self.is_baseline:
+            found["baseline"] = self.baseline
             for name, _ in ADDED:
                 interval = getattr(self, f"added_{name}")
                 found[f"added_{name}_ms"] = None if interval is None else round(interval.estimate, 4)
@@ -114,7 +128,7 @@ def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | Non
         if not_held:
             figures = dict.fromkeys(figures)  # not held: its latencies are a queue's, not averaged in
         added = {}
-        base = groups.get((BASELINE, n, rate), [])
+        base = groups.get((baseline_of(setup), n, rate), [])
         base_held = base and not any(m.result is not None and not m.held for m in base)
         if setup != BASELINE and not not_held and base_held:
             added = {f"added_{name}": added_interval(group, base, p) for name, p in ADDED}

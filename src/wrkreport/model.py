@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, fields
 
 # JSON key order of one parsed wrk output (`wrkreport parse --json`, results.csv columns).
@@ -168,15 +169,36 @@ BASELINES = {
 }
 
 
+# A --variant twin (issue 20): the nginx setup ORIGINAL measured through the variant's own
+# nginx, named ORIGINAL~NAME (as wrkreport.bench.setups.TWIN_ID: NAME a short lowercase word).
+TWIN = re.compile(r"(?P<original>[A-Za-z0-9][A-Za-z0-9_-]{0,63})~(?P<variant>[a-z][a-z0-9]{0,15})")
+
+
+def split_twin(setup: str) -> tuple[str, str | None]:
+    """Return (original, variant) of a twin's id, (setup, None) for any other: 'nginx-http~nokeep' -> ('nginx-http', 'nokeep')."""
+    match = TWIN.fullmatch(setup)
+    return (match["original"], match["variant"]) if match else (setup, None)
+
+
+def setup_description(setup: str) -> str:
+    """Return what a setup is ('' when unknown); a twin: 'nginx-http served by the --variant nokeep nginx'."""
+    original, variant = split_twin(setup)
+    if variant:
+        return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
+    return SETUP_DESCRIPTIONS.get(setup, "")
+
+
 def baseline_of(setup: str) -> str:
-    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https', 'nginx-https-new' -> 'go-https-new'; others (go-https too) -> 'go-http'."""
-    return BASELINES.get(setup, BASELINE)
+    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https', 'nginx-https-new' -> 'go-https-new'; others (go-https too) -> 'go-http'; a twin: its original's."""
+    return BASELINES.get(split_twin(setup)[0], BASELINE)
 
 
-def setup_order(setup: str) -> int:
-    """Return a setup's position for display: known setups in their order, others after."""
+def setup_order(setup: str) -> float:
+    """Return a setup's position for display: known setups in their order, a twin just after its original, others after."""
     known = list(SETUP_DESCRIPTIONS)
-    return known.index(setup) if setup in known else len(known)
+    original, variant = split_twin(setup)
+    place = known.index(original) if original in known else len(known)
+    return place + 0.5 if variant else place
 
 
 def worst(statuses) -> str:

@@ -5,7 +5,8 @@ runs, with that cell and go-http's held in both (fixed_rate_analysis.rate_cells)
 run's units are its blocks' mean added latencies (setup - go-http in the same block, the
 units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
 95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare.py
-does for the ratios on logs. Flagged when the interval excludes 0. Pure functions.
+does for the ratios on logs, widened by each run's own shift (RATE_RUN_SD, as compare.py's
+RUN_SD). Flagged when the interval excludes 0. Pure functions.
 """
 
 from __future__ import annotations
@@ -14,10 +15,40 @@ import statistics
 from dataclasses import dataclass
 
 from .fixed_rate_analysis import ADDED, BASELINE, added_pairs, rate_cells
+from .model import baseline_of
 from .rate_run import RateMeasurement
-from .stats import welch_difference_interval
+from .stats import Interval, welch_difference_interval
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
+# Runs drift (issue 20): a run's added latency carries a shift of its own, which its blocks
+# do not show. RATE_RUN_SD is that shift's sd as a share of the added latency: the largest
+# DerSimonian-Laird between-run sd over the 12 added latencies (3 nginx setups, GOMAXPROCS 1
+# and 2, p50 and p99) of two same-settings runs at 4,000 req/s minutes apart on an idle 2-core
+# machine, 0.022 ms of nginx-fcgi-tcp's 0.18 ms at p50 (GOMAXPROCS=2), rounded up; the other
+# 11 were 0. benchmarks/rate_drift.py measures it, tests/fixtures/rate_drift.json keeps the
+# runs' block means and tests/test_rate_compare_calibration.py recomputes it.
+RATE_RUN_SD = 0.13
+RATE_METHOD = (
+    "Added latency = a setup's latency minus go-http's at the same offered rate, GOMAXPROCS and block, open loop (vegeta); "
+    "the change is run B's mean over blocks minus run A's, in ms, with Welch's 95% t interval on the two runs' block means, "
+    f"widened by a run-to-run sd of {RATE_RUN_SD:.0%} of the added latency for each run (runs drift: measured on two "
+    "same-settings runs minutes apart), flagged only when the interval excludes 0. Only cells that held the rate in both runs are compared."
+)
+
+
+def added_change_interval(units_a: list[float], units_b: list[float], run_sd: float = RATE_RUN_SD) -> Interval | None:
+    """Return mean(B) - mean(A) of two runs' block means (ms) with Welch's 95% interval, widened by run_sd x the larger |mean| for each run; None with fewer than 2 blocks a side.
+
+    >>> found = added_change_interval([0.16, 0.17, 0.15, 0.16], [0.17, 0.16, 0.18, 0.17])
+    >>> round(found.estimate, 3), round(found.low, 3), round(found.high, 3)
+    (0.01, -0.052, 0.072)
+    >>> added_change_interval([0.16], [0.17, 0.16]) is None
+    True
+    """
+    if len(units_a) < 2 or len(units_b) < 2:
+        return None
+    level = max(abs(statistics.mean(units_a)), abs(statistics.mean(units_b)))
+    return welch_difference_interval(units_a, units_b, 2 * (run_sd * level) ** 2)
 
 
 @dataclass(frozen=True)
@@ -48,18 +79,21 @@ class RateChange:
 
 
 def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int, p: float) -> list[float]:
-    """Return one run's per-block mean added latency (ms) of setup over go-http at percentile p."""
+    """Return one run's per-block mean added latency (ms) of setup over its baseline (go-http, or go-https for nginx's TLS setups) at percentile p."""
     def of(name: str) -> list[RateMeasurement]:
         return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (name, gomaxprocs, rate)]
 
-    return [statistics.mean(a - b for a, b in block) for block in added_pairs(of(setup), of(BASELINE), p)]
+    return [statistics.mean(a - b for a, b in block) for block in added_pairs(of(setup), of(baseline_of(setup)), p)]
 
 
 def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[RateChange]:
     """Return the change of every added latency both runs can give (held in both), by GOMAXPROCS, rate, setup, percentile."""
     held_a = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(a) if c.held}
     held_b = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(b) if c.held}
-    both = [key for key in held_a if key in held_b and key[0] != BASELINE and (BASELINE, *key[1:]) in held_a and (BASELINE, *key[1:]) in held_b]
+    def base(key: tuple[str, int, int]) -> tuple[str, int, int]:
+        return (baseline_of(key[0]), *key[1:])
+
+    both = [key for key in held_a if key in held_b and key[0] != BASELINE and base(key) in held_a and base(key) in held_b]
     changes = []
     for setup, n, rate in sorted(both, key=lambda k: (k[1], k[2], k[0])):
         for name, p in ADDED:
@@ -67,11 +101,33 @@ def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[Rat
             if not units_a or not units_b:
                 continue
             mean_a, mean_b = statistics.mean(units_a), statistics.mean(units_b)
-            found = welch_difference_interval(units_a, units_b)
+            found = added_change_interval(units_a, units_b)
             low, high = (None, None) if found is None else (found.low, found.high)
             note = TOO_FEW_BLOCKS if found is None else None
             changes.append(RateChange(n, rate, setup, name, mean_a, mean_b, mean_b - mean_a, low, high, len(units_a), len(units_b), note))
     return changes
+
+
+def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[str]:
+    """Return a line per GOMAXPROCS value whose offered rates differ between the runs: added latencies compare only at the same rate.
+
+    A default run's rate is a share of its own slowest setup's req/s, so two default runs
+    rarely offer the same rate; saying so keeps an empty comparison from reading as "no change".
+    """
+    def loads(measurements: list[RateMeasurement]) -> dict[int, set[int]]:
+        found: dict[int, set[int]] = {}
+        for m in measurements:
+            found.setdefault(m.gomaxprocs, set()).add(m.rate)
+        return found
+
+    in_a, in_b = loads(a), loads(b)
+    lines = []
+    for n in sorted(set(in_a) | set(in_b)):
+        only_a, only_b = in_a.get(n, set()) - in_b.get(n, set()), in_b.get(n, set()) - in_a.get(n, set())
+        if only_a or only_b:
+            said = "; ".join(f"only in {side}: {', '.join(f'{r:,}' for r in sorted(rates))} req/s" for side, rates in (("A", only_a), ("B", only_b)) if rates)
+            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate (run both with the same --rates)")
+    return lines
 
 
 def rate_change_lines(changes: list[RateChange]) -> list[str]:

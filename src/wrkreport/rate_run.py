@@ -27,7 +27,7 @@ from .run_files import read_json, read_raw
 from .schema import CPU_FIELDS, checked
 
 RATE_FILE = re.compile(
-    r"(?P<setup>[a-z0-9-]+)\.gomaxprocs-(?P<n>[1-9][0-9]{0,3})\.block-(?P<block>[1-9][0-9]{0,3})\.run-(?P<repeat>[1-9][0-9]{0,3})"
+    r"(?P<setup>[a-z0-9-]+(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<n>[1-9][0-9]{0,3})\.block-(?P<block>[1-9][0-9]{0,3})\.run-(?P<repeat>[1-9][0-9]{0,3})"
     r"\.rate-(?P<rate>[1-9][0-9]{0,8})(?:\.(?P<client>client-[1-9][0-9]{0,3}))?\.vegeta\.csv\.gz",
     re.A,
 )

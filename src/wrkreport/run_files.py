@@ -16,11 +16,11 @@ from .rawfile import CAP_BYTES, read_bytes
 from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
-    r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
+    r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
     r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})"
     r"(?:\.client-(?P<client>[1-9][0-9]{0,3})\.wrk|\.(?:wrk|ab))\.txt"
 )
-HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
+HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
 MANIFEST = "manifest.json"
 CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 

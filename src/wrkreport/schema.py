@@ -14,7 +14,9 @@ import math
 import re
 from dataclasses import dataclass
 
-SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # what run_files.WRK_FILE accepts as a setup
+# What run_files.WRK_FILE accepts as a setup: a name, or a --variant twin ORIGINAL~NAME (model.TWIN).
+SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}(?:~[a-z][a-z0-9]{0,15})?")
+VARIANT_NAME = re.compile(r"[a-z][a-z0-9]{0,15}")  # --variant NAME
 CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as client_outputs.py and run_files.WRK_FILE name them
 CPU_LIST = re.compile(r"[0-9]{1,10}(?:-[0-9]{1,10})?(?:,[0-9]{1,10}(?:-[0-9]{1,10})?)*")
 MAX_CPU = 65535  # above Linux's largest NR_CPUS (8192)
@@ -28,7 +30,7 @@ MAX_SECONDS = 1e7  # ~115 days: longer than any run
 class Spec:
     """What one field may hold: a kind, an inclusive range for numbers, a pattern for keys or text."""
 
-    kind: str  # int | number | str | bool | list | dict | cpus | setup | client | scalar
+    kind: str  # int | number | str | bool | list | dict | cpus | setup | variant | client | scalar
     low: float | None = None
     high: float | None = None
     required: bool = False
@@ -55,7 +57,8 @@ KIND_WORDS = {
     "list": "a list",
     "dict": "an object",
     "cpus": "a CPU list such as '0-3,6'",
-    "setup": "a setup name (letters, digits, '-' and '_')",
+    "setup": "a setup name (letters, digits, '-' and '_', a twin's ~name after it)",
+    "variant": "a variant name (a lowercase word of at most 16 letters and digits)",
     "scalar": "a string, number or true/false",
     "client": "a client label (client-1, client-2, ...)",
 }
@@ -71,6 +74,8 @@ def fits_kind(kind: str, value) -> bool:
         return isinstance(value, str)
     if kind == "setup":
         return isinstance(value, str) and SETUP_NAME.fullmatch(value) is not None
+    if kind == "variant":
+        return isinstance(value, str) and VARIANT_NAME.fullmatch(value) is not None
     if kind == "client":
         return isinstance(value, str) and CLIENT_LABEL.fullmatch(value) is not None
     if kind == "scalar":
@@ -235,6 +240,19 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "fixed_rate_measurements[].clients[].problem": Spec("str"),
     "fixed_rate_measurements[].clients[].started_at": Spec("str"),
     "fixed_rate_measurements[].clients[].ended_at": Spec("str"),
+    # --variant (issue 20): its name, options and nginx; its twins are setups ORIGINAL~NAME.
+    "variant": Spec("dict"),
+    "variant.name": Spec("variant", required=True),
+    "variant.options": Spec("list"),
+    "variant.options[]": Spec("str", required=True),
+    "variant.nginx": Spec("str"),
+    "variant.nginx_version": Spec("str"),
+    "variant.nginx_V": Spec("str"),
+    "variant.upstream_keepalive": Spec("bool"),
+    "variant.pin_server": Spec("cpus"),
+    "variant.port_offset": Spec("int", 0, 65535),
+    "variant.setups": Spec("dict"),
+    "variant.setups.*": Spec("setup"),
     "parameters.server_host": Spec("str"),
     "parameters.server_address": Spec("str"),
     "parameters.client_hosts": Spec("list"),
@@ -262,7 +280,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "network.rtt[].max_ms": Spec("number", 0, MAX_SECONDS * 1000),
 }
 # Keys of these objects are setup names: a key that is not one is left out with its value.
-SETUP_KEYED = ("passes[].cells", "parameters.urls")
+SETUP_KEYED = ("passes[].cells", "parameters.urls", "variant.setups")
 
 CPU_FIELDS: dict[str, Spec] = {
     "wall_s": Spec("number", 1e-6, MAX_SECONDS, required=True),

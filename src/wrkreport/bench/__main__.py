@@ -15,7 +15,7 @@ import os
 import sys
 from .manifest import CACHE
 from .remote_clients.session import SESSIONS
-from .setups import PROG, SETUP_IDS, UsageError
+from .setups import PROG, SETUP_BY_ID, SETUP_IDS, UsageError
 from . import target as target_mod
 from .commands_blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
 from .commands_clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
@@ -24,6 +24,13 @@ from .commands_finish import cmd_decide, cmd_finish, cmd_summary
 from .handshake import cmd_tls_record
 from .commands_preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_nginx, cmd_tune
 from .commands_target import TARGET_LOST, cmd_facts_script, cmd_target_facts, cmd_target_nginx, cmd_target_ports, cmd_target_record, cmd_target_running
+
+
+def setup_id(text: str) -> str:
+    """Return text when it names a setup of the table or a --variant twin of an nginx one ('nginx-http~nokeep'); refuse anything else."""
+    if text not in SETUP_BY_ID:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a setup: one of {', '.join(SETUP_IDS)}, or an nginx setup's twin ORIGINAL~NAME")
+    return text
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -40,12 +47,13 @@ def main_parser() -> argparse.ArgumentParser:
 
     run = (("--run",), {"required": True})
     n = (("--gomaxprocs",), {"required": True, "type": int})
-    setup = (("--setup",), {"required": True, "choices": SETUP_IDS})
+    setup = (("--setup",), {"required": True, "type": setup_id, "metavar": "SETUP"})
     repeat = (("--repeat",), {"required": True, "type": int})
     connections = (("--connections",), {"type": int})  # the level; default: the run's only one
     add("plan", cmd_plan, (("--root",), {"required": True}), (("--save",), {"required": True}), (("options",), {"nargs": argparse.REMAINDER}))
     add("check-ports", cmd_check_ports, (("--plan",), {"required": True}))
-    add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"default": ""}), (("--nginx-v-file",), {}))
+    add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"default": ""}), (("--nginx-v-file",), {}),
+        (("--variant",), {"action": "store_true"}))
     add("facts-script", cmd_facts_script)
     add("target-facts", cmd_target_facts, (("--plan",), {"required": True}), (("--facts",), {"required": True}))
     add("target-ports", cmd_target_ports, (("--plan",), {"required": True}), (("--tcp",), {"required": True}))
@@ -85,6 +93,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--rlimit",), {"type": int, "required": True}),
         (("--listen-address",), {"default": "127.0.0.1"}),  # the target's address with --server-host
         (("--fastcgi-params",), {}),  # found by the driver on the target
+        (("--variant",), {"action": "store_true"}),  # the --variant nginx's configuration: its twins' ports and settings
         (("--out",), {"required": True}),
     )
     add(
@@ -110,6 +119,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--fasthttp-pid",), {"type": int}),
         (("--node-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
+        (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report
     )

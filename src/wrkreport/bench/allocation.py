@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .. import stats
 from . import precision
-from .setups import baseline_of
+from .setups import baseline_of, split_twin
 from .values import parse_iso
 
 MIN_ROUNDS = 2  # a block needs 2 rounds for its own within-block noise
@@ -188,10 +188,25 @@ def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, in
     widths = widest(intervals)
     n = max(gomaxprocs, key=lambda v: (widths.get(v, 0.0), -gomaxprocs.index(v)))
     outside = sorted({key[2] for key, interval in intervals.items() if key[0] == n and not within(interval, target)})
+    outside = with_partners(outside, {key[2] for key in intervals})
     if not outside:
         return n, (), f"GOMAXPROCS={n} has the widest interval"
     bases = sorted({baseline_of(s) for s in outside} - {baseline} - set(outside))  # go-https beside the TLS setups
     return n, (baseline, *bases, *outside), f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}"
+
+
+def with_partners(setups: list[str], known: set[str]) -> list[str]:
+    """Return setups with each --variant twin's original and each original's twin: the A/B figure pairs them within a block.
+
+    >>> with_partners(["nginx-http~nokeep"], {"nginx-http", "nginx-http~nokeep", "nginx-fcgi-tcp"})
+    ['nginx-http', 'nginx-http~nokeep']
+    >>> with_partners(["nginx-fcgi-tcp"], {"nginx-fcgi-tcp", "nginx-fcgi-tcp~new"})
+    ['nginx-fcgi-tcp', 'nginx-fcgi-tcp~new']
+    """
+    chosen = set(setups)
+    chosen |= {split_twin(s)[0] for s in setups if split_twin(s)[1]}
+    chosen |= {s for s in known if split_twin(s)[1] and split_twin(s)[0] in setups}
+    return sorted(chosen)
 
 
 def within(interval: stats.Interval, target: float) -> bool:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 import sys
 from pathlib import Path
-from .cpu import child_pids, cpu_record, cpu_snapshot, pinning_of, run_measured, server_pids
+from .cpu import child_pids, cpu_record, cpu_snapshot, pids_for, pinning_of, run_measured, server_pids
 from .manifest import cell_from_headers, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_pass, save_manifest, write_json_atomic
-from .nginx import cap_log, nginx_error_log
+from .nginx import cap_log, nginx_error_logs
 from .handshake import counted, record_probe, remote_counter
 from .handshake import read_counter as read_local_counter
 from .remote_clients.measuring import ClientRun, client_argv, run_all
 from .remote_clients.state import load_clients
 from .progress import progress_result, progress_start
-from .setups import SETUP_BY_ID, SETUP_IDS, UsageError
+from .setups import SETUP_BY_ID, SETUP_IDS, UsageError, split_twin
 from .values import iso_ms, now_ms
 from . import target as target_mod
 from .commands_clients import measure_on_clients
@@ -51,8 +51,13 @@ def cmd_pass_ready(args) -> int:
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
+    if args.variant_nginx_pid is not None:  # --variant: its own nginx master
+        entry["pids"]["variant_nginx"] = args.variant_nginx_pid
+        entry["pids"]["variant_nginx_workers"] = children_of(args.variant_nginx_pid)
     lines = [" ".join(["nginx_workers", *map(str, entry["pids"]["nginx_workers"])])]
     lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
+    if "variant_nginx_workers" in entry["pids"]:  # --variant
+        lines.append(" ".join(["variant_nginx_workers", *map(str, entry["pids"]["variant_nginx_workers"])]))
     probes = dict(args.tls_probe or [])
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
@@ -73,7 +78,7 @@ def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: st
     each GOMAXPROCS); later blocks check a capture in the work directory.
     """
     if setup not in SETUP_BY_ID or ready not in ("0", "1"):
-        raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)}")
+        raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)} (or a --variant twin)")
     data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
     cell = cell_from_headers(data, ready == "1", error)
     cell["url"] = manifest["parameters"]["urls"][setup]
@@ -107,7 +112,8 @@ def cmd_pass_end(args) -> int:
     manifest = load_manifest(run_dir)
     find_pass(manifest, args.gomaxprocs)["ended_at"] = iso_ms(now_ms())
     save_manifest(run_dir, manifest)
-    cap_log(nginx_error_log(run_dir, args.gomaxprocs))  # and what the warm-ups and header checks wrote
+    for log in nginx_error_logs(run_dir, args.gomaxprocs):  # and what the warm-ups and header checks wrote
+        cap_log(log)
     return 0
 
 
@@ -129,7 +135,7 @@ def cmd_measure(args) -> int:
         raise UsageError("measure needs the wrk command after --")
     connections = args.connections or levels_of(params)[0]
     print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
-    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    servers = pids_for(find_pass(manifest, args.gomaxprocs)["pids"], args.setup)  # a twin's nginx: the variant's
     out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
     if args.clients:  # --client-hosts: wrk on every client at once
         return measure_on_clients(args, run_dir, manifest, argv, connections, servers)
@@ -156,7 +162,8 @@ def cmd_measure(args) -> int:
     tls_counts = counted(tls_before, read_counter(counter)) if counter else None
     with open(out, "ab") as f:
         f.write(stderr.read_bytes())
-    cap_log(nginx_error_log(run_dir, args.gomaxprocs))
+    for log in nginx_error_logs(run_dir, args.gomaxprocs):
+        cap_log(log)
     if wrk.signal is not None:
         out.unlink(missing_ok=True)
         if hist:
@@ -167,7 +174,8 @@ def cmd_measure(args) -> int:
         ids.update(block=args.block, round=args.round)
     usage = {"user_s": round(wrk.user_s, 3), "system_s": round(wrk.system_s, 3), "pids": [wrk.pid], "threads": params["threads"]}
     where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
-    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params), where))
+    variant = manifest.get("variant") if split_twin(args.setup)[1] else None  # a twin's nginx may run on its own CPUs
+    write_json_atomic(cpu_file, cpu_record({"file": out.name, **ids}, before, after, usage, wrk.wall_s, pinning_of(params, variant), where))
     manifest["measurements"].append(
         {
             **ids,

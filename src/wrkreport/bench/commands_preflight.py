@@ -10,7 +10,8 @@ from .manifest import create_run_dir, out_problem, load_manifest, new_manifest, 
 from .nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
 from .plan import build_plan, plan_lines
 from .ports import busy_port_messages
-from .setups import NO, SETUP_BY_ID, UsageError
+from .setups import NO, SETUP_BY_ID, UsageError, split_twin
+from .variant import variant_nginx_values
 from .values import utc_now
 
 
@@ -42,7 +43,8 @@ def cmd_check_nginx(args) -> int:
     """Print which selected setups this nginx cannot serve; exit 3 if any."""
     plan = json.loads(Path(args.plan).read_text())
     nginx_V = Path(args.nginx_v_file).read_text(errors="replace") if args.nginx_v_file else command_output([args.nginx, "-V"]) or ""
-    problems = nginx_missing_modules(nginx_V, plan["setups"])
+    twins = getattr(args, "variant", False)  # --variant: the variant's nginx=PATH, for the twins; else the run's, for the originals
+    problems = nginx_missing_modules(nginx_V, [s for s in plan["setups"] if (split_twin(s)[1] is not None) == twins])
     if nginx_conf_dir(nginx_V) is None:
         problems.append(f"cannot read --conf-path from `{args.nginx} -V`")
     for problem in problems:
@@ -105,6 +107,14 @@ def cmd_render_nginx(args) -> int:
     values = nginx_values(
         manifest, args.prefix, args.socket, args.user, args.group, args.rlimit, args.http_socket, args.listen_address, args.fastcgi_params
     )
-    text = render_template(Path(args.template).read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
+    flags = nginx_flags(manifest)
+    if args.variant:  # the same template and sections, the twins' ports, the variant's settings
+        variant = manifest.get("variant")
+        if not variant:
+            raise UsageError("render-nginx --variant: this run has no variant")
+        values = variant_nginx_values(values, manifest["parameters"], variant["name"])
+        flags["upstream_keepalive"] = bool(variant["upstream_keepalive"])
+    originals = [s for s in manifest["parameters"]["setups"] if split_twin(s)[1] is None]
+    text = render_template(Path(args.template).read_text(), nginx_sections(originals), values, flags)
     Path(args.out).write_text(text)
     return 0

@@ -10,13 +10,13 @@ from pathlib import Path
 from ..parsers.vegeta import read_client_files, read_vegeta_file
 from ..rate_checks import rate_held_check
 from . import target as target_mod
-from .cpu import cpu_snapshot, pinning_of, server_pids
+from .cpu import cpu_snapshot, pids_for, pinning_of, server_pids
 from .fixed_rate import Attack, measure_rate, rate_stem
 from .fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_up_on_clients
 from .remote_clients.state import ClientError, load_clients
 from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from .precision import rate_of
-from .rateplan import round_rate
+from .rateplan import rate_setups, round_rate
 from .setups import MAX_RATE, PROG
 from .values import iso, utc_now
 from .vegeta_build import record_vegeta_version
@@ -50,7 +50,7 @@ def cmd_rate_pass_start(args) -> int:
     params = manifest["parameters"]
     rates = [int(r) for r in args.rates.split(",") if r]
     # Its own seed stream: not the throughput block's orders again.
-    orders = shuffled_orders(params["setups"], len(rates), f"{params['seed']}:fixed-rate", args.gomaxprocs, args.block)
+    orders = shuffled_orders(rate_setups(params["setups"]), len(rates), f"{params['seed']}:fixed-rate", args.gomaxprocs, args.block)
     entry = {
         "gomaxprocs": args.gomaxprocs,
         "block": args.block,
@@ -98,7 +98,7 @@ def cmd_measure_rate(args) -> int:
           end="", file=sys.stderr, flush=True)
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "block": args.block, "round": 1, "repeat": args.block}
     stem = rate_stem(args.setup, args.gomaxprocs, args.block, args.block, args.rate)
-    servers = find_pass(manifest, args.gomaxprocs)["pids"]
+    servers = pids_for(find_pass(manifest, args.gomaxprocs)["pids"], args.setup)  # a --variant twin's nginx: the variant's
     shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh, as for wrk
     snapshot = (lambda: shell.snapshot(servers)) if shell else (lambda: cpu_snapshot(server_pids(servers)))
     where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
@@ -160,9 +160,10 @@ def rate_progress(run_dir: Path, entry: dict, rate: int) -> str:
 def slowest_rate(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tuple[str, float] | None:
     """Return the setup with the lowest median req/s at GOMAXPROCS (first connection level) and that median; None when none counted."""
     level = levels_of(manifest["parameters"])[0]
+    measured = set(rate_setups(manifest["parameters"]["setups"]))
     found: dict[str, list[float]] = {}
     for m in manifest["measurements"]:
-        if m["gomaxprocs"] == gomaxprocs and m.get("connections", level) == level:
+        if m["gomaxprocs"] == gomaxprocs and m.get("connections", level) == level and m["setup"] in measured:
             rate = rate_of(run_dir, m, cache)
             if rate is not None:
                 found.setdefault(m["setup"], []).append(rate)

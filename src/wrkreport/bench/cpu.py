@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cpucost import ms_per_1k_requests
-from .setups import CPU_PROCESSES, SCHEMA
+from .setups import CPU_PROCESSES, SCHEMA, split_twin
 
 
 def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
@@ -84,6 +84,17 @@ def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
     return found
 
 
+def pids_for(pids: dict, setup: str) -> dict:
+    """Return the pass's PIDs as a measurement of setup counts them: a --variant twin's nginx is the variant's master and workers.
+
+    The other nginx is idle meanwhile and left out, so a twin's and its original's server
+    CPU per request each count one nginx.
+    """
+    if split_twin(setup)[1] is None:
+        return pids
+    return {**pids, "nginx": pids.get("variant_nginx"), "nginx_workers": list(pids.get("variant_nginx_workers") or [])}
+
+
 def cpu_snapshot(pids: dict[str, list[int]], proc: Path = Path("/proc")) -> dict[str, dict[int, tuple[int, int]]]:
     """Return the CPU ticks of each named group of PIDs (those still running)."""
     snapshot = {}
@@ -131,10 +142,18 @@ def cpu_record(
     }
 
 
-def pinning_of(parameters: dict) -> dict | None:
-    """Return the manifest's pinning as {'client', 'server'}, or None when nothing is pinned."""
+def pinning_of(parameters: dict, variant: dict | None = None) -> dict | None:
+    """Return the manifest's pinning as {'client', 'server'}, or None when nothing is pinned.
+
+    variant: the manifest's `variant` for a twin's measurement; its nginx's own CPUs, when
+    they differ from the servers', are added as 'variant_nginx'.
+    """
     client, server = parameters.get("pin_client"), parameters.get("pin_server")
-    return {"client": client, "server": server} if client or server else None
+    nginx = (variant or {}).get("pin_server")
+    found = {"client": client, "server": server} if client or server or nginx else None
+    if found is not None and nginx and nginx != server:
+        found["variant_nginx"] = nginx
+    return found
 
 
 @dataclass(frozen=True)

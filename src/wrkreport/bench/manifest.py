@@ -15,6 +15,7 @@ from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
 from .rateplan import rate_parameters
 from .tlsplan import tls_parameters
+from .variant import variant_record
 from .values import iso, utc_now
 
 
@@ -165,6 +166,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         "ulimit_n": ulimit_n,
         "sysctl": read_sysctl(),
         "sysctl_changes": None,  # with --tune: written by `tune` once the run directory exists
+        **({"variant": variant_record(plan, nginx)} if plan.get("variant") else {}),
         "passes": [],
         "measurements": [],
     }
@@ -225,6 +227,8 @@ def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int =
         "started_at": iso(utc_now()),
         "ended_at": None,
     }
+    if manifest.get("variant"):  # the variant's nginx master and workers (pass-ready)
+        entry["pids"].update(variant_nginx=None, variant_nginx_workers=[])
     if setups:
         entry["setups"] = list(setups)
     if warmup_s is not None:

@@ -229,6 +229,11 @@ def nginx_error_log(run_dir: Path, gomaxprocs: int) -> Path:
     return run_dir / "logs" / f"nginx-error.gomaxprocs-{gomaxprocs}.log"
 
 
+def nginx_error_logs(run_dir: Path, gomaxprocs: int) -> list[Path]:
+    """Return the pass's nginx error logs: the run's nginx's and, with --variant, its nginx's (variant.sh)."""
+    return [nginx_error_log(run_dir, gomaxprocs), run_dir / "logs" / f"nginx-variant-error.gomaxprocs-{gomaxprocs}.log"]
+
+
 def cap_log(path: Path, cap_bytes: int = ERROR_LOG_CAP_BYTES) -> int:
     """Cut a log nginx appends to back to its first cap_bytes (whole lines) plus one note of the cut; return the bytes dropped so far.
 

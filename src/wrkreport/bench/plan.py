@@ -58,6 +58,7 @@ from ..stats import MIN_BLOCKS
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .rateplan import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tlsplan import tls_options, tls_plan
+from .variant import variant_lines, variant_options, variant_plan
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
 
 
@@ -88,6 +89,7 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--ssh-config")
     tls_options(p)
     rate_options(p)
+    variant_options(p)
     return p
 
 
@@ -139,14 +141,7 @@ def build_plan(
     plan["gomaxprocs"] = gomaxprocs_list(args.gomaxprocs, env, nproc)
     plan["setups"] = setup_list(args.setups, env)
     plan["ports"] = port_map(args.port, env, plan["setups"])
-    plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
     plan.update(hosts_plan(args, env))
-    port_of = {s: plan["ports"][SETUP_BY_ID[s].served_by] for s in plan["setups"]}  # a new-connection setup: its server's port
-    plan["urls"] = {s: url_for(port_of[s], SETUP_BY_ID[s].tls) for s in plan["setups"]}
-    if plan["server_address"] is not None:  # without it (and with --server-host) the driver asks the target, then plans again
-        plan["urls"] = {
-            s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/" for s in plan["setups"]
-        }
     plan.update(knobs(args, env))
     plan.update(tls_plan(args, env, plan))
     plan["expect_header_bytes"] = expect_header_bytes(plan["body_bytes"])
@@ -162,6 +157,9 @@ def build_plan(
             f"--pin-client {plan['pin_client']} and --pin-server {plan['pin_server']} share CPU "
             f"{format_cpu_list(sorted(shared))}: wrk and the servers compete there"
         )
+    plan.update(variant_plan(args, env, plan, available))  # its twins among the setups, their ports
+    plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
+    plan["urls"] = setup_urls(plan)
     plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0, maximum=MAX_SEED)
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
@@ -180,6 +178,14 @@ def build_plan(
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
     plan["needed_fds"] = 2 * max(levels) + 256
     return plan
+
+
+def setup_urls(plan: dict) -> dict[str, str]:
+    """Return each setup's URL: its server's port (a new-connection setup's is its server's) on 127.0.0.1, or on --server-address."""
+    port_of = {s: plan["ports"][SETUP_BY_ID[s].served_by] for s in plan["setups"]}
+    if plan["server_address"] is None:  # without it (and with --server-host) the driver asks the target, then plans again
+        return {s: url_for(port_of[s], SETUP_BY_ID[s].tls) for s in plan["setups"]}
+    return {s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/" for s in plan["setups"]}
 
 
 def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str, str]) -> dict:
@@ -344,7 +350,7 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
         chosen = [s for s in chosen if s != ALL_SETUPS] + list(PLAIN_SETUP_IDS)
     if TLS_GROUP in chosen:
         chosen = [s for s in chosen if s != TLS_GROUP] + ["go-http", *TLS_SETUP_IDS]
-    unknown = [s for s in chosen if s not in SETUP_BY_ID]
+    unknown = [s for s in chosen if s not in SETUP_IDS]  # a twin (nginx-http~x) comes with --variant only
     if unknown:
         raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
     if not chosen:
@@ -456,6 +462,7 @@ def plan_lines(plan: dict) -> list[str]:
     if plan["client_hosts"]:
         lines.append(f"client_hosts {' '.join(plan['client_hosts'])}")
     lines += rate_lines(plan)
+    lines += variant_lines(plan)
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"out {plan['out']}")
     return lines

@@ -4,8 +4,8 @@ After the throughput blocks, the phase runs `rate_blocks` blocks per GOMAXPROCS 
 (each a start of the servers, one round: every setup once per rate, in a shuffled order),
 vegeta offering each rate for `rate_duration_s`. --rates LIST (BENCH_RATES) names the
 rates: whole req/s (`2000,5000`), shares of the slowest setup's measured req/s at that
-GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: half the
-slowest setup's throughput), so every setup is offered the same load. With the stopping
+GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: a quarter of
+the slowest setup's throughput), so every setup is offered the same load. With the stopping
 rule, the phase's expected time comes out of --max-time: the throughput blocks stop early
 enough for the whole run to fit. With --server-host vegeta runs here against the target
 (as wrk does); with --client-hosts on every client at once, each at its share of the rate
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from .setups import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, UsageError
+from .setups import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, SETUP_BY_ID, UsageError
 from .values import parse_int, parse_percent, shorten, split_list
 
 OFF = "off"
@@ -77,12 +77,25 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
     }
 
 
+def rate_setups(setups: list[str]) -> list[str]:
+    """Return the setups the phase measures: all but the new-connection ones (go-https-new & co.), in order.
+
+    vegeta keeps its connections alive, as the phase compares keep-alive latencies (so
+    --connection-per-request runs have no phase); a -new setup's figure is its handshakes
+    per second, and its few hundred would set the share of the slowest setup for all.
+
+    >>> rate_setups(["go-http", "go-https", "go-https-new", "nginx-https-new"])
+    ['go-http', 'go-https']
+    """
+    return [s for s in setups if not (s in SETUP_BY_ID and SETUP_BY_ID[s].new_connection)]
+
+
 def rate_phase_seconds(plan: dict) -> float:
     """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up and a measurement per rate."""
     if not plan["rate_phase"]:
         return 0.0
     per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + len(plan["rates"] + plan["rate_shares"]) * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
-    per_block = PASS_OVERHEAD_S + len(plan["setups"]) * per_setup
+    per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
     return len(plan["gomaxprocs"]) * plan["rate_blocks"] * per_block
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -59,8 +60,13 @@ class Setup:
 
     @property
     def baseline(self) -> str:
-        """Return the setup this one's ratios divide by (BASELINES; go-http for every other)."""
-        return BASELINES.get(self.id, "go-http")
+        """Return the setup this one's ratios divide by (BASELINES; go-http for every other; a twin: its original's)."""
+        return BASELINES.get(split_twin(self.id)[0], "go-http")
+
+    @property
+    def variant(self) -> str | None:
+        """Return the variant this setup is a twin for ('nginx-http~nokeep' -> 'nokeep'), None for a setup of the table."""
+        return split_twin(self.id)[1]
 
 
 # Order = display order. A new setup is a row here, a block in templates/nginx.conf.tmpl
@@ -105,7 +111,68 @@ BASELINES = {
 SETUP_IDS = tuple(s.id for s in SETUPS)
 
 
-SETUP_BY_ID = {s.id: s for s in SETUPS}
+# --variant (issue 20): every nginx setup of a run gets a twin served by the variant's own
+# nginx, named ORIGINAL~NAME ('nginx-http~nokeep'): '~' is in no setup id of the table, is
+# unreserved in URLs and plain in file names and shell words, and NAME is a short
+# lowercase word, so a twin id matches TWIN_ID (and wrkreport.schema.SETUP_NAME) and
+# nothing else. The variant's nginx listens on each setup's port + VARIANT_PORT_OFFSET.
+TWIN_SEPARATOR = "~"
+VARIANT_NAME = re.compile(r"[a-z][a-z0-9]{0,15}")
+TWIN_ID = re.compile(r"(?P<original>[a-z0-9-]{1,64})~(?P<variant>[a-z][a-z0-9]{0,15})")
+VARIANT_PORT_OFFSET = 100
+VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
+
+
+def split_twin(setup: str) -> tuple[str, str | None]:
+    """Return (original, variant) of a twin id, (setup, None) for any other: 'nginx-http~nokeep' -> ('nginx-http', 'nokeep')."""
+    match = TWIN_ID.fullmatch(setup)
+    return (match["original"], match["variant"]) if match else (setup, None)
+
+
+def twin_id(setup: str, variant: str) -> str:
+    """Return the id of a setup's twin for a variant: ('nginx-http', 'nokeep') -> 'nginx-http~nokeep'."""
+    return f"{setup}{TWIN_SEPARATOR}{variant}"
+
+
+def twin_of(original: Setup, variant: str) -> Setup:
+    """Return the twin of an nginx setup for a variant: the same server block, served by the variant's nginx on port + offset."""
+    return Setup(
+        twin_id(original.id, variant),
+        VARIANT_SERVER,
+        original.default_port + VARIANT_PORT_OFFSET,
+        original.nginx_modules,
+        tuple(VARIANT_SERVER if need == "nginx" else need for need in original.needs),
+        default=False,
+        tls=original.tls,
+        new_connection=original.new_connection,
+        serves=twin_id(original.serves, variant) if original.serves else None,
+    )
+
+
+class SetupTable(dict):
+    """The setups by id: those of SETUPS, and the twin of any nginx setup for any well-formed variant name, made on demand."""
+
+    def twin(self, key) -> Setup | None:
+        """Return the twin key names, None when key is not a twin of an nginx setup."""
+        original, variant = split_twin(key) if isinstance(key, str) else (key, None)
+        known = dict.get(self, original)
+        return twin_of(known, variant) if variant and known is not None and known.server == "nginx" else None
+
+    def __missing__(self, key):
+        found = self.twin(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or self.twin(key) is not None
+
+    def get(self, key, default=None):
+        """Return the setup of key (a twin too), default when there is none."""
+        return self[key] if key in self else default
+
+
+SETUP_BY_ID = SetupTable((s.id, s) for s in SETUPS)
 
 
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
@@ -164,7 +231,7 @@ CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load ge
 
 
 # The servers a pass may start, in start order (each started only when a chosen setup needs it).
-SERVERS = ("go", "nginx", "fasthttp", "node")
+SERVERS = ("go", "nginx", "fasthttp", "node", VARIANT_SERVER)  # VARIANT_SERVER: the --variant nginx
 
 
 # --load-generator: what loads each setup. ab (ApacheBench) is single-threaded and stops at
@@ -198,10 +265,15 @@ DEFAULT_MAX_TIME_S = {"default": 420}  # 7 minutes in all: the throughput blocks
 # measurement and of its vegeta warm-up, and the rates without --rates, as shares of the
 # slowest setup's measured req/s at that GOMAXPROCS. 0 blocks: no phase unless --rates.
 # The default phase takes ~1m50s of the default run's --max-time (bench/plan.rate_phase_seconds).
+# The default share is a quarter of the slowest setup's closed-loop req/s: at half, on a
+# 2-core machine where vegeta takes its own share of the CPU, FastCGI fell behind the rate
+# in 5 of 8 measurements at GOMAXPROCS=1 of a default run (12,000 of its 23,143 req/s), so
+# the report had no added latency for it. A quarter is also nearer the load a service runs at.
+DEFAULT_RATE_SHARES = [0.25]
 RATE_PHASE: dict[str, dict] = {
-    "default": {"rate_blocks": 4, "rate_duration_s": 2, "rate_warmup_s": 0.5, "rate_shares": [0.5]},
-    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": [0.5]},
-    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": [0.5]},
+    "default": {"rate_blocks": 4, "rate_duration_s": 2, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
+    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
+    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES},
 }
 ENV_RATES = "BENCH_RATES"
 MAX_RATE = 10_000_000  # req/s; the file name's .rate-<R> takes at most 9 digits

@@ -32,6 +32,7 @@ from .render import render_html
 from .machines import machines_line
 from .terminal import closing_lines, compare_table, summary_table
 from .compare_words import compare_summary
+from .variantpage import variant_lines
 from .words import verdict_line
 
 __all__ = [
@@ -79,6 +80,7 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
     fixed_rate = rate_summary(run.rates, list(analysis.setups))  # open loop, one line per rate
-    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate]))
+    variant = variant_lines(run.manifest, analysis)  # --variant: the A/B figures
+    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate, variant]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)
 

@@ -13,6 +13,8 @@ from .. import __version__, change_chart
 from ..analyze import load_analysis
 from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
+from ..rate_compare import RATE_METHOD
+from ..variant_compare import DRIFT_NOTE, variant_comparison
 from ..errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes
 from ..run import Run, real_path
@@ -73,6 +75,11 @@ class ComparePage:
     only: tuple[str, ...]
     differences: tuple[tuple[str, str, str], ...]
     chart_caption: str
+    rate_rows: tuple[tuple[str, ...], ...] = ()  # the fixed-rate phase's added latencies, B - A (rate_rows)
+    rate_method: str = ""
+    kind: str = "comparison of two runs"  # or, one run with --variant: its in-run A/B
+    differences_title: str = "What differs between the runs"
+    drift_note: str = ""  # one run: why drift cancels
 
 
 def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
@@ -101,6 +108,20 @@ def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
                 verdict=verdict,
             )
         )
+    return rows
+
+
+def rate_rows(changes) -> list[tuple[str, ...]]:
+    """Return the fixed-rate table's rows: where (GOMAXPROCS, offered load), setup and percentile, A and B's added ms, B - A with its interval, the verdict."""
+    rows = []
+    for c in changes:
+        if c.ci_low is None:
+            change, verdict = f"{c.change_ms:+.3f}", c.note or ""
+        else:
+            change = f"{c.change_ms:+.3f} ({c.ci_low:+.3f} to {c.ci_high:+.3f})"
+            verdict = ("WORSE: more added in B" if c.change_ms > 0 else "BETTER: less added in B") if c.flagged else "no change shown: the interval includes 0"
+        rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup, f"added {c.percentile}",
+                     f"{c.a_ms:.3f} (n={c.blocks_a})", f"{c.b_ms:.3f} (n={c.blocks_b})", change, verdict))
     return rows
 
 
@@ -188,16 +209,32 @@ def run_link(side, out_dir: Path) -> RunLink:
     return RunLink(side.run.run_id, link(report, out_dir) if report else None, link(side.run.path, out_dir), side.checks.status)
 
 
+def in_run_words(result: RunComparison) -> dict:
+    """Return the page's words for one run's in-run A/B: what it is, its differences' heading, why drift cancels."""
+    variant = result.variant
+    return {
+        "kind": f"in-run A/B of one run: A its nginx setups, B their twins through variant {variant.name} ({variant.options_text})",
+        "differences_title": "What the variant changes",
+        "drift_note": DRIFT_NOTE,
+    }
+
+
 def cells_of(cells: tuple[tuple[int, int, str], ...]) -> str:
     """Return cells as 'go-http GOMAXPROCS=1 c100, ...' ('none' when there are none)."""
     return ", ".join(f"{s} GOMAXPROCS={g} c{c}" for g, c, s in cells) or "none"
 
 
-def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
-    """Compare two runs and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
+def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
+    """Compare two runs, or one run's nginx setups with its --variant twins (raw_b None), and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
     out_dir = Path(out_dir)
-    a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
-    result = compare(a, b)
+    if raw_b is None:
+        a = b = load_analysis(raw_a, expect_header_bytes)
+        result = variant_comparison(a)
+        if not result.changes:
+            raise NothingToCompare(f"{a.run.path}: no nginx setup and its --variant twin were measured at the same GOMAXPROCS and connections")
+    else:
+        a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
+        result = compare(a, b)
     if not result.changes:
         raise NothingToCompare(
             f"{a.run.path} and {b.run.path}: nothing to compare, no setup was measured at the same GOMAXPROCS and "
@@ -206,8 +243,10 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
     several = several_levels(a.analysis.groups + b.analysis.groups)
     summary = compare_summary(result, several)
     flagged_sentences = {change_sentence(c, several): change_kind(c) for c in result.flagged}
+    in_run = result.variant is not None
+    title = compare_title(result.differing, *result.names)
     page = ComparePage(
-        title=compare_title(result.differing, a.run.run_id, b.run.run_id),
+        title=f"{title} (in-run A/B, variant {result.variant.name})" if in_run else title,
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
         a=run_link(a, out_dir),
@@ -216,13 +255,17 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         sentences=tuple((flagged_sentences.get(s, ""), s) for s in summary[1:]),
         method=result.method,
         rows=tuple(change_rows(result, several)),
-        only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells),
+        only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells)
+        + result.rate_only,
         differences=tuple((f"{section} {key}", display(va, key), display(vb, key)) for section, key, va, vb in result.differing),
         chart_caption=(
             f"Each row is one figure of one setup: B / A with its 95% interval, on a log scale so that 2x and 0.5x are "
             f"equally far from 1.0. Shaded: {SAME_LOW:.2f}-{SAME_HIGH:.2f}, where a whole interval means no change. "
             "Higher req/s and a higher ratio to go-http are better; lower p99 latency is better."
         ),
+        rate_rows=tuple(rate_rows(result.rate_changes)),
+        rate_method=RATE_METHOD,
+        **(in_run_words(result) if in_run else {}),
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)
     svgs = {layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
@@ -240,6 +283,9 @@ def build_compare(raw_a: str | Path, raw_b: str | Path, out_dir: str | Path, gen
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (rate_compare.py)
+        "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared
+        "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
+        **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),
     }
     texts = {
         "compare.html": template.render(page=page, charts=svgs),

@@ -21,7 +21,7 @@ CHANGE_KINDS = {
 CHANGE_WORDS = {
     "requests_per_sec": ("", "faster", "slower", " req/s"),
     "overhead_ratio": ("ratio to go-http ", "higher", "lower", ""),
-    "latency_p99_ms": ("p99 latency ", "higher", "lower", " ms"),
+    "latency_p99_ms": ("p99 latency at saturation ", "higher", "lower", " ms"),  # wrk's, closed loop: not the latency at a service's load
 }
 # Settings named in a comparison's title, most telling first: (label, how a value reads).
 TITLE_SETTINGS = {
@@ -129,7 +129,7 @@ def compare_summary(result, several: bool = False) -> tuple[str, ...]:
     """Return the comparison's answer: a headline sentence with numbers, then one sentence per flagged change."""
     compared = [c for c in result.changes if c.change is not None]
     total = len(compared)
-    name_a, name_b = result.a.run.run_id, result.b.run.run_id
+    name_a, name_b = result.names
     names = f"A ({name_a}) and B ({name_b})"
     if not total:
         return ("No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",)

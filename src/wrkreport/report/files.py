@@ -18,6 +18,7 @@ from ..checks import CheckReport
 from ..design import design_of, precision_of
 from ..errors import OutputError
 from ..model import Ratio
+from ..variant_ratio import variant_of, variant_ratio_record, variant_record
 from ..latency import CellLatency, cell_latencies
 from ..run import COLUMNS, Run
 from .fmt import none_if_nan
@@ -39,6 +40,8 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "ratios": [ratio_record(r) for r in analysis.ratios],
         "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
         "cpu_ratios": [ratio_record(r) for r in analysis.cpu_ratios],  # server CPU per request / go-http's
+        "variant": variant_record(variant_of(run.manifest, analysis.setups)),  # --variant (issue 20); null without
+        "variant_ratios": [variant_ratio_record(r) for r in analysis.variant_ratios],  # twin / original, paired per block
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
         "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],

@@ -18,7 +18,7 @@ from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, An
 from ..checks import CheckReport
 from ..latency_histogram import SHOWN_PERCENTILES
 from ..latency import cell_latencies
-from ..model import BASELINE, SETUP_DESCRIPTIONS, STATUSES, Check, worst
+from ..model import BASELINE, STATUSES, Check, setup_description, worst
 from ..run import Run, relative_to
 from .words import CHECK_TITLES
 from .failures import failure_lines
@@ -27,6 +27,7 @@ from .study import load_generator, study_reference, study_rows
 from ..fixed_rate_analysis import rate_cells
 from ..rate_chart import rate_chart
 from .ratepage import RateSection, rate_section
+from .variantpage import VariantSection, variant_section
 from .tlspage import TlsSection, tls_section
 from ..termination import tls_part
 from ..model import TLS_SETUPS, baseline_of
@@ -214,6 +215,7 @@ class Page:
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
     tls: TlsSection | None = None  # the TLS setups (issue 22), when measured
     rate: RateSection | None = None  # the fixed-rate phase (report/ratepage.py)
+    variant: VariantSection | None = None  # --variant's A/B figures (report/variantpage.py)
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -279,7 +281,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
             f"{reference.article()['environment']['machine']}; nginx {reference.article()['environment']['nginx']}, "
             f"Go {reference.article()['environment']['go']}, wrk {reference.article()['environment']['wrk']}; one run per cell."
         ),
-        setups=tuple((s, SETUP_DESCRIPTIONS.get(s, "")) for s in analysis.setups),
+        setups=tuple((s, setup_description(s)) for s in analysis.setups),
         settings=settings_sentence(run.parameters),
         precision=analysis.precision_note,
         sharing=sharing_sentence(analysis),
@@ -293,6 +295,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
         tls=tls_section(tls),
         rate=rate_section(rates, run.parameters, analysis),
+        variant=variant_section(run.manifest, analysis),
     )
 
 

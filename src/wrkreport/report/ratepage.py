@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..fixed_rate_analysis import BASELINE, RateCell
 from ..stats import Interval
-from ..rate_summary import fmt_interval, fmt_ms as summary_ms
+from ..rate_summary import added_over, baselines_named, fmt_interval, fmt_ms as summary_ms, over
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,7 @@ class RateSection:
     rows: tuple[tuple[str, ...], ...]  # group, setup, offered, achieved, p50, p99, p99.9, added p50, added p99
     settings: str
     saturation: str  # the closed-loop latencies' Little's-law figure: they are queueing at saturation
+    added_over: str = BASELINE  # the table's header: what the added latencies are over
 
 
 def fmt_ms(value: float | None) -> str:
@@ -35,14 +36,15 @@ def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
     found = []
     for n, rate in dict.fromkeys((c.gomaxprocs, c.offered_rps) for c in cells):
         where = f"At {rate:,} req/s" + (f" (GOMAXPROCS={n})" if several_gomaxprocs else "")
-        parts = []
-        for c in (c for c in cells if (c.gomaxprocs, c.offered_rps) == (n, rate)):
+        parts, here = [], [c for c in cells if (c.gomaxprocs, c.offered_rps) == (n, rate)]
+        named = baselines_named(here)
+        for c in here:
             if not c.held:
                 parts.append(f"{c.setup} could not hold the rate (left out)" if c.not_held else f"{c.setup} has no usable measurement")
-            elif c.setup != BASELINE and c.added_p50 is not None:
-                parts.append(f"{c.setup} adds {fmt_added(c.added_p50)} at p50 and {fmt_added(c.added_p99)} at p99")
+            elif not c.is_baseline and c.added_p50 is not None:
+                parts.append(f"{c.setup} adds {fmt_added(c.added_p50)} at p50 and {fmt_added(c.added_p99)} at p99{over(c, named)}")
         if parts:
-            found.append(f"{where}, open loop, over go-http: " + "; ".join(parts) + ".")
+            found.append(f"{where}, open loop, over {added_over(named)}: " + "; ".join(parts) + ".")
     return found
 
 
@@ -60,20 +62,31 @@ def littles_law(analysis) -> str:
             "The latency a service sees at its load is in Latency at a fixed load.")
 
 
+def added_cells(cell: RateCell, named: bool) -> tuple[str, str]:
+    """Return the row's added p50 and p99: 'baseline', the figures, or why there are none (the rate not held by the cell or by its baseline)."""
+    if cell.is_baseline:
+        return "baseline", "baseline"
+    if cell.held and cell.added_p50 is None:
+        why = f"- ({cell.baseline} did not hold the rate)"
+        return why, why
+    return fmt_added(cell.added_p50) + over(cell, named), fmt_added(cell.added_p99) + over(cell, named)
+
+
 def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSection:
     """Return the fixed-rate section's strings (no rows when the run has no fixed-rate measurement) and the saturation label."""
     if not cells:
         return RateSection((), (), "", littles_law(analysis))
     several = len({c.gomaxprocs for c in cells}) > 1
-    rows = []
+    rows, named = [], baselines_named(cells)
     for c in cells:
         status = "" if c.held else (f" (rate not held in {c.not_held} of {c.measurements})" if c.not_held else " (no usable measurement)")
         rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup + status, f"{c.offered_rps:,}",
                      "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
-                     "baseline" if c.setup == BASELINE else fmt_added(c.added_p50), "baseline" if c.setup == BASELINE else fmt_added(c.added_p99)))
+                     *added_cells(c, named)))
     blocks = max((c.measurements for c in cells), default=0)
     settings = (f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
                 f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
-                f"every setup once per block in a shuffled order, {blocks} block(s); added latency is setup - go-http in the same block, "
+                f"every setup once per block in a shuffled order, {blocks} block(s); added latency is setup - go-http in the same block "
+                "(nginx's TLS setups: - go-https, as their ratios), "
                 "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and the last answer came soon after the last request.")
-    return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis))
+    return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis), added_over(named))

@@ -81,7 +81,8 @@ def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[
     return "\n".join(line.rstrip() for line in lines)
 
 
-SHORT_FIGURES = {"req/s (geometric mean)": "req/s", "ratio to go-http": "ratio", "p99 latency (geometric mean)": "p99 ms"}
+SHORT_FIGURES = {"req/s (geometric mean)": "req/s", "ratio to go-http": "ratio", "p99 latency at saturation (geometric mean)": "p99 ms"}
+SATURATION_NOTE = "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load."
 
 
 def compare_table(result) -> str:
@@ -94,5 +95,6 @@ def compare_table(result) -> str:
         for r in change_rows(result, several)
     ]
     headline = compare_summary(result, several)[0]
-    rates = "".join(f"\n{line}" for line in rate_change_lines(list(result.rate_changes)))  # open loop, one line per figure
-    return text_table(header, rows, right={3, 4}) + rates + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)
+    rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *result.rate_only])  # open loop, one line per figure
+    note = f"\n{SATURATION_NOTE}" if any(r[2] == "p99 ms" for r in rows) else ""
+    return text_table(header, rows, right={3, 4}) + note + rates + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)

@@ -1,0 +1,49 @@
+# variant.sh: --variant (issue 20): the variant's own nginx beside the run's, its configuration, start and stop.
+# Its twin setups (ORIGINAL~NAME) are measured in the same rounds as every other setup; this
+# file only owns the second nginx: rendered from the same template with the twins' ports and
+# the variant's settings, in its own prefix in the private work dir, started and stopped by
+# its master's PID like the run's nginx.
+# Sourced by run_bench.sh (its settings and state are there); not run on its own.
+# shellcheck shell=bash
+
+# variant_preflight: the variant's nginx binary (nginx=PATH, else the run's); a binary of its
+# own is checked for the modules its twins need, as the run's is.
+variant_preflight() {
+  [[ -n "${PLAN[vnginx_setups]}" ]] || return 0
+  local problems
+  VARIANT_NGINX="${PLAN[variant_nginx]:-${NGINX}}"
+  VARIANT_PREFIX="${WORK}/nginx-variant"
+  [[ -z "${PLAN[variant_pin_server]:-}" ]] || VARIANT_PIN=(taskset -c "${PLAN[variant_pin_server]}")
+  [[ -n "${PLAN[variant_nginx]:-}" ]] || return 0
+  problems="$(helper check-nginx --plan "${WORK}/plan.json" --nginx "${VARIANT_NGINX}" --variant)" ||
+    die 2 "--variant ${PLAN[variant_name]}: ${problems:-cannot check ${VARIANT_NGINX}}"
+}
+
+# render_variant_nginx RLIMIT ARGS...: the variant's nginx.conf (RUN_DIR/nginx-variant.conf)
+# from the same renderer, checked with `nginx -t` by its own binary.
+render_variant_nginx() {
+  local rlimit="$1" output
+  shift
+  [[ -n "${PLAN[vnginx_setups]}" ]] || return 0
+  helper render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${VARIANT_PREFIX}" --socket "${SOCKET}" \
+    --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --variant --out "${RUN_DIR}/nginx-variant.conf" "$@"
+  output="$("${VARIANT_NGINX}" -t -q -c "${RUN_DIR}/nginx-variant.conf" -p "${VARIANT_PREFIX}/" -e "${WORK}/nginx-variant-test.log" 2>&1)" ||
+    die 1 "the variant's nginx (${VARIANT_NGINX}) rejected ${RUN_DIR}/nginx-variant.conf: ${output}"
+}
+
+# start_variant_nginx N: the variant's nginx in the foreground of a background job ($! the master), on its own CPUs when pinned.
+start_variant_nginx() {
+  local log_file="${RUN_DIR}/logs/nginx-variant-error.gomaxprocs-$1.log"
+  local args=(-c "${RUN_DIR}/nginx-variant.conf" -p "${VARIANT_PREFIX}/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
+  "${VARIANT_PIN[@]}" "${VARIANT_NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
+  VNGINX_PID=$!
+}
+
+# stop_variant_nginx: stop its master by PID; a worker outliving it is killed by its recorded PID.
+stop_variant_nginx() {
+  [[ -n "${VNGINX_PID}" ]] || return 0
+  stop_process "${VNGINX_PID}" "variant nginx master"
+  kill_outliving -G '^nginx: worker' "${VNGINX_WORKERS[@]}"
+  VNGINX_PID=""
+  VNGINX_WORKERS=()
+}

@@ -1,0 +1,169 @@
+"""Variant (issue 20): --variant NAME:OPT[,OPT...] -> a second nginx whose twin setups are measured in the same rounds as the originals.
+
+A run compares two nginx builds or configurations best inside itself: the variant's
+nginx runs beside the original one, each nginx setup gets a twin (ORIGINAL~NAME, on the
+setup's port + VARIANT_PORT_OFFSET, served by the variant's own configuration rendered
+from the same template), and the twins are shuffled into the same rounds of the same
+blocks as every other setup, so whatever drifts during the run hits both alike and
+cancels in twin / original, paired per block (docs/comparing.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from .machine import command_output, tool_versions
+from .setups import MAX_PORT, SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, UsageError, twin_id
+from .values import format_cpu_list, pin_list, shorten
+
+ENV_VARIANT = "BENCH_VARIANT"
+USAGE = (
+    "expected NAME:OPT[,OPT...], NAME a short lowercase word (a-z then a-z or 0-9, at most 16) and each OPT one of "
+    "nginx=PATH, no-upstream-keepalive, pin-server=CPUS"
+)
+OPTIONS = ("nginx", "no-upstream-keepalive", "pin-server")
+
+
+def variant_options(p: argparse.ArgumentParser) -> None:
+    """Add --variant to run_bench.sh's option parser."""
+    p.add_argument("--variant")
+
+
+def parse_variant(text: str, source: str, available: frozenset[int]) -> dict:
+    """Return the variant of a --variant SPEC: {'name', 'options', 'nginx', 'upstream_keepalive', 'pin_server'} (None: as the run).
+
+    'nokeep:no-upstream-keepalive' -> name 'nokeep', upstream_keepalive False;
+    'new:nginx=/opt/nginx/sbin/nginx,pin-server=1' -> that binary (an executable file,
+    made absolute), its nginx pinned to CPU 1. Anything else is a UsageError naming it.
+    """
+
+    def bad(reason: str) -> UsageError:
+        return UsageError(f"{source} {shorten(text)}: {reason}; {USAGE}")
+
+    name, sep, rest = text.strip().partition(":")
+    if not sep or not VARIANT_NAME.fullmatch(name):
+        raise bad("no variant name" if not sep else f"bad name {shorten(name)}")
+    variant: dict = {"name": name, "options": [], "nginx": None, "upstream_keepalive": None, "pin_server": None}
+    items = [item.strip() for item in rest.split(",")]
+    if not rest.strip() or not all(items):
+        raise bad("an empty option")
+    for item in items:
+        key, has_value, value = item.partition("=")
+        if key not in OPTIONS or bool(has_value) != (key != "no-upstream-keepalive"):
+            raise bad(f"unknown option {shorten(item)}")
+        if any(option.partition("=")[0] == key for option in variant["options"]):
+            raise bad(f"{key} given twice")
+        if key == "nginx":
+            variant["nginx"] = executable(value, bad)
+            variant["options"].append(f"nginx={variant['nginx']}")
+        elif key == "pin-server":
+            try:
+                cpus = pin_list(value, f"{source} pin-server", available)
+            except UsageError as exc:
+                raise bad("pin-server=" + str(exc).removeprefix(f"{source} pin-server ")) from None
+            if not cpus:
+                raise bad("pin-server needs a CPU list")
+            variant["pin_server"] = format_cpu_list(cpus)
+            variant["options"].append(f"pin-server={variant['pin_server']}")
+        else:
+            variant["upstream_keepalive"] = False
+            variant["options"].append(key)
+    return variant
+
+
+def executable(value: str, bad) -> str:
+    """Return the absolute path of an nginx binary named by nginx=PATH; refuse one that is not an executable regular file."""
+    if not value or any(ord(c) < 32 or c == "\x7f" for c in value):
+        raise bad("nginx= needs the path of an nginx binary")
+    path = Path(os.path.abspath(os.path.expanduser(value)))
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise bad(f"nginx={shorten(value)} is not an executable file")
+    return str(path)
+
+
+def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, available: frozenset[int]) -> dict:
+    """Return the plan's variant part: {'variant': None} without --variant, else the variant, its twins among the setups and their ports.
+
+    Each nginx setup (and its new-connection siblings) is followed by its twin in
+    plan['setups']; each nginx server's port + VARIANT_PORT_OFFSET is the twin's, which
+    check-ports then finds free or not like the others.
+    """
+    text, source = (args.variant, "--variant") if args.variant is not None else (env.get(ENV_VARIANT), ENV_VARIANT)
+    if text is None or (source == ENV_VARIANT and not text.strip()):
+        return {"variant": None}
+    variant = parse_variant(text, source, available)
+    if plan.get("server_host") is not None:
+        raise UsageError(f"{source}: an in-run variant runs here only, not with --server-host (compare two runs instead)")
+    originals = [s for s in plan["setups"] if SETUP_BY_ID[s].server == "nginx"]
+    if not originals:
+        raise UsageError(f"{source} {shorten(text)}: the run has no nginx setup to measure a variant of (--setups)")
+    if not differs(variant, plan):
+        raise UsageError(f"{source} {shorten(text)}: the variant is the run's own nginx with its own settings; nothing would differ")
+    setups = []
+    for setup in plan["setups"]:
+        setups.append(setup)
+        if setup in originals:
+            setups.append(twin_id(setup, variant["name"]))
+    ports = dict(plan["ports"])
+    for setup in dict.fromkeys(SETUP_BY_ID[s].served_by for s in originals):
+        port = ports[setup] + VARIANT_PORT_OFFSET
+        if port > MAX_PORT:
+            raise UsageError(f"{source}: {setup}'s port {ports[setup]} + {VARIANT_PORT_OFFSET} for its twin is above {MAX_PORT}; choose a lower --port")
+        ports[twin_id(setup, variant["name"])] = port
+    return {"variant": variant, "setups": setups, "ports": ports}
+
+
+def differs(variant: dict, plan: dict) -> bool:
+    """Return True when the variant changes something: another binary, keep-alive off where the run has it on, or other CPUs."""
+    keepalive = variant["upstream_keepalive"] is False and plan["upstream_keepalive"]
+    return bool(variant["nginx"]) or keepalive or (variant["pin_server"] is not None and variant["pin_server"] != plan["pin_server"])
+
+
+def variant_lines(plan: dict) -> list[str]:
+    """Return the plan's variant lines for the script (none without --variant)."""
+    variant = plan.get("variant")
+    if not variant:
+        return []
+    lines = [f"variant_name {variant['name']}"]
+    if variant["nginx"]:
+        lines.append(f"variant_nginx {variant['nginx']}")
+    pin = variant["pin_server"] or plan.get("pin_server")
+    if pin:
+        lines.append(f"variant_pin_server {pin}")
+    return lines
+
+
+def variant_record(plan: dict, nginx: str | None) -> dict | None:
+    """Return the manifest's `variant`: its name, options, the settings it runs with and its nginx's binary, version and `nginx -V`."""
+    variant = plan.get("variant")
+    if not variant:
+        return None
+    binary = variant["nginx"] or nginx
+    versions, _ = tool_versions(binary)
+    keepalive = plan["upstream_keepalive"] if variant["upstream_keepalive"] is None else variant["upstream_keepalive"]
+    return {
+        "name": variant["name"],
+        "options": list(variant["options"]),
+        "nginx": binary,
+        "nginx_version": versions.get("nginx"),
+        "nginx_V": command_output([binary, "-V"]) if binary else None,
+        "upstream_keepalive": keepalive,
+        "pin_server": variant["pin_server"] or plan.get("pin_server"),
+        "port_offset": VARIANT_PORT_OFFSET,
+        "setups": {original: twin_id(original, variant["name"]) for original in plan["setups"] if SETUP_BY_ID[original].server == "nginx"},
+    }
+
+
+def variant_nginx_values(values: dict[str, str], parameters: dict, name: str) -> dict[str, str]:
+    """Return the template values of the variant's nginx.conf: the run's, with each nginx server's port replaced by its twin's."""
+    found = dict(values)
+    for setup in SETUPS:
+        twin = twin_id(setup.id, name)
+        if twin in parameters["ports"]:
+            found["port_" + setup.id.replace("-", "_")] = str(parameters["ports"][twin])
+    return found
+
+
+__all__ = ["ENV_VARIANT", "VARIANT_SERVER", "parse_variant", "variant_lines", "variant_nginx_values", "variant_options", "variant_plan", "variant_record"]
