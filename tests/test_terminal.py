@@ -69,3 +69,13 @@ def test_build_leaks_no_library_warning(tmp_path):
     result = subprocess.run([sys.executable, "-W", "always", "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out2")],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "Warning" not in result.stderr, result.stderr
+
+
+def test_a_quick_runs_widest_row_fits_80_columns():
+    # A quick run on a fast machine: go-http past 100,000 req/s and nginx-fcgi-unix's one-repeat ratio made the table 81 wide.
+    from wrkreport.report.terminal import terse, text_table
+
+    header = ("GOMAXPROCS", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
+    rows = [("2", "nginx-fcgi-unix", "1", "100,512", "12.3", terse("0.328 (n=1, no interval)"), "pass")]
+    assert terse("0.328 (n=1, no interval)") == "0.328 (n=1)" and terse("0.604 (0.568-0.643)") == "0.604 (0.568-0.643)"
+    assert max(len(line) for line in text_table(header, rows, right={2, 3, 4}).splitlines()) <= 80
