@@ -26,7 +26,9 @@ def test_the_command_is_an_open_loop_attack_at_the_rate(tmp_path):
     attack = Attack(url="http://127.0.0.1:8080/", rate=2000, duration_s=1.5, connections=100, timeout_s=2, expect_body_bytes=12, client_pin="0")
     argv = attack_argv("/c/vegeta", attack, tmp_path / "t")
     assert argv == ["taskset", "-c", "0", "/c/vegeta", "attack", "-targets", str(tmp_path / "t"), "-rate", "2000/1s", "-duration", "1.5s",
-                    "-timeout", "2s", "-connections", "100", "-keepalive=true", "-http2=false", "-max-body", "13"]
+                    "-timeout", "2s", "-connections", "100", "-keepalive=true", "-http2=false", "-laddr", "127.0.0.2", "-max-body", "13"]
+    # Off loopback (a --server-host target) vegeta keeps its default source address.
+    assert "-laddr" not in attack_argv("v", Attack(url="http://10.200.0.2:8080/", rate=1, duration_s=1), tmp_path / "t")
     assert rate_stem("go-http", 1, 2, 5, 2000, connections=100) == "go-http.gomaxprocs-1.c100.block-2.run-5.rate-2000"
     assert attack_argv("v", Attack(url="u", rate=1, duration_s=1, max_connections=50), tmp_path / "t")[-2:] == ["-max-connections", "50"]
     with pytest.raises(ValueError, match="rate must be a positive whole number"):

@@ -16,26 +16,21 @@ record_vegeta() {
   [[ -z "${VEGETA}" ]] || helper vegeta-record --run "${RUN_DIR}" --vegeta "${VEGETA}" || die 1 "could not record vegeta's version"
 }
 
-# rate_warm_up N RATE: vegeta at RATE for a moment per usable setup, results not kept (connections opened, caches warm);
-# with --client-hosts on every client at once, through the helper.
+# rate_warm_up RATE SETUP...: vegeta at RATE for a moment per usable setup of the phase, results not kept (connections
+# opened, caches warm), through the helper with the measurement's own command; with --client-hosts on every client at once.
 rate_warm_up() {
-  local setup targets="${WORK}/warm-up.targets" rc line
-  for setup in "${USABLE[@]}"; do
-    if [[ -n "${CLIENTS_STATE}" ]]; then
-      rc=0
-      ask rate-warm-up --setup "${setup}" --rate "$2" --vegeta "${VEGETA}" --work-dir "${WORK}" --clients "${CLIENTS_STATE}" || rc=$?
-      ((rc != 130 && rc != 143)) || exit "${rc}"
-      ((rc == 0)) || die 1 "could not run the fixed-rate warm-up of ${setup} on the clients (exit status ${rc})"
-      for line in "${ANSWER[@]}"; do
-        log "fixed-rate warm-up of ${setup}: ${line}"
-      done
-      continue
-    fi
-    printf 'GET %s\n' "${PLAN[url.${setup}]}" >"${targets}"
-    "${CLIENT_PIN[@]}" "${VEGETA}" attack -targets "${targets}" -rate "$2/1s" -duration "${PLAN[rate_warmup_s]}s" \
-      -max-connections "${PLAN[rate_max_connections]}" -keepalive=true -http2=false >/dev/null 2>"${WORK}/vegeta.stderr" &
-    WRK_PID=$!
-    wait_wrk || log "fixed-rate warm-up of ${setup}: vegeta failed: $(head -c 300 "${WORK}/vegeta.stderr")"
+  local rate="$1" setup rc line clients=()
+  shift
+  [[ -z "${CLIENTS_STATE}" ]] || clients=(--clients "${CLIENTS_STATE}")
+  for setup in "$@"; do
+    contains "${setup}" "${USABLE[@]}" || continue
+    rc=0
+    ask rate-warm-up --setup "${setup}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" || rc=$?
+    ((rc != 130 && rc != 143)) || exit "${rc}"
+    ((rc == 0)) || die 1 "could not run the fixed-rate warm-up of ${setup} (exit status ${rc})"
+    for line in "${ANSWER[@]}"; do
+      log "fixed-rate warm-up of ${setup}: ${line}"
+    done
   done
 }
 
@@ -71,7 +66,8 @@ run_rate_block() {
   local lines=("${ANSWER[@]}")
   start_servers "${n}"
   check_cells "${n}"
-  rate_warm_up "${n}" "${2%%,*}"
+  read -ra order <<<"${lines[0]#* }"
+  rate_warm_up "${2%%,*}" "${order[@]}"
   for line in "${lines[@]}"; do
     read -r rate line <<<"${line}"
     read -ra order <<<"${line}"

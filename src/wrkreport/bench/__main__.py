@@ -187,7 +187,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--clients",), {}),  # the state file of clients-preflight: vegeta on every client at once, at its share of the rate
     )
     add("rate-warm-up", cmd_rate_warm_up, run, setup, (("--rate",), {"type": int, "required": True}), (("--vegeta",), {"required": True}),
-        (("--work-dir",), {"required": True}), (("--clients",), {"required": True}))
+        (("--work-dir",), {"required": True}), (("--clients",), {}))
     add("clients-vegeta", cmd_clients_vegeta, (("--state",), {"required": True}), (("--plan",), {"required": True}), (("--vegeta",), {"required": True}))
     return p
 

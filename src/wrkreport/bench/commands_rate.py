@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ..parsers.vegeta import read_client_files, read_vegeta_file
 from ..rate_checks import rate_held_check
 from . import target as target_mod
 from .cpu import cpu_snapshot, pids_for, pinning_of, server_pids
-from .fixed_rate import Attack, measure_rate, rate_stem
+from .fixed_rate import Attack, measure_rate, rate_stem, warm_up
 from .fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_up_on_clients
 from .remote_clients.state import ClientError, load_clients
 from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
@@ -122,12 +123,14 @@ def cmd_measure_rate(args) -> int:
 
 
 def cmd_rate_warm_up(args) -> int:
-    """Run the fixed-rate warm-up of a setup on every --client-hosts client at once (results discarded); print each client's failure."""
+    """Run the fixed-rate warm-up of a setup here, or with --clients on every client at once (results discarded); print each failure."""
     manifest = load_manifest(Path(args.run))
-    attack = run_attack(manifest["parameters"], args.setup, args.rate)
-    attack = Attack(attack.url, attack.rate, float(manifest["parameters"]["rate_warmup_s"]), max_connections=attack.max_connections,
-                    timeout_s=attack.timeout_s, expect_body_bytes=attack.expect_body_bytes)
-    stopped, failed = warm_up_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, Path(args.work_dir))
+    attack = replace(run_attack(manifest["parameters"], args.setup, args.rate), duration_s=float(manifest["parameters"]["rate_warmup_s"]))
+    if args.clients:
+        stopped, failed = warm_up_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, Path(args.work_dir))
+    else:  # the measurement's own command (-insecure for https, -laddr on loopback), pinned as it is
+        stopped, problem = warm_up(args.vegeta, attack, Path(args.work_dir))
+        failed = [f"vegeta failed: {problem}"] if problem else []
     if stopped is not None:
         return 128 + stopped
     print("\n".join(failed), end="\n" if failed else "")
