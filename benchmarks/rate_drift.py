@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from wrkreport import stats  # noqa: E402
 from wrkreport.fixed_rate_analysis import ADDED, BASELINE  # noqa: E402
 from wrkreport.rate_compare import block_units  # noqa: E402
 from wrkreport.rate_run import read_rate_measurements  # noqa: E402
@@ -43,26 +44,13 @@ def run_units(run_dir: Path) -> dict[str, list[float]]:
     return found
 
 
-def dersimonian_laird(runs: list[list[float]]) -> tuple[float, float]:
-    """Return (between-run sd, pooled within-run sd of one block mean) of per-run samples (DerSimonian & Laird, 1986)."""
-    means, sizes = [statistics.mean(r) for r in runs], [len(r) for r in runs]
-    within = [(statistics.variance(r), len(r) - 1) for r in runs if len(r) > 1]
-    pooled = sum(v * df for v, df in within) / sum(df for _, df in within)
-    if pooled == 0:
-        return (statistics.stdev(means) if len(means) > 1 else 0.0), 0.0
-    weights = [n / pooled for n in sizes]
-    centre = sum(w * m for w, m in zip(weights, means)) / sum(weights)
-    q = sum(w * (m - centre) ** 2 for w, m in zip(weights, means))
-    tau2 = (q - (len(means) - 1)) / (sum(weights) - sum(w * w for w in weights) / sum(weights))
-    return math.sqrt(max(tau2, 0.0)), math.sqrt(pooled)
-
-
 def shares(units_by_run: list[dict[str, list[float]]]) -> dict[str, tuple[float, float, float]]:
     """Return per figure measured in every run: (between-run sd ms, within-run sd ms, between-run sd / |mean|)."""
     found = {}
     for key in sorted(set.intersection(*(set(u) for u in units_by_run))):
         runs = [u[key] for u in units_by_run]
-        between, within = dersimonian_laird(runs)
+        found = stats.dersimonian_laird(runs)
+        between, within = found.sd, math.sqrt(found.pooled)
         level = abs(statistics.mean(statistics.mean(r) for r in runs))
         found[key] = (between, within, between / level if level else math.inf)
     return found

@@ -90,22 +90,6 @@ def test_too_few_units_gives_no_interval():
     assert compare.TOO_FEW.startswith("need at least 2 blocks (or repeats) in each run")
 
 
-def dersimonian_laird(runs: list[list[float]]) -> tuple[float, float, float]:
-    """Return (between-run variance tau^2, Cochran's Q, pooled within-run variance) of per-run samples of logs.
-
-    The within-run variance is pooled over the runs with more than one value.
-    """
-    logs = [stats.mean(values) for values in runs]
-    sizes = [len(values) for values in runs]
-    within = [(stats.stdev(values) ** 2, len(values) - 1) for values in runs if len(values) > 1]
-    pooled = sum(v * df for v, df in within) / sum(df for _, df in within)
-    weights = [n / pooled for n in sizes]
-    centre = sum(w * x for w, x in zip(weights, logs)) / sum(weights)
-    q = sum(w * (x - centre) ** 2 for w, x in zip(weights, logs))
-    tau2 = (q - (len(logs) - 1)) / (sum(weights) - sum(w * w for w in weights) / sum(weights))
-    return tau2, q, pooled
-
-
 def test_start_sd_is_what_the_recorded_runs_show():
     # DerSimonian-Laird between-run sd of nginx-http's log ratio at GOMAXPROCS=2, with the
     # within-run variance pooled over the runs that have repeats.
@@ -114,7 +98,8 @@ def test_start_sd_is_what_the_recorded_runs_show():
         analysis = load_analysis(RUNS / name).analysis
         pairs = paired_values(analysis.cell(2, 100, "nginx-http"), analysis.cell(2, 100, "go-http"), "requests_per_sec")
         runs.append([math.log(x / y) for x, y in pairs])
-    tau2, q, _ = dersimonian_laird(runs)
+    found = stats.dersimonian_laird(runs)
+    tau2, q = found.tau2, found.q
     print(f"\nbetween-run sd of the nginx-http ratio: {math.sqrt(tau2):.3f} (Q = {q:.1f}, df {len(runs) - 1})")
     assert math.sqrt(tau2) <= compare.START_SD < math.sqrt(tau2) + 0.01
     assert compare.START_DF == len(FIXTURE_RUNS) - 1
@@ -135,7 +120,8 @@ def between_run_sds(metric: str) -> tuple[dict[str, float], dict[str, float]]:
     taus, within = {}, {}
     for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
         runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[metric].values] for name in FIXTURE_RUNS]
-        tau2, _, pooled = dersimonian_laird(runs)
+        found = stats.dersimonian_laird(runs)
+        tau2, pooled = found.tau2, found.pooled
         taus[setup], within[setup] = math.sqrt(max(tau2, 0.0)), math.sqrt(pooled)
     return taus, within
 
@@ -256,7 +242,7 @@ def test_the_run_to_run_sds_are_what_the_recorded_runs_show():
                     units = [compare.ratio_units(a.cell(n, 100, setup), a.cell(n, 100, "go-http"))[0] for a in runs]
                 else:
                     units = [compare.metric_units(a.cell(n, 100, setup), figure)[0] for a in runs]
-                tau2, _, _ = dersimonian_laird(units)
+                tau2 = stats.dersimonian_laird(units).tau2
                 taus[figure].append(math.sqrt(max(tau2, 0.0)))
     print("\nlargest run-to-run sd: " + ", ".join(f"{figure} {max(values):.3f}" for figure, values in taus.items()))
     for figure, values in taus.items():

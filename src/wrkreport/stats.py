@@ -373,6 +373,43 @@ def welch_interval(logs_a: list[float], logs_b: list[float], extra_variance: flo
     return Interval(math.exp(found.estimate), math.exp(found.low), math.exp(found.high), found.n)
 
 
+@dataclass(frozen=True)
+class BetweenRuns:
+    """What DerSimonian-Laird finds in per-run samples: the between-run variance, Cochran's Q, the pooled within-run variance."""
+
+    tau2: float  # the moment estimate, not floored at 0 (a negative value: the runs differ less than their samples predict)
+    q: float
+    pooled: float  # of one value, pooled over the runs with more than one
+
+    @property
+    def sd(self) -> float:
+        """The between-run sd, floored at 0."""
+        return math.sqrt(max(self.tau2, 0.0))
+
+
+def dersimonian_laird(runs: list[list[float]]) -> BetweenRuns:
+    """Return the between-run variance of per-run samples by DerSimonian & Laird (Controlled Clinical Trials 7, 1986).
+
+    Each run's mean is weighted by its size over the pooled within-run variance; tau^2 is
+    (Q - (k - 1)) / (sum w - sum w^2 / sum w). Every run needs a value, and one run more
+    than one. With no spread within runs, tau^2 is the variance of the run means.
+
+    >>> found = dersimonian_laird([[0.0, 0.2], [1.0, 1.2], [2.0, 2.2]])
+    >>> round(found.tau2, 4), round(found.q, 1), round(found.pooled, 4), round(found.sd, 4)
+    (0.99, 200.0, 0.02, 0.995)
+    """
+    means, sizes = [mean(r) for r in runs], [len(r) for r in runs]
+    within = [(stdev(r) ** 2, len(r) - 1) for r in runs if len(r) > 1]
+    pooled = math.fsum(v * df for v, df in within) / sum(df for _, df in within)
+    if pooled == 0:
+        return BetweenRuns(stdev(means) ** 2 if len(means) > 1 else 0.0, math.inf, 0.0)
+    weights = [n / pooled for n in sizes]
+    centre = math.fsum(w * m for w, m in zip(weights, means)) / math.fsum(weights)
+    q = math.fsum(w * (m - centre) ** 2 for w, m in zip(weights, means))
+    tau2 = (q - (len(means) - 1)) / (math.fsum(weights) - math.fsum(w * w for w in weights) / math.fsum(weights))
+    return BetweenRuns(tau2, q, pooled)
+
+
 def modified_z(value: float, values: list[float]) -> float | None:
     """Return Iglewicz and Hoaglin's modified z-score of value (None when the MAD is 0).
 
