@@ -171,3 +171,34 @@ def test_a_hostile_variant_entry_is_left_out_with_a_warning(make_run, variant, f
     done = load_analysis(run)
     assert any(p.name == "manifest" and field in p.message for p in done.run.problems), [p.message for p in done.run.problems]
     assert all(len(r.setup) < 40 for r in done.analysis.variant_ratios)  # the twins still come from their file names
+
+
+REAL_VARIANT = RUNS / "variant-nokeep"  # a real run: go-http, nginx-http and nginx-http~nokeep, 2 blocks of 2 rounds (README)
+
+
+def server_ms_per_1k(stem: str) -> float:
+    """Return one measurement's server CPU (Go's and that side's nginx's user + system) per 1,000 requests, read by hand."""
+    record = json.loads((REAL_VARIANT / f"{stem}.cpu.json").read_text())
+    cpu_s = sum(record["processes"][name]["user_s"] + record["processes"][name]["system_s"] for name in ("go", "nginx"))
+    text = (REAL_VARIANT / f"{stem}.wrk.txt").read_text()
+    requests = int(next(x for x in text.splitlines() if " requests in " in x).split()[0])
+    return cpu_s * 1000 / (requests / 1000)
+
+
+def test_one_run_compare_gives_the_twins_cpu_per_request_paired_per_block(tmp_path):
+    result, paths = build_compare(REAL_VARIANT, None, tmp_path / "cmp", WHEN)
+    cpu = [c for c in result.changes if c.metric == "cpu_server_ms_per_1k"]
+    assert [(c.gomaxprocs, c.setup) for c in cpu] == [(1, "nginx-http")]
+    rounds = {1: (1, 2), 2: (3, 4)}
+    blocks = [[math.log(server_ms_per_1k(f"nginx-http~nokeep.gomaxprocs-1.block-{b}.run-{k}") / server_ms_per_1k(f"nginx-http.gomaxprocs-1.block-{b}.run-{k}"))
+               for k in ks] for b, ks in rounds.items()]
+    summaries = stats.block_summaries(blocks)
+    centre = sum(summaries) / 2
+    half = 12.706 * math.sqrt(sum((s - centre) ** 2 for s in summaries)) / math.sqrt(2)  # t(0.975, 1)
+    assert (cpu[0].change, cpu[0].ci_low, cpu[0].ci_high) == pytest.approx((math.exp(centre), math.exp(centre - half), math.exp(centre + half)))
+    assert cpu[0].change > 1  # a new upstream connection per request costs the servers CPU
+    assert cpu[0].label == "server CPU ms per 1,000 requests"
+    page = paths["compare.html"].read_text()
+    assert "server CPU ms per 1,000 requests (geometric mean)" in page and "server CPU per request (Go" in page
+    data = json.loads(paths["compare.json"].read_text())
+    assert [c["metric"] for c in data["changes"]].count("cpu_server_ms_per_1k") == 1

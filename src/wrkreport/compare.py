@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import stats
-from .analyze import THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
+from .analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
 from .model import BASELINE, baseline_of, setup_order
 from .rate_compare import RateChange, rate_changes, rate_only_lines
@@ -89,14 +89,15 @@ class Figure:
 
     label: str
     higher_is_better: bool
-    start_sd: float
-    run_sd: float
+    start_sd: float | None  # None: no between-run sd measured, so only one run's in-run A/B compares this figure
+    run_sd: float | None
 
 
 FIGURES = {
     THROUGHPUT: Figure("req/s", True, THROUGHPUT_START_SD, THROUGHPUT_RUN_SD),
     "overhead_ratio": Figure("ratio to go-http", True, START_SD, RUN_SD),
     P99: Figure("p99 latency at saturation", False, LATENCY_START_SD, LATENCY_RUN_SD),  # wrk's: closed loop, mostly queueing
+    CPU_METRIC: Figure("server CPU ms per 1,000 requests", False, None, None),  # the in-run A/B only (variant_compare)
 }
 MIN_UNITS = 2
 TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
@@ -110,7 +111,7 @@ class Change:
     gomaxprocs: int
     connections: int
     setup: str
-    metric: str  # requests_per_sec | overhead_ratio | latency_p99_ms (FIGURES)
+    metric: str  # requests_per_sec | overhead_ratio | latency_p99_ms | cpu_server_ms_per_1k (FIGURES)
     a: float | None
     b: float | None
     change: float | None

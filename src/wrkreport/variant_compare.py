@@ -15,7 +15,7 @@ import math
 from dataclasses import replace
 
 from . import stats
-from .analyze import THROUGHPUT, Analysed, pair_interval, paired_values
+from .analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
 from .cells import Cell
 from .compare import P99, Change, RunComparison
 from .errors import NothingToCompare
@@ -27,7 +27,8 @@ METHOD = (
     "both were measured in one run, in the same shuffled rounds of the same blocks. B / A pairs each of B's rounds with "
     "A's round beside it, summarises each block by a Huber estimate of the log ratios and gives a Student-t interval "
     "over the blocks (blocks - 1 degrees of freedom), as the overhead ratios; the ratio to go-http moves by the same "
-    "paired factor, p99 latency is paired the same way. Drift during the run and each block's server start hit A and B "
+    "paired factor; p99 latency and server CPU per request (Go's and that side's own nginx's CPU time over its requests) "
+    "are paired the same way. Drift during the run and each block's server start hit A and B "
     "alike and cancel in B / A, so unlike a comparison of two runs no run-to-run spread is added. A change is flagged "
     "only when the interval excludes 1.0; with fewer than 2 blocks there is no interval."
 )
@@ -58,6 +59,8 @@ def variant_comparison(done: Analysed) -> RunComparison:
         ratio = paired_change(original, cells[g, c, twin], THROUGHPUT, "overhead_ratio", levels=ratio_levels(done, original, cells[g, c, twin]))
         changes.append(replace(ratio, baseline=base.setup if base else baseline_of(original.setup)))
         changes.append(paired_change(original, cells[g, c, twin], P99))
+        if original.metrics.get(CPU_METRIC) is not None and cells[g, c, twin].metrics.get(CPU_METRIC) is not None:
+            changes.append(paired_change(original, cells[g, c, twin], CPU_METRIC))  # each side's own nginx counted (bench/cpu.py)
     raw = variant_differences(done.run.manifest or {}, done.run.parameters, variant)
     return RunComparison(
         done, done, tuple(changes), (), tuple(alone),

@@ -22,6 +22,7 @@ CHANGE_WORDS = {
     "requests_per_sec": ("", "faster", "slower", " req/s"),
     "overhead_ratio": ("ratio to go-http ", "higher", "lower", ""),
     "latency_p99_ms": ("p99 latency at saturation ", "higher", "lower", " ms"),  # wrk's, closed loop: not the latency at a service's load
+    "cpu_server_ms_per_1k": ("server CPU per request ", "higher", "lower", " ms per 1,000 requests"),  # the in-run A/B's
 }
 # Settings named in a comparison's title, most telling first: (label, how a value reads).
 TITLE_SETTINGS = {

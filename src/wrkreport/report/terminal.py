@@ -86,7 +86,12 @@ def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[
     return "\n".join(line.rstrip() for line in lines)
 
 
-SHORT_FIGURES = {"req/s (geometric mean)": "req/s", "ratio to go-http": "ratio", "p99 latency at saturation (geometric mean)": "p99 ms"}
+SHORT_FIGURES = {
+    "req/s (geometric mean)": "req/s",
+    "ratio to go-http": "ratio",
+    "p99 latency at saturation (geometric mean)": "p99 ms",
+    "server CPU ms per 1,000 requests (geometric mean)": "CPU ms/1k req",
+}
 SATURATION_NOTE = "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load."
 
 
