@@ -49,8 +49,8 @@ def shares(units_by_run: list[dict[str, list[float]]]) -> dict[str, tuple[float,
     found = {}
     for key in sorted(set.intersection(*(set(u) for u in units_by_run))):
         runs = [u[key] for u in units_by_run]
-        found = stats.dersimonian_laird(runs)
-        between, within = found.sd, math.sqrt(found.pooled)
+        spread = stats.dersimonian_laird(runs)
+        between, within = spread.sd, math.sqrt(spread.pooled)
         level = abs(statistics.mean(statistics.mean(r) for r in runs))
         found[key] = (between, within, between / level if level else math.inf)
     return found
