@@ -202,3 +202,27 @@ def test_one_run_compare_gives_the_twins_cpu_per_request_paired_per_block(tmp_pa
     assert "server CPU ms per 1,000 requests (geometric mean)" in page and "server CPU per request (Go" in page
     data = json.loads(paths["compare.json"].read_text())
     assert [c["metric"] for c in data["changes"]].count("cpu_server_ms_per_1k") == 1
+
+
+def test_one_run_compare_gives_the_twins_added_latency_at_a_fixed_load_paired_per_block(tmp_path):
+    from wrkreport.rate_run import read_rate_measurements
+
+    measurements, problems = read_rate_measurements(REAL_VARIANT, json.loads((REAL_VARIANT / "manifest.json").read_text()))
+    assert not problems and {m.setup for m in measurements} == {"go-http", "nginx-http", "nginx-http~nokeep"}
+    result, paths = build_compare(REAL_VARIANT, None, tmp_path / "cmp", WHEN)
+    assert [(c.gomaxprocs, c.offered_rps, c.setup, c.percentile) for c in result.rate_changes] == [(1, 1000, "nginx-http", "p50"), (1, 1000, "nginx-http", "p99")]
+    for change, p in zip(result.rate_changes, (50, 99)):
+        def at(setup: str, block: int) -> float:
+            return next(m.result.percentile_ms(p) for m in measurements if (m.setup, m.block) == (setup, block))
+
+        differences = [at("nginx-http~nokeep", b) - at("nginx-http", b) for b in (1, 2, 3, 4)]  # go-http's part cancels
+        centre = sum(differences) / 4
+        half = 3.182 * math.sqrt(sum((d - centre) ** 2 for d in differences) / 3) / 2  # t(0.975, 3) * sd / sqrt(4)
+        assert (change.change_ms, change.ci_low, change.ci_high) == pytest.approx((centre, centre - half, centre + half))
+        assert change.a_ms == pytest.approx(sum(at("nginx-http", b) - at("go-http", b) for b in (1, 2, 3, 4)) / 4)
+        assert change.blocks_a == change.blocks_b == 4
+    assert all(c.flagged and c.change_ms > 0 for c in result.rate_changes)  # a new upstream connection per request adds latency
+    page = paths["compare.html"].read_text()
+    assert "Latency added at a fixed load" in page and "the run&#39;s drift cancels" in page and "widened by a run-to-run" not in page
+    assert "At a fixed load (open loop), 2 of the 2 added latencies with an interval changed in B" in page
+    assert len(json.loads(paths["compare.json"].read_text())["fixed_rate"]) == 2

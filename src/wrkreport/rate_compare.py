@@ -15,9 +15,9 @@ import statistics
 from dataclasses import dataclass
 
 from .fixed_rate_analysis import ADDED, BASELINE, added_pairs, rate_cells
-from .model import baseline_of
+from .model import baseline_of, split_twin
 from .rate_run import RateMeasurement
-from .stats import Interval, welch_difference_interval
+from .stats import Interval, block_difference_interval, welch_difference_interval
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
 # Runs drift (issue 20): a run's added latency carries a shift of its own, which its blocks
@@ -105,6 +105,48 @@ def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[Rat
             low, high = (None, None) if found is None else (found.low, found.high)
             note = TOO_FEW_BLOCKS if found is None else None
             changes.append(RateChange(n, rate, setup, name, mean_a, mean_b, mean_b - mean_a, low, high, len(units_a), len(units_b), note))
+    return changes
+
+
+VARIANT_RATE_METHOD = (
+    "Added latency = a setup's latency minus go-http's at the same offered rate, GOMAXPROCS and block, open loop (vegeta). "
+    "A is each nginx setup's, B its --variant twin's, both measured in the same blocks of the one run's fixed-rate phase; "
+    "the change is B's latency minus A's in each block (go-http's cancels), with a Student-t 95% interval over the blocks "
+    "(blocks - 1 degrees of freedom). Both were measured after the same server start and at the same time, so the run's "
+    "drift cancels and, unlike two runs, nothing is added for it; flagged only when the interval excludes 0. "
+    "Only cells that held the rate, with go-http's, are compared."
+)
+
+
+def variant_rate_changes(measurements: list[RateMeasurement], variant: str) -> list[RateChange]:
+    """Return, for one run with --variant, each twin's added latency against its original's: B - A per block, a t-interval over blocks.
+
+    A twin (ORIGINAL~NAME) and its original were measured in the same blocks of the phase, so
+    each block gives one paired difference, twin - original at percentile p; with one block
+    there is the estimate without an interval.
+    """
+    held = {(c.setup, c.gomaxprocs, c.offered_rps) for c in rate_cells(measurements) if c.held}
+
+    def of(name: str, n: int, rate: int) -> list[RateMeasurement]:
+        return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (name, n, rate)]
+
+    changes = []
+    for twin, n, rate in sorted(held, key=lambda k: (k[1], k[2], k[0])):
+        original, name = split_twin(twin)
+        if name != variant or (original, n, rate) not in held or (baseline_of(original), n, rate) not in held:
+            continue
+        base = of(baseline_of(original), n, rate)
+        for label, p in ADDED:
+            a_units = [statistics.mean(x - y for x, y in block) for block in added_pairs(of(original, n, rate), base, p)]
+            b_units = [statistics.mean(x - y for x, y in block) for block in added_pairs(of(twin, n, rate), base, p)]
+            paired = added_pairs(of(twin, n, rate), of(original, n, rate), p)
+            if not a_units or not b_units or not paired:
+                continue
+            found = block_difference_interval(paired)
+            low, high = (found.low, found.high) if found.blocks > 1 else (None, None)
+            note = None if found.blocks > 1 else "one block: no interval"
+            changes.append(RateChange(n, rate, original, label, statistics.mean(a_units), statistics.mean(b_units), found.estimate,
+                                      low, high, len(a_units), len(b_units), note))
     return changes
 
 

@@ -20,6 +20,7 @@ from .cells import Cell
 from .compare import P99, Change, RunComparison
 from .errors import NothingToCompare
 from .model import baseline_of, setup_order, split_twin
+from .rate_compare import variant_rate_changes
 from .variant_ratio import Variant, variant_of
 
 METHOD = (
@@ -66,6 +67,7 @@ def variant_comparison(done: Analysed) -> RunComparison:
         done, done, tuple(changes), (), tuple(alone),
         tuple((f"{section} {key}", show(a), show(b)) for section, key, a, b in raw), tuple(raw),
         method=METHOD, labels=("the run's nginx", f"variant {variant.name}"), variant=variant,
+        rate_changes=tuple(variant_rate_changes(list(done.run.rates), variant.name)),  # the fixed-rate phase, paired per block
     )
 
 

@@ -13,7 +13,7 @@ from .. import __version__, change_chart
 from ..analyze import load_analysis
 from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
-from ..rate_compare import RATE_METHOD
+from ..rate_compare import RATE_METHOD, VARIANT_RATE_METHOD
 from ..variant_compare import DRIFT_NOTE, variant_comparison
 from ..errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes
@@ -264,7 +264,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
             "Higher req/s and a higher ratio to go-http are better; lower p99 latency is better."
         ),
         rate_rows=tuple(rate_rows(result.rate_changes)),
-        rate_method=RATE_METHOD,
+        rate_method=VARIANT_RATE_METHOD if in_run else RATE_METHOD,  # one run: paired per block, no drift term
         **(in_run_words(result) if in_run else {}),
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)

@@ -135,8 +135,12 @@ def compare_summary(result, several: bool = False) -> tuple[str, ...]:
     if not total:
         return ("No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",)
     flagged = result.flagged
+    fixed_rate = fixed_rate_sentence(getattr(result, "rate_changes", ()))
     if not flagged:
-        return (unchanged_headline(compared, names, several),)
+        headline = unchanged_headline(compared, names, several)
+        if fixed_rate and " changed in B: " in fixed_rate[0]:  # wrk's figures did not move, what nginx adds at a fixed load did
+            headline = headline.replace("No figure changed measurably", "No figure at saturation changed measurably", 1)
+        return (headline, *fixed_rate)
     better = [c for c in flagged if c.better]
     worse = [c for c in flagged if not c.better]
     largest = max(flagged, key=lambda c: abs(math.log(c.change)))
@@ -153,7 +157,24 @@ def compare_summary(result, several: bool = False) -> tuple[str, ...]:
             "go-http's own req/s moved while no overhead ratio did: the machine as a whole ran faster or slower "
             "between the runs, not one setup against Go. The ratios, paired within each run, are the figures to compare."
         )
-    return tuple(lines)
+    return (*lines, *fixed_rate)
+
+
+def fixed_rate_sentence(changes) -> tuple[str, ...]:
+    """Return the sentence on the fixed-rate phase's added latencies (none without any): how many changed, and which.
+
+    The headline counts wrk's figures at saturation; a change in what nginx adds at a
+    service's load is said apart, so "no figure changed" never hides it.
+    """
+    compared = [c for c in changes if c.ci_low is not None]
+    if not compared:
+        return ()
+    flagged = [c for c in compared if c.flagged]
+    if not flagged:
+        return (f"At a fixed load (open loop), none of the {len(compared)} added latencies with an interval changed measurably.",)
+    said = "; ".join(f"{c.setup} at GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s: added {c.percentile} "
+                     f"{c.change_ms:+.3f} ms ({c.ci_low:+.3f} to {c.ci_high:+.3f})" for c in flagged)
+    return (f"At a fixed load (open loop), {len(flagged)} of the {len(compared)} added latencies with an interval changed in B: {said}.",)
 
 
 def unchanged_headline(compared, names: str, several: bool) -> str:

@@ -12,7 +12,7 @@ from ..model import BASELINE, baseline_of
 from ..rate_compare import rate_change_lines
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name
-from .compare_words import compare_summary
+from .compare_words import compare_summary, fixed_rate_sentence
 from .page import result_rows
 
 
@@ -107,4 +107,5 @@ def compare_table(result) -> str:
     headline = compare_summary(result, several)[0]
     rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *result.rate_only])  # open loop, one line per figure
     note = f"\n{SATURATION_NOTE}" if any(r[2] == "p99 ms" for r in rows) else ""
-    return text_table(header, rows, right={3, 4}) + note + rates + "\n" + textwrap.fill(headline, WIDTH, break_on_hyphens=False)
+    words = [headline, *fixed_rate_sentence(result.rate_changes)]  # wrk's figures, then what changed at a fixed load
+    return text_table(header, rows, right={3, 4}) + note + rates + "".join("\n" + textwrap.fill(w, WIDTH, break_on_hyphens=False) for w in words)
