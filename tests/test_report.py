@@ -153,7 +153,7 @@ def test_report_package_doctests_and_module_shape():
         source = Path(module.__file__).read_text(encoding="utf-8")
         assert source.startswith('"""') and source.splitlines()[0].endswith((".", '"""')), module.__name__
         assert len(source.splitlines()) <= 500, module.__name__
-    assert tried >= 7  # fmt 4, page.link, files.csv_cell, cli.printable
+    assert tried >= 7  # fmt 4, evidence.link, files.csv_cell, cli.printable
 
 
 def test_compiled_templates_are_cached_per_user_and_give_the_same_page(article_run, tmp_path, monkeypatch):

@@ -21,7 +21,7 @@ from ..run import Run, real_path
 from .compare_words import CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, figure_text
 from .files import write_texts
 from .fmt import display, group_name
-from .page import link
+from .evidence import link
 from .render import environment
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
 
