@@ -226,3 +226,18 @@ def test_one_run_compare_gives_the_twins_added_latency_at_a_fixed_load_paired_pe
     assert "Latency added at a fixed load" in page and "the run&#39;s drift cancels" in page and "widened by a run-to-run" not in page
     assert "At a fixed load (open loop), 2 of the 2 added latencies with an interval changed in B" in page
     assert len(json.loads(paths["compare.json"].read_text())["fixed_rate"]) == 2
+
+
+def test_build_gives_the_twins_cpu_per_request_beside_its_throughput(tmp_path, variant_run):
+    built = build(REAL_VARIANT, tmp_path / "out", WHEN)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    records = data["variant_cpu_ratios"]
+    assert [(r["setup"], r["twin"], r["gomaxprocs"], r["blocks"]) for r in records] == [("nginx-http", "nginx-http~nokeep", 1, 2)]
+    result, _ = build_compare(REAL_VARIANT, None, tmp_path / "cmp", WHEN)
+    cpu = next(c for c in result.changes if c.metric == "cpu_server_ms_per_1k")  # worked from the raw files in the test above
+    assert (records[0]["ratio"], records[0]["ci_low"], records[0]["ci_high"]) == pytest.approx((cpu.change, cpu.ci_low, cpu.ci_high))
+    said = f"Its servers need {cpu.change:.3f} ({cpu.ci_low:.3f}-{cpu.ci_high:.3f}) times the original's CPU per request"
+    assert said in built.summary and said.replace("'", "&#39;") in (tmp_path / "out" / "index.html").read_text()
+    build(variant_run, tmp_path / "no-cpu", WHEN)  # twins without .cpu.json records: no CPU figure, no sentence
+    assert json.loads((tmp_path / "no-cpu" / "results.json").read_text())["variant_cpu_ratios"] == []
+    assert "times the original's CPU per request" not in (tmp_path / "no-cpu" / "index.html").read_text()

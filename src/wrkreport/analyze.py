@@ -86,6 +86,7 @@ class Analysis:
     cpu_ratios: tuple[Ratio, ...] = ()  # server CPU per request, setup / go-http (lower is cheaper), when CPU was recorded
     # --variant (issue 20): each twin's req/s over its original's (baseline), paired by round within a block
     variant_ratios: tuple[Ratio, ...] = ()
+    variant_cpu_ratios: tuple[Ratio, ...] = ()  # twin / original server CPU per request, paired per round (lower: the twin is cheaper)
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -147,7 +148,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     table = derive(table, loads)
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
-    cells, ratios, latency, comparisons, ceiling, cpu, variant = [], [], [], [], [], [], []
+    cells, ratios, latency, comparisons, ceiling, cpu, variant, variant_cpu = [], [], [], [], [], [], [], []
     by_cell = {(int(g), int(c), str(s)): rows for (g, c, s), rows in table.groupby(["gomaxprocs", "connections", "setup"], sort=False)}
     for gomaxprocs, connections in groups:
         measured = {s for g, c, s in by_cell if (g, c) == (gomaxprocs, connections)}
@@ -171,14 +172,17 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
             original = split_twin(setup)[0]
             if original != setup:  # the A/B figure: twin / original, both measured in the same rounds
                 variant.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(original), original))
+                variant_cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(original), original))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
     method = BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD
     if all(r.excluded == NO_CPU for r in cpu):
         cpu = []  # a run without CPU records (recorded before them, or ab on a remote client): no CPU figure at all
+    if all(r.excluded == NO_CPU for r in variant_cpu):
+        variant_cpu = []
     return Analysis(
         groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method,
-        cpu_ratios=tuple(cpu), variant_ratios=tuple(variant),
+        cpu_ratios=tuple(cpu), variant_ratios=tuple(variant), variant_cpu_ratios=tuple(variant_cpu),
     )
 
 

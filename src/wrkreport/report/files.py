@@ -42,6 +42,7 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "cpu_ratios": [ratio_record(r) for r in analysis.cpu_ratios],  # server CPU per request / go-http's
         "variant": variant_record(variant_of(run.manifest, analysis.setups)),  # --variant (issue 20); null without
         "variant_ratios": [variant_ratio_record(r) for r in analysis.variant_ratios],  # twin / original, paired per block
+        "variant_cpu_ratios": [variant_ratio_record(r) for r in analysis.variant_cpu_ratios],  # server CPU per request, twin / original
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
         "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],

@@ -17,7 +17,7 @@ class VariantSection:
 
     title: str  # 'Variant nokeep (no-upstream-keepalive)'
     sentences: tuple[str, ...]  # one per nginx setup and GOMAXPROCS
-    rows: tuple[tuple[str, ...], ...]  # group, setup, twin, A/B (95% CI), blocks, verdict
+    rows: tuple[tuple[str, ...], ...]  # group, setup, twin, A/B req/s (95% CI), A/B CPU per request (95% CI), blocks, verdict
     method: str
 
 
@@ -40,12 +40,20 @@ def where(ratio: Ratio, several_gomaxprocs: bool, several_levels: bool) -> str:
     return f" at {', '.join(parts)}" if parts else ""
 
 
-def sentence(ratio: Ratio, variant: Variant, several_gomaxprocs: bool, several_levels: bool = False) -> str:
-    """Return 'With variant nokeep (no-upstream-keepalive), nginx-http's throughput at GOMAXPROCS=2 is 0.612 (0.590-0.634) of the original's: lower ...'."""
+def sentence(ratio: Ratio, variant: Variant, several_gomaxprocs: bool, several_levels: bool = False, cpu: Ratio | None = None) -> str:
+    """Return 'With variant nokeep (no-upstream-keepalive), nginx-http's throughput at GOMAXPROCS=2 is 0.612 (0.590-0.634) of the original's: lower ...', and its CPU per request when recorded."""
     original = split_twin(ratio.setup)[0]
     figure = fmt_ratio(ratio) if ratio.ratio is not None else "not known"
-    return (f"With variant {variant.name} ({variant.options_text}), {original}'s throughput{where(ratio, several_gomaxprocs, several_levels)} "
+    said = (f"With variant {variant.name} ({variant.options_text}), {original}'s throughput{where(ratio, several_gomaxprocs, several_levels)} "
             f"is {figure} of the original's: {verdict(ratio)}.")
+    if cpu is not None and cpu.ratio is not None:
+        said += f" Its servers need {fmt_ratio(cpu)} times the original's CPU per request: {verdict(cpu)}."
+    return said
+
+
+def cpu_of(ratio: Ratio, analysis: Analysis) -> Ratio | None:
+    """Return the twin's CPU-per-request A/B figure beside its throughput one (None without CPU records)."""
+    return next((c for c in analysis.variant_cpu_ratios if (c.gomaxprocs, c.connections, c.setup) == (ratio.gomaxprocs, ratio.connections, ratio.setup)), None)
 
 
 def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection | None:
@@ -57,12 +65,13 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
     ratios = analysis.variant_ratios
     rows = tuple(
         (f"GOMAXPROCS={r.gomaxprocs}" + (f", {r.connections} connections" if analysis.several_levels else ""), split_twin(r.setup)[0], r.setup,
-         fmt_ratio(r) if r.ratio is not None else "-", str(r.blocks), verdict(r))
+         fmt_ratio(r) if r.ratio is not None else "-", fmt_ratio(cpu) if (cpu := cpu_of(r, analysis)) and cpu.ratio is not None else "-",
+         str(r.blocks), verdict(r))
         for r in ratios
     )
     return VariantSection(
         title=f"Variant {variant.name} ({variant.options_text})",
-        sentences=tuple(sentence(r, variant, several_gomaxprocs, analysis.several_levels) for r in ratios),
+        sentences=tuple(sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu_of(r, analysis)) for r in ratios),
         rows=rows,
         method=METHOD,
     )
