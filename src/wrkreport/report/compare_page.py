@@ -261,7 +261,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         chart_caption=(
             f"Each row is one figure of one setup: B / A with its 95% interval, on a log scale so that 2x and 0.5x are "
             f"equally far from 1.0. Shaded: {SAME_LOW:.2f}-{SAME_HIGH:.2f}, where a whole interval means no change. "
-            "Higher req/s and a higher ratio to go-http are better; lower p99 latency is better."
+            "Higher req/s and a higher ratio to go-http are better; lower p99 latency and lower server CPU per request are better."
         ),
         rate_rows=tuple(rate_rows(result.rate_changes)),
         rate_method=VARIANT_RATE_METHOD if in_run else RATE_METHOD,  # one run: paired per block, no drift term
