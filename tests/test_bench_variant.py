@@ -232,3 +232,16 @@ def test_pass_ready_records_the_variant_nginx_and_measure_counts_it_for_the_twin
     cpu = json.loads((run / name.replace(".wrk.txt", ".cpu.json")).read_text())
     assert cpu["setup"] == "nginx-http~nokeep" and cpu["processes"]["nginx"]["pids"] == [variant.pid]
     assert manifest["measurements"][0]["url"] == "http://127.0.0.1:8181/"
+
+
+def test_with_a_server_host_nginx_names_a_binary_there_and_pin_server_is_refused():
+    p = plan("--server-host", "root@10.231.0.2", "--setups", "go-http,nginx-http", "--variant", "new:nginx=/opt/nginx/sbin/../sbin/nginx")
+    assert p["variant"]["nginx"] == "/opt/nginx/sbin/nginx"  # not here: checked on the target (variant.sh, `nginx -V` there)
+    assert "nginx-http~new" in p["setups"] and "variant_nginx /opt/nginx/sbin/nginx" in plan_lines(p)
+    record = variant_record(p, "/usr/sbin/nginx")
+    assert (record["nginx"], record["nginx_version"], record["nginx_V"]) == ("/opt/nginx/sbin/nginx", None, None)  # target-record fills them
+    for spec, reason in (("new:nginx=opt/nginx", "with --server-host, nginx= needs the absolute path of an nginx binary on that host"),
+                         ("pinned:pin-server=0", "pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host")):
+        with pytest.raises(UsageError) as caught:
+            plan("--server-host", "root@10.231.0.2", "--variant", spec)
+        assert reason in str(caught.value)

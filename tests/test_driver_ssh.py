@@ -349,3 +349,59 @@ def test_tls_key_made_and_kept_on_the_target_probe_and_counters_there(lab, tmp_p
     assert [str(p) for p in out.rglob("*") if p.is_file() and b"PRIVATE KEY" in p.read_bytes()] == []
     assert lab.leftovers() == {}
     assert target_work_dirs(lab) == [], "the target's work dir (and the key in it) outlived the run"
+
+
+def test_an_in_run_variant_runs_its_own_nginx_on_the_target_too(lab, tmp_path):
+    """--variant with --server-host (issue 20): the variant's nginx starts, answers, is counted and stops on the target, beside the run's."""
+    out = tmp_path / "raw"
+    argv = bench_argv(lab, out, "--variant", "nokeep:no-upstream-keepalive", "--rates", str(TARGET_RATE))
+    argv[argv.index("--setups") + 1] = "go-http,nginx-http"
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=script_env())
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Traceback" not in done.stderr
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    host = lab.hosts[0]
+    variant = manifest["variant"]
+    assert variant["nginx"] and variant["nginx_version"] == manifest["server_host"]["versions"]["nginx"], variant
+    assert variant["nginx_V"].startswith("nginx version: nginx/")
+    # Its configuration listens on the target's address at the twin's port, upstream keep-alive off.
+    conf = (run_dir / "nginx-variant.conf").read_text()
+    assert re.findall(r"^\s*listen (\S+);", conf, re.M) == [f"{host.address}:8181"]
+    directive = re.compile(r"^\s*keepalive \d+;", re.M)
+    assert not directive.search(conf) and directive.search((run_dir / "nginx.conf").read_text())
+    assert len((run_dir / "nginx-http~nokeep.gomaxprocs-1.headers.txt").read_bytes()) == 141
+    # The twin measured from here against the target, its servers' CPU read there: Go's and the variant's nginx.
+    twins = [m for m in manifest["measurements"] if m["setup"] == "nginx-http~nokeep"]
+    assert {m["gomaxprocs"] for m in twins} == set(manifest["parameters"]["gomaxprocs"])
+    for entry in twins:
+        assert entry["url"] == f"http://{host.address}:8181/"
+        cpu = json.loads((run_dir / entry["cpu_file"]).read_text())
+        assert cpu["host"] == "target"
+        for name in ("go", "nginx"):
+            used = cpu["processes"][name]
+            assert used and used["user_s"] + used["system_s"] > 0, (entry["file"], name, used)
+    passes = manifest["passes"]
+    assert all(p["pids"]["variant_nginx"] and p["pids"]["variant_nginx_workers"] for p in passes)
+    assert all(p["pids"]["variant_nginx"] != p["pids"]["nginx"] for p in passes)
+    assert {m["setup"] for m in manifest["fixed_rate_measurements"]} == {"go-http", "nginx-http", "nginx-http~nokeep"}
+    assert (run_dir / "logs" / "nginx-variant-error.gomaxprocs-1.log").is_file()
+    # Nothing left on either machine, and the one-run compare reads it.
+    assert lab.leftovers() == {}
+    assert target_work_dirs(lab) == []
+    compared = subprocess.run([str(PYTHON_BIN / "wrkreport"), "compare", str(run_dir), "--out", str(tmp_path / "cmp")],
+                              capture_output=True, text=True, timeout=300, env=script_env())
+    assert compared.returncode in (0, 1), compared.stderr[-3000:]
+    assert "variant nokeep" in compared.stdout and "CPU ms/1k req" in compared.stdout
+
+
+def test_a_variant_binary_on_the_target_must_be_absolute_and_pin_server_is_refused(lab, tmp_path):
+    for spec, said in (("new:nginx=sbin/nginx", "with --server-host, nginx= needs the absolute path of an nginx binary on that host"),
+                       ("pinned:pin-server=0", "pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host")):
+        done = subprocess.run(bench_argv(lab, tmp_path / "raw", "--variant", spec), capture_output=True, text=True, timeout=120, env=script_env())
+        assert done.returncode == 2 and said in done.stderr, done.stderr[-2000:]
+        assert "Traceback" not in done.stderr
+    done = subprocess.run(bench_argv(lab, tmp_path / "raw", "--variant", "new:nginx=/opt/none/nginx"), capture_output=True, text=True, timeout=120, env=script_env())
+    assert done.returncode == 2 and "--variant new: /opt/none/nginx -V failed on" in done.stderr, done.stderr[-2000:]
+    assert lab.leftovers() == {}
+    assert target_work_dirs(lab) == []

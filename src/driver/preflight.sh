@@ -94,6 +94,7 @@ preflight_tools() {
       missing+=(go)
     fi
     ((${#missing[@]} == 0)) || install_tools "${missing[@]}"
+    variant_preflight
     return 0
   fi
   NGINX="$(find_nginx)" || true

@@ -170,6 +170,9 @@ target_record() {
   local args=(target-record --run "${RUN_DIR}" --facts "${WORK}/target.facts" --address "${PLAN[server_address]}"
     --ulimit-n "${TARGET_NOFILE}" --ssh-address "${TARGET_SSH[0]}" --ssh-port "${TARGET_SSH[1]}") line
   [[ -z "${PLAN[nginx_setups]}" ]] || args+=(--nginx-v-file "${WORK}/target.nginx-V")
+  local extra
+  mapfile -t extra < <(variant_record_args)
+  args+=("${extra[@]}")
   while IFS= read -r line; do
     log "${line}"
   done < <(helper "${args[@]}")
@@ -183,14 +186,15 @@ render_nginx_target() {
   fi
   params="$(helper target-nginx --nginx-v-file "${WORK}/target.nginx-V")" || die 2 "${TARGET}: ${params}"
   on_host "${TARGET}" "test -f $(shq "${params}")" || die 2 "${TARGET}: no ${params} (nginx's stock FastCGI parameters)"
+  local shared=(--listen-address "${PLAN[server_address]}" --fastcgi-params "${params}")
+  [[ "${TARGET_UID}" != 0 ]] || shared+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
   local args=(render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${TARGET_DIR}/nginx"
-    --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --listen-address "${PLAN[server_address]}"
-    --fastcgi-params "${params}" --out "${RUN_DIR}/nginx.conf")
-  [[ "${TARGET_UID}" != 0 ]] || args+=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
+    --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf" "${shared[@]}")
   helper "${args[@]}"
   on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/nginx.conf")" <"${RUN_DIR}/nginx.conf" || target_lost "copying nginx.conf"
   output="$(on_host "${TARGET}" "$(shq "${NGINX}" -t -q -c "${TARGET_DIR}/nginx.conf" -p "${TARGET_DIR}/nginx/" -e "${TARGET_DIR}/nginx-test.log") 2>&1" </dev/null)" ||
     die 1 "nginx on ${TARGET} rejected ${RUN_DIR}/nginx.conf: ${output}"
+  render_variant_nginx "${rlimit}" "${shared[@]}" # --variant: its own nginx.conf there too
 }
 
 # target_start VAR NAME LOG ENV/ARGV...: start a server on the target with target.sh (setsid,
@@ -223,6 +227,7 @@ fetch_logs() {
     [[ -z "${PLAN[${name}_setups]}" ]] || fetch_log "$(server_log "${name}" "$1")"
   done
   [[ -z "${PLAN[nginx_setups]}" ]] || fetch_log "nginx-error.gomaxprocs-$1.log"
+  [[ -z "${PLAN[vnginx_setups]}" ]] || fetch_log "nginx-variant-error.gomaxprocs-$1.log"
 }
 
 # server_alive PID...: true while these servers of this run are running, here or on the target.

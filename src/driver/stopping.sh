@@ -50,6 +50,7 @@ stop_node() {
 
 stop_servers() {
   if [[ -n "${TARGET}" ]]; then # by the PIDs target.sh recorded, in the same order as here
+    stop_variant_nginx
     [[ -z "${NGINX_PID}${FASTHTTP_PID}${NODE_PID}${GO_PID}" ]] || target_stop nginx fasthttp node go
     NGINX_PID="" FASTHTTP_PID="" NODE_PID="" GO_PID=""
     NGINX_WORKERS=() NODE_WORKERS=()

@@ -67,6 +67,8 @@ def main_parser() -> argparse.ArgumentParser:
         (("--address",), {"required": True}),
         (("--ulimit-n",), {}),
         (("--nginx-v-file",), {}),
+        (("--variant-nginx",), {}),
+        (("--variant-nginx-v-file",), {}),
         (("--ssh-address",), {"required": True}),
         (("--ssh-port",), {"type": int, "default": 22}),
     )

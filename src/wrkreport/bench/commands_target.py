@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 import json
+import re
 import sys
 from pathlib import Path
 from .manifest import load_manifest, save_manifest
@@ -73,6 +74,10 @@ def cmd_target_record(args) -> int:
     )
     if args.nginx_v_file:
         manifest["nginx_V"] = Path(args.nginx_v_file).read_text(errors="replace")
+    if args.variant_nginx_v_file and isinstance(manifest.get("variant"), dict):  # --variant: its nginx is the target's too
+        text = Path(args.variant_nginx_v_file).read_text(errors="replace")
+        found = re.search(r"nginx version: nginx/(\S+)", text)
+        manifest["variant"].update(nginx=args.variant_nginx, nginx_V=text, nginx_version=found.group(1) if found else None)
     try:
         times = target_mod.rtt_samples(args.ssh_address, args.ssh_port)
     except OSError as exc:

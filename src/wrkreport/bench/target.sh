@@ -146,14 +146,14 @@ cmd_nofile() {
 
 cmd_prepare() {
   [ $# -eq 1 ] || usage
-  mkdir -p "${DIR}/nginx/temp" "${DIR}/logs" "${DIR}/pids"
+  mkdir -p "${DIR}/nginx/temp" "${DIR}/nginx-variant/temp" "${DIR}/logs" "${DIR}/pids" # nginx-variant: --variant's own prefix
   if [ "$(id -u)" = 0 ]; then
     group="$(id -gn "$1")" || {
       echo "no user $1 to run nginx workers as" >&2
       exit 1
     }
-    chgrp "${group}" "${DIR}" "${DIR}/nginx" "${DIR}/nginx/temp"
-    chmod 0710 "${DIR}" "${DIR}/nginx" "${DIR}/nginx/temp"
+    chgrp "${group}" "${DIR}" "${DIR}/nginx" "${DIR}/nginx/temp" "${DIR}/nginx-variant" "${DIR}/nginx-variant/temp"
+    chmod 0710 "${DIR}" "${DIR}/nginx" "${DIR}/nginx/temp" "${DIR}/nginx-variant" "${DIR}/nginx-variant/temp"
     echo "${group}"
   fi
 }

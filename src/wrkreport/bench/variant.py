@@ -31,12 +31,15 @@ def variant_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant")
 
 
-def parse_variant(text: str, source: str, available: frozenset[int]) -> dict:
+def parse_variant(text: str, source: str, available: frozenset[int], remote: bool = False) -> dict:
     """Return the variant of a --variant SPEC: {'name', 'options', 'nginx', 'upstream_keepalive', 'pin_server'} (None: as the run).
 
     'nokeep:no-upstream-keepalive' -> name 'nokeep', upstream_keepalive False;
     'new:nginx=/opt/nginx/sbin/nginx,pin-server=1' -> that binary (an executable file,
     made absolute), its nginx pinned to CPU 1. Anything else is a UsageError naming it.
+    With --server-host (remote) nginx=PATH names a binary on the target, checked there
+    (variant.sh), so it must be absolute; pin-server names this machine's CPUs and is refused,
+    as --pin-server is.
     """
 
     def bad(reason: str) -> UsageError:
@@ -56,9 +59,11 @@ def parse_variant(text: str, source: str, available: frozenset[int]) -> dict:
         if any(option.partition("=")[0] == key for option in variant["options"]):
             raise bad(f"{key} given twice")
         if key == "nginx":
-            variant["nginx"] = executable(value, bad)
+            variant["nginx"] = target_path(value, bad) if remote else executable(value, bad)
             variant["options"].append(f"nginx={variant['nginx']}")
         elif key == "pin-server":
+            if remote:
+                raise bad("pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host")
             try:
                 cpus = pin_list(value, f"{source} pin-server", available)
             except UsageError as exc:
@@ -83,6 +88,13 @@ def executable(value: str, bad) -> str:
     return str(path)
 
 
+def target_path(value: str, bad) -> str:
+    """Return nginx=PATH as the path of a binary on the --server-host: absolute, printable; whether it runs is checked there."""
+    if not value or any(ord(c) < 32 or c == "\x7f" for c in value) or not value.startswith("/"):
+        raise bad("with --server-host, nginx= needs the absolute path of an nginx binary on that host")
+    return os.path.normpath(value)
+
+
 def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, available: frozenset[int]) -> dict:
     """Return the plan's variant part: {'variant': None} without --variant, else the variant, its twins among the setups and their ports.
 
@@ -93,9 +105,7 @@ def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, avai
     text, source = (args.variant, "--variant") if args.variant is not None else (env.get(ENV_VARIANT), ENV_VARIANT)
     if text is None or (source == ENV_VARIANT and not text.strip()):
         return {"variant": None}
-    variant = parse_variant(text, source, available)
-    if plan.get("server_host") is not None:
-        raise UsageError(f"{source}: an in-run variant runs here only, not with --server-host (compare two runs instead)")
+    variant = parse_variant(text, source, available, remote=plan.get("server_host") is not None)
     originals = [s for s in plan["setups"] if SETUP_BY_ID[s].server == "nginx"]
     if not originals:
         raise UsageError(f"{source} {shorten(text)}: the run has no nginx setup to measure a variant of (--setups)")
@@ -141,14 +151,16 @@ def variant_record(plan: dict, nginx: str | None) -> dict | None:
     if not variant:
         return None
     binary = variant["nginx"] or nginx
-    versions, _ = tool_versions(binary)
+    if plan.get("server_host") is not None:  # the target's binary: target-record fills its version and -V from there
+        binary = variant["nginx"]
+    versions, _ = tool_versions(binary) if plan.get("server_host") is None else ({}, {})
     keepalive = plan["upstream_keepalive"] if variant["upstream_keepalive"] is None else variant["upstream_keepalive"]
     return {
         "name": variant["name"],
         "options": list(variant["options"]),
         "nginx": binary,
         "nginx_version": versions.get("nginx"),
-        "nginx_V": command_output([binary, "-V"]) if binary else None,
+        "nginx_V": command_output([binary, "-V"]) if binary and plan.get("server_host") is None else None,
         "upstream_keepalive": keepalive,
         "pin_server": variant["pin_server"] or plan.get("pin_server"),
         "port_offset": VARIANT_PORT_OFFSET,
