@@ -74,6 +74,36 @@ def test_the_generator_cpu_is_reported_and_warned_when_it_competed():
     assert generator_cpu_check(None, 10).status == "warn"
 
 
+def clients_cpu(*used: float, wall_s: float = 2.0) -> dict:
+    """Return a .cpu.json record of vegeta on --client-hosts: its CPU per client (all user time), summed as the driver writes it."""
+    clients = [{"client": f"client-{i}", "user_s": u, "system_s": 0.0} for i, u in enumerate(used, 1)]
+    return {"wall_s": wall_s, "logical_cores": 2, "processes": {"go": {"user_s": 1.0, "system_s": 0.5}, "nginx": None,
+                                                                 "wrk": {"user_s": sum(used), "system_s": 0.0, "pids": [], "clients": clients}}}
+
+
+def test_vegeta_on_clients_is_summed_and_a_client_it_saturated_is_warned_about():
+    cores = {"client-1": 2, "client-2": 1}
+    calm = generator_cpu_check(clients_cpu(0.4, 0.3), 4000, client_cores=cores)
+    assert calm.status == "pass" and calm.message == "vegeta used 0.35 cores in all on 2 clients (175.0 ms of CPU per 1,000 requests)"
+    busy = generator_cpu_check(clients_cpu(0.4, 1.9), 4000, client_cores=cores)  # client-2: 0.95 of its 1 core
+    assert busy.status == "warn"
+    assert busy.message == ("vegeta used 1.15 cores in all on 2 clients (575.0 ms of CPU per 1,000 requests); vegeta kept its client's "
+                            "cores busy (client-2 0.95 of its 1): that client may have sent and timed late, so part of the latency may be its own")
+    assert generator_cpu_check(clients_cpu(0.4, 1.9), 4000).status == "pass"  # cores unknown (a manifest without them): not judged
+    assert generator_cpu_check(clients_cpu(3.8, 0.1), 4000, client_cores=cores).status == "warn"  # client-1: 1.9 of its 2
+
+
+def test_each_clients_cores_come_from_the_manifest_into_the_check(tmp_path):
+    from wrkreport.rate_run import client_cores
+
+    manifest = {"client_hosts": [{"client": "client-1", "machine": {"logical_cores": 2}}, {"client": "client-2", "machine": {"logical_cores": True}},
+                                 {"client": "client-3", "machine": "x"}, "junk", {"client": 4, "machine": {"logical_cores": 2}}]}
+    assert client_cores(manifest) == {"client-1": 2}  # a bool, a string or a non-string name is no core count
+    assert client_cores({}) == {} and client_cores(None) == {}
+    checks = rate_checks(record([1] * 4001, span_s=2.0, offered=2000), 12, clients_cpu(3.8, 0.1), WHERE, client_cores(manifest))
+    assert checks[-1].name == "rate-generator" and checks[-1].status == "warn" and "client-1 1.90 of its 2" in checks[-1].message
+
+
 def test_rate_checks_gives_every_check_in_order():
     checks = rate_checks(record([1] * 1001, span_s=1.0, offered=1000), 12, cpu(0.1, 0.1), WHERE)
     assert [c.name for c in checks] == ["rate-held", "rate-response", "rate-errors", "rate-generator"]

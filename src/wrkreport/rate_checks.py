@@ -87,15 +87,20 @@ def errors_check(result: RateResult, where: dict | None = None) -> Check:
     )
 
 
-def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = None, busy_share: float = BUSY_SHARE) -> Check:
-    """Report the load generator's CPU per 1,000 requests from a .cpu.json record; warn when it and the servers kept the cores busy."""
+def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = None, busy_share: float = BUSY_SHARE,
+                        client_cores: dict[str, int] | None = None) -> Check:
+    """Report the load generator's CPU per 1,000 requests from a .cpu.json record; warn when it and the servers kept the cores busy.
+
+    With --client-hosts (vegeta on each client) client_cores gives each client's cores
+    (the manifest's client_hosts): a client whose vegeta kept them busy is warned about.
+    """
     where = where or {}
     processes = (cpu or {}).get("processes") or {}
     generator, wall, cores = processes.get("wrk"), (cpu or {}).get("wall_s"), (cpu or {}).get("logical_cores")
     if not generator or not wall or not cores or requests <= 0:
         return Check("rate-generator", "warn", "the load generator's CPU time was not recorded", **where)
     if generator.get("clients"):  # vegeta on --client-hosts: its CPU on each client, not competing here
-        return clients_cpu_check(generator, wall, requests, where)
+        return clients_cpu_check(generator, wall, requests, where, client_cores or {}, busy_share)
     spent = generator["user_s"] + generator["system_s"]
     servers = sum(p["user_s"] + p["system_s"] for name, p in processes.items() if name != "wrk" and p)
     said = (f"vegeta used {spent / wall:.2f} cores ({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests) "
@@ -105,20 +110,37 @@ def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = No
     return Check("rate-generator", "pass", said, **where)
 
 
-def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict) -> Check:
-    """Report vegeta's CPU summed over its clients (the servers' cores are not theirs, so no competition is judged here)."""
+def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict, client_cores: dict[str, int] | None = None,
+                      busy_share: float = BUSY_SHARE) -> Check:
+    """Report vegeta's CPU summed over its clients; warn when one client's vegeta kept that client's cores busy (its own timing then lags).
+
+    The servers' cores are not the clients', so there is no competition with them to judge;
+    a client saturated by its own vegeta sends late and times its answers late, which the
+    added latency would wrongly count as the servers'.
+    """
     if generator.get("user_s") is None or generator.get("system_s") is None:
         return Check("rate-generator", "warn", f"vegeta's CPU time was not read on every one of its {len(generator['clients'])} clients", **where)
     spent = generator["user_s"] + generator["system_s"]
-    return Check("rate-generator", "pass", f"vegeta used {spent / wall:.2f} cores in all on {len(generator['clients'])} clients "
-                 f"({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests)", **where)
+    said = (f"vegeta used {spent / wall:.2f} cores in all on {len(generator['clients'])} clients "
+            f"({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests)")
+    busy = []
+    for client in generator["clients"]:
+        cores = (client_cores or {}).get(client.get("client"))
+        used = (client.get("user_s") or 0) + (client.get("system_s") or 0)
+        if isinstance(cores, int) and cores > 0 and used / wall >= busy_share * cores:
+            busy.append(f"{client['client']} {used / wall:.2f} of its {cores}")
+    if busy:
+        return Check("rate-generator", "warn", f"{said}; vegeta kept its client's cores busy ({', '.join(busy)}): "
+                     "that client may have sent and timed late, so part of the latency may be its own", **where)
+    return Check("rate-generator", "pass", said, **where)
 
 
-def rate_checks(result: RateResult, expect_body_bytes: int, cpu: dict | None = None, where: dict | None = None) -> list[Check]:
-    """Return every fixed-rate check of one measurement, in CHECK_NAMES order."""
+def rate_checks(result: RateResult, expect_body_bytes: int, cpu: dict | None = None, where: dict | None = None,
+                client_cores: dict[str, int] | None = None) -> list[Check]:
+    """Return every fixed-rate check of one measurement, in CHECK_NAMES order (client_cores: each --client-hosts client's cores)."""
     return [
         rate_held_check(result, where),
         response_check(result, expect_body_bytes, where),
         errors_check(result, where),
-        generator_cpu_check(cpu, result.requests, where),
+        generator_cpu_check(cpu, result.requests, where, client_cores=client_cores),
     ]

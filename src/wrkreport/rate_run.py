@@ -73,16 +73,33 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
     if not isinstance(entries, list):
         return [], []
     body_bytes = ((manifest or {}).get("parameters") or {}).get("body_bytes")
+    cores = client_cores(manifest)
     found, problems = [], []
     for entry in entries:
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate")) or not entry.get("setup"):
             problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
             continue
-        found.append(read_one(run_dir, entry, body_bytes, problems))
+        found.append(read_one(run_dir, entry, body_bytes, problems, cores))
     return found, problems
 
 
-def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[Check]) -> RateMeasurement:
+def client_cores(manifest: dict | None) -> dict[str, int]:
+    """Return each --client-hosts client's logical cores as the manifest recorded them ({} without clients; a malformed entry is left out).
+
+    >>> client_cores({"client_hosts": [{"client": "client-1", "machine": {"logical_cores": 2}}, {"client": "client-2"}]})
+    {'client-1': 2}
+    """
+    hosts = (manifest or {}).get("client_hosts")
+    found = {}
+    for host in hosts if isinstance(hosts, list) else []:
+        machine = host.get("machine") if isinstance(host, dict) else None
+        cores = machine.get("logical_cores") if isinstance(machine, dict) else None
+        if isinstance(host.get("client") if isinstance(host, dict) else None, str) and isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
+            found[host["client"]] = cores
+    return found
+
+
+def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[Check], cores: dict[str, int] | None = None) -> RateMeasurement:
     """Return one entry's measurement; problems reading it go to problems and leave it without a record."""
     where = {"setup": entry["setup"], "gomaxprocs": entry["gomaxprocs"], "repeat": entry.get("repeat")}
     name = entry.get("file")
@@ -129,5 +146,5 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
         if isinstance(raw, dict):
             cpu, wrong = checked(raw, CPU_FIELDS)
             cpu = None if wrong else cpu
-    checks = tuple(rate_checks(result, body_bytes if isinstance(body_bytes, int) else -1, cpu, {"file": name, **where}))
+    checks = tuple(rate_checks(result, body_bytes if isinstance(body_bytes, int) else -1, cpu, {"file": name, **where}, cores))
     return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks)
