@@ -180,7 +180,7 @@ target_record() {
 
 # render_nginx_target: nginx.conf with the target's paths and address, copied there, checked there with nginx -t.
 render_nginx_target() {
-  local rlimit="${NGINX_RLIMIT_MAX}" params output
+  local rlimit="${NGINX_RLIMIT_MAX}" params
   if [[ "${TARGET_NOFILE}" != unlimited ]] && ((TARGET_NOFILE < rlimit)); then
     rlimit="${TARGET_NOFILE}"
   fi
@@ -191,9 +191,7 @@ render_nginx_target() {
   local args=(render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${TARGET_DIR}/nginx"
     --socket "${SOCKET}" --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --out "${RUN_DIR}/nginx.conf" "${shared[@]}")
   helper "${args[@]}"
-  on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/nginx.conf")" <"${RUN_DIR}/nginx.conf" || target_lost "copying nginx.conf"
-  output="$(on_host "${TARGET}" "$(shq "${NGINX}" -t -q -c "${TARGET_DIR}/nginx.conf" -p "${TARGET_DIR}/nginx/" -e "${TARGET_DIR}/nginx-test.log") 2>&1" </dev/null)" ||
-    die 1 "nginx on ${TARGET} rejected ${RUN_DIR}/nginx.conf: ${output}"
+  nginx_test "${NGINX}" nginx.conf "${TARGET_DIR}/nginx" nginx
   render_variant_nginx "${rlimit}" "${shared[@]}" # --variant: its own nginx.conf there too
 }
 

@@ -3,7 +3,7 @@
 # shellcheck shell=bash
 
 render_nginx() {
-  local rlimit="${NGINX_RLIMIT_MAX}" output
+  local rlimit="${NGINX_RLIMIT_MAX}"
   if [[ "${NOFILE}" != unlimited ]] && ((NOFILE < rlimit)); then
     rlimit="${NOFILE}"
   fi
@@ -13,9 +13,23 @@ render_nginx() {
     user=(--user "${WORKER_USER_AS_ROOT}" --group "${WORKER_GROUP}")
   fi
   helper "${args[@]}" "${user[@]}"
-  output="$("${NGINX}" -t -q -c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${WORK}/nginx-test.log" 2>&1)" ||
-    die 1 "nginx rejected ${RUN_DIR}/nginx.conf: ${output}"
+  nginx_test "${NGINX}" nginx.conf "${WORK}/nginx" nginx
   render_variant_nginx "${rlimit}" "${user[@]}"
+}
+
+# nginx_test BINARY CONF PREFIX WHO: RUN_DIR/CONF checked with `BINARY -t`; with --server-host
+# copied into the target's work dir and checked there (PREFIX: the target's). A rejection ends
+# the run: "WHO rejected RUN_DIR/CONF: what nginx said".
+nginx_test() {
+  local binary="$1" name="$2" prefix="$3" who="$4" output
+  if [[ -n "${TARGET}" ]]; then
+    on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/${name}")" <"${RUN_DIR}/${name}" || target_lost "copying ${name}"
+    output="$(on_host "${TARGET}" "$(shq "${binary}" -t -q -c "${TARGET_DIR}/${name}" -p "${prefix}/" -e "${TARGET_DIR}/${name%.conf}-test.log") 2>&1" </dev/null)" ||
+      die 1 "${who} on ${TARGET} rejected ${RUN_DIR}/${name}: ${output}"
+    return 0
+  fi
+  output="$("${binary}" -t -q -c "${RUN_DIR}/${name}" -p "${prefix}/" -e "${WORK}/${name%.conf}-test.log" 2>&1)" ||
+    die 1 "${who} rejected ${RUN_DIR}/${name}: ${output}"
 }
 
 # wait_ready PID LOG: wait until the server logs its "ready" line; false if it exits or
@@ -103,18 +117,31 @@ start_node() {
   wait_ready "${NODE_PID}" "${log_file}"
 }
 
-# start_nginx N: start nginx in the foreground of a background job, so $! is the master.
+# start_nginx N: the run's nginx master (nginx_master), on the servers' CPUs when pinned.
 start_nginx() {
-  local n="$1" log_file="${RUN_DIR}/logs/nginx-error.gomaxprocs-$1.log"
+  local prefix="${WORK}/nginx"
+  [[ -z "${TARGET}" ]] || prefix="${TARGET_DIR}/nginx"
+  nginx_master NGINX_PID nginx "${NGINX}" nginx.conf "${prefix}" "nginx-error.gomaxprocs-$1.log" "${SERVER_PIN[@]}"
+}
+
+# nginx_master VAR NAME BINARY CONF PREFIX LOG PIN...: start an nginx master with CONF and
+# PREFIX, its errors in logs/LOG; VAR gets its PID. Here: in the foreground of a background
+# job (so $! is the master) behind PIN (taskset -c LIST, or nothing), CONF the run dir's; with
+# --server-host: on the target by target.sh as NAME (stopped by that name), CONF the target's
+# copy (nginx_test), never pinned (--pin-server is refused there).
+nginx_master() {
+  local var="$1" name="$2" binary="$3" conf="${RUN_DIR}/$4" prefix="$5" log_file="${RUN_DIR}/logs/$6"
+  shift 6
   if [[ -n "${TARGET}" ]]; then
-    log_file="${TARGET_DIR}/logs/${log_file##*/}"
-    target_start NGINX_PID nginx "${log_file##*/}" "${NGINX}" -c "${TARGET_DIR}/nginx.conf" -p "${TARGET_DIR}/nginx/" \
-      -e "${log_file}" -g "error_log \"${log_file}\" crit;"
+    conf="${TARGET_DIR}/${conf##*/}" log_file="${TARGET_DIR}/logs/${log_file##*/}"
+  fi
+  local args=(-c "${conf}" -p "${prefix}/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
+  if [[ -n "${TARGET}" ]]; then
+    target_start "${var}" "${name}" "${log_file##*/}" "${binary}" "${args[@]}"
     return 0
   fi
-  local args=(-c "${RUN_DIR}/nginx.conf" -p "${WORK}/nginx/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
-  "${SERVER_PIN[@]}" "${NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
-  NGINX_PID=$!
+  "$@" "${binary}" "${args[@]}" >>"${log_file}" 2>&1 &
+  printf -v "${var}" '%s' "$!"
 }
 
 # join_words A B C: "A, B and C".

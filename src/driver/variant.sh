@@ -27,56 +27,31 @@ variant_preflight() {
     die 2 "--variant ${PLAN[variant_name]}: ${problems:-cannot check ${VARIANT_NGINX}}"
 }
 
-# variant_record_args: target-record's options for the variant's nginx on the target (none without one).
+# variant_record_args: target-record's options for the variant's nginx on the target (none
+# without one): its -V as variant_preflight read it there, or the run's nginx's (target_preflight)
+# when the variant runs the same binary.
 variant_record_args() {
   [[ -n "${PLAN[vnginx_setups]}" ]] || return 0
-  [[ -s "${WORK}/target.variant-nginx-V" ]] ||
-    on_host "${TARGET}" "$(shq "${VARIANT_NGINX}") -V 2>&1" >"${WORK}/target.variant-nginx-V" </dev/null || return 0
-  printf '%s\n' --variant-nginx "${VARIANT_NGINX}" --variant-nginx-v-file "${WORK}/target.variant-nginx-V"
+  local file="${WORK}/target.variant-nginx-V"
+  [[ -n "${PLAN[variant_nginx]:-}" ]] || file="${WORK}/target.nginx-V"
+  printf '%s\n' --variant-nginx "${VARIANT_NGINX}" --variant-nginx-v-file "${file}"
 }
 
 # render_variant_nginx RLIMIT ARGS...: the variant's nginx.conf (RUN_DIR/nginx-variant.conf)
-# from the same renderer, checked with `nginx -t` by its own binary.
+# from the same renderer (ARGS: the worker user here; with --server-host render_nginx_target's
+# listen address, FastCGI parameters and worker user), checked by its own binary (nginx_test).
 render_variant_nginx() {
-  local rlimit="$1" output
+  local rlimit="$1"
   shift
   [[ -n "${PLAN[vnginx_setups]}" ]] || return 0
-  if [[ -n "${TARGET}" ]]; then
-    render_variant_nginx_target "${rlimit}" "$@"
-    return 0
-  fi
   helper render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${VARIANT_PREFIX}" --socket "${SOCKET}" \
     --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --variant --out "${RUN_DIR}/nginx-variant.conf" "$@"
-  output="$("${VARIANT_NGINX}" -t -q -c "${RUN_DIR}/nginx-variant.conf" -p "${VARIANT_PREFIX}/" -e "${WORK}/nginx-variant-test.log" 2>&1)" ||
-    die 1 "the variant's nginx (${VARIANT_NGINX}) rejected ${RUN_DIR}/nginx-variant.conf: ${output}"
+  nginx_test "${VARIANT_NGINX}" nginx-variant.conf "${VARIANT_PREFIX}" "the variant's nginx (${VARIANT_NGINX})"
 }
 
-# render_variant_nginx_target RLIMIT ARGS...: the same with the target's paths and address
-# (ARGS: render_nginx_target's listen address, FastCGI parameters and worker user), copied
-# there as TARGET_DIR/nginx-variant.conf and checked there with nginx -t by its binary.
-render_variant_nginx_target() {
-  local rlimit="$1" output
-  shift
-  helper render-nginx --run "${RUN_DIR}" --template "${TEMPLATE}" --prefix "${VARIANT_PREFIX}" --socket "${SOCKET}" \
-    --http-socket "${HTTP_SOCKET}" --rlimit "${rlimit}" --variant --out "${RUN_DIR}/nginx-variant.conf" "$@"
-  on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/nginx-variant.conf")" <"${RUN_DIR}/nginx-variant.conf" || target_lost "copying nginx-variant.conf"
-  output="$(on_host "${TARGET}" "$(shq "${VARIANT_NGINX}" -t -q -c "${TARGET_DIR}/nginx-variant.conf" -p "${VARIANT_PREFIX}/" -e "${TARGET_DIR}/nginx-variant-test.log") 2>&1" </dev/null)" ||
-    die 1 "the variant's nginx on ${TARGET} (${VARIANT_NGINX}) rejected ${RUN_DIR}/nginx-variant.conf: ${output}"
-}
-
-# start_variant_nginx N: the variant's nginx in the foreground of a background job ($! the master), on its own CPUs when pinned;
-# with --server-host started on the target by target.sh, like the run's.
+# start_variant_nginx N: the variant's nginx master (nginx_master), on its own CPUs when pinned.
 start_variant_nginx() {
-  local log_file="${RUN_DIR}/logs/nginx-variant-error.gomaxprocs-$1.log"
-  if [[ -n "${TARGET}" ]]; then
-    log_file="${TARGET_DIR}/logs/${log_file##*/}"
-    target_start VNGINX_PID nginx-variant "${log_file##*/}" "${VARIANT_NGINX}" -c "${TARGET_DIR}/nginx-variant.conf" -p "${VARIANT_PREFIX}/" \
-      -e "${log_file}" -g "error_log \"${log_file}\" crit;"
-    return 0
-  fi
-  local args=(-c "${RUN_DIR}/nginx-variant.conf" -p "${VARIANT_PREFIX}/" -e "${log_file}" -g "error_log \"${log_file}\" crit;")
-  "${VARIANT_PIN[@]}" "${VARIANT_NGINX}" "${args[@]}" >>"${log_file}" 2>&1 &
-  VNGINX_PID=$!
+  nginx_master VNGINX_PID nginx-variant "${VARIANT_NGINX}" nginx-variant.conf "${VARIANT_PREFIX}" "nginx-variant-error.gomaxprocs-$1.log" "${VARIANT_PIN[@]}"
 }
 
 # stop_variant_nginx: stop its master by PID; a worker outliving it is killed by its recorded PID.

@@ -17,7 +17,7 @@ from .cells import Spread
 from .chart_layout import STYLE, new_figure, panel_grid, to_svg
 from .latency_histogram import cdf_points
 from .latency import CellLatency
-from .model import BASELINE
+from .model import BASELINE, split_twin
 from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
 # Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
@@ -114,8 +114,8 @@ def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
 
 def look(setup: str) -> tuple[str, str, str]:
     """Return (colour, marker, hatch) of a setup; a --variant twin ('nginx-http~nokeep') its original's colour and marker, its hatch crossed with circles."""
-    original, twin, _ = setup.partition("~")
-    if twin and original in LOOK:
+    original, variant = split_twin(setup)
+    if variant and original in LOOK:
         colour, marker, hatch = LOOK[original]
         return colour, marker, hatch + VARIANT_HATCH
     return LOOK.get(setup, OTHER_LOOK)

@@ -78,12 +78,15 @@ class RateChange:
         return {**{k: getattr(self, k) for k in self.__dataclass_fields__}, "flagged": self.flagged}
 
 
-def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int, p: float) -> list[float]:
-    """Return one run's per-block mean added latency (ms) of setup over its baseline (go-http, or go-https for nginx's TLS setups) at percentile p."""
-    def of(name: str) -> list[RateMeasurement]:
-        return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (name, gomaxprocs, rate)]
+def cell_measurements(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int) -> list[RateMeasurement]:
+    """Return the measurements of one setup at one GOMAXPROCS and offered rate."""
+    return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (setup, gomaxprocs, rate)]
 
-    return [statistics.mean(a - b for a, b in block) for block in added_pairs(of(setup), of(baseline_of(setup)), p)]
+
+def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int, p: float) -> list[float]:
+    """Return one run's per-block mean added latency (ms) of setup over its baseline (go-http, or go-https for nginx's TLS setups; a twin: its original's) at percentile p."""
+    pairs = added_pairs(cell_measurements(measurements, setup, gomaxprocs, rate), cell_measurements(measurements, baseline_of(setup), gomaxprocs, rate), p)
+    return [statistics.mean(a - b for a, b in block) for block in pairs]
 
 
 def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[RateChange]:
@@ -126,20 +129,14 @@ def variant_rate_changes(measurements: list[RateMeasurement], variant: str) -> l
     there is the estimate without an interval.
     """
     held = {(c.setup, c.gomaxprocs, c.offered_rps) for c in rate_cells(measurements) if c.held}
-
-    def of(name: str, n: int, rate: int) -> list[RateMeasurement]:
-        return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (name, n, rate)]
-
     changes = []
     for twin, n, rate in sorted(held, key=lambda k: (k[1], k[2], k[0])):
         original, name = split_twin(twin)
         if name != variant or (original, n, rate) not in held or (baseline_of(original), n, rate) not in held:
             continue
-        base = of(baseline_of(original), n, rate)
         for label, p in ADDED:
-            a_units = [statistics.mean(x - y for x, y in block) for block in added_pairs(of(original, n, rate), base, p)]
-            b_units = [statistics.mean(x - y for x, y in block) for block in added_pairs(of(twin, n, rate), base, p)]
-            paired = added_pairs(of(twin, n, rate), of(original, n, rate), p)
+            a_units, b_units = block_units(measurements, original, n, rate, p), block_units(measurements, twin, n, rate, p)  # over go-http
+            paired = added_pairs(cell_measurements(measurements, twin, n, rate), cell_measurements(measurements, original, n, rate), p)
             if not a_units or not b_units or not paired:
                 continue
             found = block_difference_interval(paired)

@@ -135,7 +135,7 @@ def compare_summary(result, several: bool = False) -> tuple[str, ...]:
     if not total:
         return ("No figure could be compared: every cell both runs measured was excluded or not measured in one of them.",)
     flagged = result.flagged
-    fixed_rate = fixed_rate_sentence(getattr(result, "rate_changes", ()))
+    fixed_rate = fixed_rate_sentence(result.rate_changes)
     if not flagged:
         headline = unchanged_headline(compared, names, several)
         if fixed_rate and " changed in B: " in fixed_rate[0]:  # wrk's figures did not move, what nginx adds at a fixed load did

@@ -62,16 +62,16 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
     if variant is None or not analysis.variant_ratios:
         return None
     several_gomaxprocs = len({g for g, _ in analysis.groups}) > 1
-    ratios = analysis.variant_ratios
+    figures = [(r, cpu_of(r, analysis)) for r in analysis.variant_ratios]  # throughput and CPU per request, per twin
     rows = tuple(
         (f"GOMAXPROCS={r.gomaxprocs}" + (f", {r.connections} connections" if analysis.several_levels else ""), split_twin(r.setup)[0], r.setup,
-         fmt_ratio(r) if r.ratio is not None else "-", fmt_ratio(cpu) if (cpu := cpu_of(r, analysis)) and cpu.ratio is not None else "-",
+         fmt_ratio(r) if r.ratio is not None else "-", fmt_ratio(cpu) if cpu is not None and cpu.ratio is not None else "-",
          str(r.blocks), verdict(r))
-        for r in ratios
+        for r, cpu in figures
     )
     return VariantSection(
         title=f"Variant {variant.name} ({variant.options_text})",
-        sentences=tuple(sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu_of(r, analysis)) for r in ratios),
+        sentences=tuple(sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu) for r, cpu in figures),
         rows=rows,
         method=METHOD,
     )
