@@ -334,6 +334,133 @@ def test_load_run_never_reads_through_a_symlink_to_a_directory_outside(run, tmp_
     assert any(p.name in ("refused", "file-name") for p in loaded.problems)
 
 
+# --- File names from the run: one gate (rawfile.name_problem) -----------------------------------
+
+# What cannot be a plain file name inside the run (issue 29): each is refused with one line.
+BAD_NAMES = {
+    "nul": "a\x00b.wrk.txt",
+    "escape": "\x1b[31mred.wrk.txt",
+    "newline": "a\nb.wrk.txt",
+    "del": "a\x7fb.wrk.txt",
+    "surrogate-undecodable": "\udcff.wrk.txt",
+    "surrogate-lone": "\ud800.wrk.txt",
+    "too-long": "x" * 300 + ".wrk.txt",
+    "absolute": "/etc/passwd",
+    "parent": "../../outside.wrk.txt",
+    "subdirectory": "logs/x.wrk.txt",
+    "dot": ".",
+    "dotdot": "..",
+    "empty": "",
+}
+# (fixture run, where in the manifest): every path-like field the readers use or keep.
+NAME_FIELDS = {
+    "measurement-file": ("pinned-quick", ("measurements", 0, "file")),
+    "measurement-cpu-file": ("pinned-quick", ("measurements", 0, "cpu_file")),
+    "measurement-hist-file": ("variant-nokeep", ("measurements", 0, "hist_file")),
+    "client-file": ("two-clients", ("measurements", 0, "clients", 1, "file")),
+    "client-hist-file": ("two-clients", ("measurements", 0, "clients", 0, "hist_file")),
+    "rate-file": ("variant-nokeep", ("fixed_rate_measurements", 0, "file")),
+    "rate-cpu-file": ("variant-nokeep", ("fixed_rate_measurements", 0, "cpu_file")),
+    "rate-client-file": ("variant-nokeep", ("fixed_rate_measurements", 0, "clients", 1, "file")),
+    "headers-file": ("pinned-quick", ("passes", 0, "cells", "go-http", "headers_file")),
+}
+
+
+AUXILIARY_FIELDS = ("measurement-cpu-file", "measurement-hist-file", "rate-cpu-file", "headers-file")  # left out alone; a client entry's fails its measurement
+
+
+def two_rate_clients(data: dict) -> None:
+    """Make the first fixed-rate entry a two-client one (its file client-1's), as --client-hosts writes it."""
+    entry = data["fixed_rate_measurements"][0]
+    half = entry["rate"] // 2
+    entry["clients"] = [
+        {"client": "client-1", "rate": half, "file": entry["file"]},
+        {"client": "client-2", "rate": entry["rate"] - half, "file": entry["file"].replace(".vegeta", ".client-2.vegeta")},
+    ]
+
+
+def set_in(data, path: tuple, value) -> None:
+    """Set data[path...] = value (the path exists in the fixture)."""
+    for step in path[:-1]:
+        data = data[step]
+    data[path[-1]] = value
+
+
+def manifest_text(data: dict) -> str:
+    """Return JSON as json.dumps writes it, with lone surrogates as \\u escapes (valid JSON a hostile file may hold)."""
+    return json.dumps(data)  # ensure_ascii escapes every non-ASCII character, surrogates included
+
+
+def stderr_lines(result) -> list[str]:
+    """Return the non-empty lines the build wrote on stderr."""
+    return [line for line in result.stderr.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("value", list(BAD_NAMES.values()), ids=list(BAD_NAMES))
+@pytest.mark.parametrize("field", list(NAME_FIELDS))
+def test_a_path_like_manifest_value_that_is_no_plain_file_name_is_refused_in_one_line(tmp_path, field, value):
+    source, path = NAME_FIELDS[field]
+    run = Path(shutil.copytree(RUNS / source, tmp_path / "raw" / "20261126T000000Z"))
+    data = json.loads((run / "manifest.json").read_text())
+    if field == "rate-client-file":
+        two_rate_clients(data)
+    set_in(data, path, value)
+    (run / "manifest.json").write_text(manifest_text(data))
+    result, status, texts = build(run, tmp_path / "out")
+    assert status in (0, 1, 2)
+    assert len(stderr_lines(result)) <= 2, result.stderr
+    assert "Traceback" not in texts
+    refused = [c for c in checks_of(tmp_path / "out") if "not a plain file name" in c["message"]]
+    assert len(refused) == 1, [c["message"] for c in checks_of(tmp_path / "out")]
+    assert path[0] + f"[{path[1]}]" in refused[0]["message"] and "20261126T000000Z" in refused[0]["message"]
+    assert "\n" not in refused[0]["message"] and "\x00" not in refused[0]["message"]
+    assert refused[0]["status"] == ("warn" if field in AUXILIARY_FIELDS else "fail")
+
+
+def test_a_refused_entry_leaves_the_rest_of_the_run_built(tmp_path):
+    run = Path(shutil.copytree(RUNS / "variant-nokeep", tmp_path / "raw" / "r"))
+    edit_json(run / "manifest.json", lambda d: set_in(d, ("fixed_rate_measurements", 0, "file"), "a\x00b"))
+    loaded = load_run(run)
+    assert len(loaded.rates) == len(json.loads((RUNS / "variant-nokeep" / "manifest.json").read_text())["fixed_rate_measurements"]) - 1
+    assert not loaded.measurements.empty
+
+
+@pytest.mark.parametrize("name", ["a\nb.wrk.txt", "\x1b[31m.wrk.txt", os.fsdecode(b"\xff\xfe.wrk.txt"), "tab\there.headers.txt"])
+def test_a_listed_file_whose_name_is_no_plain_file_name_is_refused_unread(run, tmp_path, name):
+    (run / name).write_bytes((run / WRK).read_bytes())
+    result, status, texts = build(run, tmp_path / "out")
+    assert status in (0, 1, 2)
+    assert len(stderr_lines(result)) <= 2, result.stderr
+    refused = [c for c in checks_of(tmp_path / "out") if "not a plain file name" in c["message"]]
+    assert len(refused) == 1 and refused[0]["file"] is None
+    assert refused[0]["status"] == ("fail" if name.endswith(".wrk.txt") else "warn")
+    assert repr(name) in refused[0]["message"]
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("go-http.gomaxprocs-1.run-1.wrk.txt", None),
+    ("é.wrk.txt", None),
+    ("x" * 255, None),
+    ("x" * 256, "256 bytes long"),
+    ("é" * 128, "256 bytes long"),
+    ("a\x00", "NUL"),
+    ("a\x85", "control character"),
+    ("\udc80", "not UTF-8"),
+    ("/x", "absolute path"),
+    ("a/../b", "parent directory"),
+    ("a/b", "into a directory"),
+    ("", "empty"),
+    ("..", "a directory"),
+    (None, "expected a file name"),
+    (7, "expected a file name"),
+])
+def test_name_problem_says_why_a_value_is_no_plain_file_name(value, reason):
+    from wrkreport.rawfile import name_problem
+
+    found = name_problem(value)
+    assert (found is None) if reason is None else (reason in found)
+
+
 def test_doctests():
     import doctest
 

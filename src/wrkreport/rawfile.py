@@ -4,6 +4,9 @@ A run directory may come from another machine (the README's workflow copies one 
 raw/), so nothing in it is trusted: a name may be a symlink to /etc/passwd, a FIFO that
 never ends, a device, or a file of gigabytes. Every reader goes through `read_bytes`,
 which opens without blocking, looks at what was opened (fstat), and reads at most its cap.
+Every file name that comes from the run itself (its listing, a manifest field) first passes
+`name_problem`, the one gate for path-like values: only a plain file name inside the
+directory gets as far as the filesystem (or a link on the page).
 """
 
 from __future__ import annotations
@@ -32,6 +35,53 @@ FILE_KINDS = {
     stat.S_IFDIR: "a directory",
     stat.S_IFLNK: "a symlink",
 }
+
+
+NAME_MAX_BYTES = 255  # the longest file name Linux filesystems take (ext4, xfs, btrfs, tmpfs: NAME_MAX)
+
+
+def name_problem(value) -> str | None:
+    """Return why value cannot be a plain file name inside a run directory (None when it can).
+
+    The one gate for every file name or path a run directory gives (its listing, the
+    manifest's file fields): no NUL or other control character, no lone surrogate (a name
+    of undecodable bytes, or JSON's "\\udcff"), at most NAME_MAX_BYTES bytes in UTF-8, not
+    empty, not "." or "..", no "/" (absolute, parent or subdirectory paths).
+
+    >>> name_problem("go-http.gomaxprocs-1.run-1.wrk.txt") is None
+    True
+    >>> name_problem("a\\x00b"), name_problem("../etc/passwd"), name_problem("\\udcff.wrk.txt")
+    ('it holds a NUL byte', 'a path to a parent directory, not a file name', 'it holds bytes that are not UTF-8 (a lone surrogate)')
+    """
+    if not isinstance(value, str):
+        return f"expected a file name, found {type(value).__name__}"
+    if value in ("", ".", ".."):
+        return "an empty name" if not value else "a directory, not a file name"
+    if "/" in value:
+        if value.startswith("/"):
+            return "an absolute path, not a file name in the run"
+        return "a path to a parent directory, not a file name" if ".." in value.split("/") else "a path into a directory, not a plain file name"
+    if "\x00" in value:
+        return "it holds a NUL byte"
+    control = next((c for c in value if ord(c) < 32 or 127 <= ord(c) < 160), None)
+    if control is not None:
+        return f"it holds the control character {control!r}"
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        return "it holds bytes that are not UTF-8 (a lone surrogate)"
+    size = len(value.encode("utf-8"))
+    if size > NAME_MAX_BYTES:
+        return f"{size} bytes long, over the {NAME_MAX_BYTES} a file name may have"
+    return None
+
+
+def show_name(value, limit: int = 60) -> str:
+    """Return a file name for a one-line message: repr (control characters and surrogates escaped), shortened.
+
+    >>> show_name("a\\nb"), show_name("x" * 100, 10)
+    ("'a\\\\nb'", "'xxxxxx...")
+    """
+    text = repr(value) if isinstance(value, str) else type(value).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def read_bytes(path: Path, cap: int, root: Path | None = None) -> bytes:

@@ -41,6 +41,7 @@ from .latency_histogram import LatencyHistogram, merge
 from .parsers.histogram import hist_file_name
 from .model import FIELDS, Check, setup_order
 from .parsers import parse_file
+from .rawfile import name_problem, show_name
 from .rate_run import RateMeasurement, read_rate_measurements
 from .run_files import (
     CPU_PROCESSES,
@@ -124,6 +125,24 @@ def resolve_run_dir(path: str | Path) -> Path:
     return stamped[-1] if stamped else max(runs, key=lambda p: (p.stat().st_mtime, p.name))
 
 
+def listed_names(run_dir: Path, problems: list[Check]) -> set[str]:
+    """Return the names in the run directory that are plain file names (rawfile.name_problem); each other one is a problem.
+
+    Every kind of entry is listed: read_raw refuses what is not a regular file. A name the
+    gate refuses (a control character, bytes that are not UTF-8) is never opened or linked:
+    a failed `file-name` check when it looks like a measurement, a warning otherwise.
+    """
+    names = set()
+    for path in run_dir.iterdir():
+        reason = name_problem(path.name)
+        if reason is None:
+            names.add(path.name)
+            continue
+        status = "fail" if path.name.endswith(RAW_SUFFIXES) else "warn"
+        problems.append(Check("file-name", status, f"{run_dir.name}: the file {show_name(path.name)} is not a plain file name ({reason}); not read"))
+    return names
+
+
 def is_run_dir(path: Path) -> bool:
     """Return True when path holds a manifest or at least one wrk output."""
     return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt")) or any(path.glob("*.ab.txt"))
@@ -144,7 +163,7 @@ def load_run(path: str | Path) -> Run:
     problems: list[Check] = []
     manifest = read_manifest(run_dir, problems)
     listed = manifest_measurements(manifest)
-    names = {p.name for p in run_dir.iterdir()}  # every kind of entry: read_raw refuses what is not a regular file
+    names = listed_names(run_dir, problems)
     wrk_names = sorted(name for name in names if name.endswith(RAW_SUFFIXES))
     for name in sorted(set(listed) - names):
         if "clients" not in listed[name]:  # a missing client's file fails the `clients` check instead

@@ -13,7 +13,7 @@ from .latency_histogram import LatencyHistogram
 from .model import Check
 from .parsers.histogram import parse_histogram
 from .rawfile import CAP_BYTES, read_bytes
-from .schema import CPU_FIELDS, MANIFEST_FIELDS, SETUP_KEYED, checked, load_json
+from .schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
     r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
@@ -31,6 +31,12 @@ MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are cou
 MACHINE_KEYS = re.compile(r"(?:server_host|client_hosts|network|parameters\.(?:server_host|server_address|client_hosts|ssh_config))\b")
 
 CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
+
+# The file of a measurement entry (or of one of its fixed-rate clients) that rawfile.name_problem
+# refused (schema kind "file"): the entry is left out with a failed `file-name` check. A refused
+# cpu_file, hist_file or headers_file is left out alone, with a warning: the measurement stands
+# without it. A wrk measurement's clients' files go through CLIENTS_KEY.
+ENTRY_FILE_KEY = re.compile(r"(measurements|fixed_rate_measurements)\[([0-9]+)\]\.(?:file|clients\[[0-9]+\]\.file): ")
 
 
 @dataclass(frozen=True)
@@ -93,10 +99,13 @@ def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
     data, wrong = checked(data, MANIFEST_FIELDS, SETUP_KEYED)
     machines = [reason for reason in wrong if MACHINE_KEYS.match(reason)]
     clients = [reason for reason in wrong if CLIENTS_KEY.match(reason)]
-    wrong = [reason for reason in wrong if not MACHINE_KEYS.match(reason) and not CLIENTS_KEY.match(reason)]
-    problems.extend(machine_problems(machines) + client_entry_problems(data, clients))
+    files = [reason for reason in wrong if ENTRY_FILE_KEY.match(reason) and not CLIENTS_KEY.match(reason)]
+    wrong = [reason for reason in wrong if not MACHINE_KEYS.match(reason) and not CLIENTS_KEY.match(reason) and reason not in files]
+    problems.extend(machine_problems(machines) + client_entry_problems(data, clients, run_dir.name))
+    problems.extend(refuse_entries(data, files, run_dir.name))
     for reason in wrong[:MAX_FIELD_PROBLEMS]:
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: {reason}; left out", file=MANIFEST))
+        where = f"{run_dir.name}/{MANIFEST}" if NOT_A_FILE_NAME in reason else MANIFEST  # a refused name says which run it came from
+        problems.append(Check("manifest", "warn", f"{where}: {reason}; left out", file=MANIFEST))
     if len(wrong) > MAX_FIELD_PROBLEMS:
         problems.append(Check("manifest", "warn", f"{MANIFEST}: {len(wrong) - MAX_FIELD_PROBLEMS} more values left out", file=MANIFEST))
     return data
@@ -110,7 +119,28 @@ def machine_problems(reasons: list[str]) -> list[Check]:
     return [Check("machines", "fail", f"{MANIFEST}: {reasons[0]}{more}; left out, so the page cannot say fully where the run ran", file=MANIFEST)]
 
 
-def client_entry_problems(data: dict, reasons: list[str]) -> list[Check]:
+def refuse_entries(data: dict, reasons: list[str], run: str) -> list[Check]:
+    """Leave out every measurement entry a file field of which is not a plain file name; return a failed `file-name` check each."""
+    found, doomed = [], set()
+    for reason in reasons:
+        match = ENTRY_FILE_KEY.match(reason)
+        key, index = match[1], int(match[2])
+        entries = data.get(key) if isinstance(data.get(key), list) else []
+        entry = entries[index] if index < len(entries) and isinstance(entries[index], dict) else {}
+        if (key, index) not in doomed:
+            found.append(Check("file-name", "fail", f"{run}/{MANIFEST}: {reason}; that measurement's entry is left out", *entry_subject(entry)))
+        doomed.add((key, index))
+    for key, index in sorted(doomed, reverse=True):
+        del data[key][index]
+    return found
+
+
+def entry_subject(entry: dict) -> tuple[str | None, int | None, int | None]:
+    """Return (setup, gomaxprocs, repeat) of a checked manifest entry, None for what it lacks."""
+    return entry.get("setup"), entry.get("gomaxprocs"), entry.get("repeat")
+
+
+def client_entry_problems(data: dict, reasons: list[str], run: str) -> list[Check]:
     """Return a failed `clients` check per measurement entry whose `clients` list had a wrong value: it is not read."""
     entries = data.get("measurements") if isinstance(data.get("measurements"), list) else []
     found, seen = [], set()
@@ -121,7 +151,7 @@ def client_entry_problems(data: dict, reasons: list[str]) -> list[Check]:
         if name is None or name in seen:
             continue
         seen.add(name)
-        found.append(clients_check(name, f"{MANIFEST}: {reason}: which files make up the measurement is not known; not used"))
+        found.append(clients_check(name, f"{run}/{MANIFEST}: {reason}: which files make up the measurement is not known; not used"))
     return found
 
 

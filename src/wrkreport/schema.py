@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from .rawfile import name_problem
+
 # What run_files.WRK_FILE accepts as a setup: a name, or a --variant twin ORIGINAL~NAME (model.TWIN).
 SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}(?:~[a-z][a-z0-9]{0,15})?")
 VARIANT_NAME = re.compile(r"[a-z][a-z0-9]{0,15}")  # --variant NAME
@@ -24,13 +26,15 @@ MAX_INT = 2**63 - 1
 MAX_DIGITS = 30  # longer JSON integers are read as infinite, then left out (Python refuses > 4,300)
 MAX_DEPTH = 32  # nesting deeper than this is left out (the driver writes 5 levels)
 MAX_SECONDS = 1e7  # ~115 days: longer than any run
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+NOT_A_FILE_NAME = "is not a plain file name in the run"  # a kind "file" value's reason (rawfile.name_problem)
 
 
 @dataclass(frozen=True)
 class Spec:
     """What one field may hold: a kind, an inclusive range for numbers, a pattern for keys or text."""
 
-    kind: str  # int | number | str | bool | list | dict | cpus | setup | variant | client | scalar
+    kind: str  # int | number | str | bool | list | dict | cpus | setup | variant | client | scalar | file
     low: float | None = None
     high: float | None = None
     required: bool = False
@@ -44,6 +48,9 @@ class Spec:
             return f"expected {expected}, found {show(value)}"
         if self.kind == "cpus":
             return cpu_list_problem(value)
+        if self.kind == "file":
+            reason = name_problem(value)
+            return f"{show(value)} {NOT_A_FILE_NAME}: {reason}" if reason else None
         if self.low is not None and value < self.low or self.high is not None and value > self.high:
             return f"expected {expected} from {self.low:g} to {self.high:g}, found {show(value)}"
         return None
@@ -61,6 +68,7 @@ KIND_WORDS = {
     "variant": "a variant name (a lowercase word of at most 16 letters and digits)",
     "scalar": "a string, number or true/false",
     "client": "a client label (client-1, client-2, ...)",
+    "file": "a file name",
 }
 
 
@@ -70,7 +78,7 @@ def fits_kind(kind: str, value) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind in ("str", "cpus"):
+    if kind in ("str", "cpus", "file"):
         return isinstance(value, str)
     if kind == "setup":
         return isinstance(value, str) and SETUP_NAME.fullmatch(value) is not None
@@ -185,16 +193,16 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "passes[].cells.*.error": Spec("str"),
     "passes[].cells.*.status_line": Spec("str"),
     "passes[].cells.*.header_bytes": Spec("int", 0, MAX_INT),
-    "passes[].cells.*.headers_file": Spec("str"),
+    "passes[].cells.*.headers_file": Spec("file"),
     "measurements": Spec("list"),
     "measurements[]": Spec("dict", required=True),
-    "measurements[].file": Spec("str"),
+    "measurements[].file": Spec("file"),
     "measurements[].setup": Spec("setup"),
     "measurements[].gomaxprocs": Spec("int", 1, 10**6),
     "measurements[].connections": Spec("int", 1, 10**8),
     "measurements[].repeat": Spec("int", 1, 10**6),
-    "measurements[].cpu_file": Spec("str"),
-    "measurements[].hist_file": Spec("str"),
+    "measurements[].cpu_file": Spec("file"),
+    "measurements[].hist_file": Spec("file"),
     "measurements[].command": Spec("str"),
     "measurements[].exit_code": Spec("int", -(2**31), 2**31),
     # Several wrk clients per measurement (issue 12, docs/raw-format.md "Two machines and several clients").
@@ -204,8 +212,8 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "measurements[].clients[]": Spec("dict", required=True),
     "measurements[].clients[].client": Spec("client", required=True),
     "measurements[].clients[].host": Spec("str"),
-    "measurements[].clients[].file": Spec("str", required=True),
-    "measurements[].clients[].hist_file": Spec("str"),
+    "measurements[].clients[].file": Spec("file", required=True),
+    "measurements[].clients[].hist_file": Spec("file"),
     "measurements[].clients[].exit_code": Spec("int", -(2**31), 2**31),
     "measurements[].clients[].command": Spec("str"),
     "measurements[].clients[].started_at": Spec("str"),
@@ -225,8 +233,8 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "fixed_rate_measurements[].block": Spec("int", 1, 10**6, required=True),
     "fixed_rate_measurements[].repeat": Spec("int", 1, 10**6),
     "fixed_rate_measurements[].rate": Spec("int", 1, 10**9, required=True),
-    "fixed_rate_measurements[].file": Spec("str"),
-    "fixed_rate_measurements[].cpu_file": Spec("str"),
+    "fixed_rate_measurements[].file": Spec("file"),
+    "fixed_rate_measurements[].cpu_file": Spec("file"),
     "fixed_rate_measurements[].problem": Spec("str"),
     "fixed_rate_measurements[].exit_code": Spec("int", -(2**31), 2**31),
     "fixed_rate_measurements[].clients": Spec("list"),  # several --client-hosts: each one's share of the rate and its file
@@ -234,7 +242,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "fixed_rate_measurements[].clients[].client": Spec("client", required=True),
     "fixed_rate_measurements[].clients[].host": Spec("str"),
     "fixed_rate_measurements[].clients[].rate": Spec("int", 1, 10**9, required=True),
-    "fixed_rate_measurements[].clients[].file": Spec("str"),
+    "fixed_rate_measurements[].clients[].file": Spec("file"),
     "fixed_rate_measurements[].clients[].exit_code": Spec("int", -(2**31), 2**31),
     "fixed_rate_measurements[].clients[].command": Spec("str"),
     "fixed_rate_measurements[].clients[].problem": Spec("str"),
@@ -369,7 +377,25 @@ def checked(data: dict, table: dict[str, Spec], keyed: tuple[str, ...] = ()) -> 
                 doomed.append((parent, key))
         for parent, key in reversed(doomed):
             del parent[key]
-    return data, problems
+    return scrubbed(data), problems
+
+
+def scrubbed(value):
+    """Return value with every lone surrogate in its strings and keys (JSON's "\\udcff") replaced by U+FFFD.
+
+    A file field holding one was refused above (kind "file"); anywhere else the string is
+    only shown, and a page, results.json or a terminal cannot encode a lone surrogate.
+
+    >>> scrubbed({"a\\udcff": ["x\\ud800", 1]})
+    {'a\ufffd': ['x\ufffd', 1]}
+    """
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {scrubbed(key): scrubbed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [scrubbed(item) for item in value]
+    return value
 
 
 def lookup(data, path: str):
