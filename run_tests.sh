@@ -13,7 +13,7 @@ readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-se
 
 usage() {
   cat <<'EOF'
-Usage: ./run_tests.sh [--repeat N] [pytest arguments...]
+Usage: ./run_tests.sh [--repeat N | --explore N] [pytest arguments...]
 
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
@@ -35,6 +35,11 @@ Arguments are passed to pytest, e.g. ./run_tests.sh -k parse -q
 test: ./run_tests.sh --repeat 5 -q), printing each run's pytest summary line, exit status
 and wall time as it ends and all of them again at the end; its pytest output is kept in
 a temporary file whose path is printed. The exit status is the first failing run's.
+
+Hypothesis properties run derandomized (tests/properties.py): the same tree gives the same
+result every time. --explore N runs only the properties (pytest -m property), each with at
+least N new random examples and Hypothesis's statistics (examples run per property); a
+failure it finds is printed with its example, to be added as an @example of that test.
 
 Exit status: pytest's (0 all passed; 1 failures; 5 no test ran), 2 when a tool is missing
 and cannot be installed, or go test's when it fails.
@@ -181,10 +186,14 @@ main() {
     usage
     return 0
   fi
-  local repeat=1
+  local repeat=1 explore=0
   if [[ "${1:-}" == --repeat ]]; then
     [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repeat needs a whole number of runs, at least 1 (got '${2:-}')"
     repeat="$2"
+    shift 2
+  elif [[ "${1:-}" == --explore ]]; then
+    [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--explore needs a whole number of examples per property, at least 1 (got '${2:-}')"
+    explore="$2"
     shift 2
   fi
   command -v go >/dev/null 2>&1 || die "go is not installed (https://go.dev/dl/ or apt-get install golang-go)"
@@ -195,7 +204,10 @@ main() {
   # Tests start run_bench.sh and wrkreport as commands: the same environment must provide them.
   PATH="$(dirname "${python}"):${PATH}"
   export PATH
-  if ((repeat > 1)); then
+  if ((explore > 0)); then
+    log "exploring: every Hypothesis property with at least ${explore} new random examples"
+    (cd "${ROOT}" && WRKREPORT_EXPLORE="${explore}" "${python}" -m pytest -m property --hypothesis-show-statistics "$@")
+  elif ((repeat > 1)); then
     repeat_tests "${repeat}" "${python}" "$@"
   else
     test_once "${python}" "$@"

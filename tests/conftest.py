@@ -6,12 +6,24 @@ import os
 
 import pytest
 
+from properties import load_profile
+
 STRICT_MARKERS = ("slow", "browser")
 
 
 def in_ci() -> bool:
     """Return True when running under CI (CI=true), where skips of real tests are failures."""
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+load_profile()  # before any test module is imported: every @settings inherits derandomize from it
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every Hypothesis test `property` (what ./run_tests.sh --explore runs)."""
+    for item in items:
+        if hasattr(getattr(item, "obj", None), "hypothesis"):
+            item.add_marker(pytest.mark.property)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -18,6 +18,7 @@ from wrkreport.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, p
 from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
 from wrkreport.parsers import parse_file
 from wrkreport.units import MS_PER_TIME_UNIT
+from properties import examples
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HIST = FIXTURES / "hist"
@@ -123,7 +124,7 @@ def test_merging_files_names_the_one_that_cannot_be_used(tmp_path):
 pairs_strategy = st.lists(st.tuples(st.integers(0, 5000), st.integers(1, 50)), max_size=40).map(lambda ps: merge_pairs(ps))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(pairs_strategy, min_size=1, max_size=4), st.randoms(), st.floats(0, 100))
 def test_merging_is_order_independent_and_equals_the_percentile_of_the_union(histograms, rng, p):
     shuffled = list(histograms)
@@ -202,7 +203,7 @@ def test_each_broken_variant_gets_its_one_line_message(data, message):
     assert "\n" not in caught.value.message()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
 def test_arbitrary_bytes_raise_nothing_but_parse_error(data):
     try:
@@ -211,7 +212,7 @@ def test_arbitrary_bytes_raise_nothing_but_parse_error(data):
         pass
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(0, len((HIST / "client-2.hist.json").read_bytes())))
 def test_every_truncation_of_a_real_file_raises_parse_error(cut):
     data = (HIST / "client-2.hist.json").read_bytes()

@@ -12,12 +12,13 @@ import tempfile
 from pathlib import Path
 
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wrkreport.cli import cli
 from wrkreport.errors import WrkreportError
 
+from properties import examples
 from conftest import FIXTURES
 
 SOURCE = FIXTURES / "runs" / "pinned-quick"  # the smallest real run: 2 setups, CPU records, manifest
@@ -26,6 +27,7 @@ HUGE_INT = "9" * 5000
 ODD_VALUES = [
     float("nan"), float("inf"), -float("inf"), 1e308, -1, 0, 2**70, HUGE_INT, "x", "\x1b[31m\x00\r\n", "",
     [], {}, ["x"], {"a": {"b": None}}, None, True, "$\\frac{$", "0-100000000", "javascript:alert(1)", "../../etc/passwd",
+    "\udcff", "a\ud800b", "x" * 300, "/etc/passwd", ".",
 ]
 MANIFEST_PATHS = [
     ("ulimit_n",), ("machine",), ("versions",), ("status",), ("reason",), ("command",), ("parameters",), ("passes",),
@@ -137,8 +139,11 @@ def on_alarm(signum, frame):
     raise TimeoutError("wrkreport build took more than 60 s on a mutated run: it hangs")
 
 
-@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@settings(max_examples=examples(16), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(MUTATION, min_size=1, max_size=4))
+@example([("manifest", ("measurements", 0, "file"), 9)])  # a NUL in a file name: ValueError from realpath (issue 29)
+@example([("manifest", ("measurements", 0, "file"), ODD_VALUES.index("\udcff"))])  # a lone surrogate: UnicodeEncodeError
+@example([("manifest", ("command",), ODD_VALUES.index("a\ud800b"))])  # a lone surrogate shown on the page
 def test_mutated_run_builds_safely(mutations):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

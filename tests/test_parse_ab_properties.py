@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from wrkreport.errors import ParseError
 from wrkreport.parsers import parse_text
+from properties import examples
 
 CAPTURED = Path(__file__).parent / "fixtures" / "ab" / "captured"
 REAL = sorted(CAPTURED.glob("*.txt"))
@@ -29,19 +30,19 @@ def parses_or_parse_error(text: str):
         return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet=ABISH, max_size=400))
 def test_banner_then_ab_characters_raise_only_parse_error(text):
     parses_or_parse_error(BANNER + "\n" + text)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(REAL_LINES), max_size=50))
 def test_shuffled_real_lines_after_the_banner_raise_only_parse_error(lines):
     parses_or_parse_error("\n".join([BANNER, *lines]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(REAL), st.data())
 def test_real_output_with_a_line_dropped_or_repeated(path, data):
     lines = path.read_text().splitlines()
@@ -50,7 +51,7 @@ def test_real_output_with_a_line_dropped_or_repeated(path, data):
     parses_or_parse_error("\n".join(lines[: index + 1] + lines[index:]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(REAL), st.data())
 def test_real_output_with_one_character_changed(path, data):
     text = path.read_text()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from wrkreport.errors import ParseError
 from wrkreport.parsers import parse_text
+from properties import examples
 
 SAMPLES = Path(__file__).parent / "fixtures" / "wrk" / "samples"
 REAL = sorted(p for p in SAMPLES.glob("*.txt") if "SYNTHETIC" not in p.name and "STDERR" not in p.name)
@@ -28,25 +29,25 @@ def parses_or_parse_error(text: str):
         return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text())
 def test_arbitrary_text_raises_only_parse_error(text):
     parses_or_parse_error(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet=WRKISH, max_size=400))
 def test_text_made_of_wrk_characters_raises_only_parse_error(text):
     parses_or_parse_error(text)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(REAL_LINES), max_size=40))
 def test_shuffled_real_lines_raise_only_parse_error(lines):
     parses_or_parse_error("\n".join(lines))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(REAL), st.data())
 def test_real_output_with_a_line_dropped_or_repeated(path, data):
     lines = path.read_text().splitlines()
@@ -57,7 +58,7 @@ def test_real_output_with_a_line_dropped_or_repeated(path, data):
     parses_or_parse_error("\n".join(repeated))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(REAL), st.data())
 def test_real_output_with_one_character_changed(path, data):
     text = path.read_text()
@@ -87,7 +88,7 @@ NUMBER_TOKEN = r"[0-9]+(?:\.[0-9]+)?"
 ODD_NUMBERS = st.sampled_from(["-1", "-0.01", "-13.93", "nan", "-nan", "inf", "1e999", "9" * 400, "0", "", "\u200b1"])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(INVISIBLE_OR_BLANK)
 def test_text_of_only_invisible_characters_is_a_parse_error(text):
     # U+200B alone raised StopIteration (issue 14): it is blank to the parser, so "empty".
@@ -95,7 +96,7 @@ def test_text_of_only_invisible_characters_is_a_parse_error(text):
         parse_text(text, "prop")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(REAL), st.data())
 def test_real_output_with_one_number_replaced_by_an_odd_one(path, data):
     text = path.read_text()
@@ -112,7 +113,7 @@ def test_real_output_with_one_number_replaced_by_an_odd_one(path, data):
         assert all(v >= 0 for v in numbers), result.to_dict()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(REAL), st.data())
 def test_real_output_with_a_line_replaced_by_arbitrary_text(path, data):
     lines = path.read_text().splitlines()

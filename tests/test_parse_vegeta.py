@@ -17,6 +17,7 @@ from wrkreport import rawfile
 from wrkreport.errors import ParseError
 from wrkreport.parsers import vegeta
 from wrkreport.parsers.vegeta import parse_vegeta, read_vegeta_file
+from properties import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"
 EXPECTS = sorted(FIXTURES.glob("*.expect.json"))
@@ -120,7 +121,7 @@ def test_a_small_gzip_that_expands_past_the_text_cap_is_refused():
 GOOD_TEXT = gzip.decompress(GOOD.read_bytes())
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_arbitrary_bytes_raise_nothing_but_parse_error(data):
     for blob in (data, gzip.compress(data)):
@@ -130,7 +131,7 @@ def test_arbitrary_bytes_raise_nothing_but_parse_error(data):
             pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(min_value=0, max_value=len(GOOD_TEXT)), st.integers(min_value=0, max_value=255), st.integers(min_value=0, max_value=len(GOOD_TEXT) - 1))
 def test_every_truncation_and_byte_change_of_a_real_file_raises_nothing_but_parse_error(cut, byte, where):
     changed = GOOD_TEXT[:where] + bytes([byte]) + GOOD_TEXT[where + 1 :]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from wrkreport.errors import ParseError
 from wrkreport.model import FIELDS
 from wrkreport.parsers import parse_file, parse_text
+from properties import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webbench"
 EXPECTS = sorted(FIXTURES.glob("*.expect.json"))
@@ -96,7 +97,7 @@ def test_every_truncation_raises_only_parse_error(path):
             pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="Benchmarking: GET http1.0 clients,running sec.Speed=pages/min bytes/sec Requests:susceed failed\n-", max_size=200))
 def test_webbench_like_text_raises_only_parse_error(tail):
     try:
