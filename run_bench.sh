@@ -18,7 +18,7 @@ readonly ROOT
 readonly TEMPLATE="${ROOT}/templates/nginx.conf.tmpl"
 readonly GO_SOURCE="${ROOT}/src/gohello"
 readonly HIST_SCRIPT="${ROOT}/src/wrkreport/bench/histogram.lua" # wrk -s: its done() writes the latency histogram
-readonly TARGET_SCRIPT="${ROOT}/src/wrkreport/bench/target.sh"  # copied to the target: starts, checks, stops there
+readonly TARGET_SCRIPT="${ROOT}/src/wrkreport/bench/server_machine.sh"  # copied to the target: starts, checks, stops there
 readonly FASTHTTP_SOURCE="${ROOT}/src/gofasthttp"
 readonly NODE_SOURCE="${ROOT}/src/nodehello/server.js"
 readonly READY_TIMEOUT_S=10       # how long a server may take to answer after start
@@ -85,7 +85,7 @@ CELLS_DEADLINE=0  # when the setups of this pass must have answered (SECONDS)
 SSH_HOSTS=()      # hosts with an open ssh master connection (ssh_open); closed in cleanup
 SSH=()            # the ssh command for one host through its master (ssh_cmd)
 TARGET=""         # --server-host: the [user@]host running the servers; empty: they run here
-TARGET_DIR=""     # the private work dir on the target (mktemp -d there; target.sh finish removes it)
+TARGET_DIR=""     # the private work dir on the target (mktemp -d there; server_machine.sh finish removes it)
 TARGET_UID=""     # the uid ssh logs in as on the target
 TARGET_NOFILE=""  # ulimit -n the remote shell starting each server raises to
 TARGET_ARCH=()    # GOARCH=... (GOARM=...) for go build
@@ -107,16 +107,16 @@ readonly DRIVER="${ROOT}/src/driver"
 source "${DRIVER}/common.sh"
 # shellcheck source=src/driver/preflight.sh
 source "${DRIVER}/preflight.sh"
-# shellcheck source=src/driver/remote_target.sh
-source "${DRIVER}/remote_target.sh"
+# shellcheck source=src/driver/server_host.sh
+source "${DRIVER}/server_host.sh"
 # shellcheck source=src/driver/remote_clients.sh
 source "${DRIVER}/remote_clients.sh"
 # shellcheck source=src/driver/servers.sh
 source "${DRIVER}/servers.sh"
 # shellcheck source=src/driver/measuring.sh
 source "${DRIVER}/measuring.sh"
-# shellcheck source=src/driver/stopping.sh
-source "${DRIVER}/stopping.sh"
+# shellcheck source=src/driver/cleanup.sh
+source "${DRIVER}/cleanup.sh"
 # shellcheck source=src/driver/tls.sh
 source "${DRIVER}/tls.sh"
 # shellcheck source=src/driver/fixed_rate.sh

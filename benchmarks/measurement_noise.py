@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from wrkreport import stats  # noqa: E402
-from wrkreport.bench import allocation, precision  # noqa: E402
+from wrkreport.core import stats  # noqa: E402
+from wrkreport.core.setups import BASELINE  # noqa: E402
+from wrkreport.bench import allocation, stopping_rule as precision  # noqa: E402
 
-BASELINE = "go-http"
 
 
 def series(run_dir: Path) -> tuple[dict, list[dict]]:

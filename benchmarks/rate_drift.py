@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from wrkreport import stats  # noqa: E402
-from wrkreport.fixed_rate_analysis import ADDED, BASELINE  # noqa: E402
-from wrkreport.rate_compare import block_units  # noqa: E402
-from wrkreport.rate_run import read_rate_measurements  # noqa: E402
+from wrkreport.core import stats  # noqa: E402
+from wrkreport.fixedrate.analysis import ADDED, BASELINE  # noqa: E402
+from wrkreport.fixedrate.comparison import block_units  # noqa: E402
+from wrkreport.fixedrate.reading import read_rate_measurements  # noqa: E402
 from wrkreport.run import read_manifest  # noqa: E402
 
 

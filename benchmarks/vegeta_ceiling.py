@@ -34,9 +34,9 @@ from wrkreport.bench.cpu import read_cpu_record
 from wrkreport.bench.machine import command_output
 from wrkreport.bench.nginx import nginx_flags, nginx_values, render_template
 from wrkreport.bench.vegeta_build import VEGETA_VERSION, build_vegeta
-from wrkreport.cpucost import ms_per_1k_requests
+from wrkreport.core.cpucost import ms_per_1k_requests
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.rate_checks import rate_held_check
+from wrkreport.fixedrate.rate_checks import rate_held_check
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import simruns
-from wrkreport import stats
+from wrkreport.core import stats
 from wrkreport.bench import allocation
 
 SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")

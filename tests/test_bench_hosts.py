@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.hosts import LOCAL, client_hosts, server_address, ssh_target
-from wrkreport.bench.plan import build_plan, plan_lines
-from wrkreport.bench.setups import UsageError
+from wrkreport.bench.parameters import build_plan, plan_lines
+from wrkreport.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,7 +15,7 @@ import pytest
 
 from wrkreport.bench.cpu import child_pids, cpu_ticks
 from wrkreport.bench.manifest import shuffled_orders
-from wrkreport.bench.setups import DEFAULT_SETUP_IDS
+from wrkreport.core.setups import DEFAULT_SETUP_IDS
 from wrkreport.checks import readiness_checks
 from wrkreport.run import load_run
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.manifest import cell_from_headers, create_run_dir, go_reported_gomaxprocs, new_pass, point_latest, shuffled_orders, write_json_atomic
-from wrkreport.bench.plan import build_plan
+from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.progress import progress_result, progress_start
-from wrkreport.bench.setups import DEFAULT_SETUP_IDS
+from wrkreport.core.setups import DEFAULT_SETUP_IDS
 
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
 HEADERS_200 = (

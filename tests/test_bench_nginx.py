@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template, static_body_values
-from wrkreport.bench.plan import build_plan
-from wrkreport.bench.setups import SETUP_BY_ID, SETUP_IDS, UsageError, body_text
+from wrkreport.bench.parameters import build_plan
+from wrkreport.core.setups import SETUP_BY_ID, SETUP_IDS
+from wrkreport.core.errors import UsageError
+from wrkreport.bench.profiles import body_text
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"

@@ -8,9 +8,28 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.manifest import shuffled_orders
-from wrkreport.bench.plan import build_plan, estimate_seconds, plan_lines, plan_parser
-from wrkreport.bench.setups import ENV_BODY_BYTES, ENV_GOMAXPROCS, ENV_HANDLER_DELAY, ENV_OUT, ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_PORTS, ENV_PROFILE, ENV_SEED, ENV_SETUPS, ENV_UPSTREAM_KEEPALIVE, MEASUREMENT_OVERHEAD_S, PARAMS, PASS_OVERHEAD_S, SETUPS, SETUP_IDS, UsageError, body_text, expect_header_bytes
-from wrkreport.stats import MIN_BLOCKS
+from wrkreport.bench.parameters import build_plan, estimate_seconds, plan_lines, plan_parser
+from wrkreport.bench.profiles import (
+    ENV_BODY_BYTES,
+    ENV_GOMAXPROCS,
+    ENV_HANDLER_DELAY,
+    ENV_OUT,
+    ENV_PIN_CLIENT,
+    ENV_PIN_SERVER,
+    ENV_PORTS,
+    ENV_PROFILE,
+    ENV_SEED,
+    ENV_SETUPS,
+    ENV_UPSTREAM_KEEPALIVE,
+    MEASUREMENT_OVERHEAD_S,
+    PARAMS,
+    PASS_OVERHEAD_S,
+    body_text,
+    expect_header_bytes,
+)
+from wrkreport.core.setups import SETUPS, SETUP_IDS
+from wrkreport.core.errors import UsageError
+from wrkreport.core.stats import MIN_BLOCKS
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
 from wrkreport.run_files import WRK_FILE
 

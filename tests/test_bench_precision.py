@@ -1,4 +1,4 @@
-"""Tests of wrkreport.bench.precision: the driver's stopping rule, its time estimates and the gaps between measurements."""
+"""Tests of wrkreport.bench.stopping_rule: the driver's stopping rule, its time estimates and the gaps between measurements."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from wrkreport import stats
-from wrkreport.bench.precision import assess, cpu_per_request_of, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
+from wrkreport.core import stats
+from wrkreport.bench.stopping_rule import assess, cpu_per_request_of, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
 
 
 def measurement(setup: str, n: int, block: int, k: int, start: str = "", end: str = "") -> dict:

@@ -1,4 +1,4 @@
-"""bench.rateplan: --rates and BENCH_RATES, the fixed-rate phase's plan and the time it takes out of --max-time."""
+"""bench.rate_options: --rates and BENCH_RATES, the fixed-rate phase's plan and the time it takes out of --max-time."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench import rateplan
-from wrkreport.bench.commands_rate import rates_for, slowest_rate
-from wrkreport.bench.rateplan import parse_rates, rate_parameters, rate_phase_seconds, round_rate
-from wrkreport.bench.setups import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, UsageError
+from wrkreport.bench import rate_options as rateplan
+from wrkreport.bench.commands.rate_phase import rates_for, slowest_rate
+from wrkreport.bench.rate_options import parse_rates, rate_parameters, rate_phase_seconds, round_rate
+from wrkreport.bench.profiles import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S
+from wrkreport.core.errors import UsageError
 
 from test_bench_plan import plan
 

@@ -17,7 +17,7 @@ from wrkreport.bench.remote_clients.agent import END_MARK, READY, RTT_PY, STDERR
 from wrkreport.bench.remote_clients.measuring import ClientRun, client_argv, read_answer, run_line, times_delta, wrk_duration_s
 from wrkreport.bench.remote_clients.state import Client, Clients, client_file, rtt_record, save_clients
 from wrkreport.bench.remote_clients.totals import totals
-from wrkreport.bench.setups import UsageError
+from wrkreport.core.errors import UsageError
 
 REPO = Path(__file__).resolve().parent.parent
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
@@ -229,7 +229,7 @@ def test_warm_up_on_a_local_client_passes_sigterm_on(tmp_path):
 
 
 def test_totals_add_the_clients_and_refuse_a_missing_one(tmp_path):
-    from wrkreport.errors import ParseError
+    from wrkreport.core.errors import ParseError
     from wrkreport.parsers import parse_file
 
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"

@@ -1,4 +1,4 @@
-"""bench/target.py and target.sh: GOARCH, busy ports, /proc stat lines, the remote sh's commands (run here, for real), RTT, manifest record."""
+"""bench/server_machine.py and server_machine.sh: GOARCH, busy ports, /proc stat lines, the remote sh's commands (run here, for real), RTT, manifest record."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench import target
+from wrkreport.bench import server_machine as target
 from wrkreport.bench.remote import FACTS_SCRIPT, parse_facts
-from wrkreport.bench.setups import UsageError
+from wrkreport.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "src" / "wrkreport" / "bench" / "target.sh"
+SCRIPT = ROOT / "src" / "wrkreport" / "bench" / "server_machine.sh"
 
 
 @pytest.mark.parametrize(
@@ -116,21 +116,21 @@ def test_the_target_records_the_versions_of_what_the_run_starts_there(setups, to
     assert target.target_tools(setups) == tools
 
 
-# --- target.sh, run here for real (as run_bench.sh runs it on the target) -----------------
+# --- server_machine.sh, run here for real (as run_bench.sh runs it on the target) -----------------
 
 
 @pytest.fixture
 def work(tmp_path):
-    """A copy of target.sh in a dir named like run_bench.sh's (finish removes only such a dir)."""
+    """A copy of server_machine.sh in a dir named like run_bench.sh's (finish removes only such a dir)."""
     top = Path(tmp_path) / "wrkreport.test"
     top.mkdir()
-    shutil.copy(SCRIPT, top / "target.sh")
+    shutil.copy(SCRIPT, top / "server_machine.sh")
     yield top
-    subprocess.run(["sh", str(top / "target.sh"), "finish"], check=False)
+    subprocess.run(["sh", str(top / "server_machine.sh"), "finish"], check=False)
 
 
 def sh(work: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(["sh", str(work / "target.sh"), *args], capture_output=True, text=True, timeout=30, **kwargs)
+    return subprocess.run(["sh", str(work / "server_machine.sh"), *args], capture_output=True, text=True, timeout=30, **kwargs)
 
 
 def alive(pid: int) -> bool:
@@ -196,7 +196,7 @@ def test_finish_stops_every_recorded_server_and_removes_the_dir(work):
 
 def test_finish_ends_a_cpu_reader_left_waiting_on_a_lost_session(work):
     # The link dropped: the reader's stdin never closes. finish must end it, and only it.
-    reader = subprocess.Popen(["sh", str(work / "target.sh"), "cpu"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    reader = subprocess.Popen(["sh", str(work / "server_machine.sh"), "cpu"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     bystander = subprocess.Popen(["sh", "-c", "read x"], stdin=subprocess.PIPE)  # another shell blocked in read
     try:
         deadline = time.monotonic() + 5
@@ -232,7 +232,7 @@ def test_prepare_and_nofile(work):
 def test_the_cpu_shell_answers_snapshots_children_and_liveness_of_real_processes(work):
     pid = int(sh(work, "start", "nginx", str(work / "n.log"), "1024", "sh", "-c", "sleep 60 & sleep 60 & wait").stdout)
     expected = children_once_forked(pid, 2)
-    shell = target.TargetShell(["sh", str(work / "target.sh"), "cpu"], "here")
+    shell = target.TargetShell(["sh", str(work / "server_machine.sh"), "cpu"], "here")
     try:
         assert shell.ticks_per_s == os.sysconf("SC_CLK_TCK")
         kids = shell.children(pid)

@@ -8,9 +8,9 @@ from test_bench_nginx import plan, render_with as render
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.handshake import differences, parse_probe
 from wrkreport.bench.nginx import nginx_missing_modules
-from wrkreport.bench.plan import plan_lines
-from wrkreport.bench.setups import UsageError
-from wrkreport import stats
+from wrkreport.bench.parameters import plan_lines
+from wrkreport.core.errors import UsageError
+from wrkreport.core import stats
 
 
 def test_setups_tls_selects_go_http_and_the_tls_setups_in_both_connection_modes_on_their_ports():
@@ -35,8 +35,8 @@ def test_a_new_connection_setup_loads_its_servers_port_and_binds_nothing_of_its_
 
 
 def test_ratios_divide_by_go_crypto_tls_in_the_same_connection_mode_in_the_driver_and_the_reader():
-    from wrkreport.bench.setups import SETUP_IDS, baseline_of
-    from wrkreport.model import baseline_of as reader_baseline_of
+    from wrkreport.core.setups import SETUP_IDS, baseline_of
+    from wrkreport.core.setups import baseline_of as reader_baseline_of
 
     assert [baseline_of(s) for s in ("go-https", "nginx-https", "go-https-new", "nginx-https-new", "nginx-https-unix-new")] == [
         "go-http", "go-https", "go-https", "go-https-new", "go-https-new"]

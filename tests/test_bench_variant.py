@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.allocation import next_block
-from wrkreport.bench.commands_preflight import cmd_render_nginx
+from wrkreport.bench.commands.preflight import cmd_render_nginx
 from wrkreport.bench.cpu import pids_for, pinning_of
 from wrkreport.bench.manifest import new_pass
-from wrkreport.bench.plan import build_plan, plan_lines
-from wrkreport.bench.setups import SETUP_BY_ID, UsageError, split_twin, twin_id
+from wrkreport.bench.parameters import build_plan, plan_lines
+from wrkreport.core.setups import SETUP_BY_ID, split_twin, twin_id
+from wrkreport.core.errors import UsageError
 from wrkreport.bench.variant import variant_record
-from wrkreport import stats
+from wrkreport.core import stats
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"

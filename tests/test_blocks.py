@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport import stats
-from wrkreport.bench import precision
+from wrkreport.core import stats
+from wrkreport.bench import stopping_rule as precision
 from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.compare import compare
 from wrkreport.report import build

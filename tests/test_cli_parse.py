@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from wrkreport.cli import cli
-from wrkreport.model import FIELDS
+from wrkreport.core.records import FIELDS
 
 SAMPLES = Path(__file__).parent / "fixtures" / "wrk" / "samples"
 GOOD = SAMPLES / "wrk-4.2.0__latency.txt"

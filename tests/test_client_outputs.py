@@ -12,7 +12,7 @@ import pytest
 from wrkreport import client_outputs as clients
 from wrkreport.client_outputs import ClientLoad, ClientsProblem, by_names, from_entry, group_paths, merge_files, merge_results, numbering_problem
 from wrkreport.analyze import client_saturation
-from wrkreport.errors import ParseError
+from wrkreport.core.errors import ParseError
 from wrkreport.parsers.histogram import read_histogram_file
 from wrkreport.parsers import parse_file
 

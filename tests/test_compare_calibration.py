@@ -8,7 +8,8 @@ import random
 import pytest
 
 import simruns
-from wrkreport import compare, stats
+from wrkreport import compare
+from wrkreport.core import stats
 from wrkreport.analyze import load_analysis, paired_values
 
 from conftest import RUNS

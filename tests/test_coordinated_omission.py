@@ -33,7 +33,7 @@ import pytest
 from wrkreport.bench.fixed_rate import Attack, measure_rate
 from wrkreport.parsers import parse_text
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.rate_checks import rate_checks
+from wrkreport.fixedrate.rate_checks import rate_checks
 
 from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 

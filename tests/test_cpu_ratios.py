@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport import stats
+from wrkreport.core import stats
 from wrkreport.analyze import CPU_METRIC, load_analysis
-from wrkreport.bench import precision
+from wrkreport.bench import stopping_rule as precision
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
 

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.cpucost: one formula, and the driver's summary and the analysis agree on real runs."""
+"""Tests of wrkreport.core.cpucost: one formula, and the driver's summary and the analysis agree on real runs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from wrkreport.analyze import derive
 from wrkreport.bench.cpu import cpu_ms_per_1k_requests
-from wrkreport.cpucost import ms_per_1k_requests
+from wrkreport.core.cpucost import ms_per_1k_requests
 from wrkreport.parsers import parse_file
 from wrkreport.run import load_run
 

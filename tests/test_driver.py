@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.machine import cpu_count
+from wrkreport.core.cpus import cpu_count
 from wrkreport.bench.manifest import shuffled_orders
-from wrkreport.bench.setups import DEFAULT_SETUP_IDS, PLAIN_SETUP_IDS
-from wrkreport import stats
+from wrkreport.core.setups import DEFAULT_SETUP_IDS, PLAIN_SETUP_IDS
+from wrkreport.core import stats
 from wrkreport.parsers.histogram import hist_file_name, parse_histogram
 from wrkreport.parsers import parse_file
 

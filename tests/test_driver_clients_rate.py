@@ -21,7 +21,7 @@ from rate_servers import vegeta_or_skip
 from test_driver_clients import HIST_SCRIPT, Serve, bench, wait_for  # noqa: F401 - bench: the module's lab fixture
 from wrkreport.latency_histogram import rank_of
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.rate_run import read_rate_measurements
+from wrkreport.fixedrate.reading import read_rate_measurements
 from wrkreport.run_files import read_manifest
 
 RATE = 501  # odd: the shares are 251 and 250

@@ -13,7 +13,7 @@ import pytest
 from wrkreport.bench import fixed_rate
 from wrkreport.bench.fixed_rate import Attack, attack_argv, measure_rate, rate_stem
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.rate_checks import rate_checks
+from wrkreport.fixedrate.rate_checks import rate_checks
 
 from rate_servers import build_gohello, gohello, vegeta_or_skip
 

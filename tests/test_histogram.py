@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wrkreport.errors import ParseError
+from wrkreport.core.errors import ParseError
 from wrkreport.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, percentile_us, rank_of
 from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
 from wrkreport.parsers import parse_file
-from wrkreport.units import MS_PER_TIME_UNIT
+from wrkreport.core.units import MS_PER_TIME_UNIT
 from properties import examples
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wrkreport.cli import cli
-from wrkreport.errors import WrkreportError
+from wrkreport.core.errors import WrkreportError
 
 from properties import examples
 from conftest import FIXTURES

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from wrkreport.cli import cli
-from wrkreport.errors import ParseError, RefusedFile
+from wrkreport.core.errors import ParseError, RefusedFile
 from wrkreport.rawfile import CAP_BYTES, read_bytes
 from wrkreport.report import build_compare
 from wrkreport.run import load_run
@@ -421,7 +421,9 @@ def test_a_refused_entry_leaves_the_rest_of_the_run_built(tmp_path):
     run = Path(shutil.copytree(RUNS / "variant-nokeep", tmp_path / "raw" / "r"))
     edit_json(run / "manifest.json", lambda d: set_in(d, ("fixed_rate_measurements", 0, "file"), "a\x00b"))
     loaded = load_run(run)
-    assert len(loaded.rates) == len(json.loads((RUNS / "variant-nokeep" / "manifest.json").read_text())["fixed_rate_measurements"]) - 1
+    assert [m.usable for m in loaded.rates].count(False) == 1 and not loaded.rates[0].usable  # the refused one, kept as unusable
+    assert len(loaded.rates) == len(json.loads((RUNS / "variant-nokeep" / "manifest.json").read_text())["fixed_rate_measurements"])
+    assert [c.name for c in loaded.problems if c.status == "fail"] == ["file-name"]
     assert not loaded.measurements.empty
 
 

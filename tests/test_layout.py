@@ -1,21 +1,63 @@
-"""The package's rooms (issue 19): small modules, imports flowing one way, names that say their role.
+"""The package's rooms: small modules, imports flowing one way, one place per rule, a map that is true.
 
 Every module under src/wrkreport is at most MAX_MODULE_LINES long; the import graph of
 wrkreport's modules (every `import` and `from ... import` in a file, at module level or
-inside a function, under TYPE_CHECKING too) has no cycle; and no two source files under
-src/ share a file name (`__init__.py` and `__main__.py` aside).
+inside a function, under TYPE_CHECKING too) has no cycle and runs down LAYERS, never up;
+the driver's helper (bench/) reaches the rest only through core/, parsers/ and fixedrate/;
+core/ is standard library only; every setup rule is defined once, in core/setups.py; the
+README's development map names every module; and no two source files under src/ share a
+file name (`__init__.py` and `__main__.py` aside).
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = SRC / "wrkreport"
 MAX_MODULE_LINES = 500
 SOURCE_SUFFIXES = (".py", ".sh", ".lua")
+README = SRC.parent / "README.md"
+
+# The pipeline's layers, lowest first: a module imports only modules of its own layer or below.
+# Each entry is a module name or a package ending in ".*" (everything under it); every module
+# of wrkreport is in exactly one layer (bench, the driver's helper, has rules of its own).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("wrkreport", "wrkreport.core", "wrkreport.core.*")),  # wrkreport: the package, its __version__
+    ("safe reading", ("wrkreport.rawfile", "wrkreport.schema", "wrkreport.latency_histogram", "wrkreport.fixedrate", "wrkreport.fixedrate.record")),
+    ("parsers", ("wrkreport.parsers", "wrkreport.parsers.*")),
+    ("run files", ("wrkreport.run_files", "wrkreport.client_outputs", "wrkreport.fixedrate.rate_checks")),
+    ("run", ("wrkreport.run", "wrkreport.fixedrate.reading")),
+    ("checks and analysis", ("wrkreport.tls_checks", "wrkreport.checks", "wrkreport.cells", "wrkreport.design", "wrkreport.noise",
+                             "wrkreport.latency", "wrkreport.reference", "wrkreport.analyze", "wrkreport.fixedrate.analysis",
+                             "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison")),
+    ("comparison", ("wrkreport.compare", "wrkreport.variant_ratio", "wrkreport.variant_compare")),
+    ("charts", ("wrkreport.chart_layout", "wrkreport.charts", "wrkreport.change_chart", "wrkreport.rate_chart", "wrkreport.parallel")),
+    ("report", ("wrkreport.report", "wrkreport.report.*")),
+    ("command line", ("wrkreport.cli", "wrkreport.__main__")),
+)
+BENCH = "wrkreport.bench"
+# What the driver's helper may import of the rest of wrkreport (run_bench.sh runs it before any pip install).
+BENCH_MAY_IMPORT = ("wrkreport.core", "wrkreport.parsers", "wrkreport.fixedrate")
+CORE = "wrkreport.core"
+CORE_MODULES = ("setups", "records", "stats", "units", "errors", "cpucost")
+FORBIDDEN_IN_CORE = ("pandas", "matplotlib", "jinja2", "click", "wrkreport.report", "wrkreport.bench")
+# The setup rules (core/setups.py): a module-level name in this list defined anywhere else is a second copy.
+SETUP_RULES = (
+    "Setup", "SETUPS", "SETUP_IDS", "SETUP_BY_ID", "SetupTable", "DEFAULT_SETUP_IDS", "TLS_SETUP_IDS", "TLS_SETUPS", "PLAIN_SETUP_IDS",
+    "NGINX_SETUPS", "NEW_CONNECTION_SETUPS", "BASELINE", "BASELINES", "TLS_BASELINE", "SETUP_DESCRIPTIONS", "DEFAULT_PORTS",
+    "BACKEND_PORTS", "TWIN", "TWIN_ID", "TWIN_SEPARATOR", "SETUP_NAME", "VARIANT_NAME", "VARIANT_PORT_OFFSET", "VARIANT_SERVER",
+    "split_twin", "twin_id", "twin_of", "baseline_of", "setup_order", "setup_description",
+)
+SETUP_TABLE = PACKAGE / "core" / "setups.py"
+# A twin's or a setup name's pattern written out again (its variant part) rather than read from the table.
+TWIN_PATTERN = re.compile(r"~\[a-z\]\[a-z0-9\]")
 
 
 def module_name(path: Path) -> str:
@@ -111,3 +153,160 @@ def _graph_under(src: Path) -> dict[str, set[str]]:
         return import_graph(src / "wrkreport")
     finally:
         SRC = saved
+
+
+# --- Layers: imports run down, never up --------------------------------------------------
+
+
+def layer_of(module: str) -> int | None:
+    """Return the index in LAYERS of the layer module is in (None: bench, or in none)."""
+    for index, (_, members) in enumerate(LAYERS):
+        if any(module == m or (m.endswith(".*") and module.startswith(m[:-1])) for m in members):
+            return index
+    return None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Return every import that runs against the layers, or breaks bench's rules, as 'a -> b (why)'."""
+    found = []
+    for module, imports in sorted(graph.items()):
+        in_bench = module == BENCH or module.startswith(BENCH + ".")
+        for target in sorted(imports):
+            target_in_bench = target == BENCH or target.startswith(BENCH + ".")
+            if in_bench and not target_in_bench and not any(target == p or target.startswith(p + ".") for p in BENCH_MAY_IMPORT):
+                found.append(f"{module} -> {target} (bench/ imports only core, parsers and fixedrate)")
+            elif not in_bench and target_in_bench:
+                found.append(f"{module} -> {target} (nothing outside bench/ imports the driver's helper)")
+            elif not in_bench and (layer_of(target) or 0) > (layer_of(module) or 0):
+                found.append(f"{module} -> {target} ({LAYERS[layer_of(module)][0]} below {LAYERS[layer_of(target)][0]})")
+    return found
+
+
+def test_every_module_has_a_layer():
+    graph = import_graph()
+    assert [m for m in graph if layer_of(m) is None and not (m == BENCH or m.startswith(BENCH + "."))] == []
+
+
+def test_no_module_imports_upward():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_rule_finds_an_upward_import_and_a_reach_into_bench():
+    graph = {"wrkreport.parallel": {"wrkreport.bench.machine"}, "wrkreport.core.stats": {"wrkreport.analyze"},
+             "wrkreport.bench.progress": {"wrkreport.report.fmt", "wrkreport.core.stats"}, "wrkreport.report.page": {"wrkreport.analyze"}}
+    found = upward_imports(graph)
+    assert len(found) == 3 and "parallel -> wrkreport.bench.machine" in found[2] and "report.fmt" in found[0] and "core below" in found[1]
+
+
+# --- core/: the standard library only -------------------------------------------------------
+
+
+def test_the_core_holds_its_modules_and_imports_only_the_standard_library():
+    core = PACKAGE / "core"
+    assert sorted(m for m in CORE_MODULES if not (core / f"{m}.py").is_file()) == []
+    graph = import_graph()
+    for path in sorted(core.glob("*.py")):
+        assert core_problems(path, graph) == [], path.name
+
+
+def core_problems(path: Path, graph: dict[str, set[str]]) -> list[str]:
+    """Return what a core module imports that it may not: a package outside the standard library, or wrkreport outside core."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []
+        for name in names:
+            top = (name or "").split(".")[0]
+            if top != "wrkreport" and top not in sys.stdlib_module_names:
+                found.append(name)
+    own = module_name(path) if path.is_relative_to(SRC) else path.stem
+    found += [m for m in graph.get(own, ()) if not m.startswith(CORE) or any(m.startswith(f) for f in FORBIDDEN_IN_CORE)]
+    return found
+
+
+def test_the_core_rule_finds_pandas_and_an_import_of_report(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import pandas as pd\nfrom matplotlib import pyplot\nimport os\n")
+    assert core_problems(bad, {}) == ["pandas", "matplotlib"]
+    assert core_problems(PACKAGE / "core" / "stats.py", {"wrkreport.core.stats": {"wrkreport.report.fmt", "wrkreport.core.units"}}) == ["wrkreport.report.fmt"]
+
+
+# --- One setup table ---------------------------------------------------------------------
+
+
+def setup_rule_copies(root: Path = PACKAGE, table: Path = SETUP_TABLE) -> list[str]:
+    """Return every module-level definition of a setup rule outside the table, and every twin pattern written out again."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path == table:
+            continue
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            targets = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    targets += [t.id for t in ast.walk(target) if isinstance(t, ast.Name)]
+            found += [f"{path.relative_to(root)}: {name}" for name in targets if name in SETUP_RULES]
+        found += [f"{path.relative_to(root)}: a twin pattern {n.value!r}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and TWIN_PATTERN.search(n.value)]
+    return found
+
+
+def test_every_setup_rule_is_defined_once_in_the_setup_table():
+    assert SETUP_TABLE.is_file()
+    assert setup_rule_copies() == []
+    table = ast.parse(SETUP_TABLE.read_text())
+    defined = {n.name for n in table.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    defined |= {t.id for n in table.body if isinstance(n, (ast.Assign, ast.AnnAssign)) for t in ast.walk(n) if isinstance(t, ast.Name)}
+    assert {"SETUPS", "BASELINES", "TWIN", "split_twin", "baseline_of", "DEFAULT_PORTS"} <= defined
+
+
+def test_the_copy_finder_finds_a_second_baseline_and_a_twin_regex(tmp_path):
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "setups.py").write_text('BASELINE = "go-http"\n')
+    (tmp_path / "analysis.py").write_text('BASELINE = "go-http"\nimport re\nT = re.compile(r"(?P<o>[a-z-]+)~[a-z][a-z0-9]{0,15}")\n')
+    assert setup_rule_copies(tmp_path, tmp_path / "core" / "setups.py") == ["analysis.py: BASELINE", "analysis.py: a twin pattern '(?P<o>[a-z-]+)~[a-z][a-z0-9]{0,15}'"]
+
+
+# --- The README's map names every module -----------------------------------------------------
+
+
+def readme_map(text: str) -> dict[str, str]:
+    """Return the README development map's entries: a package's path under src/wrkreport ('' for the top level) -> its text."""
+    block = text.split("## Development", 1)[1].split("```", 2)[1]
+    entries: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        head = line.split()[0] if line.strip() else ""
+        if line[:1] != " " and head:
+            current = head.removeprefix("src/wrkreport/").rstrip("/") if head.startswith("src/wrkreport/") else None
+        elif line.startswith("  ") and not line.startswith("   ") and head.endswith("/"):
+            current = head.rstrip("/")
+        if current is not None:
+            entries[current] = entries.get(current, "") + " " + line
+    return entries
+
+
+def missing_from_map(entries: dict[str, str], root: Path = PACKAGE) -> list[str]:
+    """Return every package and module under root that its package's map entry does not name."""
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        package = path.parent.relative_to(root).as_posix().replace(".", "")
+        text = entries.get(package)
+        if text is None:
+            missing.append(f"{package}/ (no entry)")
+        elif path.stem not in ("__init__",) and not re.search(rf"(?<![\w/]){re.escape(path.stem)}(?!\w)", text):
+            missing.append(path.relative_to(root).as_posix())
+    return sorted(set(missing))
+
+
+def test_the_readme_map_names_every_package_and_module():
+    assert missing_from_map(readme_map(README.read_text())) == []
+
+
+def test_the_map_check_finds_a_missing_module_and_package(tmp_path):
+    (tmp_path / "core").mkdir()
+    for name in ("cli.py", "run.py", "core/setups.py", "core/stats.py"):
+        (tmp_path / name).write_text("")
+    text = "## Development\n\n```\nsrc/wrkreport/   the pipeline: cli\n  core/          setups\n```\n"
+    assert missing_from_map(readme_map(text), tmp_path) == ["core/stats.py", "run.py"]
+

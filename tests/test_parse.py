@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.errors import ParseError
-from wrkreport.model import FIELDS
+from wrkreport.core.errors import ParseError
+from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from wrkreport.cli import cli
-from wrkreport.errors import ParseError
-from wrkreport.model import FIELDS
+from wrkreport.core.errors import ParseError
+from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ab"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wrkreport.errors import ParseError
+from wrkreport.core.errors import ParseError
 from wrkreport.parsers import parse_text
 from properties import examples
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wrkreport import rawfile
-from wrkreport.errors import ParseError
+from wrkreport.core.errors import ParseError
 from wrkreport.parsers import vegeta
 from wrkreport.parsers.vegeta import parse_vegeta, read_vegeta_file
 from properties import examples

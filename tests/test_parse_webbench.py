@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wrkreport.errors import ParseError
-from wrkreport.model import FIELDS
+from wrkreport.core.errors import ParseError
+from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
 from properties import examples
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.rate_checks import errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
+from wrkreport.fixedrate.rate_checks import errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
 
 from test_rate_model import record
 
@@ -94,7 +94,7 @@ def test_vegeta_on_clients_is_summed_and_a_client_it_saturated_is_warned_about()
 
 
 def test_each_clients_cores_come_from_the_manifest_into_the_check(tmp_path):
-    from wrkreport.rate_run import client_cores
+    from wrkreport.fixedrate.reading import client_cores
 
     manifest = {"client_hosts": [{"client": "client-1", "machine": {"logical_cores": 2}}, {"client": "client-2", "machine": {"logical_cores": True}},
                                  {"client": "client-3", "machine": "x"}, "junk", {"client": 4, "machine": {"logical_cores": 2}}]}

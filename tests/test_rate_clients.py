@@ -19,8 +19,8 @@ from wrkreport.bench.remote_clients.measuring import ClientRun, run_line
 from wrkreport.bench.remote_clients.state import Client, Clients
 from wrkreport.latency_histogram import rank_of
 from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta_file
-from wrkreport.rate_checks import rate_checks
-from wrkreport.rate_model import RateResult, merge_results, rate_shares
+from wrkreport.fixedrate.rate_checks import rate_checks
+from wrkreport.fixedrate.record import RateResult, merge_results, rate_shares
 
 from test_rate_run import HELD, make_run, messages, read
 
@@ -160,7 +160,7 @@ def test_a_two_client_measurement_reads_as_one_exact_held_record(tmp_path):
     (lambda e: e["clients"][1].update(file=None, problem="client-2 (root@h2): vegeta attack exit 1: boom"), "client-2 (root@h2): vegeta attack exit 1: boom"),
     (lambda e: e["clients"][1].update(rate=400), "clients' rates do not add up to 1000"),
     (lambda e: e["clients"][1].update(file=client_name(1)), "does not say this measurement's setup, GOMAXPROCS, block, run, rate and client"),
-    (lambda e: e["clients"][1].update(file="../" + client_name(2)), "does not say"),
+    (lambda e: e["clients"][1].update(file="../" + client_name(2)), "is not a plain file name in the run: a path to a parent directory"),
     (lambda e: e.update(clients=e["clients"][:1]), "not a list of two or more clients"),
     (lambda e: e.update(file=client_name(2)), "is not its first client's"),
     (lambda e: (e["clients"].reverse(), e.update(file=e["clients"][0]["file"])), "not listed as client-1 to client-2 in order"),
@@ -202,7 +202,7 @@ def test_client_part_names():
 def test_read_client_files_needs_every_client(tmp_path):
     for i in (1, 3):
         shutil.copy(HELD, tmp_path / client_name(i))
-    from wrkreport.errors import ParseError
+    from wrkreport.core.errors import ParseError
 
     with pytest.raises(ParseError, match="expected clients 1 to 2"):
         read_client_files([tmp_path / client_name(1), tmp_path / client_name(3)])

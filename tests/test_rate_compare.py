@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.rate_compare import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
+from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
 
 from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read, shifted
 

@@ -1,4 +1,4 @@
-"""False changes of compare's fixed-rate figure (rate_compare.added_change_interval) in simulated runs that only drifted.
+"""False changes of compare's fixed-rate figure (fixedrate.comparison.added_change_interval) in simulated runs that only drifted.
 
 Each simulated run is what compare reads: one mean added latency (setup - go-http, ms)
 per block. A block's mean carries a per-start effect (normal) and the noise of its
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.rate_compare import RATE_RUN_SD, added_change_interval
+from wrkreport.fixedrate.comparison import RATE_RUN_SD, added_change_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from rate_drift import shares  # noqa: E402

@@ -14,9 +14,9 @@ import random
 
 import pytest
 
-from wrkreport.rate_run import RateMeasurement
-from wrkreport.fixed_rate_analysis import added_interval
-from wrkreport.stats import block_difference_interval
+from wrkreport.fixedrate.reading import RateMeasurement
+from wrkreport.fixedrate.analysis import added_interval
+from wrkreport.core.stats import block_difference_interval
 
 RUNS = 2000
 FLOOR = 0.93
@@ -63,8 +63,8 @@ def test_an_interval_that_ignores_the_blocks_would_fail_the_floor():
 
 def measurement(setup: str, block: int, latency_ms: float, held: bool = True) -> RateMeasurement:
     """Return a usable fixed-rate measurement whose every request took latency_ms (a real RateResult)."""
-    from wrkreport.model import Check
-    from wrkreport.rate_model import RateResult
+    from wrkreport.core.records import Check
+    from wrkreport.fixedrate.record import RateResult
 
     n = 100
     result = RateResult("x", 1000.0, n, (n - 1) / 1000, (n - 1) / 1000 + latency_ms / 1000, ((200, n),), 0, 0, (), ((12, n),),

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from wrkreport.latency_histogram import percentile_us
-from wrkreport.rate_model import RateResult
+from wrkreport.fixedrate.record import RateResult
 
 
 def record(latencies, span_s=1.0, offered=None, statuses=None, errors=0, timeouts=0, body=None, **kw) -> RateResult:

@@ -125,7 +125,7 @@ def test_fmt_number():
 
 
 def test_fmt_ratio_names_what_a_ratio_of_one_is():
-    from wrkreport.model import Ratio
+    from wrkreport.core.records import Ratio
     from wrkreport.report import fmt_ratio
 
     assert fmt_ratio(Ratio("requests_per_sec", 1, "go-http", 1.0, None, None, 5)) == "1 (baseline)"

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import pytest
 
-from wrkreport.errors import NoUsableData
+from wrkreport.core.errors import NoUsableData
 from wrkreport.run import COLUMNS, load_run, require_measurements, resolve_run_dir
 
 from conftest import CAPTURED

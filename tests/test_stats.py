@@ -8,7 +8,7 @@ from statistics import NormalDist
 
 import pytest
 
-from wrkreport import stats
+from wrkreport.core import stats
 
 
 def test_doctests():

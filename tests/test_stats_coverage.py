@@ -9,7 +9,7 @@ import random
 import pytest
 
 import simruns
-from wrkreport import stats
+from wrkreport.core import stats
 
 RUNS = 2000  # simulated runs per figure: the coverage's standard error is about 0.5 points
 FLOOR = 0.93

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from wrkreport.analyze import load_analysis
-from wrkreport.model import baseline_of
+from wrkreport.core.setups import baseline_of
 from wrkreport.report.fmt import fmt_share
-from wrkreport.termination import answer, negotiated_checks, resumed_checks, share_text, tls_part
+from wrkreport.tls_checks import answer, negotiated_checks, resumed_checks, share_text, tls_part
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "tls-quick"
 

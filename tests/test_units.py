@@ -6,7 +6,7 @@ import doctest
 
 import pytest
 
-from wrkreport import units
+from wrkreport.core import units
 
 
 def test_docstring_examples_hold():

@@ -17,7 +17,8 @@ import random
 import pytest
 
 import simruns
-from wrkreport import compare, stats
+from wrkreport import compare
+from wrkreport.core import stats
 
 RUNS = 2000  # simulated runs per figure: a rate near 5% has a standard error of about 0.5 points
 FLOOR = 0.93

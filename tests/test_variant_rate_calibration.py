@@ -1,4 +1,4 @@
-"""Coverage and false changes of the in-run A/B's fixed-rate figure (rate_compare.variant_rate_changes) in simulated runs.
+"""Coverage and false changes of the in-run A/B's fixed-rate figure (fixedrate.comparison.variant_rate_changes) in simulated runs.
 
 A run with --variant measures, in each block of its fixed-rate phase, an nginx setup (A)
 and its twin (B) after the same server start of Go, one round each. What variant_rate_changes
@@ -22,14 +22,14 @@ from statistics import NormalDist
 
 import pytest
 
-from wrkreport import stats
+from wrkreport.core import stats
 
 from test_rate_compare_calibration import P50, P99, heavy
 
 RUNS = 2000
 FLOOR = 0.93
 CEILING = 0.05
-RUN_SHIFT_SD = 0.13  # of the added latency: what a whole run moves (rate_compare.RATE_RUN_SD), shared by A and B here
+RUN_SHIFT_SD = 0.13  # of the added latency: what a whole run moves (fixedrate.comparison.RATE_RUN_SD), shared by A and B here
 DRIFT_SD = 0.10  # of the added latency: a linear drift from the first block to the last, shared by A and B
 
 

@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 import pytest
 from click.testing import CliRunner
 
-from wrkreport import stats
+from wrkreport.core import stats
 from wrkreport.analyze import load_analysis
 from wrkreport.cli import cli
-from wrkreport.errors import NothingToCompare
-from wrkreport.model import baseline_of, setup_order, split_twin
+from wrkreport.core.errors import NothingToCompare
+from wrkreport.core.setups import baseline_of, setup_order, split_twin
 from wrkreport.report import build, build_compare
 from wrkreport.run_files import HEADERS_FILE, WRK_FILE
 from wrkreport.schema import SETUP_NAME
@@ -205,7 +205,7 @@ def test_one_run_compare_gives_the_twins_cpu_per_request_paired_per_block(tmp_pa
 
 
 def test_one_run_compare_gives_the_twins_added_latency_at_a_fixed_load_paired_per_block(tmp_path):
-    from wrkreport.rate_run import read_rate_measurements
+    from wrkreport.fixedrate.reading import read_rate_measurements
 
     measurements, problems = read_rate_measurements(REAL_VARIANT, json.loads((REAL_VARIANT / "manifest.json").read_text()))
     assert not problems and {m.setup for m in measurements} == {"go-http", "nginx-http", "nginx-http~nokeep"}

@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from wrkreport import stats
+from wrkreport.core import stats
 from wrkreport.analyze import load_analysis
-from wrkreport.model import BASELINE, Ratio
+from wrkreport.core.setups import BASELINE
+from wrkreport.core.records import Ratio
 from wrkreport.report import words
 from wrkreport.report.words import BAND_TEXT, SAME_HIGH, SAME_LOW, comparison_verdict, headline, judge, ratio_verdict
 

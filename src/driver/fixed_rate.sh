@@ -1,4 +1,4 @@
-# fixed_rate.sh: the fixed-rate latency phase (issue 21): vegeta built in preflight (and copied to the clients), then after the throughput blocks, blocks of one round at each rate.
+# fixed_rate.sh: the fixed-rate latency phase: vegeta built in preflight (and copied to the clients), then after the throughput blocks, blocks of one round at each rate.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 

@@ -127,7 +127,7 @@ start_nginx() {
 # nginx_master VAR NAME BINARY CONF PREFIX LOG PIN...: start an nginx master with CONF and
 # PREFIX, its errors in logs/LOG; VAR gets its PID. Here: in the foreground of a background
 # job (so $! is the master) behind PIN (taskset -c LIST, or nothing), CONF the run dir's; with
-# --server-host: on the target by target.sh as NAME (stopped by that name), CONF the target's
+# --server-host: on the target by server_machine.sh as NAME (stopped by that name), CONF the target's
 # copy (nginx_test), never pinned (--pin-server is refused there).
 nginx_master() {
   local var="$1" name="$2" binary="$3" conf="${RUN_DIR}/$4" prefix="$5" log_file="${RUN_DIR}/logs/$6"

@@ -1,4 +1,4 @@
-# tls.sh: the TLS setups (issue 22): the run's key and certificate, their record, gohello's TLS flags, and one real handshake per setup.
+# tls.sh: the TLS setups: the run's key and certificate, their record, gohello's TLS flags, and one real handshake per setup.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 

@@ -1,4 +1,4 @@
-# variant.sh: --variant (issue 20): the variant's own nginx beside the run's, its configuration, start and stop.
+# variant.sh: --variant: the variant's own nginx beside the run's, its configuration, start and stop.
 # Its twin setups (ORIGINAL~NAME) are measured in the same rounds as every other setup; this
 # file only owns the second nginx: rendered from the same template with the twins' ports and
 # the variant's settings, in its own prefix in the private work dir, started and stopped by

@@ -5,7 +5,7 @@ check excluded are used. Repeats (rounds) are interleaved by the driver, so a se
 repeat k is paired with go-http's repeat k at the same GOMAXPROCS: drift hits both alike
 and cancels in their ratio. When the run has blocks (server starts), the block is the
 unit of replication of every ratio's interval; runs recorded before blocks have one start
-per GOMAXPROCS pass and an interval over repeats. See stats.py for the method.
+per GOMAXPROCS pass and an interval over repeats. See core/stats.py for the method.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from . import stats
+from .core import stats
 from .checks import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
-from .cpucost import ms_per_1k_requests
-from .model import BASELINE, NGINX_SETUPS, THROUGHPUT, NoiseWarning, Ratio, baseline_of, setup_order, split_twin
+from .core.cpucost import ms_per_1k_requests
+from .core.setups import NGINX_SETUPS, baseline_of, setup_order, split_twin
+from .core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
 from .run import Run, load_run, require_measurements
@@ -46,9 +47,6 @@ BLOCK_METHOD = (
     "geometric mean of the block estimates."
 )
 LATENCY_RATIO_METRICS = ("latency_p50_ms", "latency_p99_ms")
-# Server CPU per request (Go's or its stand-in's, plus nginx's, CPU time / requests): the
-# capacity-planning figure. Its ratio to go-http's pairs rounds and blocks as the throughput ratio does.
-CPU_METRIC = "cpu_server_ms_per_1k"
 CELL_METRICS = (
     "requests_per_sec",
     "latency_avg_ms",
@@ -84,7 +82,7 @@ class Analysis:
     method: str = NO_BLOCKS_METHOD
     precision_note: str = ""  # the precision target met or not, from the manifest (design.precision_sentence)
     cpu_ratios: tuple[Ratio, ...] = ()  # server CPU per request, setup / go-http (lower is cheaper), when CPU was recorded
-    # --variant (issue 20): each twin's req/s over its original's (baseline), paired by round within a block
+    # --variant: each twin's req/s over its original's (baseline), paired by round within a block
     variant_ratios: tuple[Ratio, ...] = ()
     variant_cpu_ratios: tuple[Ratio, ...] = ()  # twin / original server CPU per request, paired per round (lower: the twin is cheaper)
 

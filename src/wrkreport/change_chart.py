@@ -9,7 +9,7 @@ import matplotlib
 import matplotlib.ticker
 
 from .chart_layout import STYLE, new_figure, to_svg
-from .charts import CHANGE_LOOK, shorten
+from .charts import CHANGE_STYLES, shorten
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class ChangeMark:
     change: float | None
     low: float | None
     high: float | None
-    kind: str  # better | worse | same | inconclusive | no-interval | none (CHANGE_LOOK)
+    kind: str  # better | worse | same | inconclusive | no-interval | none (CHANGE_STYLES)
     note: str = ""  # why there is no change, for kind none
 
 
@@ -49,7 +49,7 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
                     ax.text(0.01, y, shorten(mark.note or "not compared", 45 if narrow else 60), va="center", fontsize=8, color="#333333",
                             transform=ax.get_yaxis_transform())
                 else:
-                    colour, marker, filled, label = CHANGE_LOOK[mark.kind]
+                    colour, marker, filled, label = CHANGE_STYLES[mark.kind]
                     err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
                     legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
                     ax.errorbar(mark.change, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=7,

@@ -11,17 +11,17 @@ import math
 
 import matplotlib
 
-from . import stats
+from .core import stats
 from .analyze import THROUGHPUT, Analysis
 from .cells import Spread
 from .chart_layout import STYLE, new_figure, panel_grid, to_svg
 from .latency_histogram import cdf_points
 from .latency import CellLatency
-from .model import BASELINE, split_twin
+from .core.setups import BASELINE, split_twin
 from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
 # Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
-LOOK = {
+SETUP_STYLES = {
     "go-http": ("#000000", "o", ""),
     "nginx-http": ("#0072B2", "s", "//"),
     "nginx-fcgi-tcp": ("#D55E00", "^", "xx"),
@@ -30,7 +30,7 @@ LOOK = {
     "go-fasthttp": ("#CC79A7", "P", "--"),
     "nginx-static": ("#E69F00", "X", "++"),
     "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
-    # The TLS setups (issue 22), in Tol's colour-blind-safe grey, indigo and wine; each -new
+    # The TLS setups, in Tol's colour-blind-safe grey, indigo and wine; each -new
     # setup (a handshake per request) keeps its keep-alive twin's colour, with a marker and hatch of its own.
     "go-https": ("#555555", "8", "**"),
     "nginx-https": ("#332288", "d", "||"),
@@ -39,12 +39,12 @@ LOOK = {
     "nginx-https-new": ("#332288", "2", "|."),
     "nginx-https-unix-new": ("#882255", "3", "-."),
 }
-OTHER_LOOK = ("#777777", "*", "//..")
+OTHER_STYLE = ("#777777", "*", "//..")
 VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
 MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 # How the change chart draws each kind of change: (colour, marker, filled, legend label); {band} is the no-change band.
-CHANGE_LOOK = {
+CHANGE_STYLES = {
     "better": ("#009E73", "P", True, "better in B"),
     "worse": ("#D55E00", "X", True, "worse in B"),
     "same": ("#000000", "o", True, "no change (within {band})"),
@@ -112,13 +112,13 @@ def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
     axis.set_minor_locator(matplotlib.ticker.NullLocator())
 
 
-def look(setup: str) -> tuple[str, str, str]:
+def setup_style(setup: str) -> tuple[str, str, str]:
     """Return (colour, marker, hatch) of a setup; a --variant twin ('nginx-http~nokeep') its original's colour and marker, its hatch crossed with circles."""
     original, variant = split_twin(setup)
-    if variant and original in LOOK:
-        colour, marker, hatch = LOOK[original]
+    if variant and original in SETUP_STYLES:
+        colour, marker, hatch = SETUP_STYLES[original]
         return colour, marker, hatch + VARIANT_HATCH
-    return LOOK.get(setup, OTHER_LOOK)
+    return SETUP_STYLES.get(setup, OTHER_STYLE)
 
 
 def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
@@ -136,7 +136,7 @@ def throughput_chart(analysis: Analysis) -> str:
         width = 0.8 / max(len(setups), 1)
         whiskers = False
         for i, setup in enumerate(setups):  # one bar, whisker and dot call per setup: fewer artists, a faster draw
-            colour, marker, hatch = look(setup)
+            colour, marker, hatch = setup_style(setup)
             bars_x, bars_y, whisker_x, whisker_y, below, above, dots_x, dots_y = [], [], [], [], [], [], [], []
             for g, (gomaxprocs, connections) in enumerate(analysis.groups):
                 x = g + (i - (len(setups) - 1) / 2) * width
@@ -218,7 +218,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
                 y -= 1
             y -= 0.6
         for setup in setups:
-            colour, marker, _ = look(setup)
+            colour, marker, _ = setup_style(setup)
             xs, ys, below, above = points[setup]
             if xs:
                 ax.errorbar(xs, ys, xerr=[below, above], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
@@ -284,7 +284,7 @@ def latency_chart(analysis: Analysis) -> str:
         handles = {}
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for i, setup in enumerate(analysis.setups):
-                colour, marker, _ = look(setup)
+                colour, marker, _ = setup_style(setup)
                 cell = analysis.cell(gomaxprocs, connections, setup)
                 if cell is None:
                     continue
@@ -338,7 +338,7 @@ def cpu_chart(analysis: Analysis) -> str:
                 labels.append(f"{setup}  " + group_label(gomaxprocs, connections, several).replace("\n", ", "))
                 go_mean = go.interval.estimate if go else 0.0
                 nginx_mean = nginx.interval.estimate if nginx else 0.0
-                colour, _, hatch = look(setup)
+                colour, _, hatch = setup_style(setup)
                 ax.barh(y, go_mean, color="#999999", edgecolor="#000000", linewidth=0.5, label=app_server(analysis) if y == 0 else None)
                 ax.barh(y, nginx_mean, left=go_mean, color=colour, hatch="//", edgecolor="#000000", linewidth=0.5,
                         label="nginx" if y == 0 else None)
@@ -366,7 +366,7 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
         handles = {}
         for ax, gomaxprocs in zip(axes, gomaxprocs_values):
             for setup in analysis.setups:
-                colour, marker, _ = look(setup)
+                colour, marker, _ = setup_style(setup)
                 xs, ys = [], []
                 for level in levels:
                     cell = analysis.cell(gomaxprocs, level, setup)
@@ -415,7 +415,7 @@ def cdf_chart(latencies: tuple[CellLatency, ...], several_levels: bool) -> str:
         handles, every_x = {}, []
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for cell in (c for c in latencies if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)):
-                colour, marker, _ = look(cell.setup)
+                colour, marker, _ = setup_style(cell.setup)
                 xs, ys = sampled_cdf(cell)
                 every_x.extend((xs[0], xs[-1]))
                 (line,) = ax.step(xs, ys, where="post", color=colour, linewidth=1.2)

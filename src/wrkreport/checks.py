@@ -16,9 +16,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from .model import BASELINE, NEW_CONNECTION_SETUPS, Check, worst
+from .core.setups import BASELINE, NEW_CONNECTION_SETUPS
+from .core.records import Check, worst
 from .run import Run
-from .termination import negotiated_checks, resumed_checks
+from .tls_checks import negotiated_checks, resumed_checks
 
 DEFAULT_HEADER_BYTES = 141
 BYTES_UNIT_SCALE = 1024  # wrk's format_binary: B, KB, MB, GB, TB, base 1024

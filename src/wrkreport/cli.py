@@ -9,7 +9,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import ParseError, WrkreportError
+from .core.errors import ParseError, WrkreportError
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 # C0 and C1 controls but newline and tab (ESC starts terminal sequences), DEL, and the bidirectional overrides.
@@ -60,7 +60,7 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
 
     A file that is not a complete wrk, ab or webbench output is reported on stderr as
     `wrkreport: FILE:LINE: message`; the others are still printed. Exit status 1 if any
-    file failed, else 0. With --json the keys are those of `wrkreport.model.FIELDS`
+    file failed, else 0. With --json the keys are those of `wrkreport.core.records.FIELDS`
     (null when that output does not print the value), then `clients`: the wrk files
     merged into the record. Files `<stem>.client-<i>.wrk.txt` of one stem are one
     measurement of several wrk clients: printed once, summed, with exact percentiles
@@ -69,7 +69,7 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     --json: source, format, duration_s, requests, bytes_read, errors, latencies,
     distinct, percentiles_ms, max_ms). A `*.vegeta.csv.gz` (a fixed-rate measurement)
     gives its offered and achieved rate, errors and exact p50, p90, p99, p99.9 and max
-    (with --json: rate_model.RateResult.to_dict's keys); the `<stem>.client-<i>.vegeta.csv.gz`
+    (with --json: fixedrate.record.RateResult.to_dict's keys); the `<stem>.client-<i>.vegeta.csv.gz`
     of one stem are one measurement of several clients, merged: every request of every
     client in the percentiles, the achieved rate the sum of each one's.
 

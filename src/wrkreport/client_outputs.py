@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from .latency_histogram import LatencyHistogram, merge
-from .model import WrkResult
+from .core.records import WrkResult
 
 CLIENT_PART = re.compile(r"\.client-(?P<index>[1-9][0-9]{0,3})\.wrk\.txt$")
 CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")
@@ -212,7 +212,7 @@ class ClientLoad:
 
 
 def manifest_machines(manifest: dict | None) -> bool:
-    """Return True when the manifest names a target or client machines (issue 12's keys)."""
+    """Return True when the manifest names a target or client machines."""
     return bool(manifest) and any(isinstance(manifest.get(key), (dict, list)) for key in ("server_host", "client_hosts"))
 
 
@@ -287,7 +287,7 @@ def merge_files(paths: list[str]) -> tuple[WrkResult, list[str]]:
     """
     from pathlib import Path
 
-    from .errors import ParseError
+    from .core.errors import ParseError
     from .parsers.histogram import read_histogram_file
     from .parsers import parse_file
 

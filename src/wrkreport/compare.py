@@ -30,11 +30,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from . import stats
+from .core import stats
 from .analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
-from .model import BASELINE, baseline_of, setup_order
-from .rate_compare import RateChange, rate_changes, rate_only_lines
+from .core.setups import BASELINE, baseline_of, setup_order
+from .fixedrate.comparison import RateChange, rate_changes, rate_only_lines
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -51,7 +51,7 @@ LATENCY_START_SD = 0.17
 # Widened by the ratio's 0.05 instead, one-start runs at 3 repeats flagged 22.8% of
 # simulated comparisons with no true change (tests/test_compare_calibration.py).
 THROUGHPUT_START_SD = 0.14
-# Runs drift (issue 20): two default runs of the same code minutes apart moved every ratio by
+# Runs drift: two default runs of the same code minutes apart moved every ratio by
 # 1.6-5%, beyond their intervals. A run measured in blocks averages over its own starts, but
 # not over its own day: its whole figure carries a run-level shift. RUN_SD, THROUGHPUT_RUN_SD
 # and LATENCY_RUN_SD are the DerSimonian-Laird between-run sds of the log figure over the
@@ -155,8 +155,8 @@ class RunComparison:
     differences: tuple[tuple[str, str, str], ...]  # (what, in A, in B) of parameters and environment
     differing: tuple[tuple[str, str, object, object], ...] = ()  # (section, key, value in A, value in B), raw values
     method: str = METHOD
-    rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (rate_compare.py)
-    rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (rate_compare.rate_only_lines)
+    rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (fixedrate/comparison.py)
+    rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (fixedrate.comparison.rate_only_lines)
     labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variant_compare.py)
     variant: object = None  # that variant (variant_ratio.Variant), None for two runs
 
@@ -184,7 +184,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
     changes = []
     for key in common:
         changes.append(throughput_change(cells_a[key], cells_b[key]))
-        if key[2] != BASELINE:  # each ratio over its own divisor in both runs: nginx-https over go-https (issue 22)
+        if key[2] != BASELINE:  # each ratio over its own divisor in both runs: nginx-https over go-https
             base = key[:2] + (baseline_of(key[2]),)
             changes.append(replace(ratio_change(cells_a[key], cells_b[key], cells_a.get(base), cells_b.get(base)), baseline=base[2]))
         changes.append(latency_change(cells_a[key], cells_b[key]))

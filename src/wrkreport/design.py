@@ -60,7 +60,7 @@ def precision_of(manifest: dict | None) -> dict | None:
         "median_half_width_pct": number(record.get("median_half_width_pct")),
         "stop_reason": record.get("stop_reason") if isinstance(record.get("stop_reason"), str) else None,
         "more_time_estimate_s": number(record.get("more_time_estimate_s")),
-        "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs before issue 20: None)
+        "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
     }
 
 

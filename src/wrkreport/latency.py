@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .latency_histogram import SHOWN_PERCENTILES, LatencyHistogram, merge
-from .model import setup_order
+from .core.setups import setup_order
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import matplotlib
 
 from .chart_layout import STYLE, panel_grid, to_svg
-from .charts import look, plain_log_axis
-from .fixed_rate_analysis import RateCell
+from .charts import setup_style, plain_log_axis
+from .fixedrate.analysis import RateCell
 
 
 def rate_chart(cells: list[RateCell]) -> str:
@@ -19,7 +19,7 @@ def rate_chart(cells: list[RateCell]) -> str:
         for ax, n in zip(axes, groups):
             shown_rates, shown_ms = [], []
             for setup in setups:
-                colour, marker, _ = look(setup)
+                colour, marker, _ = setup_style(setup)
                 held = sorted((c.offered_rps, c.p50_ms, c.p99_ms) for c in cells if c.gomaxprocs == n and c.setup == setup and c.held and c.p99_ms)
                 if not held:
                     continue

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import NoUsableData, ParseError
+from .core.errors import NoUsableData, ParseError
 from .client_outputs import (
     ClientFile,
     ClientLoad,
@@ -39,10 +39,11 @@ from .client_outputs import (
 )
 from .latency_histogram import LatencyHistogram, merge
 from .parsers.histogram import hist_file_name
-from .model import FIELDS, Check, setup_order
+from .core.records import FIELDS, Check
+from .core.setups import setup_order
 from .parsers import parse_file
 from .rawfile import name_problem, show_name
-from .rate_run import RateMeasurement, read_rate_measurements
+from .fixedrate.reading import RateMeasurement, read_rate_measurements
 from .run_files import (
     CPU_PROCESSES,
     WRK_FILE,
@@ -87,7 +88,7 @@ class Run:
     # wrk file name -> its clients' threads, CPU and machine cores: every measurement of a run whose
     # manifest names machines (server_host, client_hosts), and every several-client one; else empty.
     client_loads: dict[str, tuple[ClientLoad, ...]] = field(default_factory=dict)
-    # the fixed-rate phase's measurements (manifest fixed_rate_measurements, rate_run.py), each with its checks
+    # the fixed-rate phase's measurements (manifest fixed_rate_measurements, fixedrate/reading.py), each with its checks
     rates: tuple[RateMeasurement, ...] = ()
 
     @property

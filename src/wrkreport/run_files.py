@@ -8,26 +8,27 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ParseError, RefusedFile
+from .core.errors import ParseError, RefusedFile
 from .latency_histogram import LatencyHistogram
-from .model import Check
+from .core.records import Check
 from .parsers.histogram import parse_histogram
 from .rawfile import CAP_BYTES, read_bytes
+from .core.setups import SETUP_PATTERN
 from .schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
-    r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})"
+    rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})"
     r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})"
     r"(?:\.client-(?P<client>[1-9][0-9]{0,3})\.wrk|\.(?:wrk|ab))\.txt"
 )
-HEADERS_FILE = re.compile(r"(?P<setup>[A-Za-z0-9][A-Za-z0-9_-]*(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<gomaxprocs>[0-9]{1,4})\.headers\.txt")
+HEADERS_FILE = re.compile(rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})\.headers\.txt")
 MANIFEST = "manifest.json"
 CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 
 MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
 
 # Wrong values under these keys fail a check (machines, clients) instead of a warning: they say where
-# the run ran and which files make up a measurement (issue 12's keys).
+# the run ran and which files make up a measurement.
 MACHINE_KEYS = re.compile(r"(?:server_host|client_hosts|network|parameters\.(?:server_host|server_address|client_hosts|ssh_config))\b")
 
 CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
@@ -36,6 +37,7 @@ CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
 # refused (schema kind "file"): the entry is left out with a failed `file-name` check. A refused
 # cpu_file, hist_file or headers_file is left out alone, with a warning: the measurement stands
 # without it. A wrk measurement's clients' files go through CLIENTS_KEY.
+REFUSED = "refused"  # the key refuse_entries adds to a fixed-rate entry whose file name was refused
 ENTRY_FILE_KEY = re.compile(r"(measurements|fixed_rate_measurements)\[([0-9]+)\]\.(?:file|clients\[[0-9]+\]\.file): ")
 
 
@@ -120,13 +122,21 @@ def machine_problems(reasons: list[str]) -> list[Check]:
 
 
 def refuse_entries(data: dict, reasons: list[str], run: str) -> list[Check]:
-    """Leave out every measurement entry a file field of which is not a plain file name; return a failed `file-name` check each."""
+    """Refuse every measurement entry whose file (or a client's) is not a plain file name; return the checks of the wrk ones.
+
+    A wrk measurement's entry is left out with a failed `file-name` check (its file, if any, is
+    read from the directory's listing). A fixed-rate entry stays, marked REFUSED with the
+    reason: the fixed-rate reader makes it an unusable measurement with a failed check.
+    """
     found, doomed = [], set()
     for reason in reasons:
         match = ENTRY_FILE_KEY.match(reason)
         key, index = match[1], int(match[2])
         entries = data.get(key) if isinstance(data.get(key), list) else []
         entry = entries[index] if index < len(entries) and isinstance(entries[index], dict) else {}
+        if key == "fixed_rate_measurements":
+            entry.setdefault(REFUSED, f"{run}/{MANIFEST}: {reason}")
+            continue
         if (key, index) not in doomed:
             found.append(Check("file-name", "fail", f"{run}/{MANIFEST}: {reason}; that measurement's entry is left out", *entry_subject(entry)))
         doomed.add((key, index))

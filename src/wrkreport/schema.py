@@ -14,11 +14,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from .core.setups import SETUP_NAME, VARIANT_NAME
 from .rawfile import name_problem
 
-# What run_files.WRK_FILE accepts as a setup: a name, or a --variant twin ORIGINAL~NAME (model.TWIN).
-SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}(?:~[a-z][a-z0-9]{0,15})?")
-VARIANT_NAME = re.compile(r"[a-z][a-z0-9]{0,15}")  # --variant NAME
 CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as client_outputs.py and run_files.WRK_FILE name them
 CPU_LIST = re.compile(r"[0-9]{1,10}(?:-[0-9]{1,10})?(?:,[0-9]{1,10}(?:-[0-9]{1,10})?)*")
 MAX_CPU = 65535  # above Linux's largest NR_CPUS (8192)
@@ -205,7 +203,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "measurements[].hist_file": Spec("file"),
     "measurements[].command": Spec("str"),
     "measurements[].exit_code": Spec("int", -(2**31), 2**31),
-    # Several wrk clients per measurement (issue 12, docs/raw-format.md "Two machines and several clients").
+    # Several wrk clients per measurement (docs/raw-format.md "Two machines and several clients").
     "measurements[].client": Spec("client"),  # a single-client measurement on a remote client
     "measurements[].host": Spec("str"),
     "measurements[].clients": Spec("list"),
@@ -218,7 +216,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "measurements[].clients[].command": Spec("str"),
     "measurements[].clients[].started_at": Spec("str"),
     "measurements[].clients[].ended_at": Spec("str"),
-    # The fixed-rate phase (issue 21): its parameters, blocks and measurements (docs/raw-format.md).
+    # The fixed-rate phase: its parameters, blocks and measurements (docs/raw-format.md).
     "parameters.rates": Spec("list"),
     "parameters.rates[]": Spec("int", 1, 10**9),
     "parameters.rate_shares": Spec("list"),
@@ -248,7 +246,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "fixed_rate_measurements[].clients[].problem": Spec("str"),
     "fixed_rate_measurements[].clients[].started_at": Spec("str"),
     "fixed_rate_measurements[].clients[].ended_at": Spec("str"),
-    # --variant (issue 20): its name, options and nginx; its twins are setups ORIGINAL~NAME.
+    # --variant: its name, options and nginx; its twins are setups ORIGINAL~NAME.
     "variant": Spec("dict"),
     "variant.name": Spec("variant", required=True),
     "variant.options": Spec("list"),

@@ -1,4 +1,4 @@
-"""Variant compare (issue 20): one run with --variant -> A (its nginx setups) against B (their twins), measured in the same rounds.
+"""Variant compare: one run with --variant -> A (its nginx setups) against B (their twins), measured in the same rounds.
 
 compare.py compares two runs, which cannot be paired: each is a separate time on the
 machine, so every interval is widened by the run-to-run spread (compare.RUN_SD), and a
@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from . import stats
+from .core import stats
 from .analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
 from .cells import Cell
 from .compare import P99, Change, RunComparison
-from .errors import NothingToCompare
-from .model import baseline_of, setup_order, split_twin
-from .rate_compare import variant_rate_changes
+from .core.errors import NothingToCompare
+from .core.setups import baseline_of, setup_order, split_twin
+from .fixedrate.comparison import variant_rate_changes
 from .variant_ratio import Variant, variant_of
 
 METHOD = (

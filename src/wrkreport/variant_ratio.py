@@ -1,4 +1,4 @@
-"""Variant A/B (issue 20): a run's --variant, and its twins' req/s over their originals' (analyze.Analysis.variant_ratios) as records.
+"""Variant A/B: a run's --variant, and its twins' req/s over their originals' (analyze.Analysis.variant_ratios) as records.
 
 A twin (ORIGINAL~NAME) is its original nginx setup served by the variant's nginx, measured
 in the same shuffled rounds of the same blocks. Its A/B figure is paired_ratio's over the
@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .model import Ratio, split_twin
+from .core.records import Ratio
+from .core.setups import split_twin
 
 # The options the driver records (bench/variant.py), as it normalises them; nothing else is shown.
 OPTION = re.compile(r"no-upstream-keepalive|pin-server=[0-9][0-9,-]{0,63}|nginx=/[^\x00-\x1f\x7f]{1,1023}")

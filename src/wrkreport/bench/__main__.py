@@ -15,15 +15,32 @@ import os
 import sys
 from .manifest import CACHE
 from .remote_clients.session import SESSIONS
-from .setups import PROG, SETUP_BY_ID, SETUP_IDS, UsageError
-from . import target as target_mod
-from .commands_blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
-from .commands_clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
-from .commands_rate import cmd_clients_vegeta, cmd_measure_rate, cmd_rate_pass_start, cmd_rate_plan, cmd_rate_warm_up, cmd_vegeta_record
-from .commands_finish import cmd_decide, cmd_finish, cmd_summary
+from .profiles import PROG
+from ..core.setups import SETUP_BY_ID, SETUP_IDS
+from ..core.errors import UsageError
+from . import server_machine
+from .commands.blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
+from .commands.clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
+from .commands.rate_phase import (
+    cmd_clients_vegeta,
+    cmd_measure_rate,
+    cmd_rate_pass_start,
+    cmd_rate_plan,
+    cmd_rate_warm_up,
+    cmd_vegeta_record,
+)
+from .commands.finish import cmd_decide, cmd_finish, cmd_summary
 from .handshake import cmd_tls_record
-from .commands_preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_nginx, cmd_tune
-from .commands_target import TARGET_LOST, cmd_facts_script, cmd_target_facts, cmd_target_nginx, cmd_target_ports, cmd_target_record, cmd_target_running
+from .commands.preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_nginx, cmd_tune
+from .commands.server_host import (
+    TARGET_LOST,
+    cmd_facts_script,
+    cmd_target_facts,
+    cmd_target_nginx,
+    cmd_target_ports,
+    cmd_target_record,
+    cmd_target_running,
+)
 
 
 def setup_id(text: str) -> str:
@@ -228,13 +245,13 @@ def cmd_serve(args) -> int:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     CACHE.enable()
-    target_mod.SESSION.update(control=args.ssh_control, dir=args.target_dir)
+    server_machine.SESSION.update(control=args.ssh_control, dir=args.target_dir)
     SESSIONS.keep = True  # one agent per remote client for the whole run
     try:
         return serve_commands(args.run)
     finally:
         SESSIONS.close_all()
-        target_mod.close_target_shell()
+        server_machine.close_target_shell()
 
 
 def serve_commands(run: str) -> int:
@@ -265,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.func(args)
-    except target_mod.TargetLost as exc:  # the link dropped: the script names it in the manifest
+    except server_machine.TargetLost as exc:  # the link dropped: the script names it in the manifest
         print(f"{PROG}: {args.command}: {exc}", file=sys.stderr)
         return TARGET_LOST
     except UsageError as exc:

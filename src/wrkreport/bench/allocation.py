@@ -31,9 +31,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import stats
-from . import precision
-from .setups import baseline_of, split_twin
+from ..core import stats
+from . import stopping_rule as precision
+from ..core.setups import baseline_of, split_twin
 from .values import parse_iso
 
 MIN_ROUNDS = 2  # a block needs 2 rounds for its own within-block noise

@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cpucost import ms_per_1k_requests
-from .setups import CPU_PROCESSES, SCHEMA, split_twin
+from ..core.cpucost import ms_per_1k_requests
+from .profiles import CPU_PROCESSES, SCHEMA
+from ..core.setups import split_twin
 
 
 def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:

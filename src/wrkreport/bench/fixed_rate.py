@@ -1,7 +1,7 @@
 """One fixed-rate measurement: `vegeta attack` at R req/s against one URL, its per-request results kept (CSV, gzip'd) and its CPU time beside them.
 
-The open-loop counterpart of `measure` (commands_blocks.py), for the fixed-rate phase
-(issue 21). In order:
+The open-loop counterpart of `measure` (commands/blocks.py), for the fixed-rate phase.
+In order:
 
 1. the servers' CPU time is read from /proc (cpu.py, as for wrk);
 2. `vegeta attack -rate R/1s -duration Ds ...` runs with its results (vegeta's binary gob)
@@ -38,7 +38,7 @@ from typing import Callable
 
 from ..parsers.vegeta import SUFFIX
 from .cpu import cpu_record, cpu_snapshot, run_measured, server_pids
-from .machine import cpu_count
+from ..core.cpus import cpu_count
 from .manifest import write_json_atomic
 from .values import iso_ms, now_ms, parse_cpu_list
 

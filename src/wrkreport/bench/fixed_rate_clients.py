@@ -1,14 +1,14 @@
 """One fixed-rate measurement on every --client-hosts client at once: vegeta at each one's share of the rate, each one's results kept, their CPU time.
 
-The open-loop counterpart of commands_clients.measure_on_clients, for the fixed-rate phase
-(issue 21) with --client-hosts. In order:
+The open-loop counterpart of commands/clients.measure_on_clients, for the fixed-rate phase
+with --client-hosts. In order:
 
 1. once per run (`clients-vegeta`, install_vegeta): the vegeta built here (static:
    vegeta_build builds with CGO_ENABLED=0; for a client of another architecture, built
    for its own) is copied into each remote client's private work dir over its ssh master, its sha256 checked there against this copy's, and one
    targets file per setup written beside it (`targets.<setup>`: `GET URL`). Nothing is
    installed outside that dir, which `clients-down` removes;
-2. per measurement: each client gets its share of the rate (rate_model.rate_shares: the
+2. per measurement: each client gets its share of the rate (fixedrate.record.rate_shares: the
    remainder to the first ones, so the shares add up to the rate) and of the connection
    cap (-max-connections, split as wrk's -c), and all start together through the agents
    (remote_clients.measuring.run_all, the same barrier as wrk): a remote agent answers
@@ -37,13 +37,13 @@ from pathlib import Path
 from typing import Callable
 
 from ..parsers.vegeta import SUFFIX
-from ..rate_model import rate_shares
+from ..fixedrate.record import rate_shares
 from .cpu import cpu_record
 from .fixed_rate import Attack, attack_argv, encode_csv_gz, last_words
 from .manifest import write_json_atomic
 from .remote_clients.measuring import ClientRun, connection_share, run_all, start_skew_ms, wrk_usage
 from .remote_clients.state import ClientError, Clients, on_client, said
-from .target import GOARCH
+from .server_machine import GOARCH
 from .values import iso_ms
 from .vegeta_build import VegetaBuildError, build_vegeta_for
 

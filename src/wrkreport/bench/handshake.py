@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 from .manifest import load_manifest, save_manifest
-from .setups import SETUP_BY_ID, UsageError
+from ..core.setups import SETUP_BY_ID
+from ..core.errors import UsageError
 
 # openssl s_client -brief's lines (OpenSSL 3.0): "Protocol version: TLSv1.3",
 # "Ciphersuite: TLS_AES_128_GCM_SHA256", "Signature type: ECDSA", "Server Temp Key: X25519, 253 bits".
@@ -120,7 +121,7 @@ SIZE_LINE = re.compile(r"size\s+(?P<bytes>[0-9]+)\s*")
 
 
 def remote_counter(spec: str | None, ask) -> dict | None:
-    """Return read_counter's answer from the target (--server-host): ask('count KIND PATH') runs target.sh's reader there.
+    """Return read_counter's answer from the target (--server-host): ask('count KIND PATH') runs server_machine.sh's reader there.
 
     >>> remote_counter("size:/t/tls-resumed.nginx-https.log", lambda line: ["size 14"])
     {'handshakes': None, 'resumed': 7}

@@ -12,7 +12,7 @@ import ipaddress
 import os
 import re
 
-from .setups import UsageError
+from ..core.errors import UsageError
 from .values import dedupe, shorten, split_list
 
 ENV_SERVER_HOST, ENV_SERVER_ADDRESS, ENV_CLIENT_HOSTS, ENV_SSH_CONFIG = (

@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from ..core.cpus import cpu_count
+
 
 
 # The article's kernel settings, in its order. How --tune treats each:
@@ -39,19 +41,6 @@ ARTICLE_SYSCTL: tuple[tuple[str, str, str], ...] = (
     ("vm.min_free_kbytes", "65536", "set"),
     ("vm.overcommit_memory", "1", "set"),
 )
-
-
-def usable_cpus() -> frozenset[int]:
-    """Return the CPUs this process may run on (those `nproc` counts)."""
-    try:
-        return frozenset(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return frozenset(range(os.cpu_count() or 1))
-
-
-def cpu_count() -> int:
-    """Return how many CPUs this process may run on (what `nproc` prints)."""
-    return len(usable_cpus())
 
 
 def machine_info(proc: Path = Path("/proc"), os_release: Path = Path("/etc/os-release")) -> dict:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from .remote import local_boot_id
 from .machine import command_output, machine_info, read_sysctl, tool_versions
-from .setups import PARAMS, RUN_ID_FORMAT, SCHEMA
-from .rateplan import rate_parameters
-from .tlsplan import tls_parameters
+from .profiles import PARAMS, RUN_ID_FORMAT, SCHEMA
+from .rate_options import rate_parameters
+from .tls_options import tls_parameters
 from .variant import variant_record
 from .values import iso, utc_now
 

@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 from .hosts import url_host
-from .setups import HELLO_LINE, LOOPBACK, SETUP_BY_ID, UsageError, body_text
-from .tlsplan import nginx_tls_values
+from .profiles import HELLO_LINE, LOOPBACK, body_text
+from ..core.setups import SETUP_BY_ID
+from ..core.errors import UsageError
+from .tls_options import nginx_tls_values
 
 
 def nginx_conf_dir(nginx_V: str) -> Path | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .setups import LOOPBACK
+from .profiles import LOOPBACK
 
 
 def port_is_free(port: int) -> bool:

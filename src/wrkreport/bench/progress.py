@@ -7,8 +7,8 @@ from pathlib import Path
 
 from .cpu import cpu_ms_per_1k_requests, read_cpu_record
 from .manifest import find_pass, levels_of
-from .plan import estimate_seconds, measurement_count
-from .setups import SETUP_BY_ID, VARIANT_SERVER
+from .parameters import estimate_seconds, measurement_count
+from ..core.setups import SETUP_BY_ID, VARIANT_SERVER
 from .values import format_duration, format_rate, now_ms, parse_iso
 
 
@@ -48,7 +48,7 @@ def elapsed_of(manifest: dict) -> float:
 
 def progress_result(path: Path, exit_code: int) -> str:
     """Return the end of a progress line from a finished wrk (or ab) file: '14,812 req/s' (+ problems)."""
-    from ..errors import ParseError
+    from ..core.errors import ParseError
     from ..parsers import parse_file
 
     tool = "ab" if path.name.endswith(".ab.txt") else "wrk"
@@ -75,7 +75,7 @@ def progress_result(path: Path, exit_code: int) -> str:
 def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
     """Return one line per cell: median req/s over its measurements, how many there were, and
     the median CPU time per 1,000 requests of each process the setup runs on."""
-    from ..errors import ParseError
+    from ..core.errors import ParseError
     from .remote_clients.totals import measurement_files, totals
 
     params = manifest["parameters"]
@@ -112,10 +112,10 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
 
 
 def rate_lines(run_dir: Path, manifest: dict) -> list[str]:
-    """Return the fixed-rate phase's lines (rate_summary.py): per GOMAXPROCS and rate, the latency each setup adds over go-http, open loop."""
-    from ..fixed_rate_analysis import rate_cells
-    from ..rate_run import read_rate_measurements
-    from ..rate_summary import rate_summary_lines
+    """Return the fixed-rate phase's lines (fixedrate/summary.py): per GOMAXPROCS and rate, the latency each setup adds over go-http, open loop."""
+    from ..fixedrate.analysis import rate_cells
+    from ..fixedrate.reading import read_rate_measurements
+    from ..fixedrate.summary import rate_summary_lines
 
     measurements, _ = read_rate_measurements(run_dir, manifest)  # problems are the report's to show
     return rate_summary_lines(rate_cells(measurements, manifest["parameters"]["setups"]))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from .setups import MAX_CPU, MAX_HANDLER_DELAY_NS, MAX_WHOLE, TIME_FORMAT, UsageError
+from .profiles import MAX_CPU, MAX_HANDLER_DELAY_NS, MAX_WHOLE, TIME_FORMAT
+from ..core.errors import UsageError
 
 
 def utc_now() -> datetime:

@@ -1,4 +1,4 @@
-"""Variant (issue 20): --variant NAME:OPT[,OPT...] -> a second nginx whose twin setups are measured in the same rounds as the originals.
+"""Variant: --variant NAME:OPT[,OPT...] -> a second nginx whose twin setups are measured in the same rounds as the originals.
 
 A run compares two nginx builds or configurations best inside itself: the variant's
 nginx runs beside the original one, each nginx setup gets a twin (ORIGINAL~NAME, on the
@@ -15,7 +15,9 @@ import os
 from pathlib import Path
 
 from .machine import command_output, tool_versions
-from .setups import MAX_PORT, SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, UsageError, twin_id
+from .profiles import MAX_PORT
+from ..core.setups import SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, twin_id
+from ..core.errors import UsageError
 from .values import format_cpu_list, pin_list, shorten
 
 ENV_VARIANT = "BENCH_VARIANT"

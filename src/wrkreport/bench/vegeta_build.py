@@ -1,6 +1,6 @@
 """vegeta: the open-loop load generator, a Go module pinned here, built once into a cache directory; its version for the manifest.
 
-The fixed-rate phase (issue 21) runs `vegeta attack` at a fixed rate. vegeta is not taken
+The fixed-rate phase runs `vegeta attack` at a fixed rate. vegeta is not taken
 from the machine's PATH or a distribution package: `go install` builds the module
 github.com/tsenart/vegeta/v12 at VEGETA_VERSION (its one pin) with the Go toolchain the
 run already builds gohello with, into

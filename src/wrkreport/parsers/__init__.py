@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ParseError, RefusedFile
-from ..model import WrkResult
+from ..core.errors import ParseError, RefusedFile
+from ..core.records import WrkResult
 from ..rawfile import CAP_BYTES, read_bytes
 from . import wrk
 from .cursor import decode, split_lines
@@ -43,5 +43,5 @@ def parse_text(text: str, source: str) -> WrkResult:
             if webbench.is_webbench(lines):
                 return webbench.parse_lines(lines, source)
         return wrk.parse_lines(lines, source)
-    except ValueError as exc:  # a record that rejects itself (model.WrkResult): its value is impossible
+    except ValueError as exc:  # a record that rejects itself (records.WrkResult): its value is impossible
         raise ParseError(source, None, f"impossible values: {exc}") from None

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import ParseError
-from ..model import WrkResult
+from ..core.errors import ParseError
+from ..core.records import WrkResult
 from .cursor import Cursor, Line, quote
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
@@ -146,7 +146,7 @@ def parse_lines(lines: list[Line], source: str) -> WrkResult:
     report_start(cur)
     try:
         return parse_report(cur, version)
-    except ValueError as exc:  # the record rejected a value (model.WrkResult)
+    except ValueError as exc:  # the record rejected a value (records.WrkResult)
         raise ParseError(source, None, f"impossible values: {exc}") from None
 
 

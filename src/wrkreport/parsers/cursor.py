@@ -6,7 +6,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from ..errors import ParseError
+from ..core.errors import ParseError
 
 INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"))  # BOM, zero-width spaces
 

@@ -12,7 +12,7 @@ import operator
 import re
 from pathlib import Path
 
-from ..errors import ParseError, RefusedFile
+from ..core.errors import ParseError, RefusedFile
 from ..latency_histogram import ERROR_KINDS, FORMAT, SUFFIX, VERSION, LatencyHistogram, merge
 from ..schema import MAX_DIGITS
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..errors import ParseError, RefusedFile
-from ..rate_model import RateResult, merge_results, rate_shares
+from ..core.errors import ParseError, RefusedFile
+from ..fixedrate.record import RateResult, merge_results, rate_shares
 
 SUFFIX = ".vegeta.csv.gz"
 MAX_TEXT_BYTES = 1 << 30  # 1 GiB of CSV, about 4 million requests at ~260 bytes a row
@@ -210,7 +210,7 @@ def parse_vegeta(source: str | Path, data: bytes, offered_rps: float | None = No
         raise ParseError(source, None, f"broken gzip data ({exc}): file cut off or damaged?") from None  # where, buffering hides
     try:
         return rows.result(offered_rps)
-    except ValueError as exc:  # a record that rejects itself (rate_model.RateResult)
+    except ValueError as exc:  # a record that rejects itself (fixedrate.record.RateResult)
         raise ParseError(source, None, f"impossible values: {exc}") from None
 
 

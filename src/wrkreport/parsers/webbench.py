@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import WrkResult
+from ..core.records import WrkResult
 from .cursor import Cursor, Line, quote
 
 _INT = r"[0-9]{1,20}"

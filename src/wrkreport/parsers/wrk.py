@@ -32,9 +32,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import units
-from ..errors import ParseError
-from ..model import WrkResult
+from ..core import units
+from ..core.errors import ParseError
+from ..core.records import WrkResult
 from .cursor import Cursor, Line, quote
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----

@@ -13,9 +13,9 @@ from .. import __version__, change_chart
 from ..analyze import load_analysis
 from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
-from ..rate_compare import RATE_METHOD, VARIANT_RATE_METHOD
+from ..fixedrate.comparison import RATE_METHOD, VARIANT_RATE_METHOD
 from ..variant_compare import DRIFT_NOTE, variant_comparison
-from ..errors import NothingToCompare, RefusedFile
+from ..core.errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes
 from ..run import Run, real_path
 from .compare_words import CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, figure_text
@@ -282,7 +282,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         "only_in_a": [list(k) for k in result.only_in_a],
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
-        "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (rate_compare.py)
+        "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (fixedrate/comparison.py)
         "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared
         "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
         **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import BASELINE
+from ..core.setups import BASELINE
 from .fmt import display, fmt_ms, fmt_number, group_name
 from .words import BAND_TEXT, join_names, judge, upper_first
 

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from ..checks import CheckReport
-from ..model import STATUSES, Check, worst
+from ..core.records import STATUSES, Check, worst
 from ..run import Run, relative_to
 from .fmt import fmt_ms, fmt_number, group_name, none_if_nan
 from .words import CHECK_TITLES

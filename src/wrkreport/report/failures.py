@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..checks import CheckReport
-from ..errors import RefusedFile
-from ..model import Check
+from ..core.errors import RefusedFile
+from ..core.records import Check
 from ..rawfile import read_head
 from ..run import Run
 from .words import CHECK_TITLES

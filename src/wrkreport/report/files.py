@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..fixed_rate_analysis import rate_cells
+from ..fixedrate.analysis import rate_cells
 from .. import __version__, reference
 from ..analyze import Analysis
 from ..checks import CheckReport
 from ..design import design_of, precision_of
-from ..errors import OutputError
-from ..model import Ratio
+from ..core.errors import OutputError
+from ..core.records import Ratio
 from ..variant_ratio import variant_of, variant_ratio_record, variant_record
 from ..latency import CellLatency, cell_latencies
 from ..run import COLUMNS, Run
@@ -40,13 +40,13 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "ratios": [ratio_record(r) for r in analysis.ratios],
         "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
         "cpu_ratios": [ratio_record(r) for r in analysis.cpu_ratios],  # server CPU per request / go-http's
-        "variant": variant_record(variant_of(run.manifest, analysis.setups)),  # --variant (issue 20); null without
+        "variant": variant_record(variant_of(run.manifest, analysis.setups)),  # --variant; null without
         "variant_ratios": [variant_ratio_record(r) for r in analysis.variant_ratios],  # twin / original, paired per block
         "variant_cpu_ratios": [variant_ratio_record(r) for r in analysis.variant_cpu_ratios],  # server CPU per request, twin / original
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
         "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],
-        "fixed_rate": [c.record() for c in rate_cells(list(run.rates), list(analysis.setups))],  # open loop (fixed_rate_analysis.py)
+        "fixed_rate": [c.record() for c in rate_cells(list(run.rates), list(analysis.setups))],  # open loop (fixedrate/analysis.py)
         "checks": [asdict(c) for c in report.checks],
         "expected_header_bytes": report.expected_header_bytes,
         "response_bytes_agreed": report.response_bytes,

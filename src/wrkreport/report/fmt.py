@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from ..analyze import CPU_METRIC, THROUGHPUT
-from ..model import BASELINE, Ratio
+from ..core.setups import BASELINE
+from ..core.records import CPU_METRIC, THROUGHPUT, Ratio
 
 
 def fmt_number(value: float | None, digits: int = 0) -> str:

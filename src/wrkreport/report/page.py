@@ -17,19 +17,20 @@ from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, An
 from ..checks import CheckReport
 from ..latency_histogram import SHOWN_PERCENTILES
 from ..latency import cell_latencies
-from ..model import BASELINE, setup_description, worst
+from ..core.setups import BASELINE, setup_description
+from ..core.records import worst
 from ..run import Run, relative_to
 from .evidence import CheckGroup, HeaderRow, MeasurementRow, check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
 from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
 from .study import load_generator, study_reference, study_rows
-from ..fixed_rate_analysis import rate_cells
+from ..fixedrate.analysis import rate_cells
 from ..rate_chart import rate_chart
 from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
 from .tlspage import TlsSection, tls_section
-from ..termination import tls_part
-from ..model import TLS_SETUPS, baseline_of
+from ..tls_checks import tls_part
+from ..core.setups import TLS_SETUP_IDS, baseline_of
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
@@ -159,7 +160,7 @@ class Page:
     latency_percentiles: tuple[str, ...] = ()  # their column heads ('p50', ..., 'p99.9')
     machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
-    tls: TlsSection | None = None  # the TLS setups (issue 22), when measured
+    tls: TlsSection | None = None  # the TLS setups, when measured
     rate: RateSection | None = None  # the fixed-rate phase (report/ratepage.py)
     variant: VariantSection | None = None  # --variant's A/B figures (report/variantpage.py)
 
@@ -189,7 +190,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
     jobs.update({"fixed_rate": lambda: rate_chart(rates)} if any(c.held for c in rates) else {})
     tls = tls_part(run.manifest, analysis)
     if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
-        jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUPS)), (), (), "tls",
+        jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUP_IDS)), (), (), "tls",
                                                   "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS")
     svg = parallel.run_all(jobs)
     manifest = run.manifest or {}

@@ -1,13 +1,13 @@
-"""The fixed-rate part of the page (issue 21): the answer's sentences, one row per cell, and the saturation latencies' Little's-law figure, as strings."""
+"""The fixed-rate part of the page: the answer's sentences, one row per cell, and the saturation latencies' Little's-law figure, as strings."""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 
-from ..fixed_rate_analysis import BASELINE, RateCell
-from ..stats import Interval
-from ..rate_summary import added_over, baselines_named, fmt_interval, fmt_ms as summary_ms, over
+from ..fixedrate.analysis import BASELINE, RateCell
+from ..core.stats import Interval
+from ..fixedrate.summary import added_over, baselines_named, fmt_interval, fmt_ms as summary_ms, over
 
 
 @dataclass(frozen=True)

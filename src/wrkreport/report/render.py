@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jinja2
 
-from ..model import SETUP_DESCRIPTIONS
 from .page import Page
 
 TEMPLATE = "report.html"
@@ -46,7 +45,6 @@ def environment() -> jinja2.Environment:
         bytecode_cache=bytecode_cache(),  # compiling report.html took about 75 ms of every build
     )
     env.filters["in_groups"] = in_groups
-    env.globals["setup_description"] = lambda s: SETUP_DESCRIPTIONS.get(s, "")
     return env
 
 

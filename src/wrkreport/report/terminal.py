@@ -8,8 +8,8 @@ import pandas as pd
 
 from ..analyze import Analysis
 from ..cells import several_levels
-from ..model import BASELINE, baseline_of
-from ..rate_compare import rate_change_lines
+from ..core.setups import BASELINE, baseline_of
+from ..fixedrate.comparison import rate_change_lines
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name
 from .compare_words import compare_summary, fixed_rate_sentence

@@ -1,10 +1,10 @@
-"""The TLS part of the page (issue 22): its answer, the negotiated parameters, the versions and one row per TLS cell, as strings."""
+"""The TLS part of the page: its answer, the negotiated parameters, the versions and one row per TLS cell, as strings."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..termination import TlsPart, answer
+from ..tls_checks import TlsPart, answer
 from .fmt import fmt_number
 
 

@@ -1,11 +1,12 @@
-"""The variant part of the page (issue 20): each nginx setup's A/B figure (its --variant twin over itself, paired in the same rounds) in words and rows."""
+"""The variant part of the page: each nginx setup's A/B figure (its --variant twin over itself, paired in the same rounds) in words and rows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..analyze import Analysis
-from ..model import Ratio, split_twin
+from ..core.records import Ratio
+from ..core.setups import split_twin
 from ..variant_ratio import METHOD, Variant, changed, variant_of
 from .fmt import fmt_ratio
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW

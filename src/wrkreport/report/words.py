@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import stats
+from ..core import stats
 from ..analyze import CPU_METRIC, Analysis
 from ..cells import Comparison
-from ..model import BASELINE, NEW_CONNECTION_SETUPS, NGINX_SETUPS, TLS_SETUPS, Ratio
+from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS, NGINX_SETUPS, TLS_SETUP_IDS
+from ..core.records import Ratio
 from .fmt import fmt_share, fmt_times, group_name
 
 MECHANISM = {
@@ -22,7 +23,7 @@ MECHANISM = {
     "node-http": "Node.js's http module",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
-NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUPS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
+NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
 ALTERNATIVES = ("go-fasthttp", "node-http")  # other servers in Go's place (nginx-static is the ceiling)
 
 # --- The one rule set every sentence about a ratio follows -------------------------------------

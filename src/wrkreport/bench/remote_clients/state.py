@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..hosts import LOCAL
 from ..remote import FACTS_SCRIPT, parse_facts
-from ..setups import UsageError
-from ..target import rtt_figures
+from ...core.errors import UsageError
+from ..server_machine import rtt_figures
 from .agent import RTT_PORT, down_script, mkdir_script, rtt_script
 from .totals import CLIENT_FILE
 

@@ -30,7 +30,7 @@ def measurement_files(measurement: dict) -> list[str]:
 
 def totals(paths: list[Path]) -> Totals:
     """Return the clients' results added up; raise ParseError when any file is missing or unparsable (never a sum of fewer)."""
-    from ...errors import ParseError
+    from ...core.errors import ParseError
     from ...parsers import parse_file
 
     results = []

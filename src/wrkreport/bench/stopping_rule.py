@@ -6,21 +6,18 @@ import math
 import statistics
 from pathlib import Path
 
-from .. import stats
+from ..core import stats
 from .cpu import read_cpu_record
 from .manifest import levels_of
-from .setups import baseline_of
+from ..core.setups import BASELINE, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
 from .values import parse_iso
-
-BASELINE = "go-http"  # every overhead ratio is a setup's req/s over go-http's, per GOMAXPROCS and level
-
 
 SERVER_PROCESSES = ("go", "fasthttp", "node", "nginx")  # a .cpu.json's server processes (wrk is the load generator)
 
 
 def counted(run_dir: Path, measurement: dict, cache: dict) -> object | None:
     """Return a measurement's wrk totals when it counts (wrk exit 0, all answers 2xx/3xx, a rate above 0); None otherwise. Parsed once per file."""
-    from ..errors import ParseError
+    from ..core.errors import ParseError
     from .remote_clients.totals import measurement_files, totals
 
     name = measurement["file"]
@@ -72,7 +69,7 @@ def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -
             rates[(m["gomaxprocs"], m.get("connections", levels[0]), m["setup"], m.get("block", 1), m["repeat"])] = rate
     found: dict[tuple[int, int, str], dict[int, list]] = {}
     for (n, c, setup, block, k), rate in sorted(rates.items()):
-        base = rates.get((n, c, baseline_of(setup), block, k))  # TLS setups: over go-https (issue 22)
+        base = rates.get((n, c, baseline_of(setup), block, k))  # TLS setups: over go-https
         if setup != BASELINE and base is not None:
             found.setdefault((n, c, setup), {}).setdefault(block, []).append((rate, base))
     return {key: [by_block[b] for b in sorted(by_block)] for key, by_block in found.items()}
@@ -176,7 +173,7 @@ def decide(record: dict, params: dict) -> str | None:
         return f"block ceiling: {params['max_blocks']} blocks per GOMAXPROCS"
     limit, per_block = params.get("max_time_s"), record["block_s"]
     if limit is not None:
-        limit -= params.get("rate_phase_s") or 0  # the fixed-rate phase's time, after the blocks (bench/rateplan.py)
+        limit -= params.get("rate_phase_s") or 0  # the fixed-rate phase's time, after the blocks (bench/rate_options.py)
     if limit is not None and per_block is not None and record["elapsed_s"] + per_block > limit:
         phase = f" less the fixed-rate phase's ~{params['rate_phase_s']}s" if params.get("rate_phase_s") else ""
         return f"time limit: another block (~{per_block:.0f}s) would end after --max-time {params['max_time_s']}s{phase}"

@@ -1,9 +1,9 @@
 """Target: the machine running the servers (--server-host) -- its Go architecture, busy ports, CPU over ssh, manifest record and RTT.
 
-run_bench.sh starts and stops the servers there through target.sh (copied into a private
+run_bench.sh starts and stops the servers there through server_machine.sh (copied into a private
 work dir on the target); this module holds what needs text or numbers: which GOARCH to
 build for, which needed ports the target's /proc/net/tcp shows busy, the CPU times of the
-servers read over the run's ssh master connection by a long-lived `sh target.sh cpu` (one
+servers read over the run's ssh master connection by a long-lived `sh server_machine.sh cpu` (one
 round trip per snapshot), the manifest's `server_host` and `network.rtt` (docs/raw-format.md).
 Everything read from the target is untrusted text: parsed strictly, anything else ignored.
 """
@@ -17,7 +17,8 @@ import statistics
 import subprocess
 import time
 
-from .setups import SETUP_BY_ID, UsageError
+from ..core.setups import SETUP_BY_ID
+from ..core.errors import UsageError
 
 # `uname -m` -> (GOARCH, extra environment) for `go build` on the controller.
 GOARCH = {
@@ -105,7 +106,7 @@ def snapshot_of(lines: list[str], roots: dict[str, int]) -> dict[str, dict[int, 
 
 
 class TargetShell:
-    """A long-lived `sh target.sh cpu` on the target, over the run's ssh master: one round trip per question."""
+    """A long-lived `sh server_machine.sh cpu` on the target, over the run's ssh master: one round trip per question."""
 
     def __init__(self, argv: list[str], host: str):
         self.host = host
@@ -171,7 +172,7 @@ def target_shell(manifest: dict) -> TargetShell | None:
     if SESSION["shell"] is None:
         if not SESSION["dir"]:
             raise UsageError("the servers run on --server-host: this helper needs --target-dir (run_bench.sh passes it to serve)")
-        argv = ssh_argv(SESSION["control"], manifest["parameters"].get("ssh_config"), host, f"exec sh {SESSION['dir']}/target.sh cpu")
+        argv = ssh_argv(SESSION["control"], manifest["parameters"].get("ssh_config"), host, f"exec sh {SESSION['dir']}/server_machine.sh cpu")
         SESSION["shell"] = TargetShell(argv, host)
     return SESSION["shell"]
 

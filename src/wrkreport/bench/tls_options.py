@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from .setups import (
+from .profiles import (
     ENV_CONNECTION_PER_REQUEST,
     ENV_TLS_KEY,
     ENV_TLS_RESUMPTION,
     ENV_TLS_VERSION,
-    SETUP_BY_ID,
     TLS_CIPHERS,
     TLS_GROUP_NAME,
     TLS_KEYS,
     TLS_VERSIONS,
-    UsageError,
 )
+from ..core.setups import SETUP_BY_ID
+from ..core.errors import UsageError
 from .values import parse_switch, shorten
 
 RESUMPTION_WORDS = {"off": False, "on": True}

@@ -1,4 +1,4 @@
-"""Plan of the fixed-rate phase (issue 21): --rates, the phase's blocks and time, and the rates a GOMAXPROCS value is measured at.
+"""Plan of the fixed-rate phase: --rates, the phase's blocks and time, and the rates a GOMAXPROCS value is measured at.
 
 After the throughput blocks, the phase runs `rate_blocks` blocks per GOMAXPROCS value
 (each a start of the servers, one round: every setup once per rate, in a shuffled order),
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 
-from .setups import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, SETUP_BY_ID, UsageError
-from .values import parse_int, parse_percent, shorten, split_list
+from .profiles import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES
+from ..core.setups import SETUP_BY_ID
+from ..core.errors import UsageError
+from .values import parse_int, parse_percent, split_list
 
 OFF = "off"
 

@@ -1,4 +1,4 @@
-# stopping.sh: stopping only the PIDs this script started, and the EXIT trap's cleanup.
+# cleanup.sh: stopping only the PIDs this script started, and the EXIT trap's cleanup.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -49,7 +49,7 @@ stop_node() {
 }
 
 stop_servers() {
-  if [[ -n "${TARGET}" ]]; then # by the PIDs target.sh recorded, in the same order as here
+  if [[ -n "${TARGET}" ]]; then # by the PIDs server_machine.sh recorded, in the same order as here
     stop_variant_nginx
     [[ -z "${NGINX_PID}${FASTHTTP_PID}${NODE_PID}${GO_PID}" ]] || target_stop nginx fasthttp node go
     NGINX_PID="" FASTHTTP_PID="" NODE_PID="" GO_PID=""

@@ -1,8 +1,8 @@
 #!/bin/sh
 # shellcheck disable=SC3045 # ulimit -n and -H: dash, bash, busybox and BSD sh all have them
-# target.sh: run_bench.sh's hands on the target machine (--server-host). run_bench.sh copies
+# server_machine.sh: run_bench.sh's hands on the target machine (--server-host). run_bench.sh copies
 # this file into a private work dir made there with mktemp -d and runs it over its ssh
-# master connection as `sh DIR/target.sh COMMAND ARGS...`. POSIX sh and coreutils only:
+# master connection as `sh DIR/server_machine.sh COMMAND ARGS...`. POSIX sh and coreutils only:
 # the target needs no Python. Every server it starts gets a pid file in DIR/pids, so that
 # `finish` can stop by PID whatever this run started there, even after the controller lost
 # track (the link dropped), and then removes DIR.
@@ -33,7 +33,7 @@ DIR="$(cd "$(dirname "$0")" && pwd)"
 STOP_TIMEOUT_TENTHS=50
 
 usage() {
-  echo "usage: sh target.sh start|ready|running|stop|nofile|prepare|log|tcp|cpu|finish ..." >&2
+  echo "usage: sh server_machine.sh start|ready|running|stop|nofile|prepare|log|tcp|cpu|finish ..." >&2
   exit 2
 }
 
@@ -207,12 +207,12 @@ cmd_cpu() {
   done
 }
 
-# stop_reader: end a `target.sh cpu` reader still waiting on a session the link lost.
+# stop_reader: end a `server_machine.sh cpu` reader still waiting on a session the link lost.
 stop_reader() {
   [ -f "${DIR}/reader.pid" ] || return 0
   pid="$(cat "${DIR}/reader.pid")"
-  # Only if that PID is still this reader (not a reused PID): its command line names target.sh.
-  if running "${pid}" && tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q "${DIR}/target.sh cpu"; then
+  # Only if that PID is still this reader (not a reused PID): its command line names server_machine.sh.
+  if running "${pid}" && tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q "${DIR}/server_machine.sh cpu"; then
     kill -TERM "${pid}" 2>/dev/null || true
   fi
   rm -f "${DIR}/reader.pid"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
-from .fixed_rate_analysis import BASELINE, RateCell, rate_cells
-from .stats import Interval
+from .analysis import BASELINE, RateCell, rate_cells
+from ..core.stats import Interval
 
 WIDTH = 80
 

@@ -5,14 +5,17 @@ import json
 import os
 import sys
 from pathlib import Path
-from .machine import apply_tune, command_output, read_sysctl, untraversable, usable_cpus, user_ids
-from .manifest import create_run_dir, out_problem, load_manifest, new_manifest, point_latest, save_manifest, write_json_atomic
-from .nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
-from .plan import build_plan, plan_lines
-from .ports import busy_port_messages
-from .setups import NO, SETUP_BY_ID, UsageError, split_twin
-from .variant import variant_nginx_values
-from .values import utc_now
+from ..machine import apply_tune, command_output, read_sysctl, untraversable, user_ids
+from ...core.cpus import usable_cpus
+from ..manifest import create_run_dir, out_problem, load_manifest, new_manifest, point_latest, save_manifest, write_json_atomic
+from ..nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
+from ..parameters import build_plan, plan_lines
+from ..ports import busy_port_messages
+from ..profiles import NO
+from ...core.setups import split_twin
+from ...core.errors import UsageError
+from ..variant import variant_nginx_values
+from ..values import utc_now
 
 
 def cmd_plan(args) -> int:

@@ -5,10 +5,10 @@ checked by schema.py; its file must be named as the entry says (setup, GOMAXPROC
 repeat, rate: bench/fixed_rate.rate_stem), is read through rawfile (a regular file inside
 the directory, size-capped) and parsed by parsers/vegeta.py; its .cpu.json is checked by
 schema.CPU_FIELDS. What cannot be used becomes a one-line problem Check, never an
-exception. Every usable file gets the fixed-rate checks (rate_checks.py); a measurement
+exception. Every usable file gets the fixed-rate checks (fixedrate/rate_checks.py); a measurement
 vegeta could not make (the entry's `problem`) is a failed `rate-run` check. A measurement
 of several clients (its `clients`: each one's file and share of the rate) is read file by
-file and merged exactly (rate_model.merge_results); a client without a usable file fails
+file and merged exactly (fixedrate.record.merge_results); a client without a usable file fails
 the whole measurement: it is never read from fewer clients.
 """
 
@@ -18,16 +18,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ParseError
-from .model import Check
-from .parsers.vegeta import parse_vegeta
+from ..core.errors import ParseError
+from ..core.records import Check
+from ..parsers.vegeta import parse_vegeta
 from .rate_checks import rate_checks
-from .rate_model import RateResult, merge_results
-from .run_files import read_json, read_raw
-from .schema import CPU_FIELDS, checked
+from .record import RateResult, merge_results
+from ..run_files import REFUSED, read_json, read_raw
+from ..schema import CPU_FIELDS, checked
+from ..core.setups import SETUP_PATTERN
 
 RATE_FILE = re.compile(
-    r"(?P<setup>[a-z0-9-]+(?:~[a-z][a-z0-9]{0,15})?)\.gomaxprocs-(?P<n>[1-9][0-9]{0,3})\.block-(?P<block>[1-9][0-9]{0,3})\.run-(?P<repeat>[1-9][0-9]{0,3})"
+    rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<n>[1-9][0-9]{{0,3}})\.block-(?P<block>[1-9][0-9]{{0,3}})\.run-(?P<repeat>[1-9][0-9]{{0,3}})"
     r"\.rate-(?P<rate>[1-9][0-9]{0,8})(?:\.(?P<client>client-[1-9][0-9]{0,3}))?\.vegeta\.csv\.gz",
     re.A,
 )
@@ -109,6 +110,8 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
         problems.append(failed)
         return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,))
 
+    if isinstance(entry.get(REFUSED), str):
+        return unusable(entry[REFUSED], "file-name")  # in the run's checks too: a refused name is the run's problem
     if not name:
         return unusable(f"not measured: {entry.get('problem') or 'no results file'}")
     clients = entry.get("clients")

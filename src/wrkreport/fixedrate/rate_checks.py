@@ -16,9 +16,9 @@ Pure functions; pandas is not needed.
 
 from __future__ import annotations
 
-from .cpucost import ms_per_1k_requests
-from .model import Check
-from .rate_model import RateResult
+from ..core.cpucost import ms_per_1k_requests
+from ..core.records import Check
+from .record import RateResult
 
 RATE_TOLERANCE = 0.01  # the achieved rate must be within 1% of the offered one
 BUSY_SHARE = 0.9  # generator and servers busier than this share of the cores: they competed for the CPUs

@@ -3,19 +3,29 @@
 from __future__ import annotations
 import sys
 from pathlib import Path
-from .cpu import child_pids, cpu_record, cpu_snapshot, pids_for, pinning_of, run_measured, server_pids
-from .manifest import cell_from_headers, find_pass, go_reported_gomaxprocs, levels_of, load_manifest, new_pass, save_manifest, write_json_atomic
-from .nginx import cap_log, nginx_error_logs
-from .handshake import counted, record_probe, remote_counter
-from .handshake import read_counter as read_local_counter
-from .remote_clients.measuring import ClientRun, client_argv, run_all
-from .remote_clients.state import load_clients
-from .progress import progress_result, progress_start
-from .setups import SETUP_BY_ID, SETUP_IDS, UsageError, split_twin
-from .values import iso_ms, now_ms
-from . import target as target_mod
-from .commands_clients import measure_on_clients
-from .remote_clients.agent import HIST_ENV
+from ..cpu import child_pids, cpu_record, cpu_snapshot, pids_for, pinning_of, run_measured, server_pids
+from ..manifest import (
+    cell_from_headers,
+    find_pass,
+    go_reported_gomaxprocs,
+    levels_of,
+    load_manifest,
+    new_pass,
+    save_manifest,
+    write_json_atomic,
+)
+from ..nginx import cap_log, nginx_error_logs
+from ..handshake import counted, record_probe, remote_counter
+from ..handshake import read_counter as read_local_counter
+from ..remote_clients.measuring import ClientRun, client_argv, run_all
+from ..remote_clients.state import load_clients
+from ..progress import progress_result, progress_start
+from ...core.setups import SETUP_BY_ID, SETUP_IDS, split_twin
+from ...core.errors import UsageError
+from ..values import iso_ms, now_ms
+from .. import server_machine
+from .clients import measure_on_clients
+from ..remote_clients.agent import HIST_ENV
 
 
 def cmd_pass_start(args) -> int:
@@ -37,7 +47,7 @@ def cmd_pass_ready(args) -> int:
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     entry = find_pass(manifest, args.gomaxprocs)
-    shell = target_mod.target_shell(manifest)
+    shell = server_machine.target_shell(manifest)
     children_of = shell.children if shell else child_pids  # the servers' children, where they run
     if args.go_pid is not None:
         entry["pids"]["go"] = args.go_pid
@@ -143,7 +153,7 @@ def cmd_measure(args) -> int:
     env = {HIST_ENV: str(hist)} if hist else {}
     if hist:
         hist.unlink(missing_ok=True)  # only this wrk's own file may be recorded
-    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
+    shell = server_machine.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
 
     def snapshot() -> dict:
         return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))

@@ -1,4 +1,4 @@
-"""The helper's subcommands of the fixed-rate phase (issue 21): vegeta's version and copies on the clients, the rates per GOMAXPROCS, a phase block's start, warm-ups on the clients and one measurement."""
+"""The helper's subcommands of the fixed-rate phase: vegeta's version and copies on the clients, the rates per GOMAXPROCS, a phase block's start, warm-ups on the clients and one measurement."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..parsers.vegeta import read_client_files, read_vegeta_file
-from ..rate_checks import rate_held_check
-from . import target as target_mod
-from .cpu import cpu_snapshot, pids_for, pinning_of, server_pids
-from .fixed_rate import Attack, measure_rate, rate_stem, warm_up
-from .fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_up_on_clients
-from .remote_clients.state import ClientError, load_clients
-from .manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
-from .precision import rate_of
-from .rateplan import rate_setups, round_rate
-from .setups import MAX_RATE, PROG
-from .values import iso, utc_now
-from .vegeta_build import record_vegeta_version
+from ...parsers.vegeta import read_client_files, read_vegeta_file
+from ...fixedrate.rate_checks import rate_held_check
+from .. import server_machine
+from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
+from ..fixed_rate import Attack, measure_rate, rate_stem, warm_up
+from ..fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_up_on_clients
+from ..remote_clients.state import ClientError, load_clients
+from ..manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
+from ..stopping_rule import rate_of
+from ..rate_options import rate_setups, round_rate
+from ..profiles import MAX_RATE, PROG
+from ..values import iso, utc_now
+from ..vegeta_build import record_vegeta_version
 
 
 def cmd_vegeta_record(args) -> int:
@@ -100,7 +100,7 @@ def cmd_measure_rate(args) -> int:
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "block": args.block, "round": 1, "repeat": args.block}
     stem = rate_stem(args.setup, args.gomaxprocs, args.block, args.block, args.rate)
     servers = pids_for(find_pass(manifest, args.gomaxprocs)["pids"], args.setup)  # a --variant twin's nginx: the variant's
-    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh, as for wrk
+    shell = server_machine.target_shell(manifest)  # the servers on --server-host: their /proc over ssh, as for wrk
     snapshot = (lambda: shell.snapshot(servers)) if shell else (lambda: cpu_snapshot(server_pids(servers)))
     where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
     if args.clients:

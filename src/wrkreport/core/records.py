@@ -1,10 +1,11 @@
-"""Records: the typed results every later step of the pipeline works on."""
+"""Records: the typed results every later step of the pipeline works on (standard library only)."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, fields
+
+from .setups import BASELINE
 
 # JSON key order of one parsed wrk output (`wrkreport parse --json`, results.csv columns).
 FIELDS: tuple[str, ...] = (
@@ -132,75 +133,10 @@ assert set(FIELDS) - {"bytes_per_response"} <= {f.name for f in fields(WrkResult
 # --- Records produced after parsing: checks, ratios, noise warnings -------------------
 
 STATUSES = ("pass", "warn", "fail")
-BASELINE = "go-http"
 THROUGHPUT = "requests_per_sec"  # the metric every overhead ratio is about
-# Every setup the driver knows, in display order, with what it is. The first four are the
-# article's; the others are off by default.
-SETUP_DESCRIPTIONS: dict[str, str] = {
-    "go-http": "Go net/http standalone (the control group)",
-    "nginx-http": "nginx reverse proxy to Go net/http over TCP",
-    "nginx-fcgi-tcp": "nginx FastCGI to Go over TCP",
-    "nginx-fcgi-unix": "nginx FastCGI to Go over a Unix socket",
-    "nginx-http-unix": "nginx reverse proxy to Go net/http over a Unix socket",
-    "go-fasthttp": "Go fasthttp standalone",
-    "nginx-static": "nginx answering by itself (return 200): the ceiling",
-    "node-http": "Node.js http module standalone (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at GOMAXPROCS=N",
-    "go-https": "Go net/http over crypto/tls standalone (the control group of the TLS setups)",
-    "nginx-https": "nginx terminating TLS, reverse proxy to Go net/http over TCP",
-    "nginx-https-unix": "nginx terminating TLS, reverse proxy to Go net/http over a Unix socket",
-    "go-https-new": "go-https with a new connection per request (Connection: close): every request a TLS handshake",
-    "nginx-https-new": "nginx-https with a new connection per request: every request a TLS handshake at nginx",
-    "nginx-https-unix-new": "nginx-https-unix with a new connection per request: every request a TLS handshake at nginx",
-}
-SETUPS = tuple(SETUP_DESCRIPTIONS)[:4]
-NGINX_SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http-unix")
-TLS_BASELINE = "go-https"  # the TLS setups divide by it; it divides by go-http
-TLS_SETUPS = ("go-https", "nginx-https", "nginx-https-unix", "go-https-new", "nginx-https-new", "nginx-https-unix-new")
-NEW_CONNECTION_SETUPS = ("go-https-new", "nginx-https-new", "nginx-https-unix-new")  # a TLS handshake per request
-# What a setup's ratios divide by when not go-http: nginx's TLS over Go's crypto/tls in the
-# same connection mode; go-https-new over go-https (what a handshake per request costs Go).
-# As the driver's wrkreport.bench.setups.BASELINES.
-BASELINES = {
-    "nginx-https": TLS_BASELINE,
-    "nginx-https-unix": TLS_BASELINE,
-    "go-https-new": TLS_BASELINE,
-    "nginx-https-new": "go-https-new",
-    "nginx-https-unix-new": "go-https-new",
-}
-
-
-# A --variant twin (issue 20): the nginx setup ORIGINAL measured through the variant's own
-# nginx, named ORIGINAL~NAME (as wrkreport.bench.setups.TWIN_ID: NAME a short lowercase word).
-TWIN = re.compile(r"(?P<original>[A-Za-z0-9][A-Za-z0-9_-]{0,63})~(?P<variant>[a-z][a-z0-9]{0,15})")
-
-
-def split_twin(setup: str) -> tuple[str, str | None]:
-    """Return (original, variant) of a twin's id, (setup, None) for any other: 'nginx-http~nokeep' -> ('nginx-http', 'nokeep')."""
-    match = TWIN.fullmatch(setup)
-    return (match["original"], match["variant"]) if match else (setup, None)
-
-
-def setup_description(setup: str) -> str:
-    """Return what a setup is ('' when unknown); a twin: 'nginx-http served by the --variant nokeep nginx'."""
-    original, variant = split_twin(setup)
-    if variant:
-        return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
-    return SETUP_DESCRIPTIONS.get(setup, "")
-
-
-def baseline_of(setup: str) -> str:
-    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https', 'nginx-https-new' -> 'go-https-new'; others (go-https too) -> 'go-http'; a twin: its original's."""
-    return BASELINES.get(split_twin(setup)[0], BASELINE)
-
-
-def setup_order(setup: str) -> float:
-    """Return a setup's position for display: known setups in their order, a twin just after its original, others after."""
-    known = list(SETUP_DESCRIPTIONS)
-    original, variant = split_twin(setup)
-    place = known.index(original) if original in known else len(known)
-    return place + 0.5 if variant else place
-
-
+# Server CPU per request (Go's or its stand-in's, plus nginx's, CPU time / requests): the
+# capacity-planning figure. Its ratio to go-http's pairs rounds and blocks as the throughput ratio does.
+CPU_METRIC = "cpu_server_ms_per_1k"
 def worst(statuses) -> str:
     """Return the worst of some check statuses ('pass' for none)."""
     found = set(statuses)

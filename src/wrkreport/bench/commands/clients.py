@@ -4,16 +4,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from .cpu import cpu_record, cpu_snapshot, pinning_of, server_pids
-from .manifest import load_manifest, save_manifest, write_json_atomic
-from .nginx import cap_log, nginx_error_log
-from .remote_clients.measuring import ClientRun, client_argv, run_all, start_skew_ms, wrk_usage
-from .remote_clients.state import ClientError, Clients, client_file, down, labelled, load_clients, manifest_hosts, preflight, save_clients
-from .remote_clients.totals import CLIENT_FILE, totals
-from .progress import progress_result
-from .setups import PROG
-from .values import format_rate, iso_ms
-from . import target as target_mod
+from ..cpu import cpu_record, cpu_snapshot, pinning_of, server_pids
+from ..manifest import load_manifest, save_manifest, write_json_atomic
+from ..nginx import cap_log, nginx_error_log
+from ..remote_clients.measuring import ClientRun, client_argv, run_all, start_skew_ms, wrk_usage
+from ..remote_clients.state import ClientError, Clients, client_file, down, labelled, load_clients, manifest_hosts, preflight, save_clients
+from ..remote_clients.totals import CLIENT_FILE, totals
+from ..progress import progress_result
+from ..profiles import PROG
+from ..values import format_rate, iso_ms
+from .. import server_machine
 
 
 
@@ -40,7 +40,7 @@ def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], con
             )
         )
     cpu_file = run_dir / args.cpu_file
-    shell = target_mod.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
+    shell = server_machine.target_shell(manifest)  # the servers on --server-host: their /proc over ssh
 
     def snapshot() -> dict:
         return shell.snapshot(servers) if shell else cpu_snapshot(server_pids(servers))
@@ -112,7 +112,7 @@ def clients_progress(runs) -> str:
     """Return the end of the progress line of a measurement on clients: the summed req/s, or the first client's problem."""
     if len(runs) == 1:
         return progress_result(runs[0].out, runs[0].status)
-    from ..errors import ParseError
+    from ...core.errors import ParseError
 
     try:
         total = totals([run.out for run in runs])

@@ -1,4 +1,4 @@
-# remote_target.sh: --server-host: one ssh master per remote host, and the target's servers started, checked and stopped over it.
+# server_host.sh: --server-host: one ssh master per remote host, and the target's servers started, checked and stopped over it.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -57,7 +57,7 @@ open_ssh() {
 }
 
 # --- The target (--server-host): the servers started, checked and stopped over ssh ---------
-# Through target.sh in a private work dir made there (TARGET_DIR), over the one master
+# Through server_machine.sh in a private work dir made there (TARGET_DIR), over the one master
 # connection; every server by its PID (docs/driver.md, "Two machines").
 
 # shq WORD...: the words single-quoted for the target's sh.
@@ -69,9 +69,9 @@ shq() {
   printf '%s\n' "${out# }"
 }
 
-# on_target COMMAND ARGS...: target.sh COMMAND on the target; exit status 255: ssh failed.
+# on_target COMMAND ARGS...: server_machine.sh COMMAND on the target; exit status 255: ssh failed.
 on_target() {
-  on_host "${TARGET}" "sh $(shq "${TARGET_DIR}/target.sh" "$@")"
+  on_host "${TARGET}" "sh $(shq "${TARGET_DIR}/server_machine.sh" "$@")"
 }
 
 # target_lost WHAT: the ssh connection to the target is gone: the run fails, saying so.
@@ -81,7 +81,7 @@ target_lost() {
 
 # open_target OPTIONS...: with --server-host: where ssh reached it (the servers' address unless
 # --server-address says otherwise: the plan is made again with it, so the URLs follow), what it
-# is (remote.py's facts), its work dir with target.sh, its tools and its ulimit -n.
+# is (remote.py's facts), its work dir with server_machine.sh, its tools and its ulimit -n.
 open_target() {
   local text key value
   [[ -n "${PLAN[server_host]:-}" ]] || return 0
@@ -106,7 +106,7 @@ open_target() {
   [[ -z "${facts[missing]:-}" ]] || target_install "${facts[missing]}"
   # shellcheck disable=SC2016 # expanded on the target
   TARGET_DIR="$(on_host "${TARGET}" 'mktemp -d "${TMPDIR:-/tmp}/wrkreport.XXXXXX"')" || die 2 "cannot make a work dir on ${TARGET} (mktemp -d)"
-  on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/target.sh")" <"${TARGET_SCRIPT}" || target_lost "copying target.sh"
+  on_host "${TARGET}" "cat >$(shq "${TARGET_DIR}/server_machine.sh")" <"${TARGET_SCRIPT}" || target_lost "copying server_machine.sh"
   on_host "${TARGET}" "command -v setsid >/dev/null" || die 2 "${TARGET} has no setsid (util-linux): it starts the servers there"
   NGINX="${facts[path.nginx]:-}"
   NODE="${facts[path.node]:-}"
@@ -195,7 +195,7 @@ render_nginx_target() {
   render_variant_nginx "${rlimit}" "${shared[@]}" # --variant: its own nginx.conf there too
 }
 
-# target_start VAR NAME LOG ENV/ARGV...: start a server on the target with target.sh (setsid,
+# target_start VAR NAME LOG ENV/ARGV...: start a server on the target with server_machine.sh (setsid,
 # ulimit -n raised in that shell), its output in the target's logs/LOG; VAR gets its PID.
 target_start() {
   local var="$1" name="$2" log_name="$3" pid
@@ -247,7 +247,7 @@ server_alive() {
   return "${rc}"
 }
 
-# target_stop NAME...: stop servers on the target by their PIDs (target.sh stop: SIGTERM, SIGKILL, children).
+# target_stop NAME...: stop servers on the target by their PIDs (server_machine.sh stop: SIGTERM, SIGKILL, children).
 target_stop() {
   local line
   while IFS= read -r line; do
@@ -264,10 +264,10 @@ target_cleanup() {
   ssh_cmd -- "${TARGET}"
   while :; do
     rc=0
-    timeout 20 "${SSH[@]}" "sh $(shq "${TARGET_DIR}/target.sh") finish" </dev/null >&2 || rc=$?
+    timeout 20 "${SSH[@]}" "sh $(shq "${TARGET_DIR}/server_machine.sh") finish" </dev/null >&2 || rc=$?
     ((rc != 0)) || break
     if ((SECONDS >= deadline)); then
-      log "warning: could not reach ${TARGET} for ${TARGET_CLEANUP_S}s: the servers this run started there may still run; stop them and remove the work dir with: ssh ${TARGET} sh ${TARGET_DIR}/target.sh finish"
+      log "warning: could not reach ${TARGET} for ${TARGET_CLEANUP_S}s: the servers this run started there may still run; stop them and remove the work dir with: ssh ${TARGET} sh ${TARGET_DIR}/server_machine.sh finish"
       break
     fi
     log "cannot reach ${TARGET} to stop its servers (ssh exit status ${rc}); trying again"

@@ -1,7 +1,7 @@
 """Compare (fixed rate): two runs' open-loop measurements -> the change of each setup's added latency over go-http, per GOMAXPROCS, rate and percentile.
 
 For a setup other than go-http measured at the same GOMAXPROCS and offered rate in both
-runs, with that cell and go-http's held in both (fixed_rate_analysis.rate_cells), each
+runs, with that cell and go-http's held in both (fixedrate.analysis.rate_cells), each
 run's units are its blocks' mean added latencies (setup - go-http in the same block, the
 units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
 95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare.py
@@ -14,13 +14,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from .fixed_rate_analysis import ADDED, BASELINE, added_pairs, rate_cells
-from .model import baseline_of, split_twin
-from .rate_run import RateMeasurement
-from .stats import Interval, block_difference_interval, welch_difference_interval
+from .analysis import ADDED, BASELINE, added_pairs, rate_cells
+from ..core.setups import baseline_of, split_twin
+from .reading import RateMeasurement
+from ..core.stats import Interval, block_difference_interval, welch_difference_interval
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
-# Runs drift (issue 20): a run's added latency carries a shift of its own, which its blocks
+# Runs drift: a run's added latency carries a shift of its own, which its blocks
 # do not show. RATE_RUN_SD is that shift's sd as a share of the added latency: the largest
 # DerSimonian-Laird between-run sd over the 12 added latencies (3 nginx setups, GOMAXPROCS 1
 # and 2, p50 and p99) of two same-settings runs at 4,000 req/s minutes apart on an idle 2-core

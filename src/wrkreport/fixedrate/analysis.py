@@ -2,11 +2,11 @@
 
 Per cell (setup, GOMAXPROCS, rate): the offered rate, the median achieved rate and the
 median p50, p99 and p99.9 of its usable measurements (rate held, every answer right, no
-errors: rate_checks.py). A cell where the rate was not held in some measurement is
+errors: fixedrate/rate_checks.py). A cell where the rate was not held in some measurement is
 reported as not held, its figures left out (not averaged in): its latencies are those of
 a queue, not of the rate. For every setup but go-http, the added latency at p50 and p99
-over its baseline, the setup its ratios divide by (model.baseline_of: go-http; for
-nginx's TLS setups go-https, so that TLS at nginx is set against TLS in Go, issue 22):
+over its baseline, the setup its ratios divide by (records.baseline_of: go-http; for
+nginx's TLS setups go-https, so that TLS at nginx is set against TLS in Go):
 each block's rounds paired with the baseline's round in the same block and at the same rate,
 the mean difference per block, and a 95% t-interval over blocks
 (stats.block_difference_interval). Pure functions; pandas is not needed.
@@ -17,11 +17,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from .model import baseline_of
-from .rate_run import RateMeasurement
-from .stats import Interval, block_difference_interval
+from ..core.setups import BASELINE, baseline_of
+from .reading import RateMeasurement
+from ..core.stats import Interval, block_difference_interval
 
-BASELINE = "go-http"
 ADDED = (("p50", 50.0), ("p99", 99.0))  # the added latencies reported, with their percentiles
 
 
@@ -45,7 +44,7 @@ class RateCell:
 
     @property
     def baseline(self) -> str:
-        """Return the setup its added latency is over: go-http, or for nginx's TLS setups go-https (model.baseline_of)."""
+        """Return the setup its added latency is over: go-http, or for nginx's TLS setups go-https (records.baseline_of)."""
         return baseline_of(self.setup)
 
     @property

@@ -59,3 +59,7 @@ class OutputError(WrkreportError):
     """The report cannot be written where asked."""
 
     exit_code = 2
+
+
+class UsageError(Exception):
+    """A bad option or value: shown as `run_bench.sh: message` with exit status 2."""

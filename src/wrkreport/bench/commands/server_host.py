@@ -5,11 +5,13 @@ import json
 import re
 import sys
 from pathlib import Path
-from .manifest import load_manifest, save_manifest
-from .nginx import nginx_conf_dir
-from .setups import NO, SETUP_BY_ID, UsageError
-from . import target as target_mod
-from .remote import FACTS_SCRIPT, parse_facts
+from ..manifest import load_manifest, save_manifest
+from ..nginx import nginx_conf_dir
+from ..profiles import NO
+from ...core.setups import SETUP_BY_ID
+from ...core.errors import UsageError
+from .. import server_machine
+from ..remote import FACTS_SCRIPT, parse_facts
 
 
 TARGET_LOST = 4  # measure's exit status when the ssh connection to the target is gone
@@ -25,7 +27,7 @@ def cmd_target_facts(args) -> int:
     """Print what the driver needs of the target (FACTS_SCRIPT's output in --facts): GOARCH, uid, tool paths, missing tools."""
     plan = json.loads(Path(args.plan).read_text())
     facts = parse_facts(Path(args.facts).read_text(errors="replace"))
-    arch, env = target_mod.goarch(facts["arch"])
+    arch, env = server_machine.goarch(facts["arch"])
     needs = {"nginx": "nginx", "node": "node"}
     missing = [tool for server, tool in needs.items() if any(server in SETUP_BY_ID[s].needs for s in plan["setups"]) and not facts["paths"][tool]]
     lines = [f"goarch {arch}", f"goenv {' '.join(f'{k}={v}' for k, v in env.items())}".rstrip(), f"uid {facts['uid']}"]
@@ -39,7 +41,7 @@ def cmd_target_facts(args) -> int:
 def cmd_target_ports(args) -> int:
     """Print a message per needed port already listened on at the target (its /proc/net/tcp text in --tcp); exit 3 if any."""
     plan = json.loads(Path(args.plan).read_text())
-    messages = target_mod.busy_port_lines(Path(args.tcp).read_text(errors="replace"), plan["needed_ports"], plan["server_host"])
+    messages = server_machine.busy_port_lines(Path(args.tcp).read_text(errors="replace"), plan["needed_ports"], plan["server_host"])
     for message in messages:
         print(message)
     return NO if messages else 0
@@ -57,7 +59,7 @@ def cmd_target_nginx(args) -> int:
 
 def cmd_target_running(args) -> int:
     """Exit 0 when every PID runs on the target, 3 when one does not (asked through `serve`'s ssh session: no new connection)."""
-    shell = target_mod.target_shell(load_manifest(Path(args.run)))
+    shell = server_machine.target_shell(load_manifest(Path(args.run)))
     if shell is None:
         raise UsageError("target-running: this run has no --server-host")
     return 0 if shell.running(args.pids) else NO
@@ -69,8 +71,8 @@ def cmd_target_record(args) -> int:
     manifest = load_manifest(run_dir)
     facts = parse_facts(Path(args.facts).read_text(errors="replace"))
     ulimit = int(args.ulimit_n) if args.ulimit_n and args.ulimit_n.isdigit() else args.ulimit_n
-    manifest["server_host"] = target_mod.server_host_record(
-        facts, manifest["parameters"]["server_host"], args.address, ulimit, target_mod.target_tools(manifest["parameters"]["setups"])
+    manifest["server_host"] = server_machine.server_host_record(
+        facts, manifest["parameters"]["server_host"], args.address, ulimit, server_machine.target_tools(manifest["parameters"]["setups"])
     )
     if args.nginx_v_file:
         manifest["nginx_V"] = Path(args.nginx_v_file).read_text(errors="replace")
@@ -79,11 +81,11 @@ def cmd_target_record(args) -> int:
         found = re.search(r"nginx version: nginx/(\S+)", text)
         manifest["variant"].update(nginx=args.variant_nginx, nginx_V=text, nginx_version=found.group(1) if found else None)
     try:
-        times = target_mod.rtt_samples(args.ssh_address, args.ssh_port)
+        times = server_machine.rtt_samples(args.ssh_address, args.ssh_port)
     except OSError as exc:
         print(f"[run_bench] warning: could not time the link to {args.ssh_address}:{args.ssh_port} ({exc}); no RTT recorded", file=sys.stderr)
     else:
-        rtt = target_mod.rtt_record(times, "local", args.ssh_address)
+        rtt = server_machine.rtt_record(times, "local", args.ssh_address)
         manifest.setdefault("network", {}).setdefault("rtt", []).append(rtt)  # the clients' RTT may be there too
         print(f"RTT to {args.ssh_address}: median {rtt['median_ms']} ms (min {rtt['min_ms']}, max {rtt['max_ms']}; {rtt['samples']} TCP connects)")
     save_manifest(run_dir, manifest)

@@ -1,11 +1,12 @@
-"""TLS termination (issue 22): the negotiated-parameters and resumption checks, and the figures of the TLS part of the page."""
+"""TLS termination: the negotiated-parameters and resumption checks, and the figures of the TLS part of the page."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import stats
-from .model import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUPS, Check
+from .core import stats
+from .core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
+from .core.records import Check
 
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
 
@@ -42,7 +43,7 @@ def reference_for(setup: str, cells: dict, recorded: dict) -> tuple[str | None, 
     for pool in (cells, recorded):
         if setup != TLS_BASELINE and isinstance(pool.get(TLS_BASELINE), dict):
             return TLS_BASELINE, pool[TLS_BASELINE]
-    others = [s for s in (*cells, *recorded) if s != setup and s in TLS_SETUPS]
+    others = [s for s in (*cells, *recorded) if s != setup and s in TLS_SETUP_IDS]
     if others:
         first = others[0]
         return first, cells.get(first) or recorded.get(first)
@@ -121,7 +122,7 @@ class TlsPart:
 
 def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
     """Return the TLS part of a run that measured a TLS setup, else None."""
-    if not any(s in TLS_SETUPS for s in analysis.setups):
+    if not any(s in TLS_SETUP_IDS for s in analysis.setups):
         return None
     tls = manifest.get("tls") if isinstance(manifest, dict) and isinstance(manifest.get("tls"), dict) else {}
     params = manifest.get("parameters", {}) if isinstance(manifest, dict) else {}
@@ -131,7 +132,7 @@ def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
             counts.setdefault((m.get("gomaxprocs"), m.get("connections"), m.get("setup")), []).append(m["tls"])
     rows = []
     for n, c in analysis.groups:
-        for setup in TLS_SETUPS:
+        for setup in TLS_SETUP_IDS:
             cell = analysis.cell(n, c, setup)
             if cell is None:
                 continue

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 from pathlib import Path
-from .manifest import load_manifest, save_manifest
-from .progress import summary_lines
-from .allocation import plan_next
-from .precision import assess, decide, gap_record
-from .values import format_duration, iso, now_ms, parse_iso, utc_now
+from ..manifest import load_manifest, save_manifest
+from ..progress import summary_lines
+from ..allocation import plan_next
+from ..stopping_rule import assess, decide, gap_record
+from ..values import format_duration, iso, now_ms, parse_iso, utc_now
 
 
 PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs

@@ -8,14 +8,10 @@ import re
 import secrets
 from pathlib import Path
 
-from .setups import (
+from .profiles import (
     AB_MAX_CONCURRENCY,
     AB_MAX_REQUESTS_PER_S,
-    ALL_SETUPS,
-    BACKEND_PORTS,
     DEFAULT_MAX_TIME_S,
-    DEFAULT_PORTS,
-    DEFAULT_SETUP_IDS,
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
     ENV_HANDLER_DELAY,
@@ -44,20 +40,26 @@ from .setups import (
     PROFILES,
     PROG,
     RAW_SUFFIX,
+    expect_header_bytes,
+    url_for,
+)
+from ..core.setups import (
+    ALL_SETUPS,
+    BACKEND_PORTS,
+    DEFAULT_PORTS,
+    DEFAULT_SETUP_IDS,
     SETUP_BY_ID,
     SERVERS,
     SETUP_IDS,
     TLS_GROUP,
     TLS_SETUP_IDS,
     PLAIN_SETUP_IDS,
-    UsageError,
-    expect_header_bytes,
-    url_for,
 )
-from ..stats import MIN_BLOCKS
+from ..core.errors import UsageError
+from ..core.stats import MIN_BLOCKS
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
-from .rateplan import rate_lines, rate_options, rate_phase_seconds, rate_plan
-from .tlsplan import tls_options, tls_plan
+from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
+from .tls_options import tls_options, tls_plan
 from .variant import variant_lines, variant_options, variant_plan
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
 

@@ -1,0 +1,192 @@
+"""Profiles and limits: what the driver measures with -- the profiles, the fixed-rate phase, run parameters and their ceilings, the environment variables, and the response the servers give. The setups are the table in core/setups.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+
+SCHEMA = 1
+
+
+PROG = "run_bench.sh"
+
+
+LOOPBACK = "127.0.0.1"
+
+
+EXPECT_HEADER_BYTES = 141  # the article's `curl -sI URL | wc -c` (see docs/raw-format.md)
+
+
+HELLO_LINE = "Hello World\n"  # the article's body; --body-bytes repeats or cuts it
+
+
+MAX_BODY_BYTES = 1 << 20  # as the Go servers' -body-bytes bound
+
+
+MAX_HANDLER_DELAY_NS = 60 * 10**9
+
+
+RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+NO = 3  # exit status of a "no" answer (busy port, unusable cell, missing nginx module)
+
+
+# --tls-key: the key types of the run's one certificate (openssl req -newkey arguments).
+TLS_KEYS = {"ecdsa-p256": ("ec", "-pkeyopt", "ec_paramgen_curve:P-256"), "rsa2048": ("rsa:2048",)}
+TLS_VERSIONS = ("1.3", "1.2")
+# The one cipher suite both servers use (OpenSSL's names, as the handshake probe reports them):
+# TLS 1.3 by version, TLS 1.2 by version and key type.
+TLS_CIPHERS = {
+    ("1.3", "ecdsa-p256"): "TLS_AES_128_GCM_SHA256",
+    ("1.3", "rsa2048"): "TLS_AES_128_GCM_SHA256",
+    ("1.2", "ecdsa-p256"): "ECDHE-ECDSA-AES128-GCM-SHA256",
+    ("1.2", "rsa2048"): "ECDHE-RSA-AES128-GCM-SHA256",
+}
+TLS_GROUP_NAME = "X25519"  # the one key exchange group both servers offer
+ENV_TLS_KEY, ENV_TLS_VERSION, ENV_TLS_RESUMPTION, ENV_CONNECTION_PER_REQUEST = (
+    "BENCH_TLS_KEY",
+    "BENCH_TLS_VERSION",
+    "BENCH_TLS_RESUMPTION",
+    "BENCH_CONNECTION_PER_REQUEST",
+)
+
+
+# Processes whose CPU time each measurement records (docs/raw-format.md, the .cpu.json).
+CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator, wrk or ab
+
+
+# --load-generator: what loads each setup. ab (ApacheBench) is single-threaded and stops at
+# -t seconds or -n requests, whichever comes first: -n is sized so the time limit always
+# comes first (AB_MAX_REQUESTS_PER_S per second of the measurement), and ab allocates its
+# per-request statistics for -n up front, so it is not made larger than needed.
+LOAD_GENERATORS = ("wrk", "ab")
+ENV_LOAD_GENERATOR = "BENCH_LOAD_GENERATOR"
+AB_MAX_REQUESTS_PER_S = 500_000
+AB_MAX_CONCURRENCY = 20_000  # ab's own limit on -c (MAX_CONCURRENCY in ab.c)
+RAW_SUFFIX = {"wrk": ".wrk.txt", "ab": ".ab.txt"}
+
+
+PROFILES: dict[str, dict[str, int | None]] = {
+    # The block design: 1 s measurements, 3 rounds per server start (block), blocks until
+    # every ratio's interval is within --precision or --max-time is near (repeats and
+    # blocks None: decided by the stopping rule, at least stats.MIN_BLOCKS per GOMAXPROCS).
+    "default": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 3, "blocks": None},
+    # A smoke test: every cell once, 1 s each, one block; well under a minute, no interval claims.
+    "quick": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
+    # The article's load: wrk -t100 -c5000 -d30s, one run per cell (one block).
+    "article": {"threads": 100, "connections": 5000, "duration_s": 30, "repeats": None, "warmup_s": 5, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
+}
+
+
+DEFAULT_MAX_TIME_S = {"default": 420}  # 7 minutes in all: the throughput blocks get what the fixed-rate phase leaves  # --max-time of the profiles with a stopping rule
+
+
+# The fixed-rate phase (bench/fixed_rate.py): per profile, its blocks per GOMAXPROCS
+# (one round each: every setup once per rate in a shuffled order), the seconds of one
+# measurement and of its vegeta warm-up, and the rates without --rates, as shares of the
+# slowest setup's measured req/s at that GOMAXPROCS. 0 blocks: no phase unless --rates.
+# The default phase takes ~1m50s of the default run's --max-time (bench/plan.rate_phase_seconds).
+# The default share is a quarter of the slowest setup's closed-loop req/s: at half, on a
+# 2-core machine where vegeta takes its own share of the CPU, FastCGI fell behind the rate
+# in 5 of 8 measurements at GOMAXPROCS=1 of a default run (12,000 of its 23,143 req/s), so
+# the report had no added latency for it. A quarter is also nearer the load a service runs at.
+DEFAULT_RATE_SHARES = [0.25]
+RATE_PHASE: dict[str, dict] = {
+    "default": {"rate_blocks": 4, "rate_duration_s": 2, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
+    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
+    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES},
+}
+ENV_RATES = "BENCH_RATES"
+MAX_RATE = 10_000_000  # req/s; the file name's .rate-<R> takes at most 9 digits
+RATE_OVERHEAD_S = 0.4  # per fixed-rate measurement: vegeta's start and encoding its results
+
+
+# Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
+# reader (wrkreport.run_files.WRK_FILE) takes at most 4, 7 and 4 digits of them.
+MAX_GOMAXPROCS = 9999
+MAX_CONNECTIONS = 9_999_999
+MAX_REPEATS = 9999
+MAX_THREADS = 100_000
+MAX_SECONDS = 86_400  # a day per measurement, warm-up or wrk timeout
+MAX_PORT = 65535
+MAX_SEED = 2**64 - 1
+MAX_CPU = 65535  # above any kernel's CPU numbers: a CPU list is checked before it is expanded
+MAX_WHOLE = 2**63 - 1  # any other whole number
+
+
+@dataclass(frozen=True)
+class Param:
+    """One numeric run parameter: its manifest key, option, environment variable, floor and ceiling."""
+
+    key: str
+    option: str
+    env: str
+    minimum: int
+    maximum: int
+    seconds: bool = False  # accepts a trailing "s"
+
+
+# Profile-dependent parameters. --connections also takes a list (the sweep): see
+# connections_levels; its profile value is one level.
+PARAMS: tuple[Param, ...] = (
+    Param("threads", "--threads", "BENCH_THREADS", 1, MAX_THREADS),
+    Param("connections", "--connections", "BENCH_CONNECTIONS", 1, MAX_CONNECTIONS),
+    Param("duration_s", "--duration", "BENCH_DURATION", 1, MAX_SECONDS, seconds=True),
+    Param("repeats", "--repeats", "BENCH_REPEATS", 1, MAX_REPEATS),
+    Param("warmup_s", "--warmup", "BENCH_WARMUP", 0, MAX_SECONDS, seconds=True),
+    Param("wrk_timeout_s", "--timeout", "BENCH_TIMEOUT", 1, MAX_SECONDS, seconds=True),
+    Param("rounds_per_block", "--rounds-per-block", "BENCH_ROUNDS_PER_BLOCK", 1, MAX_REPEATS),
+    Param("blocks", "--blocks", "BENCH_BLOCKS", 1, MAX_REPEATS),
+)
+
+
+ENV_PRECISION, ENV_MAX_TIME = "BENCH_PRECISION", "BENCH_MAX_TIME"
+
+
+ENV_PROFILE, ENV_GOMAXPROCS, ENV_SETUPS, ENV_PORTS, ENV_OUT, ENV_SEED = (
+    "BENCH_PROFILE",
+    "BENCH_GOMAXPROCS",
+    "BENCH_SETUPS",
+    "BENCH_PORTS",
+    "BENCH_OUT",
+    "BENCH_SEED",
+)
+
+
+ENV_PIN_CLIENT, ENV_PIN_SERVER, ENV_UPSTREAM_KEEPALIVE, ENV_HANDLER_DELAY, ENV_BODY_BYTES = (
+    "BENCH_PIN_CLIENT",
+    "BENCH_PIN_SERVER",
+    "BENCH_UPSTREAM_KEEPALIVE",
+    "BENCH_HANDLER_DELAY",
+    "BENCH_BODY_BYTES",
+)
+
+
+# Per-measurement and per-pass overheads used in time estimates (process starts, waits).
+MEASUREMENT_OVERHEAD_S = 0.1  # one long-lived helper does the bookkeeping (serve)
+
+
+PASS_OVERHEAD_S = 2.0
+
+
+def url_for(port: int, tls: bool = False) -> str:
+    """Return the loopback URL wrk and curl use for a setup's port (https for a TLS setup)."""
+    return f"{'https' if tls else 'http'}://{LOOPBACK}:{port}/"
+
+
+def body_text(size: int) -> str:
+    """Return the response body of `size` bytes: repeated 'Hello World\\n', cut to size (as the Go servers)."""
+    return (HELLO_LINE * (size // len(HELLO_LINE) + 1))[:size]
+
+
+def expect_header_bytes(body_bytes: int) -> int:
+    """Return the HEAD header block size for a body size: 141 for 12 bytes, 143 for 4096.
+
+    Only the Content-Length value changes with the body: 'Content-Length: 12' has two digits.
+    """
+    return EXPECT_HEADER_BYTES - len(str(len(HELLO_LINE))) + len(str(body_bytes))

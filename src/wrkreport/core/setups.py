@@ -1,0 +1,208 @@
+"""The setup table: every setup the driver measures and the report reads, in one place.
+
+Each row says what a setup is (its id and description), who answers the load generator
+(the server, its default port, the nginx modules and processes it needs), its kind (plain,
+TLS, a new connection per request) and what its ratios divide by. A --variant twin
+(ORIGINAL~NAME: an nginx setup served by the variant's own nginx) is made from its
+original's row. The driver's helper (bench/), the readers (schema, run_files, the fixed-rate
+reader) and the report all read these rules from here; tests/test_layout.py fails when one
+is defined anywhere else. A new setup is a row here, a block in templates/nginx.conf.tmpl
+(for nginx setups) and, for a new backend, a flag of the Go server.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BASELINE = "go-http"  # Go standalone: what every ratio divides by unless its row says otherwise
+TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go-http)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One measured setup: who answers the load generator, on which default port, what it depends on and divides by."""
+
+    id: str
+    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), VARIANT_SERVER
+    default_port: int
+    description: str
+    nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
+    needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
+    default: bool = True  # measured without --setups (the article's four)
+    tls: bool = False  # speaks TLS (https): selected by --setups tls, with go-http
+    # A new connection per request (wrk sends "Connection: close"): the same server, port and
+    # nginx server block as `serves`, loaded otherwise. The TLS ones measure handshakes.
+    new_connection: bool = False
+    serves: str | None = None  # the setup whose server answers it (its port, its nginx block); None: itself
+    divides_by: str = BASELINE  # the setup its ratios divide by
+
+    @property
+    def served_by(self) -> str:
+        """Return the setup whose server, port and nginx server block this one uses: 'nginx-https-new' -> 'nginx-https'."""
+        return self.serves or self.id
+
+    @property
+    def baseline(self) -> str:
+        """Return the setup this one's ratios divide by (a twin: its original's)."""
+        return baseline_of(self.id)
+
+    @property
+    def variant(self) -> str | None:
+        """Return the variant this setup is a twin for ('nginx-http~nokeep' -> 'nokeep'), None for a setup of the table."""
+        return split_twin(self.id)[1]
+
+    @property
+    def kind(self) -> str:
+        """Return the setup's kind: 'variant twin', 'new connection' (a TLS handshake per request), 'tls' or 'plain'."""
+        if self.variant:
+            return "variant twin"
+        return "new connection" if self.new_connection else "tls" if self.tls else "plain"
+
+    @property
+    def nginx_to_go(self) -> bool:
+        """Return True for an nginx-to-Go connection over plain HTTP: the setups whose share of Go's throughput the answer states."""
+        return self.server == "nginx" and "go" in self.needs and not self.tls
+
+
+PROXY = ("http_proxy", "http_upstream_keepalive")
+FASTCGI = ("http_fastcgi", "http_upstream_keepalive")
+TLS_PROXY = ("+http_ssl", *PROXY)  # "+http_ssl": a module nginx is only built with on request
+NGINX_AND_GO = ("nginx", "go")
+
+# Order = display order. The first four are the article's; the others are off by default.
+SETUPS: tuple[Setup, ...] = (
+    Setup("go-http", "go", 8080, "Go net/http standalone (the control group)"),
+    Setup("nginx-http", "nginx", 8081, "nginx reverse proxy to Go net/http over TCP", PROXY, NGINX_AND_GO),
+    Setup("nginx-fcgi-tcp", "nginx", 8082, "nginx FastCGI to Go over TCP", FASTCGI, NGINX_AND_GO),
+    Setup("nginx-fcgi-unix", "nginx", 8083, "nginx FastCGI to Go over a Unix socket", FASTCGI, NGINX_AND_GO),
+    Setup("nginx-http-unix", "nginx", 8084, "nginx reverse proxy to Go net/http over a Unix socket", PROXY, NGINX_AND_GO, default=False),
+    Setup("go-fasthttp", "fasthttp", 8085, "Go fasthttp standalone", (), ("fasthttp",), default=False),
+    # `return` is the rewrite module's; a body too long for one nginx token also needs map.
+    Setup("nginx-static", "nginx", 8086, "nginx answering by itself (return 200): the ceiling", ("http_rewrite", "http_map"), ("nginx",), default=False),
+    Setup("node-http", "node", 8087,
+          "Node.js http module standalone (src/nodehello): one process at GOMAXPROCS=1, a cluster of N workers at GOMAXPROCS=N",
+          (), ("node",), default=False),
+    # TLS termination: Go's crypto/tls alone (over go-http: what TLS costs Go), and nginx's
+    # OpenSSL in front of Go net/http on TCP and on a Unix socket (over Go's crypto/tls).
+    Setup("go-https", "go", 8443, "Go net/http over crypto/tls standalone (the control group of the TLS setups)", default=False, tls=True),
+    Setup("nginx-https", "nginx", 8444, "nginx terminating TLS, reverse proxy to Go net/http over TCP", TLS_PROXY, NGINX_AND_GO,
+          default=False, tls=True, divides_by=TLS_BASELINE),
+    Setup("nginx-https-unix", "nginx", 8445, "nginx terminating TLS, reverse proxy to Go net/http over a Unix socket", TLS_PROXY, NGINX_AND_GO,
+          default=False, tls=True, divides_by=TLS_BASELINE),
+    # The same three with a new connection per request: every request a TLS handshake; Go's over
+    # go-https (what a handshake per request costs Go), nginx's over Go's in the same mode.
+    Setup("go-https-new", "go", 8443, "go-https with a new connection per request (Connection: close): every request a TLS handshake",
+          default=False, tls=True, new_connection=True, serves="go-https", divides_by=TLS_BASELINE),
+    Setup("nginx-https-new", "nginx", 8444, "nginx-https with a new connection per request: every request a TLS handshake at nginx", TLS_PROXY,
+          NGINX_AND_GO, default=False, tls=True, new_connection=True, serves="nginx-https", divides_by="go-https-new"),
+    Setup("nginx-https-unix-new", "nginx", 8445, "nginx-https-unix with a new connection per request: every request a TLS handshake at nginx",
+          TLS_PROXY, NGINX_AND_GO, default=False, tls=True, new_connection=True, serves="nginx-https-unix", divides_by="go-https-new"),
+)
+
+SETUP_IDS = tuple(s.id for s in SETUPS)
+DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
+TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls)
+PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls)  # what --setups all selects
+NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
+NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS handshake per request
+BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
+ALL_SETUPS = "all"  # --setups all: every setup in the table but the TLS ones (those need openssl: --setups all,tls)
+TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
+
+# Ports the Go server always binds besides go-http's (which nginx-http proxies to).
+BACKEND_PORTS = {"go-fcgi-tcp": 9001}
+DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS if s.serves is None}, **BACKEND_PORTS}  # a new-connection setup has its server's
+
+# --- Names and --variant twins ----------------------------------------------------------
+# A setup name as the readers take it (a file name's first part, a manifest key): letters,
+# digits, '-' and '_'. A --variant twin is ORIGINAL~NAME ('nginx-http~nokeep'): '~' is in no
+# setup id, is unreserved in URLs and plain in file names and shell words, and NAME is a
+# short lowercase word. The variant's nginx listens on each setup's port + VARIANT_PORT_OFFSET.
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+VARIANT_PATTERN = r"[a-z][a-z0-9]{0,15}"
+TWIN_SEPARATOR = "~"
+SETUP_PATTERN = rf"{NAME_PATTERN}(?:{TWIN_SEPARATOR}{VARIANT_PATTERN})?"  # any setup name, a twin's too
+SETUP_NAME = re.compile(SETUP_PATTERN)
+VARIANT_NAME = re.compile(VARIANT_PATTERN)
+TWIN = re.compile(rf"(?P<original>{NAME_PATTERN}){TWIN_SEPARATOR}(?P<variant>{VARIANT_PATTERN})")
+VARIANT_PORT_OFFSET = 100
+VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
+
+# The servers a pass may start, in start order (each started only when a chosen setup needs it).
+SERVERS = ("go", "nginx", "fasthttp", "node", VARIANT_SERVER)
+
+
+def split_twin(setup: str) -> tuple[str, str | None]:
+    """Return (original, variant) of a twin id, (setup, None) for any other: 'nginx-http~nokeep' -> ('nginx-http', 'nokeep')."""
+    match = TWIN.fullmatch(setup)
+    return (match["original"], match["variant"]) if match else (setup, None)
+
+
+def twin_id(setup: str, variant: str) -> str:
+    """Return the id of a setup's twin for a variant: ('nginx-http', 'nokeep') -> 'nginx-http~nokeep'."""
+    return f"{setup}{TWIN_SEPARATOR}{variant}"
+
+
+def baseline_of(setup: str) -> str:
+    """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https', 'nginx-https-new' -> 'go-https-new'; others (go-https too, unknown ones) -> 'go-http'; a twin: its original's."""
+    return BASELINES.get(split_twin(setup)[0], BASELINE)
+
+
+def setup_description(setup: str) -> str:
+    """Return what a setup is ('' when unknown); a twin: 'nginx-http served by the --variant nokeep nginx'."""
+    original, variant = split_twin(setup)
+    if variant:
+        return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
+    known = SETUP_BY_ID.get(setup)
+    return known.description if known else ""
+
+
+def setup_order(setup: str) -> float:
+    """Return a setup's position for display: known setups in their order, a twin just after its original, others after."""
+    original, variant = split_twin(setup)
+    place = SETUP_IDS.index(original) if original in SETUP_IDS else len(SETUP_IDS)
+    return place + 0.5 if variant else place
+
+
+def twin_of(original: Setup, variant: str) -> Setup:
+    """Return the twin of an nginx setup for a variant: the same server block, served by the variant's nginx on port + offset."""
+    return Setup(
+        twin_id(original.id, variant),
+        VARIANT_SERVER,
+        original.default_port + VARIANT_PORT_OFFSET,
+        setup_description(twin_id(original.id, variant)),
+        original.nginx_modules,
+        tuple(VARIANT_SERVER if need == "nginx" else need for need in original.needs),
+        default=False,
+        tls=original.tls,
+        new_connection=original.new_connection,
+        serves=twin_id(original.serves, variant) if original.serves else None,
+        divides_by=original.divides_by,
+    )
+
+
+class SetupTable(dict):
+    """The setups by id: those of SETUPS, and the twin of any nginx setup for any well-formed variant name, made on demand."""
+
+    def twin(self, key) -> Setup | None:
+        """Return the twin key names, None when key is not a twin of an nginx setup."""
+        original, variant = split_twin(key) if isinstance(key, str) else (key, None)
+        known = dict.get(self, original)
+        return twin_of(known, variant) if variant and known is not None and known.server == "nginx" else None
+
+    def __missing__(self, key):
+        found = self.twin(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or self.twin(key) is not None
+
+    def get(self, key, default=None):
+        """Return the setup of key (a twin too), default when there is none."""
+        return self[key] if key in self else default
+
+
+SETUP_BY_ID = SetupTable((s.id, s) for s in SETUPS)

@@ -1,0 +1,52 @@
+"""Build: one run -> checks, analysis, page -> index.html, results.csv, results.json and the terminal summary."""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ..analyze import load_analysis
+from ..core.records import Check
+from ..fixedrate.summary import rate_summary
+from .files import results_json, write_outputs
+from .page import build_page
+from .render import render_html
+from .machines import machines_line
+from .terminal import closing_lines, summary_table
+from .variantpage import variant_lines
+from .words import verdict_line
+
+
+@dataclass(frozen=True)
+class Built:
+    """What `build` produced, for the CLI to print."""
+
+    run_path: Path
+    paths: dict[str, Path]
+    status: str  # worst check status
+    failures: tuple[Check, ...]
+    summary: str
+    closing: str = ""  # warning count and the verdict line, printed last
+
+    @property
+    def exit_code(self) -> int:
+        """Return 0 when every check passed or warned, 1 when one failed."""
+        return 1 if self.failures else 0
+
+
+def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None) -> Built:
+    """Read a run, check it, analyse it and write index.html, results.csv and results.json."""
+    out_dir = Path(out_dir)
+    done = load_analysis(raw, expect_header_bytes)
+    run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
+    page = build_page(run, checked, table, analysis, out_dir, generated_at)
+    paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
+    warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
+    closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
+    fixed_rate = rate_summary(run.rates, list(analysis.setups))  # open loop, one line per rate
+    variant = variant_lines(run.manifest, analysis)  # --variant: the A/B figures
+    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate, variant]))
+    return Built(run.path, paths, checked.status, checked.failures, summary, closing)
+
