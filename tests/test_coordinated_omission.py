@@ -1,13 +1,12 @@
-"""Coordinated omission, shown with real tools (issue 21): a Go server that stalls 200 ms once a second, measured open loop and closed loop.
+"""Coordinated omission, shown with real tools: a Go server that stalls 200 ms once a second, measured open loop and closed loop.
 
 gohello is stopped (SIGSTOP) for STALL_S at the end of every second and resumed
 (SIGCONT), during a 5-second measurement by each tool in turn:
 
 - vegeta at a fixed 1,000 req/s (open loop) keeps starting requests during a stall, so
   the 20% of requests started in one wait up to the stall: p99 is about the stall less 1%
-  of the period (190 ms). Asserted: p99 >= 0.9 x the stall, with the rate held (its
-  attack lasts half a second more, so that it does not end in a stall: the queue a stall
-  leaves at the very end would fail rate-held, rightly).
+  of the period (190 ms). Asserted: p99 >= 0.9 x the stall, with the rate held (a
+  pause lifts the windows it falls in, no backlog grows over the attack).
 - ab -k with 10 connections (closed loop, every latency as measured) stops sending while
   its 10 requests wait, so 10 requests per stall are slow among tens of thousands: its
   p99 stays near the unstalled latency. Asserted: p99 <= 0.1 x the stall, while its

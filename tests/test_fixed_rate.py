@@ -13,9 +13,9 @@ import pytest
 from wrkreport.bench import fixed_rate
 from wrkreport.bench.fixed_rate import Attack, attack_argv, measure_rate, rate_stem
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.fixedrate.rate_checks import rate_checks
+from wrkreport.fixedrate.rate_checks import rate_checks, rate_held_check
 
-from rate_servers import build_gohello, gohello, vegeta_or_skip
+from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 
 
 def test_the_doctests_hold():
@@ -106,3 +106,47 @@ def test_a_closed_port_is_measured_and_fails_the_errors_check(tmp_path):
     assert checks["rate-errors"].status == "fail" and "connection refused" in checks["rate-errors"].message
     assert checks["rate-response"].message == "none of the 25 requests was answered"
     assert os.path.exists(tmp_path / ran.cpu_file)
+
+
+# --- Held means the rate was sustained: a pause is held, a backlog is not ------------------------
+
+
+def attack_once(vegeta, url: str, attack: Attack, tmp_path, name: str):
+    """Run one real fixed-rate measurement into tmp_path/name; return its parsed record."""
+    run_dir, work = tmp_path / name, tmp_path / f"{name}-work"
+    run_dir.mkdir()
+    work.mkdir()
+    ran = measure_rate(vegeta, attack, run_dir, work, f"{name}.rate-{attack.rate}", {})
+    assert ran.problem is None, ran.problem
+    return read_vegeta_file(run_dir / ran.file)
+
+
+@pytest.mark.slow
+def test_a_server_paused_in_short_spells_is_held_and_its_p99_shows_the_pauses(tmp_path):
+    # 150 ms SIGSTOPs every 0.7 s from just before the attack: at about 0.55, 1.25 and 1.95 s, so the
+    # 2-second attack ends inside a pause. Before, its last answer coming 100+ ms after its last request
+    # called such a server overloaded at 1,000 req/s (it serves ~60,000) and left its latency out.
+    vegeta = vegeta_or_skip()
+    binary = build_gohello(tmp_path / "bin")
+    with gohello(binary, gomaxprocs=1) as (url, proc), Staller(proc.pid, stall_s=0.15, period_s=0.7) as staller:
+        result = attack_once(vegeta, url, Attack(url=url, rate=1000, duration_s=2, expect_body_bytes=12), tmp_path, "paused")
+    held = rate_held_check(result)
+    print(f"paused: {len(staller.stalls)} stalls; p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.1f} ms; wait {1000 * result.wait_s:.1f} ms; "
+          f"windows {[round(w, 1) for w in result.window_p50_ms]}; {held.message}")
+    assert staller.stalls and held.status == "pass", held.message
+    assert result.p99_ms >= 0.6 * 150  # a quarter of the requests met a pause: p99 is near its length
+    assert result.p50_ms < 10  # most did not
+
+
+@pytest.mark.slow
+def test_a_rate_well_above_the_servers_capacity_is_not_held(tmp_path):
+    # gohello sleeps 20 ms per request and vegeta may open 10 connections: at most ~500 req/s; 1,500 offered.
+    vegeta = vegeta_or_skip()
+    binary = build_gohello(tmp_path / "bin")
+    with gohello(binary, "-handler-delay", "20ms") as (url, _):
+        attack = Attack(url=url, rate=1500, duration_s=2, max_connections=10, timeout_s=5, expect_body_bytes=12)
+        result = attack_once(vegeta, url, attack, tmp_path, "overloaded")
+    held = rate_held_check(result)
+    print(f"overloaded: achieved {result.achieved_rps:,.0f} req/s; p50 {result.p50_ms:.1f} ms; windows "
+          f"{[round(w, 1) for w in result.window_p50_ms]}; {held.message}")
+    assert held.status == "fail" and held.message.startswith("rate not held"), held.message

@@ -9,8 +9,10 @@ timed out counts with the time it waited (vegeta's own report does the same).
 Rates: vegeta starts request i at first + i/rate, so n requests span (n - 1)/rate seconds
 from the first start to the last; the achieved rate is (n - 1) / span, which equals the
 offered rate when vegeta kept up. (vegeta's own report divides n by the span, which reads
-1% high at 100 requests.) The server kept up when the last response came soon after the
-last request was started: `wait_s`, small against the span.
+1% high at 100 requests.) Whether the server kept up is read from how latency moved over
+the attack: the requests are split by their start into WINDOWS equal stretches of the span
+and the median latency of each is kept (`window_p50_ns`); a backlog that grows makes them
+climb window after window, a pause lifts one or two and passes (rate_checks.rate_held_check).
 
 Several clients (--client-hosts): each runs vegeta at its share of the rate (rate_shares)
 and keeps its own results; merge_results makes one record of them, the latencies of every
@@ -30,6 +32,8 @@ from ..latency_histogram import rank_of
 
 SHOWN_PERCENTILES = (50.0, 90.0, 99.0, 99.9)  # what the fixed-rate phase reports, with the max
 NS_PER_MS = 1_000_000
+WINDOWS = 10  # stretches of the attack's span whose median latencies show a backlog's growth
+MIN_WINDOW_REQUESTS = 8  # fewer windows when there are fewer requests than this per window
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class RateResult:
     body_bytes: tuple[tuple[int, int], ...]  # (response body bytes, count) of the answered requests
     latencies_ns: tuple[int, ...] = field(repr=False)  # every request's latency, sorted
     parts: tuple["RateResult", ...] = field(default=(), repr=False)  # each client's own record, when several clients made this one
+    # the median latency of the requests started in each of up to WINDOWS equal stretches of the span, in order ((): not known)
+    window_p50_ns: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.requests < 0 or self.requests != len(self.latencies_ns):
@@ -90,6 +96,11 @@ class RateResult:
         """Return the achieved rate as a share of the offered one (1.0 = held exactly; None when either is unknown)."""
         achieved = self.achieved_rps
         return None if achieved is None or self.offered_rps is None else achieved / self.offered_rps
+
+    @property
+    def window_p50_ms(self) -> tuple[float, ...]:
+        """Return the median latency of each window of the attack, in start order, ms (() when not known)."""
+        return tuple(value / NS_PER_MS for value in self.window_p50_ns)
 
     def percentile_ns(self, p: float) -> int | None:
         """Return the exact latency at percentile p by wrk's rule (None when there were no requests)."""
@@ -158,8 +169,30 @@ class RateResult:
             "p99_ms": self.p99_ms,
             "p999_ms": self.p999_ms,
             "max_ms": self.max_ms,
+            "window_p50_ms": list(self.window_p50_ms),
             "clients": len(self.parts) or 1,
         }
+
+
+def window_medians(starts_ns: list[int], latencies_ns: list[int], windows: int = WINDOWS) -> tuple[int, ...]:
+    """Return the median latency (by rank_of) of the requests started in each of `windows` equal stretches from the first start to the last.
+
+    Fewer windows when there are under MIN_WINDOW_REQUESTS requests per window; () under two
+    windows or a zero span.
+
+    >>> window_medians([0, 1, 2, 3, 4, 5, 6, 7], [5, 5, 5, 5, 9, 9, 9, 9], windows=2)
+    ()
+    >>> window_medians(list(range(16)), [1] * 8 + [3] * 8, windows=2)
+    (1, 3)
+    """
+    count = min(windows, len(starts_ns) // MIN_WINDOW_REQUESTS)
+    first, last = (min(starts_ns), max(starts_ns)) if starts_ns else (0, 0)
+    if count < 2 or last <= first:
+        return ()
+    groups: list[list[int]] = [[] for _ in range(count)]
+    for start, latency in zip(starts_ns, latencies_ns):
+        groups[min(count - 1, (start - first) * count // (last - first))].append(latency)
+    return tuple(sorted(g)[rank_of(50, len(g)) - 1] if g else 0 for g in groups)
 
 
 def rate_shares(rate: int, count: int) -> list[int]:

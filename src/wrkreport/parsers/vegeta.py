@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..core.errors import ParseError, RefusedFile
-from ..fixedrate.record import RateResult, merge_results, rate_shares
+from ..fixedrate.record import RateResult, merge_results, rate_shares, window_medians
 
 SUFFIX = ".vegeta.csv.gz"
 MAX_TEXT_BYTES = 1 << 30  # 1 GiB of CSV, about 4 million requests at ~260 bytes a row
@@ -238,6 +238,7 @@ class Rows:
     def __init__(self, source: str) -> None:
         self.source = source
         self.latencies: list[int] = []
+        self.starts: list[int] = []
         self.first_start = self.last_start = self.last_end = None
         self.statuses: Counter = Counter()
         self.body_bytes: Counter = Counter()
@@ -274,6 +275,7 @@ class Rows:
         self.last_start = start if self.last_start is None else max(self.last_start, start)
         self.last_end = end if self.last_end is None else max(self.last_end, end)
         self.latencies.append(latency)
+        self.starts.append(start)
         if code:
             self.statuses[code] += 1
             self.body_bytes[bytes_in] += 1
@@ -308,6 +310,7 @@ class Rows:
             error_messages=tuple(self.errors.most_common(MAX_ERROR_MESSAGES)),
             body_bytes=tuple(sorted(self.body_bytes.items())),
             latencies_ns=tuple(sorted(self.latencies)),
+            window_p50_ns=window_medians(self.starts, self.latencies),
         )
 
 

@@ -88,5 +88,5 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSecti
                 f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
                 f"every setup once per block in a shuffled order, {blocks} block(s); added latency is setup - go-http in the same block "
                 "(nginx's TLS setups: - go-https, as their ratios), "
-                "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and the last answer came soon after the last request.")
+                "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts.")
     return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis), added_over(named))
