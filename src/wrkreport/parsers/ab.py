@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import re
 
+from ..core.display import quote
 from ..core.errors import ParseError
 from ..core.records import WrkResult
-from .cursor import Cursor, Line, quote
+from .cursor import Cursor, Line
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 

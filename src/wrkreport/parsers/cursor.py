@@ -6,6 +6,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
+from ..core.display import quote
 from ..core.errors import ParseError
 
 INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"))  # BOM, zero-width spaces
@@ -97,8 +98,3 @@ def split_lines(text: str) -> list[Line]:
 def loose(raw: str) -> str:
     """Return a line with invisible characters dropped and whitespace runs (tabs, NBSP) as one space."""
     return " ".join(raw.translate(INVISIBLE).split())
-
-
-def quote(text: str, limit: int = 60) -> str:
-    """Return text quoted for a message, shortened to limit characters."""
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import re
 
+from ..core.display import quote
 from ..core.records import WrkResult
-from .cursor import Cursor, Line, quote
+from .cursor import Cursor, Line
 
 _INT = r"[0-9]{1,20}"
 
