@@ -95,6 +95,12 @@ def split_lines(text: str) -> list[Line]:
     return [Line(n, raw.rstrip("\r"), loose(raw)) for n, raw in enumerate(raws, start=1)]
 
 
+def first_line_is(lines: list[Line], *patterns: re.Pattern) -> bool:
+    """Return True when the first non-blank line matches one of patterns: how each format is told by its first line."""
+    first = next((line for line in lines if line.text), None)
+    return first is not None and any(pattern.fullmatch(first.text) for pattern in patterns)
+
+
 def loose(raw: str) -> str:
     """Return a line with invisible characters dropped and whitespace runs (tabs, NBSP) as one space."""
     return " ".join(raw.translate(INVISIBLE).split())
