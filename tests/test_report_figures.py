@@ -8,6 +8,7 @@ import pytest
 
 from wrkreport import charts
 from wrkreport.analyze import THROUGHPUT, load_analysis
+from wrkreport.core.display import cut_words
 from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
 from wrkreport.report.page import result_rows
@@ -136,8 +137,8 @@ def test_log_axes_are_labelled_with_plain_numbers():
 
 
 def test_excluded_labels_are_cut_at_a_word():
-    assert charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50).endswith("\u2026")
-    assert not charts.shorten("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50)[:-1].endswith(("ex", "exclu"))
+    assert cut_words("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50).endswith("\u2026")
+    assert not cut_words("excluded: every repeat was excluded (non-2xx: 118,554 of 118,554 responses)", 50)[:-1].endswith(("ex", "exclu"))
 
 
 def test_noise_warnings_stay_sane():

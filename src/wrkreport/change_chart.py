@@ -9,7 +9,8 @@ import matplotlib
 import matplotlib.ticker
 
 from .chart_layout import STYLE, new_figure, to_svg
-from .charts import CHANGE_STYLES, shorten
+from .charts import CHANGE_STYLES
+from .core.display import cut_words
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
                     ax.text(0.01, y + 0.55, labels[-1], va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform(),
                             bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
                 if mark.change is None:
-                    ax.text(0.01, y, shorten(mark.note or "not compared", 45 if narrow else 60), va="center", fontsize=8, color="#333333",
+                    ax.text(0.01, y, cut_words(mark.note or "not compared", 45 if narrow else 60), va="center", fontsize=8, color="#333333",
                             transform=ax.get_yaxis_transform())
                 else:
                     colour, marker, filled, label = CHANGE_STYLES[mark.kind]

@@ -12,6 +12,7 @@ import math
 import matplotlib
 
 from .core import stats
+from .core.display import cut_words
 from .analyze import THROUGHPUT, Analysis
 from .cells import Spread
 from .chart_layout import STYLE, new_figure, panel_grid, to_svg
@@ -204,7 +205,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
                         bare[setup][1].append(y)
                     ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
                 elif ratio is not None:
-                    ax.text(0.01, y, shorten("excluded: " + (ratio.excluded or ""), 70), va="center", fontsize=8, color="#333333",
+                    ax.text(0.01, y, cut_words("excluded: " + (ratio.excluded or ""), 70), va="center", fontsize=8, color="#333333",
                             transform=ax.get_yaxis_transform(), zorder=5,
                             bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0})
                 for ref in reference:
@@ -253,17 +254,6 @@ def reference_label(article_gomaxprocs: int) -> str:
     if article_gomaxprocs == 1:
         return "2013 article, GOMAXPROCS=1"
     return f"2013 article, GOMAXPROCS={article_gomaxprocs} (all its laptop's threads; shown beside our GOMAXPROCS > 1)"
-
-
-def shorten(text: str, limit: int) -> str:
-    """Return text cut at a word boundary to at most limit characters, with an ellipsis when cut.
-
-    >>> shorten("excluded: every repeat was excluded", 24)
-    'excluded: every repeat…'
-    """
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:(") + "\u2026"
 
 
 def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:

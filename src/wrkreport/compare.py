@@ -298,10 +298,16 @@ def raw_differences(a: Analysed, b: Analysed) -> list[tuple[str, str, object, ob
     return found
 
 
-def show(value) -> str:
-    """Return a value for the differences table ('unknown' for None)."""
+def show(value, missing: str = "unknown", switches: bool = False) -> str:
+    """Return a value for the differences table: missing for None, 'on'/'off' for a switch when switches, lists and objects joined.
+
+    >>> show(None), show(True), show([1, 2]), show({"a": 1}), show(None, "not pinned"), show(False, switches=True)
+    ('unknown', 'True', '1, 2', 'a=1', 'not pinned', 'off')
+    """
     if value is None:
-        return "unknown"
+        return missing
+    if switches and isinstance(value, bool):
+        return "on" if value else "off"
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
     if isinstance(value, dict):

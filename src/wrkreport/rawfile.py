@@ -74,16 +74,6 @@ def name_problem(value) -> str | None:
     return None
 
 
-def show_name(value, limit: int = 60) -> str:
-    """Return a file name for a one-line message: repr (control characters and surrogates escaped), shortened.
-
-    >>> show_name("a\\nb"), show_name("x" * 100, 10)
-    ("'a\\\\nb'", "'xxxxxx...")
-    """
-    text = repr(value) if isinstance(value, str) else type(value).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def read_bytes(path: Path, cap: int, root: Path | None = None) -> bytes:
     """Return the bytes of path, a regular file of at most cap bytes (inside root when given); else raise RefusedFile."""
     return read_regular(path, root, lambda fd, name: read_capped(fd, cap, name))

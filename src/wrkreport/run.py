@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .core.display import show
 from .core.errors import NoUsableData, ParseError
 from .client_outputs import (
     ClientFile,
@@ -42,7 +43,7 @@ from .parsers.histogram import hist_file_name
 from .core.records import FIELDS, Check
 from .core.setups import setup_order
 from .parsers import parse_file
-from .rawfile import name_problem, show_name
+from .rawfile import name_problem
 from .fixedrate.reading import RateMeasurement, read_rate_measurements
 from .run_files import (
     CPU_PROCESSES,
@@ -140,7 +141,7 @@ def listed_names(run_dir: Path, problems: list[Check]) -> set[str]:
             names.add(path.name)
             continue
         status = "fail" if path.name.endswith(RAW_SUFFIXES) else "warn"
-        problems.append(Check("file-name", status, f"{run_dir.name}: the file {show_name(path.name)} is not a plain file name ({reason}); not read"))
+        problems.append(Check("file-name", status, f"{run_dir.name}: the file {show(path.name, 60)} is not a plain file name ({reason}); not read"))
     return names
 
 

@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from .core.display import show
 from .core.setups import SETUP_NAME, VARIANT_NAME
 from .rawfile import name_problem
 
@@ -108,12 +109,6 @@ def cpu_list_problem(text: str) -> str | None:
         if int(high or low) < int(low):
             return f"CPU list {show(text)} has a range that runs backwards ({part})"
     return None
-
-
-def show(value, limit: int = 40) -> str:
-    """Return a value for a message: repr (control characters escaped), shortened."""
-    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__.replace("dict", "an object").replace("list", "a list")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --- The tables: dotted paths; `[]` is every element of a list, `*` every key of an object ----

@@ -17,7 +17,7 @@ from dataclasses import replace
 from .core import stats
 from .analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
 from .cells import Cell
-from .compare import P99, Change, RunComparison
+from .compare import P99, Change, RunComparison, show
 from .core.errors import NothingToCompare
 from .core.setups import baseline_of, setup_order, split_twin
 from .fixedrate.comparison import variant_rate_changes
@@ -65,7 +65,7 @@ def variant_comparison(done: Analysed) -> RunComparison:
     raw = variant_differences(done.run.manifest or {}, done.run.parameters, variant)
     return RunComparison(
         done, done, tuple(changes), (), tuple(alone),
-        tuple((f"{section} {key}", show(a), show(b)) for section, key, a, b in raw), tuple(raw),
+        tuple((f"{section} {key}", *(show(v, "not pinned", switches=True) for v in (a, b))) for section, key, a, b in raw), tuple(raw),
         method=METHOD, labels=("the run's nginx", f"variant {variant.name}"), variant=variant,
         rate_changes=tuple(variant_rate_changes(list(done.run.rates), variant.name)),  # the fixed-rate phase, paired per block
     )
@@ -112,12 +112,3 @@ def variant_differences(manifest: dict, parameters: dict, variant: Variant) -> l
     if not found:
         found.append(("variant", "options", "none", variant.options_text))
     return found
-
-
-def show(value) -> str:
-    """Return a value for the differences table ('not pinned' for None, 'on'/'off' for a switch)."""
-    if value is None:
-        return "not pinned"
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)

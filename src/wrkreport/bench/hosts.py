@@ -12,8 +12,9 @@ import ipaddress
 import os
 import re
 
+from ..core.display import argument
 from ..core.errors import UsageError
-from .values import dedupe, shorten, split_list
+from .values import dedupe, split_list
 
 ENV_SERVER_HOST, ENV_SERVER_ADDRESS, ENV_CLIENT_HOSTS, ENV_SSH_CONFIG = (
     "BENCH_SERVER_HOST",
@@ -34,7 +35,7 @@ def host_part(text: str, source: str) -> str:
     except ValueError:
         pass
     if not HOSTNAME.fullmatch(text) or text.replace(".", "").isdigit():
-        raise UsageError(f"{source} {shorten(text)}: not a host name or IP address")
+        raise UsageError(f"{source} {argument(text)}: not a host name or IP address")
     return text
 
 
@@ -42,7 +43,7 @@ def ssh_target(text: str, source: str) -> str:
     """Return a validated `[user@]host` for ssh: 'root@10.0.0.2', 'bench-box'."""
     user, sep, host = text.rpartition("@")
     if sep and not USER.fullmatch(user):
-        raise UsageError(f"{source} {shorten(text)}: {shorten(user)} is not a user name")
+        raise UsageError(f"{source} {argument(text)}: {argument(user)} is not a user name")
     return f"{user}@{host_part(host, source)}" if sep else host_part(host, source)
 
 
@@ -84,7 +85,7 @@ def ssh_config(text: str, source: str) -> str:
     """Return the --ssh-config file as an absolute path; it must be a readable regular file."""
     path = os.path.abspath(text)
     if not os.path.isfile(path) or not os.access(path, os.R_OK):
-        raise UsageError(f"{source} {shorten(text)}: not a readable file")
+        raise UsageError(f"{source} {argument(text)}: not a readable file")
     return path
 
 

@@ -55,13 +55,14 @@ from ..core.setups import (
     TLS_SETUP_IDS,
     PLAIN_SETUP_IDS,
 )
+from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.stats import MIN_BLOCKS
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tls_options import tls_options, tls_plan
 from .variant import variant_lines, variant_options, variant_plan
-from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, shorten, split_list
+from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, split_list
 
 
 def plan_parser() -> argparse.ArgumentParser:
@@ -114,7 +115,7 @@ def build_plan(
         raise UsageError(f"--quick and --profile {args.profile} contradict each other")
     profile = "quick" if args.quick else args.profile or env.get(ENV_PROFILE) or "default"
     if profile not in PROFILES:
-        raise UsageError(f"{ENV_PROFILE}={shorten(profile)}: choose one of {', '.join(PROFILES)}")
+        raise UsageError(f"{ENV_PROFILE}={argument(profile)}: choose one of {', '.join(PROFILES)}")
     plan: dict = {"profile": profile, "warnings": []}
     given = set()
     for param in PARAMS:
@@ -236,7 +237,7 @@ def safe_out(path: str, source: str) -> str:
     bad = OUT_UNSAFE.search(path)
     if bad:
         raise UsageError(
-            f"{source} {shorten(path)}: the character {bad.group()!r} would be read by nginx's configuration or the shell; "
+            f"{source} {argument(path)}: the character {bad.group()!r} would be read by nginx's configuration or the shell; "
             "choose a directory without quotes, backslashes, ; $ { } # or control characters"
         )
     return path
@@ -248,7 +249,7 @@ def load_generator(given: str | None, env: dict[str, str]) -> str:
     if text is None:
         return LOAD_GENERATORS[0]
     if text not in LOAD_GENERATORS:
-        raise UsageError(f"{source} {shorten(text)}: choose one of {', '.join(LOAD_GENERATORS)}")
+        raise UsageError(f"{source} {argument(text)}: choose one of {', '.join(LOAD_GENERATORS)}")
     return text
 
 
@@ -305,7 +306,7 @@ def parse_options(argv: list[str]) -> argparse.Namespace:
     parser.error = lambda message: (_ for _ in ()).throw(UsageError(message))  # type: ignore[method-assign]
     args, extra = parser.parse_known_args(attach_values(argv, parser))
     if extra:
-        raise UsageError(f"unknown option or argument {shorten(extra[0])}")
+        raise UsageError(f"unknown option or argument {argument(extra[0])}")
     return args
 
 
@@ -354,7 +355,7 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
         chosen = [s for s in chosen if s != TLS_GROUP] + ["go-http", *TLS_SETUP_IDS]
     unknown = [s for s in chosen if s not in SETUP_IDS]  # a twin (nginx-http~x) comes with --variant only
     if unknown:
-        raise UsageError(f"unknown setup {shorten(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
+        raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -372,7 +373,7 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
             plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS)
-            raise UsageError(f"{source} {shorten(item)}: expected NAME=PORT with NAME one of {plain} or a TLS setup")
+            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain} or a TLS setup")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")

@@ -15,8 +15,9 @@ from .profiles import (
     TLS_VERSIONS,
 )
 from ..core.setups import SETUP_BY_ID
+from ..core.display import argument
 from ..core.errors import UsageError
-from .values import parse_switch, shorten
+from .values import parse_switch
 
 RESUMPTION_WORDS = {"off": False, "on": True}
 
@@ -35,7 +36,7 @@ def choice(given: str | None, option: str, env: dict[str, str], name: str, choic
     if text is None:
         return None
     if text not in choices:
-        raise UsageError(f"{source} {shorten(text)}: choose one of {', '.join(choices)}")
+        raise UsageError(f"{source} {argument(text)}: choose one of {', '.join(choices)}")
     return text
 
 

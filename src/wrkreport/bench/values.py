@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timezone
 
 from .profiles import MAX_CPU, MAX_HANDLER_DELAY_NS, MAX_WHOLE, TIME_FORMAT
+from ..core.display import ARGUMENT_LIMIT, argument, cut
 from ..core.errors import UsageError
 
 
@@ -41,10 +42,10 @@ def parse_max_time(text: str, what: str) -> int:
     """Return a run time limit in seconds: '6m' -> 360, '90s' or '90' -> 90, '1h' -> 3600."""
     match = MAX_TIME.fullmatch(text.strip())
     if not match:
-        raise UsageError(f"{what} must be a duration like 6m, 90s or 1h, not {shorten(text)}")
+        raise UsageError(f"{what} must be a duration like 6m, 90s or 1h, not {argument(text)}")
     seconds = round(float(match["number"]) * {"s": 1, "m": 60, "h": 3600}[match["unit"] or "s"])
     if not 1 <= seconds <= 7 * 86_400:
-        raise UsageError(f"{what} must be between 1s and 168h, not {shorten(text)}")
+        raise UsageError(f"{what} must be between 1s and 168h, not {argument(text)}")
     return seconds
 
 
@@ -52,7 +53,7 @@ def parse_percent(text: str, what: str) -> float:
     """Return a precision target in percent, above 0 and at most 100: '5' -> 5.0, '2.5' -> 2.5."""
     value = text.strip().removesuffix("%")
     if not re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{1,3})?", value) or not 0 < float(value) <= 100:
-        raise UsageError(f"{what} must be a percentage above 0 and at most 100, e.g. 5 or 2.5, not {shorten(text)}")
+        raise UsageError(f"{what} must be a percentage above 0 and at most 100, e.g. 5 or 2.5, not {argument(text)}")
     return float(value)
 
 
@@ -67,20 +68,15 @@ def parse_int(text: str, what: str, minimum: int, seconds: bool = False, maximum
         value = value[:-1]
     if not re.fullmatch(r"[0-9]+", value):
         unit = " (seconds, e.g. 6 or 6s)" if seconds else ""
-        raise UsageError(f"{what} must be a whole number{unit}, not {shorten(text)}")
+        raise UsageError(f"{what} must be a whole number{unit}, not {argument(text)}")
     ceiling = MAX_WHOLE if maximum is None else maximum
     digits = value.lstrip("0") or "0"
     if len(digits) > len(str(ceiling)) or int(digits) > ceiling:
-        raise UsageError(f"{what} must be at most {ceiling}, not {shorten(value)}")
+        raise UsageError(f"{what} must be at most {ceiling}, not {argument(value)}")
     number = int(digits)
     if number < minimum:
         raise UsageError(f"{what} must be at least {minimum}, not {number}")
     return number
-
-
-def shorten(text: str, limit: int = 40) -> str:
-    """Return text quoted for a message, cut when long: 'x' -> "'x'", 5,000 digits -> "'99999...' (5000 characters)"."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def split_list(text: str) -> list[str]:
@@ -118,13 +114,13 @@ def parse_cpu_list(text: str, what: str) -> list[int]:
     for item in items:
         match = CPU_RANGE.fullmatch(item.strip())
         if not match:
-            raise UsageError(f"{what} {shorten(text)} is not a CPU list like 0, 1-3 or 0,2 (as taskset -c takes)")
+            raise UsageError(f"{what} {argument(text)} is not a CPU list like 0, 1-3 or 0,2 (as taskset -c takes)")
         numbers = [n.lstrip("0") or "0" for n in match.groups() if n is not None]
         if any(len(n) > len(str(MAX_CPU)) or int(n) > MAX_CPU for n in numbers):
-            raise UsageError(f"{what} {shorten(text)}: CPU numbers go up to {MAX_CPU} at most")
+            raise UsageError(f"{what} {argument(text)}: CPU numbers go up to {MAX_CPU} at most")
         first, last = int(numbers[0]), int(numbers[-1])
         if last < first:
-            raise UsageError(f"{what} {shorten(text)}: range {item.strip()} runs backwards")
+            raise UsageError(f"{what} {argument(text)}: range {item.strip()} runs backwards")
         cpus.update(range(first, last + 1))
     return sorted(cpus)
 
@@ -168,11 +164,10 @@ def parse_duration_ns(text: str, what: str) -> int:
         return 0
     match = DURATION.fullmatch(value)
     if not match:
-        raise UsageError(f"{what} must be a duration like 1ms, 500us or 0, not {shorten(text)}")
+        raise UsageError(f"{what} must be a duration like 1ms, 500us or 0, not {argument(text)}")
     ns = float(match["number"]) * DURATION_UNITS_NS[match["unit"]]  # inf for thousands of digits, never an error
     if ns > MAX_HANDLER_DELAY_NS:
-        shown = value if len(value) <= 40 else f"{value[:40]}... ({len(value)} characters)"
-        raise UsageError(f"{what} {shown} is longer than {MAX_HANDLER_DELAY_NS // 10**9}s")
+        raise UsageError(f"{what} {cut(value, ARGUMENT_LIMIT, count=True)} is longer than {MAX_HANDLER_DELAY_NS // 10**9}s")
     return round(ns)
 
 
@@ -183,5 +178,5 @@ def parse_switch(text: str, what: str) -> bool:
     """Return an environment switch's value: '1', 'on', 'yes', 'true' -> True; '0', 'off', ... -> False."""
     value = SWITCH_WORDS.get(text.strip().lower())
     if value is None:
-        raise UsageError(f"{what} must be 1 or 0 (on/off), not {shorten(text)}")
+        raise UsageError(f"{what} must be 1 or 0 (on/off), not {argument(text)}")
     return value

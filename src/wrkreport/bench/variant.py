@@ -17,8 +17,9 @@ from pathlib import Path
 from .machine import command_output, tool_versions
 from .profiles import MAX_PORT
 from ..core.setups import SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, twin_id
+from ..core.display import argument
 from ..core.errors import UsageError
-from .values import format_cpu_list, pin_list, shorten
+from .values import format_cpu_list, pin_list
 
 ENV_VARIANT = "BENCH_VARIANT"
 USAGE = (
@@ -45,11 +46,11 @@ def parse_variant(text: str, source: str, available: frozenset[int], remote: boo
     """
 
     def bad(reason: str) -> UsageError:
-        return UsageError(f"{source} {shorten(text)}: {reason}; {USAGE}")
+        return UsageError(f"{source} {argument(text)}: {reason}; {USAGE}")
 
     name, sep, rest = text.strip().partition(":")
     if not sep or not VARIANT_NAME.fullmatch(name):
-        raise bad("no variant name" if not sep else f"bad name {shorten(name)}")
+        raise bad("no variant name" if not sep else f"bad name {argument(name)}")
     variant: dict = {"name": name, "options": [], "nginx": None, "upstream_keepalive": None, "pin_server": None}
     items = [item.strip() for item in rest.split(",")]
     if not rest.strip() or not all(items):
@@ -57,7 +58,7 @@ def parse_variant(text: str, source: str, available: frozenset[int], remote: boo
     for item in items:
         key, has_value, value = item.partition("=")
         if key not in OPTIONS or bool(has_value) != (key != "no-upstream-keepalive"):
-            raise bad(f"unknown option {shorten(item)}")
+            raise bad(f"unknown option {argument(item)}")
         if any(option.partition("=")[0] == key for option in variant["options"]):
             raise bad(f"{key} given twice")
         if key == "nginx":
@@ -86,7 +87,7 @@ def executable(value: str, bad) -> str:
         raise bad("nginx= needs the path of an nginx binary")
     path = Path(os.path.abspath(os.path.expanduser(value)))
     if not path.is_file() or not os.access(path, os.X_OK):
-        raise bad(f"nginx={shorten(value)} is not an executable file")
+        raise bad(f"nginx={argument(value)} is not an executable file")
     return str(path)
 
 
@@ -110,9 +111,9 @@ def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, avai
     variant = parse_variant(text, source, available, remote=plan.get("server_host") is not None)
     originals = [s for s in plan["setups"] if SETUP_BY_ID[s].server == "nginx"]
     if not originals:
-        raise UsageError(f"{source} {shorten(text)}: the run has no nginx setup to measure a variant of (--setups)")
+        raise UsageError(f"{source} {argument(text)}: the run has no nginx setup to measure a variant of (--setups)")
     if not differs(variant, plan):
-        raise UsageError(f"{source} {shorten(text)}: the variant is the run's own nginx with its own settings; nothing would differ")
+        raise UsageError(f"{source} {argument(text)}: the variant is the run's own nginx with its own settings; nothing would differ")
     setups = []
     for setup in plan["setups"]:
         setups.append(setup)

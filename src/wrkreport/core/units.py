@@ -73,13 +73,7 @@ def time_to_ms(token: str) -> float | None:
     Traceback (most recent call last):
     ValueError: time '1.20' has no unit (expected us, ms, s, m or h)
     """
-    num, unit = split_token(token)
-    if NOT_A_NUMBER.fullmatch(num) and unit in ("", *MS_PER_TIME_UNIT):
-        return None
-    if unit not in MS_PER_TIME_UNIT:
-        what = "has no unit" if not unit else f"has unit {unit!r}"
-        raise ValueError(f"time {token.strip()!r} {what} (expected us, ms, s, m or h)")
-    return _scaled(num, MS_PER_TIME_UNIT[unit])
+    return _in_unit(token, "time", MS_PER_TIME_UNIT, "us, ms, s, m or h", bare=True)
 
 
 def count(token: str) -> float | None:
@@ -97,12 +91,7 @@ def count(token: str) -> float | None:
     Traceback (most recent call last):
     ValueError: count '1.29K' has unit 'K' (expected none, k, M, G or T)
     """
-    num, unit = split_token(token)
-    if NOT_A_NUMBER.fullmatch(num) and unit in COUNT_MULTIPLIER:
-        return None
-    if unit not in COUNT_MULTIPLIER:
-        raise ValueError(f"count {token.strip()!r} has unit {unit!r} (expected none, k, M, G or T)")
-    return _scaled(num, COUNT_MULTIPLIER[unit])
+    return _in_unit(token, "count", COUNT_MULTIPLIER, "none, k, M, G or T")
 
 
 def size_to_bytes(token: str) -> float | None:
@@ -120,12 +109,7 @@ def size_to_bytes(token: str) -> float | None:
     Traceback (most recent call last):
     ValueError: size '14.46M' has unit 'M' (expected B, KB, MB, GB or TB)
     """
-    num, unit = split_token(token)
-    if NOT_A_NUMBER.fullmatch(num) and unit in BYTES_PER_SIZE_UNIT:
-        return None
-    if unit not in BYTES_PER_SIZE_UNIT:
-        raise ValueError(f"size {token.strip()!r} has unit {unit!r} (expected B, KB, MB, GB or TB)")
-    return _scaled(num, BYTES_PER_SIZE_UNIT[unit])
+    return _in_unit(token, "size", BYTES_PER_SIZE_UNIT, "B, KB, MB, GB or TB")
 
 
 def duration_to_s(token: str) -> float:
@@ -141,13 +125,26 @@ def duration_to_s(token: str) -> float:
     Traceback (most recent call last):
     ValueError: duration '30' has no unit (expected s, m or h)
     """
-    num, unit = split_token(token)
-    if NOT_A_NUMBER.fullmatch(num):
+    if NOT_A_NUMBER.fullmatch(split_token(token)[0]):
         raise ValueError(f"duration {token.strip()!r} is not a number")
-    if unit not in SECONDS_PER_DURATION_UNIT:
-        what = "has no unit" if not unit else f"has unit {unit!r}"
-        raise ValueError(f"duration {token.strip()!r} {what} (expected s, m or h)")
-    return _scaled(num, SECONDS_PER_DURATION_UNIT[unit])
+    return _in_unit(token, "duration", SECONDS_PER_DURATION_UNIT, "s, m or h", bare=True)  # never None: nan/inf raised above
+
+
+def _in_unit(token: str, what: str, per_unit: dict[str, float | int], expected: str, bare: bool = False) -> float | None:
+    """Return a token's number times its unit's factor in per_unit, the one rule of every converter with units.
+
+    nan/inf with a unit of per_unit -> None; any other unit raises ValueError naming what the
+    token is and the units expected. bare (a time, a duration): a token without a unit is
+    told apart, nan/inf without one being None and a number without one 'has no unit';
+    otherwise (a size) no unit is one more wrong unit (has unit '').
+    """
+    num, unit = split_token(token)
+    if NOT_A_NUMBER.fullmatch(num) and (unit in per_unit or (bare and not unit)):
+        return None
+    if unit not in per_unit:
+        said = "has no unit" if bare and not unit else f"has unit {unit!r}"
+        raise ValueError(f"{what} {token.strip()!r} {said} (expected {expected})")
+    return _scaled(num, per_unit[unit])
 
 
 def _finite(num: str) -> float | None:

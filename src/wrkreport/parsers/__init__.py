@@ -13,7 +13,7 @@ from ..core.errors import ParseError, RefusedFile
 from ..core.records import WrkResult
 from ..rawfile import CAP_BYTES, read_bytes
 from . import wrk
-from .cursor import decode, split_lines
+from .cursor import decode, first_line_is, split_lines
 
 
 def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:
@@ -35,7 +35,7 @@ def parse_text(text: str, source: str) -> WrkResult:
     if not any(line.text for line in lines):
         raise ParseError(source, None, "empty, expected wrk output")
     try:
-        if not wrk.RUNNING_LINE.fullmatch(next(line.text for line in lines if line.text)):  # ab and webbench: their own first line
+        if not first_line_is(lines, wrk.RUNNING_LINE):  # ab and webbench: their own first line
             from . import ab, webbench  # imported only when needed (about 20 ms)
 
             if ab.is_ab(lines):

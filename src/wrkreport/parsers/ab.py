@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import re
 
+from ..core.display import quote
 from ..core.errors import ParseError
 from ..core.records import WrkResult
-from .cursor import Cursor, Line, quote
+from .cursor import Cursor, Line, first_line_is
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 
@@ -132,8 +133,7 @@ def is_ab(lines: list[Line]) -> bool:
     >>> is_ab(split_lines("Running 2s test @ http://127.0.0.1:8080/\\n"))
     False
     """
-    first = next((line for line in lines if line.text), None)
-    return first is not None and (BANNER_LINE.fullmatch(first.text) or COMPLAINT_LINE.fullmatch(first.text)) is not None
+    return first_line_is(lines, BANNER_LINE, COMPLAINT_LINE)
 
 
 def parse_lines(lines: list[Line], source: str) -> WrkResult:

@@ -6,6 +6,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
+from ..core.display import quote
 from ..core.errors import ParseError
 
 INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"))  # BOM, zero-width spaces
@@ -94,11 +95,12 @@ def split_lines(text: str) -> list[Line]:
     return [Line(n, raw.rstrip("\r"), loose(raw)) for n, raw in enumerate(raws, start=1)]
 
 
+def first_line_is(lines: list[Line], *patterns: re.Pattern) -> bool:
+    """Return True when the first non-blank line matches one of patterns: how each format is told by its first line."""
+    first = next((line for line in lines if line.text), None)
+    return first is not None and any(pattern.fullmatch(first.text) for pattern in patterns)
+
+
 def loose(raw: str) -> str:
     """Return a line with invisible characters dropped and whitespace runs (tabs, NBSP) as one space."""
     return " ".join(raw.translate(INVISIBLE).split())
-
-
-def quote(text: str, limit: int = 60) -> str:
-    """Return text quoted for a message, shortened to limit characters."""
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")

@@ -12,6 +12,7 @@ import operator
 import re
 from pathlib import Path
 
+from ..core.display import show
 from ..core.errors import ParseError, RefusedFile
 from ..latency_histogram import ERROR_KINDS, FORMAT, SUFFIX, VERSION, LatencyHistogram, merge
 from ..schema import MAX_DIGITS
@@ -166,9 +167,3 @@ def read_wrk_percentiles(name: str, value) -> dict[float, int] | None:
             raise ParseError(name, None, f"percentiles.{key}: expected a latency in us, found {show(latency)}")
         found[p] = latency
     return found
-
-
-def show(value, limit: int = 40) -> str:
-    """Return a value for a message: repr, shortened; lists and objects by kind."""
-    text = repr(value) if not isinstance(value, (dict, list)) else ("an object" if isinstance(value, dict) else "a list")
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..core.display import cut, quote
 from ..core.errors import ParseError, RefusedFile
 from ..fixedrate.record import RateResult, merge_results, rate_shares, window_medians
 
@@ -62,7 +63,7 @@ def digits(limit: int, width: int) -> Callable[[str], int]:
 
     def convert(text: str) -> int:
         if not (0 < len(text) <= width and text.isascii() and text.isdigit()):
-            raise ValueError(f"expected digits, found {shorten(text, 30)!r}")
+            raise ValueError(f"expected digits, found {quote(text, 30)}")
         value = int(text)
         if value > limit:
             raise ValueError(f"{value} is above {limit}")
@@ -92,7 +93,7 @@ def base64_size(text: str) -> int:
     0
     """
     if len(text) % 4 or not BASE64.fullmatch(text):
-        raise ValueError(f"not base64: {shorten(text, 30)!r}")
+        raise ValueError(f"not base64: {quote(text, 30)}")
     return len(text) // 4 * 3 - (len(text) - len(text.rstrip("=")))
 
 
@@ -266,7 +267,7 @@ class Rows:
         if self.attack is None:
             self.attack = attack
         elif attack != self.attack:
-            raise ParseError(self.source, line, f"attack {shorten(attack, 40)!r} after {shorten(self.attack, 40)!r}: one file holds one attack")
+            raise ParseError(self.source, line, f"attack {quote(attack, 40)} after {quote(self.attack, 40)}: one file holds one attack")
         if seq in self.seqs:
             raise ParseError(self.source, line, f"request {seq} appears twice")
         self.seqs.add(seq)
@@ -280,7 +281,7 @@ class Rows:
             self.statuses[code] += 1
             self.body_bytes[bytes_in] += 1
         else:
-            self.errors[shorten(error, MAX_MESSAGE_CHARS)] += 1
+            self.errors[cut(error, MAX_MESSAGE_CHARS)] += 1
             self.timeouts += bool(TIMEOUT_ERROR.search(error))
 
     def value(self, line: int, index: int, field: Field, cell: str):
@@ -312,8 +313,3 @@ class Rows:
             latencies_ns=tuple(sorted(self.latencies)),
             window_p50_ns=window_medians(self.starts, self.latencies),
         )
-
-
-def shorten(value: str, limit: int) -> str:
-    """Return value cut to limit characters, '...' marking the cut."""
-    return value if len(value) <= limit else value[: limit - 3] + "..."

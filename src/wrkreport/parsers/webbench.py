@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import re
 
+from ..core.display import quote
 from ..core.records import WrkResult
-from .cursor import Cursor, Line, quote
+from .cursor import Cursor, Line, first_line_is
 
 _INT = r"[0-9]{1,20}"
 
@@ -54,8 +55,7 @@ def is_webbench(lines: list[Line]) -> bool:
     >>> is_webbench(split_lines("Running 2s test @ http://127.0.0.1:8080/\\n"))
     False
     """
-    first = next((line for line in lines if line.text), None)
-    return first is not None and (BANNER_LINE.fullmatch(first.text) or BENCHMARKING_LINE.fullmatch(first.text)) is not None
+    return first_line_is(lines, BANNER_LINE, BENCHMARKING_LINE)
 
 
 def parse_lines(lines: list[Line], source: str) -> WrkResult:

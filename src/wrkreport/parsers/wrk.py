@@ -33,9 +33,10 @@ import re
 from dataclasses import dataclass
 
 from ..core import units
+from ..core.display import quote
 from ..core.errors import ParseError
 from ..core.records import WrkResult
-from .cursor import Cursor, Line, quote
+from .cursor import Cursor, Line
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 

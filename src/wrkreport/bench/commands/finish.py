@@ -3,25 +3,20 @@
 from __future__ import annotations
 from pathlib import Path
 from ..manifest import load_manifest, save_manifest
-from ..progress import summary_lines
+from ..progress import elapsed_of, summary_lines
 from ..allocation import plan_next
 from ..stopping_rule import assess, decide, gap_record
-from ..values import format_duration, iso, now_ms, parse_iso, utc_now
+from ..values import format_duration, iso, utc_now
 
 
 PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs
-
-
-def elapsed_s(manifest: dict) -> float:
-    """Return the seconds since the run started."""
-    return (now_ms() - parse_iso(manifest["started_at"])).total_seconds()
 
 
 def cmd_decide(args) -> int:
     """After a block: record the precision so far and print `stop WORST REASON`, or `continue WORST N ROUNDS WARMUP SETUPS` (the next block: GOMAXPROCS, rounds, warm-up seconds, comma list or `all`; WORST: worst half-width in %, or -)."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
-    record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
+    record = assess(run_dir, manifest, PARSED, elapsed_of(manifest))
     reason = decide(record, manifest["parameters"])
     record["stop_reason"] = reason
     worst = "-" if record["worst_half_width_pct"] is None else f"{record['worst_half_width_pct']:g}"
@@ -75,7 +70,7 @@ def cmd_finish(args) -> int:
     manifest["ended_at"] = iso(utc_now())
     manifest["gaps_s"] = gap_record(manifest)
     if manifest["measurements"] and not manifest.get("precision"):  # a fixed design: no stopping rule ran
-        record = assess(run_dir, manifest, PARSED, elapsed_s(manifest))
+        record = assess(run_dir, manifest, PARSED, elapsed_of(manifest))
         record["stop_reason"] = "fixed design: the planned blocks ran" if args.status == "complete" else f"run {args.status}"
         manifest["precision"] = record
     save_manifest(run_dir, manifest)
