@@ -7,6 +7,7 @@
     cpucost   CPU time per 1,000 requests: one formula
     cpus      the CPUs this process may run on
     errors    every error the library raises on purpose, typed
+    display   a value cut short for a message or a label: one rule
 
 tests/test_layout.py holds this package to the standard library: no pandas, matplotlib or
 jinja2, nothing from report/ or bench/, nothing from the rest of wrkreport.
