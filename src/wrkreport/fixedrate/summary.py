@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .analysis import BASELINE, RateCell, rate_cells
+from .analysis import BASELINE, RateCell
 from ..core.stats import Interval
 from ..core.units import fmt_ms
 
@@ -59,7 +59,3 @@ def rate_summary_lines(cells: list[RateCell]) -> list[str]:
         lines.append(textwrap.fill(lead + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return lines
 
-
-def rate_summary(measurements, setup_order: list[str] | None = None) -> str:
-    """Return the fixed-rate lines of a run's measurements ('' without a fixed-rate phase)."""
-    return "\n".join(rate_summary_lines(rate_cells(list(measurements), setup_order)))
