@@ -295,7 +295,7 @@ def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
 
 
 def cell_figure(cell, metric: str) -> float | None:
-    """Return the figure a cell is summarised by: the geometric mean over its repeats, as the ratios use."""
+    """Return the figure a cell is summarised by: the geometric mean over its repeats, as the ratios use (Spread.geometric, from the analysis)."""
     found = charts.geometric(cell.metrics.get(metric))
     return found.estimate if found else None
 
