@@ -174,10 +174,10 @@ def test_nginx_tls_setups_add_over_go_https_and_say_so(tmp_path):
     assert "baseline" not in by["go-http"].record()
     (line,) = rate_summary_lines(cells)
     line = " ".join(line.split())
-    assert "latency added over each setup's baseline: go-https adds p50 0.1 ms (0.1 to 0.1), p99 0.1 ms (0.1 to 0.1) over go-http; nginx-https adds p50 0.05 ms" in line
+    assert "latency added over each setup's baseline: go-https adds p50 0.100 ms (0.100 to 0.100), p99 0.100 ms (0.100 to 0.100) over go-http; nginx-https adds p50 0.0500 ms" in line
     assert line.endswith("over go-https")
     (sentence,) = ratepage.sentences(cells, False)
-    assert sentence.startswith("At 500 req/s, open loop, over each setup's baseline: go-https adds 0.1 ms (0.1 to 0.1) at p50") and sentence.endswith("at p99 over go-https.")
+    assert sentence.startswith("At 500 req/s, open loop, over each setup's baseline: go-https adds 0.100 ms (0.100 to 0.100) at p50") and sentence.endswith("at p99 over go-https.")
     section = ratepage.rate_section(cells, {}, SimpleNamespace(cells=()))
     assert section.added_over == "each setup's baseline"
     assert {row[1]: row[-1] for row in section.rows}["nginx-https"].endswith(" over go-https")

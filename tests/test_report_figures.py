@@ -1,8 +1,10 @@
-"""One statistic everywhere a cell is summarised (the ratios' geometric mean), fills at 3:1, and a readable environment table."""
+"""One statistic everywhere a cell is summarised (the ratios' geometric mean), every figure computed once by the analysis, fills at 3:1, and a readable environment table."""
 
 from __future__ import annotations
 
 import math
+import sys
+from datetime import datetime, timezone
 
 import pytest
 
@@ -12,6 +14,8 @@ from wrkreport.core.display import cut_words
 from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
 from wrkreport.report.page import result_rows
+from wrkreport.report.compare_page import build_compare
+from wrkreport.report.building import build
 
 from conftest import FIXTURES, RUNS
 
@@ -30,6 +34,40 @@ def test_tables_show_the_geometric_mean_the_ratios_use(name):
         assert row.requests_per_sec == fmt_number(expected)
         checked += 1
     assert checked
+
+
+# What load_analysis computes once for every output: the fixed-rate cells, the merged latencies, the TLS part.
+ANALYSIS_STEPS = ("rate_cells", "cell_latencies", "tls_part")
+
+
+@pytest.mark.parametrize("name, steps", [
+    ("variant-nokeep", ["cell_latencies", "rate_cells", "tls_part"]),  # a fixed-rate phase and --variant twins
+    ("tls-quick", ["cell_latencies", "rate_cells", "tls_part"]),
+    ("quick-hist", ["cell_latencies", "rate_cells", "tls_part"]),  # wrk's histograms
+])
+def test_every_output_reads_the_one_analysis_and_computes_none_of_its_own(name, steps, tmp_path, monkeypatch):
+    from wrkreport import analyze
+
+    calls = []
+    for step in ANALYSIS_STEPS:  # the analysis step's own calls, counted
+        real = getattr(analyze, step)
+        monkeypatch.setattr(analyze, step, lambda *a, _real=real, _step=step, **k: calls.append(_step) or _real(*a, **k))
+
+    def again(*_, **__):
+        raise AssertionError("an output computed a figure of the analysis again")
+
+    for module in [m for n, m in sys.modules.items() if n.startswith("wrkreport") and m is not analyze]:
+        for step in ANALYSIS_STEPS:  # every other binding, the defining modules' included: page, files, summary, compare ...
+            if hasattr(module, step):
+                monkeypatch.setattr(module, step, again)
+    when = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
+    build(RUNS / name, tmp_path / "report", when)  # the page, results.json and the terminal summary
+    assert sorted(calls) == steps
+    build_compare(RUNS / name, RUNS / name, tmp_path / "compare", when)  # two runs: one analysis each
+    assert sorted(calls) == sorted(steps * 3)
+    if name == "variant-nokeep":
+        build_compare(RUNS / name, None, tmp_path / "ab", when)  # the in-run A/B
+        assert sorted(calls) == sorted(steps * 4)
 
 
 def test_the_throughput_whisker_never_goes_below_zero():

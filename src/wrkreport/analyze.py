@@ -1,4 +1,4 @@
-"""Analysis: checked measurements -> per-cell spread, paired overhead ratios, noise warnings.
+"""Analysis: checked measurements -> per-cell spread, paired overhead ratios, noise warnings; the run's every figure, once.
 
 A cell is one setup at one GOMAXPROCS and one connection count. Only measurements no
 check excluded are used. Repeats (rounds) are interleaved by the driver, so a setup's
@@ -6,6 +6,11 @@ repeat k is paired with go-http's repeat k at the same GOMAXPROCS: drift hits bo
 and cancels in their ratio. When the run has blocks (server starts), the block is the
 unit of replication of every ratio's interval; runs recorded before blocks have one start
 per GOMAXPROCS pass and an interval over repeats. See core/stats.py for the method.
+
+load_analysis is the one analysis step: besides the cells and ratios it computes the
+fixed-rate cells, the merged latency histograms and the TLS part, once, into Analysed;
+the page, results.json, the terminal summary and compare read them there and compute
+none of their own.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from .core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
 from .run import Run, load_run, require_measurements
+from .fixedrate.analysis import RateCell, rate_cells
+from .latency import CellLatency, cell_latencies
+from .tls_checks import TlsPart, tls_part
 
 RATIO_METHOD = (
     "Ratios pair each setup's repeat k with go-http's repeat k at the same GOMAXPROCS; the "
@@ -114,12 +122,15 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Analysed:
-    """One run carried through the pipeline up to here: read, checked, annotated, analysed."""
+    """One run carried through the pipeline up to here: read, checked, annotated, analysed; every output reads its figures here."""
 
     run: Run
     checks: CheckReport
     table: pd.DataFrame  # measurements with check_status and excluded
     analysis: Analysis
+    rates: tuple[RateCell, ...] = ()  # the fixed-rate phase per setup, GOMAXPROCS and rate, in the analysis' setup order
+    latencies: tuple[CellLatency, ...] = ()  # each cell's kept measurements' histograms merged: its exact percentiles
+    tls: TlsPart | None = None  # the TLS part (settings, negotiated parameters, one row per TLS cell), None without a TLS setup
 
 
 def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
@@ -132,7 +143,12 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     note = precision_sentence(run.manifest)
     if note:
         analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
-    return Analysed(run, checked, table, analysis)
+    return Analysed(
+        run, checked, table, analysis,
+        rates=tuple(rate_cells(list(run.rates), list(analysis.setups))),
+        latencies=cell_latencies(table, run.histograms),
+        tls=tls_part(run.manifest, analysis),
+    )
 
 
 def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None) -> Analysis:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .core import stats
 
 
 @dataclass(frozen=True)
 class Spread:
-    """One metric over a cell's included repeats."""
+    """One metric over a cell's included repeats, with every summary the outputs show of it, computed when the analysis builds it."""
 
     by_repeat: tuple[tuple[int, float], ...]  # (repeat, value), in repeat order
     median: float
@@ -17,6 +17,14 @@ class Spread:
     maximum: float
     mad: float
     interval: stats.Interval  # mean with its 95% t-interval
+    # The geometric mean with its 95% t-interval on the logs: the statistic the ratios use, so the results table,
+    # the bars and the TLS rows summarise a cell alike. None without values or with one not above zero (no logarithm).
+    geometric: stats.Interval | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        values = self.values
+        found = stats.ratio_interval([(value, 1.0) for value in values]) if values and min(values) > 0 else None
+        object.__setattr__(self, "geometric", found)
 
     @property
     def values(self) -> tuple[float, ...]:

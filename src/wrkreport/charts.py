@@ -56,15 +56,13 @@ CDF_POINTS = 240  # latencies sampled per line, log-spaced: the exact share at e
 
 
 def geometric(spread: Spread | None) -> stats.Interval | None:
-    """Return the geometric mean of a cell's repeats with its 95% t-interval on their logs: the statistic the ratios use.
+    """Return the geometric mean of a cell's repeats with its 95% t-interval on their logs, as the analysis computed it (Spread.geometric).
 
     The same mean-of-logs the paired ratios are built from, so a bar, a table cell and a
     ratio summarise the repeats alike; back-transformed, the interval never goes below zero.
-    None without values, or when a value is not positive (no logarithm).
+    None without a spread or values, or when a value is not positive (no logarithm).
     """
-    if spread is None or not spread.values or min(spread.values) <= 0:
-        return None
-    return stats.ratio_interval([(value, 1.0) for value in spread.values])
+    return None if spread is None else spread.geometric
 
 
 def typical(spread: Spread) -> float:

@@ -197,7 +197,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple(sorted(set(cells_b) - set(cells_a))),
         tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
         tuple(raw),
-        rate_changes=tuple(rate_changes(list(a.run.rates), list(b.run.rates))),
+        rate_changes=tuple(rate_changes(list(a.run.rates), list(b.run.rates), a.rates, b.rates)),  # held: as each run's analysis says
         rate_only=tuple(rate_only_lines(list(a.run.rates), list(b.run.rates))),
     )
 

@@ -26,10 +26,13 @@ class CellLatency:
     setup: str
     histogram: LatencyHistogram
     measurements: int
+    percentiles: tuple[tuple[float, float | None], ...] = ()  # (p, ms) of SHOWN_PERCENTILES, exact, computed once by cell_latencies
+    max_ms: float | None = None  # the longest latency recorded
 
     def percentiles_ms(self, ps=SHOWN_PERCENTILES) -> dict[float, float | None]:
-        """Return {p: latency in ms} for each p, exact from the merged histogram."""
-        return {p: self.histogram.percentile_ms(p) for p in ps}
+        """Return {p: latency in ms} for each p, exact from the merged histogram (the shown ones as cell_latencies computed them)."""
+        found = dict(self.percentiles)
+        return {p: found[p] if p in found else self.histogram.percentile_ms(p) for p in ps}
 
 
 def cell_latencies(table: pd.DataFrame, histograms: dict[str, LatencyHistogram]) -> tuple[CellLatency, ...]:
@@ -44,5 +47,6 @@ def cell_latencies(table: pd.DataFrame, histograms: dict[str, LatencyHistogram])
             continue
         merged = merge([histograms[name] for name in files], source=f"{setup} GOMAXPROCS={gomaxprocs} c={connections}")
         if merged.count:
-            found.append(CellLatency(int(gomaxprocs), int(connections), str(setup), merged, len(files)))
+            shown = tuple((p, merged.percentile_ms(p)) for p in SHOWN_PERCENTILES)
+            found.append(CellLatency(int(gomaxprocs), int(connections), str(setup), merged, len(files), shown, merged.pairs[-1][0] / 1000.0))
     return tuple(sorted(found, key=lambda c: (c.gomaxprocs, c.connections, setup_order(c.setup), c.setup)))

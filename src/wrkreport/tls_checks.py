@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .core import stats
 from .core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
 from .core.records import Check
 
@@ -149,10 +148,8 @@ def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
 
 
 def geometric_mean(spread) -> float | None:
-    """Return the geometric mean of a cell's repeats (as the results table and the ratios summarise them), None without positive values."""
-    if spread is None or not spread.values or min(spread.values) <= 0:
-        return None
-    return stats.ratio_interval([(value, 1.0) for value in spread.values]).estimate
+    """Return the geometric mean of a cell's repeats as the analysis computed it (Spread.geometric, as the results table and the ratios summarise them), None without positive values."""
+    return None if spread is None or spread.geometric is None else spread.geometric.estimate
 
 
 def total(counts: list[dict], key: str) -> int | None:

@@ -67,7 +67,7 @@ def variant_comparison(done: Analysed) -> RunComparison:
         done, done, tuple(changes), (), tuple(alone),
         tuple((f"{section} {key}", *(show(v, "not pinned", switches=True) for v in (a, b))) for section, key, a, b in raw), tuple(raw),
         method=METHOD, labels=("the run's nginx", f"variant {variant.name}"), variant=variant,
-        rate_changes=tuple(variant_rate_changes(list(done.run.rates), variant.name)),  # the fixed-rate phase, paired per block
+        rate_changes=tuple(variant_rate_changes(list(done.run.rates), variant.name, done.rates)),  # the fixed-rate phase, paired per block
     )
 
 

@@ -1,10 +1,13 @@
-"""Units: strict converters from wrk's printed tokens to plain numbers (ms, bytes, seconds).
+"""Units: strict converters from wrk's printed tokens to plain numbers (ms, bytes, seconds), and a latency back to text.
 
 Every converter takes one token exactly as wrk prints it (surrounding spaces allowed) and
 raises ValueError for anything else; `nan`, `-nan` and `inf` (any sign, any case) are
 "no data" and become None. wrk prints no negative time, count, size or percentage (they
 are unsigned or sums of them), so a negative number is rejected too. Units are case-sensitive, as in wrk's `units.c`: `m` is
 minutes in a time, `M` is a million in a count, `k` is 1000 and `K` (bytes) is 1024.
+
+fmt_ms is the one way a latency in ms is written, by the page, the terminal and the
+driver's summary alike: three significant digits.
 """
 
 from __future__ import annotations
@@ -145,6 +148,20 @@ def _in_unit(token: str, what: str, per_unit: dict[str, float | int], expected: 
         said = "has no unit" if bare and not unit else f"has unit {unit!r}"
         raise ValueError(f"{what} {token.strip()!r} {said} (expected {expected})")
     return _scaled(num, per_unit[unit])
+
+
+def fmt_ms(value: float | None) -> str:
+    """Return a latency (or a difference of two) in ms with 3 significant digits, whole with thousands separators from 100 on; '-' when absent.
+
+    >>> fmt_ms(0.81495), fmt_ms(12.345), fmt_ms(1210.0), fmt_ms(-0.1412), fmt_ms(0.0), fmt_ms(None)
+    ('0.815', '12.3', '1,210', '-0.141', '0', '-')
+    """
+    if value is None or math.isnan(value):
+        return "-"
+    size = abs(value)
+    if size >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.{max(0, 2 - math.floor(math.log10(size)))}f}" if size > 0 else "0"
 
 
 def _finite(num: str) -> float | None:

@@ -1,7 +1,7 @@
 """Compare (fixed rate): two runs' open-loop measurements -> the change of each setup's added latency over go-http, per GOMAXPROCS, rate and percentile.
 
 For a setup other than go-http measured at the same GOMAXPROCS and offered rate in both
-runs, with that cell and go-http's held in both (fixedrate.analysis.rate_cells), each
+runs, with that cell and go-http's held in both (the runs' rate_cells, as their analysis has them), each
 run's units are its blocks' mean added latencies (setup - go-http in the same block, the
 units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
 95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare.py
@@ -12,9 +12,10 @@ RUN_SD). Flagged when the interval excludes 0. Pure functions.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .analysis import ADDED, BASELINE, added_pairs, rate_cells
+from .analysis import ADDED, BASELINE, RateCell, added_pairs, rate_cells
 from ..core.setups import baseline_of, split_twin
 from .reading import RateMeasurement
 from ..core.stats import Interval, block_difference_interval, welch_difference_interval
@@ -89,10 +90,19 @@ def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int
     return [statistics.mean(a - b for a, b in block) for block in pairs]
 
 
-def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[RateChange]:
-    """Return the change of every added latency both runs can give (held in both), by GOMAXPROCS, rate, setup, percentile."""
-    held_a = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(a) if c.held}
-    held_b = {(c.setup, c.gomaxprocs, c.offered_rps): c for c in rate_cells(b) if c.held}
+def held_cells(measurements: list[RateMeasurement], cells: Sequence[RateCell] | None) -> set[tuple[str, int, int]]:
+    """Return (setup, GOMAXPROCS, rate) of the cells that held the rate: from cells (the run's analysis, Analysed.rates), else from the measurements."""
+    return {(c.setup, c.gomaxprocs, c.offered_rps) for c in (rate_cells(measurements) if cells is None else cells) if c.held}
+
+
+def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement], cells_a: Sequence[RateCell] | None = None,
+                 cells_b: Sequence[RateCell] | None = None) -> list[RateChange]:
+    """Return the change of every added latency both runs can give (held in both), by GOMAXPROCS, rate, setup, percentile.
+
+    cells_a and cells_b are the runs' fixed-rate cells as their analysis computed them
+    (Analysed.rates: compare passes them); without them they are computed from a and b.
+    """
+    held_a, held_b = held_cells(a, cells_a), held_cells(b, cells_b)
     def base(key: tuple[str, int, int]) -> tuple[str, int, int]:
         return (baseline_of(key[0]), *key[1:])
 
@@ -121,14 +131,15 @@ VARIANT_RATE_METHOD = (
 )
 
 
-def variant_rate_changes(measurements: list[RateMeasurement], variant: str) -> list[RateChange]:
+def variant_rate_changes(measurements: list[RateMeasurement], variant: str, cells: Sequence[RateCell] | None = None) -> list[RateChange]:
     """Return, for one run with --variant, each twin's added latency against its original's: B - A per block, a t-interval over blocks.
 
     A twin (ORIGINAL~NAME) and its original were measured in the same blocks of the phase, so
     each block gives one paired difference, twin - original at percentile p; with one block
-    there is the estimate without an interval.
+    there is the estimate without an interval. cells: the run's fixed-rate cells as its
+    analysis computed them (Analysed.rates), else computed here.
     """
-    held = {(c.setup, c.gomaxprocs, c.offered_rps) for c in rate_cells(measurements) if c.held}
+    held = held_cells(measurements, cells)
     changes = []
     for twin, n, rate in sorted(held, key=lambda k: (k[1], k[2], k[0])):
         original, name = split_twin(twin)

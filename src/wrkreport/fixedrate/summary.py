@@ -11,19 +11,15 @@ from __future__ import annotations
 
 import textwrap
 
-from .analysis import BASELINE, RateCell, rate_cells
+from .analysis import BASELINE, RateCell
 from ..core.stats import Interval
+from ..core.units import fmt_ms
 
 WIDTH = 80
 
 
-def fmt_ms(value: float) -> str:
-    """Return a latency in ms to two significant figures at least: 0.1412 -> '0.14', 4.71 -> '4.7', 12.3 -> '12'."""
-    return f"{value:.2g}" if abs(value) < 10 else f"{value:,.0f}"
-
-
 def fmt_interval(interval: Interval | None) -> str:
-    """Return '0.14 ms (0.12 to 0.16)', '0.14 ms (one block: no interval)' or 'no figure'."""
+    """Return '0.142 ms (0.121 to 0.163)', '0.142 ms (one block: no interval)' or 'no figure' (core.units.fmt_ms: 3 significant digits)."""
     if interval is None:
         return "no figure"
     if interval.low is None or interval.high is None:
@@ -63,7 +59,3 @@ def rate_summary_lines(cells: list[RateCell]) -> list[str]:
         lines.append(textwrap.fill(lead + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return lines
 
-
-def rate_summary(measurements, setup_order: list[str] | None = None) -> str:
-    """Return the fixed-rate lines of a run's measurements ('' without a fixed-rate phase)."""
-    return "\n".join(rate_summary_lines(rate_cells(list(measurements), setup_order)))

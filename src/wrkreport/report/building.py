@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..analyze import load_analysis
 from ..core.records import Check
-from ..fixedrate.summary import rate_summary
+from ..fixedrate.summary import rate_summary_lines
 from .files import results_json, write_outputs
 from .page import build_page
 from .render import render_html
@@ -41,11 +41,11 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     out_dir = Path(out_dir)
     done = load_analysis(raw, expect_header_bytes)
     run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
-    page = build_page(run, checked, table, analysis, out_dir, generated_at)
-    paths = write_outputs(out_dir, render_html(page), table, results_json(run, checked, table, analysis, generated_at))
+    page = build_page(done, out_dir, generated_at)
+    paths = write_outputs(out_dir, render_html(page), table, results_json(done, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
-    fixed_rate = rate_summary(run.rates, list(analysis.setups))  # open loop, one line per rate
+    fixed_rate = "\n".join(rate_summary_lines(list(done.rates)))  # open loop, one line per rate
     variant = variant_lines(run.manifest, analysis)  # --variant: the A/B figures
     summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate, variant]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)

@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..fixedrate.analysis import rate_cells
 from .. import __version__, reference
-from ..analyze import Analysis
-from ..checks import CheckReport
+from ..analyze import Analysed
 from ..design import design_of, precision_of
 from ..core.errors import OutputError
 from ..core.records import Ratio
 from ..variant_ratio import variant_of, variant_ratio_record, variant_record
-from ..latency import CellLatency, cell_latencies
-from ..run import COLUMNS, Run
+from ..latency import CellLatency
+from ..run import COLUMNS
 from .fmt import none_if_nan
 
 CSV_COLUMNS = (*COLUMNS, "check_status", "excluded")
@@ -28,8 +26,9 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may read 
 PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, generated_at: datetime) -> dict:
-    """Return results.json: measurements, ratios, checks, environment, reference."""
+def results_json(done: Analysed, generated_at: datetime) -> dict:
+    """Return results.json: measurements, ratios, checks, environment, reference; every figure as load_analysis computed it."""
+    run, report, table, analysis = done.run, done.checks, done.table, done.analysis
     return {
         "schema": 1,
         "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -45,8 +44,8 @@ def results_json(run: Run, report: CheckReport, table: pd.DataFrame, analysis: A
         "variant_cpu_ratios": [variant_ratio_record(r) for r in analysis.variant_cpu_ratios],  # server CPU per request, twin / original
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
-        "latency_histograms": [latency_record(c) for c in cell_latencies(table, run.histograms)],
-        "fixed_rate": [c.record() for c in rate_cells(list(run.rates), list(analysis.setups))],  # open loop (fixedrate/analysis.py)
+        "latency_histograms": [latency_record(c) for c in done.latencies],
+        "fixed_rate": [c.record() for c in done.rates],  # open loop (fixedrate/analysis.py)
         "checks": [asdict(c) for c in report.checks],
         "expected_header_bytes": report.expected_header_bytes,
         "response_bytes_agreed": report.response_bytes,
@@ -119,8 +118,8 @@ def latency_record(cell: CellLatency) -> dict:
         "measurements": cell.measurements,
         "latencies": cell.histogram.count,
         "requests": cell.histogram.requests,
-        "percentiles_ms": {f"{p:g}": value for p, value in cell.percentiles_ms().items()},
-        "max_ms": cell.histogram.pairs[-1][0] / 1000.0,
+        "percentiles_ms": {f"{p:g}": value for p, value in cell.percentiles},
+        "max_ms": cell.max_ms,
     }
 
 

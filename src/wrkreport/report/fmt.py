@@ -7,6 +7,7 @@ import math
 
 from ..core.setups import BASELINE
 from ..core.records import CPU_METRIC, THROUGHPUT, Ratio
+from ..core.units import fmt_ms  # the one rule for a latency in ms, shared with fixedrate/summary.py
 
 
 def fmt_number(value: float | None, digits: int = 0) -> str:
@@ -20,19 +21,6 @@ def fmt_number(value: float | None, digits: int = 0) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:,.{digits}f}"
-
-
-def fmt_ms(value: float | None) -> str:
-    """Return a latency in ms with 3 significant digits ('-' when absent).
-
-    >>> fmt_ms(0.81495), fmt_ms(12.345), fmt_ms(1210.0)
-    ('0.815', '12.3', '1,210')
-    """
-    if value is None or math.isnan(value):
-        return "-"
-    if value >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.{max(0, 2 - math.floor(math.log10(value)))}f}" if value > 0 else "0"
 
 
 def fmt_ratio(ratio: Ratio | None) -> str:

@@ -13,23 +13,19 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__, charts, parallel, reference
-from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysis
-from ..checks import CheckReport
+from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysed, Analysis
 from ..latency_histogram import SHOWN_PERCENTILES
-from ..latency import cell_latencies
 from ..core.setups import BASELINE, setup_description
 from ..core.records import worst
-from ..run import Run, relative_to
+from ..run import relative_to
 from .evidence import CheckGroup, HeaderRow, MeasurementRow, check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
 from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
 from .study import load_generator, study_reference, study_rows
-from ..fixedrate.analysis import rate_cells
 from ..rate_chart import rate_chart
 from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
 from .tlspage import TlsSection, tls_section
-from ..tls_checks import tls_part
 from ..core.setups import TLS_SETUP_IDS, baseline_of
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
@@ -168,12 +164,13 @@ class Page:
 # --- Run -> page data -----------------------------------------------------------------------
 
 
-def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Analysis, out_dir: Path, generated_at: datetime) -> Page:
-    """Return the page data for one run."""
+def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
+    """Return the page data for one analysed run: its figures as load_analysis computed them, put into strings and rows."""
+    run, report, table, analysis = done.run, done.checks, done.table, done.analysis
+    latencies, rates, tls = done.latencies, list(done.rates), done.tls
     several = analysis.several_levels
     refs = reference.article_ratios()
     study = reference.study_ratios() if reference.NODE_SETUP in analysis.setups else ()
-    latencies = cell_latencies(table, run.histograms)
     jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
         "throughput": lambda: charts.throughput_chart(analysis),
         "ratios": lambda: charts.ratio_chart(over_go_http(analysis), refs, study),
@@ -186,9 +183,7 @@ def build_page(run: Run, report: CheckReport, table: pd.DataFrame, analysis: Ana
         jobs["cpu"] = lambda: charts.cpu_chart(analysis)
     if latencies:
         jobs["latency_cdf"] = lambda: charts.cdf_chart(latencies, several)
-    rates = rate_cells(list(run.rates), list(analysis.setups))
     jobs.update({"fixed_rate": lambda: rate_chart(rates)} if any(c.held for c in rates) else {})
-    tls = tls_part(run.manifest, analysis)
     if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
         jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUP_IDS)), (), (), "tls",
                                                   "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS")
@@ -259,8 +254,8 @@ def latency_rows(latencies, several: bool) -> list[LatencyRow]:
             setup=c.setup,
             measurements=str(c.measurements),
             latencies=fmt_number(c.histogram.count),
-            percentiles=tuple(fmt_ms(v) for v in c.percentiles_ms().values()),
-            max_ms=fmt_ms(c.histogram.pairs[-1][0] / 1000.0),
+            percentiles=tuple(fmt_ms(v) for _, v in c.percentiles),
+            max_ms=fmt_ms(c.max_ms),
         )
         for c in latencies
     ]
@@ -300,7 +295,7 @@ def cpu_rows(analysis: Analysis, several: bool) -> list[CpuRow]:
 
 
 def cell_figure(cell, metric: str) -> float | None:
-    """Return the figure a cell is summarised by: the geometric mean over its repeats, as the ratios use."""
+    """Return the figure a cell is summarised by: the geometric mean over its repeats, as the ratios use (Spread.geometric, from the analysis)."""
     found = charts.geometric(cell.metrics.get(metric))
     return found.estimate if found else None
 

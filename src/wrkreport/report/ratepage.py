@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..core.stats import Interval
-from ..fixedrate.summary import added_over, baselines_named, fmt_interval, fmt_ms as summary_ms, over
+from ..fixedrate.summary import added_over, baselines_named, fmt_interval, over
+from .fmt import fmt_ms
 
 
 @dataclass(frozen=True)
@@ -21,13 +22,8 @@ class RateSection:
     added_over: str = BASELINE  # the table's header: what the added latencies are over
 
 
-def fmt_ms(value: float | None) -> str:
-    """Return a latency in ms as the summary writes it ('0.14', '4.7', '12'), '-' without one."""
-    return "-" if value is None else summary_ms(value)
-
-
 def fmt_added(interval: Interval | None) -> str:
-    """Return '0.14 ms (0.12 to 0.16)' as the summary writes it, '-' without a figure."""
+    """Return '0.142 ms (0.121 to 0.163)' as the summary writes it, '-' without a figure."""
     return "-" if interval is None else fmt_interval(interval)
 
 
