@@ -1,4 +1,4 @@
-"""rate_run: a run directory's fixed-rate measurements read as untrusted input (real vegeta files from tests/fixtures/vegeta), and what a measurement not held does to the figures."""
+"""Tests of wrkreport.fixedrate.reading: a run directory's fixed-rate measurements read as untrusted input (real vegeta files from tests/fixtures/vegeta), and what a measurement not held does to the figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bench/server_machine.py and server_machine.sh: GOARCH, busy ports, /proc stat lines, the remote sh's commands (run here, for real), RTT, manifest record."""
+"""Tests of wrkreport.bench.server_machine and server_machine.sh: GOARCH, busy ports, /proc stat lines, the remote sh's commands (run here, for real), RTT, manifest record."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bench.fixed_rate with the real pinned vegeta against the real Go server on 127.0.0.1: one measurement's files, read back by the parser, judged by the checks."""
+"""Tests of wrkreport.bench.fixed_rate with the real pinned vegeta against the real Go server on 127.0.0.1: one measurement's files, read back by the parser, judged by the checks."""
 
 from __future__ import annotations
 

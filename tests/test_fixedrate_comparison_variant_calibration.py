@@ -1,4 +1,4 @@
-"""Coverage and false changes of the in-run A/B's fixed-rate figure (fixedrate.comparison.variant_rate_changes) in simulated runs.
+"""Calibration of wrkreport.fixedrate.comparison's in-run A/B (variant_rate_changes) by simulation: coverage and false changes of its fixed-rate figure.
 
 A run with --variant measures, in each block of its fixed-rate phase, an nginx setup (A)
 and its twin (B) after the same server start of Go, one round each. What variant_rate_changes
@@ -8,7 +8,7 @@ Each simulated block carries: a shift of the whole block (Go's start, the machin
 moment) and the run's own drift from its first block to its last, both hitting A and B
 alike; each nginx's own start effect (normal); and each measurement's noise with heavy
 tails (Student t with 3 degrees of freedom, and now and then a stall several times the
-scale), the shapes of tests/test_rate_compare_calibration.py (measured on two
+scale), the shapes of tests/test_fixedrate_comparison_calibration.py (measured on two
 same-settings runs at 4,000 req/s). At the phase's block count (4; 3 when a block's cell
 failed) the
 interval must cover the true B - A in at least 93% of runs and flag a change that is not
@@ -24,7 +24,7 @@ import pytest
 
 from wrkreport.core import stats
 
-from test_rate_compare_calibration import P50, P99, heavy
+from test_fixedrate_comparison_calibration import P50, P99, heavy
 
 RUNS = 2000
 FLOOR = 0.93

@@ -1,4 +1,4 @@
-"""The TLS setups in wrkreport (issue 22): their baselines, the negotiated-TLS and resumption checks, the page's TLS part.
+"""Tests of wrkreport.tls_checks (issue 22): the TLS setups' baselines, the negotiated-TLS and resumption checks, the page's TLS part.
 
 Fixture: tests/fixtures/runs/tls-quick, a real --quick run of go-http and the three TLS setups.
 """

@@ -1,4 +1,4 @@
-"""Tests for rate_model: exact percentiles by wrk's rank rule, the achieved rate, and a record that refuses impossible values."""
+"""Tests of wrkreport.fixedrate.record: exact percentiles by wrk's rank rule, the achieved rate, and a record that refuses impossible values."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.bench's plan and option values: fast, no servers."""
+"""Tests of wrkreport.bench.parameters: the driver's plan and its option values (bench.values, bench.profiles): fast, no servers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Coverage of the fixed-rate added-latency interval (stats.block_difference_interval) in simulated runs: at least 93% at the block counts the run uses.
+"""Coverage of wrkreport.fixedrate.analysis's added-latency interval (added_interval: stats.block_difference_interval) in simulated runs: at least 93% at the block counts the run uses.
 
 Each simulated block starts the servers afresh: every setup gets a per-start effect on its
 latency (normal), every measurement its own noise with heavy tails (Student t with 3

@@ -1,4 +1,4 @@
-"""A fixed-rate measurement on several clients (--client-hosts): the rate split, the exact merge, and reading such runs as untrusted input."""
+"""Tests of wrkreport.bench.fixed_rate_clients: a fixed-rate measurement on several clients (--client-hosts), the rate split, the exact merge, and reading such runs as untrusted input."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta
 from wrkreport.fixedrate.rate_checks import rate_checks
 from wrkreport.fixedrate.record import RateResult, merge_results, rate_shares
 
-from test_rate_run import HELD, make_run, messages, read
+from test_fixedrate_reading import HELD, make_run, messages, read
 
 STEM = "go-http.gomaxprocs-1.block-1.run-1.rate-1000"
 

@@ -1,4 +1,4 @@
-"""The TLS options in the driver's plan and nginx configuration (issue 22): fast, no servers."""
+"""Tests of wrkreport.bench.tls_options (issue 22): the TLS options in the driver's plan and nginx configuration: fast, no servers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""rate_compare: the change of the added latency over go-http between two runs, Welch's interval over their blocks; and `wrkreport compare` showing it."""
+"""Tests of wrkreport.fixedrate.comparison: the change of the added latency over go-http between two runs, Welch's interval over their blocks; and `wrkreport compare` showing it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
 
-from test_rate_run import BEHIND, FIXTURES, HELD, entry, make_run, read, shifted
+from test_fixedrate_reading import BEHIND, FIXTURES, HELD, entry, make_run, read, shifted
 
 SETUPS = ("go-http", "nginx-http")
 

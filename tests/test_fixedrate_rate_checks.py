@@ -1,4 +1,4 @@
-"""Tests for rate_checks: the rate held within 1%, every answer 200 with the expected body, errors and timeouts counted, the generator's CPU."""
+"""Tests of wrkreport.fixedrate.rate_checks: the rate held within 1%, every answer 200 with the expected body, errors and timeouts counted, the generator's CPU."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.rate_checks import errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
 
-from test_rate_model import record
+from test_fixedrate_record import record
 
 WHERE = {"setup": "nginx-http", "gomaxprocs": 1, "repeat": 2, "file": "nginx-http.gomaxprocs-1.block-1.run-2.rate-1000.vegeta.csv.gz"}
 

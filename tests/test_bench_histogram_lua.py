@@ -1,4 +1,4 @@
-"""histogram.lua with the real wrk against the real Go server: the FFI path and wrk's latency(i)
+"""Tests of src/wrkreport/bench/histogram.lua with the real wrk against the real Go server: the FFI path and wrk's latency(i)
 path both write a histogram whose percentiles are wrk's own; two wrk clients at once merge
 exactly; without WRKREPORT_HIST_FILE nothing is written and wrk's text is unchanged."""
 

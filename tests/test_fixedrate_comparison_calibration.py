@@ -1,4 +1,4 @@
-"""False changes of compare's fixed-rate figure (fixedrate.comparison.added_change_interval) in simulated runs that only drifted.
+"""Calibration of wrkreport.fixedrate.comparison by simulation: false changes of compare's fixed-rate figure (added_change_interval) in runs that only drifted.
 
 Each simulated run is what compare reads: one mean added latency (setup - go-http, ms)
 per block. A block's mean carries a per-start effect (normal) and the noise of its

@@ -1,4 +1,4 @@
-"""Calibration of the in-run A/B (issue 20, --variant) by simulation: coverage, false changes, and what two runs would say of the same machine.
+"""Calibration of wrkreport.variant_ratio's in-run A/B figure (issue 20, --variant) by simulation: coverage, false changes, and what two runs would say of the same machine.
 
 Runs are shaped like real ones (simruns.ab_run): per-measurement heavy-tailed noise with
 outliers, a start effect per block shared by both nginx setups (the machine, Go) and one of

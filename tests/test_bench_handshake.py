@@ -1,4 +1,4 @@
-"""The negotiated-TLS check on real handshakes: two real go-https servers made to negotiate differently (TLS 1.3 and 1.2), probed as the driver probes them (openssl s_client -brief)."""
+"""Tests of wrkreport.bench.handshake: the negotiated-TLS check on real handshakes, two real go-https servers made to negotiate differently (TLS 1.3 and 1.2), probed as the driver probes them (openssl s_client -brief)."""
 
 from __future__ import annotations
 
