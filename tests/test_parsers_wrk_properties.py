@@ -1,4 +1,4 @@
-"""Property tests for parse: any text, and every truncation of a real output, either parses
+"""Property tests of wrkreport.parsers.wrk: any text, and every truncation of a real output, either parses
 or raises ParseError -- never anything else."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests for histogram: real captured .hist.json files against wrk's own percentiles and its
+"""Tests of wrkreport.parsers.histogram (and latency_histogram's merging): real captured .hist.json files against wrk's own percentiles and its
 printed --latency lines, exact merging of two real wrk clients, a property test of merging,
 and the exact message of every broken variant."""
 

@@ -1,4 +1,4 @@
-"""Tests for parse_webbench: the hand copies of webbench 1.5 output to their expected numbers,
+"""Tests of wrkreport.parsers.webbench: the hand copies of webbench 1.5 output to their expected numbers,
 the 2012 study's bytes per response, the exact message of every broken variant, every
 truncation, and the CLI on webbench files."""
 

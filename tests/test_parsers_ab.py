@@ -1,5 +1,5 @@
-"""Tests for parse_ab: every real ab 2.3 capture to its expected numbers, the dispatch from
-parse, the exact message of every broken variant, and the CLI on ab files."""
+"""Tests of wrkreport.parsers.ab: every real ab 2.3 capture to its expected numbers, the dispatch from
+wrkreport.parsers, the exact message of every broken variant, and the CLI on ab files."""
 
 from __future__ import annotations
 

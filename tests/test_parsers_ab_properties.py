@@ -1,4 +1,4 @@
-"""Property tests for parse_ab: any ab-like text, and every truncation of a real ab output,
+"""Property tests of wrkreport.parsers.ab: any ab-like text, and every truncation of a real ab output,
 either parses or raises ParseError -- never anything else."""
 
 from __future__ import annotations

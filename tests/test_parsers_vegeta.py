@@ -1,4 +1,4 @@
-"""Tests for parsers.vegeta: real vegeta 12.13.0 results (tests/fixtures/vegeta, README there) to figures computed apart
+"""Tests of wrkreport.parsers.vegeta: real vegeta 12.13.0 results (tests/fixtures/vegeta, README there) to figures computed apart
 (vegeta report, sort and awk), the exact message of every broken variant, and hostile input raising nothing but ParseError."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests for parse: every real fixture to its hand-written numbers, pasted-text variants,
+"""Tests of wrkreport.parsers.wrk (read through wrkreport.parsers): every real fixture to its hand-written numbers, pasted-text variants,
 wrk's truncated columns, and the exact message of every broken variant."""
 
 from __future__ import annotations
