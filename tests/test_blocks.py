@@ -45,7 +45,7 @@ def expected_ratio(setup: str, gomaxprocs: int) -> tuple[float, float, float]:
     blocks = []
     for b in sorted(set(BLOCK_OF_ROUND.values())):
         blocks.append([math.log(req_per_sec(setup, gomaxprocs, k) / req_per_sec("go-http", gomaxprocs, k)) for k, kb in BLOCK_OF_ROUND.items() if kb == b])
-    summaries = stats.block_summaries(blocks)  # Huber's estimate per block (worked by hand in tests/test_stats.py)
+    summaries = stats.block_summaries(blocks)  # Huber's estimate per block (worked by hand in tests/test_core_stats.py)
     centre = sum(summaries) / 2
     half = 12.706 * math.sqrt(sum((s - centre) ** 2 for s in summaries)) / math.sqrt(2)  # t(0.975, 1)
     return math.exp(centre), math.exp(centre - half), math.exp(centre + half)

@@ -1,4 +1,4 @@
-"""Tests for stats: the small statistics functions, against values worked out by hand or from tables."""
+"""Tests of wrkreport.core.stats: the small statistics functions, against values worked out by hand or from tables."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Coverage of the ratio intervals, by simulation: block-unit intervals under the stopping rule, and the old repeat-level one."""
+"""Coverage of wrkreport.core.stats's ratio intervals, by simulation: block-unit intervals under the stopping rule, and the old repeat-level one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for units: every unit wrk prints, case-sensitivity, nan/inf, and rejections."""
+"""Tests of wrkreport.core.units: every unit wrk prints, case-sensitivity, nan/inf, and rejections."""
 
 from __future__ import annotations
 
