@@ -12,7 +12,7 @@ from wrkreport.design import design_of, precision_of, precision_sentence
 from wrkreport.report import build
 
 from conftest import RUNS
-from test_blocks import BLOCK_OF_ROUND, SOURCE, block_files
+from test_analyze_blocks import BLOCK_OF_ROUND, SOURCE, block_files
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 NOT_MET = {

@@ -1,4 +1,4 @@
-"""The compare page from real fixture runs: a title naming the difference, better/worse badges, a chart, links to reports."""
+"""Tests of wrkreport.report.compare_page: the compare page from real fixture runs, a title naming the difference, better/worse badges, a chart, links to reports."""
 
 from __future__ import annotations
 

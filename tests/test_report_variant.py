@@ -1,4 +1,4 @@
-"""A run with --variant (issue 20): twin ids read everywhere, the A/B figure worked from the raw files, results.json, the page, the summary, one-run compare, hostile variants."""
+"""Tests of wrkreport.report on a run with --variant (issue 20; variant_ratio, variant_compare, report.variantpage): twin ids read everywhere, the A/B figure worked from the raw files, results.json, the page, the summary, one-run compare, hostile variants."""
 
 from __future__ import annotations
 

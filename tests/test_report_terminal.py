@@ -1,4 +1,4 @@
-"""The terminal summary: 80 columns for a default run, a warning count, the verdict last, failures grouped, no library warnings."""
+"""Tests of wrkreport.report.terminal: the terminal summary, 80 columns for a default run, a warning count, the verdict last, failures grouped, no library warnings."""
 
 from __future__ import annotations
 

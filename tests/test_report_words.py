@@ -1,4 +1,4 @@
-"""The page's words follow one rule set: 'no measurable overhead' only inside the stated band, 'inconclusive' otherwise."""
+"""Tests of wrkreport.report.words: the page's words follow one rule set, 'no measurable overhead' only inside the stated band, 'inconclusive' otherwise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs measured in blocks: block file names and manifest entries -> block column -> block-unit ratios and compare."""
+"""Tests of wrkreport.analyze on runs measured in blocks: block file names and manifest entries -> block column -> block-unit ratios and compare."""
 
 from __future__ import annotations
 

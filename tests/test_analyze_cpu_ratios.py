@@ -1,4 +1,4 @@
-"""CPU cost per request as a headline figure (issue 20): setup / go-http server CPU per request, with the block interval.
+"""Tests of wrkreport.analyze's CPU ratios (issue 20): CPU cost per request as a headline figure, setup / go-http server CPU per request, with the block interval.
 
 On the real default-blocks-2cores run (its .cpu.json files were read from /proc by the
 driver): the figures worked out here from the raw files, the page's answer box, the CPU
