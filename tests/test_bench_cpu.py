@@ -1,59 +1,17 @@
-"""Tests of wrkreport.bench's ports, users' reach and processes' CPU time: real sockets and processes."""
+"""Tests of wrkreport.bench.cpu: processes' CPU time from /proc (real processes and a fake /proc), the servers' PIDs, a measured child."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from wrkreport.bench.cpu import child_pids, cpu_delta, cpu_ms_per_1k_requests, cpu_snapshot, cpu_ticks, run_measured, server_pids
-from wrkreport.bench.machine import untraversable
-from wrkreport.bench.ports import busy_port_messages
 
 
-# --- ports, users, processes ----------------------------------------------------------------
-
-
-def test_busy_port_is_named_with_its_owner():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen()
-        port = s.getsockname()[1]
-        messages = busy_port_messages({"nginx-http": port})
-    assert len(messages) == 1
-    assert messages[0].startswith(f"port {port} (nginx-http) on 127.0.0.1 is in use by pid {os.getpid()} (")
-
-
-def test_free_port_gives_no_message():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    assert busy_port_messages({"go-http": port}) == []
-
-
-def test_untraversable_names_the_blocking_directory():
-    with tempfile.TemporaryDirectory(dir="/tmp") as top:
-        check_untraversable(Path(top))
-
-
-def check_untraversable(tmp_path: Path):
-    outer = tmp_path / "outer"
-    inner = outer / "inner"
-    inner.mkdir(parents=True)
-    os.chmod(tmp_path, 0o755)
-    os.chmod(outer, 0o700)
-    os.chmod(inner, 0o710)
-    stranger = 54321
-    blocked = untraversable(inner, stranger, {54321})
-    assert blocked is not None and blocked.startswith(f"{outer} (mode 0700,")
-    os.chmod(outer, 0o711)
-    assert untraversable(inner, stranger, {54321}) == f"{inner} (mode 0710, owner {os.getuid()}:{os.getgid()})"
-    assert untraversable(inner, stranger, {os.getgid()}) is None  # group member may pass
-    assert untraversable(inner, 0, set()) is None
+# --- processes ---------------------------------------------------------------------------------
 
 
 def test_child_pids_finds_a_child():
