@@ -1,4 +1,4 @@
-"""Tests of `python3 -m wrkreport.bench`: the subcommands together, as run_bench.sh calls them (docs/driver.md)."""
+"""Tests of wrkreport.bench.__main__ (`python3 -m wrkreport.bench`): the subcommands together, as run_bench.sh calls them (docs/driver.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of --variant in the driver's helper (issue 20): the spec, the plan's twins and ports, the variant's nginx.conf, its PIDs and CPU."""
+"""Tests of wrkreport.bench.variant (--variant in the driver's helper, issue 20): the spec, the plan's twins and ports, the variant's nginx.conf, its PIDs and CPU."""
 
 from __future__ import annotations
 

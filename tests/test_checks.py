@@ -1,4 +1,4 @@
-"""Tests for checks: each check's pass and fail side on real captured wrk outputs and header blocks."""
+"""Tests of wrkreport.checks: each check's pass and fail side on real captured wrk outputs and header blocks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for `wrkreport build`: exit statuses, summary, stderr lines; in-process, as a real process, from a wheel."""
+"""Tests of wrkreport.cli's `wrkreport build`: exit statuses, summary, stderr lines; in-process, as a real process, from a wheel."""
 
 from __future__ import annotations
 

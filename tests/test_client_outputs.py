@@ -1,4 +1,4 @@
-"""Tests for client_outputs.py: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
+"""Tests of wrkreport.client_outputs: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
 
 from __future__ import annotations
 

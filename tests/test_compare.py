@@ -1,4 +1,4 @@
-"""Tests for compare: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
+"""Tests of wrkreport.compare: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Calibration of compare by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
+"""Calibration of wrkreport.compare by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
 
 from __future__ import annotations
 

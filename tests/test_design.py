@@ -1,4 +1,4 @@
-"""The run's design and precision target, from the manifest into results.json, the page's method paragraph and the terminal summary."""
+"""Tests of wrkreport.design: the run's design and precision target, from the manifest into results.json, the page's method paragraph and the terminal summary."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for latency (cells pooled from wrk's histograms) and the histogram files of a run:
+"""Tests of wrkreport.latency (cells pooled from wrk's histograms) and the histogram files of a run:
 read beside each wrk file, refused or warned when hostile, shown as the CDF chart, the exact
 percentile table and results.json."""
 

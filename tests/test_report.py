@@ -1,4 +1,4 @@
-"""Tests for report: results.json / results.csv numbers, exclusions, a self-contained and escaped page."""
+"""Tests of wrkreport.report: results.json / results.csv numbers, exclusions, a self-contained and escaped page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reports and comparisons of real runs made with the driver's newer options (tests/fixtures/runs/README.md):
+"""Tests of wrkreport.report: reports and comparisons of real runs made with the driver's newer options (tests/fixtures/runs/README.md):
 a concurrency sweep over all seven setups with CPU records, a pinned run, keep-alive on and off."""
 
 from __future__ import annotations

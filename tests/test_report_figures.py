@@ -1,4 +1,4 @@
-"""One statistic everywhere a cell is summarised (the ratios' geometric mean), fills at 3:1, and a readable environment table."""
+"""Tests of wrkreport.report's figures (and charts): one statistic everywhere a cell is summarised (the ratios' geometric mean), fills at 3:1, and a readable environment table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The report's output from a hostile run directory (issue 14): links no browser reads as a scheme, a CSP, a safe CSV."""
+"""Tests of wrkreport.report on a hostile run directory (issue 14): links no browser reads as a scheme, a CSP, a safe CSV."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The report of a run on several machines: the Machines part, the RTT, the terminal line, saturation per client (issue 12).
+"""Tests of wrkreport.report.machines: the report of a run on several machines, the Machines part, the RTT, the terminal line, saturation per client (issue 12).
 
 server-host/ is a real single-machine run whose manifest got server_host, client_hosts
 and network by hand; two-clients/ a real run with two wrk processes per measurement

@@ -1,4 +1,4 @@
-"""Reports built from real runs of run_bench.sh (tests/fixtures/runs/): numbers, exclusions, exit codes, gold page.
+"""Tests of wrkreport.report on real runs of run_bench.sh (tests/fixtures/runs/): numbers, exclusions, exit codes, gold page.
 
 The gold page is tests/fixtures/gold/default-2cores.html: the page with its variable
 parts scrubbed (generation time and the SVG charts, whose bytes depend on the

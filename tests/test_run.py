@@ -1,4 +1,4 @@
-"""Tests for run: a run directory -> measurements table, header captures and problems."""
+"""Tests of wrkreport.run: a run directory -> measurements table, header captures and problems."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for run.py with several wrk clients per measurement: the real two-client run, and hand-broken variants of it.
+"""Tests of wrkreport.run with several wrk clients per measurement: the real two-client run, and hand-broken variants of it.
 
 tests/fixtures/runs/two-clients/ is a real run: two wrk processes at once per
 measurement (tests/fixtures/runs/README.md). Each test copies it and breaks one thing.
