@@ -14,7 +14,7 @@ from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.compare import compare
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 SOURCE = RUNS / "default-2cores"  # real wrk outputs: 4 setups x GOMAXPROCS 1, 2 x 5 repeats
 SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")

@@ -21,7 +21,7 @@ from wrkreport.bench import stopping_rule as precision
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 BLOCKED = RUNS / "default-blocks-2cores"

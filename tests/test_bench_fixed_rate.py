@@ -95,7 +95,7 @@ def test_a_failed_attack_keeps_nothing_and_says_why(tmp_path):
 @pytest.mark.slow
 def test_a_closed_port_is_measured_and_fails_the_errors_check(tmp_path):
     vegeta = vegeta_or_skip()
-    from conftest import free_port_block
+    from helpers import free_port_block
 
     port = free_port_block(("closed",), 40000, 45000)["closed"]
     attack = Attack(url=f"http://127.0.0.1:{port}/", rate=50, duration_s=0.5)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port_block, missing_tools
+from helpers import free_port_block, missing_tools
 from wrkreport.bench.handshake import parse_probe, record_probe
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from wrkreport.latency_histogram import merge, rank_of
 from wrkreport.parsers.histogram import parse_histogram
 from wrkreport.parsers import parse_file
 
-from conftest import free_port_block, missing_tools
+from helpers import free_port_block, missing_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "src" / "wrkreport" / "bench" / "histogram.lua"

@@ -11,7 +11,7 @@ from wrkreport import checks
 from wrkreport.checks import annotate, check_run, response_size_bounds
 from wrkreport.run import load_run
 
-from conftest import CAPTURED
+from helpers import CAPTURED
 
 GO_HEAD = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"

@@ -16,7 +16,7 @@ from wrkreport.core.errors import ParseError
 from wrkreport.parsers.histogram import read_histogram_file
 from wrkreport.parsers import parse_file
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 HIST = FIXTURES / "hist"
 PAIR = [HIST / "client-1.wrk.txt", HIST / "client-2.wrk.txt"]  # two real wrk processes started together

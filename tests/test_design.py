@@ -11,7 +11,7 @@ from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.design import design_of, precision_of, precision_sentence
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 from test_analyze_blocks import BLOCK_OF_ROUND, SOURCE, block_files
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)

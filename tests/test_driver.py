@@ -28,7 +28,7 @@ from wrkreport.core import stats
 from wrkreport.parsers.histogram import hist_file_name, parse_histogram
 from wrkreport.parsers import parse_file
 
-from conftest import free_port_block, missing_tools, port_is_free
+from helpers import free_port_block, missing_tools, port_is_free
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "run_bench.sh"

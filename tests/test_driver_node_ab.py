@@ -20,7 +20,7 @@ import pytest
 
 from wrkreport.parsers import parse_file
 
-from conftest import free_port_block, missing_tools
+from helpers import free_port_block, missing_tools
 from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, load_run, port_args, processes_mentioning, script_env, wait_for_wrk, workdirs  # noqa: F401
 
 PORT_NAMES = (*BASE_PORT_NAMES, "node-http")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port_block, missing_tools
+from helpers import free_port_block, missing_tools
 from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, assert_nothing_left, load_run, port_args, script_env, workdirs  # noqa: F401
 
 KEEPALIVE = ("go-https", "nginx-https", "nginx-https-unix")

@@ -13,7 +13,7 @@ import pytest
 from wrkreport.parsers import parse_file
 from wrkreport.parsers.histogram import hist_file_name
 
-from conftest import free_port_block, port_is_free
+from helpers import free_port_block, port_is_free
 from test_driver import USED_PORTS, alive_as, assert_nothing_left, load_run, needs_tools, port_args, run_script, workdirs  # noqa: F401
 
 NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")

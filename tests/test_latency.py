@@ -19,7 +19,7 @@ from wrkreport.latency import cell_latencies
 from wrkreport.report import build
 from wrkreport.run import load_run
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc)
 QUICK_HIST = RUNS / "quick-hist"

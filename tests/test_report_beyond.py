@@ -14,7 +14,7 @@ from wrkreport.analyze import load_analysis
 from wrkreport.compare import compare
 from wrkreport.report import build, compare_summary
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 

@@ -20,7 +20,7 @@ from wrkreport.compare import compare
 from wrkreport.report import build, build_compare
 from wrkreport.report.compare_words import change_kind, compare_title
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 ROW = re.compile(r'<tr class="change-([a-z-]+)"><td class="setup">([^<]+)<br><span class="group">([^<]+)</span></td><td class="figure">([^<]+)</td>(.*?)</tr>', re.S)

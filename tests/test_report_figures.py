@@ -12,7 +12,7 @@ from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
 from wrkreport.report.page import result_rows
 
-from conftest import FIXTURES, RUNS
+from helpers import FIXTURES, RUNS
 
 
 @pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])

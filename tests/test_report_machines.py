@@ -21,7 +21,7 @@ from wrkreport.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 

@@ -24,7 +24,7 @@ import pytest
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 GOLD = Path(__file__).parent / "fixtures" / "gold" / "default-2cores.html"

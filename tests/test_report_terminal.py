@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from wrkreport.cli import cli
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 

@@ -18,7 +18,7 @@ from wrkreport.report import build, build_compare
 from wrkreport.run_files import HEADERS_FILE, WRK_FILE
 from wrkreport.schema import SETUP_NAME
 
-from conftest import RUNS
+from helpers import RUNS
 
 SOURCE = RUNS / "default-2cores"  # real wrk outputs: 4 setups x GOMAXPROCS 1, 2 x 5 repeats
 BLOCK_OF_ROUND = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}

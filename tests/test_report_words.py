@@ -14,7 +14,7 @@ from wrkreport.core.records import Ratio
 from wrkreport.report import words
 from wrkreport.report.words import BAND_TEXT, SAME_HIGH, SAME_LOW, comparison_verdict, headline, judge, ratio_verdict
 
-from conftest import RUNS
+from helpers import RUNS
 
 FIXTURE_RUNS = sorted(p.name for p in RUNS.iterdir() if p.is_dir())
 

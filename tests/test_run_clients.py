@@ -19,7 +19,7 @@ from wrkreport.cli import cli
 from wrkreport.parsers import parse_file
 from wrkreport.run import load_run
 
-from conftest import RUNS
+from helpers import RUNS
 from test_client_outputs import PERCENTILES, brute_percentile_ms
 
 TWO = RUNS / "two-clients"
