@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from helpers import ARTICLE
+import netlab
+from helpers import ARTICLE, REPO, Bench
 from properties import load_profile
 
 STRICT_MARKERS = ("slow", "browser")
@@ -90,3 +92,30 @@ def article_run(make_run):
         _, gomaxprocs, setup = stem.split("__")
         files[f"{setup}.{gomaxprocs}.run-1.wrk.txt"] = path
     return make_run(files, name="article-2013")
+
+
+# --- run_bench.sh end to end (tests/test_driver*.py) and the lab's clients ------------------------
+
+
+@pytest.fixture
+def workdirs():
+    """Yield (out, tmpdir): short paths under /tmp (the Unix socket path must stay short)."""
+    top = Path(tempfile.mkdtemp(prefix="rbt", dir="/tmp"))
+    top.chmod(0o711)  # as root, nginx's workers (nobody) must traverse it to the socket
+    out, tmp = top / "out", top / "tmp"
+    tmp.mkdir()
+    yield out, tmp
+    shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """Yield the lab of tests/test_driver_clients*.py (helpers.Bench: gohello and its relay, ssh masters to two clients), one per module."""
+    with netlab.Lab(count=3, hide=(str(REPO),)) as lab:
+        made = Bench(lab, tmp_path_factory.mktemp("clients"))
+        try:
+            made.start()
+            yield made
+        finally:
+            made.stop()
+        assert lab.leftovers() == {}, "nothing left in any namespace once the masters are closed"

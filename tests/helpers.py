@@ -6,11 +6,22 @@ conftest.py; tests/README.md lists the other helper modules).
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import select
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+import pytest
+
+import netlab
+from wrkreport.bench.remote_clients.agent import AGENT
 
 # --- Paths: the repository and the fixtures ----------------------------------------------------
 
@@ -56,3 +67,256 @@ def free_port_block(names: tuple[str, ...], low: int, high: int, used: set[int] 
             used.update(block)
             return dict(zip(names, block))
     raise RuntimeError(f"no free block of {len(names)} ports in {low}-{high - 1}")
+
+
+# --- run_bench.sh end to end (tests/test_driver*.py): its ports, environment and leftovers -----------
+
+SCRIPT = REPO / "run_bench.sh"
+# The ports of the default four setups and Go's FastCGI port, then those of the setups
+# chosen with --setups (the manifest lists these only when they are chosen).
+BASE_PORT_NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
+PORT_NAMES = (*BASE_PORT_NAMES, "nginx-http-unix", "go-fasthttp", "nginx-static")
+USED_PORTS: set[int] = set()
+
+
+DRIVER_MISSING = missing_tools("nginx", "wrk", "curl", "go")
+needs_tools = pytest.mark.skipif(bool(DRIVER_MISSING), reason=f"needs nginx, wrk, curl and go; missing: {', '.join(DRIVER_MISSING)}")
+slow = [pytest.mark.slow, needs_tools]
+
+
+def free_ports() -> dict[str, int]:
+    """Return a free block of eight ports in 18100-18999, none used by an earlier test here."""
+    return free_port_block(PORT_NAMES, 18100, 19000, USED_PORTS)
+
+
+def port_args(ports: dict[str, int]) -> list[str]:
+    return [arg for name, port in ports.items() for arg in ("--port", f"{name}={port}")]
+
+
+def default_sigint() -> None:
+    """Give the script SIGINT back (run in the child before exec): a suite started in the
+    background (`cmd &`, nohup) ignores SIGINT, and bash cannot trap a signal ignored on entry."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def script_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
+    env["TMPDIR"] = str(tmp)
+    return env
+
+
+def run_script(args: list[str], tmp: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=script_env(tmp), timeout=timeout, check=False)
+
+
+def processes_mentioning(needles: list[str]) -> list[str]:
+    """Return 'pid: cmdline' of every process whose command line contains one of needles."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(needle in cmdline for needle in needles):
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def alive_as(pid: int | None, marker: str) -> bool:
+    """Return True if pid runs and its command line contains marker (guards against PID reuse)."""
+    if pid is None:
+        return False
+    try:
+        return marker in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
+
+
+def assert_nothing_left(manifest: dict, ports: dict[str, int], tmp: Path) -> None:
+    """No process the run started is alive, its ports are free and its work dir is gone."""
+    for entry in manifest["passes"]:
+        pids = entry["pids"]
+        assert not alive_as(pids["go"], "gohello"), f"Go server {pids['go']} still running"
+        assert not alive_as(pids.get("fasthttp"), "gofasthttp"), f"fasthttp server {pids['fasthttp']} still running"
+        assert not alive_as(pids["nginx"], "nginx"), f"nginx master {pids['nginx']} still running"
+        for worker in pids["nginx_workers"]:
+            assert not alive_as(worker, "nginx"), f"nginx worker {worker} still running"
+    needles = [f"127.0.0.1:{port}" for port in ports.values()] + [f"-http-port {ports['go-http']}", str(tmp)]
+    assert processes_mentioning(needles) == []
+    assert all(port_is_free(port) for port in ports.values())
+    assert list(tmp.iterdir()) == [], "work dir left behind"
+
+
+def latest_run(out: Path) -> tuple[Path, dict]:
+    """Return the run directory out/latest points to (a relative link) and its manifest."""
+    run = (out / "latest").resolve()
+    assert not os.path.isabs(os.readlink(out / "latest")), "latest must be a relative symlink"
+    return run, json.loads((run / "manifest.json").read_text())
+
+
+def wait_for_wrk(proc: subprocess.Popen, port: int, timeout: float = 60) -> None:
+    """Wait until a wrk loading 127.0.0.1:port runs (not the header check's curl), while proc, the script, still does."""
+    deadline = time.monotonic() + timeout
+    url = f"127.0.0.1:{port}/"
+    while not [p for p in processes_mentioning([url]) if Path(p.split(": ", 1)[1].split(" ", 1)[0]).name == "wrk"]:
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"no wrk loading {url} started"
+        time.sleep(0.02)
+
+
+# --- Clients on the lab's hosts (tests/test_driver_clients*.py, benchmarks/clients.py) -------------
+
+HIST_SCRIPT = REPO / "src" / "wrkreport" / "bench" / "histogram.lua"
+HTTP_PORT, FCGI_PORT = 18180, 19101  # gohello's, in the controller namespace only
+
+
+class Bench:
+    """The lab, gohello and its relay in the controller namespace, and ssh masters to the two clients."""
+
+    def __init__(self, lab: netlab.Lab, work: Path):
+        self.lab, self.work = lab, work
+        self.control = work / "ssh"
+        self.clients = lab.hosts[1:]
+        self.url = f"http://{lab.controller_address}:{HTTP_PORT}/"
+        self.procs: list[subprocess.Popen] = []
+
+    def ssh_options(self) -> list[str]:
+        """Return run_bench.sh's ssh_cmd options (ControlPath in the work dir, BatchMode, -F)."""
+        return ["-o", f"ControlPath={self.control}/%C", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-F", str(self.lab.ssh_config)]
+
+    def start(self) -> None:
+        binary = self.work / "gohello"
+        subprocess.run(["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=REPO / "src" / "gohello", check=True, capture_output=True)
+        log = open(self.work / "gohello.log", "wb")
+        self.procs.append(subprocess.Popen(self.lab.in_controller(str(binary), "-http-port", str(HTTP_PORT), "-fcgi-port", str(FCGI_PORT)), stdout=log, stderr=subprocess.STDOUT))
+        relay = subprocess.Popen(self.lab.in_controller(sys.executable, str(Path(__file__).parent / "tcp_relay.py"), self.lab.controller_address, str(HTTP_PORT), str(HTTP_PORT)), stdout=subprocess.PIPE)
+        self.procs.append(relay)
+        assert relay.stdout.readline().strip() == b"ready"
+        deadline = time.monotonic() + 10
+        while b" ready" not in (self.work / "gohello.log").read_bytes():
+            assert time.monotonic() < deadline, (self.work / "gohello.log").read_text()
+            time.sleep(0.05)
+        self.control.mkdir(mode=0o700)
+        for host in self.clients:  # run_bench.sh's ssh_open
+            done = subprocess.run(self.lab.in_controller("ssh", *self.ssh_options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-f", "-N", "--", host.ssh),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+            assert done.returncode == 0, done.stderr
+
+    @property
+    def go_pid(self) -> int:
+        return self.procs[0].pid  # `ip netns exec` execs the server: its own PID
+
+    def stop(self) -> None:
+        for host in self.clients:  # run_bench.sh's ssh_close_all
+            subprocess.run(self.lab.in_controller("ssh", *self.ssh_options(), "-O", "exit", "--", host.ssh), capture_output=True, timeout=30)
+        for proc in reversed(self.procs):
+            proc.terminate()
+            proc.wait(timeout=10)
+
+    def helper(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        return subprocess.run(self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), capture_output=True, text=True, env=env, timeout=timeout)
+
+    def helper_bg(self, *args: str) -> subprocess.Popen:
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        return subprocess.Popen(self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def prepared_run(self, tmp_path: Path) -> tuple[Path, Path]:
+        """Return (run directory with pass 1 ready, clients state file) made as run_bench.sh makes them."""
+        plan = tmp_path / "plan.json"
+        hosts = ",".join(h.ssh for h in self.clients)
+        done = self.helper("plan", "--root", str(REPO), "--save", str(plan), "--", "--quick", "--setups", "go-http", "--port", f"go-http={HTTP_PORT}",
+                           "--server-host", self.lab.hosts[0].ssh, "--server-address", self.lab.controller_address,
+                           "--client-hosts", hosts, "--ssh-config", str(self.lab.ssh_config), "--out", str(tmp_path / "raw"))
+        assert done.returncode == 0, done.stderr
+        state = tmp_path / "clients.json"
+        done = self.helper("clients-preflight", "--plan", str(plan), "--control-path", f"{self.control}/%C", "--hist-script", str(HIST_SCRIPT),
+                           "--target", self.lab.controller_address, "--save", str(state))
+        assert done.returncode == 0, done.stderr
+        run = Path(self.helper("init", "--plan", str(plan), "--command-line", "test").stdout.strip())
+        # In this layer the servers run here, in the controller namespace (the plan needed --server-host for remote
+        # clients); the manifest says so, as a run without a target. test_end_to_end_* runs them on the target.
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["parameters"].update(server_host=None, server_address=None)
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        assert self.helper("clients-record", "--run", str(run), "--state", str(state)).returncode == 0
+        assert self.helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
+        assert self.helper("pass-ready", "--run", str(run), "--gomaxprocs", "1", "--go-pid", str(self.go_pid)).returncode == 0
+        return run, state
+
+    def wrk(self, seconds: int = 1) -> list[str]:
+        return ["wrk", "--latency", "-s", str(HIST_SCRIPT), "-t2", "-c50", f"-d{seconds}s", "--timeout", "2s", self.url]
+
+    def measure(self, run: Path, state: Path, repeat: int, tmp_path: Path, seconds: int = 1) -> list[str]:
+        stem = f"go-http.gomaxprocs-1.run-{repeat}"
+        return ["measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", str(repeat), "--file", f"{stem}.wrk.txt",
+                "--cpu-file", f"{stem}.cpu.json", "--hist-file", f"{stem}.hist.json", "--stderr", str(tmp_path / "wrk.stderr"),
+                "--clients", str(state), "--", *self.wrk(seconds)]
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """Return lab.leftovers() without this fixture's own processes (gohello, the relay, the ssh masters)."""
+        ours = {p.pid for p in self.procs}
+        found = {}
+        for ns, items in self.lab.leftovers().items():
+            kept = [i for i in items if int(i.split()[0]) not in ours and f"ControlPath={self.control}/" not in i]
+            if kept:
+                found[ns] = kept
+        return found
+
+    def agent_pids(self) -> dict[str, list[int]]:
+        """Return the clients' agents (sh running agent_script) in each client's namespace."""
+        return {h.name: [p for p in self.lab.pids(h.netns) if netlab.command_line(p).startswith(f"sh -c # {AGENT}")] for h in self.clients}
+
+    def wrk_pids(self) -> dict[str, list[int]]:
+        """Return the wrk processes running in each client's namespace."""
+        return {h.name: [p for p in self.lab.pids(h.netns) if netlab.command_line(p).startswith("wrk ")] for h in self.clients}
+
+
+class Serve:
+    """One `serve` helper in the controller namespace, asked one command at a time (run_bench.sh's protocol)."""
+
+    def __init__(self, bench: Bench, run: Path):
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        self.proc = subprocess.Popen(bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    def send(self, command: list[str]) -> None:
+        """Send one command (its arguments without --run)."""
+        self.proc.stdin.write(b"".join(a.encode() + b"\0" for a in command) + b"\x1e\0")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 60) -> int:
+        """Return the status of the command sent, read from its `@@done STATUS` line."""
+        deadline = time.monotonic() + timeout
+        while True:
+            assert select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], "no answer from serve"
+            line = self.proc.stdout.readline()
+            assert line, f"serve ended: {self.proc.stderr.read().decode()}"
+            if line.startswith(b"@@done "):
+                return int(line.split()[1])
+
+    def ask(self, command: list[str], timeout: float = 60) -> int:
+        self.send(command)
+        return self.answer(timeout)
+
+    def close(self) -> int:
+        """Close its input (it ends there) and return its exit status."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def wait_for(what, timeout: float = 15) -> None:
+    """Wait until what() is true."""
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
