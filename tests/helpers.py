@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 import netlab
+from wrkreport.bench.nginx import nginx_flags, nginx_sections, nginx_values, render_template
+from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.remote_clients.agent import AGENT
 
 # --- Paths: the repository and the fixtures ----------------------------------------------------
@@ -320,3 +322,60 @@ def wait_for(what, timeout: float = 15) -> None:
     while not what():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
+
+
+# --- The driver's helper (python3 -m wrkreport.bench): its plan, nginx.conf and subcommands ---------
+
+NGINX_TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"
+
+
+def plan(*argv: str, env: dict | None = None, nproc: int = 2, euid: int = 1000, cpus: frozenset | None = None) -> dict:
+    """Return build_plan for these options with a fixed seed unless one is given."""
+    env = {"BENCH_SEED": "7", **(env or {})}
+    return build_plan(list(argv), env, Path("/repo"), nproc, euid, cpus)
+
+
+def fake_nginx_V(tmp_path: Path, extra: str = "") -> str:
+    """Return an `nginx -V` text whose conf-path points at a dir with a stock fastcgi_params."""
+    (tmp_path / "fastcgi_params").write_text("fastcgi_param  QUERY_STRING $query_string;\n")
+    return f"nginx version: nginx/1.22.1\nconfigure arguments: --conf-path={tmp_path}/nginx.conf {extra}"
+
+
+def render_manifest(tmp_path: Path, *argv: str) -> dict:
+    """Return a manifest of the plan of these options, with a fake `nginx -V`."""
+    return {"nginx_V": fake_nginx_V(tmp_path), "parameters": plan(*argv)}
+
+
+def render_with(tmp_path: Path, *argv: str) -> str:
+    """Return the nginx.conf rendered for the plan of these options (its paths under /tmp/w)."""
+    manifest = render_manifest(tmp_path, *argv)
+    values = nginx_values(manifest, "/tmp/w/nginx", "/tmp/w/go.sock", None, None, 1024, "/tmp/w/gohttp.sock")
+    return render_template(NGINX_TEMPLATE.read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
+
+
+def run_helper(*args: str) -> subprocess.CompletedProcess:
+    """Run `python3 -m wrkreport.bench ARGS` from this tree's src/; return the finished process, whatever its status."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.run([sys.executable, "-m", "wrkreport.bench", *args], capture_output=True, text=True, env=env, check=False)
+
+
+# A stand-in for wrk: prints a real wrk output and burns a little CPU.
+FAKE_WRK = (
+    "import os, shutil, sys, time\n"
+    "end = time.process_time() + 0.2\n"
+    "while time.process_time() < end: pass\n"
+    "sys.stdout.write(open(sys.argv[1]).read()); print('stderr line', file=sys.stderr)\n"
+    "hist = os.environ.get('WRKREPORT_HIST_FILE')\n"  # what histogram.lua's done() reads
+    "if hist and len(sys.argv) > 2: shutil.copyfile(sys.argv[2], hist)\n"
+)
+CLIENT_1_HIST = FIXTURES / "hist" / "client-1.hist.json"  # a real histogram.lua file
+
+
+def started_run(tmp_path: Path, *options: str) -> Path:
+    """Return a run directory made by `plan` and `init` as the script does, with pass 1 started."""
+    plan_file = tmp_path / "plan.json"
+    done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), *options)
+    assert done.returncode == 0, done.stderr
+    run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
+    assert run_helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
+    return run

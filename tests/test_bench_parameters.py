@@ -33,17 +33,13 @@ from wrkreport.core.stats import MIN_BLOCKS
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
 from wrkreport.run_files import WRK_FILE
 
+from helpers import plan
+
 REPO = Path(__file__).resolve().parent.parent
 HEADERS_200 = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
     b"Server: gophr\r\nDate: Sun, 22 Nov 2026 16:47:00 GMT\r\n\r\n"
 )
-
-
-def plan(*argv: str, env: dict | None = None, nproc: int = 2, euid: int = 1000, cpus: frozenset | None = None) -> dict:
-    """Return build_plan for these options with a fixed seed unless one is given."""
-    env = {"BENCH_SEED": "7", **(env or {})}
-    return build_plan(list(argv), env, Path("/repo"), nproc, euid, cpus)
 
 
 # --- plan ---------------------------------------------------------------------------------

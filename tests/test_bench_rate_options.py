@@ -14,7 +14,7 @@ from wrkreport.bench.rate_options import parse_rates, rate_parameters, rate_phas
 from wrkreport.bench.profiles import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S
 from wrkreport.core.errors import UsageError
 
-from test_bench_parameters import plan
+from helpers import plan
 
 TLS_RUN = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_bench_nginx import plan, render_with as render
+from helpers import plan, render_with as render
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.handshake import differences, parse_probe
 from wrkreport.bench.nginx import nginx_missing_modules
