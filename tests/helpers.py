@@ -6,6 +6,9 @@ conftest.py; tests/README.md lists the other helper modules).
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import json
 import os
 import random
@@ -24,6 +27,9 @@ import netlab
 from wrkreport.bench.nginx import nginx_flags, nginx_sections, nginx_values, render_template
 from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.remote_clients.agent import AGENT
+from wrkreport.fixedrate.reading import read_rate_measurements
+from wrkreport.fixedrate.record import RateResult
+from wrkreport.run_files import read_manifest
 
 # --- Paths: the repository and the fixtures ----------------------------------------------------
 
@@ -379,3 +385,72 @@ def started_run(tmp_path: Path, *options: str) -> Path:
     run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
     assert run_helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
     return run
+
+
+# --- Fixed-rate records and run directories (real vegeta files from tests/fixtures/vegeta) ----------
+
+
+def rate_result(latencies, span_s=1.0, offered=None, statuses=None, errors=0, timeouts=0, body=None, **kw) -> RateResult:
+    """Return a RateResult of the given latencies (ns), all answered 200 with 12 bytes unless told otherwise."""
+    n = len(latencies)
+    statuses = ((200, n - errors),) if statuses is None else statuses
+    answered = sum(c for _, c in statuses)
+    return RateResult(
+        source="t",
+        offered_rps=offered,
+        requests=n,
+        span_s=span_s,
+        duration_s=kw.pop("duration_s", span_s + 0.001),
+        statuses=statuses,
+        errors=errors,
+        timeouts=timeouts,
+        error_messages=kw.pop("error_messages", ()),
+        body_bytes=((12, answered),) if body is None else body,
+        latencies_ns=tuple(sorted(latencies)),
+        **kw,
+    )
+
+
+VEGETA_HELD = FIXTURES / "vegeta" / "go-http.gomaxprocs-1.block-1.run-1.rate-500.vegeta.csv.gz"  # 500 req/s held, 12-byte bodies
+VEGETA_BEHIND = FIXTURES / "vegeta" / "fell-behind.rate-200.vegeta.csv.gz"  # 48 req/s of 200: not held at any rate here
+
+
+def rate_file_name(setup: str, block: int, rate: int = 500) -> str:
+    """Return the file name the driver gives this setup's fixed-rate measurement in this block (GOMAXPROCS=1)."""
+    return f"{setup}.gomaxprocs-1.block-{block}.run-{block}.rate-{rate}.vegeta.csv.gz"
+
+
+def rate_entry(setup: str, block: int, rate: int = 500, **extra) -> dict:
+    """Return its manifest entry (fixed_rate_measurements), with extra fields."""
+    return {"setup": setup, "gomaxprocs": 1, "block": block, "repeat": block, "rate": rate, "file": rate_file_name(setup, block, rate), **extra}
+
+
+def shifted_vegeta(by_us: int) -> bytes:
+    """Return the real 500 req/s fixture with every latency by_us microseconds longer (the same starts: still held)."""
+    rows = list(csv.reader(io.StringIO(gzip.decompress(VEGETA_HELD.read_bytes()).decode())))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([r[:2] + [str(int(r[2]) + by_us * 1000)] + r[3:] for r in rows])
+    return gzip.compress(out.getvalue().encode())
+
+
+def make_rate_run(run_dir: Path, entries: list, files: dict[str, Path | bytes]) -> Path:
+    """Write a run directory: a manifest listing entries as fixed_rate_measurements, and files (name -> fixture or bytes)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for file_name, source in files.items():
+        (run_dir / file_name).write_bytes(source if isinstance(source, bytes) else source.read_bytes())
+    manifest = {"parameters": {"body_bytes": 12, "setups": ["go-http", "nginx-http"]}, "fixed_rate_measurements": entries}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    return run_dir
+
+
+def read_rate_run(run_dir: Path):
+    """Return (measurements, every problem: the manifest's and the measurements')."""
+    problems: list = []
+    manifest = read_manifest(run_dir, problems)
+    found, rate_problems = read_rate_measurements(run_dir, manifest)
+    return found, problems + rate_problems
+
+
+def problem_messages(problems) -> list[str]:
+    """Return the problems' one-line messages."""
+    return [p.message for p in problems]

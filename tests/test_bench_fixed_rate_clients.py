@@ -22,7 +22,7 @@ from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta
 from wrkreport.fixedrate.rate_checks import rate_checks
 from wrkreport.fixedrate.record import RateResult, merge_results, rate_shares
 
-from test_fixedrate_reading import HELD, make_run, messages, read
+from helpers import VEGETA_HELD, make_rate_run, problem_messages, read_rate_run
 
 STEM = "go-http.gomaxprocs-1.block-1.run-1.rate-1000"
 
@@ -148,10 +148,10 @@ def clients_entry(files=(client_name(1), client_name(2)), rates=(500, 500), **ex
 
 
 def test_a_two_client_measurement_reads_as_one_exact_held_record(tmp_path):
-    run = make_run(tmp_path / "run", [clients_entry()], {client_name(1): HELD, client_name(2): HELD})
-    (found,), problems = read(run)
+    run = make_rate_run(tmp_path / "run", [clients_entry()], {client_name(1): VEGETA_HELD, client_name(2): VEGETA_HELD})
+    (found,), problems = read_rate_run(run)
     assert problems == [] and found.usable and found.held and found.file == client_name(1)
-    one = read_vegeta_file(HELD, 500)
+    one = read_vegeta_file(VEGETA_HELD, 500)
     assert found.result.requests == 2 * one.requests and found.result.achieved_rps == pytest.approx(2 * one.achieved_rps)
     assert found.result.p99_ms == one.p99_ms and found.result.latencies_ns == tuple(sorted(one.latencies_ns * 2))
 
@@ -168,27 +168,27 @@ def test_a_two_client_measurement_reads_as_one_exact_held_record(tmp_path):
 def test_a_broken_client_list_fails_the_measurement_with_one_line(tmp_path, change, said):
     bad = clients_entry()
     change(bad)
-    run = make_run(tmp_path / "run", [bad], {client_name(1): HELD, client_name(2): HELD})
-    (found,), problems = read(run)
+    run = make_rate_run(tmp_path / "run", [bad], {client_name(1): VEGETA_HELD, client_name(2): VEGETA_HELD})
+    (found,), problems = read_rate_run(run)
     assert not found.usable and found.result is None
-    assert any(said in m for m in messages(problems)), messages(problems)
-    assert all("\n" not in m and "Traceback" not in m for m in messages(problems))
+    assert any(said in m for m in problem_messages(problems)), problem_messages(problems)
+    assert all("\n" not in m and "Traceback" not in m for m in problem_messages(problems))
 
 
 def test_a_damaged_client_file_fails_the_measurement_naming_that_file(tmp_path):
-    cut = HELD.read_bytes()[: len(HELD.read_bytes()) // 2]
-    run = make_run(tmp_path / "run", [clients_entry()], {client_name(1): HELD, client_name(2): cut})
-    (found,), problems = read(run)
-    assert not found.usable and any(m.startswith(client_name(2)) or client_name(2) in m for m in messages(problems)), messages(problems)
+    cut = VEGETA_HELD.read_bytes()[: len(VEGETA_HELD.read_bytes()) // 2]
+    run = make_rate_run(tmp_path / "run", [clients_entry()], {client_name(1): VEGETA_HELD, client_name(2): cut})
+    (found,), problems = read_rate_run(run)
+    assert not found.usable and any(m.startswith(client_name(2)) or client_name(2) in m for m in problem_messages(problems)), problem_messages(problems)
 
 
 def test_a_client_file_linked_out_of_the_run_is_refused(tmp_path):
     outside = tmp_path / client_name(2)
-    shutil.copy(HELD, outside)
-    run = make_run(tmp_path / "run", [clients_entry()], {client_name(1): HELD})
+    shutil.copy(VEGETA_HELD, outside)
+    run = make_rate_run(tmp_path / "run", [clients_entry()], {client_name(1): VEGETA_HELD})
     (run / client_name(2)).symlink_to(outside)
-    (found,), problems = read(run)
-    assert not found.usable and any(client_name(2) in m for m in messages(problems))
+    (found,), problems = read_rate_run(run)
+    assert not found.usable and any(client_name(2) in m for m in problem_messages(problems))
 
 
 # --- wrkreport parse ------------------------------------------------------------------------
@@ -201,7 +201,7 @@ def test_client_part_names():
 
 def test_read_client_files_needs_every_client(tmp_path):
     for i in (1, 3):
-        shutil.copy(HELD, tmp_path / client_name(i))
+        shutil.copy(VEGETA_HELD, tmp_path / client_name(i))
     from wrkreport.core.errors import ParseError
 
     with pytest.raises(ParseError, match="expected clients 1 to 2"):
@@ -210,12 +210,12 @@ def test_read_client_files_needs_every_client(tmp_path):
 
 def test_wrkreport_parse_merges_one_measurements_client_files(tmp_path):
     for i in (1, 2):
-        shutil.copy(HELD, tmp_path / client_name(i))
+        shutil.copy(VEGETA_HELD, tmp_path / client_name(i))
     paths = [str(tmp_path / client_name(2)), str(tmp_path / client_name(1))]
     done = subprocess.run([sys.executable, "-m", "wrkreport", "parse", "--json", *paths], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(done.stdout)
-    one = read_vegeta_file(HELD, 500)
+    one = read_vegeta_file(VEGETA_HELD, 500)
     assert record["clients"] == 2 and record["requests"] == 2 * one.requests and record["offered_rps"] == 1000
     assert record["achieved_rps"] == pytest.approx(2 * one.achieved_rps) and record["p99_ms"] == one.p99_ms
     text = subprocess.run([sys.executable, "-m", "wrkreport", "parse", *paths], capture_output=True, text=True, timeout=120)
@@ -249,9 +249,9 @@ def test_an_answer_of_megabytes_is_cut_at_its_end_marker_even_when_the_marker_is
                                      [{"client": "client-1", "rate": 500, "file": ["x"]}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
                                      [{"client": "client-1", "rate": 10**12, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}]])
 def test_a_hostile_client_list_is_one_line_never_a_traceback(tmp_path, clients):
-    run = make_run(tmp_path / "run", [clients_entry() | {"clients": clients}], {client_name(1): HELD, client_name(2): HELD})
-    found, problems = read(run)
+    run = make_rate_run(tmp_path / "run", [clients_entry() | {"clients": clients}], {client_name(1): VEGETA_HELD, client_name(2): VEGETA_HELD})
+    found, problems = read_rate_run(run)
     assert all(not m.usable for m in found) and problems
-    assert all("\n" not in m and "Traceback" not in m for m in messages(problems)), messages(problems)
+    assert all("\n" not in m and "Traceback" not in m for m in problem_messages(problems)), problem_messages(problems)
     built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert "Traceback" not in built.stderr

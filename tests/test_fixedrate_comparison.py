@@ -12,24 +12,24 @@ import pytest
 
 from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
 
-from test_fixedrate_reading import BEHIND, FIXTURES, HELD, entry, make_run, read, shifted
+from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta
 
 SETUPS = ("go-http", "nginx-http")
 
 
 def rate_dir(path: Path, nginx_shifts_us: list[int | None]) -> Path:
     """Write a run whose nginx-http is the fixture shifted per block (None: the fell-behind file); go-http the fixture."""
-    entries = [entry(s, b) for b in range(1, len(nginx_shifts_us) + 1) for s in SETUPS]
+    entries = [rate_entry(s, b) for b in range(1, len(nginx_shifts_us) + 1) for s in SETUPS]
     files = {}
     for b, shift in enumerate(nginx_shifts_us, 1):
-        files[entry("go-http", b)["file"]] = HELD
-        files[entry("nginx-http", b)["file"]] = BEHIND if shift is None else shifted(shift)
-    return make_run(path, entries, files)
+        files[rate_entry("go-http", b)["file"]] = VEGETA_HELD
+        files[rate_entry("nginx-http", b)["file"]] = VEGETA_BEHIND if shift is None else shifted_vegeta(shift)
+    return make_rate_run(path, entries, files)
 
 
 def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
-    a = read(rate_dir(tmp_path / "a", [0, 10, 0, 10]))[0]
-    b = read(rate_dir(tmp_path / "b", [200, 210, 190, 200]))[0]
+    a = read_rate_run(rate_dir(tmp_path / "a", [0, 10, 0, 10]))[0]
+    b = read_rate_run(rate_dir(tmp_path / "b", [200, 210, 190, 200]))[0]
     changes = rate_changes(a, b)
     assert [(c.setup, c.gomaxprocs, c.offered_rps, c.percentile) for c in changes] == [("nginx-http", 1, 500, "p50"), ("nginx-http", 1, 500, "p99")]
     for c in changes:
@@ -40,9 +40,9 @@ def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
 
 
 def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):
-    a = read(rate_dir(tmp_path / "a", [0, 10]))[0]
-    entries = [entry(s, b, rate=700) for b in (1, 2) for s in SETUPS]
-    b = read(make_run(tmp_path / "b", entries, {e["file"]: HELD for e in entries}))[0]
+    a = read_rate_run(rate_dir(tmp_path / "a", [0, 10]))[0]
+    entries = [rate_entry(s, b, rate=700) for b in (1, 2) for s in SETUPS]
+    b = read_rate_run(make_rate_run(tmp_path / "b", entries, {e["file"]: VEGETA_HELD for e in entries}))[0]
     assert rate_changes(a, b) == []
     assert rate_only_lines(a, b) == [
         "fixed rate GOMAXPROCS=1: only in A: 500 req/s; only in B: 700 req/s; added latencies compare only at the same offered rate (run both with the same --rates)"]
@@ -51,17 +51,17 @@ def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):
 
 
 def test_noise_alone_is_not_flagged(tmp_path):
-    a = read(rate_dir(tmp_path / "a", [0, 40, 20, 60]))[0]
-    b = read(rate_dir(tmp_path / "b", [50, 10, 30, 20]))[0]
+    a = read_rate_run(rate_dir(tmp_path / "a", [0, 40, 20, 60]))[0]
+    b = read_rate_run(rate_dir(tmp_path / "b", [50, 10, 30, 20]))[0]
     assert all(not c.flagged and c.ci_low < 0 < c.ci_high for c in rate_changes(a, b))
 
 
 def test_one_block_gives_the_change_without_an_interval_and_a_cell_not_held_none(tmp_path):
-    one = read(rate_dir(tmp_path / "one", [100]))[0]
-    two = read(rate_dir(tmp_path / "two", [0, 0]))[0]
+    one = read_rate_run(rate_dir(tmp_path / "one", [100]))[0]
+    two = read_rate_run(rate_dir(tmp_path / "two", [0, 0]))[0]
     (p50, _) = rate_changes(two, one)
     assert (p50.change_ms, p50.ci_low, p50.note, p50.flagged) == (pytest.approx(0.1, abs=1e-6), None, TOO_FEW_BLOCKS, False)
-    behind = read(rate_dir(tmp_path / "behind", [0, None]))[0]  # nginx-http did not hold the rate in block 2
+    behind = read_rate_run(rate_dir(tmp_path / "behind", [0, None]))[0]  # nginx-http did not hold the rate in block 2
     assert rate_changes(two, behind) == [] and rate_changes(behind, two) == []
 
 

@@ -7,56 +7,56 @@ from pathlib import Path
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.rate_checks import errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
 
-from test_fixedrate_record import record
+from helpers import rate_result
 
 WHERE = {"setup": "nginx-http", "gomaxprocs": 1, "repeat": 2, "file": "nginx-http.gomaxprocs-1.block-1.run-2.rate-1000.vegeta.csv.gz"}
 
 
 def test_a_rate_held_within_one_percent_passes_and_says_the_figures():
-    check = rate_held_check(record([1] * 1000, span_s=0.999, offered=1000), WHERE)
+    check = rate_held_check(rate_result([1] * 1000, span_s=0.999, offered=1000), WHERE)
     assert check.status == "pass" and "1,000.0 req/s of the 1,000 offered (100.0%" in check.message
     assert (check.setup, check.gomaxprocs, check.repeat, check.file) == tuple(WHERE.values())
-    assert rate_held_check(record([1] * 991, span_s=0.999, offered=1000)).status == "pass"  # 99.1%
+    assert rate_held_check(rate_result([1] * 991, span_s=0.999, offered=1000)).status == "pass"  # 99.1%
 
 
 def test_a_rate_not_held_fails_with_the_reason():
-    check = rate_held_check(record([1] * 981, span_s=0.999, offered=1000))  # 980 intervals in 0.999 s: 98.1%
+    check = rate_held_check(rate_result([1] * 981, span_s=0.999, offered=1000))  # 980 intervals in 0.999 s: 98.1%
     assert check.status == "fail"
     assert check.message.startswith("rate not held: 981.0 req/s of the 1,000 offered (98.1%, 981 requests over 0.999 s)")
     assert "vegeta fell behind, so these are not latencies at 1,000 req/s" in check.message
-    assert rate_held_check(record([1] * 1020, span_s=0.999, offered=1000)).status == "fail"  # 102%: started too fast
+    assert rate_held_check(rate_result([1] * 1020, span_s=0.999, offered=1000)).status == "fail"  # 102%: started too fast
 
 
 def test_a_server_that_fell_behind_fails_though_the_requests_were_started_at_the_rate():
-    queued = rate_held_check(record([1] * 1000, span_s=0.999, duration_s=1.2, offered=1000))
+    queued = rate_held_check(rate_result([1] * 1000, span_s=0.999, duration_s=1.2, offered=1000))
     assert queued.status == "fail"
     assert queued.message == ("rate not held by the server: the requests were started at 1,000.0 req/s, but the last answer came 201.0 ms "
                               "after the last request was sent (over 1% of the 0.999 s attack): requests were queueing, so these are not "
                               "latencies at 1,000 req/s")
-    assert rate_held_check(record([1] * 1000, span_s=0.999, duration_s=1.008, offered=1000)).status == "pass"  # 9 ms: under 1%
+    assert rate_held_check(rate_result([1] * 1000, span_s=0.999, duration_s=1.008, offered=1000)).status == "pass"  # 9 ms: under 1%
 
 
 def test_a_rate_that_cannot_be_measured_fails():
-    assert rate_held_check(record([1], span_s=0.0, offered=1000)).message == "1 request(s) at 1,000 req/s offered: too few to measure a rate"
-    assert "offered rate is unknown" in rate_held_check(record([1, 2], span_s=0.1)).message
+    assert rate_held_check(rate_result([1], span_s=0.0, offered=1000)).message == "1 request(s) at 1,000 req/s offered: too few to measure a rate"
+    assert "offered rate is unknown" in rate_held_check(rate_result([1, 2], span_s=0.1)).message
 
 
 def test_the_same_response_every_time():
-    assert response_check(record([1] * 5), 12).message == "all 5 answers 200 with a 12-byte body"
-    wrong = response_check(record([1] * 5, statuses=((200, 3), (502, 2)), body=((12, 3), (157, 2))), 12)
+    assert response_check(rate_result([1] * 5), 12).message == "all 5 answers 200 with a 12-byte body"
+    wrong = response_check(rate_result([1] * 5, statuses=((200, 3), (502, 2)), body=((12, 3), (157, 2))), 12)
     assert wrong.status == "fail"
     assert wrong.message == ("not the same response every time: 2 of 5 answers not 200 (3 x 200, 2 x 502), "
                              "2 with a body other than 12 bytes (3 x 12 bytes, 2 x 157 bytes)")
-    assert response_check(record([1] * 5, body=((13, 5),)), 12).status == "fail"
-    assert response_check(record([1] * 2, statuses=(), errors=2, body=()), 12).message == "none of the 2 requests was answered"
+    assert response_check(rate_result([1] * 5, body=((13, 5),)), 12).status == "fail"
+    assert response_check(rate_result([1] * 2, statuses=(), errors=2, body=()), 12).message == "none of the 2 requests was answered"
 
 
 def test_errors_and_timeouts_are_counted():
-    r = record([1] * 10, statuses=((200, 7),), errors=3, timeouts=2, body=((12, 7),), error_messages=(("timeout", 2), ("refused", 1)))
+    r = rate_result([1] * 10, statuses=((200, 7),), errors=3, timeouts=2, body=((12, 7),), error_messages=(("timeout", 2), ("refused", 1)))
     check = errors_check(r)
     assert check.status == "fail"
     assert check.message == "3 of 10 requests got no answer, 2 of them timeouts: 2 x 'timeout'; 1 x 'refused'"
-    assert errors_check(record([1] * 10)).status == "pass"
+    assert errors_check(rate_result([1] * 10)).status == "pass"
 
 
 def cpu(vegeta_s: float, go_s: float, wall_s: float = 1.0, cores: int = 2) -> dict:
@@ -100,12 +100,12 @@ def test_each_clients_cores_come_from_the_manifest_into_the_check(tmp_path):
                                  {"client": "client-3", "machine": "x"}, "junk", {"client": 4, "machine": {"logical_cores": 2}}]}
     assert client_cores(manifest) == {"client-1": 2}  # a bool, a string or a non-string name is no core count
     assert client_cores({}) == {} and client_cores(None) == {}
-    checks = rate_checks(record([1] * 4001, span_s=2.0, offered=2000), 12, clients_cpu(3.8, 0.1), WHERE, client_cores(manifest))
+    checks = rate_checks(rate_result([1] * 4001, span_s=2.0, offered=2000), 12, clients_cpu(3.8, 0.1), WHERE, client_cores(manifest))
     assert checks[-1].name == "rate-generator" and checks[-1].status == "warn" and "client-1 1.90 of its 2" in checks[-1].message
 
 
 def test_rate_checks_gives_every_check_in_order():
-    checks = rate_checks(record([1] * 1001, span_s=1.0, offered=1000), 12, cpu(0.1, 0.1), WHERE)
+    checks = rate_checks(rate_result([1] * 1001, span_s=1.0, offered=1000), 12, cpu(0.1, 0.1), WHERE)
     assert [c.name for c in checks] == ["rate-held", "rate-response", "rate-errors", "rate-generator"]
     assert [c.status for c in checks] == ["pass"] * 4
 

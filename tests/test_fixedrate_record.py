@@ -10,31 +10,12 @@ import pytest
 from wrkreport.latency_histogram import percentile_us
 from wrkreport.fixedrate.record import RateResult
 
-
-def record(latencies, span_s=1.0, offered=None, statuses=None, errors=0, timeouts=0, body=None, **kw) -> RateResult:
-    """Return a RateResult of the given latencies (ns), all answered 200 with 12 bytes unless told otherwise."""
-    n = len(latencies)
-    statuses = ((200, n - errors),) if statuses is None else statuses
-    answered = sum(c for _, c in statuses)
-    return RateResult(
-        source="t",
-        offered_rps=offered,
-        requests=n,
-        span_s=span_s,
-        duration_s=kw.pop("duration_s", span_s + 0.001),
-        statuses=statuses,
-        errors=errors,
-        timeouts=timeouts,
-        error_messages=kw.pop("error_messages", ()),
-        body_bytes=((12, answered),) if body is None else body,
-        latencies_ns=tuple(sorted(latencies)),
-        **kw,
-    )
+from helpers import rate_result
 
 
 def test_percentiles_are_exact_by_the_rule_of_wrk_histograms():
     values = list(range(1_000_000, 11_000_000, 1_000_000))  # 1..10 ms
-    r = record(values)
+    r = rate_result(values)
     assert r.p50_ms == 6.0  # rank round(0.5 * 10 + 0.5) = 6, as wrk's stats_percentile
     assert r.p90_ms == 10.0 and r.p99_ms == 10.0 and r.max_ms == 10.0
     assert r.percentile_ms(40) == 5.0 and r.percentile_ms(0) == 1.0
@@ -43,7 +24,7 @@ def test_percentiles_are_exact_by_the_rule_of_wrk_histograms():
 def test_percentiles_agree_with_the_histogram_rule_on_random_data():
     rng = random.Random(7)
     values = [rng.randrange(50_000, 5_000_000) for _ in range(2345)]
-    r = record(values)
+    r = rate_result(values)
     pairs = sorted({v: values.count(v) for v in values}.items())
     for p in (50, 90, 99, 99.9, 100):
         assert r.percentile_ns(p) == percentile_us(pairs, p)
@@ -51,14 +32,14 @@ def test_percentiles_agree_with_the_histogram_rule_on_random_data():
 
 
 def test_the_achieved_rate_counts_intervals_between_starts():
-    r = record([100_000] * 101, span_s=1.0, offered=100)
+    r = rate_result([100_000] * 101, span_s=1.0, offered=100)
     assert r.achieved_rps == pytest.approx(100.0) and r.achieved_share == pytest.approx(1.0)
-    assert record([1] * 51, span_s=1.0, offered=100).achieved_share == pytest.approx(0.5)
-    assert record([1], span_s=0.0, offered=100).achieved_rps is None
+    assert rate_result([1] * 51, span_s=1.0, offered=100).achieved_share == pytest.approx(0.5)
+    assert rate_result([1], span_s=0.0, offered=100).achieved_rps is None
 
 
 def test_to_dict_has_the_figures_and_not_the_latencies():
-    d = record([2_000_000, 1_000_000], offered=2, span_s=0.5).to_dict()
+    d = rate_result([2_000_000, 1_000_000], offered=2, span_s=0.5).to_dict()
     assert d["p50_ms"] == 2.0 and d["max_ms"] == 2.0 and d["statuses"] == {"200": 2} and d["achieved_rps"] == 2.0
     assert "latencies_ns" not in d
 
