@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -454,3 +455,50 @@ def read_rate_run(run_dir: Path):
 def problem_messages(problems) -> list[str]:
     """Return the problems' one-line messages."""
     return [p.message for p in problems]
+
+
+# --- Runs measured in blocks: default-2cores' real outputs renamed as a blocked run names them ------
+
+BLOCKS_SOURCE = RUNS / "default-2cores"  # real wrk outputs: 4 setups x GOMAXPROCS 1, 2 x 5 repeats
+BLOCKS_SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
+BLOCK_OF_ROUND = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}  # two server starts: rounds 1-3 (a median of 3), 4-5
+
+
+def block_files(block_in_name: bool = True) -> dict:
+    """Return default-2cores' wrk outputs and header captures, renamed as a blocked run names them."""
+    files = {}
+    for gomaxprocs in (1, 2):
+        for setup in BLOCKS_SETUPS:
+            files[f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"] = BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"
+            for k, b in BLOCK_OF_ROUND.items():
+                name = f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt" if block_in_name else f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+                files[name] = BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+    return files
+
+
+# --- Percentiles worked out by brute force from histogram files ------------------------------------
+
+# The percentiles a merged record carries, and the field of each.
+PERCENTILE_FIELDS = {50: "latency_p50_ms", 75: "latency_p75_ms", 90: "latency_p90_ms", 99: "latency_p99_ms", Decimal("99.9"): "latency_p999_ms"}
+
+
+def brute_percentile_ms(hist_files, p) -> float:
+    """Return wrk's percentile (rank round(p/100 * N + 0.5)) over every latency of all files, each written out one by one."""
+    every = sorted(value for path in hist_files for value, count in json.loads(Path(path).read_text())["histogram"] for _ in range(count))
+    rank = int((Decimal(p) * len(every) / 100 + Decimal("0.5")).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    return every[min(rank, len(every)) - 1] / 1000.0
+
+
+# --- Simulated fixed-rate latency (the calibrations of fixedrate.comparison) -------------------------
+
+# (added ms, per-start sd ms, measurement noise scale ms): p50-like and p99-like shapes, as measured
+# on two same-settings runs at 4,000 req/s (tests/test_fixedrate_comparison_calibration.py).
+RATE_P50 = (0.17, 0.012, 0.015)
+RATE_P99 = (0.70, 0.08, 0.15)
+
+
+def heavy_noise(rng: random.Random, scale: float) -> float:
+    """Return noise with heavy tails: Student t(3) times scale, plus a stall (3% of blocks) of 4 x scale, centred."""
+    t3 = rng.gauss(0, 1) / ((sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3) ** 0.5)
+    stall = 4 * scale if rng.random() < 0.03 else 0.0
+    return scale * t3 + stall - 0.03 * 4 * scale

@@ -14,29 +14,14 @@ from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.compare import compare
 from wrkreport.report import build
 
-from helpers import RUNS
+from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files
 
-SOURCE = RUNS / "default-2cores"  # real wrk outputs: 4 setups x GOMAXPROCS 1, 2 x 5 repeats
-SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
-BLOCK_OF_ROUND = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}  # two server starts: rounds 1-3 (a median of 3), 4-5
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
-
-
-def block_files(block_in_name: bool = True) -> dict:
-    """Return default-2cores' wrk outputs and header captures, renamed as a blocked run names them."""
-    files = {}
-    for gomaxprocs in (1, 2):
-        for setup in SETUPS:
-            files[f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"] = SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"
-            for k, b in BLOCK_OF_ROUND.items():
-                name = f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt" if block_in_name else f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
-                files[name] = SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
-    return files
 
 
 def req_per_sec(setup: str, gomaxprocs: int, k: int) -> float:
     """Return the req/s line of one source file, read by hand."""
-    line = next(x for x in (SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt").read_text().splitlines() if x.startswith("Requests/sec:"))
+    line = next(x for x in (BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt").read_text().splitlines() if x.startswith("Requests/sec:"))
     return float(line.split()[1])
 
 
@@ -66,7 +51,7 @@ def test_block_names_give_block_unit_ratios(make_run):
 
 
 def test_blocks_from_the_manifest_when_names_have_none(make_run):
-    manifest = json.loads((SOURCE / "manifest.json").read_text())
+    manifest = json.loads((BLOCKS_SOURCE / "manifest.json").read_text())
     for entry in manifest["measurements"]:
         entry["block"] = BLOCK_OF_ROUND[entry["repeat"]]
     analysed = load_analysis(make_run(block_files(block_in_name=False), manifest))
@@ -76,7 +61,7 @@ def test_blocks_from_the_manifest_when_names_have_none(make_run):
 
 
 def test_runs_without_blocks_say_their_interval_covers_one_start():
-    analysed = load_analysis(SOURCE)
+    analysed = load_analysis(BLOCKS_SOURCE)
     assert analysed.run.measurements["block"].isna().all()
     ratio = analysed.analysis.ratio(2, 100, "nginx-http")
     assert (ratio.unit, ratio.blocks, ratio.n, ratio.measurements) == ("repeat", 1, 5, 10)
@@ -103,7 +88,7 @@ def test_a_block_run_builds_and_compares(make_run, tmp_path):
 
 
 def test_block_zero_is_not_a_block_name(make_run):
-    analysed = load_analysis(make_run({**block_files(), "go-http.gomaxprocs-1.block-0.run-9.wrk.txt": SOURCE / "go-http.gomaxprocs-1.run-1.wrk.txt"}))
+    analysed = load_analysis(make_run({**block_files(), "go-http.gomaxprocs-1.block-0.run-9.wrk.txt": BLOCKS_SOURCE / "go-http.gomaxprocs-1.run-1.wrk.txt"}))
     assert [(p.name, p.file) for p in analysed.run.problems] == [("file-name", "go-http.gomaxprocs-1.block-0.run-9.wrk.txt")]
     assert 9 not in set(analysed.run.measurements["repeat"])
 

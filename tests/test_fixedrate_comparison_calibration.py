@@ -25,26 +25,16 @@ from wrkreport.fixedrate.comparison import RATE_RUN_SD, added_change_interval
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from rate_drift import shares  # noqa: E402
 
+from helpers import RATE_P50, RATE_P99, heavy_noise
+
 COMPARISONS = 2000
 CEILING = 0.05
 FIXTURE = Path(__file__).parent / "fixtures" / "rate_drift.json"
 
-# (added ms, per-start sd ms, measurement noise scale ms): p50-like and p99-like shapes.
-P50 = (0.17, 0.012, 0.015)
-P99 = (0.70, 0.08, 0.15)
-
-
-def heavy(rng: random.Random, scale: float) -> float:
-    """Return noise with heavy tails: Student t(3) times scale, plus a stall (3% of blocks) of 4 x scale, centred."""
-    t3 = rng.gauss(0, 1) / ((sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3) ** 0.5)
-    stall = 4 * scale if rng.random() < 0.03 else 0.0
-    return scale * t3 + stall - 0.03 * 4 * scale
-
-
 def run_units(rng: random.Random, blocks: int, added: float, start_sd: float, scale: float, run_sd: float) -> list[float]:
     """Return one simulated run's block means of added latency (ms): its own shift, a start effect and noise per block."""
     shift = rng.gauss(0, run_sd * added)
-    return [added + shift + rng.gauss(0, start_sd) + heavy(rng, scale) for _ in range(blocks)]
+    return [added + shift + rng.gauss(0, start_sd) + heavy_noise(rng, scale) for _ in range(blocks)]
 
 
 def flag_rate(blocks: int, shape: tuple[float, float, float], seed: str, run_sd: float = RATE_RUN_SD,
@@ -62,7 +52,7 @@ def flag_rate(blocks: int, shape: tuple[float, float, float], seed: str, run_sd:
 
 
 @pytest.mark.parametrize("blocks", [2, 4, 8])
-@pytest.mark.parametrize("name,shape", [("p50", P50), ("p99", P99)])
+@pytest.mark.parametrize("name,shape", [("p50", RATE_P50), ("p99", RATE_P99)])
 def test_runs_that_only_drifted_are_rarely_flagged(blocks, name, shape):
     rate = flag_rate(blocks, shape, f"rate-drift:{name}:{blocks}")
     print(f"\n{name}-like, {blocks} blocks, runs drifting by {RATE_RUN_SD:.0%}: false-change rate {rate:.1%}")
@@ -71,14 +61,14 @@ def test_runs_that_only_drifted_are_rarely_flagged(blocks, name, shape):
 
 def test_without_the_run_to_run_term_drift_is_flagged_as_change():
     """The test can fail: at 8 blocks the block means pin a run down closer than its own shift moves it."""
-    rate = flag_rate(8, P50, "rate-drift:no-term", run_sd=0.0)
+    rate = flag_rate(8, RATE_P50, "rate-drift:no-term", run_sd=0.0)
     print(f"\np50-like, 8 blocks, without the run-to-run term: false-change rate {rate:.1%}")
     assert rate > 0.10
 
 
 def test_what_a_true_change_in_the_added_latency_needs_to_be_flagged():
     # Printed for docs/comparing.md: the price of drift, at the default 4 blocks.
-    found = {pct: flag_rate(4, P50, f"rate-drift:power:{pct}", change=pct / 100) for pct in (25, 50, 100)}
+    found = {pct: flag_rate(4, RATE_P50, f"rate-drift:power:{pct}", change=pct / 100) for pct in (25, 50, 100)}
     print("\np50-like, 4 blocks: share of true changes flagged: " + ", ".join(f"+{pct}%: {rate:.0%}" for pct, rate in found.items()))
     assert found[25] <= found[50] <= found[100] and found[100] >= 0.8
 
