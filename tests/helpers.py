@@ -1,4 +1,4 @@
-"""Plain helpers shared by the test files: paths of the fixtures, tools and free loopback ports.
+"""Plain helpers shared by the test files: fixture paths, free ports, run_bench.sh, the lab, the driver's helper, fixed-rate runs.
 
 No test file imports from another test file: what two of them share is here (fixtures are in
 conftest.py; tests/README.md lists the other helper modules).
@@ -31,6 +31,7 @@ from wrkreport.bench.remote_clients.agent import AGENT
 from wrkreport.fixedrate.reading import read_rate_measurements
 from wrkreport.fixedrate.record import RateResult
 from wrkreport.run_files import read_manifest
+
 
 # --- Paths: the repository and the fixtures ----------------------------------------------------
 
