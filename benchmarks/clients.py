@@ -4,7 +4,7 @@
 Usage (as root, like the lab tests): python benchmarks/clients.py [--measurements 6]
 
 Makes a tests/netlab.py lab (host-2 and host-3 the clients, gohello in the controller
-namespace behind tests/tcp_relay.py, as tests/test_driver_clients.py does), then:
+namespace behind tests/tcp_relay.py, as tests/test_driver_clients.py does with tests/helpers.py's Bench), then:
 1. whether a remote wrk outlives its ssh session (the reason clients are killed by PID);
 2. through one `serve` helper, as run_bench.sh drives it: MEASUREMENTS measurements of 1 s
    with one remote client, then with two, printing the gap between measurements
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import netlab  # noqa: E402
-from test_driver_clients import Bench  # noqa: E402
+from helpers import Bench  # noqa: E402
 
 from wrkreport.bench.remote_clients.state import load_clients, save_clients  # noqa: E402
 from wrkreport.bench.values import parse_iso  # noqa: E402

@@ -9,7 +9,7 @@ For each nginx setup, GOMAXPROCS value and percentile (p50, p99) measured at the
 in every run, it prints each run's mean added latency over go-http (its blocks' means, as
 compare uses them), the pooled within-run sd of the block means, and the DerSimonian-Laird
 between-run sd, in ms and as a share of the mean. --write keeps the block means as JSON
-(tests/fixtures/rate_drift.json), from which tests/test_rate_compare_calibration.py
+(tests/fixtures/rate_drift.json), from which tests/test_fixedrate_comparison_calibration.py
 recomputes the largest share. Prints figures; asserts nothing (machines are noisy).
 """
 

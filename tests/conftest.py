@@ -1,11 +1,20 @@
-"""Shared test settings: in CI, end-to-end and browser tests (and modules skipped at import) must run, not skip."""
+"""Shared test settings and fixtures: in CI, end-to-end and browser tests (and modules skipped at import) must run, not skip.
+
+Plain helpers (paths, free ports, run directories, ...) are in tests/helpers.py; tests/README.md says where each kind of helper lives.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
+import netlab
+from helpers import ARTICLE, REPO, Bench
 from properties import load_profile
 
 STRICT_MARKERS = ("slow", "browser")
@@ -50,16 +59,6 @@ def pytest_make_collect_report(collector):
 
 # --- Run directories assembled from real captured wrk outputs ----------------------------
 
-import json  # noqa: E402
-import shutil  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-FIXTURES = Path(__file__).parent / "fixtures"
-WRK = FIXTURES / "wrk"
-CAPTURED = WRK / "captured"
-ARTICLE = WRK / "article-2013"
-RUNS = FIXTURES / "runs"
-
 
 @pytest.fixture
 def make_run(tmp_path):
@@ -95,41 +94,28 @@ def article_run(make_run):
     return make_run(files, name="article-2013")
 
 
-# --- Real servers: tools and free loopback ports ---------------------------------------------
+# --- run_bench.sh end to end (tests/test_driver*.py) and the lab's clients ------------------------
 
 
-import random  # noqa: E402
-import socket  # noqa: E402
+@pytest.fixture
+def workdirs():
+    """Yield (out, tmpdir): short paths under /tmp (the Unix socket path must stay short)."""
+    top = Path(tempfile.mkdtemp(prefix="rbt", dir="/tmp"))
+    top.chmod(0o711)  # as root, nginx's workers (nobody) must traverse it to the socket
+    out, tmp = top / "out", top / "tmp"
+    tmp.mkdir()
+    yield out, tmp
+    shutil.rmtree(top, ignore_errors=True)
 
 
-def nginx_path() -> str | None:
-    """Return nginx's path (Debian puts it in /usr/sbin, often not on a user's PATH)."""
-    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-
-
-def missing_tools(*names: str) -> list[str]:
-    """Return the names of the commands that are not installed."""
-    return [name for name in names if not (nginx_path() if name == "nginx" else shutil.which(name))]
-
-
-def port_is_free(port: int) -> bool:
-    """Return True when nothing listens on 127.0.0.1:port."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """Yield the lab of tests/test_driver_clients*.py (helpers.Bench: gohello and its relay, ssh masters to two clients), one per module."""
+    with netlab.Lab(count=3, hide=(str(REPO),)) as lab:
+        made = Bench(lab, tmp_path_factory.mktemp("clients"))
         try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port_block(names: tuple[str, ...], low: int, high: int, used: set[int] | None = None) -> dict[str, int]:
-    """Return consecutive free ports in [low, high) named by names, avoiding (and adding to) used."""
-    used = used if used is not None else set()
-    for _ in range(200):
-        start = random.randrange(low, high - len(names))
-        block = range(start, start + len(names))
-        if not used.intersection(block) and all(port_is_free(p) for p in block):
-            used.update(block)
-            return dict(zip(names, block))
-    raise RuntimeError(f"no free block of {len(names)} ports in {low}-{high - 1}")
+            made.start()
+            yield made
+        finally:
+            made.stop()
+        assert lab.leftovers() == {}, "nothing left in any namespace once the masters are closed"

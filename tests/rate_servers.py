@@ -15,7 +15,7 @@ import pytest
 
 from wrkreport.bench.vegeta_build import VegetaBuildError, build_vegeta, find_go
 
-from conftest import free_port_block
+from helpers import free_port_block
 
 ROOT = Path(__file__).resolve().parent.parent
 

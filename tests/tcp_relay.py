@@ -1,7 +1,7 @@
 """A TCP relay for the tests: listen on ADDRESS:PORT, pass every connection to 127.0.0.1:TARGET_PORT.
 
-gohello binds 127.0.0.1 only; tests/test_driver_clients.py runs it in the lab's controller
-namespace and this relay beside it so that wrk on the test hosts can reach it, until the
+gohello binds 127.0.0.1 only; tests/helpers.py's Bench (the clients tests) runs it in the lab's
+controller namespace and this relay beside it so that wrk on the test hosts can reach it, until the
 servers listen on the target's address themselves (--server-host). Prints `ready` once
 listening; stops on SIGTERM.
 

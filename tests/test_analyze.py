@@ -1,4 +1,4 @@
-"""Tests for analyze: cells, paired ratios with intervals, exclusions and noise warnings.
+"""Tests of wrkreport.analyze: cells, paired ratios with intervals, exclusions and noise warnings.
 
 The tables here are built by hand so each number can be checked by hand; the report
 tests run the same code on real runs.

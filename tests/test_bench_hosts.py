@@ -1,4 +1,4 @@
-"""Plan: --server-host, --server-address, --client-hosts, --ssh-config are validated before anything starts."""
+"""Tests of wrkreport.bench.hosts: --server-host, --server-address, --client-hosts, --ssh-config are validated before anything starts."""
 
 from __future__ import annotations
 

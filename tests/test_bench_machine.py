@@ -1,10 +1,12 @@
-"""Tests of wrkreport.bench.machine: sysctl and --tune on a fake /proc/sys."""
+"""Tests of wrkreport.bench.machine: sysctl and --tune on a fake /proc/sys; a directory users cannot traverse."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
-from wrkreport.bench.machine import ARTICLE_SYSCTL, apply_tune, read_sysctl, sysctl_path
+from wrkreport.bench.machine import ARTICLE_SYSCTL, apply_tune, read_sysctl, sysctl_path, untraversable
 
 
 # --- sysctl ---------------------------------------------------------------------------------
@@ -72,3 +74,27 @@ def test_tune_hands_over_every_planned_write_before_the_first_write(tmp_path):
         ({"net.core.somaxconn": ("4096", "65535", None), "net.ipv4.tcp_fin_timeout": ("60", "30", None)}, "4096")
     ]  # planned, nothing written yet
     assert {a["key"]: a["ok"] for a in actions if a["action"] == "write"} == {"net.core.somaxconn": True, "net.ipv4.tcp_fin_timeout": True}
+
+
+# --- users' reach -----------------------------------------------------------------------------
+
+
+def test_untraversable_names_the_blocking_directory():
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:
+        check_untraversable(Path(top))
+
+
+def check_untraversable(tmp_path: Path):
+    outer = tmp_path / "outer"
+    inner = outer / "inner"
+    inner.mkdir(parents=True)
+    os.chmod(tmp_path, 0o755)
+    os.chmod(outer, 0o700)
+    os.chmod(inner, 0o710)
+    stranger = 54321
+    blocked = untraversable(inner, stranger, {54321})
+    assert blocked is not None and blocked.startswith(f"{outer} (mode 0700,")
+    os.chmod(outer, 0o711)
+    assert untraversable(inner, stranger, {54321}) == f"{inner} (mode 0710, owner {os.getuid()}:{os.getgid()})"
+    assert untraversable(inner, stranger, {os.getgid()}) is None  # group member may pass
+    assert untraversable(inner, 0, set()) is None

@@ -1,4 +1,4 @@
-"""Tests of `python3 -m wrkreport.bench`: the subcommands together, as run_bench.sh calls them (docs/driver.md)."""
+"""Tests of wrkreport.bench.__main__ (`python3 -m wrkreport.bench`): the subcommands together, as run_bench.sh calls them (docs/driver.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from wrkreport.core.setups import DEFAULT_SETUP_IDS
 from wrkreport.checks import readiness_checks
 from wrkreport.run import load_run
 
+from helpers import CLIENT_1_HIST, FAKE_WRK, run_helper, started_run
+
 REPO = Path(__file__).resolve().parent.parent
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
 HEADERS_200 = (
@@ -32,23 +34,6 @@ HEADERS_502 = (
 
 
 # --- the subcommands together, as the script calls them; checked against the contract -------
-
-
-def run_helper(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([sys.executable, "-m", "wrkreport.bench", *args], capture_output=True, text=True, env=env, check=False)
-
-
-# A stand-in for wrk: prints a real wrk output and burns a little CPU.
-FAKE_WRK = (
-    "import os, shutil, sys, time\n"
-    "end = time.process_time() + 0.2\n"
-    "while time.process_time() < end: pass\n"
-    "sys.stdout.write(open(sys.argv[1]).read()); print('stderr line', file=sys.stderr)\n"
-    "hist = os.environ.get('WRKREPORT_HIST_FILE')\n"  # what histogram.lua's done() reads
-    "if hist and len(sys.argv) > 2: shutil.copyfile(sys.argv[2], hist)\n"
-)
-HIST = Path(__file__).parent / "fixtures" / "hist" / "client-1.hist.json"
 
 
 def documented_manifest() -> dict:
@@ -96,7 +81,7 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     measured = run_helper(
         "measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--block", "1", "--round", "1", "--file", name,
         "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--hist-file", name.replace(".wrk.txt", ".hist.json"), "--stderr", str(tmp_path / "wrk.stderr"),
-        "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"), str(HIST),
+        "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"), str(CLIENT_1_HIST),
     )  # fmt: skip
     assert measured.returncode == 0, measured.stderr
     assert re.fullmatch(r"\[run_bench\] \[\d/8\] go-http GOMAXPROCS=1 run 1/1 \(~\d+s left\) \.\.\. 60,042 req/s\n", measured.stderr)
@@ -128,9 +113,9 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     }  # fmt: skip
     entry = manifest["measurements"][0]
     assert entry["file"] == name and entry["exit_code"] == 0 and entry["cpu_file"] == name.replace(".wrk.txt", ".cpu.json")
-    assert entry["command"] == f"{sys.executable} -c {FAKE_WRK} {CAPTURED / 'wrk-4.1.0__latency.txt'} {HIST}"
+    assert entry["command"] == f"{sys.executable} -c {FAKE_WRK} {CAPTURED / 'wrk-4.1.0__latency.txt'} {CLIENT_1_HIST}"
     assert entry["hist_file"] == name.replace(".wrk.txt", ".hist.json")  # the path reached wrk through its environment
-    assert (run / entry["hist_file"]).read_bytes() == HIST.read_bytes()
+    assert (run / entry["hist_file"]).read_bytes() == CLIENT_1_HIST.read_bytes()
     # The report's readiness check says "not measured" once, as the script's warning does.
     readiness = {c.setup: c.message for c in readiness_checks(load_run(run))}
     assert readiness["nginx-fcgi-unix"] == "nginx-fcgi-unix at GOMAXPROCS=1 was not measured: answered 'HTTP/1.1 502 Bad Gateway', not 200"
@@ -141,16 +126,6 @@ def documented_cpu_file() -> dict:
     text = (REPO / "docs" / "raw-format.md").read_text()
     block = text.split("## The CPU file", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
     return json.loads(re.sub(r"\s+//.*$", "", block, flags=re.M))
-
-
-def started_run(tmp_path: Path, *options: str) -> Path:
-    """Return a run directory made by `plan` and `init` as the script does, with pass 1 started."""
-    plan_file = tmp_path / "plan.json"
-    done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), *options)
-    assert done.returncode == 0, done.stderr
-    run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
-    assert run_helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
-    return run
 
 
 def measure_args(run: Path, name: str, tmp_path: Path, *ids: str) -> list[str]:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.manifest import cell_from_headers, create_run_dir, go_reported_gomaxprocs, new_pass, point_latest, shuffled_orders, write_json_atomic
-from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.progress import progress_result, progress_start
 from wrkreport.core.setups import DEFAULT_SETUP_IDS
+
+from helpers import plan
 
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
 HEADERS_200 = (
@@ -23,12 +24,6 @@ HEADERS_502 = (
     b"HTTP/1.1 502 Bad Gateway\r\nServer: nginx\r\nDate: Sun, 22 Nov 2026 16:47:00 GMT\r\n"
     b"Content-Type: text/html\r\nContent-Length: 150\r\nConnection: keep-alive\r\n\r\n"
 )
-
-
-def plan(*argv: str, env: dict | None = None, nproc: int = 2, euid: int = 1000, cpus: frozenset | None = None) -> dict:
-    """Return build_plan for these options with a fixed seed unless one is given."""
-    env = {"BENCH_SEED": "7", **(env or {})}
-    return build_plan(list(argv), env, Path("/repo"), nproc, euid, cpus)
 
 
 # --- run directory and manifest ------------------------------------------------------------

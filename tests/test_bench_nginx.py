@@ -7,36 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template, static_body_values
-from wrkreport.bench.parameters import build_plan
+from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
 from wrkreport.core.setups import SETUP_BY_ID, SETUP_IDS
 from wrkreport.core.errors import UsageError
 from wrkreport.bench.profiles import body_text
 
-REPO = Path(__file__).resolve().parent.parent
-TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"
-
-
-def plan(*argv: str, env: dict | None = None, nproc: int = 2, euid: int = 1000, cpus: frozenset | None = None) -> dict:
-    """Return build_plan for these options with a fixed seed unless one is given."""
-    env = {"BENCH_SEED": "7", **(env or {})}
-    return build_plan(list(argv), env, Path("/repo"), nproc, euid, cpus)
+from helpers import NGINX_TEMPLATE, fake_nginx_V, plan, render_with
 
 
 # --- nginx configuration ----------------------------------------------------------------------
-
-
-def fake_nginx_V(tmp_path: Path, extra: str = "") -> str:
-    """Return an `nginx -V` text whose conf-path points at a dir with a stock fastcgi_params."""
-    (tmp_path / "fastcgi_params").write_text("fastcgi_param  QUERY_STRING $query_string;\n")
-    return f"nginx version: nginx/1.22.1\nconfigure arguments: --conf-path={tmp_path}/nginx.conf {extra}"
 
 
 def render(tmp_path: Path, setups: list[str], user: str | None = "nobody", extra: str = "") -> str:
     manifest = {"nginx_V": fake_nginx_V(tmp_path, extra), "parameters": plan("--setups", ",".join(setups))}
     values = nginx_values(manifest, "/tmp/wrkreport.abc/nginx", "/tmp/wrkreport.abc/go.sock", user, "nogroup", 20000)
     nginx_setups = [s for s in setups if SETUP_BY_ID[s].server == "nginx"]
-    return render_template(TEMPLATE.read_text(), nginx_setups, values, nginx_flags(manifest))
+    return render_template(NGINX_TEMPLATE.read_text(), nginx_setups, values, nginx_flags(manifest))
 
 
 def test_rendered_config_has_the_article_settings(tmp_path):
@@ -73,16 +59,6 @@ def test_rendered_config_has_the_article_settings(tmp_path):
     assert not re.search(r"^\s*(error_log|listen (?!127\.0\.0\.1:))", conf, re.M)
     directives = "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
     assert "/var/" not in directives and "/run/" not in directives  # nothing outside the prefix
-
-
-def render_manifest(tmp_path: Path, *argv: str) -> dict:
-    return {"nginx_V": fake_nginx_V(tmp_path), "parameters": plan(*argv)}
-
-
-def render_with(tmp_path: Path, *argv: str) -> str:
-    manifest = render_manifest(tmp_path, *argv)
-    values = nginx_values(manifest, "/tmp/w/nginx", "/tmp/w/go.sock", None, None, 1024, "/tmp/w/gohttp.sock")
-    return render_template(TEMPLATE.read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
 
 
 def test_rendered_config_of_the_new_nginx_setups(tmp_path):

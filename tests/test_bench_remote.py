@@ -1,4 +1,4 @@
-"""Remote facts: the sh script run here gives what this machine's own readers give; hostile output stays harmless."""
+"""Tests of wrkreport.bench.remote: the facts sh script run here gives what this machine's own readers give; hostile output stays harmless."""
 
 from __future__ import annotations
 

@@ -186,8 +186,8 @@ def test_stop_and_down_scripts_kill_only_a_recorded_wrk_and_agent_then_remove_th
 
 
 def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_where(tmp_path):
-    from test_bench_main import FAKE_WRK as BENCH_FAKE_WRK
-    from test_bench_main import HIST, run_helper, started_run
+    from helpers import FAKE_WRK as BENCH_FAKE_WRK
+    from helpers import CLIENT_1_HIST, run_helper, started_run
 
     run = started_run(tmp_path, "--setups", "go-http", "--client-hosts", "local")
     state = tmp_path / "clients.json"
@@ -196,7 +196,7 @@ def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_whe
     name = "go-http.gomaxprocs-1.run-1.wrk.txt"
     done = run_helper("measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--file", name, "--cpu-file", "c.cpu.json",
                       "--hist-file", "go-http.gomaxprocs-1.run-1.hist.json", "--stderr", str(tmp_path / "err"), "--clients", str(state),
-                      "--", sys.executable, "-c", BENCH_FAKE_WRK, str(fixture), str(HIST))
+                      "--", sys.executable, "-c", BENCH_FAKE_WRK, str(fixture), str(CLIENT_1_HIST))
     assert done.returncode == 0, done.stderr
     entry = json.loads((run / "manifest.json").read_text())["measurements"][0]
     assert (entry["file"], entry["hist_file"], entry["client"], entry["host"], entry["exit_code"]) == (name, "go-http.gomaxprocs-1.run-1.hist.json", "client-1", "local", 0)

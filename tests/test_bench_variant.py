@@ -1,10 +1,9 @@
-"""Tests of --variant in the driver's helper (issue 20): the spec, the plan's twins and ports, the variant's nginx.conf, its PIDs and CPU."""
+"""Tests of wrkreport.bench.variant (--variant in the driver's helper, issue 20): the spec, the plan's twins and ports, the variant's nginx.conf, its PIDs and CPU."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -21,6 +20,8 @@ from wrkreport.core.setups import SETUP_BY_ID, split_twin, twin_id
 from wrkreport.core.errors import UsageError
 from wrkreport.bench.variant import variant_record
 from wrkreport.core import stats
+
+from helpers import run_helper
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"
@@ -195,11 +196,6 @@ def test_the_stopping_rule_measures_a_twin_and_its_original_in_the_same_blocks()
     found = {(1, 100, "nginx-http~x", "rps"): wide, (1, 100, "nginx-http", "rps"): narrow, (1, 100, "nginx-fcgi-tcp", "rps"): narrow,
              (1, 100, "nginx-fcgi-tcp~x", "rps"): narrow}
     assert next_block(found, {1: 7}, [1], "go-http", 0.05, 7)[1] == ("go-http", "nginx-http", "nginx-http~x")
-
-
-def run_helper(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([sys.executable, "-m", "wrkreport.bench", *args], capture_output=True, text=True, env=env, check=False)
 
 
 def test_pass_ready_records_the_variant_nginx_and_measure_counts_it_for_the_twin(tmp_path):

@@ -1,4 +1,4 @@
-"""Tests for bench.vegeta_build: the pinned module built with go into the cache, reused when it says the pin, refused when the build fails; its version for the manifest."""
+"""Tests of wrkreport.bench.vegeta_build: the pinned module built with go into the cache, reused when it says the pin, refused when the build fails; its version for the manifest."""
 
 from __future__ import annotations
 

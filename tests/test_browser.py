@@ -13,7 +13,7 @@ import pytest
 
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 FLAGS = [

@@ -16,7 +16,7 @@ import pytest
 
 from wrkreport.report import build, build_compare
 
-from conftest import RUNS
+from helpers import RUNS
 
 BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "") if p and Path(p).is_file()), None)
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")

@@ -1,4 +1,4 @@
-"""Tests for checks: each check's pass and fail side on real captured wrk outputs and header blocks."""
+"""Tests of wrkreport.checks: each check's pass and fail side on real captured wrk outputs and header blocks."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from wrkreport import checks
 from wrkreport.checks import annotate, check_run, response_size_bounds
 from wrkreport.run import load_run
 
-from conftest import CAPTURED
+from helpers import CAPTURED
 
 GO_HEAD = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"

@@ -1,4 +1,4 @@
-"""Tests for `wrkreport build`: exit statuses, summary, stderr lines; in-process, as a real process, from a wheel."""
+"""Tests of wrkreport.cli's `wrkreport build`: exit statuses, summary, stderr lines; in-process, as a real process, from a wheel."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from wrkreport.cli import cli
 
-from conftest import CAPTURED
+from helpers import CAPTURED
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,7 +145,7 @@ def test_control_characters_from_a_run_never_reach_the_terminal(tmp_path):
     import json
     import shutil
 
-    from conftest import RUNS
+    from helpers import RUNS
 
     run = tmp_path / ("raw" + ESCAPES)
     shutil.copytree(RUNS / "quick-1-repeat", run)

@@ -1,4 +1,4 @@
-"""Tests for `wrkreport parse`: summaries, --json, per-file errors, exit status; in-process and as a real process."""
+"""Tests of wrkreport.cli's `wrkreport parse`: summaries, --json, per-file errors, exit status; in-process and as a real process."""
 
 from __future__ import annotations
 

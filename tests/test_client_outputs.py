@@ -1,11 +1,8 @@
-"""Tests for client_outputs.py: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
+"""Tests of wrkreport.client_outputs: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
 
 from __future__ import annotations
 
 import doctest
-import json
-from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
 
@@ -16,18 +13,10 @@ from wrkreport.core.errors import ParseError
 from wrkreport.parsers.histogram import read_histogram_file
 from wrkreport.parsers import parse_file
 
-from conftest import FIXTURES
+from helpers import FIXTURES, PERCENTILE_FIELDS, brute_percentile_ms
 
 HIST = FIXTURES / "hist"
 PAIR = [HIST / "client-1.wrk.txt", HIST / "client-2.wrk.txt"]  # two real wrk processes started together
-PERCENTILES = {50: "latency_p50_ms", 75: "latency_p75_ms", 90: "latency_p90_ms", 99: "latency_p99_ms", Decimal("99.9"): "latency_p999_ms"}
-
-
-def brute_percentile_ms(hist_files, p) -> float:
-    """Return wrk's percentile (rank round(p/100 * N + 0.5)) over every latency of all files, each written out one by one."""
-    every = sorted(value for path in hist_files for value, count in json.loads(Path(path).read_text())["histogram"] for _ in range(count))
-    rank = int((Decimal(p) * len(every) / 100 + Decimal("0.5")).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    return every[min(rank, len(every)) - 1] / 1000.0
 
 
 def test_the_doctests_hold():
@@ -51,7 +40,7 @@ def test_merged_record_is_the_sum_of_the_clients_and_the_request_weighted_mean()
 def test_merged_percentiles_are_those_of_every_latency_of_both_clients_not_an_average():
     hists = [HIST / "client-1.hist.json", HIST / "client-2.hist.json"]
     merged = merge_results([parse_file(p) for p in PAIR], [read_histogram_file(h) for h in hists], "m")
-    for p, name in PERCENTILES.items():
+    for p, name in PERCENTILE_FIELDS.items():
         assert getattr(merged, name) == brute_percentile_ms(hists, p), name
     one, two = (parse_file(p) for p in PAIR)
     assert merged.latency_p99_ms != pytest.approx((one.latency_p99_ms + two.latency_p99_ms) / 2, abs=1e-3)
@@ -59,7 +48,7 @@ def test_merged_percentiles_are_those_of_every_latency_of_both_clients_not_an_av
 
 def test_without_histograms_there_are_no_percentiles_at_all():
     merged = merge_results([parse_file(p) for p in PAIR], None, "m")
-    assert [getattr(merged, name) for name in PERCENTILES.values()] == [None] * 5
+    assert [getattr(merged, name) for name in PERCENTILE_FIELDS.values()] == [None] * 5
     assert merged.requests == sum(parse_file(p).requests for p in PAIR)
 
 

@@ -1,4 +1,4 @@
-"""Tests for compare: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
+"""Tests of wrkreport.compare: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from wrkreport.analyze import load_analysis
 from wrkreport.compare import compare
 from wrkreport.report import build_compare
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 

@@ -1,4 +1,4 @@
-"""Calibration of compare by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
+"""Calibration of wrkreport.compare by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from wrkreport import compare
 from wrkreport.core import stats
 from wrkreport.analyze import load_analysis, paired_values
 
-from conftest import RUNS
+from helpers import RUNS
 
 COMPARISONS = 1200  # per figure: the rate's standard error near 5% is about 0.6 points
 CEILING = 0.065  # 5% nominal plus 2.4 standard errors of a rate over 1,200 comparisons (0.63 points)

@@ -1,4 +1,4 @@
-"""The run's design and precision target, from the manifest into results.json, the page's method paragraph and the terminal summary."""
+"""Tests of wrkreport.design: the run's design and precision target, from the manifest into results.json, the page's method paragraph and the terminal summary."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.design import design_of, precision_of, precision_sentence
 from wrkreport.report import build
 
-from conftest import RUNS
-from test_blocks import BLOCK_OF_ROUND, SOURCE, block_files
+from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 NOT_MET = {
@@ -24,7 +23,7 @@ NOT_MET = {
 
 def blocked_manifest(precision: dict | None) -> dict:
     """Return default-2cores' manifest as a run in two blocks per GOMAXPROCS records it, with a precision record."""
-    manifest = json.loads((SOURCE / "manifest.json").read_text())
+    manifest = json.loads((BLOCKS_SOURCE / "manifest.json").read_text())
     for entry in manifest["measurements"]:
         entry["block"] = BLOCK_OF_ROUND[entry["repeat"]]
         entry["file"] = entry["file"].replace(".run-", f".block-{entry['block']}.run-")

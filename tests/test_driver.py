@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,102 +26,7 @@ from wrkreport.core import stats
 from wrkreport.parsers.histogram import hist_file_name, parse_histogram
 from wrkreport.parsers import parse_file
 
-from conftest import free_port_block, missing_tools, port_is_free
-
-REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "run_bench.sh"
-# The ports of the default four setups and Go's FastCGI port, then those of the setups
-# chosen with --setups (the manifest lists these only when they are chosen).
-BASE_PORT_NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
-PORT_NAMES = (*BASE_PORT_NAMES, "nginx-http-unix", "go-fasthttp", "nginx-static")
-USED_PORTS: set[int] = set()
-
-
-MISSING = missing_tools("nginx", "wrk", "curl", "go")
-needs_tools = pytest.mark.skipif(bool(MISSING), reason=f"needs nginx, wrk, curl and go; missing: {', '.join(MISSING)}")
-slow = [pytest.mark.slow, needs_tools]
-
-
-def free_ports() -> dict[str, int]:
-    """Return a free block of eight ports in 18100-18999, none used by an earlier test here."""
-    return free_port_block(PORT_NAMES, 18100, 19000, USED_PORTS)
-
-
-def port_args(ports: dict[str, int]) -> list[str]:
-    return [arg for name, port in ports.items() for arg in ("--port", f"{name}={port}")]
-
-
-@pytest.fixture
-def workdirs():
-    """Yield (out, tmpdir): short paths under /tmp (the Unix socket path must stay short)."""
-    top = Path(tempfile.mkdtemp(prefix="rbt", dir="/tmp"))
-    top.chmod(0o711)  # as root, nginx's workers (nobody) must traverse it to the socket
-    out, tmp = top / "out", top / "tmp"
-    tmp.mkdir()
-    yield out, tmp
-    shutil.rmtree(top, ignore_errors=True)
-
-
-def default_sigint() -> None:
-    """Give the script SIGINT back (run in the child before exec): a suite started in the
-    background (`cmd &`, nohup) ignores SIGINT, and bash cannot trap a signal ignored on entry."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def script_env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
-    env["TMPDIR"] = str(tmp)
-    return env
-
-
-def run_script(args: list[str], tmp: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=script_env(tmp), timeout=timeout, check=False)
-
-
-def processes_mentioning(needles: list[str]) -> list[str]:
-    """Return 'pid: cmdline' of every process whose command line contains one of needles."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if any(needle in cmdline for needle in needles):
-            found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
-def alive_as(pid: int | None, marker: str) -> bool:
-    """Return True if pid runs and its command line contains marker (guards against PID reuse)."""
-    if pid is None:
-        return False
-    try:
-        return marker in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return False
-
-
-def assert_nothing_left(manifest: dict, ports: dict[str, int], tmp: Path) -> None:
-    """No process the run started is alive, its ports are free and its work dir is gone."""
-    for entry in manifest["passes"]:
-        pids = entry["pids"]
-        assert not alive_as(pids["go"], "gohello"), f"Go server {pids['go']} still running"
-        assert not alive_as(pids.get("fasthttp"), "gofasthttp"), f"fasthttp server {pids['fasthttp']} still running"
-        assert not alive_as(pids["nginx"], "nginx"), f"nginx master {pids['nginx']} still running"
-        for worker in pids["nginx_workers"]:
-            assert not alive_as(worker, "nginx"), f"nginx worker {worker} still running"
-    needles = [f"127.0.0.1:{port}" for port in ports.values()] + [f"-http-port {ports['go-http']}", str(tmp)]
-    assert processes_mentioning(needles) == []
-    assert all(port_is_free(port) for port in ports.values())
-    assert list(tmp.iterdir()) == [], "work dir left behind"
-
-
-def load_run(out: Path) -> tuple[Path, dict]:
-    run = (out / "latest").resolve()
-    assert not os.path.isabs(os.readlink(out / "latest")), "latest must be a relative symlink"
-    return run, json.loads((run / "manifest.json").read_text())
+from helpers import BASE_PORT_NAMES, SCRIPT, alive_as, assert_nothing_left, default_sigint, free_ports, latest_run, needs_tools, port_args, processes_mentioning, run_script, script_env, wait_for_wrk
 
 
 # --- fast: options only, nothing started --------------------------------------------------
@@ -177,7 +80,7 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
     done = run_script(["--quick", "--gomaxprocs", "1,2", "--seed", "11", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
 
     headers = sorted(run.glob("*.headers.txt"))
     assert len(headers) == 8
@@ -247,7 +150,7 @@ def test_go_only_run_starts_no_nginx(workdirs):
     ports = free_ports()
     done = run_script(["--quick", "--setups", "go-http", "--gomaxprocs", "1", "--warmup", "0", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert manifest["status"] == "complete"
     assert [p.name for p in sorted(run.glob("*.txt"))] == ["go-http.gomaxprocs-1.block-1.run-1.wrk.txt", "go-http.gomaxprocs-1.headers.txt"]
     cpu = json.loads((run / "go-http.gomaxprocs-1.block-1.run-1.cpu.json").read_text())
@@ -270,7 +173,7 @@ def test_a_pass_without_go_setups_starts_no_go_server_and_needs_none_of_its_port
         done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     assert "starting nginx\n" in done.stderr and "Go server" not in done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert manifest["passes"][0]["pids"]["go"] is None and manifest["passes"][0]["go_reported_gomaxprocs"] is None
     assert [p.name for p in (run / "logs").iterdir()] == ["nginx-error.gomaxprocs-1.log"]
     cpu = json.loads((run / "nginx-static.gomaxprocs-1.block-1.run-1.cpu.json").read_text())
@@ -306,7 +209,7 @@ def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert parse_file(run / "nginx-fcgi-unix.gomaxprocs-1.block-1.run-1.wrk.txt").non_2xx_3xx > 0
     log = (run / "logs" / "nginx-error.gomaxprocs-1.log").read_bytes()
     assert b"(13: Permission denied) while connecting to upstream" in log
@@ -327,7 +230,7 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
     args = ["--blocks", "2", "--rounds-per-block", "2", "--duration", "1", "--warmup", "1", "--setups", "go-http,nginx-http", "--gomaxprocs", "1,2"]
     done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     # Blocks alternate GOMAXPROCS; each block holds its own rounds; the global round k is unique per cell.
     assert [(p["gomaxprocs"], p["block"], p["rounds"]) for p in manifest["passes"]] == [(1, 1, [1, 2]), (2, 1, [1, 2]), (1, 2, [3, 4]), (2, 2, [3, 4])]
     go_pids = [p["pids"]["go"] for p in manifest["passes"]]
@@ -363,7 +266,7 @@ def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_w
     # not asserted (timings are the benchmark scripts' business), the recorded stop reason is.
     done = run_script([*args, "--max-time", "20s", "--precision", "50", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     record = manifest["precision"]
     assert manifest["parameters"]["adaptive"] is True and manifest["parameters"]["max_time_s"] == 20
     assert record["stop_reason"].startswith("time limit: another block") and record["met"] is False
@@ -384,7 +287,7 @@ def test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks(
     args = ["--rounds-per-block", "1", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1"]
     done = run_script([*args, "--max-time", "2m", "--precision", "90", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    _, manifest = load_run(out)
+    _, manifest = latest_run(out)
     record = manifest["precision"]
     # +/-90% is met as soon as there is an interval over blocks; the rule still waits for the minimum blocks.
     assert record["met"] is True and record["stop_reason"].startswith("target met")
@@ -411,7 +314,7 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert manifest["status"] == "interrupted", manifest["reason"]
     assert manifest["reason"].startswith("interrupted by SIGINT during ")
     assert manifest["ended_at"]
@@ -425,16 +328,6 @@ def test_sigint_mid_measurement_stops_everything_and_keeps_completed_files(workd
         assert parse_file(run / name).requests > 0
     assert len(list(run.glob("*.headers.txt"))) == 4
     assert_nothing_left(manifest, ports, tmp)
-
-
-def wait_for_wrk(proc: subprocess.Popen, port: int, timeout: float = 60) -> None:
-    """Wait until a wrk loading 127.0.0.1:port runs (not the header check's curl), while proc, the script, still does."""
-    deadline = time.monotonic() + timeout
-    url = f"127.0.0.1:{port}/"
-    while not [p for p in processes_mentioning([url]) if Path(p.split(": ", 1)[1].split(" ", 1)[0]).name == "wrk"]:
-        assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, f"no wrk loading {url} started"
-        time.sleep(0.02)
 
 
 def wait_for_measurement_file(out: Path, proc: subprocess.Popen, name: str, timeout: float = 60) -> None:
@@ -522,7 +415,7 @@ def test_sweep_of_two_levels_names_the_level_and_records_cpu(workdirs):
     done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and " GOMAXPROCS=1 c=50 run 1/1 " in done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     stems = [f"{s}.gomaxprocs-1.c{c}.block-1.run-1" for s in ("go-http", "nginx-http") for c in (10, 50)]
     assert sorted(p.name for p in run.glob("*.wrk.txt")) == sorted(f"{stem}.wrk.txt" for stem in stems)
     assert sorted(p.name for p in run.glob("*.cpu.json")) == sorted(f"{stem}.cpu.json" for stem in stems)
@@ -558,7 +451,7 @@ def test_go_uses_more_cpu_at_higher_load_and_pinning_is_recorded(workdirs):
     args += ["--setups", "go-http", "--gomaxprocs", "1", "--pin-client", "0", "--pin-server", "1"]
     done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert (manifest["parameters"]["pin_client"], manifest["parameters"]["pin_server"]) == ("0", "1")
     go, requests = {}, {}
     for m in manifest["measurements"]:
@@ -582,7 +475,7 @@ def test_the_three_new_setups_answer_141_bytes_and_are_measured(workdirs):
     args = ["--quick", "--duration", "1", "--warmup", "0", "--setups", ",".join(new), "--gomaxprocs", "1"]
     done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert manifest["parameters"]["setups"] == new
     assert manifest["parameters"]["ports"] == {name: ports[name] for name in (*BASE_PORT_NAMES, *new)}
     for setup in new:
@@ -610,7 +503,7 @@ def test_body_bytes_handler_delay_and_no_upstream_keepalive_in_every_setup(workd
     knobs = ["--body-bytes", "4096", "--handler-delay", "1ms", "--no-upstream-keepalive"]
     done = run_script([*args, *knobs, "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     params = manifest["parameters"]
     assert (params["body_bytes"], params["handler_delay_ms"], params["upstream_keepalive"]) == (4096, 1, False)
     assert params["expect_header_bytes"] == 143 and params["setups"] == list(PLAIN_SETUP_IDS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -21,185 +20,19 @@ from pathlib import Path
 import pytest
 
 import netlab
-from wrkreport.bench.remote_clients.agent import AGENT
+from helpers import SCRIPT, Bench, Serve, wait_for
 from wrkreport.bench.remote_clients.session import END_MARGIN_S
 from wrkreport.parsers.histogram import merge_files, read_histogram_file
 from wrkreport.parsers import parse_file
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "run_bench.sh"
-HIST_SCRIPT = ROOT / "src" / "wrkreport" / "bench" / "histogram.lua"
-HTTP_PORT, FCGI_PORT = 18180, 19101  # gohello's, in the controller namespace only
 BROKEN = "broken on purpose"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
-
-
-class Bench:
-    """The lab, gohello and its relay in the controller namespace, and ssh masters to the two clients."""
-
-    def __init__(self, lab: netlab.Lab, work: Path):
-        self.lab, self.work = lab, work
-        self.control = work / "ssh"
-        self.clients = lab.hosts[1:]
-        self.url = f"http://{lab.controller_address}:{HTTP_PORT}/"
-        self.procs: list[subprocess.Popen] = []
-
-    def ssh_options(self) -> list[str]:
-        """Return run_bench.sh's ssh_cmd options (ControlPath in the work dir, BatchMode, -F)."""
-        return ["-o", f"ControlPath={self.control}/%C", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
-                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-F", str(self.lab.ssh_config)]
-
-    def start(self) -> None:
-        binary = self.work / "gohello"
-        subprocess.run(["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=ROOT / "src" / "gohello", check=True, capture_output=True)
-        log = open(self.work / "gohello.log", "wb")
-        self.procs.append(subprocess.Popen(self.lab.in_controller(str(binary), "-http-port", str(HTTP_PORT), "-fcgi-port", str(FCGI_PORT)), stdout=log, stderr=subprocess.STDOUT))
-        relay = subprocess.Popen(self.lab.in_controller(sys.executable, str(Path(__file__).parent / "tcp_relay.py"), self.lab.controller_address, str(HTTP_PORT), str(HTTP_PORT)), stdout=subprocess.PIPE)
-        self.procs.append(relay)
-        assert relay.stdout.readline().strip() == b"ready"
-        deadline = time.monotonic() + 10
-        while b" ready" not in (self.work / "gohello.log").read_bytes():
-            assert time.monotonic() < deadline, (self.work / "gohello.log").read_text()
-            time.sleep(0.05)
-        self.control.mkdir(mode=0o700)
-        for host in self.clients:  # run_bench.sh's ssh_open
-            done = subprocess.run(self.lab.in_controller("ssh", *self.ssh_options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-f", "-N", "--", host.ssh),
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
-            assert done.returncode == 0, done.stderr
-
-    @property
-    def go_pid(self) -> int:
-        return self.procs[0].pid  # `ip netns exec` execs the server: its own PID
-
-    def stop(self) -> None:
-        for host in self.clients:  # run_bench.sh's ssh_close_all
-            subprocess.run(self.lab.in_controller("ssh", *self.ssh_options(), "-O", "exit", "--", host.ssh), capture_output=True, timeout=30)
-        for proc in reversed(self.procs):
-            proc.terminate()
-            proc.wait(timeout=10)
-
-    def helper(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        return subprocess.run(self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), capture_output=True, text=True, env=env, timeout=timeout)
-
-    def helper_bg(self, *args: str) -> subprocess.Popen:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        return subprocess.Popen(self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-    def prepared_run(self, tmp_path: Path) -> tuple[Path, Path]:
-        """Return (run directory with pass 1 ready, clients state file) made as run_bench.sh makes them."""
-        plan = tmp_path / "plan.json"
-        hosts = ",".join(h.ssh for h in self.clients)
-        done = self.helper("plan", "--root", str(ROOT), "--save", str(plan), "--", "--quick", "--setups", "go-http", "--port", f"go-http={HTTP_PORT}",
-                           "--server-host", self.lab.hosts[0].ssh, "--server-address", self.lab.controller_address,
-                           "--client-hosts", hosts, "--ssh-config", str(self.lab.ssh_config), "--out", str(tmp_path / "raw"))
-        assert done.returncode == 0, done.stderr
-        state = tmp_path / "clients.json"
-        done = self.helper("clients-preflight", "--plan", str(plan), "--control-path", f"{self.control}/%C", "--hist-script", str(HIST_SCRIPT),
-                           "--target", self.lab.controller_address, "--save", str(state))
-        assert done.returncode == 0, done.stderr
-        run = Path(self.helper("init", "--plan", str(plan), "--command-line", "test").stdout.strip())
-        # In this layer the servers run here, in the controller namespace (the plan needed --server-host for remote
-        # clients); the manifest says so, as a run without a target. test_end_to_end_* runs them on the target.
-        manifest = json.loads((run / "manifest.json").read_text())
-        manifest["parameters"].update(server_host=None, server_address=None)
-        (run / "manifest.json").write_text(json.dumps(manifest))
-        assert self.helper("clients-record", "--run", str(run), "--state", str(state)).returncode == 0
-        assert self.helper("pass-start", "--run", str(run), "--gomaxprocs", "1").returncode == 0
-        assert self.helper("pass-ready", "--run", str(run), "--gomaxprocs", "1", "--go-pid", str(self.go_pid)).returncode == 0
-        return run, state
-
-    def wrk(self, seconds: int = 1) -> list[str]:
-        return ["wrk", "--latency", "-s", str(HIST_SCRIPT), "-t2", "-c50", f"-d{seconds}s", "--timeout", "2s", self.url]
-
-    def measure(self, run: Path, state: Path, repeat: int, tmp_path: Path, seconds: int = 1) -> list[str]:
-        stem = f"go-http.gomaxprocs-1.run-{repeat}"
-        return ["measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", str(repeat), "--file", f"{stem}.wrk.txt",
-                "--cpu-file", f"{stem}.cpu.json", "--hist-file", f"{stem}.hist.json", "--stderr", str(tmp_path / "wrk.stderr"),
-                "--clients", str(state), "--", *self.wrk(seconds)]
-
-    def leftovers(self) -> dict[str, list[str]]:
-        """Return lab.leftovers() without this fixture's own processes (gohello, the relay, the ssh masters)."""
-        ours = {p.pid for p in self.procs}
-        found = {}
-        for ns, items in self.lab.leftovers().items():
-            kept = [i for i in items if int(i.split()[0]) not in ours and f"ControlPath={self.control}/" not in i]
-            if kept:
-                found[ns] = kept
-        return found
-
-    def agent_pids(self) -> dict[str, list[int]]:
-        """Return the clients' agents (sh running agent_script) in each client's namespace."""
-        return {h.name: [p for p in self.lab.pids(h.netns) if netlab.command_line(p).startswith(f"sh -c # {AGENT}")] for h in self.clients}
-
-    def wrk_pids(self) -> dict[str, list[int]]:
-        """Return the wrk processes running in each client's namespace."""
-        return {h.name: [p for p in self.lab.pids(h.netns) if netlab.command_line(p).startswith("wrk ")] for h in self.clients}
-
-
-class Serve:
-    """One `serve` helper in the controller namespace, asked one command at a time (run_bench.sh's protocol)."""
-
-    def __init__(self, bench: Bench, run: Path):
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        self.proc = subprocess.Popen(bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-
-    def send(self, command: list[str]) -> None:
-        """Send one command (its arguments without --run)."""
-        self.proc.stdin.write(b"".join(a.encode() + b"\0" for a in command) + b"\x1e\0")
-        self.proc.stdin.flush()
-
-    def answer(self, timeout: float = 60) -> int:
-        """Return the status of the command sent, read from its `@@done STATUS` line."""
-        deadline = time.monotonic() + timeout
-        while True:
-            assert select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0], "no answer from serve"
-            line = self.proc.stdout.readline()
-            assert line, f"serve ended: {self.proc.stderr.read().decode()}"
-            if line.startswith(b"@@done "):
-                return int(line.split()[1])
-
-    def ask(self, command: list[str], timeout: float = 60) -> int:
-        self.send(command)
-        return self.answer(timeout)
-
-    def close(self) -> int:
-        """Close its input (it ends there) and return its exit status."""
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=30)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def served(bench: Bench, run: Path, state: Path, repeat: int, tmp_path: Path, seconds: int = 1) -> list[str]:
     """Return `measure` as sent to serve (no --run)."""
     command = bench.measure(run, state, repeat, tmp_path, seconds)
     return command[:1] + command[3:]
-
-
-def wait_for(what, timeout: float = 15) -> None:
-    """Wait until what() is true."""
-    deadline = time.monotonic() + timeout
-    while not what():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    with netlab.Lab(count=3, hide=(str(ROOT),)) as lab:
-        made = Bench(lab, tmp_path_factory.mktemp("clients"))
-        try:
-            made.start()
-            yield made
-        finally:
-            made.stop()
-        assert lab.leftovers() == {}, "nothing left in any namespace once the masters are closed"
 
 
 def net_ns(lab: netlab.Lab, host: netlab.Host) -> str:

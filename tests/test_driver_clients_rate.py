@@ -18,7 +18,7 @@ import pytest
 
 import netlab
 from rate_servers import vegeta_or_skip
-from test_driver_clients import HIST_SCRIPT, Serve, bench, wait_for  # noqa: F401 - bench: the module's lab fixture
+from helpers import HIST_SCRIPT, Serve, wait_for
 from wrkreport.latency_histogram import rank_of
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.reading import read_rate_measurements

@@ -20,8 +20,7 @@ import pytest
 
 from wrkreport.parsers import parse_file
 
-from conftest import free_port_block, missing_tools
-from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, load_run, port_args, processes_mentioning, script_env, wait_for_wrk, workdirs  # noqa: F401
+from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, free_port_block, latest_run, missing_tools, port_args, processes_mentioning, script_env, wait_for_wrk
 
 PORT_NAMES = (*BASE_PORT_NAMES, "node-http")
 NODE_MISSING = missing_tools("wrk", "curl", "go", "node")
@@ -63,7 +62,7 @@ def test_quick_go_and_node_http_answer_141_bytes_and_build_shows_the_2012_study(
     done = run_script(["--quick", "--setups", "go-http,node-http", "--gomaxprocs", "1,2", "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     assert "the Node server (one process)" in done.stderr and "the Node server (cluster of 2 workers)" in done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     headers = sorted(run.glob("*.headers.txt"))
     assert [p.name for p in headers] == [f"{s}.gomaxprocs-{n}.headers.txt" for s in ("go-http", "node-http") for n in (1, 2)]
     for path in headers:
@@ -102,7 +101,7 @@ def test_two_blocks_give_node_http_a_ratio_with_its_interval(workdirs, tmp_path)
     args = ["--setups", "go-http,node-http", "--gomaxprocs", "1", "--blocks", "2", "--rounds-per-block", "1", "--warmup", "0"]
     done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert sorted(p.name for p in run.glob("node-http.*.wrk.txt")) == [f"node-http.gomaxprocs-1.block-{b}.run-{b}.wrk.txt" for b in (1, 2)]
     assert (run / "logs" / "node.gomaxprocs-1.block-2.log").is_file()  # restarted for block 2
     assert len({p["pids"]["node"] for p in manifest["passes"]}) == 2
@@ -132,7 +131,7 @@ def test_sigint_during_a_node_cluster_measurement_leaves_no_node_process(workdir
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert manifest["status"] == "interrupted" and len(manifest["passes"][0]["pids"]["node_workers"]) == 2
     assert list(run.glob("*.wrk.txt")) == []  # the interrupted measurement's partial output is gone
     assert_no_node_left(manifest)
@@ -146,7 +145,7 @@ def test_quick_with_ab_keeps_ab_txt_and_builds(workdirs, tmp_path):
     ports = free_ports()
     done = run_script(["--quick", "--load-generator", "ab", "--gomaxprocs", "1", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     assert manifest["parameters"]["load_generator"] == "ab" and manifest["parameters"]["threads"] == 1
     assert manifest["versions"]["ab"] == "2.3"
     assert all(len(p.read_bytes()) == 141 for p in run.glob("*.headers.txt")) and len(list(run.glob("*.headers.txt"))) == 4

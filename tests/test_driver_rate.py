@@ -23,7 +23,7 @@ import pytest
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 from rate_servers import vegeta_or_skip
-from test_driver import free_ports, load_run, port_args, run_script, slow
+from helpers import free_ports, latest_run, port_args, run_script, slow
 
 pytestmark = slow
 
@@ -46,7 +46,7 @@ def rate_run():
     done = run_script(args, tmp, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False, timeout=300)
     assert "Traceback" not in built.stderr
     yield run, manifest, report, built, done

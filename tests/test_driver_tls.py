@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port_block, missing_tools
-from test_driver import BASE_PORT_NAMES, SCRIPT, USED_PORTS, assert_nothing_left, load_run, port_args, script_env, workdirs  # noqa: F401
+from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, assert_nothing_left, free_port_block, latest_run, missing_tools, port_args, script_env
 
 KEEPALIVE = ("go-https", "nginx-https", "nginx-https-unix")
 NEW = ("go-https-new", "nginx-https-new", "nginx-https-unix-new")  # the same servers, a new connection per request
@@ -43,7 +42,7 @@ def test_tls_setups_answer_141_bytes_negotiate_alike_and_leave_no_key(workdirs, 
     ports = free_port_block(PORT_NAMES, 19100, 19900, USED_PORTS)
     done = run_script(["--quick", "--gomaxprocs", "1", "--seed", "3", "--out", str(out), *port_args(ports), *extra], tmp)
     assert done.returncode == 0, done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     per_request = "--connection-per-request" in extra
     tls_setups = KEEPALIVE if per_request else (*KEEPALIVE, *NEW)
     for setup in ("go-http", *tls_setups):

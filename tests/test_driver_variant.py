@@ -13,8 +13,7 @@ import pytest
 from wrkreport.parsers import parse_file
 from wrkreport.parsers.histogram import hist_file_name
 
-from conftest import free_port_block, port_is_free
-from test_driver import USED_PORTS, alive_as, assert_nothing_left, load_run, needs_tools, port_args, run_script, workdirs  # noqa: F401
+from helpers import USED_PORTS, alive_as, assert_nothing_left, free_port_block, latest_run, needs_tools, port_args, port_is_free, run_script
 
 NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
 OFFSET = 100
@@ -64,7 +63,7 @@ def test_a_variant_run_measures_twins_in_the_same_rounds_and_builds_the_ab_figur
     done = run_script(args, tmp, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "the variant's nginx (nokeep)" in done.stderr
-    run, manifest = load_run(out)
+    run, manifest = latest_run(out)
     twin_port = ports["nginx-http"] + OFFSET
 
     # The twin's files, named like any setup's: a header capture per GOMAXPROCS, per block and round its wrk, CPU and histogram.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port_block, missing_tools
+from helpers import free_port_block, missing_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 PORTS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")

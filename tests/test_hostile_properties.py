@@ -19,7 +19,7 @@ from wrkreport.cli import cli
 from wrkreport.core.errors import WrkreportError
 
 from properties import examples
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 SOURCE = FIXTURES / "runs" / "pinned-quick"  # the smallest real run: 2 setups, CPU records, manifest
 SECRET = "SECRET-b41d-never-in-any-output"

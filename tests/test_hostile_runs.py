@@ -21,7 +21,7 @@ from wrkreport.report import build_compare
 from wrkreport.run import load_run
 from wrkreport.schema import cpu_list_problem
 
-from conftest import CAPTURED, FIXTURES
+from helpers import CAPTURED, FIXTURES
 
 RUNS = FIXTURES / "runs"
 SECRET = "SECRET-7f3a9c-do-not-leak"

@@ -1,4 +1,4 @@
-"""Tests for latency (cells pooled from wrk's histograms) and the histogram files of a run:
+"""Tests of wrkreport.latency (cells pooled from wrk's histograms) and the histogram files of a run:
 read beside each wrk file, refused or warned when hostile, shown as the CDF chart, the exact
 percentile table and results.json."""
 
@@ -19,7 +19,7 @@ from wrkreport.latency import cell_latencies
 from wrkreport.report import build
 from wrkreport.run import load_run
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc)
 QUICK_HIST = RUNS / "quick-hist"

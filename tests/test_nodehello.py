@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port_block, missing_tools
+from helpers import free_port_block, missing_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_JS = ROOT / "src" / "nodehello" / "server.js"

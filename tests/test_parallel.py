@@ -1,4 +1,4 @@
-"""Parallel: forked jobs give the same texts, in order, as running them here; a failed child is run again here."""
+"""Tests of wrkreport.parallel: forked jobs give the same texts, in order, as running them here; a failed child is run again here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for reference: the 2012 Go-vs-Node study's ratios and bytes per response, worked out
+"""Tests of wrkreport.reference: the 2012 Go-vs-Node study's ratios and bytes per response, worked out
 here by hand from the figures in shared/reference/go-vs-node-2012.md."""
 
 from __future__ import annotations

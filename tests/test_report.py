@@ -1,4 +1,4 @@
-"""Tests for report: results.json / results.csv numbers, exclusions, a self-contained and escaped page."""
+"""Tests of wrkreport.report: results.json / results.csv numbers, exclusions, a self-contained and escaped page."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from wrkreport.report import CSV_COLUMNS, build, fmt_ms, fmt_number
 
-from conftest import CAPTURED
+from helpers import CAPTURED
 
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 EXTERNAL = re.compile(r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:|//|ftp:)|url\(\s*["']?(?:https?:|//)|@import|<link\b|<script\b|<iframe\b""", re.I)

@@ -1,4 +1,4 @@
-"""Reports and comparisons of real runs made with the driver's newer options (tests/fixtures/runs/README.md):
+"""Tests of wrkreport.report: reports and comparisons of real runs made with the driver's newer options (tests/fixtures/runs/README.md):
 a concurrency sweep over all seven setups with CPU records, a pinned run, keep-alive on and off."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from wrkreport.analyze import load_analysis
 from wrkreport.compare import compare
 from wrkreport.report import build, compare_summary
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 

@@ -1,4 +1,4 @@
-"""One statistic everywhere a cell is summarised (the ratios' geometric mean), every figure computed once by the analysis, fills at 3:1, and a readable environment table."""
+"""Tests of wrkreport.report's figures (and charts): one statistic everywhere a cell is summarised (the ratios' geometric mean), every figure computed once by the analysis, fills at 3:1, and a readable environment table."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from wrkreport.report.page import result_rows
 from wrkreport.report.compare_page import build_compare
 from wrkreport.report.building import build
 
-from conftest import FIXTURES, RUNS
+from helpers import FIXTURES, RUNS
 
 
 @pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])

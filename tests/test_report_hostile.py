@@ -1,4 +1,4 @@
-"""The report's output from a hostile run directory (issue 14): links no browser reads as a scheme, a CSP, a safe CSV."""
+"""Tests of wrkreport.report on a hostile run directory (issue 14): links no browser reads as a scheme, a CSP, a safe CSV."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from wrkreport.cli import cli
 from wrkreport.report import build, build_compare
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*:", re.I)  # RFC 3986 scheme, as a browser would read it

@@ -1,4 +1,4 @@
-"""The report of a run on several machines: the Machines part, the RTT, the terminal line, saturation per client (issue 12).
+"""Tests of wrkreport.report.machines: the report of a run on several machines, the Machines part, the RTT, the terminal line, saturation per client (issue 12).
 
 server-host/ is a real single-machine run whose manifest got server_host, client_hosts
 and network by hand; two-clients/ a real run with two wrk processes per measurement
@@ -21,7 +21,7 @@ from wrkreport.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 

@@ -1,4 +1,4 @@
-"""Reports built from real runs of run_bench.sh (tests/fixtures/runs/): numbers, exclusions, exit codes, gold page.
+"""Tests of wrkreport.report on real runs of run_bench.sh (tests/fixtures/runs/): numbers, exclusions, exit codes, gold page.
 
 The gold page is tests/fixtures/gold/default-2cores.html: the page with its variable
 parts scrubbed (generation time and the SVG charts, whose bytes depend on the
@@ -24,7 +24,7 @@ import pytest
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
 
-from conftest import RUNS
+from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 GOLD = Path(__file__).parent / "fixtures" / "gold" / "default-2cores.html"

@@ -1,4 +1,4 @@
-"""Tests for run: a run directory -> measurements table, header captures and problems."""
+"""Tests of wrkreport.run: a run directory -> measurements table, header captures and problems."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from wrkreport.core.errors import NoUsableData
 from wrkreport.run import COLUMNS, load_run, require_measurements, resolve_run_dir
 
-from conftest import CAPTURED
+from helpers import CAPTURED
 
 HEAD_200 = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"

@@ -1,4 +1,4 @@
-"""Tests for run with ab: a hand-laid run directory of real `ab -k` captures (go-http and
+"""Tests of wrkreport.run with ab: a hand-laid run directory of real `ab -k` captures (go-http and
 node-http, 3 repeats each) is read like a wrk run and builds a report whose ratio is the
 one worked out from ab's printed req/s."""
 

@@ -1,4 +1,4 @@
-"""Tests for run.py with several wrk clients per measurement: the real two-client run, and hand-broken variants of it.
+"""Tests of wrkreport.run with several wrk clients per measurement: the real two-client run, and hand-broken variants of it.
 
 tests/fixtures/runs/two-clients/ is a real run: two wrk processes at once per
 measurement (tests/fixtures/runs/README.md). Each test copies it and breaks one thing.
@@ -19,8 +19,7 @@ from wrkreport.cli import cli
 from wrkreport.parsers import parse_file
 from wrkreport.run import load_run
 
-from conftest import RUNS
-from test_client_outputs import PERCENTILES, brute_percentile_ms
+from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms
 
 TWO = RUNS / "two-clients"
 STEMS = [
@@ -89,7 +88,7 @@ def test_percentiles_are_exact_over_the_union_of_both_histograms():
     for stem in STEMS:
         row = row_of(run, stem)
         hists = [TWO / f"{stem}.client-{i}.hist.json" for i in (1, 2)]
-        for p, name in PERCENTILES.items():
+        for p, name in PERCENTILE_FIELDS.items():
             assert row[name] == brute_percentile_ms(hists, p), (stem, name)
         assert run.histograms[row["file"]].count == sum(c for h in hists for _, c in json.loads(h.read_text())["histogram"])
 
@@ -98,7 +97,7 @@ def test_a_missing_histogram_leaves_no_percentiles_and_a_warned_check(copy):
     (copy / f"{FIRST}.client-2.hist.json").unlink()
     run = load_run(copy)
     row = row_of(run, FIRST)
-    assert all(math.isnan(row[name]) for name in PERCENTILES.values())
+    assert all(math.isnan(row[name]) for name in PERCENTILE_FIELDS.values())
     assert row["requests"] == sum(parse_file(copy / f"{FIRST}.client-{i}.wrk.txt").requests for i in (1, 2))
     assert f"{FIRST}.client-1.wrk.txt" not in run.histograms
     (check,) = [c for c in run.problems if c.name == "clients"]

@@ -14,7 +14,7 @@ the block contributes a Huber M-estimate of the centre of its log ratios, with o
 within-block scale pooled over the blocks (block_summaries): the mean when the rounds
 agree, pulling in only a round that strays past 1.345 scales, so it is nearly as narrow
 as the block mean on normal noise and as robust as the block median under heavy tails
-(the simulation in tests/test_stats_coverage.py chose it over both, and over trimmed
+(the simulation in tests/test_core_stats_coverage.py chose it over both, and over trimmed
 means); the interval is a Student-t interval over the block summaries with
 blocks - 1 degrees of freedom. This is the "analysis of cluster means" of a two-level
 (nested) design: Snedecor & Cochran, "Statistical Methods", 8th ed., 1989, ch. 13
@@ -23,7 +23,7 @@ Time", ISMM 2013 (repeat the level with the largest variance, here the server st
 Runs recorded before blocks have one start per GOMAXPROCS pass: their interval is over
 repeats within that one start (unit "repeat") and does not cover start-to-start spread.
 The coverage of both, including the driver's sequential stopping rule, is shown by
-simulation in tests/test_stats_coverage.py.
+simulation in tests/test_core_stats_coverage.py.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from statistics import NormalDist
 
 # Two-sided 95% critical values of Student's t, t(0.975, df), from the standard table
 # (a table, not scipy.stats.t.ppf: the driver's stopping rule runs this module before any
-# pip install, with the standard library only; tests/test_stats.py checks it against scipy)
+# pip install, with the standard library only; tests/test_core_stats.py checks it against scipy)
 # (e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2). Between entries,
 # interpolated linearly in 1/df, which is within 0.001 of the exact value over this range.
 T_975 = {
@@ -59,7 +59,7 @@ BLOCK, REPEAT = "block", "repeat"  # units of replication of an Interval
 # (5% start and 10% measurement noise, at most 10 blocks, one ratio deciding alone) the
 # early stops covered only about 80%, and overall coverage was 93.5% with a minimum of 5
 # blocks, 93.8% with 6 and 94.7% with 7 (6,000 simulated runs each; at a fixed 5 or 10
-# blocks 95%). 7 keeps a margin over the 93% floor (tests/test_stats_coverage.py).
+# blocks 95%). 7 keeps a margin over the 93% floor (tests/test_core_stats_coverage.py).
 MIN_BLOCKS = 7
 PRECISION_TARGET = 0.05  # default --precision: every ratio within +/-5%
 

@@ -27,7 +27,7 @@ TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
 # and 2, p50 and p99) of two same-settings runs at 4,000 req/s minutes apart on an idle 2-core
 # machine, 0.022 ms of nginx-fcgi-tcp's 0.18 ms at p50 (GOMAXPROCS=2), rounded up; the other
 # 11 were 0. benchmarks/rate_drift.py measures it, tests/fixtures/rate_drift.json keeps the
-# runs' block means and tests/test_rate_compare_calibration.py recomputes it.
+# runs' block means and tests/test_fixedrate_comparison_calibration.py recomputes it.
 RATE_RUN_SD = 0.13
 RATE_METHOD = (
     "Added latency = a setup's latency minus go-http's at the same offered rate, GOMAXPROCS and block, open loop (vegeta); "

@@ -1,0 +1,105 @@
+"""Tests of wrkreport.bench.rate_options: --rates and BENCH_RATES, the fixed-rate phase's plan and the time it takes out of --max-time."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from pathlib import Path
+
+import pytest
+
+from wrkreport.bench import rate_options as rateplan
+from wrkreport.bench.commands.rate_phase import rates_for, slowest_rate
+from wrkreport.bench.rate_options import parse_rates, rate_parameters, rate_phase_seconds, round_rate
+from wrkreport.bench.profiles import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S
+from wrkreport.core.errors import UsageError
+
+from helpers import plan
+
+TLS_RUN = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
+
+
+def test_the_doctests_hold():
+    assert doctest.testmod(rateplan).failed == 0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2000", ([2000], [])),
+    ("5000, 2000,5000", ([2000, 5000], [])),
+    ("25%,50%,75%", ([], [0.25, 0.5, 0.75])),
+    ("2000,50%", ([2000], [0.5])),
+    ("10000000", ([10_000_000], [])),
+])
+def test_rates_are_req_per_s_or_shares(text, expected):
+    assert parse_rates(text, "--rates") == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("abc", "--rates value must be a whole number, not 'abc'"),
+    ("0", "--rates value must be at least 1, not 0"),
+    ("-5", "--rates value must be a whole number, not '-5'"),
+    ("2.5", "--rates value must be a whole number, not '2.5'"),
+    ("10000001", "--rates value must be at most 10000000, not '10000001'"),
+    ("150%", "--rates value must be a percentage above 0 and at most 100"),
+    ("0%", "--rates value must be a percentage above 0 and at most 100"),
+    ("", "--rates needs at least one rate"),
+    (",", "--rates needs at least one rate"),
+])
+def test_a_bad_rate_is_a_one_line_usage_error(text, message):
+    with pytest.raises(UsageError) as raised:
+        parse_rates(text, "--rates")
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+
+
+def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_in_four_blocks():
+    p = plan()
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 2, True)
+    per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
+    assert p["rate_phase_s"] == round(rate_phase_seconds(p))
+    assert set(rate_parameters(p)) == set(rateplan.RATE_PARAMETERS)
+
+
+def test_the_new_connection_setups_are_not_in_the_phase():
+    # --setups tls: go-http and the three keep-alive TLS setups are; the -new ones (handshakes per second) are not.
+    p = plan("--setups", "tls")
+    per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
+    assert len(p["setups"]) == 7 and rateplan.rate_setups(p["setups"]) == ["go-http", "go-https", "nginx-https", "nginx-https-unix"]
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + 4 * per_setup))
+
+
+def test_the_share_is_of_the_slowest_keep_alive_setup():
+    # A real run of both connection modes: the -new setups' few hundred handshakes per second set no rate.
+    manifest = json.loads((TLS_RUN / "manifest.json").read_text())
+    manifest["parameters"].update(rates=[], rate_shares=[0.25])
+    slowest = slowest_rate(TLS_RUN, manifest, 1, {})
+    assert slowest is not None and not slowest[0].endswith("-new") and slowest[1] > 1000
+    rates, said = rates_for(TLS_RUN, manifest, 1, {})
+    assert rates == [round_rate(0.25 * slowest[1])] and f"({slowest[0]})" in said
+
+
+def test_option_beats_environment_and_off_turns_the_phase_off():
+    assert plan("--rates", "2000,5000", env={"BENCH_RATES": "100"})["rates"] == [2000, 5000]
+    assert plan(env={"BENCH_RATES": "100,10%"})["rates"] == [100]
+    off = plan("--rates", "off")
+    assert (off["rate_phase"], off["rate_blocks"], off["rates"], off["rate_shares"], off["rate_phase_s"]) == (False, 0, [], [], 0)
+    assert plan(env={"BENCH_RATES": "off"})["rate_phase"] is False
+
+
+def test_more_rates_take_more_time():
+    assert plan("--rates", "1000,2000,3000")["rate_phase_s"] > plan("--rates", "1000")["rate_phase_s"] > 0
+
+
+def test_the_environment_names_itself_in_its_error():
+    with pytest.raises(UsageError, match="^BENCH_RATES value must be a whole number, not 'x'$"):
+        plan(env={"BENCH_RATES": "x"})
+
+
+def test_a_profile_without_the_phase_runs_it_once_when_asked():
+    assert plan("--profile", "article")["rate_phase"] is False
+    asked = plan("--profile", "article", "--rates", "2000")
+    assert (asked["rate_phase"], asked["rate_blocks"], asked["rates"]) == (True, 1, [2000])
+
+
+def test_round_rate():
+    assert [round_rate(r) for r in (6234.5, 87.2, 0.3, 1.0, 99.6, 12_345_678)] == [6200, 87, 1, 1, 100, 12_000_000]
