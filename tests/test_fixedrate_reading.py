@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from wrkreport.core.units import fmt_ms
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.report import ratepage
 from wrkreport.fixedrate.summary import rate_summary_lines
@@ -84,7 +85,7 @@ def test_a_cpu_file_outside_the_run_or_of_the_wrong_shape_is_left_out(tmp_path):
     assert all("\n" not in m for m in problem_messages(problems))
 
 
-def test_a_cell_not_held_is_left_out_of_the_added_latency(tmp_path):
+def test_a_cell_held_in_some_blocks_says_so_with_what_was_measured_and_adds_nothing(tmp_path):
     entries = [rate_entry(s, b) for s in ("go-http", "nginx-http") for b in (1, 2)]
     files = {e["file"]: VEGETA_HELD for e in entries}
     held = rate_cells(read_rate_run(make_rate_run(tmp_path / "held", entries, files))[0])
@@ -94,20 +95,24 @@ def test_a_cell_not_held_is_left_out_of_the_added_latency(tmp_path):
     files[rate_file_name("nginx-http", 2)] = VEGETA_BEHIND  # in block 2 nginx-http fell behind the 500 req/s offered
     cells = rate_cells(read_rate_run(make_rate_run(tmp_path / "behind", entries, files))[0])
     nginx = next(c for c in cells if c.setup == "nginx-http")
-    assert not nginx.held and nginx.not_held == 1
-    assert nginx.added_p50 is None and nginx.added_p99 is None and nginx.p50_ms is None and nginx.p99_ms is None
+    assert not nginx.held and nginx.not_held == 1 and nginx.held_in == 1 and nginx.held_in_some
+    held_one = next(c for c in held if c.setup == "nginx-http")
+    assert nginx.p50_ms == held_one.p50_ms and nginx.p99_ms == held_one.p99_ms  # the held block's latencies, not dropped
+    assert nginx.added_p50 is None and nginx.added_p99 is None
     assert nginx.record()["added_p50_ms"] is None and nginx.record()["added_p99_ci_low"] is None
+    assert nginx.record()["held_in"] == 1 and nginx.record()["p99_ms"] == held_one.p99_ms
     assert any("rate not held" in r for r in nginx.reasons)
     (line,) = rate_summary_lines(cells)
     line = " ".join(line.split())  # wrapped at 80 columns
-    assert line.startswith("GOMAXPROCS=1 at 500 req/s offered, open loop") and "not held by nginx-http (left out)" in line
+    assert line.startswith("GOMAXPROCS=1 at 500 req/s offered, open loop") and "nginx-http held it in 1 of 2 blocks (p50 " in line
+    assert f"p99 {fmt_ms(held_one.p99_ms)} ms there; nothing added)" in line
     assert "adds" not in line
 
     files[rate_file_name("nginx-http", 2)], files[rate_file_name("go-http", 2)] = VEGETA_HELD, VEGETA_BEHIND  # now go-http fell behind: nginx-http held, with nothing to add over
     cells = rate_cells(read_rate_run(make_rate_run(tmp_path / "base-behind", entries, files))[0])
     rows = {row[1]: row for row in ratepage.rate_section(cells, {}, SimpleNamespace(cells=())).rows}
     assert rows["nginx-http"][-2:] == ("- (go-http did not hold the rate)",) * 2 and rows["nginx-http"][4] != "-"
-    assert rows["go-http (rate not held in 1 of 2)"][-1] == "baseline"
+    assert rows["go-http (held in 1 of 2)"][-1] == "baseline"
 
 
 def test_the_summary_line_says_the_load_and_the_interval(tmp_path):

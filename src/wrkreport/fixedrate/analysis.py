@@ -41,6 +41,7 @@ class RateCell:
     added_p50: Interval | None = None  # setup - its baseline, ms
     added_p99: Interval | None = None
     reasons: tuple[str, ...] = ()  # why measurements were left out (the first failed check of each)
+    held_in: int = 0  # measurements in which the rate was held (its p50, p99 are theirs when some were not)
 
     @property
     def baseline(self) -> str:
@@ -57,6 +58,11 @@ class RateCell:
         """Return True when the rate was held in every measurement of the cell and one counts."""
         return self.not_held == 0 and self.usable > 0
 
+    @property
+    def held_in_some(self) -> bool:
+        """Return True when the rate was held in some measurements and not in others: its latencies are those of the held ones."""
+        return self.not_held > 0 and self.usable > 0
+
     def record(self) -> dict:
         """Return the results.json record (docs/wrkreport.md, `fixed_rate`)."""
         found = {
@@ -65,6 +71,7 @@ class RateCell:
             "offered_rps": self.offered_rps,
             "achieved_rps": None if self.achieved_rps is None else round(self.achieved_rps, 1),
             "held": self.held,
+            "held_in": self.held_in,
             "measurements": self.measurements,
             "usable": self.usable,
             "p50_ms": self.p50_ms,
@@ -124,13 +131,14 @@ def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | Non
         not_held = sum(1 for m in group if m.result is not None and not m.held)
         figures = {f"{name}_ms": median_or_none([m.result.percentile_ms(p) for m in used]) for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9))}
         achieved = median_or_none([m.result.achieved_rps for m in used if m.result.achieved_rps is not None])
-        if not_held:
-            figures = dict.fromkeys(figures)  # not held: its latencies are a queue's, not averaged in
+        # Held in some blocks only: p50 and p99 are the held ones' (what was measured at the rate), said as such;
+        # no added latency, since the blocks left are the kinder ones.
         added = {}
         base = groups.get((baseline_of(setup), n, rate), [])
         base_held = base and not any(m.result is not None and not m.held for m in base)
         if setup != BASELINE and not not_held and base_held:
             added = {f"added_{name}": added_interval(group, base, p) for name, p in ADDED}
         reasons = tuple(m.failed[0].message for m in group if m.failed)
-        cells.append(RateCell(setup, n, rate, len(group), len(used), not_held, achieved, **figures, **added, reasons=reasons))
+        held_in = sum(1 for m in group if m.result is not None and m.held)
+        cells.append(RateCell(setup, n, rate, len(group), len(used), not_held, achieved, **figures, **added, reasons=reasons, held_in=held_in))
     return cells

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..core.stats import Interval
-from ..fixedrate.summary import added_over, baselines_named, fmt_interval, over
+from ..fixedrate.summary import added_over, baselines_named, fmt_interval, not_held_words, over
 from .fmt import fmt_ms
 
 
@@ -36,7 +36,7 @@ def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
         named = baselines_named(here)
         for c in here:
             if not c.held:
-                parts.append(f"{c.setup} could not hold the rate (left out)" if c.not_held else f"{c.setup} has no usable measurement")
+                parts.append(not_held_words(c))
             elif not c.is_baseline and c.added_p50 is not None:
                 parts.append(f"{c.setup} adds {fmt_added(c.added_p50)} at p50 and {fmt_added(c.added_p99)} at p99{over(c, named)}")
         if parts:
@@ -75,7 +75,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSecti
     several = len({c.gomaxprocs for c in cells}) > 1
     rows, named = [], baselines_named(cells)
     for c in cells:
-        status = "" if c.held else (f" (rate not held in {c.not_held} of {c.measurements})" if c.not_held else " (no usable measurement)")
+        status = "" if c.held else (f" (held in {c.held_in} of {c.measurements})" if c.not_held else " (no usable measurement)")
         rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup + status, f"{c.offered_rps:,}",
                      "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
                      *added_cells(c, named)))
