@@ -503,3 +503,18 @@ def heavy_noise(rng: random.Random, scale: float) -> float:
     t3 = rng.gauss(0, 1) / ((sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3) ** 0.5)
     stall = 4 * scale if rng.random() < 0.03 else 0.0
     return scale * t3 + stall - 0.03 * 4 * scale
+
+
+# --- Parser properties ------------------------------------------------------------------
+
+
+def parses_or_parse_error(text: str):
+    """Return the result, or None when the parser raised ParseError (anything else propagates)."""
+    from wrkreport.core.errors import ParseError
+    from wrkreport.parsers import parse_text
+
+    try:
+        return parse_text(text, "prop")
+    except ParseError as exc:
+        assert exc.path == "prop" and (exc.line is None or exc.line >= 1)
+        return None

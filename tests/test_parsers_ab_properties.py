@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wrkreport.core.errors import ParseError
-from wrkreport.parsers import parse_text
 from properties import examples
+from helpers import parses_or_parse_error
 
 CAPTURED = Path(__file__).parent / "fixtures" / "ab" / "captured"
 REAL = sorted(CAPTURED.glob("*.txt"))
@@ -19,15 +18,6 @@ REPORTS = [p for p in REAL if "(longest request)" in p.read_text()]
 REAL_LINES = sorted({line for p in REAL for line in p.read_text().splitlines()})
 BANNER = "This is ApacheBench, Version 2.3 <$Revision$>"
 ABISH = st.sampled_from(sorted(set("".join(REAL_LINES)) | set("\t\r\xa0\x00é-+")))
-
-
-def parses_or_parse_error(text: str):
-    """Return the result, or None when the parser raised ParseError (anything else propagates)."""
-    try:
-        return parse_text(text, "prop")
-    except ParseError as exc:
-        assert exc.path == "prop" and (exc.line is None or exc.line >= 1)
-        return None
 
 
 @settings(max_examples=examples(300), deadline=None)

@@ -13,20 +13,12 @@ from hypothesis import strategies as st
 from wrkreport.core.errors import ParseError
 from wrkreport.parsers import parse_text
 from properties import examples
+from helpers import parses_or_parse_error
 
 SAMPLES = Path(__file__).parent / "fixtures" / "wrk" / "samples"
 REAL = sorted(p for p in SAMPLES.glob("*.txt") if "SYNTHETIC" not in p.name and "STDERR" not in p.name)
 REAL_LINES = sorted({line for p in REAL for line in p.read_text().splitlines()})
 WRKISH = st.sampled_from(sorted(set("".join(REAL_LINES)) | set("\t\r\xa0\x00é-+")))
-
-
-def parses_or_parse_error(text: str):
-    """Return the result, or None when the parser raised ParseError (anything else propagates)."""
-    try:
-        return parse_text(text, "prop")
-    except ParseError as exc:
-        assert exc.path == "prop" and (exc.line is None or exc.line >= 1)
-        return None
 
 
 @settings(max_examples=examples(300), deadline=None)
