@@ -119,7 +119,7 @@ def test_the_summary_line_says_the_load_and_the_interval(tmp_path):
     entries = [rate_entry(s, b) for s in ("go-http", "nginx-http") for b in (1, 2, 3)]
     (line,) = rate_summary_lines(rate_cells(read_rate_run(make_rate_run(tmp_path / "run", entries, {e["file"]: VEGETA_HELD for e in entries}))[0]))
     assert " ".join(line.split()) == ("GOMAXPROCS=1 at 500 req/s offered, open loop, latency added over go-http: "
-                                      "nginx-http adds p50 0 ms (0 to 0), p99 0 ms (0 to 0)")
+                                      "nginx-http: no measurable difference at p50 (0 to 0 ms); no measurable difference at p99 (0 to 0 ms)")
 
 
 def test_nginx_tls_setups_add_over_go_https_and_say_so(tmp_path):
@@ -133,10 +133,11 @@ def test_nginx_tls_setups_add_over_go_https_and_say_so(tmp_path):
     assert "baseline" not in by["go-http"].record()
     (line,) = rate_summary_lines(cells)
     line = " ".join(line.split())
-    assert "latency added over each setup's baseline: go-https adds p50 0.100 ms (0.100 to 0.100), p99 0.100 ms (0.100 to 0.100) over go-http; nginx-https adds p50 0.0500 ms" in line
+    assert ("latency added over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100) and 0.100 ms at p99 (0.100 to 0.100) "
+            "over go-http; nginx-https adds 0.0500 ms at p50") in line
     assert line.endswith("over go-https")
     (sentence,) = ratepage.sentences(cells, False)
-    assert sentence.startswith("At 500 req/s, open loop, over each setup's baseline: go-https adds 0.100 ms (0.100 to 0.100) at p50") and sentence.endswith("at p99 over go-https.")
+    assert sentence.startswith("At 500 req/s, open loop, over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100)") and sentence.endswith("over go-https.")
     section = ratepage.rate_section(cells, {}, SimpleNamespace(cells=()))
     assert section.added_over == "each setup's baseline"
     assert {row[1]: row[-1] for row in section.rows}["nginx-https"].endswith(" over go-https")
@@ -167,4 +168,5 @@ def test_build_prints_one_line_per_rate_saying_the_load(tmp_path):
     done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False, timeout=300)
     assert "Traceback" not in done.stderr
     text = " ".join(done.stdout.split())
-    assert "GOMAXPROCS=1 at 500 req/s offered, open loop, latency added over go-http: nginx-http adds p50 0 ms (0 to 0), p99 0 ms (0 to 0)" in text, done.stdout
+    assert ("GOMAXPROCS=1 at 500 req/s offered, open loop, latency added over go-http: nginx-http: no measurable difference at p50 "
+            "(0 to 0 ms); no measurable difference at p99 (0 to 0 ms)") in text, done.stdout

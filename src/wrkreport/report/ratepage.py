@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..core.stats import Interval
-from ..fixedrate.summary import added_over, baselines_named, fmt_interval, not_held_words, over
+from ..fixedrate.summary import added_over, added_words, baselines_named, fmt_interval, not_held_words, over
 from .fmt import fmt_ms
 
 
@@ -38,7 +38,7 @@ def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
             if not c.held:
                 parts.append(not_held_words(c))
             elif not c.is_baseline and c.added_p50 is not None:
-                parts.append(f"{c.setup} adds {fmt_added(c.added_p50)} at p50 and {fmt_added(c.added_p99)} at p99{over(c, named)}")
+                parts.append(added_words(c) + over(c, named))
         if parts:
             found.append(f"{where}, open loop, over {added_over(named)}: " + "; ".join(parts) + ".")
     return found
