@@ -226,3 +226,18 @@ def test_the_failure_box_reads_the_nginx_log_safely(kind, tmp_path):
     assert lines[0].startswith("nginx-fcgi-unix at GOMAXPROCS=1, 2:")
     assert "(13: Permission denied)" not in lines[0]  # nothing read: not regular, outside the run, or past the first 64 KiB
     assert "'Unix socket permissions'" in lines[0]  # the generic cause instead
+
+
+def test_the_rates_parameter_says_the_rates_measured_when_they_were_shares():
+    import doctest
+
+    from wrkreport.report import page
+    from wrkreport.report.page import parameter_value
+
+    assert doctest.testmod(page).failed == 0
+    plan = {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"},
+                                {"gomaxprocs": 2, "rates": [6200, 12400]}]}
+    assert parameter_value("rates", [], plan) == ("none given: at GOMAXPROCS=1 5,500 req/s (25% of nginx-fcgi-unix's 22,000 req/s); "
+                                                  "at GOMAXPROCS=2 6,200 req/s, 12,400 req/s")  # was 'none' for a run whose phase ran
+    assert parameter_value("rates", [], {}) == "none" and parameter_value("rates", [2000, 5000], plan) == "2000, 5000"
+    assert parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": "x"}]}) == "none"

@@ -212,7 +212,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         environment=tuple(environment_rows(manifest, machine_tables := tuple(machine_tables_of(manifest)))),
         machines=machine_tables,
         network=tuple(rtt_lines(manifest)),
-        parameters=tuple((k, display(v, k)) for k, v in run.parameters.items()),
+        parameters=tuple((k, parameter_value(k, v, run.manifest or {})) for k, v in run.parameters.items()),
         sysctl=tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted((manifest.get("sysctl") or {}).items())) if isinstance(manifest.get("sysctl"), dict) else (),
         nginx_v=str(manifest.get("nginx_V") or ""),
         reference_rows=tuple(
@@ -366,3 +366,18 @@ def ratio_caption(analysis: Analysis, refs) -> str:
         where = "GOMAXPROCS=" + ", ".join(map(str, matching))
         beside.append(f"{marker} are its GOMAXPROCS={article} figures ({'all of its laptop' + chr(39) + 's threads, ' if article != 1 else ''}shown on our {where} rows)")
     return text + " The 2013 article's ratios: " + "; ".join(beside) + "."
+
+
+def parameter_value(key: str, value, manifest: dict) -> str:
+    """Return a run parameter for the page; `rates` says the rates measured when they were shares of a setup's req/s, not 'none'.
+
+    >>> parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"}]})
+    "none given: at GOMAXPROCS=1 5,500 req/s (25% of nginx-fcgi-unix's 22,000 req/s)"
+    """
+    plans = manifest.get("fixed_rate_plan")
+    if key == "rates" and not value and isinstance(plans, list) and plans:
+        said = [f"at GOMAXPROCS={p.get('gomaxprocs')} " + (", ".join(f"{r:,} req/s" for r in p.get("rates") or [] if isinstance(r, int)) or "no rate")
+                + (f" ({p['basis']})" if isinstance(p.get("basis"), str) else "") for p in plans if isinstance(p, dict) and isinstance(p.get("gomaxprocs"), int)]
+        return "none given: " + "; ".join(said) if said else display(value, key)
+    return display(value, key)
+
