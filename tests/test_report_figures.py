@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -241,3 +244,13 @@ def test_the_rates_parameter_says_the_rates_measured_when_they_were_shares():
                                                   "at GOMAXPROCS=2 6,200 req/s, 12,400 req/s")  # was 'none' for a run whose phase ran
     assert parameter_value("rates", [], {}) == "none" and parameter_value("rates", [2000, 5000], plan) == "2000, 5000"
     assert parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": "x"}]}) == "none"
+
+
+def test_a_missed_precision_target_has_a_badge_beside_the_checks(tmp_path):
+    run = Path(shutil.copytree(RUNS / "default-run-6", tmp_path / "raw" / "r"))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["precision"].update(met=False, worst_half_width_pct=54.2)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    build(run, tmp_path / "out", datetime(2026, 11, 26, tzinfo=timezone.utc))
+    header = (tmp_path / "out" / "index.html").read_text().split("</header>")[0]
+    assert 'precision target: <span class="status status-warn">NOT met (+/-54.2%)</span>' in header  # never a lone green 'checks: pass'

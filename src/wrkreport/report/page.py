@@ -17,6 +17,7 @@ from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, An
 from ..latency_histogram import SHOWN_PERCENTILES
 from ..core.setups import BASELINE, setup_description
 from ..core.records import worst
+from ..design import precision_of
 from ..run import relative_to
 from .evidence import CheckGroup, HeaderRow, MeasurementRow, check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
@@ -144,6 +145,7 @@ class Page:
     setups: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     settings: str = ""  # non-default knobs, in words ("" when none)
     precision: str = ""  # the precision target met or not, for blocked runs: part of the answer
+    precision_badge: tuple[str, str] | None = None  # (pass | warn, 'met (+/-4.2%)'): beside the checks' badge; None without a target
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
     app_server: str = "Go"  # the server in Go's place in the CPU table: "Go", or "Go or Node" with node-http
     cpu: tuple[CpuRow, ...] = ()
@@ -226,6 +228,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         setups=tuple((s, setup_description(s)) for s in analysis.setups),
         settings=settings_sentence(run.parameters),
         precision=analysis.precision_note,
+        precision_badge=precision_badge(run.manifest),
         sharing=sharing_sentence(analysis),
         app_server=charts.app_server(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
@@ -380,4 +383,22 @@ def parameter_value(key: str, value, manifest: dict) -> str:
                 + (f" ({p['basis']})" if isinstance(p.get("basis"), str) else "") for p in plans if isinstance(p, dict) and isinstance(p.get("gomaxprocs"), int)]
         return "none given: " + "; ".join(said) if said else display(value, key)
     return display(value, key)
+
+
+def precision_badge(manifest: dict | None) -> tuple[str, str] | None:
+    """Return the header's precision badge: ('pass', 'met (+/-4.2%)') or ('warn', 'NOT met (+/-54%)'); None for a run without a target.
+
+    A green 'checks: pass' must not stand alone above a precision target that was missed.
+
+    >>> precision_badge({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 54.2}})
+    ('warn', 'NOT met (+/-54.2%)')
+    >>> precision_badge({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}}), precision_badge({})
+    (('pass', 'met (+/-4.2%)'), None)
+    """
+    record = precision_of(manifest)
+    if record is None:
+        return None
+    worst = record["worst_half_width_pct"]
+    said = "met" if record["met"] else "NOT met"
+    return ("pass" if record["met"] else "warn"), said + (f" (+/-{worst:g}%)" if worst is not None else "")
 
