@@ -518,3 +518,15 @@ def parses_or_parse_error(text: str):
     except ParseError as exc:
         assert exc.path == "prop" and (exc.line is None or exc.line >= 1)
         return None
+
+
+def assert_parse_error(path: Path, line: int | None, message: str) -> None:
+    """Assert that parsing the file at path raises ParseError naming it, the line (None: the whole file) and message, in one line."""
+    from wrkreport.core.errors import ParseError
+    from wrkreport.parsers import parse_file
+
+    with pytest.raises(ParseError) as info:
+        parse_file(path)
+    assert (info.value.path, info.value.line, info.value.detail) == (str(path), line, message)
+    assert info.value.message() == (str(path) if line is None else f"{path}:{line}") + f": {message}"
+

@@ -16,6 +16,7 @@ from wrkreport.cli import cli
 from wrkreport.core.errors import ParseError
 from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
+from helpers import assert_parse_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ab"
 CAPTURED = FIXTURES / "captured"
@@ -149,12 +150,7 @@ def test_every_broken_fixture_has_a_case():
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_broken_fixture_message(name):
-    path = FIXTURES / "broken" / name
-    line, message = BROKEN[name]
-    with pytest.raises(ParseError) as info:
-        parse_file(path)
-    assert (info.value.path, info.value.line, info.value.detail) == (str(path), line, message)
-    assert info.value.message() == f"{path}:{line}: {message}"
+    assert_parse_error(FIXTURES / "broken" / name, *BROKEN[name])
 
 
 # --- The 2012 study's one ab run, as its reference gives it ---------------------------------

@@ -12,6 +12,7 @@ import pytest
 from wrkreport.core.errors import ParseError
 from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
+from helpers import assert_parse_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"
 EXPECTS = sorted(FIXTURES.rglob("*.expect.json"))
@@ -129,13 +130,7 @@ def test_every_broken_fixture_has_a_case():
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_broken_fixture_message(name):
-    path = FIXTURES / "broken" / name
-    line, message = BROKEN[name]
-    with pytest.raises(ParseError) as info:
-        parse_file(path)
-    assert (info.value.path, info.value.line, info.value.detail) == (str(path), line, message)
-    expected_where = str(path) if line is None else f"{path}:{line}"
-    assert info.value.message() == f"{expected_where}: {message}"
+    assert_parse_error(FIXTURES / "broken" / name, *BROKEN[name])
 
 
 def test_missing_file_is_a_parse_error(tmp_path):
