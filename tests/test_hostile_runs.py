@@ -471,3 +471,10 @@ def test_doctests():
     for module in (schema, rawfile):
         failures, tried = doctest.testmod(module)
         assert failures == 0 and tried > 0, module.__name__
+
+
+def test_a_manifest_cannot_mark_its_own_fixed_rate_entry_refused(tmp_path):
+    run = Path(shutil.copytree(RUNS / "variant-nokeep", tmp_path / "raw" / "r"))
+    edit_json(run / "manifest.json", lambda d: d["fixed_rate_measurements"][0].update(refused="\x1b[31mforged"))
+    loaded = load_run(run)
+    assert all(m.usable for m in loaded.rates) and not any("forged" in c.message for c in loaded.problems)

@@ -34,7 +34,8 @@ MACHINE_KEYS = re.compile(r"(?:server_host|client_hosts|network|parameters\.(?:s
 CLIENTS_KEY = re.compile(r"measurements\[([0-9]+)\]\.(?:clients|client|host)\b")
 
 # The file of a measurement entry (or of one of its fixed-rate clients) that rawfile.name_problem
-# refused (schema kind "file"): the entry is left out with a failed `file-name` check. A refused
+# refused (schema kind "file"): a wrk entry is left out with a failed `file-name` check, a
+# fixed-rate entry is marked REFUSED and read as an unusable measurement. A refused
 # cpu_file, hist_file or headers_file is left out alone, with a warning: the measurement stands
 # without it. A wrk measurement's clients' files go through CLIENTS_KEY.
 REFUSED = "refused"  # the key refuse_entries adds to a fixed-rate entry whose file name was refused
@@ -104,6 +105,10 @@ def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
     files = [reason for reason in wrong if ENTRY_FILE_KEY.match(reason) and not CLIENTS_KEY.match(reason)]
     wrong = [reason for reason in wrong if not MACHINE_KEYS.match(reason) and not CLIENTS_KEY.match(reason) and reason not in files]
     problems.extend(machine_problems(machines) + client_entry_problems(data, clients, run_dir.name))
+    rate_entries = data.get("fixed_rate_measurements")
+    for entry in rate_entries if isinstance(rate_entries, list) else []:
+        if isinstance(entry, dict):
+            entry.pop(REFUSED, None)  # only refuse_entries marks an entry: the file's own value of the key is not taken
     problems.extend(refuse_entries(data, files, run_dir.name))
     for reason in wrong[:MAX_FIELD_PROBLEMS]:
         where = f"{run_dir.name}/{MANIFEST}" if NOT_A_FILE_NAME in reason else MANIFEST  # a refused name says which run it came from
@@ -135,7 +140,7 @@ def refuse_entries(data: dict, reasons: list[str], run: str) -> list[Check]:
         entries = data.get(key) if isinstance(data.get(key), list) else []
         entry = entries[index] if index < len(entries) and isinstance(entries[index], dict) else {}
         if key == "fixed_rate_measurements":
-            entry.setdefault(REFUSED, f"{run}/{MANIFEST}: {reason}")
+            entry.setdefault(REFUSED, f"{run}/{MANIFEST}: {reason}")  # the first refused field of the entry
             continue
         if (key, index) not in doomed:
             found.append(Check("file-name", "fail", f"{run}/{MANIFEST}: {reason}; that measurement's entry is left out", *entry_subject(entry)))
