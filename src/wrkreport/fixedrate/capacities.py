@@ -1,0 +1,109 @@
+"""Capacities: a run's fixed-rate measurements -> per setup and GOMAXPROCS, the capacity at the run's objective, with its interval or bound, and its ratio to the baseline's.
+
+Each block's measurements of a setup (the planned rates and the search's steps, in the
+order they ran) are read as the search read them (capacity.result_step), so the report
+recomputes what the driver found from the raw files alone; capacity.block_capacity and
+capacity.combine do the rest. The generator's ceiling at a GOMAXPROCS value is what
+vegeta managed where it fell behind its schedule with the answers within the objective
+(None when it never did). Pure functions.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ..core.setups import BASELINE, baseline_of
+from .capacity import GENERATOR, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
+from .reading import RateMeasurement
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One setup's capacity at one GOMAXPROCS value under the run's objective."""
+
+    setup: str
+    gomaxprocs: int
+    slo: Slo
+    estimate: Estimate
+    blocks: tuple[BlockCapacity, ...]
+    ratio: Estimate | None = None  # over the baseline's (None for the baseline, or when nothing can be said)
+    generator_rps: float | None = None  # vegeta's ceiling at this GOMAXPROCS, when it was met
+
+    @property
+    def baseline(self) -> str | None:
+        """Return the setup its ratio divides by (core.setups.baseline_of), None for a baseline."""
+        return None if self.setup == baseline_of(self.setup) else baseline_of(self.setup)
+
+    def record(self) -> dict:
+        """Return the results.json record (docs/wrkreport.md, `capacity`)."""
+        rounded = lambda value, digits=0: None if value is None else round(value, digits) if digits else round(value)  # noqa: E731
+        found = {
+            "setup": self.setup,
+            "gomaxprocs": self.gomaxprocs,
+            "slo": self.slo.record(),
+            "capacity_rps": rounded(self.estimate.value),
+            "ci_low": rounded(self.estimate.low),
+            "ci_high": rounded(self.estimate.high),
+            "bound": self.estimate.bound,
+            "blocks": self.estimate.blocks,
+            "block_capacities": [{"block": b.block, "capacity_rps": round(b.rps), "bound": b.bound, "bracket": [b.low, b.high],
+                                  "steps": b.steps} for b in self.blocks],
+            "generator_ceiling_rps": rounded(self.generator_rps),
+        }
+        if self.baseline is not None:
+            ratio = self.ratio
+            found.update({
+                "baseline": self.baseline,
+                "ratio": None if ratio is None else round(ratio.value, 4),
+                "ratio_ci_low": None if ratio is None else rounded(ratio.low, 4),
+                "ratio_ci_high": None if ratio is None else rounded(ratio.high, 4),
+                "ratio_bound": None if ratio is None else ratio.bound,
+            })
+        return found
+
+
+def measurement_step(m: RateMeasurement, slo: Slo) -> Step:
+    """Return a measurement as a step of the search (no record: a failed step)."""
+    return result_step(m.rate, m.result, m.checks, slo)
+
+
+def block_steps(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str, int], dict[int, list[Step]]]:
+    """Return the steps of each (setup, GOMAXPROCS), per block, in the order measured."""
+    found: dict[tuple[str, int], dict[int, list[Step]]] = {}
+    for m in measurements:
+        found.setdefault((m.setup, m.gomaxprocs), {}).setdefault(m.block, []).append(measurement_step(m, slo))
+    return found
+
+
+def generator_ceiling(steps: dict[int, list[Step]]) -> list[float]:
+    """Return the rates vegeta managed in the steps where it fell behind with the answers within the objective."""
+    return [s.achieved_rps for block in steps.values() for s in block if s.verdict == GENERATOR and s.achieved_rps]
+
+
+def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order: list[str] | None = None) -> list[Capacity]:
+    """Return one Capacity per (setup, GOMAXPROCS) measured, by GOMAXPROCS then setup (setup_order, else the baseline first); [] without an objective."""
+    if slo is None:
+        return []
+    steps = block_steps(measurements, slo)
+    per_block = {key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b])) is not None] for key, blocks in steps.items()}
+    ceilings: dict[int, list[float]] = {}
+    for (_, n), blocks in steps.items():
+        ceilings.setdefault(n, []).extend(generator_ceiling(blocks))
+    order = list(setup_order or [])
+
+    def key(item: tuple[str, int]) -> tuple:
+        setup, n = item
+        return n, order.index(setup) if setup in order else len(order), setup != BASELINE, setup
+
+    found = []
+    for setup, n in sorted(per_block, key=key):
+        blocks = per_block[(setup, n)]
+        estimate = combine(blocks)
+        if estimate is None:
+            continue
+        base = baseline_of(setup)
+        ratio = combine_ratio(blocks, per_block.get((base, n), [])) if base != setup else None
+        ceiling = statistics.median(ceilings[n]) if ceilings.get(n) else None
+        found.append(Capacity(setup, n, slo, estimate, tuple(blocks), ratio, ceiling))
+    return found
