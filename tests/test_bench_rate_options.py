@@ -11,7 +11,7 @@ import pytest
 from wrkreport.bench import rate_options as rateplan
 from wrkreport.bench.commands.rate_phase import rates_for, slowest_rate
 from wrkreport.bench.rate_options import parse_rates, rate_parameters, rate_phase_seconds, round_rate
-from wrkreport.bench.profiles import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S
+from wrkreport.bench.profiles import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, SEARCH_STEPS_EXPECTED
 from wrkreport.core.errors import UsageError
 
 from helpers import plan
@@ -51,21 +51,54 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
-def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_in_four_blocks():
+def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_three_blocks():
     p = plan()
-    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 2, True)
-    per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
-    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 3, 1, True)
+    assert p["slo"] == {"percentile": 99, "ms": 10.0}
+    per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + (1 + SEARCH_STEPS_EXPECTED) * (p["rate_duration_s"] + RATE_OVERHEAD_S)
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 3 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
     assert p["rate_phase_s"] == round(rate_phase_seconds(p))
     assert set(rate_parameters(p)) == set(rateplan.RATE_PARAMETERS)
 
 
 def test_the_new_connection_setups_are_not_in_the_phase():
     # --setups tls: go-http and the three keep-alive TLS setups are; the -new ones (handshakes per second) are not.
-    p = plan("--setups", "tls")
+    p = plan("--setups", "tls", "--slo", "off")
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
     assert len(p["setups"]) == 7 and rateplan.rate_setups(p["setups"]) == ["go-http", "go-https", "nginx-https", "nginx-https-unix"]
-    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + 4 * per_setup))
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 3 * (PASS_OVERHEAD_S + 4 * per_setup))
+
+
+@pytest.mark.parametrize("options, env, expected", [
+    ((), {}, {"percentile": 99, "ms": 10.0}),
+    (("--slo", "p99=2ms"), {}, {"percentile": 99, "ms": 2.0}),
+    (("--slo", "p50=500us"), {}, {"percentile": 50, "ms": 0.5}),
+    (("--slo", "p99.9=20ms"), {"BENCH_SLO": "p90=1ms"}, {"percentile": 99.9, "ms": 20.0}),
+    ((), {"BENCH_SLO": "p90=1ms"}, {"percentile": 90, "ms": 1.0}),
+    (("--slo", "off"), {}, None),
+    (("--rates", "off"), {}, None),  # no phase, no search
+])
+def test_slo_option_environment_and_off(options, env, expected):
+    p = plan(*options, env=env)
+    assert p["slo"] == expected
+    assert ("capacity_search 1" in rateplan.rate_lines(p)) == (expected is not None)
+
+
+def test_the_search_takes_time_out_of_the_phase():
+    assert plan()["rate_phase_s"] > plan("--slo", "off")["rate_phase_s"] > 0
+
+
+@pytest.mark.parametrize("options, env, message", [
+    (("--slo", "p101=5ms"), {}, "--slo 'p101=5ms': the percentile must be one of p50, p90, p99, p99.9"),
+    (("--slo", "p99=fast"), {}, "--slo 'p99=fast': expected PERCENTILE=DURATION"),
+    (("--slo", "p99=-1ms"), {}, "--slo 'p99=-1ms': expected PERCENTILE=DURATION"),
+    (("--slo", "p99=0ms"), {}, "--slo 'p99=0ms': the duration must be above 0"),
+    ((), {"BENCH_SLO": "p99"}, "BENCH_SLO 'p99': expected PERCENTILE=DURATION"),
+])
+def test_a_bad_slo_is_a_one_line_usage_error(options, env, message):
+    with pytest.raises(UsageError) as raised:
+        plan(*options, env=env)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
 def test_the_share_is_of_the_slowest_keep_alive_setup():

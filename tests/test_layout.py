@@ -32,11 +32,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("wrkreport", "wrkreport.core", "wrkreport.core.*")),  # wrkreport: the package, its __version__
     ("safe reading", ("wrkreport.rawfile", "wrkreport.schema", "wrkreport.latency_histogram", "wrkreport.fixedrate", "wrkreport.fixedrate.record")),
     ("parsers", ("wrkreport.parsers", "wrkreport.parsers.*")),
-    ("run files", ("wrkreport.run_files", "wrkreport.client_outputs", "wrkreport.fixedrate.rate_checks")),
+    ("run files", ("wrkreport.run_files", "wrkreport.client_outputs", "wrkreport.fixedrate.rate_checks", "wrkreport.fixedrate.capacity")),
     ("run", ("wrkreport.run", "wrkreport.fixedrate.reading")),
     ("checks and analysis", ("wrkreport.tls_checks", "wrkreport.checks", "wrkreport.cells", "wrkreport.design", "wrkreport.noise",
                              "wrkreport.latency", "wrkreport.reference", "wrkreport.analyze", "wrkreport.fixedrate.analysis",
-                             "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison")),
+                             "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison", "wrkreport.fixedrate.capacities")),
     ("comparison", ("wrkreport.compare", "wrkreport.variant_ratio", "wrkreport.variant_compare")),
     ("charts", ("wrkreport.chart_layout", "wrkreport.charts", "wrkreport.change_chart", "wrkreport.rate_chart", "wrkreport.parallel")),
     ("report", ("wrkreport.report", "wrkreport.report.*")),

@@ -58,7 +58,7 @@ measure_rate() {
 }
 
 # run_rate_block N RATES: a block of the phase at GOMAXPROCS=N: servers started, every setup checked,
-# a warm-up, then every setup once per rate (comma list) in shuffled orders, servers stopped.
+# a warm-up, then every setup once per rate (comma list) in shuffled orders, the capacity search, servers stopped.
 run_rate_block() {
   local n="$1" line rate setup order=()
   STAGE="the start of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
@@ -80,15 +80,46 @@ run_rate_block() {
       fi
     done
   done
+  read -ra order <<<"${lines[0]#* }"
+  search_capacity "${n}" "${order[@]}"
   end_block "${n}"
+}
+
+# search_capacity N SETUP...: this block's capacity search at --slo (fixedrate/capacity.py): rounds of the helper's
+# `capacity-next`, each one measurement per setup still searching (in a shuffled order), until none is left.
+search_capacity() {
+  ((PLAN[capacity_search])) || return 0
+  local n="$1" setup rate line joined searching=()
+  shift
+  while :; do
+    searching=()
+    for setup in "$@"; do
+      ! contains "${setup}" "${USABLE[@]}" || searching+=("${setup}")
+    done
+    ((${#searching[@]})) || return 0
+    printf -v joined '%s,' "${searching[@]}"
+    ask capacity-next --gomaxprocs "${n}" --block "${BLOCK}" --setups "${joined%,}" ||
+      die 1 "could not plan the capacity search of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
+    ((${#ANSWER[@]})) || return 0
+    local steps=("${ANSWER[@]}")
+    for line in "${steps[@]}"; do
+      read -r setup rate <<<"${line}"
+      if servers_running "${setup}"; then
+        measure_rate "${n}" "${setup}" "${rate}"
+      else
+        drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
+      fi
+    done
+  done
 }
 
 # run_rate_phase: after the throughput blocks, PLAN[rate_blocks] blocks per GOMAXPROCS value
 # (alternating, as the throughput blocks), at the rates `rate-plan` gives for each.
 run_rate_phase() {
   ((PLAN[rate_phase])) || return 0
-  local n b rates=() joined
+  local n b rates=() joined search=""
   local -A at=()
+  ((PLAN[capacity_search] == 0)) || search="; then each block searches every setup's capacity with ${PLAN[slo]}"
   for n in "${GOMAXPROCS_LIST[@]}"; do
     ask rate-plan --gomaxprocs "${n}" || die 1 "could not plan the fixed-rate phase at GOMAXPROCS=${n}"
     read -ra rates <<<"${ANSWER[0]:-}"
@@ -98,7 +129,7 @@ run_rate_phase() {
     fi
     printf -v joined '%s,' "${rates[@]}"
     at[${n}]="${joined%,}"
-    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${PLAN[rate_blocks]} block(s) of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)"
+    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${PLAN[rate_blocks]} block(s) of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)${search}"
   done
   for ((b = 1; b <= PLAN[rate_blocks]; b++)); do
     BLOCK="${b}"

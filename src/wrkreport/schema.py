@@ -219,6 +219,9 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "parameters.rate_blocks": Spec("int", 0, 10**6),
     "parameters.rate_duration_s": Spec("number", 0, MAX_SECONDS),
     "parameters.rate_max_connections": Spec("int", 1, 10**8),
+    "parameters.slo": Spec("dict"),  # the capacity search's objective (fixedrate/capacity.slo_of judges the rest); null: none
+    "parameters.slo.percentile": Spec("number", 50, 99.9, required=True),
+    "parameters.slo.ms": Spec("number", 0, 60_000, required=True),
     "fixed_rate_plan": Spec("list"),
     "fixed_rate_plan[]": Spec("dict", required=True),
     "fixed_rate_plan[].gomaxprocs": Spec("int", 1, 10**6),

@@ -22,6 +22,7 @@ from . import server_machine
 from .commands.blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
 from .commands.clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
 from .commands.rate_phase import (
+    cmd_capacity_next,
     cmd_clients_vegeta,
     cmd_measure_rate,
     cmd_rate_pass_start,
@@ -192,6 +193,7 @@ def main_parser() -> argparse.ArgumentParser:
     add("summary", cmd_summary, run)
     add("vegeta-record", cmd_vegeta_record, run, (("--vegeta",), {"required": True}))
     add("rate-plan", cmd_rate_plan, run, n)
+    add("capacity-next", cmd_capacity_next, run, n, (("--block",), {"required": True, "type": int}), (("--setups",), {"required": True}))
     add("rate-pass-start", cmd_rate_pass_start, run, n, (("--block",), {"type": int, "required": True}), (("--rates",), {"required": True}))
     add(
         "measure-rate",

@@ -90,18 +90,25 @@ DEFAULT_MAX_TIME_S = {"default": 420}  # 7 minutes in all: the throughput blocks
 # (one round each: every setup once per rate in a shuffled order), the seconds of one
 # measurement and of its vegeta warm-up, and the rates without --rates, as shares of the
 # slowest setup's measured req/s at that GOMAXPROCS. 0 blocks: no phase unless --rates.
-# The default phase takes ~1m50s of the default run's --max-time (bench/plan.rate_phase_seconds).
+# The default phase (the light-load point and the capacity search) takes ~3m30s of the default
+# run's --max-time (rate_options.rate_phase_seconds): 3 blocks of 1-s measurements, the fewest
+# blocks an interval over server starts can be had from at t(0.975, 2) = 4.3 (2 blocks would
+# give 12.7); it was 4 blocks of 2 s for the light-load point alone.
 # The default share is a quarter of the slowest setup's closed-loop req/s: at half, on a
 # 2-core machine where vegeta takes its own share of the CPU, FastCGI fell behind the rate
 # in 5 of 8 measurements at GOMAXPROCS=1 of a default run (12,000 of its 23,143 req/s), so
 # the report had no added latency for it. A quarter is also nearer the load a service runs at.
 DEFAULT_RATE_SHARES = [0.25]
 RATE_PHASE: dict[str, dict] = {
-    "default": {"rate_blocks": 4, "rate_duration_s": 2, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
+    "default": {"rate_blocks": 3, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
     "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
     "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES},
 }
 ENV_RATES = "BENCH_RATES"
+ENV_SLO = "BENCH_SLO"
+# The capacity search's measurements per setup and block, for the phase's time estimate: search_steps
+# gives 4-5 between a quarter of the slowest setup's req/s and a setup's own on a default run.
+SEARCH_STEPS_EXPECTED = 5
 MAX_RATE = 10_000_000  # req/s; the file name's .rate-<R> takes at most 9 digits
 RATE_OVERHEAD_S = 0.4  # per fixed-rate measurement: vegeta's start and encoding its results
 

@@ -9,14 +9,21 @@ the slowest setup's throughput), so every setup is offered the same load. With t
 rule, the phase's expected time comes out of --max-time: the throughput blocks stop early
 enough for the whole run to fit. With --server-host vegeta runs here against the target
 (as wrk does); with --client-hosts on every client at once, each at its share of the rate
-(bench/fixed_rate_clients.py). Standard library only.
+(bench/fixed_rate_clients.py).
+
+--slo PCT=DURATION (BENCH_SLO; default p99=5ms, `off`: none) is the latency objective of
+the capacity search: after the planned rates, each block searches every setup's highest
+rate held with that percentile within the objective (fixedrate/capacity.py), in at most
+capacity.search_steps(lowest planned rate, the setup's closed-loop req/s) further
+measurements. Standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from .profiles import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES
+from .profiles import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO, SEARCH_STEPS_EXPECTED
+from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
 from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
 from .values import parse_int, parse_percent, split_list
@@ -27,6 +34,7 @@ OFF = "off"
 def rate_options(parser: argparse.ArgumentParser) -> None:
     """Add the fixed-rate phase's options to run_bench.sh's parser."""
     parser.add_argument("--rates")
+    parser.add_argument("--slo")
 
 
 def parse_rates(text: str, source: str) -> tuple[list[int], list[float]]:
@@ -67,6 +75,8 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
         profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's keep-alive runs only
     if not profile["rate_blocks"]:
         rates, shares = [], []
+    slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)
+    slo = parse_slo(slo_text.strip(), "--slo" if args.slo is not None else ENV_SLO if ENV_SLO in env else "the default --slo")
     return {
         **profile,
         "rates": rates,
@@ -76,6 +86,7 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
         # capped, a rate the server cannot hold shows as vegeta falling behind (rate-held).
         "rate_max_connections": max(plan["connections_levels"]),
         "rate_phase": bool(profile["rate_blocks"]),
+        "slo": slo.record() if slo is not None and profile["rate_blocks"] else None,  # no phase: no search
     }
 
 
@@ -93,22 +104,29 @@ def rate_setups(setups: list[str]) -> list[str]:
 
 
 def rate_phase_seconds(plan: dict) -> float:
-    """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up and a measurement per rate."""
+    """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up, a measurement per rate and the capacity search's."""
     if not plan["rate_phase"]:
         return 0.0
-    per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + len(plan["rates"] + plan["rate_shares"]) * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
+    measured = len(plan["rates"] + plan["rate_shares"]) + (SEARCH_STEPS_EXPECTED if plan.get("slo") else 0)
+    per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + measured * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
     per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
     return len(plan["gomaxprocs"]) * plan["rate_blocks"] * per_block
+
+
+def capacity_slo(plan: dict) -> Slo:
+    """Return the plan's objective (its record, {'percentile': 99, 'ms': 5}) as an Slo."""
+    return Slo(float(plan["slo"]["percentile"]), float(plan["slo"]["ms"]))
 
 
 def rate_lines(plan: dict) -> list[str]:
     """Return the phase's `key value` lines for the script."""
     lines = [f"rate_phase {int(plan['rate_phase'])}", f"rate_blocks {plan['rate_blocks']}"]
     lines += [f"rate_duration_s {plan['rate_duration_s']:g}", f"rate_warmup_s {plan['rate_warmup_s']:g}"]
-    return lines + [f"rate_max_connections {plan['rate_max_connections']}"]
+    return lines + [f"rate_max_connections {plan['rate_max_connections']}", f"capacity_search {int(bool(plan.get('slo')))}",
+                    f"slo {capacity_slo(plan).words if plan.get('slo') else 'off'}"]
 
 
-RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s")
+RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo")
 
 
 def rate_parameters(plan: dict) -> dict:

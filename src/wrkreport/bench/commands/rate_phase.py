@@ -8,8 +8,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import random
+
 from ...parsers.vegeta import read_client_files, read_vegeta_file
-from ...fixedrate.rate_checks import rate_held_check
+from ...fixedrate.capacity import FAIL, Step, result_step, next_rate, search_rng, search_steps, slo_of
+from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from .. import server_machine
 from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
 from ..fixed_rate import Attack, measure_rate, rate_stem, warm_up
@@ -160,17 +163,65 @@ def rate_progress(run_dir: Path, entry: dict, rate: int) -> str:
     return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
 
 
+STEPS: dict[str, Step] = {}  # each measurement's step, by its file: the long-lived helper reads a file once
+WRK_RATES: dict = {}  # each wrk file's req/s (stopping_rule.rate_of's cache), for the same reason
+
+
+def measured_step(run_dir: Path, entry: dict, params: dict) -> Step:
+    """Return a fixed-rate measurement as a step of the capacity search (fixedrate/capacity.py), judged as `wrkreport build` judges it."""
+    key = f"{run_dir}/{entry.get('file')}"
+    if entry.get("file") and key in STEPS:
+        return STEPS[key]
+    slo = slo_of(params.get("slo"))
+    try:
+        clients = entry.get("clients")
+        result = read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], entry["rate"])
+    except Exception:  # noqa: BLE001 - no usable results: a failed step (`wrkreport build` reports the file)
+        return Step(entry["rate"], FAIL)
+    step = result_step(entry["rate"], result, rate_checks(result, params["body_bytes"]), slo)
+    STEPS[key] = step
+    return step
+
+
+def cmd_capacity_next(args) -> int:
+    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE' per setup still searching, in a shuffled order; none when done."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    passes = [p for p in manifest.get("fixed_rate_passes") or [] if (p["gomaxprocs"], p["block"]) == (args.gomaxprocs, args.block)]
+    if slo_of(params.get("slo")) is None or not passes:
+        return 0
+    planned = passes[-1]["rates"]
+    lines = []
+    for setup in args.setups.split(","):
+        entries = [e for e in manifest.get("fixed_rate_measurements") or []
+                   if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block)]
+        high = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)
+        if not entries or not planned or high is None or high <= min(planned):
+            continue
+        taken = sum(1 for e in entries if e["rate"] not in planned)
+        left = search_steps(min(planned), high) - taken
+        rate = next_rate([measured_step(run_dir, e, params) for e in entries], round(high), left,
+                         search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
+        if rate is not None:
+            lines.append(f"{setup} {rate}")
+    random.Random(f"{params['seed']}:capacity-order:{args.gomaxprocs}:{args.block}:{len(manifest.get('fixed_rate_measurements') or [])}").shuffle(lines)
+    print("\n".join(lines), end="\n" if lines else "")
+    return 0
+
+
+def setup_rate(run_dir: Path, manifest: dict, setup: str, gomaxprocs: int, cache: dict) -> float | None:
+    """Return a setup's median closed-loop req/s at GOMAXPROCS (first connection level): the capacity search's upper end; None when not measured."""
+    level = levels_of(manifest["parameters"])[0]
+    rates = [r for m in manifest["measurements"]
+             if (m["setup"], m["gomaxprocs"], m.get("connections", level)) == (setup, gomaxprocs, level) and (r := rate_of(run_dir, m, cache)) is not None]
+    return statistics.median(rates) if rates else None
+
+
 def slowest_rate(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tuple[str, float] | None:
     """Return the setup with the lowest median req/s at GOMAXPROCS (first connection level) and that median; None when none counted."""
-    level = levels_of(manifest["parameters"])[0]
-    measured = set(rate_setups(manifest["parameters"]["setups"]))
-    found: dict[str, list[float]] = {}
-    for m in manifest["measurements"]:
-        if m["gomaxprocs"] == gomaxprocs and m.get("connections", level) == level and m["setup"] in measured:
-            rate = rate_of(run_dir, m, cache)
-            if rate is not None:
-                found.setdefault(m["setup"], []).append(rate)
-    medians = {setup: statistics.median(rates) for setup, rates in found.items()}
+    medians = {setup: rate for setup in rate_setups(manifest["parameters"]["setups"])
+               if (rate := setup_rate(run_dir, manifest, setup, gomaxprocs, cache)) is not None}
     return min(medians.items(), key=lambda item: item[1]) if medians else None
 
 
