@@ -167,16 +167,21 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
     for p in manifest["passes"]:
         assert all(cell["header_bytes"] == 141 for cell in p["cells"].values()), p["cells"]
     assert [h["net_ns"] for h in manifest["client_hosts"]] == [net_ns(bench.lab, one), net_ns(bench.lab, two)]
-    rated = manifest["fixed_rate_measurements"]  # the fixed-rate phase: vegeta on both clients at 250 req/s each
-    assert {(m["setup"], m["gomaxprocs"]) for m in rated} == cells
+    rated = manifest["fixed_rate_measurements"]  # the fixed-rate phase: vegeta on both clients at 250 req/s each, then the capacity search
+    assert {(m["setup"], m["gomaxprocs"]) for m in rated if m["rate"] == 500} == cells
+    assert params["slo"] == {"percentile": 99, "ms": 10.0} and {(m["setup"], m["gomaxprocs"]) for m in rated if m["rate"] > 500} == cells
     for m in rated:
-        assert [(c["client"], c["rate"], c["exit_code"]) for c in m["clients"]] == [("client-1", 250, 0), ("client-2", 250, 0)] and m["rate"] == 500
+        assert [(c["client"], c["exit_code"]) for c in m["clients"]] == [("client-1", 0), ("client-2", 0)]
+        assert sum(c["rate"] for c in m["clients"]) == m["rate"] and m["clients"][0]["rate"] - m["clients"][1]["rate"] in (0, 1)
         assert all((run / c["file"]).is_file() for c in m["clients"]) and json.loads((run / m["cpu_file"]).read_text())["host"] == "target"
     report = tmp_path / "report"
     built = subprocess.run([str(Path(sys.executable).parent / "wrkreport"), "build", str(run), "--out", str(report)], capture_output=True, text=True, timeout=300, env=env)
     assert built.returncode == 0, built.stderr
     page = (report / "index.html").read_text()
     assert "Machines" in page and target.address in page and one.address in page and two.address in page
+    capacity = json.loads((report / "results.json").read_text())["capacity"]  # the search ran on the two clients against the target
+    assert {(c["setup"], c["gomaxprocs"]) for c in capacity} == cells and all(c["capacity_rps"] >= 1 and c["blocks"] == 1 for c in capacity)
+    print("\n".join(f"capacity {c['setup']} GOMAXPROCS={c['gomaxprocs']}: {c['capacity_rps']} req/s ({c['bound']})" for c in capacity))
     assert bench.leftovers() == {}
 
 

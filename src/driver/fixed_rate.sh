@@ -34,10 +34,11 @@ rate_warm_up() {
   done
 }
 
-# measure_rate N SETUP RATE: one fixed-rate measurement through the helper's `measure-rate`
-# (its .vegeta.csv.gz and .cpu.json, its manifest entry in fixed_rate_measurements).
+# measure_rate N SETUP RATE [HIGH]: one fixed-rate measurement through the helper's `measure-rate`
+# (its .vegeta.csv.gz and .cpu.json, its manifest entry in fixed_rate_measurements); HIGH: a step of the capacity search.
 measure_rate() {
-  local n="$1" setup="$2" rate="$3" stem rc=0 clients=() hosts=() i
+  local n="$1" setup="$2" rate="$3" stem rc=0 clients=() hosts=() i search=()
+  [[ -z "${4:-}" ]] || search=(--search-high "$4")
   stem="${setup}.gomaxprocs-${n}.block-${BLOCK}.run-${BLOCK}.rate-${rate}"
   STAGE="${setup} GOMAXPROCS=${n} fixed-rate block ${BLOCK} at ${rate} req/s (its partial output was discarded)"
   CURRENT_FILES=("${RUN_DIR}/${stem}.vegeta.csv.gz" "${RUN_DIR}/${stem}.cpu.json")
@@ -49,7 +50,7 @@ measure_rate() {
     done
   fi
   PROGRESS_OPEN=1
-  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" || rc=$?
+  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" "${search[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()
@@ -89,7 +90,7 @@ run_rate_block() {
 # `capacity-next`, each one measurement per setup still searching (in a shuffled order), until none is left.
 search_capacity() {
   ((PLAN[capacity_search])) || return 0
-  local n="$1" setup rate line joined searching=()
+  local n="$1" setup rate high line joined searching=()
   shift
   while :; do
     searching=()
@@ -103,9 +104,9 @@ search_capacity() {
     ((${#ANSWER[@]})) || return 0
     local steps=("${ANSWER[@]}")
     for line in "${steps[@]}"; do
-      read -r setup rate <<<"${line}"
+      read -r setup rate high <<<"${line}"
       if servers_running "${setup}"; then
-        measure_rate "${n}" "${setup}" "${rate}"
+        measure_rate "${n}" "${setup}" "${rate}" "${high}"
       else
         drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
       fi

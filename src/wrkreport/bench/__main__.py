@@ -206,6 +206,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--vegeta",), {"required": True}),
         (("--work-dir",), {"required": True}),
         (("--clients",), {}),  # the state file of clients-preflight: vegeta on every client at once, at its share of the rate
+        (("--search-high",), {"type": int}),  # a step of the capacity search: its upper end (capacity-next's HIGH)
     )
     add("rate-warm-up", cmd_rate_warm_up, run, setup, (("--rate",), {"type": int, "required": True}), (("--vegeta",), {"required": True}),
         (("--work-dir",), {"required": True}), (("--clients",), {}))

@@ -86,7 +86,12 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
     if slo is None:
         return []
     steps = block_steps(measurements, slo)
-    per_block = {key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b])) is not None] for key, blocks in steps.items()}
+    highs: dict[tuple[str, int, int], int] = {}
+    for m in measurements:
+        if m.search_high is not None:
+            highs[(m.setup, m.gomaxprocs, m.block)] = max(m.search_high, highs.get((m.setup, m.gomaxprocs, m.block), 0))
+    per_block = {key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b], highs.get((*key, b)))) is not None]
+                 for key, blocks in steps.items()}
     ceilings: dict[int, list[float]] = {}
     for (_, n), blocks in steps.items():
         ceilings.setdefault(n, []).extend(generator_ceiling(blocks))

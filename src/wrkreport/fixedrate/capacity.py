@@ -196,7 +196,7 @@ def next_rate(steps: list[Step], high: int, left: int, rng: random.Random) -> in
         if len(steps) != 1:
             return None
         low, above = steps[0], None
-    top = above.rate if above is not None else high
+    top = min(above.rate, high) if above is not None else high
     if top <= low.rate * RESOLUTION:
         return None
     share = rng.uniform(*JITTER)
@@ -222,8 +222,12 @@ class BlockCapacity:
     generator_rps: float | None = None  # the rate vegeta managed when it fell behind at the bracket's top
 
 
-def block_capacity(block: int, steps: list[Step]) -> BlockCapacity | None:
+def block_capacity(block: int, steps: list[Step], high: int | None = None) -> BlockCapacity | None:
     """Return a block's capacity from its steps (see the module's docstring), None without steps.
+
+    high: the search's untested upper end (the setup's closed-loop req/s, as the driver
+    recorded it); a bracket whose top lies above it was never narrowed below it, so the
+    objective held at the highest rate tried: at least that rate.
 
     >>> block_capacity(1, [Step(6000, PASS), Step(12000, PASS), Step(16000, FAIL)]).rps
     13856.40...
@@ -235,7 +239,7 @@ def block_capacity(block: int, steps: list[Step]) -> BlockCapacity | None:
     low, above = bracket(steps)
     if low is None:
         return BlockCapacity(block, min(s.rate for s in steps), AT_MOST, None, min(s.rate for s in steps), len(steps))
-    if above is None:
+    if above is None or (high is not None and above.rate > high):
         return BlockCapacity(block, low.rate, AT_LEAST, low.rate, None, len(steps))
     if above.verdict == GENERATOR:
         return BlockCapacity(block, low.rate, AT_LEAST, low.rate, above.rate, len(steps), above.achieved_rps)

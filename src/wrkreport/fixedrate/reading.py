@@ -46,6 +46,7 @@ class RateMeasurement:
     file: str | None
     result: RateResult | None
     checks: tuple[Check, ...]
+    search_high: int | None = None  # a step of the capacity search: its untested upper end (None: a planned rate)
 
     @property
     def held(self) -> bool:
@@ -108,7 +109,7 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
     def unusable(message: str, check: str = "rate-run") -> RateMeasurement:
         failed = Check(check, "fail", f"{entry_label(entry)}: {message}", file=name, **where)
         problems.append(failed)
-        return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,))
+        return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,), entry.get("search_high"))
 
     if isinstance(entry.get(REFUSED), str):
         return unusable(entry[REFUSED], "file-name")  # in the run's checks too: a refused name is the run's problem
@@ -150,4 +151,4 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
             cpu, wrong = checked(raw, CPU_FIELDS)
             cpu = None if wrong else cpu
     checks = tuple(rate_checks(result, body_bytes if isinstance(body_bytes, int) else -1, cpu, {"file": name, **where}, cores))
-    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks)
+    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"))

@@ -119,6 +119,8 @@ def cmd_measure_rate(args) -> int:
             print("interrupted", file=sys.stderr)
             return 128 + run.signal
         entry, tail = run.entry(ids, attack), ""
+    if args.search_high:
+        entry["search_high"] = args.search_high  # a step of the capacity search, below this untested upper end
     manifest.setdefault("fixed_rate_measurements", []).append(entry)
     save_manifest(run_dir, manifest)
     print((rate_progress(run_dir, entry, args.rate) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
@@ -184,7 +186,7 @@ def measured_step(run_dir: Path, entry: dict, params: dict) -> Step:
 
 
 def cmd_capacity_next(args) -> int:
-    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE' per setup still searching, in a shuffled order; none when done."""
+    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE HIGH' (HIGH: the search's upper end) per setup still searching, in a shuffled order; none when done."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
@@ -204,7 +206,7 @@ def cmd_capacity_next(args) -> int:
         rate = next_rate([measured_step(run_dir, e, params) for e in entries], round(high), left,
                          search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
         if rate is not None:
-            lines.append(f"{setup} {rate}")
+            lines.append(f"{setup} {rate} {round(high)}")
     random.Random(f"{params['seed']}:capacity-order:{args.gomaxprocs}:{args.block}:{len(manifest.get('fixed_rate_measurements') or [])}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
