@@ -49,6 +49,10 @@ OFF = "off"
 MAX_SLO_MS = 60_000.0
 RESOLUTION = 1.10  # the search stops when its bracket's ends are within 10% of each other
 MAX_STEPS = 6  # search steps per setup and block at most (besides the planned rates)
+# The search's upper end is this much above the setup's closed-loop req/s: open loop at the
+# connection cap can carry about what wrk carried with as many connections, and a search that
+# stopped below wrk's figure would say "at least" for a capacity it could have bracketed.
+HEADROOM = 1.2
 JITTER = (0.3, 0.7)  # where between the bracket's ends (log scale) the next step falls, drawn uniformly
 PASS, FAIL, GENERATOR = "pass", "fail", "generator"
 AT_LEAST, AT_MOST = "at_least", "at_most"

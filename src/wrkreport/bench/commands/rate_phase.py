@@ -11,7 +11,7 @@ from pathlib import Path
 import random
 
 from ...parsers.vegeta import read_client_files, read_vegeta_file
-from ...fixedrate.capacity import FAIL, Step, result_step, next_rate, search_rng, search_steps, slo_of
+from ...fixedrate.capacity import FAIL, HEADROOM, Step, result_step, next_rate, search_rng, search_steps, slo_of
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from .. import server_machine
 from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
@@ -186,7 +186,7 @@ def measured_step(run_dir: Path, entry: dict, params: dict) -> Step:
 
 
 def cmd_capacity_next(args) -> int:
-    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE HIGH' (HIGH: the search's upper end) per setup still searching, in a shuffled order; none when done."""
+    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE HIGH' (HIGH: the search's upper end, capacity.HEADROOM x the setup's closed-loop req/s) per setup still searching, in a shuffled order; none when done."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
@@ -198,9 +198,10 @@ def cmd_capacity_next(args) -> int:
     for setup in args.setups.split(","):
         entries = [e for e in manifest.get("fixed_rate_measurements") or []
                    if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block)]
-        high = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)
-        if not entries or not planned or high is None or high <= min(planned):
+        closed = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)
+        if not entries or not planned or closed is None or closed * HEADROOM <= min(planned):
             continue
+        high = closed * HEADROOM
         taken = sum(1 for e in entries if e["rate"] not in planned)
         left = search_steps(min(planned), high) - taken
         rate = next_rate([measured_step(run_dir, e, params) for e in entries], round(high), left,
