@@ -195,7 +195,7 @@ def cmd_capacity_next(args) -> int:
         return 0
     planned = passes[-1]["rates"]
     lines = []
-    for setup in args.setups.split(","):
+    for setup in sorted(args.setups.split(",")):  # the shuffle below decides the order, whatever LIST's
         entries = [e for e in manifest.get("fixed_rate_measurements") or []
                    if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block)]
         closed = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)

@@ -1,0 +1,86 @@
+"""The driver's capacity search (the helper's `capacity-next`, bench/commands/rate_phase.py) replayed on a real run.
+
+tests/fixtures/runs/capacity-delay is a run whose fixed-rate blocks searched every setup's
+capacity at p99 within 10 ms. Replaying it, the manifest cut back to what the driver had
+recorded when it asked, `capacity-next` must name exactly the measurements the driver then
+made, in the order it made them, round after round, and nothing once a block's search was
+over: the search is a function of the run's seed and its recorded measurements alone, so a
+run can be audited, and the report (fixedrate/capacities.py) reads the same steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wrkreport.bench.commands import rate_phase
+from wrkreport.fixedrate.capacity import HEADROOM, search_steps
+
+RUN = Path(__file__).parent / "fixtures" / "runs" / "capacity-delay"
+
+
+@pytest.fixture()
+def replay(tmp_path):
+    """Yield (run copy, its full manifest, ask(entries, gomaxprocs, block, setups) -> the lines capacity-next prints)."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    full = json.loads((RUN / "manifest.json").read_text())
+
+    def ask(entries: list[dict], n: int, block: int, setups: list[str], capsys) -> list[str]:
+        cut = {**full, "fixed_rate_measurements": entries}
+        (run / "manifest.json").write_text(json.dumps(cut))
+        rate_phase.STEPS.clear()
+        assert rate_phase.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=n, block=block, setups=",".join(setups))) == 0
+        return capsys.readouterr().out.splitlines()
+
+    yield run, full, ask
+
+
+def test_capacity_next_names_every_step_the_driver_made_in_order(replay, capsys):
+    run, full, ask = replay
+    entries = full["fixed_rate_measurements"]
+    setups = full["parameters"]["setups"]
+    blocks = sorted({(e["gomaxprocs"], e["block"]) for e in entries})
+    assert len(blocks) == 3 and full["parameters"]["slo"] == {"percentile": 99, "ms": 10.0}
+    done = 0
+    for n, block in blocks:
+        mine = [i for i, e in enumerate(entries) if (e["gomaxprocs"], e["block"]) == (n, block)]
+        planned = [i for i in mine if "search_high" not in entries[i]]
+        assert planned == mine[:len(planned)] and len(planned) == len(setups), "the planned rate first, every setup once"
+        at = planned[-1] + 1
+        rounds = 0
+        while True:
+            lines = ask(entries[:at], n, block, setups, capsys)
+            if not lines:
+                break
+            made = entries[at:at + len(lines)]
+            assert lines == [f"{e['setup']} {e['rate']} {e['search_high']}" for e in made], (n, block, rounds)
+            at += len(lines)
+            rounds += 1
+        assert at == mine[-1] + 1, "nothing asked after the block's last step, and every step was asked for"
+        assert 1 <= rounds <= max(search_steps(entries[planned[0]]["rate"], e["search_high"]) for e in made or entries[at - 1:at])
+        done += len(mine) - len(planned)
+    assert done == sum(1 for e in entries if "search_high" in e) > 0
+
+
+def test_the_upper_end_is_headroom_over_the_setups_closed_loop_rate(replay, capsys):
+    run, full, ask = replay
+    entries = full["fixed_rate_measurements"]
+    first = [e for e in entries if (e["gomaxprocs"], e["block"]) == (1, 1) and "search_high" not in e]
+    lines = ask(first, 1, 1, full["parameters"]["setups"], capsys)
+    for line in lines:
+        setup, rate, high = line.split()
+        closed = rate_phase.setup_rate(run, full, setup, 1, {})
+        assert int(high) == round(closed * HEADROOM) and first[0]["rate"] < int(rate) < int(high)
+
+
+def test_no_search_without_an_objective_or_for_a_setup_left_out(replay, capsys):
+    run, full, ask = replay
+    entries = [e for e in full["fixed_rate_measurements"] if (e["gomaxprocs"], e["block"]) == (1, 1) and "search_high" not in e]
+    assert [line.split()[0] for line in ask(entries, 1, 1, ["nginx-http"], capsys)] == ["nginx-http"]
+    full["parameters"]["slo"] = None
+    assert ask(entries, 1, 1, full["parameters"]["setups"], capsys) == []
