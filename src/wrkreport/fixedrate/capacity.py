@@ -11,6 +11,9 @@ step is inside it, at a random point between 30% and 70% of the way on a log sca
 (next_rate): a bisection whose cut is jittered, so that each block's final bracket falls
 at its own place around the capacity rather than on one grid that every block shares. It
 stops once the bracket's ends are within RESOLUTION of each other or after its steps.
+When nothing passed, the lowest rate is measured once more before the search gives up: a
+pause fails a measurement at any rate, and one pause at the light load would otherwise
+make the block's capacity, and so the setup's, "at most" the light-load rate.
 
 A block's capacity is the geometric middle of its final bracket (block_capacity); a bound
 when the search met an edge: `at_most` the lowest rate tried when nothing passed, `at_least`
@@ -178,12 +181,17 @@ def next_rate(steps: list[Step], high: int, left: int, rng: random.Random) -> in
 
     steps: the block's measurements of the setup so far (planned rates first); high: the
     rate above which the setup cannot hold (its closed-loop req/s), an untested upper end;
-    left: search steps still allowed. Over when nothing passed (the capacity is below the
-    lowest rate), no step is left, or the bracket is within RESOLUTION.
+    left: search steps still allowed. When nothing passed, the lowest rate again if it was
+    measured once (a pause fails one measurement at any rate). Over when nothing passed
+    twice at the lowest rate (the capacity is below it), no step is left, or the bracket
+    is within RESOLUTION.
     """
     low, above = bracket(steps)
-    if low is None or left <= 0:
+    if left <= 0 or not steps:
         return None
+    if low is None:
+        lowest = min(s.rate for s in steps)
+        return lowest if sum(s.rate == lowest for s in steps) == 1 else None
     top = above.rate if above is not None else high
     if top <= low.rate * RESOLUTION:
         return None
