@@ -77,7 +77,7 @@ class Slo:
 
     def record(self) -> dict:
         """Return the objective for the manifest and results.json: {'percentile': 99, 'ms': 5}."""
-        return {"percentile": int(self.percentile) if self.percentile.is_integer() else self.percentile, "ms": self.ms}
+        return {"percentile": int(self.percentile) if float(self.percentile).is_integer() else self.percentile, "ms": self.ms}
 
 
 def parse_slo(text: str, source: str) -> Slo | None:
