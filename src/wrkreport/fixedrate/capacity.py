@@ -11,6 +11,9 @@ step is inside it, at a random point between 30% and 70% of the way on a log sca
 (next_rate): a bisection whose cut is jittered, so that each block's final bracket falls
 at its own place around the capacity rather than on one grid that every block shares. It
 stops once the bracket's ends are within RESOLUTION of each other or after its steps.
+When nothing passed, the search measures just above the lowest rate once more before it
+gives up: a pause fails a measurement at any rate, and one pause at the light load would
+otherwise make the block's capacity "at most" the light-load rate.
 
 A block's capacity is the geometric middle of its final bracket (block_capacity); a bound
 when the search met an edge: `at_most` the lowest rate tried when nothing passed, `at_least`
@@ -53,7 +56,8 @@ MAX_STEPS = 6  # search steps per setup and block at most (besides the planned r
 # connection cap can carry about what wrk carried with as many connections, and a search that
 # stopped below wrk's figure would say "at least" for a capacity it could have bracketed.
 HEADROOM = 1.2
-JITTER = (0.3, 0.7)  # where between the bracket's ends (log scale) the next step falls, drawn uniformly
+JITTER = (0.3, 0.7)
+RETRY = 1.02  # the second look when nothing passed: this much above the lowest rate (a new rate: a new file name)  # where between the bracket's ends (log scale) the next step falls, drawn uniformly
 PASS, FAIL, GENERATOR = "pass", "fail", "generator"
 AT_LEAST, AT_MOST = "at_least", "at_most"
 SLO_TEXT = re.compile(r"(?P<name>p[0-9.]+)=(?P<value>[0-9]+(?:\.[0-9]+)?)(?P<unit>ms|us)", re.A)
@@ -83,7 +87,7 @@ class Slo:
 
     def record(self) -> dict:
         """Return the objective for the manifest and results.json: {'percentile': 99, 'ms': 5}."""
-        return {"percentile": int(self.percentile) if self.percentile.is_integer() else self.percentile, "ms": self.ms}
+        return {"percentile": int(self.percentile) if float(self.percentile).is_integer() else self.percentile, "ms": self.ms}
 
 
 def parse_slo(text: str, source: str) -> Slo | None:
@@ -188,18 +192,19 @@ def next_rate(steps: list[Step], high: int, left: int, rng: random.Random) -> in
     steps: the block's measurements of the setup so far (planned rates first); high: the
     rate above which the setup cannot hold (its closed-loop req/s), an untested upper end;
     left: search steps still allowed. Over when nothing passed in two steps (the capacity is
-    below the lowest rate), no step is left, or the bracket is within RESOLUTION. A single
-    failure with nothing passed is looked at once more, above it: a pause during the
-    light-load point would otherwise end the block's search at a bound far below the knee;
-    when the failure was real, the step above it fails too and the bound stands.
+    below the lowest rate), no step is left, or the bracket is within RESOLUTION. When
+    nothing passed, the lowest rate gets one more look, just above it (RETRY: a new rate,
+    so a new file): a pause during the light-load point would otherwise end the block's
+    search at a bound far below the knee; when the failure was real, the second look fails
+    too and the bound stands.
     """
     low, above = bracket(steps)
-    if left <= 0:
+    if left <= 0 or not steps:
         return None
-    if low is None:  # one failure and nothing passed: a pause at the lowest rate gets one more look, above it
-        if len(steps) != 1:
-            return None
-        low, above = steps[0], None
+    if low is None:  # nothing passed: one more look just above the lowest rate, then the bound stands
+        lowest = min(s.rate for s in steps)
+        again = max(lowest + 1, round_step(lowest * RETRY))
+        return None if any(lowest < s.rate <= again for s in steps) else again
     top = min(above.rate, high) if above is not None else high
     if top <= low.rate * RESOLUTION:
         return None
@@ -262,18 +267,20 @@ class Estimate:
 
 
 def combine(blocks: list[BlockCapacity]) -> Estimate | None:
-    """Return the capacity over blocks: a bound when any block's was one, else the geometric mean with its t-interval.
+    """Return the capacity over blocks: a bound when at least half the blocks' were that bound, else the geometric mean with its t-interval.
 
-    `at_most` (nothing passed in some block) says at most the largest such rate; else
+    `at_most` (nothing passed in those blocks) says at most the largest such rate; else
     `at_least` (the objective held at the top, or the generator stopped the search) says at
-    least the smallest of the blocks' values: each block's is at least that.
+    least the smallest of all the blocks' values. Fewer bounded blocks than that count with
+    their rate as their value: one start that failed the light load twice (a long pause, a
+    bad start) widens the interval instead of turning the setup's capacity into its bound.
     """
     if not blocks:
         return None
     most = [b.rps for b in blocks if b.bound == AT_MOST]
-    if most:
+    if 2 * len(most) >= len(blocks):
         return Estimate(max(most), None, None, AT_MOST, len(blocks))
-    if any(b.bound == AT_LEAST for b in blocks):
+    if 2 * sum(b.bound == AT_LEAST for b in blocks) >= len(blocks):
         return Estimate(min(b.rps for b in blocks), None, None, AT_LEAST, len(blocks))
     found = ratio_interval([(b.rps, 1.0) for b in blocks])
     return Estimate(found.estimate, found.low, found.high, None, len(blocks))

@@ -1,0 +1,96 @@
+"""Tests of wrkreport.fixedrate.capacities: a run's fixed-rate measurements read as the search read them, per setup and GOMAXPROCS its capacity, its ratio to the baseline's, the generator's ceiling and the results.json record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wrkreport.fixedrate.capacities import Capacity, block_steps, capacities, generator_ceiling
+from wrkreport.fixedrate.capacity import (
+    AT_LEAST, FAIL, PASS, Slo, block_capacity, combine, combine_ratio, next_rate, result_step, search_rng, search_steps,
+)
+from wrkreport.fixedrate.rate_checks import rate_checks
+from wrkreport.fixedrate.reading import RateMeasurement
+
+from helpers import rate_result
+
+OBJECTIVE = Slo(99.0, 5.0)
+
+
+
+def measured(setup: str, block: int, rate: int, p99_ms: float, share: float = 1.0, gomaxprocs: int = 1) -> RateMeasurement:
+    """Return a measurement at rate whose every latency is p99_ms, vegeta starting share of the rate (checks from rate_checks)."""
+    requests = max(2, round(rate * share)) + 1
+    result = rate_result([int(p99_ms * 1e6)] * requests, span_s=1.0, offered=rate)
+    return RateMeasurement(setup, gomaxprocs, block, rate, f"{setup}.{block}.{rate}", result, tuple(rate_checks(result, 12)))
+
+
+def knee_run(setups: dict[str, int], blocks: int, gomaxprocs: int = 1) -> list[RateMeasurement]:
+    """Return the measurements of the search per setup and block, from 100 to 1,000 req/s: p99 1 ms up to the setup's capacity (setups; 2% higher each block), 9 ms above."""
+    found = []
+    for block in range(1, blocks + 1):
+        for setup, capacity in setups.items():
+            steps, ran = [], []
+            left = search_steps(100, 1000)
+            rate = 100
+            while rate is not None:
+                m = measured(setup, block, rate, 1.0 if rate <= capacity * (1 + 0.02 * block) else 9.0, gomaxprocs=gomaxprocs)
+                ran.append(m)
+                steps.append(result_step(m.rate, m.result, m.checks, OBJECTIVE))
+                rate = next_rate(steps, 1000, left, search_rng("knee", gomaxprocs, block, setup, len(steps)))
+                left -= 1
+            found += ran
+    return found
+
+
+def test_capacities_recomputes_the_search_from_the_measurements():
+    run = knee_run({"nginx-http": 300, "go-http": 600}, blocks=3) + knee_run({"go-http": 500}, blocks=3, gomaxprocs=2)
+    found = capacities(run, OBJECTIVE)
+    assert [(c.setup, c.gomaxprocs) for c in found] == [("go-http", 1), ("nginx-http", 1), ("go-http", 2)]
+    steps = block_steps(run, OBJECTIVE)
+    for c in found:
+        blocks = [block_capacity(b, steps[(c.setup, c.gomaxprocs)][b]) for b in (1, 2, 3)]
+        assert list(c.blocks) == blocks and c.estimate == combine(blocks)
+        capacity = {"nginx-http": 300, "go-http": 600 if c.gomaxprocs == 1 else 500}[c.setup]
+        assert all(b.bound is None and b.low <= capacity * (1 + 0.02 * b.block) < b.high for b in blocks)
+    go, nginx = found[0], found[1]
+    assert go.ratio is None and go.baseline is None and nginx.baseline == "go-http"
+    assert nginx.ratio == combine_ratio(list(nginx.blocks), list(go.blocks))
+    assert capacities(run, None) == []
+    assert [c.setup for c in capacities(run, OBJECTIVE, setup_order=["nginx-http", "go-http"])][:2] == ["nginx-http", "go-http"]
+
+
+def test_block_steps_keep_the_order_measured_per_block():
+    run = [measured("go-http", 2, 100, 1.0), measured("go-http", 1, 100, 1.0), measured("go-http", 2, 400, 9.0), measured("go-http", 2, 200, 1.0)]
+    steps = block_steps(run, OBJECTIVE)
+    assert [s.rate for s in steps[("go-http", 1)][2]] == [100, 400, 200] and [s.verdict for s in steps[("go-http", 1)][2]] == [PASS, FAIL, PASS]
+    assert [s.rate for s in steps[("go-http", 1)][1]] == [100]
+
+
+def test_the_generator_ceiling_is_the_median_of_what_vegeta_managed_within_the_objective():
+    run = [measured("go-http", 3, 100, 1.0), measured("go-http", 3, 1000, 9.0, share=0.2),  # behind but over the objective: a fail
+           measured("go-http", 1, 100, 1.0), measured("go-http", 1, 1000, 1.0, share=0.5),  # behind, within: 500 req/s
+           measured("go-http", 4, 100, 1.0), measured("go-http", 4, 1000, 1.0, share=0.95),
+           measured("go-http", 2, 100, 1.0), measured("go-http", 2, 1000, 1.0, share=0.6)]
+    blocks = block_steps(run, OBJECTIVE)[("go-http", 1)]
+    managed = generator_ceiling(blocks)
+    assert sorted(managed) == pytest.approx([500.0, 600.0, 950.0])
+    (found,) = capacities(run, OBJECTIVE)
+    assert found.generator_rps == pytest.approx(600.0)  # the median, not the mean (683)
+    assert [b.block for b in found.blocks] == [1, 2, 3, 4]  # by block, whatever order they ran in
+    assert [b.bound for b in found.blocks] == [AT_LEAST, AT_LEAST, None, AT_LEAST] and found.estimate.bound == AT_LEAST
+    assert found.blocks[0].generator_rps == pytest.approx(500.0)
+
+
+def test_a_capacity_record():
+    run = knee_run({"nginx-http": 300, "go-http": 600}, blocks=3)
+    go, nginx = capacities(run, OBJECTIVE)
+    record = nginx.record()
+    assert record["setup"] == "nginx-http" and record["slo"] == {"percentile": 99, "ms": 5.0} and record["baseline"] == "go-http"
+    assert record["capacity_rps"] == round(nginx.estimate.value) and record["ci_low"] == round(nginx.estimate.low)
+    assert record["ratio"] == round(nginx.ratio.value, 4) and record["ratio_ci_high"] == round(nginx.ratio.high, 4)
+    assert [b["bracket"] for b in record["block_capacities"]] == [[b.low, b.high] for b in nginx.blocks]
+    assert "ratio" not in go.record() and go.record()["bound"] is None
+    assert json.loads(json.dumps(record)) == record
+    assert Capacity("nginx-https", 1, OBJECTIVE, go.estimate, go.blocks).baseline == "go-https"
