@@ -1,8 +1,9 @@
-"""End-to-end test of the fixed-rate phase (issue 21): ./run_bench.sh --rates with real nginx, wrk, vegeta and the Go server, then `wrkreport build`.
+"""End-to-end test of the fixed-rate phase (issue 21) and the capacity search (issue 31): ./run_bench.sh --rates with real nginx, wrk, vegeta and the Go server, then `wrkreport build`.
 
 One quick run offers go-http and nginx-http 2,000, 5,000 and 200,000 req/s open loop:
 the first two are held on any machine the suite runs on, the last on none (vegeta is
-capped at the run's connection level, so it falls behind). The report must carry every
+capped at the run's connection level, so it falls behind). Then the default objective's
+search (p99 within 10 ms) finds each setup's capacity between 5,000 and 200,000 req/s. The report must carry every
 cell in results.json `fixed_rate`, say on the page that 200,000 req/s was not held and
 leave it out of the figures, and every kept .vegeta.csv.gz must give again the
 percentiles the report shows.
@@ -59,16 +60,39 @@ def test_build_exits_zero_and_every_cell_is_in_results_json(rate_run):
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     records = json.loads((report / "results.json").read_text())["fixed_rate"]
     gomaxprocs = manifest["parameters"]["gomaxprocs"]
-    assert {(r["setup"], r["gomaxprocs"], r["offered_rps"]) for r in records} == {(s, n, r) for s in SETUPS for n in gomaxprocs for r in (*HELD, NOT_HELD)}
+    planned = [r for r in records if r["planned"]]
+    assert {(r["setup"], r["gomaxprocs"], r["offered_rps"]) for r in planned} == {(s, n, r) for s in SETUPS for n in gomaxprocs for r in (*HELD, NOT_HELD)}
+    searched = {(r["setup"], r["gomaxprocs"]) for r in records if not r["planned"]}  # the capacity search's steps: points of the curve
+    assert searched == {(s, n) for s in SETUPS for n in gomaxprocs}
     for record in records:
         assert set(REQUIRED) <= set(record), record
         if record["setup"] != "go-http":
             assert set(ADDED) <= set(record), record
 
 
+def test_the_search_finds_each_setups_capacity_between_the_held_and_the_unheld_rate(rate_run):
+    run, manifest, report, _, _ = rate_run
+    assert manifest["parameters"]["slo"] == {"percentile": 99, "ms": 10.0}
+    capacity = json.loads((report / "results.json").read_text())["capacity"]
+    gomaxprocs = manifest["parameters"]["gomaxprocs"]
+    assert [(c["setup"], c["gomaxprocs"]) for c in capacity] == [(s, n) for n in gomaxprocs for s in SETUPS]
+    for record in capacity:
+        steps = [e for e in manifest["fixed_rate_measurements"] if (e["setup"], e["gomaxprocs"]) == (record["setup"], record["gomaxprocs"])]
+        searched = [e for e in steps if "search_high" in e]
+        assert 1 <= len(searched) <= 6 and all(HELD[-1] < e["rate"] < min(NOT_HELD, e["search_high"]) for e in searched), steps
+        assert record["slo"] == {"percentile": 99, "ms": 10.0} and record["blocks"] == 1 and record["ci_low"] is None  # one block
+        if record["bound"] is None:
+            low, high = record["block_capacities"][0]["bracket"]
+            assert HELD[-1] <= low < record["capacity_rps"] < high and record["capacity_rps"] == round((low * high) ** 0.5)
+        print(f"capacity {record['setup']} GOMAXPROCS={record['gomaxprocs']}: {record['capacity_rps']:,} req/s ({record['bound']}), "
+              f"{len(searched)} steps")
+    nginx = [c for c in capacity if c["setup"] == "nginx-http"]
+    assert all(c["baseline"] == "go-http" and (c["ratio"] is None or c["ratio"] > 0) for c in nginx)
+
+
 def test_low_rates_held_with_figures_and_the_high_rate_left_out(rate_run):
     _, _, report, _, _ = rate_run
-    records = json.loads((report / "results.json").read_text())["fixed_rate"]
+    records = [r for r in json.loads((report / "results.json").read_text())["fixed_rate"] if r["planned"]]
     for record in records:
         if record["offered_rps"] in HELD:
             assert record["held"], record
@@ -124,11 +148,14 @@ def unwrapped(text: str) -> list[str]:
     return lines
 
 
-def test_summaries_name_the_load(rate_run):
-    _, _, _, built, done = rate_run
+def test_summaries_name_the_load_and_the_capacity(rate_run):
+    _, manifest, _, built, done = rate_run
     for text in (built.stdout, done.stderr):  # the driver logs on stderr
         lines = unwrapped(text)
         line = next((x for x in lines if f"at {HELD[0]:,} req/s offered, open loop" in x), None)
         assert line is not None, text[-2000:]
         assert re.search(r"nginx-http(:| adds [0-9.]+ ms at p50)", line) and " at p99 " in line
         assert any(f"at {NOT_HELD:,} req/s offered, open loop" in x and re.search(r"held it in (none of its|[0-9]+ of) [0-9]+ blocks", x) for x in lines)
+        assert not any("req/s offered, open loop" in x and not re.search(rf"at ({HELD[0]:,}|{HELD[1]:,}|{NOT_HELD:,}) req/s", x) for x in lines), \
+            "the search's steps are no light-load lines"
+        assert sum(bool(re.search(r"[Ww]ith p99 within 10 ms", x)) for x in lines) == len(manifest["parameters"]["gomaxprocs"]), text[-2000:]
