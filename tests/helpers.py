@@ -477,6 +477,42 @@ def block_files(block_in_name: bool = True) -> dict:
     return files
 
 
+# --- Runs with a latency objective: quick-rates-slo and variants of it made in a test's tmp_path ------
+
+SLO_RUN = RUNS / "quick-rates-slo"  # a real quick run (4 rates x 4 setups x GOMAXPROCS 1, 2, one block) with parameters.slo added
+SEARCH_RUN = RUNS / "capacity-delay"  # a real run of the capacity search: 3 blocks, p99 within 10 ms, go-http and nginx-http
+
+
+def slo_variant(dest: Path, slo: object = "keep", plan: list[int] | None = None, two_blocks: bool = False) -> Path:
+    """Copy quick-rates-slo to dest and change its manifest: slo (None: --slo off; "drop": no key), the planned rates, or two blocks.
+
+    plan: the rates of fixed_rate_plan at every GOMAXPROCS (the others become search steps).
+    two_blocks: the GOMAXPROCS=2 fixed-rate measurements become block 2 (run 2) of GOMAXPROCS=1,
+    their files renamed: real vegeta files, arranged as a two-block phase at one GOMAXPROCS.
+    """
+    shutil.copytree(SLO_RUN, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    if slo == "drop":
+        del manifest["parameters"]["slo"]
+    elif slo != "keep":
+        manifest["parameters"]["slo"] = slo
+    if plan is not None:
+        for entry in manifest["fixed_rate_plan"]:
+            entry["rates"] = list(plan)
+    if two_blocks:
+        manifest["fixed_rate_plan"] = [p for p in manifest["fixed_rate_plan"] if p["gomaxprocs"] == 1]
+        for entry in manifest["fixed_rate_measurements"]:
+            if entry["gomaxprocs"] != 2:
+                continue
+            for key in ("file", "cpu_file"):
+                new = entry[key].replace(".gomaxprocs-2.block-1.run-1.", ".gomaxprocs-1.block-2.run-2.")
+                (dest / entry[key]).rename(dest / new)
+                entry[key] = new
+            entry.update(gomaxprocs=1, block=2, repeat=2)
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    return dest
+
+
 # --- Percentiles worked out by brute force from histogram files ------------------------------------
 
 # The percentiles a merged record carries, and the field of each.

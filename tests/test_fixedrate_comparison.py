@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, rate_change_lines, rate_changes, rate_only_lines
+from wrkreport.fixedrate.analysis import rate_cells
+from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, planned_only, rate_change_lines, rate_changes, rate_only_lines
+from wrkreport.fixedrate.reading import planned_rates
 
-from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta
+from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta, slo_variant
 
 SETUPS = ("go-http", "nginx-http")
 
@@ -96,3 +98,14 @@ def test_a_comparison_without_a_fixed_rate_phase_has_no_fixed_rate_section(tmp_p
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert "Changes per cell" in page and 'id="fixed-rate"' not in page
+
+
+def test_the_capacity_searchs_steps_are_left_out_of_a_comparison(tmp_path):
+    run = slo_variant(tmp_path / "run", plan=[12000])  # 18,000-32,000 req/s become search steps, each at a rate of its own in a real run
+    measurements, _ = read_rate_run(run)
+    cells = rate_cells(measurements, None, planned_rates(json.loads((run / "manifest.json").read_text())))
+    kept, planned = planned_only(measurements, cells)
+    assert {m.rate for m in kept} == {c.offered_rps for c in planned} == {12000} and len(kept) == 8
+    other = [m for m in measurements if m.rate != 18000]  # a second run whose search never tried 18,000 req/s
+    assert rate_only_lines(kept, planned_only(other, rate_cells(other, None, {1: frozenset({12000}), 2: frozenset({12000})}))[0]) == []
+    assert {c.offered_rps for c in rate_changes(kept, kept, planned, planned)} == {12000}

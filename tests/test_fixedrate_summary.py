@@ -1,19 +1,30 @@
-"""Tests of wrkreport.fixedrate.summary: what a setup does to latency is said as its interval allows ('adds' only above 0), and a rate held in some blocks says so."""
+"""Tests of wrkreport.fixedrate.summary: what a setup does to latency is said as its interval allows ('adds' only above 0), a rate held in some blocks says so, only planned rates have a line, and each setup's capacity at the objective is said with its interval or as the bound it is."""
 
 from __future__ import annotations
 
 import doctest
+import json
+import math
+from dataclasses import replace
 
 import pytest
 
 from wrkreport.core.stats import Interval
 from wrkreport.fixedrate import summary
-from wrkreport.fixedrate.analysis import RateCell
-from wrkreport.fixedrate.summary import added_phrase, added_words, not_held_words
+from wrkreport.fixedrate.analysis import RateCell, rate_cells
+from wrkreport.fixedrate.capacities import Capacity, capacities
+from wrkreport.fixedrate.capacity import AT_LEAST, BlockCapacity, Estimate, Slo, slo_of
+from wrkreport.fixedrate.reading import planned_rates
+from wrkreport.fixedrate.summary import added_phrase, added_words, capacity_lines, capacity_sentences, not_held_words, rate_summary_lines
+
+from helpers import SLO_RUN, read_rate_run, slo_variant
+
+OBJECTIVE = Slo(99.0, 5.0)
+T_975_DF1 = 12.706
 
 
 def test_the_doctests_hold():
-    assert doctest.testmod(summary).failed == 0
+    assert doctest.testmod(summary, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 @pytest.mark.parametrize("interval, said", [
@@ -46,3 +57,105 @@ def test_a_rate_held_in_some_blocks_is_said_with_what_was_measured():
         "nginx-http held it in 2 of 4 blocks (p50 0.200 ms, p99 0.500 ms there; nothing added)")
     assert not_held_words(cell(None, None, not_held=4, usable=0, held_in=0)) == "nginx-http held it in none of its 4 blocks"
     assert not_held_words(cell(None, None, usable=0, held_in=0)) == "nginx-http has no usable measurement"
+
+
+# --- Only the planned rates have a light-load line -------------------------------------------
+
+
+def test_the_search_steps_have_no_light_load_line(tmp_path):
+    run = slo_variant(tmp_path / "run", plan=[12000])
+    measurements, _ = read_rate_run(run)
+    cells = rate_cells(measurements, None, planned_rates(json.loads((run / "manifest.json").read_text())))
+    lines = rate_summary_lines(cells)
+    assert [line.split(" open loop")[0] for line in lines] == ["GOMAXPROCS=1 at 12,000 req/s offered,", "GOMAXPROCS=2 at 12,000 req/s offered,"]
+    assert len(rate_summary_lines([replace(c, planned=True) for c in cells])) == 8  # without a plan: every rate
+
+
+# --- Capacity at the objective ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def quick_capacities():
+    """Return the capacities of quick-rates-slo (one block: a capacity without interval, or a bound), by (setup, GOMAXPROCS)."""
+    measurements, _ = read_rate_run(SLO_RUN)
+    slo = slo_of(json.loads((SLO_RUN / "manifest.json").read_text())["parameters"]["slo"])
+    return measurements, capacities(measurements, slo, ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"])
+
+
+def rps(value: float) -> str:
+    """Return a rate as the sentences write it: three significant figures, thousands separated."""
+    return f"{round(value, 2 - math.floor(math.log10(value))):,.0f}"
+
+
+def p99_within(measurements, setup, gomaxprocs, rate) -> bool:
+    """Return True when the measurement met the objective: rate held, every answer right, p99 within 5 ms (read from its file)."""
+    m = next(m for m in measurements if (m.setup, m.gomaxprocs, m.rate) == (setup, gomaxprocs, rate))
+    return m.usable and m.result.percentile_ms(99) <= 5
+
+
+def test_one_block_is_said_without_an_interval_and_a_search_at_an_edge_as_a_bound(quick_capacities):
+    measurements, found = quick_capacities
+    lines = capacity_lines(found)
+    assert len(lines) == 2 and max(len(row) for line in lines for row in line.splitlines()) <= 80
+    said = " ".join(" ".join(lines).split())
+    # nginx-http at GOMAXPROCS=1 met the objective at 12,000 and not at 18,000: the geometric middle, one block.
+    assert p99_within(measurements, "nginx-http", 1, 12000) and not p99_within(measurements, "nginx-http", 1, 18000)
+    assert f"nginx-http carries {rps(math.sqrt(12000 * 18000))} req/s (one block: no interval), " in said
+    # nginx-fcgi-tcp missed it at 12,000, the lowest rate tried: at most.
+    assert not p99_within(measurements, "nginx-fcgi-tcp", 1, 12000)
+    assert "nginx-fcgi-tcp carries at most 12,000 req/s (missed at the lowest rate tried), at most 0.43 of go-http's" in said
+    # go-http at GOMAXPROCS=2 met it at every rate up to 32,000: at least.
+    assert all(p99_within(measurements, "go-http", 2, r) for r in (12000, 18000, 24000, 32000))
+    assert said.endswith("go-http carries at least 32,000 req/s (the objective held at the highest rate tried)")
+    assert said.startswith("GOMAXPROCS=1, capacity with p99 within 5 ms: nginx-http carries")  # the objective, then the setups, the baseline last
+
+
+def test_the_page_sentence_names_the_objective_and_each_gomaxprocs(quick_capacities):
+    _, found = quick_capacities
+    first, second = capacity_sentences(found)
+    assert first.startswith("With p99 within 5 ms (GOMAXPROCS=1), nginx-http carries ") and first.endswith(".")
+    assert second.startswith("With p99 within 5 ms (GOMAXPROCS=2), ")
+    assert capacity_sentences([c for c in found if c.gomaxprocs == 1], several_gomaxprocs=False)[0].startswith("With p99 within 5 ms, nginx-http")
+
+
+def test_two_blocks_give_an_interval_and_a_bound_met_in_some_blocks_says_in_how_many(tmp_path):
+    measurements, _ = read_rate_run(slo_variant(tmp_path / "run", two_blocks=True))
+    said = " ".join(" ".join(capacity_lines(capacities(measurements, OBJECTIVE))).split())
+    # nginx-http's bracket: 12,000-18,000 in block 1, 18,000-24,000 in block 2; the geometric mean with a t-interval on the logs.
+    logs = [math.log(math.sqrt(12000 * 18000)), math.log(math.sqrt(18000 * 24000))]
+    centre, half = sum(logs) / 2, T_975_DF1 * abs(logs[0] - logs[1]) / math.sqrt(2) / math.sqrt(2)
+    assert f"nginx-http carries {rps(math.exp(centre))} req/s ({rps(math.exp(centre - half))}-{rps(math.exp(centre + half))})" in said
+    assert "nginx-fcgi-tcp carries at most 12,000 req/s (missed at the lowest rate tried in 1 of 2 blocks)" in said
+    assert "go-http carries at least 27,700 req/s (the objective held at the highest rate tried in 1 of 2 blocks)" in said
+
+
+def made(setup: str, estimate: Estimate, blocks: tuple[BlockCapacity, ...], ratio: Estimate | None = None) -> Capacity:
+    """Return a capacity at GOMAXPROCS=1 under p99 within 5 ms."""
+    return Capacity(setup, 1, OBJECTIVE, estimate, blocks, ratio)
+
+
+def test_a_ratio_with_its_interval_and_the_generators_ceiling_are_said_as_such():
+    four = tuple(BlockCapacity(b, 18000.0, None, 17000, 19000, 5) for b in range(1, 5))
+    nginx = made("nginx-http", Estimate(18412.0, 17105.0, 19820.0, None, 4), four, Estimate(0.8404, 0.7992, 0.8837, None, 4))
+    behind = tuple(BlockCapacity(b, 24000.0, AT_LEAST, 24000, 25000, 3, 24600.0) for b in range(1, 5))
+    go = made("go-http", Estimate(24000.0, None, None, AT_LEAST, 4), behind)
+    assert capacity_sentences([go, nginx], several_gomaxprocs=False) == [
+        "With p99 within 5 ms, nginx-http carries 18,400 req/s (17,100-19,800), 0.84 of go-http's (0.80-0.88); "
+        "go-http carries at least 24,000 req/s (vegeta's ceiling here: it fell behind at 25,000)."]
+
+
+def test_a_ratio_that_cannot_be_told_says_why():
+    one = (BlockCapacity(1, 6200.0, "at_most", None, 6200, 1),)
+    fcgi = made("nginx-fcgi-tcp", Estimate(6200.0, None, None, "at_most", 1), one)
+    assert capacity_sentences([fcgi], several_gomaxprocs=False) == [
+        "With p99 within 5 ms, nginx-fcgi-tcp carries at most 6,200 req/s (missed at the lowest rate tried), "
+        "no ratio to go-http's (no block measured both it and go-http)."]
+    go = made("go-http", Estimate(9000.0, None, None, "at_most", 1), (BlockCapacity(1, 9000.0, "at_most", None, 9000, 1),))
+    assert capacity_sentences([go, fcgi], several_gomaxprocs=False) == [
+        "With p99 within 5 ms, nginx-fcgi-tcp carries at most 6,200 req/s (missed at the lowest rate tried), "
+        "no ratio to go-http's (the two bounds say nothing together); go-http carries at most 9,000 req/s (missed at the lowest rate tried)."]
+
+
+def test_no_objective_no_capacity_no_line(quick_capacities):
+    measurements, _ = quick_capacities
+    assert capacities(measurements, None) == [] and capacity_lines([]) == [] and capacity_sentences([]) == []

@@ -8,7 +8,8 @@ unit of replication of every ratio's interval; runs recorded before blocks have 
 per GOMAXPROCS pass and an interval over repeats. See core/stats.py for the method.
 
 load_analysis is the one analysis step: besides the cells and ratios it computes the
-fixed-rate cells, the merged latency histograms and the TLS part, once, into Analysed;
+fixed-rate cells, the capacities at the run's latency objective, the merged latency
+histograms and the TLS part, once, into Analysed;
 the page, results.json, the terminal summary and compare read them there and compute
 none of their own.
 """
@@ -30,6 +31,9 @@ from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
 from .run import Run, load_run, require_measurements
 from .fixedrate.analysis import RateCell, rate_cells
+from .fixedrate.capacities import Capacity, capacities
+from .fixedrate.capacity import slo_of
+from .fixedrate.reading import planned_rates
 from .latency import CellLatency, cell_latencies
 from .tls_checks import TlsPart, tls_part
 
@@ -131,6 +135,7 @@ class Analysed:
     rates: tuple[RateCell, ...] = ()  # the fixed-rate phase per setup, GOMAXPROCS and rate, in the analysis' setup order
     latencies: tuple[CellLatency, ...] = ()  # each cell's kept measurements' histograms merged: its exact percentiles
     tls: TlsPart | None = None  # the TLS part (settings, negotiated parameters, one row per TLS cell), None without a TLS setup
+    capacities: tuple[Capacity, ...] = ()  # per setup and GOMAXPROCS, the capacity at the run's latency objective (none without one)
 
 
 def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
@@ -145,7 +150,8 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
         analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
     return Analysed(
         run, checked, table, analysis,
-        rates=tuple(rate_cells(list(run.rates), list(analysis.setups))),
+        rates=tuple(rate_cells(list(run.rates), list(analysis.setups), planned_rates(run.manifest))),
+        capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.get("slo")), list(analysis.setups))),
         latencies=cell_latencies(table, run.histograms),
         tls=tls_part(run.manifest, analysis),
     )

@@ -34,7 +34,7 @@ from .core import stats
 from .analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
 from .core.setups import BASELINE, baseline_of, setup_order
-from .fixedrate.comparison import RateChange, rate_changes, rate_only_lines
+from .fixedrate.comparison import RateChange, planned_only, rate_changes, rate_only_lines
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -189,6 +189,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
             changes.append(replace(ratio_change(cells_a[key], cells_b[key], cells_a.get(base), cells_b.get(base)), baseline=base[2]))
         changes.append(latency_change(cells_a[key], cells_b[key]))
     raw = raw_differences(a, b)
+    (rates_a, planned_a), (rates_b, planned_b) = planned_only(list(a.run.rates), a.rates), planned_only(list(b.run.rates), b.rates)
     return RunComparison(
         a,
         b,
@@ -197,8 +198,8 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple(sorted(set(cells_b) - set(cells_a))),
         tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
         tuple(raw),
-        rate_changes=tuple(rate_changes(list(a.run.rates), list(b.run.rates), a.rates, b.rates)),  # held: as each run's analysis says
-        rate_only=tuple(rate_only_lines(list(a.run.rates), list(b.run.rates))),
+        rate_changes=tuple(rate_changes(rates_a, rates_b, planned_a, planned_b)),  # held: as each run's analysis says; planned rates only
+        rate_only=tuple(rate_only_lines(rates_a, rates_b)),
     )
 
 

@@ -27,13 +27,14 @@ MAX_DEPTH = 32  # nesting deeper than this is left out (the driver writes 5 leve
 MAX_SECONDS = 1e7  # ~115 days: longer than any run
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 NOT_A_FILE_NAME = "is not a plain file name in the run"  # a kind "file" value's reason (rawfile.name_problem)
+SLO_PERCENTILES = (50, 90, 99, 99.9)  # an objective's percentiles (--slo): fixedrate.capacity.PERCENTILES, checked equal by its tests
 
 
 @dataclass(frozen=True)
 class Spec:
     """What one field may hold: a kind, an inclusive range for numbers, a pattern for keys or text."""
 
-    kind: str  # int | number | str | bool | list | dict | cpus | setup | variant | client | scalar | file
+    kind: str  # int | number | positive | percentile | str | bool | list | dict | cpus | setup | variant | client | scalar | file
     low: float | None = None
     high: float | None = None
     required: bool = False
@@ -51,13 +52,16 @@ class Spec:
             reason = name_problem(value)
             return f"{show(value)} {NOT_A_FILE_NAME}: {reason}" if reason else None
         if self.low is not None and value < self.low or self.high is not None and value > self.high:
-            return f"expected {expected} from {self.low:g} to {self.high:g}, found {show(value)}"
+            span = f"from {self.low:g} to {self.high:g}" if self.low is not None else f"up to {self.high:g}"
+            return f"expected {expected} {span}, found {show(value)}"
         return None
 
 
 KIND_WORDS = {
     "int": "an integer",
     "number": "a number",
+    "positive": "a number above 0",
+    "percentile": "one of " + ", ".join(f"{p:g}" for p in SLO_PERCENTILES),
     "str": "a string",
     "bool": "true or false",
     "list": "a list",
@@ -77,6 +81,10 @@ def fits_kind(kind: str, value) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "positive":
+        return fits_kind("number", value) and value > 0
+    if kind == "percentile":
+        return fits_kind("number", value) and value in SLO_PERCENTILES
     if kind in ("str", "cpus", "file"):
         return isinstance(value, str)
     if kind == "setup":
@@ -219,9 +227,10 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "parameters.rate_blocks": Spec("int", 0, 10**6),
     "parameters.rate_duration_s": Spec("number", 0, MAX_SECONDS),
     "parameters.rate_max_connections": Spec("int", 1, 10**8),
-    "parameters.slo": Spec("dict"),  # the capacity search's objective (fixedrate/capacity.slo_of judges the rest); null: none
-    "parameters.slo.percentile": Spec("number", 50, 99.9, required=True),
-    "parameters.slo.ms": Spec("number", 0, 60_000, required=True),
+    # The latency objective the capacity search met (--slo p99=5ms: {"percentile": 99, "ms": 5}); null with --slo off.
+    "parameters.slo": Spec("dict"),
+    "parameters.slo.percentile": Spec("percentile", required=True),
+    "parameters.slo.ms": Spec("positive", None, MAX_SECONDS * 1000, required=True),
     "fixed_rate_plan": Spec("list"),
     "fixed_rate_plan[]": Spec("dict", required=True),
     "fixed_rate_plan[].gomaxprocs": Spec("int", 1, 10**6),

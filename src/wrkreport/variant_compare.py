@@ -20,7 +20,7 @@ from .cells import Cell
 from .compare import P99, Change, RunComparison, show
 from .core.errors import NothingToCompare
 from .core.setups import baseline_of, setup_order, split_twin
-from .fixedrate.comparison import variant_rate_changes
+from .fixedrate.comparison import planned_only, variant_rate_changes
 from .variant_ratio import Variant, variant_of
 
 METHOD = (
@@ -63,11 +63,12 @@ def variant_comparison(done: Analysed) -> RunComparison:
         if original.metrics.get(CPU_METRIC) is not None and cells[g, c, twin].metrics.get(CPU_METRIC) is not None:
             changes.append(paired_change(original, cells[g, c, twin], CPU_METRIC))  # each side's own nginx counted (bench/cpu.py)
     raw = variant_differences(done.run.manifest or {}, done.run.parameters, variant)
+    measured, planned = planned_only(list(done.run.rates), done.rates)
     return RunComparison(
         done, done, tuple(changes), (), tuple(alone),
         tuple((f"{section} {key}", *(show(v, "not pinned", switches=True) for v in (a, b))) for section, key, a, b in raw), tuple(raw),
         method=METHOD, labels=("the run's nginx", f"variant {variant.name}"), variant=variant,
-        rate_changes=tuple(variant_rate_changes(list(done.run.rates), variant.name, done.rates)),  # the fixed-rate phase, paired per block
+        rate_changes=tuple(variant_rate_changes(measured, variant.name, planned)),  # the phase's planned rates, paired per block
     )
 
 

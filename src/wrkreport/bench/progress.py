@@ -112,10 +112,14 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
 
 
 def rate_lines(run_dir: Path, manifest: dict) -> list[str]:
-    """Return the fixed-rate phase's lines (fixedrate/summary.py): per GOMAXPROCS and rate, the latency each setup adds over go-http, open loop."""
+    """Return the fixed-rate phase's lines (fixedrate/summary.py): per GOMAXPROCS and planned rate, the latency each setup adds over go-http, open loop; then per GOMAXPROCS the capacities at the objective."""
     from ..fixedrate.analysis import rate_cells
-    from ..fixedrate.reading import read_rate_measurements
-    from ..fixedrate.summary import rate_summary_lines
+    from ..fixedrate.capacities import capacities
+    from ..fixedrate.capacity import slo_of
+    from ..fixedrate.reading import planned_rates, read_rate_measurements
+    from ..fixedrate.summary import capacity_lines, rate_summary_lines
 
     measurements, _ = read_rate_measurements(run_dir, manifest)  # problems are the report's to show
-    return rate_summary_lines(rate_cells(measurements, manifest["parameters"]["setups"]))
+    setups = manifest["parameters"]["setups"]
+    cells = rate_cells(measurements, setups, planned_rates(manifest))  # rate_summary_lines says the planned rates only
+    return rate_summary_lines(cells) + capacity_lines(capacities(measurements, slo_of(manifest["parameters"].get("slo")), setups))

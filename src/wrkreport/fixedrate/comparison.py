@@ -90,6 +90,13 @@ def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int
     return [statistics.mean(a - b for a, b in block) for block in pairs]
 
 
+def planned_only(measurements: list[RateMeasurement], cells: Sequence[RateCell]) -> tuple[list[RateMeasurement], list[RateCell]]:
+    """Return the measurements and cells at the rates the run planned (RateCell.planned): the capacity search's steps, each measured once at a rate of its own, compare with nothing."""
+    kept = [c for c in cells if c.planned]
+    keys = {(c.setup, c.gomaxprocs, c.offered_rps) for c in kept}
+    return [m for m in measurements if (m.setup, m.gomaxprocs, m.rate) in keys], kept
+
+
 def held_cells(measurements: list[RateMeasurement], cells: Sequence[RateCell] | None) -> set[tuple[str, int, int]]:
     """Return (setup, GOMAXPROCS, rate) of the cells that held the rate: from cells (the run's analysis, Analysed.rates), else from the measurements."""
     return {(c.setup, c.gomaxprocs, c.offered_rps) for c in (rate_cells(measurements) if cells is None else cells) if c.held}

@@ -23,7 +23,7 @@ from ..core.records import Check
 from ..parsers.vegeta import parse_vegeta
 from .rate_checks import rate_checks
 from .record import RateResult, merge_results
-from ..run_files import REFUSED, read_json, read_raw
+from ..run_files import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
 from ..schema import CPU_FIELDS, checked
 from ..core.setups import SETUP_PATTERN
 
@@ -47,6 +47,7 @@ class RateMeasurement:
     result: RateResult | None
     checks: tuple[Check, ...]
     search_high: int | None = None  # a step of the capacity search: its untested upper end (None: a planned rate)
+    cpu: dict | None = None  # its .cpu.json as schema.CPU_FIELDS checked it (None: none, or unusable)
 
     @property
     def held(self) -> bool:
@@ -57,6 +58,18 @@ class RateMeasurement:
     def failed(self) -> tuple[Check, ...]:
         """Return the failed checks."""
         return tuple(c for c in self.checks if c.status == "fail")
+
+    @property
+    def server_cpu_s(self) -> float | None:
+        """Return the servers' CPU seconds over the attack (Go, fasthttp or Node, and nginx: every process but the load generator); None without a record."""
+        processes = (self.cpu or {}).get("processes") or {}
+        seconds = [s for p in CPU_PROCESSES if p != "wrk" and (s := cpu_seconds(processes.get(p))) is not None]
+        return sum(seconds) if seconds else None
+
+    @property
+    def cpu_wall_s(self) -> float | None:
+        """Return the wall-clock seconds the CPU record spans (None without a record)."""
+        return (self.cpu or {}).get("wall_s")
 
     @property
     def usable(self) -> bool:
@@ -83,6 +96,24 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
             continue
         found.append(read_one(run_dir, entry, body_bytes, problems, cores))
     return found, problems
+
+
+def planned_rates(manifest: dict | None) -> dict[int, frozenset[int]] | None:
+    """Return the rates the run planned per GOMAXPROCS (its `fixed_rate_plan`: the light-load points), None when it has no plan.
+
+    Every other rate measured is a step of the capacity search (fixedrate/capacity.py).
+
+    >>> planned_rates({"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of ..."}]}), planned_rates({})
+    ({1: frozenset({5500})}, None)
+    """
+    plans = (manifest or {}).get("fixed_rate_plan")
+    if not isinstance(plans, list) or not plans:
+        return None
+    found: dict[int, frozenset[int]] = {}
+    for plan in plans:
+        if isinstance(plan, dict) and isinstance(plan.get("gomaxprocs"), int) and isinstance(plan.get("rates"), list):
+            found[plan["gomaxprocs"]] = found.get(plan["gomaxprocs"], frozenset()) | {r for r in plan["rates"] if isinstance(r, int)}
+    return found or None
 
 
 def client_cores(manifest: dict | None) -> dict[str, int]:
@@ -151,4 +182,4 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
             cpu, wrong = checked(raw, CPU_FIELDS)
             cpu = None if wrong else cpu
     checks = tuple(rate_checks(result, body_bytes if isinstance(body_bytes, int) else -1, cpu, {"file": name, **where}, cores))
-    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"))
+    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"), cpu)

@@ -4,7 +4,10 @@ Each line says the load it was measured at ('at 2,000 req/s offered, open loop')
 setup other than go-http, the latency it adds over go-http (nginx's TLS setups: over go-https,
 each then named) at p50 and p99 with the 95%
 interval over blocks; a setup that could not hold the rate is named as such, its figures
-left out. Standard library only: the driver's helper prints these lines too.
+left out. Only the planned rates (the light-load points) have a line: the capacity
+search's steps are said by the capacity's own line, one per GOMAXPROCS (capacity_lines:
+the objective, each setup's capacity with its interval or bound, its ratio to its
+baseline's). Standard library only: the driver's helper prints these lines too.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import textwrap
 
 from .analysis import BASELINE, RateCell
+from .capacities import Capacity
+from .capacity import AT_LEAST, AT_MOST, Estimate, round_step
 from ..core.stats import Interval
 from ..core.units import fmt_ms
 
@@ -95,8 +100,9 @@ def not_held_words(cell: RateCell) -> str:
 
 
 def rate_summary_lines(cells: list[RateCell]) -> list[str]:
-    """Return one wrapped line per GOMAXPROCS and rate: each setup's added p50 and p99 over go-http, or that it did not hold the rate."""
+    """Return one wrapped line per GOMAXPROCS and planned rate: each setup's added p50 and p99 over go-http, or that it did not hold the rate."""
     lines = []
+    cells = [c for c in cells if c.planned]  # the search's steps: said by capacity_lines
     for n, rate in dict.fromkeys((c.gomaxprocs, c.offered_rps) for c in cells):
         here = [c for c in cells if (c.gomaxprocs, c.offered_rps) == (n, rate)]
         named = baselines_named(here)
@@ -108,3 +114,107 @@ def rate_summary_lines(cells: list[RateCell]) -> list[str]:
         lines.append(textwrap.fill(lead + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return lines
 
+
+
+# --- Capacity at the latency objective ---------------------------------------------------
+
+
+def fmt_rps(value: float) -> str:
+    """Return a rate to three significant figures with thousands separators.
+
+    >>> fmt_rps(18412.7), fmt_rps(27712.8), fmt_rps(987.6), fmt_rps(32000)
+    ('18,400', '27,700', '988', '32,000')
+    """
+    return f"{round_step(value):,}"
+
+
+def fmt_share_ratio(value: float) -> str:
+    """Return a capacity ratio with two decimals (two significant figures below 0.1): '0.84', '0.053'."""
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
+def blocks_said(c: Capacity, bound: str) -> str:
+    """Return ' in 1 of 4 blocks' when only some of the blocks' searches met this edge ('' when all did, or with one block)."""
+    met = sum(1 for b in c.blocks if b.bound == bound)
+    return f" in {met} of {len(c.blocks)} blocks" if 0 < met < len(c.blocks) else ""
+
+
+def fell_behind_at(c: Capacity) -> int | None:
+    """Return the lowest offered rate at which vegeta fell behind its schedule with the answers within the objective (None: it never did)."""
+    rates = [b.high for b in c.blocks if b.bound == AT_LEAST and b.high is not None]
+    return min(rates) if rates else None
+
+
+def capacity_words(c: Capacity) -> str:
+    """Return a setup's capacity as a clause: '18,400 req/s (17,100-19,800)', or its bound with the edge the search met.
+
+    >>> from wrkreport.fixedrate.capacity import BlockCapacity, Slo
+    >>> objective = Slo(99.0, 5.0)
+    >>> capacity_words(Capacity("go-http", 1, objective, Estimate(32000, None, None, AT_LEAST, 1), (BlockCapacity(1, 32000, AT_LEAST, 32000, None, 4),)))
+    'at least 32,000 req/s (the objective held at the highest rate tried)'
+    >>> capacity_words(Capacity("go-http", 1, objective, Estimate(24000, None, None, AT_LEAST, 1), (BlockCapacity(1, 24000, AT_LEAST, 24000, 25000, 4, 24600.0),)))
+    "at least 24,000 req/s (vegeta's ceiling here: it fell behind at 25,000)"
+    >>> capacity_words(Capacity("nginx-fcgi-tcp", 1, objective, Estimate(6200, None, None, AT_MOST, 1), (BlockCapacity(1, 6200, AT_MOST, None, 6200, 1),)))
+    'at most 6,200 req/s (missed at the lowest rate tried)'
+    """
+    found = c.estimate
+    if found.bound == AT_MOST:
+        return f"at most {fmt_rps(found.value)} req/s (missed at the lowest rate tried{blocks_said(c, AT_MOST)})"
+    if found.bound == AT_LEAST:
+        behind = fell_behind_at(c)
+        why = (f"vegeta's ceiling here: it fell behind at {behind:,}" if behind is not None
+               else "the objective held at the highest rate tried")
+        return f"at least {fmt_rps(found.value)} req/s ({why}{blocks_said(c, AT_LEAST)})"
+    if found.low is None or found.high is None:
+        return f"{fmt_rps(found.value)} req/s (one block: no interval)"
+    return f"{fmt_rps(found.value)} req/s ({fmt_rps(found.low)}-{fmt_rps(found.high)})"
+
+
+def ratio_words(c: Capacity, group: list[Capacity] | tuple[Capacity, ...] = ()) -> str:
+    """Return a setup's capacity over its baseline's: '0.84 of go-http's (0.80-0.88)', a bound, or why there is none ('' for a baseline).
+
+    group: the capacities at its GOMAXPROCS, to tell a baseline with no capacity from two bounds that say nothing together.
+    """
+    if c.baseline is None:
+        return ""
+    ratio: Estimate | None = c.ratio
+    if ratio is None:
+        base = next((b for b in group if (b.setup, b.gomaxprocs) == (c.baseline, c.gomaxprocs)), None)
+        bounds = base is not None and base.estimate.bound is not None and c.estimate.bound is not None
+        why = "the two bounds say nothing together" if bounds else f"no block measured both it and {c.baseline}"
+        return f", no ratio to {c.baseline}'s ({why})"
+    if ratio.bound is not None:
+        return f", {'at least' if ratio.bound == AT_LEAST else 'at most'} {fmt_share_ratio(ratio.value)} of {c.baseline}'s"
+    if ratio.low is None or ratio.high is None:
+        return f", {fmt_share_ratio(ratio.value)} of {c.baseline}'s"
+    return f", {fmt_share_ratio(ratio.value)} of {c.baseline}'s ({fmt_share_ratio(ratio.low)}-{fmt_share_ratio(ratio.high)})"
+
+
+def capacity_clauses(capacities: list[Capacity]) -> list[str]:
+    """Return one clause per setup: those with a baseline first, in their order, then the baselines ('go-http carries ...')."""
+    ordered = [c for c in capacities if c.baseline is not None] + [c for c in capacities if c.baseline is None]
+    return [f"{c.setup} carries {capacity_words(c)}{ratio_words(c, capacities)}" for c in ordered]
+
+
+def capacity_groups(capacities: list[Capacity]) -> list[tuple[int, list[Capacity]]]:
+    """Return the capacities per GOMAXPROCS, in the order they come."""
+    groups: dict[int, list[Capacity]] = {}
+    for c in capacities:
+        groups.setdefault(c.gomaxprocs, []).append(c)
+    return list(groups.items())
+
+
+def capacity_sentences(capacities: list[Capacity], several_gomaxprocs: bool = True) -> list[str]:
+    """Return one sentence per GOMAXPROCS: 'With p99 within 5 ms (GOMAXPROCS=1), nginx-http carries 18,400 req/s (17,100-19,800), 0.84 of go-http's (0.80-0.88); ...; go-http carries ...'."""
+    found = []
+    for n, here in capacity_groups(capacities):
+        where = f" (GOMAXPROCS={n})" if several_gomaxprocs else ""
+        found.append(f"With {here[0].slo.words}{where}, " + "; ".join(capacity_clauses(here)) + ".")
+    return found
+
+
+def capacity_lines(capacities: list[Capacity]) -> list[str]:
+    """Return one wrapped line per GOMAXPROCS: the capacity of each setup at the objective, with its interval or bound, and its ratio to its baseline's."""
+    return [textwrap.fill(f"GOMAXPROCS={n}, capacity with {here[0].slo.words}: " + "; ".join(capacity_clauses(here)), WIDTH,
+                          subsequent_indent="  ", break_on_hyphens=False)
+            for n, here in capacity_groups(capacities)]

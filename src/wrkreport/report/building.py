@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..analyze import load_analysis
 from ..core.records import Check
-from ..fixedrate.summary import rate_summary_lines
+from ..fixedrate.summary import capacity_lines, rate_summary_lines
 from .files import results_json, write_outputs
 from .page import build_page
 from .render import render_html
@@ -45,8 +45,9 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     paths = write_outputs(out_dir, render_html(page), table, results_json(done, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
-    fixed_rate = "\n".join(rate_summary_lines(list(done.rates)))  # open loop, one line per rate
+    fixed_rate = "\n".join(rate_summary_lines(list(done.rates)))  # open loop, one line per planned rate
+    capacity = "\n".join(capacity_lines(list(done.capacities)))  # at the latency objective, one line per GOMAXPROCS
     variant = variant_lines(run.manifest, analysis)  # --variant: the A/B figures
-    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate, variant]))
+    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate, capacity, variant]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)
 

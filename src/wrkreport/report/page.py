@@ -185,7 +185,8 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         jobs["cpu"] = lambda: charts.cpu_chart(analysis)
     if latencies:
         jobs["latency_cdf"] = lambda: charts.cdf_chart(latencies, several)
-    jobs.update({"fixed_rate": lambda: rate_chart(rates)} if any(c.held for c in rates) else {})
+    capacities = list(done.capacities)
+    jobs.update({"fixed_rate": lambda: rate_chart(rates, capacities)} if any(c.held for c in rates) else {})
     if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
         jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUP_IDS)), (), (), "tls",
                                                   "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS")
@@ -239,7 +240,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         latency_rows=tuple(latency_rows(latencies, several)),
         latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
         tls=tls_section(tls),
-        rate=rate_section(rates, run.parameters, analysis),
+        rate=rate_section(rates, run.parameters, analysis, capacities),
         variant=variant_section(run.manifest, analysis),
     )
 

@@ -1,4 +1,4 @@
-"""The fixed-rate part of the page: the answer's sentences, one row per cell, and the saturation latencies' Little's-law figure, as strings."""
+"""The fixed-rate part of the page: the answer's sentences, one row per planned cell, the capacities at the latency objective, and the saturation latencies' Little's-law figure, as strings."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import statistics
 from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
+from ..fixedrate.capacities import Capacity
+from ..fixedrate.capacity import DEFAULT_SLO, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.stats import Interval
-from ..fixedrate.summary import added_over, added_words, baselines_named, fmt_interval, not_held_words, over
+from ..fixedrate.summary import (added_over, added_words, baselines_named, capacity_sentences, capacity_words, fmt_interval,
+                                 not_held_words, over, ratio_words)
 from .fmt import fmt_ms
 
 
@@ -20,6 +23,10 @@ class RateSection:
     settings: str
     saturation: str  # the closed-loop latencies' Little's-law figure: they are queueing at saturation
     added_over: str = BASELINE  # the table's header: what the added latencies are over
+    capacity: tuple[str, ...] = ()  # one sentence per GOMAXPROCS for the answer box: each setup's capacity at the objective
+    objective: str = ""  # the objective, and why it is what it is (beside the capacity sentences)
+    capacity_method: str = ""  # how the capacity was found, in one sentence
+    capacity_rows: tuple[tuple[str, ...], ...] = ()  # group, setup, capacity, ratio to its baseline's, blocks
 
 
 def fmt_added(interval: Interval | None) -> str:
@@ -68,10 +75,77 @@ def added_cells(cell: RateCell, named: bool) -> tuple[str, str]:
     return fmt_added(cell.added_p50) + over(cell, named), fmt_added(cell.added_p99) + over(cell, named)
 
 
-def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSection:
-    """Return the fixed-rate section's strings (no rows when the run has no fixed-rate measurement) and the saturation label."""
+def light_load(cells: list[RateCell], slo: Slo) -> str:
+    """Return each baseline's figure at the objective's percentile at its lowest planned rate held: '1.36 ms at 12,000 req/s with GOMAXPROCS=1' ('' without one)."""
+    figure = {50.0: "p50_ms", 99.0: "p99_ms", 99.9: "p999_ms"}.get(slo.percentile)
+    found = []
+    for n in sorted({c.gomaxprocs for c in cells}):
+        base = [c for c in cells if c.gomaxprocs == n and c.is_baseline and c.planned and c.held and figure and getattr(c, figure) is not None]
+        if base:
+            low = min(base, key=lambda c: c.offered_rps)
+            found.append(f"{fmt_ms(getattr(low, figure))} ms at {low.offered_rps:,} req/s with GOMAXPROCS={n}")
+    return " and ".join(found)
+
+
+# Why the default objective is what it is, per default (fixedrate.capacity.DEFAULT_SLO; a test checks it has one here).
+DEFAULT_REASONS = {
+    "p99=5ms": (f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, so 5 ms leaves "
+                "room for what a proxy adds and still catches queueing, which takes p99 to tens of ms"),
+    "p99=10ms": (f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, and the p99 of one "
+                 "1-s measurement there, shared with vegeta, wanders up to about 9 ms below the knee and jumps to 33-169 ms past it, where "
+                 "a queue forms: 10 ms sits between the two, so the capacity is where queueing starts, not where a chance pause fell"),
+}
+
+
+def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
+    """Return the objective, said as the default or the run's own --slo, with the default's reason and this run's light-load figure."""
+    measured = light_load(cells, slo)
+    here = f"; in this run {BASELINE}'s {slo.name} at light load was {measured}" if measured else ""
+    why = DEFAULT_REASONS.get(DEFAULT_SLO, "")
+    other = f"--slo PERCENTILE=DURATION ({', '.join(PERCENTILES)}; ms or us), or --slo off"
+    if slo.label == DEFAULT_SLO:
+        return f"The objective is the default, {slo.words}" + (f": {why}" if why else "") + f"{here}. Another objective: {other}."
+    return (f"The objective is this run's --slo {slo.label}, {slo.words}{here}. The default is {DEFAULT_SLO}"
+            + (f": {why}." if why else "."))
+
+
+def capacity_method(slo: Slo) -> str:
+    """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py)."""
+    low, high = (f"{share:.0%}" for share in JITTER)
+    return (f"Capacity: in each block (one start of the servers), after the light-load rate, vegeta's rate is moved by a jittered bisection "
+            f"between the highest rate that met the objective and the lowest that did not (at first the setup's closed-loop req/s), each step "
+            f"{low}-{high} of the way on a log scale, until the two are within {RESOLUTION - 1:.0%} of each other or {MAX_STEPS} steps are spent; "
+            f"a step meets the objective when the rate was held, every answer was right and {slo.words}. A block's "
+            "capacity is the geometric middle of its last bracket; the capacity is the geometric mean of the blocks' with a Student-t 95% interval "
+            f"over blocks, and its ratio to {BASELINE}'s pairs the blocks; it is a bound when the search met an edge (the objective missed at the "
+            "lowest rate tried, held at the highest, or vegeta falling behind its schedule).")
+
+
+def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
+    """Return one row per setup and GOMAXPROCS: group, setup, capacity with its interval or bound, ratio to its baseline's, blocks."""
+    return tuple((f"GOMAXPROCS={c.gomaxprocs}", c.setup, capacity_words(c), ratio_words(c, capacities).removeprefix(", ") or "baseline",
+                  f"{c.estimate.blocks}") for c in capacities)
+
+
+def capacity_parts(cells: list[RateCell], capacities: list[Capacity]) -> dict:
+    """Return the RateSection fields of the capacities ({} without any: a run without an objective says nothing of it)."""
+    if not capacities:
+        return {}
+    slo = capacities[0].slo
+    return {"capacity": tuple(capacity_sentences(capacities, len({c.gomaxprocs for c in capacities}) > 1)),
+            "objective": objective_sentence(slo, cells), "capacity_method": capacity_method(slo), "capacity_rows": capacity_rows(capacities)}
+
+
+def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: list[Capacity] | None = None) -> RateSection:
+    """Return the fixed-rate section's strings (no rows when the run has no fixed-rate measurement) and the saturation label.
+
+    The table and the answer's per-rate sentences have the planned rates only; the capacity
+    search's steps are in the chart, results.json and the capacity sentences.
+    """
+    extra = capacity_parts(cells, list(capacities or []))
+    cells = [c for c in cells if c.planned]
     if not cells:
-        return RateSection((), (), "", littles_law(analysis))
+        return RateSection((), (), "", littles_law(analysis), **extra)
     several = len({c.gomaxprocs for c in cells}) > 1
     rows, named = [], baselines_named(cells)
     for c in cells:
@@ -85,4 +159,4 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis) -> RateSecti
                 f"every setup once per block in a shuffled order, {blocks} block(s); added latency is setup - go-http in the same block "
                 "(nginx's TLS setups: - go-https, as their ratios), "
                 "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts.")
-    return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis), added_over(named))
+    return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis), added_over(named), **extra)
