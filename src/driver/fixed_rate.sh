@@ -118,9 +118,9 @@ search_capacity() {
 # (alternating, as the throughput blocks), at the rates `rate-plan` gives for each.
 run_rate_phase() {
   ((PLAN[rate_phase])) || return 0
-  local n b rates=() joined searching=""
+  local n b rates=() joined then_search=""
   local -A at=()
-  ((PLAN[capacity_search] == 0)) || searching="; then each block searches every setup's capacity with ${PLAN[slo]}"
+  ((PLAN[capacity_search] == 0)) || then_search="; then each block searches every setup's capacity with ${PLAN[slo]}"
   for n in "${GOMAXPROCS_LIST[@]}"; do
     ask rate-plan --gomaxprocs "${n}" || die 1 "could not plan the fixed-rate phase at GOMAXPROCS=${n}"
     read -ra rates <<<"${ANSWER[0]:-}"
@@ -130,7 +130,7 @@ run_rate_phase() {
     fi
     printf -v joined '%s,' "${rates[@]}"
     at[${n}]="${joined%,}"
-    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${PLAN[rate_blocks]} block(s) of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)${searching}"
+    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${PLAN[rate_blocks]} block(s) of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)${then_search}"
   done
   for ((b = 1; b <= PLAN[rate_blocks]; b++)); do
     BLOCK="${b}"
