@@ -26,6 +26,7 @@ from .profiles import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OV
 from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
 from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
+from ..core.units import round_figures
 from .values import parse_int, parse_percent, split_list
 
 OFF = "off"
@@ -140,7 +141,4 @@ def round_rate(rate: float) -> int:
     >>> round_rate(6234.5), round_rate(87.2), round_rate(0.3)
     (6200, 87, 1)
     """
-    if rate < 1:
-        return 1
-    digits = len(str(int(rate))) - 2
-    return int(round(rate, -digits)) if digits > 0 else int(round(rate))
+    return round_figures(rate, 2)

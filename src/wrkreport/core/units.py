@@ -179,3 +179,15 @@ def _scaled(num: str, multiplier: float | int) -> float:
     if math.isinf(value):
         raise ValueError(f"number {num!r} is too large")
     return value
+
+
+def round_figures(value: float, figures: int) -> int:
+    """Return a positive rate rounded to `figures` significant figures, at least 1 (rates are named by such whole numbers).
+
+    >>> round_figures(6234.5, 2), round_figures(17345.2, 3), round_figures(87.2, 2), round_figures(0.3, 3)
+    (6200, 17300, 87, 1)
+    """
+    if value < 1:
+        return 1
+    digits = len(str(int(value))) - figures
+    return int(round(value, -digits)) if digits > 0 else int(round(value))

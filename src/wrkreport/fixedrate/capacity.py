@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from ..core.errors import UsageError
 from ..core.records import Check
 from ..core.stats import ratio_interval
+from ..core.units import round_figures
 from .rate_checks import RATE_TOLERANCE
 from .record import RateResult
 
@@ -180,10 +181,7 @@ def round_step(rate: float) -> int:
     >>> round_step(17345.2), round_step(987.6), round_step(42.4)
     (17300, 988, 42)
     """
-    if rate < 1:
-        return 1
-    digits = len(str(int(rate))) - 3
-    return int(round(rate, -digits)) if digits > 0 else int(round(rate))
+    return round_figures(rate, 3)
 
 
 def next_rate(steps: list[Step], high: int, left: int, rng: random.Random) -> int | None:
