@@ -49,9 +49,9 @@ def test_default_plan_matches_the_documented_defaults():
     p = plan()
     assert p["profile"] == "default"
     assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"], p["wrk_timeout_s"]) == (2, 100, 1, None, 1, 2)
-    # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5% or 7 minutes in all.
+    # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5% or 400 s in all (7 minutes with wrkreport build).
     assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"]) == (3, None, True, MIN_BLOCKS)
-    assert (p["precision_pct"], p["max_time_s"]) == (5.0, 420)
+    assert (p["precision_pct"], p["max_time_s"]) == (5.0, 400)
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}
