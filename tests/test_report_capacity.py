@@ -189,8 +189,10 @@ def test_the_answer_box_says_each_capacity_and_the_objective_with_its_reason(qui
 def test_the_fixed_rate_section_names_the_method_and_lists_the_capacities(quick):
     _, html, _ = quick
     section = html.split('<h3 id="capacity">')[1].split("</table>")[0]
-    assert "Capacity: in each block (one start of the servers), after the light-load rate, vegeta&#39;s rate is moved by a jittered bisection" in section
-    assert "geometric mean of the blocks&#39; with a Student-t 95% interval over blocks" in section
+    assert "Capacity: in each block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn 30%-70%" in section
+    assert "(at first 1.2x the setup&#39;s closed-loop req/s) for up to 6 steps or until they are within 10%" in section
+    assert "the capacity the geometric mean over blocks with a Student-t 95% interval" in section
+    assert "a bound when at least half the blocks&#39; searches met an edge" in section
     assert section.count("<tr>") == 1 + 8  # the header, one row per setup and GOMAXPROCS
 
 

@@ -22,6 +22,7 @@ OBJECTIVE_COLOUR = "#444444"
 BAND_ALPHA = 0.15
 ARROW = 1.15  # a bound's arrow reaches this factor past its line (log axis)
 MARGIN = 1.08  # room left and right of the outermost rate drawn, as a factor (log axis)
+Y_MARGIN = 2.0  # room below the lowest and above the highest latency drawn, as a factor (log axis)
 
 
 def draw_cells(ax, cells: list[RateCell], setup: str, shown_rates: list[float], shown_ms: list[float]):
@@ -48,9 +49,8 @@ def draw_cells(ax, cells: list[RateCell], setup: str, shown_rates: list[float], 
         line = line or step_line
     for name in ("p50", "p99"):
         bars = [(c.offered_rps, i.low, i.high) for c in held if (i := getattr(c, f"{name}_interval")) is not None and i.low is not None]
-        if bars:
+        if bars:  # they do not set the axis (Y_MARGIN around the points): an interval over 2-3 blocks may span decades
             ax.vlines([b[0] for b in bars], [b[1] for b in bars], [b[2] for b in bars], color=colour, linewidth=1)
-            shown_ms += [v for b in bars for v in b[1:]]
     return line
 
 
@@ -125,6 +125,8 @@ def rate_figure(cells: list[RateCell], capacities: list[Capacity] | None = None)
             plain_log_axis(ax.yaxis, all_ms)
             if capacities and all_rates:  # the bounds' arrows and the capacities' bands inside the panel
                 ax.set_xlim(min(all_rates) / MARGIN, max(all_rates) * MARGIN)
+            if all_ms:  # the points and the objective; an interval bar reaching past them runs off the panel
+                ax.set_ylim(min(all_ms) / Y_MARGIN, max(all_ms) * Y_MARGIN)
         for ax in axes[::columns]:
             ax.set_ylabel("latency (ms, log scale)\np99 solid, p50 dashed")
         if handles:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import DEFAULT_SLO, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
+from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_over, added_words, baselines_named, capacity_sentences, capacity_words, fmt_interval,
                                  not_held_words, over, ratio_words)
@@ -112,13 +112,12 @@ def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
 def capacity_method(slo: Slo) -> str:
     """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py)."""
     low, high = (f"{share:.0%}" for share in JITTER)
-    return (f"Capacity: in each block (one start of the servers), after the light-load rate, vegeta's rate is moved by a jittered bisection "
-            f"between the highest rate that met the objective and the lowest that did not (at first the setup's closed-loop req/s), each step "
-            f"{low}-{high} of the way on a log scale, until the two are within {RESOLUTION - 1:.0%} of each other or {MAX_STEPS} steps are spent; "
-            f"a step meets the objective when the rate was held, every answer was right and {slo.words}. A block's "
-            "capacity is the geometric middle of its last bracket; the capacity is the geometric mean of the blocks' with a Student-t 95% interval "
-            f"over blocks, and its ratio to {BASELINE}'s pairs the blocks; it is a bound when the search met an edge (the objective missed at the "
-            "lowest rate tried, held at the highest, or vegeta falling behind its schedule).")
+    return (f"Capacity: in each block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn "
+            f"{low}-{high} of the way, moves vegeta's rate between the highest rate that met the objective (held, every answer right, "
+            f"{slo.words}) and the lowest that did not (at first {HEADROOM:g}x the setup's closed-loop req/s) for up to {MAX_STEPS} steps or "
+            f"until they are within {RESOLUTION - 1:.0%}; a block's capacity is the geometric middle of its last bracket, the capacity the "
+            f"geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks), and a bound when at "
+            "least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or vegeta behind its schedule).")
 
 
 def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
