@@ -158,4 +158,4 @@ def test_summaries_name_the_load_and_the_capacity(rate_run):
         assert any(f"at {NOT_HELD:,} req/s offered, open loop" in x and re.search(r"held it in (none of its|[0-9]+ of) [0-9]+ blocks", x) for x in lines)
         assert not any("req/s offered, open loop" in x and not re.search(rf"at ({HELD[0]:,}|{HELD[1]:,}|{NOT_HELD:,}) req/s", x) for x in lines), \
             "the search's steps are no light-load lines"
-        assert sum(bool(re.search(r"[Ww]ith p99 within 10 ms", x)) for x in lines) == len(manifest["parameters"]["gomaxprocs"]), text[-2000:]
+        assert sum(bool(re.search(r"with p99 within 10 ms: .* carries [0-9,]+ req/s", x)) for x in lines) == len(manifest["parameters"]["gomaxprocs"]), text[-2000:]
