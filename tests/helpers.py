@@ -112,6 +112,7 @@ def default_sigint() -> None:
 def script_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
     env["TMPDIR"] = str(tmp)
+    env["BENCH_SLO"] = "off"  # no capacity search (about a minute more per run) unless a test asks for it: --slo beats BENCH_SLO
     return env
 
 

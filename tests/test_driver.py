@@ -97,12 +97,10 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
         assert result.non_2xx_3xx == 0 and "Non-2xx" not in path.read_text(), path.name
     throughput_cpu = sorted(p.name for p in run.glob("*.cpu.json") if ".rate-" not in p.name)
     assert throughput_cpu == sorted(p.name.replace(".wrk.txt", ".cpu.json") for p in wrk_files)
-    # the default fixed-rate phase (one rate per GOMAXPROCS, then the capacity search): each vegeta file with its CPU record
+    # the default fixed-rate phase (one rate per GOMAXPROCS; the capacity search is off here: helpers.script_env, test_driver_rate's):
+    # each vegeta file with its CPU record
     rate_files = sorted(run.glob("*.vegeta.csv.gz"))
-    rated = json.loads((run / "manifest.json").read_text())["fixed_rate_measurements"]
-    assert sorted(e["file"] for e in rated) == [p.name for p in rate_files] and sum("search_high" not in e for e in rated) == 8
-    assert {p.name.split(".")[0] for p in rate_files} == {"go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
-    assert {(e["setup"], e["gomaxprocs"]) for e in rated if "search_high" in e} == {(s, n) for s in DEFAULT_SETUP_IDS for n in (1, 2)}
+    assert len(rate_files) == 8 and {p.name.split(".")[0] for p in rate_files} == {"go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
     assert sorted(p.name for p in run.glob("*.rate-*.cpu.json")) == sorted(p.name.replace(".vegeta.csv.gz", ".cpu.json") for p in rate_files)
     for path in wrk_files:  # every measurement's wrk wrote its full latency histogram (histogram.lua)
         histogram = parse_histogram(path.name, (run / hist_file_name(path.name)).read_bytes())
@@ -230,8 +228,7 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
 
     out, tmp = workdirs
     ports = free_ports()
-    args = ["--blocks", "2", "--rounds-per-block", "2", "--duration", "1", "--warmup", "1", "--setups", "go-http,nginx-http", "--gomaxprocs", "1,2",
-            "--slo", "off"]  # the light-load phase, not the capacity search (test_driver_rate's): the blocks are this test's
+    args = ["--blocks", "2", "--rounds-per-block", "2", "--duration", "1", "--warmup", "1", "--setups", "go-http,nginx-http", "--gomaxprocs", "1,2"]
     done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)

@@ -44,7 +44,8 @@ def rate_run():
     top.chmod(0o711)
     out, tmp, report = top / "out", top / "tmp", top / "report"
     tmp.mkdir()
-    args = ["--quick", "--setups", ",".join(SETUPS), "--rates", f"{HELD[0]},{HELD[1]},{NOT_HELD}", "--out", str(out), *port_args(free_ports())]
+    args = ["--quick", "--setups", ",".join(SETUPS), "--rates", f"{HELD[0]},{HELD[1]},{NOT_HELD}", "--slo", "p99=10ms", "--out", str(out),
+            *port_args(free_ports())]
     done = run_script(args, tmp, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
