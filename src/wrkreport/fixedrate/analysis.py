@@ -168,6 +168,11 @@ def added_pairs(cell: list[RateMeasurement], base: list[RateMeasurement], p: flo
     return [blocks[b] for b in sorted(blocks)]
 
 
+def setup_rank(setup: str, order: list[str]) -> tuple:
+    """Return where a setup sorts among others: by order (its setups first, as given), then the baseline first, then by name."""
+    return order.index(setup) if setup in order else len(order), setup != BASELINE, setup
+
+
 def is_planned(plan: dict[int, frozenset[int]] | None, gomaxprocs: int, rate: int) -> bool:
     """Return True when rate is one the run planned at gomaxprocs (reading.planned_rates), or the run has no plan there."""
     return plan is None or gomaxprocs not in plan or rate in plan[gomaxprocs]
@@ -186,7 +191,7 @@ def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | Non
 
     def key(item: tuple[str, int, int]) -> tuple:
         setup, n, rate = item
-        return n, rate, order.index(setup) if setup in order else len(order), setup != BASELINE, setup
+        return n, rate, *setup_rank(setup, order)
 
     cells = []
     for setup, n, rate in sorted(groups, key=key):

@@ -13,8 +13,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ..core.setups import BASELINE, baseline_of
+from ..core.setups import baseline_of
 from .capacity import GENERATOR, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
+from .analysis import setup_rank
 from .reading import RateMeasurement
 
 
@@ -99,7 +100,7 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
 
     def key(item: tuple[str, int]) -> tuple:
         setup, n = item
-        return n, order.index(setup) if setup in order else len(order), setup != BASELINE, setup
+        return n, *setup_rank(setup, order)
 
     found = []
     for setup, n in sorted(per_block, key=key):

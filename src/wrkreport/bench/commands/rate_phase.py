@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
 import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-import random
-
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import FAIL, HEADROOM, Step, result_step, next_rate, search_rng, search_steps, slo_of
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
+from ...fixedrate.record import RateResult
 from .. import server_machine
 from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
 from ..fixed_rate import Attack, measure_rate, rate_stem, warm_up
@@ -123,7 +123,7 @@ def cmd_measure_rate(args) -> int:
         entry["search_high"] = args.search_high  # a step of the capacity search, below this untested upper end
     manifest.setdefault("fixed_rate_measurements", []).append(entry)
     save_manifest(run_dir, manifest)
-    print((rate_progress(run_dir, entry, args.rate) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
+    print((rate_progress(run_dir, entry, params) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
     return 0
 
 
@@ -153,13 +153,25 @@ def cmd_clients_vegeta(args) -> int:
     return 0
 
 
-def rate_progress(run_dir: Path, entry: dict, rate: int) -> str:
-    """Return the end of a fixed-rate progress line: 'held, p50 0.15 ms, p99 0.41 ms' or why the rate was not held."""
+def entry_result(run_dir: Path, entry: dict) -> RateResult:
+    """Return a recorded fixed-rate measurement's results: its file, or its clients' files merged (a parse error raises)."""
+    clients = entry.get("clients")
+    return read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], entry["rate"])
+
+
+def rate_progress(run_dir: Path, entry: dict, params: dict) -> str:
+    """Return the end of a fixed-rate progress line: 'held, p50 0.15 ms, p99 0.41 ms' or why the rate was not held.
+
+    With an objective, the measurement's step of the capacity search is kept (STEPS): the
+    search reads it there instead of parsing the file again.
+    """
     try:
-        clients = entry.get("clients")
-        result = read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], rate)
+        result = entry_result(run_dir, entry)
     except Exception as exc:  # noqa: BLE001 - a progress line only; `wrkreport build` reports the file
         return f"unreadable results: {' '.join(str(exc).split())[:200]}"
+    slo = slo_of(params.get("slo"))
+    if slo is not None:
+        STEPS[step_key(run_dir, entry)] = result_step(entry["rate"], result, rate_checks(result, params["body_bytes"]), slo)
     held = rate_held_check(result)
     shown = f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms, {result.errors:,} errors"
     return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
@@ -169,18 +181,24 @@ STEPS: dict[str, Step] = {}  # each measurement's step, by its file: the long-li
 WRK_RATES: dict = {}  # each wrk file's req/s (stopping_rule.rate_of's cache), for the same reason
 
 
+def step_key(run_dir: Path, entry: dict) -> str:
+    """Return where a measurement's step is kept in STEPS: its file in its run."""
+    return f"{run_dir}/{entry.get('file')}"
+
+
 def measured_step(run_dir: Path, entry: dict, params: dict) -> Step:
-    """Return a fixed-rate measurement as a step of the capacity search (fixedrate/capacity.py), judged as `wrkreport build` judges it."""
-    key = f"{run_dir}/{entry.get('file')}"
+    """Return a fixed-rate measurement as a step of the capacity search (fixedrate/capacity.py), judged as `wrkreport build` judges it.
+
+    Kept by rate_progress as it was measured; read from its file here only when this helper did not measure it.
+    """
+    key = step_key(run_dir, entry)
     if entry.get("file") and key in STEPS:
         return STEPS[key]
-    slo = slo_of(params.get("slo"))
     try:
-        clients = entry.get("clients")
-        result = read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], entry["rate"])
+        result = entry_result(run_dir, entry)
     except Exception:  # noqa: BLE001 - no usable results: a failed step (`wrkreport build` reports the file)
         return Step(entry["rate"], FAIL)
-    step = result_step(entry["rate"], result, rate_checks(result, params["body_bytes"]), slo)
+    step = result_step(entry["rate"], result, rate_checks(result, params["body_bytes"]), slo_of(params.get("slo")))
     STEPS[key] = step
     return step
 
