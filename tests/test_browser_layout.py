@@ -9,6 +9,7 @@ import io
 import os
 import re
 import shutil
+import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,12 +28,13 @@ pytestmark = [
     pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
 ]
 
-RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host", "tls-both-modes")
-# quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12); tls-both-modes: the TLS part (issue 22)
+RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host", "tls-both-modes",
+             "every-phase")
+# quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12); tls-both-modes: the TLS part (issue 22);
+# every-phase: a run with every phase the page has a section for (throughput blocks, CPU, TLS, --variant, fixed rates, capacity)
 WIDTHS = (390, 1400)
 MIN_CHART_TEXT_PX = 10
-RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "p50 latency ratio", "p99 latency ratio", "pairs", "what it says",
-                 "2013 article (at its GOMAXPROCS)")
+RATIO_HEADERS = ("group", "setup", "throughput ratio (95% CI)", "pairs", "what it says")
 
 # The rendered size of every text of every chart shown: its font size in SVG units times the SVG's scale on screen
 # (a chart hidden by CSS, the compare page's other layout, has no box).
@@ -150,16 +152,16 @@ GROUPED_TABLES = """() => [...document.querySelectorAll('table')]
     return [name, labels, numbers, table.parentElement.getBoundingClientRect().right];
   })"""
 
+COMMON_TABLES = {"Throughput over Go alone", "Results per setup and GOMAXPROCS", "Measurements and their raw files", "Header captures (curl -sI)",
+                 "The 2013 article, for comparison"}
 GROUPED_TABLE_NAMES = {
     # every table of the page with a group column, by the heading above it (the reference table's is the 2013 article)
-    "default-2cores": {"Overhead ratios", "Results per cell", "Measurements and their raw files", "Header captures (curl -sI)",
-                       "The 2013 article, for comparison"},
-    "default-blocks-2cores": {"Overhead ratios", "Server CPU per 1,000 requests", "Results per cell", "Measurements and their raw files",
-                              "Header captures (curl -sI)", "The 2013 article, for comparison"},
-    "sweep-all-setups": {"Overhead ratios", "Server CPU per 1,000 requests", "Results per cell", "Measurements and their raw files",
-                         "Header captures (curl -sI)", "The 2013 article, for comparison"},
-    "two-clients": {"Overhead ratios", "Server CPU per 1,000 requests", "Exact latency percentiles", "Results per cell",
-                    "Measurements and their raw files", "Header captures (curl -sI)", "The 2013 article, for comparison"},
+    "default-2cores": COMMON_TABLES,
+    "default-blocks-2cores": COMMON_TABLES | {"Server CPU per request"},
+    "sweep-all-setups": COMMON_TABLES | {"Server CPU per request"},
+    "two-clients": COMMON_TABLES | {"Server CPU per request", "Exact latency percentiles at saturation"},
+    "every-phase": COMMON_TABLES | {"Server CPU per request", "Exact latency percentiles at saturation",
+                                    "TLS termination: nginx's OpenSSL or Go's crypto/tls"},
 }
 
 
@@ -178,9 +180,89 @@ def test_every_grouped_table_names_each_group_in_a_line_or_two_with_the_number_n
         assert not tall, f"{name} at {width} px, {table}: group labels taller than 3 lines: {tall[:3]}"
         assert all(text.startswith("GOMAXPROCS=") for text, _ in labels)
         assert numbers and max(numbers) <= right, f"{name} at {width} px, {table}: a number is off-screen ({max(numbers):.0f} > {right:.0f} px)"
-    ratios = next(labels for table, labels, *_ in tables if table == "Overhead ratios")
+    ratios = next(labels for table, labels, *_ in tables if table == "Throughput over Go alone")
     assert {text for text, _ in ratios} == ({"GOMAXPROCS=2, 10 connections", "GOMAXPROCS=2, 100 connections"} if name == "sweep-all-setups"
                                             else {"GOMAXPROCS=1", "GOMAXPROCS=2"} if name != "two-clients" else {text for text, _ in ratios})
+
+
+# --- Every section of the page, on a run with every phase ------------------------------------------------------------
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+# Sections the every-phase run cannot have, and the fixture runs whose pages the tests above check them on.
+NOT_IN_EVERY_PHASE = {
+    "machines": "a second machine: two-clients and server-host",
+    "reference-2012": "node-http: the 2012 Go-vs-Node study",
+}
+# Per section at 390 px: what leaves the screen outside a box that scrolls (a .scroll table or a chart), table cells
+# squeezed narrower than 3 characters (a heading set a letter per line), and tables with a group column that do not
+# turn it into heading rows.
+SECTION_LAYOUT = """(id) => {
+  const start = document.getElementById(id);
+  const inner = document.documentElement.clientWidth;
+  const found = {wide: [], squeezed: [], ungrouped: [], elements: 0};
+  for (let node = start; node && (node === start || node.tagName !== 'H2'); node = node.nextElementSibling) {
+    for (const e of [node, ...node.querySelectorAll('*')]) {
+      found.elements += 1;
+      const box = e.getBoundingClientRect();
+      if (box.width && box.right > inner + 1 && !e.closest('.scroll, .chart, pre, details:not([open])')) found.wide.push(e.tagName + ' ' + (e.textContent || '').trim().slice(0, 40));
+    }
+    for (const cell of node.querySelectorAll('th, td')) {
+      const text = cell.textContent.trim(), box = cell.getBoundingClientRect();
+      const em = parseFloat(getComputedStyle(cell).fontSize);
+      if (box.width && text.length > 3 && cell.clientWidth - 12 < 3 * em * 0.55) found.squeezed.push(text.slice(0, 40) + ' ' + Math.round(box.width) + 'px');
+    }
+    for (const table of node.querySelectorAll('table')) {
+      const head = table.querySelector('thead th');
+      if (head && /^(group|GOMAXPROCS)/.test(head.textContent.trim()) && !table.classList.contains('grouped')) found.ungrouped.push(head.textContent.trim());
+    }
+  }
+  return found;
+}"""
+
+
+def section_ids() -> list[str]:
+    """Return the id of every section (h2) the report's templates can show, in the order of the page's template and its parts."""
+    found = []
+    for name in ("report.html", "fixed_rate.html", "variant.html"):
+        found += re.findall(r'<h2 id="([^"]+)"', (TEMPLATES / name).read_text())
+    return found
+
+
+def test_the_every_phase_run_shows_every_section_a_page_can_have(browser, reports):
+    """A new section of the page must be added to the every-phase run (or named here with the runs that have it)."""
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page.goto(reports["every-phase"].as_uri())
+    shown = page.evaluate("() => [...document.querySelectorAll('h2[id]')].map(h => h.id)")
+    page.close()
+    wanted = [s for s in section_ids() if s not in NOT_IN_EVERY_PHASE]
+    assert len(wanted) >= 10 and set(wanted) <= set(shown), f"sections missing from the every-phase page: {sorted(set(wanted) - set(shown))}"
+
+
+@pytest.mark.parametrize("section", [s for s in section_ids() if s not in NOT_IN_EVERY_PHASE])
+def test_each_section_of_the_every_phase_page_reads_on_a_phone(browser, reports, section):
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page.goto(reports["every-phase"].as_uri())
+    found = page.evaluate(SECTION_LAYOUT, section)
+    page.close()
+    assert found["elements"] > 1, f"{section}: nothing in the section"
+    assert not found["wide"], f"{section} at 390 px: off the screen outside a scrolling box: {found['wide'][:4]}"
+    assert not found["squeezed"], f"{section} at 390 px: cells squeezed to a letter or two per line: {found['squeezed'][:4]}"
+    assert not found["ungrouped"], f"{section}: tables with a group column that stays a column on a phone: {found['ungrouped']}"
+
+
+def test_the_every_phase_page_prints_every_section(browser, reports):
+    pdf, pages, text = printed(browser, reports["every-phase"])
+    page = browser.new_page()
+    page.goto(reports["every-phase"].as_uri())
+    titles = page.evaluate("() => [...document.querySelectorAll('h2[id]')].map(h => h.textContent.trim())")
+    page.close()
+    on_paper = unicodedata.normalize("NFKC", text)  # the PDF's ligatures (ﬁ, ﬀ) as letters
+    missing = [t for t in titles if re.sub(r"\s+", "", t) not in on_paper]
+    assert not missing, f"sections not on paper: {missing}"
+    print(f"printed every-phase report: {pages} pages (A4)")
+    target = keep("every-phase.pdf")
+    if target:
+        target.write_bytes(pdf)
 
 
 def printed(browser, report: Path) -> tuple[bytes, int, str]:

@@ -122,8 +122,8 @@ def test_the_page_shows_the_cdf_chart_and_the_exact_percentiles(hist_run, tmp_pa
     assert "GOMAXPROCS=1" in svg[0] and "GOMAXPROCS=2" in svg[0]
     strokes = {c.lower() for c in re.findall(r"stroke: ?(#[0-9a-fA-F]{6})", svg[0])}
     assert set(OKABE_ITO.values()) <= strokes
-    assert '<h2 id="latency">Exact latency percentiles</h2>' in page
-    section = page.split('<h2 id="latency">', 1)[1].split("<h2 ", 1)[0]
+    assert '<h3 id="latency">Exact latency percentiles at saturation</h3>' in page  # in How it was measured
+    section = page.split('<h3 id="latency">', 1)[1].split("<h3 ", 1)[0]
     assert re.findall(r'<th class="num">(p[0-9.]+) ms</th>', section) == ["p50", "p75", "p90", "p99", "p99.9"]
     assert section.count('<td class="setup">') == 8
 

@@ -142,7 +142,7 @@ def test_a_real_search_gives_capacities_and_a_ratio_with_intervals_recomputed_fr
                 f"go-http carries {rps(go['capacity_rps'])} req/s ({rps(go['ci_low'])}-{rps(go['ci_high'])}).")
     assert sentence in " ".join(html.split())
     assert "GOMAXPROCS=1, capacity with p99 within 10 ms: nginx-http carries" in result.summary
-    objective = " ".join(html.split('<p class="objective">')[1].split("</p>")[0].split())
+    objective = " ".join(html.split('<p class="note objective">')[1].split("</p>")[0].split())
     assert objective.startswith(objective_lead("p99=10ms", "p99 within 10 ms"))
     assert "in this run go-http&#39;s p99 at light load was " in objective and "at light load go-http alone answers with p99 about 1-1.5 ms" in objective
 
@@ -172,36 +172,46 @@ def test_two_blocks_give_an_interval_recomputed_from_the_raw_files(searched):
     assert [b["bracket"] for b in nginx["block_capacities"]] == [[12000, 18000], [18000, 24000]]
 
 
-def test_the_answer_box_says_each_capacity_and_the_objective_with_its_reason(quick):
+def test_the_capacity_part_says_each_capacity_and_the_objective_with_its_reason(quick):
     _, html, _ = quick
-    answer = html.split('aria-label="The answer"')[1].split("</section>")[0]
-    sentences = [" ".join(s.split()) for s in re.findall(r'<p class="capacity">(.*?)</p>', answer, re.S)]
+    part = html.split('<h3 id="capacity">')[1].split("</table>")[0]
+    sentences = [" ".join(s.split()) for s in re.findall(r'<p class="capacity">(.*?)</p>', part, re.S)]
     assert len(sentences) == 2
     assert sentences[0].startswith("With p99 within 5 ms (GOMAXPROCS=1), nginx-http carries 14,700 req/s (one block: no interval), 0.53 of go-http&#39;s;")
     assert "nginx-fcgi-tcp carries at most 12,000 req/s (missed at the lowest rate tried)" in sentences[0]
     assert sentences[1].endswith("go-http carries at least 32,000 req/s (the objective held at the highest rate tried).")
-    (objective,) = re.findall(r'<p class="objective">(.*?)</p>', answer, re.S)
+    (objective,) = re.findall(r'<p class="note objective">(.*?)</p>', part, re.S)
     assert objective.startswith(objective_lead("p99=5ms", "p99 within 5 ms"))
     assert "at light load go-http alone answers with p99 about 1-1.5 ms" in objective
     assert "in this run go-http&#39;s p99 at light load was 1.36 ms at 12,000 req/s with GOMAXPROCS=1" in objective
+    answer = " ".join(html.split('aria-label="The answer"')[1].split("</section>")[0].split())
+    # the verdict: every capacity in absolute terms, Go alone first, its share where a ratio was measured
+    assert ("Keeping p99 within 5 ms, Go alone carries 27,700 req/s, the HTTP proxy 14,700 (0.53 of Go&#39;s), FastCGI over TCP at most 12,000, "
+            "FastCGI over a Unix socket at most 12,000 (one block: no interval).") in answer
+    assert "Keeping p99 within 5 ms, Go alone carries at least 32,000 req/s," in answer
 
 
 def test_the_fixed_rate_section_names_the_method_and_lists_the_capacities(quick):
     _, html, _ = quick
     section = html.split('<h3 id="capacity">')[1].split("</table>")[0]
+    method = html.split('<h3 id="method-fixed-rate">')[1].split("<h3")[0]  # the method: in How it was measured, not on the reading path
+    assert "Capacity: in each block" not in section
+    section = method + section
     assert "Capacity: in each block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn 30%-70%" in section
     assert "(at first 1.2x the setup&#39;s closed-loop req/s) for up to 6 steps or until they are within 10%" in section
     assert "the capacity the geometric mean over blocks with a Student-t 95% interval" in section
     assert "a bound when at least half the blocks&#39; searches met an edge" in section
-    assert section.count("<tr>") == 1 + 8  # the header, one row per setup and GOMAXPROCS
+    assert section.count("<tr>") == 1 + 8 and section.count('<tr class="group-row">') == 2  # the header, a row per setup and GOMAXPROCS
 
 
 def test_the_table_and_the_light_load_sentences_have_the_planned_rates_only(searched):
     _, result, html, data = searched
     table = html.split('<h2 id="fixed-rate">')[1].split("</table>")[1]  # after the capacities' table
-    assert table.count("GOMAXPROCS=1, 12,000 req/s") == 4 and "18,000 req/s" not in table and "32,000 req/s" not in table
+    assert table.count("GOMAXPROCS=1, 12,000 req/s") == 1 + 4 and "18,000 req/s" not in table and "32,000 req/s" not in table  # its heading row, 4 setups
     answer = html.split('aria-label="The answer"')[1].split("</section>")[0]
-    assert "At 12,000 req/s, open loop" in answer and "At 18,000 req/s" not in answer
+    assert "At 12,000 req/s (a fixed load)" in answer and "At 18,000 req/s" not in answer
+    sentences = html.split('<h3 id="fixed-rate-table">')[1].split("<table")[0]
+    assert "At 12,000 req/s, open loop" in sentences and "At 18,000 req/s" not in sentences
     records = data["fixed_rate"]
     assert {r["offered_rps"] for r in records if r["planned"]} == {12000} and len(records) == 16
     assert {r["offered_rps"] for r in records if not r["planned"]} == {18000, 24000, 32000}  # the search's points stay in results.json

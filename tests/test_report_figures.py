@@ -199,7 +199,7 @@ def test_the_run_wide_load_generator_warning_is_shown_once_at_the_top(tmp_path):
     build(RUNS / "sweep-all-setups", tmp_path, datetime(2026, 11, 22, tzinfo=timezone.utc))
     html = (tmp_path / "index.html").read_text()
     assert html.count("wrk ran more threads than there were cores free") == 1
-    assert html.index('class="caution"') < html.index('id="charts"')
+    assert html.index('class="caution"') < html.index('<h2 id=')  # above every section
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink-out", "large"])
@@ -240,8 +240,8 @@ def test_the_rates_parameter_says_the_rates_measured_when_they_were_shares():
     assert doctest.testmod(page).failed == 0
     plan = {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"},
                                 {"gomaxprocs": 2, "rates": [6200, 12400]}]}
-    assert parameter_value("rates", [], plan) == ("none given: at GOMAXPROCS=1 5,500 req/s (25% of nginx-fcgi-unix's 22,000 req/s); "
-                                                  "at GOMAXPROCS=2 6,200 req/s, 12,400 req/s")  # was 'none' for a run whose phase ran
+    assert parameter_value("rates", [], plan) == ("5,500 req/s at GOMAXPROCS=1 (25% of nginx-fcgi-unix's 22,000 req/s); "
+                                                  "6,200 req/s, 12,400 req/s at GOMAXPROCS=2")  # was 'none' for a run whose phase ran
     assert parameter_value("rates", [], {}) == "none" and parameter_value("rates", [2000, 5000], plan) == "2000, 5000"
     assert parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": "x"}]}) == "none"
 
@@ -253,4 +253,4 @@ def test_a_missed_precision_target_has_a_badge_beside_the_checks(tmp_path):
     (run / "manifest.json").write_text(json.dumps(manifest))
     build(run, tmp_path / "out", datetime(2026, 11, 26, tzinfo=timezone.utc))
     header = (tmp_path / "out" / "index.html").read_text().split("</header>")[0]
-    assert 'precision target: <span class="status status-warn">NOT met (+/-54.2%)</span>' in header  # never a lone green 'checks: pass'
+    assert '<span class="status status-warn">checks pass; precision target NOT met (+/-54.2%)</span>' in header  # one badge, never a green 'pass'

@@ -59,7 +59,7 @@ def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
     assert "memory 23.5 GiB" in machines and "memory bytes" not in machines  # the value carries its unit
     assert ("local to 10.231.0.2: round trip median 0.07 ms, min 0.05 ms, max 0.2 ms over 10 samples "
             "(ssh round trip over the open connection)") in machines
-    environment = text_of(page, "environment", "reference")
+    environment = text_of(page, "environment", "setups")
     assert "machine: cpu model" not in environment and "run status complete" in environment  # machines moved, the rest stays
     assert "wrk ran on other machines than the servers, so they shared no CPUs" in page
     assert built.summary.splitlines()[0] == "machines: servers on root@10.231.0.2 (10.231.0.2); wrk on client-1 (this machine)"

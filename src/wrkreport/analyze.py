@@ -44,7 +44,7 @@ RATIO_METHOD = (
     "With one repeat there is no interval."
 )  # the page's paragraph for runs without blocks (kept word for word: the gold page has it)
 NO_BLOCKS_METHOD = (
-    RATIO_METHOD + " This run has no blocks: the servers started once per GOMAXPROCS pass, so the interval covers "
+    RATIO_METHOD + " The throughput measurements of this run started the servers once per GOMAXPROCS value (one block), so the interval covers "
     "the spread between repeats after one server start only, not the start-to-start spread (about 5% on this "
     "project's recorded runs)."
 )

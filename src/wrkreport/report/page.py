@@ -26,6 +26,7 @@ from .study import load_generator, study_reference, study_rows
 from ..rate_chart import rate_chart
 from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
+from .verdict import Verdict, verdict
 from .tlspage import TlsSection, tls_section
 from ..core.setups import TLS_SETUP_IDS, baseline_of
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name
@@ -161,6 +162,10 @@ class Page:
     tls: TlsSection | None = None  # the TLS setups, when measured
     rate: RateSection | None = None  # the fixed-rate phase (report/ratepage.py)
     variant: VariantSection | None = None  # --variant's A/B figures (report/variantpage.py)
+    reference_caption: str = ""  # the ratio chart with the published ratios beside ours, in How it was measured
+    saturation_words: str = ""  # how the throughput phase loaded the servers: 'wrk, 2 threads, 100 connections, 1 s per measurement'
+    verdict: Verdict | None = None  # the top: absolute costs per GOMAXPROCS and the conditions (report/verdict.py)
+    badge: tuple[str, str] = ("pass", "checks: pass")  # the header's one status: the checks' and the precision target's (header_badge)
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -175,7 +180,8 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
     study = reference.study_ratios() if reference.NODE_SETUP in analysis.setups else ()
     jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
         "throughput": lambda: charts.throughput_chart(analysis),
-        "ratios": lambda: charts.ratio_chart(over_go_http(analysis), refs, study),
+        "ratios": lambda: charts.ratio_chart(over_go_http(analysis), (), ()),
+        "ratios_2013": lambda: charts.ratio_chart(over_go_http(analysis), refs, study, "ratios-2013"),
         "latency": lambda: charts.latency_chart(analysis),
     }
     if several:
@@ -233,7 +239,9 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         sharing=sharing_sentence(analysis),
         app_server=charts.app_server(analysis),
         cpu=tuple(cpu_rows(analysis, several)),
-        ratio_caption=ratio_caption(analysis, refs),
+        ratio_caption=ratio_caption(analysis, ()),
+        reference_caption=ratio_caption(analysis, refs),
+        saturation_words=saturation_words(analysis, run.parameters),
         status_counts=f"{len(report.failures)} check{'s' if len(report.failures) != 1 else ''} failed.",
         study_rows=tuple(study_rows()) if reference.NODE_SETUP in analysis.setups else (),
         study_note=reference.study_note() if reference.NODE_SETUP in analysis.setups else "",
@@ -242,6 +250,8 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         tls=tls_section(tls),
         rate=rate_section(rates, run.parameters, analysis, capacities),
         variant=variant_section(run.manifest, analysis),
+        verdict=verdict(analysis, rates, capacities, run.parameters),
+        badge=header_badge(report.status, precision_badge(run.manifest)),
     )
 
 
@@ -373,16 +383,28 @@ def ratio_caption(analysis: Analysis, refs) -> str:
 
 
 def parameter_value(key: str, value, manifest: dict) -> str:
-    """Return a run parameter for the page; `rates` says the rates measured when they were shares of a setup's req/s, not 'none'.
+    """Return a run parameter for the page as what ran: `rates` given as shares says the rates they became, `rate_shares` as
+    percentages (or that rates were given), `slo` as the objective in words.
 
     >>> parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"}]})
-    "none given: at GOMAXPROCS=1 5,500 req/s (25% of nginx-fcgi-unix's 22,000 req/s)"
+    "5,500 req/s at GOMAXPROCS=1 (25% of nginx-fcgi-unix's 22,000 req/s)"
+    >>> parameter_value("rate_shares", [0.25, 0.5], {}), parameter_value("rate_shares", [], {"parameters": {"rates": [900]}})
+    ('25%, 50%', 'not used (rates given in req/s)')
+    >>> parameter_value("slo", {"percentile": 99, "ms": 10.0}, {})
+    'p99 within 10 ms'
     """
     plans = manifest.get("fixed_rate_plan")
     if key == "rates" and not value and isinstance(plans, list) and plans:
-        said = [f"at GOMAXPROCS={p.get('gomaxprocs')} " + (", ".join(f"{r:,} req/s" for r in p.get("rates") or [] if isinstance(r, int)) or "no rate")
+        said = [(", ".join(f"{r:,} req/s" for r in p.get("rates") or [] if isinstance(r, int)) or "no rate") + f" at GOMAXPROCS={p.get('gomaxprocs')}"
                 + (f" ({p['basis']})" if isinstance(p.get("basis"), str) else "") for p in plans if isinstance(p, dict) and isinstance(p.get("gomaxprocs"), int)]
-        return "none given: " + "; ".join(said) if said else display(value, key)
+        return "; ".join(said) if said else display(value, key)
+    if key == "rate_shares" and isinstance(value, list):
+        if value and all(isinstance(v, (int, float)) for v in value):
+            return ", ".join(f"{v:.0%}" for v in value)
+        if not value and ((manifest.get("parameters") or {}).get("rates")):
+            return "not used (rates given in req/s)"
+    if key == "slo" and isinstance(value, dict) and isinstance(value.get("percentile"), (int, float)) and isinstance(value.get("ms"), (int, float)):
+        return f"p{value['percentile']:g} within {value['ms']:g} ms"
     return display(value, key)
 
 
@@ -403,3 +425,31 @@ def precision_badge(manifest: dict | None) -> tuple[str, str] | None:
     said = "met" if record["met"] else "NOT met"
     return ("pass" if record["met"] else "warn"), said + (f" (+/-{worst:g}%)" if worst is not None else "")
 
+
+
+def header_badge(checks: str, precision: tuple[str, str] | None) -> tuple[str, str]:
+    """Return the header's one status badge: the checks' status, made 'warn' by a missed precision target, and both in words.
+
+    A green badge must not stand above a precision target that was missed.
+
+    >>> header_badge("pass", ("warn", "NOT met (+/-54%)"))
+    ('warn', 'checks pass; precision target NOT met (+/-54%)')
+    >>> header_badge("pass", ("pass", "met (+/-4.2%)")), header_badge("fail", None)
+    (('pass', 'checks pass; precision target met (+/-4.2%)'), ('fail', 'checks fail'))
+    """
+    said = f"checks {checks}"
+    if precision is None:
+        return checks, said
+    status = checks if checks == "fail" or precision[0] == "pass" else "warn"
+    return status, f"{said}; precision target {precision[1]}"
+
+
+def saturation_words(analysis: Analysis, parameters: dict) -> str:
+    """Return how the throughput phase loaded the servers, in words: 'wrk with 100 connections, 2 threads, 1 s per measurement'."""
+    tool = parameters.get("load_generator") or "wrk"
+    levels = ", ".join(f"{c:,}" for c in sorted({c for _, c in analysis.groups}))
+    threads = parameters.get("threads")
+    duration = parameters.get("duration_s")
+    said = f"{tool} with {levels} connections"
+    said += f", {threads} threads" if isinstance(threads, int) and tool == "wrk" else ""
+    return said + (f", {duration:g} s per measurement" if isinstance(duration, (int, float)) else "")

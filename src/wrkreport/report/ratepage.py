@@ -9,9 +9,14 @@ from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.stats import Interval
-from ..fixedrate.summary import (added_over, added_words, baselines_named, capacity_sentences, capacity_words, fmt_interval,
+from ..fixedrate.summary import (added_over, added_words, baselines_named, capacity_sentences, capacity_words,
                                  not_held_words, over, ratio_words)
 from .fmt import fmt_ms
+
+
+LEAD = ("vegeta offers each rate open loop, as a service's users would: requests start on schedule whatever the answers, so "
+        "these are the latencies a request sees at that load, and a stall shows in them. Added latency is a setup's minus "
+        "go-http's in the same block; how each figure was estimated is in How it was measured.")
 
 
 @dataclass(frozen=True)
@@ -27,11 +32,28 @@ class RateSection:
     objective: str = ""  # the objective, and why it is what it is (beside the capacity sentences)
     capacity_method: str = ""  # how the capacity was found, in one sentence
     capacity_rows: tuple[tuple[str, ...], ...] = ()  # group, setup, capacity, ratio to its baseline's, blocks
+    lead: str = LEAD  # what the section measures, in plain words (the method is in How it was measured)
+
 
 
 def fmt_added(interval: Interval | None) -> str:
-    """Return '0.142 ms (0.121 to 0.163)' as the summary writes it, '-' without a figure."""
-    return "-" if interval is None else fmt_interval(interval)
+    """Return an added latency for the table, in words that follow its interval (as summary.added_phrase does in sentences).
+
+    >>> fmt_added(Interval(0.142, 0.121, 0.163, 4)), fmt_added(Interval(0.17, -0.35, 0.68, 4))
+    ('0.142 (0.121 to 0.163)', 'none measurable (-0.350 to 0.680)')
+    >>> fmt_added(Interval(-0.71, -0.9, -0.5, 4)), fmt_added(Interval(0.05, None, None, 1)), fmt_added(None)
+    ('0.710 less (0.500 to 0.900)', '0.0500 (one block: no interval)', '-')
+    """
+    if interval is None:
+        return "-"
+    estimate, low, high = interval.estimate, interval.low, interval.high
+    if low is None or high is None:
+        return f"{fmt_ms(estimate)} (one block: no interval)" if estimate >= 0 else f"{fmt_ms(-estimate)} less (one block: no interval)"
+    if low > 0:
+        return f"{fmt_ms(estimate)} ({fmt_ms(low)} to {fmt_ms(high)})"
+    if high < 0:
+        return f"{fmt_ms(-estimate)} less ({fmt_ms(-high)} to {fmt_ms(-low)})"
+    return f"none measurable ({fmt_ms(low)} to {fmt_ms(high)})"
 
 
 def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
