@@ -125,3 +125,55 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
     assert compare_summary(result)[0].startswith(
         "No figure changed measurably between A (default-2cores) and B (fcgi-unix-502): of the 16 figures compared, 16 are inconclusive"
     )
+
+
+@pytest.mark.parametrize(("a", "b", "fail_on", "status"), [
+    ("keepalive-on", "keepalive-off", "worse", 3),  # nginx-http and nginx-fcgi-tcp lost 60-66% of their req/s
+    ("keepalive-off", "keepalive-on", "worse", 0),  # the same changes, better in B
+    ("keepalive-off", "keepalive-on", "change", 3),
+    ("keepalive-on", "keepalive-off", "never", 0),
+    ("default-run-1", "default-run-4", "worse", 0),  # the same code an hour apart
+])
+def test_fail_on_is_a_regression_gate_for_ci(tmp_path, a, b, fail_on, status):
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / a), str(RUNS / b), "--out", str(tmp_path), "--fail-on", fail_on],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
+    result = compare(load_analysis(RUNS / a), load_analysis(RUNS / b))
+    if status == 3:
+        counted = [c for c in result.flagged if fail_on == "change" or not c.better]
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"wrkreport: --fail-on {fail_on}: {len(counted)} figures ")
+        assert "nginx-http GOMAXPROCS=2 c100 ratio to go-http 0.353 (0.286-0.436)" in done.stderr or fail_on == "change"
+    else:
+        assert done.stderr == ""
+    assert (tmp_path / "compare.json").is_file()  # the gate decides the status, the page is written either way
+
+
+def test_fail_on_with_a_bad_choice_is_one_line_and_exit_2(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "keepalive-on"), str(RUNS / "keepalive-off"), "--fail-on", "slower"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("wrkreport: ") and "'slower' is not one of 'never', 'worse', 'change'" in done.stderr
+
+
+def test_the_help_documents_the_gates_exit_status():
+    from click.testing import CliRunner
+
+    from wrkreport.cli import cli
+
+    shown = " ".join(CliRunner().invoke(cli, ["compare", "--help"], catch_exceptions=False).output.split())
+    assert "--fail-on [never|worse|change]" in shown and "3 when --fail-on worse (or change) found a figure" in shown
+
+
+def test_compare_json_gives_every_change_its_detectable_change_and_the_drift(tmp_path):
+    result, paths = build_compare(RUNS / "default-run-3", RUNS / "default-run-4", tmp_path, WHEN)
+    data = json.loads(paths["compare.json"].read_text())
+    assert all("detectable_change" in c for c in data["changes"])
+    assert [c["detectable_change"] for c in data["changes"]] == [c.detectable_change for c in result.changes]
+    assert all(0 < c["detectable_change"] < 5 for c in data["changes"] if c["ci_low"] is not None)
+    assert {c["metric"] for c in data["changes"]} == {"requests_per_sec", "overhead_ratio", "latency_p99_ms", "cpu_server_ms_per_1k"}
+    drift = data["machine_drift"]
+    assert drift["named"] == result.drift.named and drift["sentence"] == result.drift.sentence and drift["figures"] == 8

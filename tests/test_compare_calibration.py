@@ -233,7 +233,7 @@ def test_what_a_true_change_in_the_ratio_needs_to_be_flagged_between_two_runs():
 
 def test_the_run_to_run_sds_are_what_the_recorded_runs_show():
     runs = [load_analysis(RUNS / name).analysis for name in DEFAULT_RUNS]
-    taus = {"overhead_ratio": [], compare.THROUGHPUT: [], compare.P99: []}
+    taus = {"overhead_ratio": [], compare.THROUGHPUT: [], compare.P99: [], compare.CPU_METRIC: []}  # CPU per request: server CPU ms per 1,000 requests
     for n in (1, 2):
         for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"):
             for figure in taus:

@@ -87,14 +87,14 @@ def test_a_regression_wears_a_worse_badge_for_throughput_down_and_latency_up(tmp
     assert rows[("nginx-http", "req/s (geometric mean)")][0] == "worse"
     kind, rest = rows[("nginx-http", "p99 latency at saturation (geometric mean)")]
     assert kind == "worse" and "2.7x higher in B (1.3-5.3x); lower is better" in rest
-    assert {kind for kind, _ in rows.values()} == {"worse", "inconclusive"}
+    assert {kind for kind, _ in rows.values()} == {"worse", "inconclusive", "no-interval"}  # CPU per request: one-start runs, no start sd
 
 
 def test_the_headline_is_a_sentence_with_numbers(tmp_path):
     page = page_of(tmp_path, "keepalive-on", "keepalive-off")
     answer = html.unescape(re.search(r'<section class="answer"[^>]*>\s*<p>(.*?)</p>', page, re.S).group(1))
     assert answer == (
-        "B (keepalive-off) measured worse than A (keepalive-on) on 6 of the 8 figures compared and better on none; "
+        "B (keepalive-off) measured worse than A (keepalive-on) on 6 of the 11 figures compared and better on none; "
         "the largest change: nginx-http at GOMAXPROCS=2, 3.0x slower (1.7-5.3x)."
     )
 
@@ -103,11 +103,11 @@ def test_no_change_case_says_inconclusive_not_the_same(tmp_path):
     """keepalive-on-again repeats keepalive-on: nothing is flagged, and with one server start per run nothing is called 'no change' either."""
     page = page_of(tmp_path, "keepalive-on", "keepalive-on-again")
     rows = rows_of(page)
-    assert len(rows) == 8 and {kind for kind, _ in rows.values()} == {"inconclusive"}
+    assert len(rows) == 11 and {kind for kind, _ in rows.values()} == {"inconclusive", "no-interval"}  # CPU per request: no start sd, no interval
     body = page.split("</style>")[1]
     assert "badge-better" not in body and "badge-worse" not in body and '<ul class="changes">' not in body
     answer = re.search(r'<section class="answer"[^>]*>\s*<p>(.*?)</p>', page, re.S).group(1)
-    assert answer.startswith("No figure changed measurably between A (keepalive-on) and B (keepalive-on-again): of the 8 figures compared, 8 are inconclusive")
+    assert answer.startswith("No figure changed measurably between A (keepalive-on) and B (keepalive-on-again): of the 11 figures compared, 8 are inconclusive")
     assert "no measurable change" not in page.lower()
 
 
@@ -130,7 +130,7 @@ def test_the_chart_is_an_accessible_svg_with_one_row_per_figure(tmp_path):
         assert 'role="img"' in svg and f'aria-labelledby="{name}-title {name}-desc"' in svg
         assert f'<title id="{name}-title">Change from run A to run B, per setup and figure</title>' in svg
         desc = html.unescape(re.search(rf'<desc id="{name}-desc">(.*?)</desc>', svg, re.S).group(1))
-        assert "8 figures" in desc and "6 worse, 2 inconclusive" in desc and "3.0x slower (1.7-5.3x) in B" in desc
+        assert "11 figures" in desc and "6 worse, 2 inconclusive, 3 no interval" in desc and "3.0x slower (1.7-5.3x) in B" in desc
         for label in ("nginx-http, GOMAXPROCS=2: req/s", "nginx-fcgi-tcp, GOMAXPROCS=2: p99 latency at saturation", "1.0 = no change", "worse in B"):
             assert label in svg, label
     assert 'class="chart chart-wide"' in page and 'class="chart chart-narrow"' in page
@@ -193,4 +193,4 @@ def test_the_terminal_says_better_or_worse_and_ends_with_the_headline(tmp_path):
     assert [line.split()[-1] for line in lines if "nginx-http" in line and "(" in line] == ["BETTER"] * 3
     assert "WORSE" not in done.stdout and max(len(line) for line in lines[2:-1]) <= 80
     assert "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load." in lines  # issue 21: no unlabelled saturation latency
-    assert "B (keepalive-on) measured better than A (keepalive-off) on 6 of the 8 figures" in done.stdout.replace("\n", " ")
+    assert "B (keepalive-on) measured better than A (keepalive-off) on 6 of the 11 figures" in done.stdout.replace("\n", " ")

@@ -1,4 +1,4 @@
-"""The compare page's chart: B / A per figure with its interval on a log axis, a marker per kind of change."""
+"""The compare page's chart: B / A per figure with its interval on a log axis, a marker per kind of change, tick labels that never overlap."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
                             transform=ax.get_yaxis_transform())
                 else:
                     colour, marker, filled, label = CHANGE_STYLES[mark.kind]
+                    label = "no interval (see the table)" if mark.kind == "no-interval" else label  # too few blocks, or no start sd for the figure
                     err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
                     legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
                     ax.errorbar(mark.change, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=7,
@@ -68,7 +69,7 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
         ax.set_xscale("log")
         low, high = min(values), max(values)
         ax.set_xlim(low / 1.15, high * 1.6)  # room for the value right of the highest whisker
-        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(change_ticks(low / 1.15, high * 1.6)))
+        ax.xaxis.set_major_locator(SpacedTicks())  # as many of change_ticks' as fit side by side at the axis's drawn width
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_yticks([] if narrow else ticks, [] if narrow else labels)
@@ -82,12 +83,47 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
 
 
 def change_ticks(low: float, high: float) -> list[float]:
-    """Return the ticks of a B / A axis: 1, 2, 5 per decade, with 0.8, 0.9, 1.1, 1.25 added when the range is narrow.
+    """Return the ticks a B / A axis may show, most wanted first: 1.0, then 1, 2, 5 per decade nearest 1.0 first, then 0.9, 1.1, 0.8, 1.25.
 
     >>> change_ticks(0.85, 1.2), change_ticks(0.2, 6)
-    ([0.9, 1.0, 1.1], [0.2, 0.5, 1.0, 2.0, 5.0])
+    ([1.0, 0.9, 1.1], [1.0, 2.0, 0.5, 0.2, 5.0])
     """
     decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-    coarse = [round(m * 10.0**e, 6) for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high]
-    fine = sorted(set(coarse) | {t for t in (0.8, 0.9, 1.1, 1.25) if low <= t <= high})
-    return fine if len(fine) <= 7 else coarse
+    coarse = sorted((round(m * 10.0**e, 6) for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high),
+                    key=lambda t: (t != 1.0, round(abs(math.log(t)), 6), round(t / 10.0 ** math.floor(math.log10(t) + 1e-9))))
+    fine = [t for t in (0.9, 1.1, 0.8, 1.25) if low <= t <= high and t not in coarse]
+    return coarse + fine
+
+
+TICK_EM = 0.65  # a digit or a point is at most 0.64 em wide in the common sans-serif fonts (DejaVu Sans' digits: 0.636)
+TICK_GAP_EM = 1.0  # room between two tick labels
+
+
+def spaced(ticks: list[float], low: float, high: float, width_pt: float, size_pt: float) -> list[float]:
+    """Return the ticks, in the order given, that fit a log axis width_pt wide without any two labels closer than TICK_GAP_EM, sorted.
+
+    Each label ('1.25') is taken as TICK_EM x its characters wide, centred on its tick.
+
+    >>> spaced([1.0, 0.9, 1.1, 0.8, 1.25], 0.7, 1.6, 150, 9)
+    [0.8, 1.0, 1.25]
+    >>> spaced([1.0, 0.9, 1.1, 0.8, 1.25], 0.7, 1.6, 600, 9)
+    [0.8, 0.9, 1.0, 1.1, 1.25]
+    """
+    scale = width_pt / (math.log(high) - math.log(low))
+    kept: list[tuple[float, float, float]] = []  # (tick, centre in points, half width)
+    for tick in ticks:
+        centre, half = (math.log(tick) - math.log(low)) * scale, TICK_EM * size_pt * len(f"{tick:g}") / 2
+        if all(abs(centre - c) >= half + h + TICK_GAP_EM * size_pt for _, c, h in kept):
+            kept.append((tick, centre, half))
+    return sorted(t for t, _, _ in kept)
+
+
+class SpacedTicks(matplotlib.ticker.Locator):
+    """Tick B / A where the labels fit: change_ticks' ticks, most wanted first, spaced at the axis's width when drawn."""
+
+    def __call__(self) -> list[float]:
+        low, high = sorted(self.axis.get_view_interval())
+        fig = self.axis.axes.get_figure(root=True)
+        width_pt = self.axis.axes.get_window_extent().width * 72 / fig.dpi
+        size_pt = self.axis.majorTicks[0].label1.get_fontsize()  # the first tick's label, made without asking this locator
+        return spaced(change_ticks(low, high), low, high, width_pt, size_pt)

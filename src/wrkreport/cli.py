@@ -12,6 +12,7 @@ from . import __version__
 from .core.errors import ParseError, WrkreportError
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+GATE_FAILED = 3  # wrkreport compare --fail-on: a figure worse (or changed) in B
 # C0 and C1 controls but newline and tab (ESC starts terminal sequences), DEL, and the bidirectional overrides.
 UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -184,7 +185,9 @@ def grouped_failures(run_path, failures) -> list[str]:
 @click.argument("run_b", type=click.Path(), required=False)
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False), help="Directory for compare.html and compare.json.")
 @click.option("--expect-header-bytes", type=click.IntRange(min=1), default=None, help="Header block size every setup must answer with [default: each run's, else 141].")
-def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_bytes: int | None) -> int:
+@click.option("--fail-on", type=click.Choice(["never", "worse", "change"]), default="never", show_default=True,
+              help="Exit 3 when a figure is flagged worse in B (worse) or flagged either way (change): a regression gate for CI.")
+def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_bytes: int | None, fail_on: str) -> int:
     """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell, or one run's --variant with its nginx.
 
     For every setup, GOMAXPROCS and connection count both runs measured: the change in
@@ -195,19 +198,26 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
     Given ONE run made with run_bench.sh --variant, compares A (its nginx setups) with
     B (their twins through the variant's nginx), each pair measured in the same rounds:
     B / A paired per block, so drift cancels, and nothing is added for it.
+    Every figure says the smallest change it could have flagged (80% of the time), and
+    when every req/s moved one way together while the ratios held, the machine drift is
+    named.
     Exit status 0, 1 when a check failed in either run (those measurements are left
     out), 2 when a run is unusable, the runs have no cell in common, or the one run has
-    no variant (nothing to compare).
+    no variant (nothing to compare), 3 when --fail-on worse (or change) found a figure
+    flagged worse (or changed) in B: req/s, a ratio, p99, CPU per request or a fixed-rate
+    added latency (req/s not counted when machine drift is named); 3 wins over 1.
 
     Example:
 
         wrkreport compare raw/20261122T101500Z raw/20261122T164700Z --out reports/
         wrkreport compare raw/20261126T113000Z     # a run with --variant: in-run A/B
+        wrkreport compare raw/main-run raw/branch-run --fail-on worse || echo regression
     """
     from datetime import datetime, timezone
 
     import textwrap
 
+    from .compare import gate
     from .report import build_compare, compare_table
     from .variant_compare import DRIFT_NOTE
 
@@ -226,6 +236,10 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
             fail(f"{where}: check failed: {check.name}: {check.message}")
             status = 1
     say(f"comparison: {paths['compare.html']}")
+    tripped = gate(result, fail_on)
+    if tripped:
+        fail(f"--fail-on {fail_on}: {len(tripped)} figure{'s' if len(tripped) != 1 else ''} {'worse' if fail_on == 'worse' else 'changed'} in B: " + "; ".join(tripped))
+        status = GATE_FAILED
     return status
 
 
@@ -319,5 +333,5 @@ def main() -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
-    # Commands return their exit status (0, 1 or 2); None means success (e.g. --help).
+    # Commands return their exit status (0, 1, 2 or 3); None means success (e.g. --help).
     sys.exit(status if isinstance(status, int) else 0)

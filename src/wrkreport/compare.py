@@ -62,6 +62,7 @@ THROUGHPUT_START_SD = 0.14
 RUN_SD = 0.05  # measured 0.046 (nginx-http's ratio at GOMAXPROCS=2: 0.597, 0.565, 0.571, 0.556, 0.619, 0.635)
 THROUGHPUT_RUN_SD = 0.13  # measured 0.127: this machine's own speed moved more than any ratio
 LATENCY_RUN_SD = 0.21  # measured 0.206
+CPU_RUN_SD = 0.05  # server CPU per request: measured 0.048 (nginx-fcgi-unix at GOMAXPROCS=1; go-http's 0.000-0.014)
 RUN_DF = 5  # six runs
 P99 = "latency_p99_ms"
 
@@ -97,8 +98,11 @@ FIGURES = {
     THROUGHPUT: Figure("req/s", True, THROUGHPUT_START_SD, THROUGHPUT_RUN_SD),
     "overhead_ratio": Figure("ratio to go-http", True, START_SD, RUN_SD),
     P99: Figure("p99 latency at saturation", False, LATENCY_START_SD, LATENCY_RUN_SD),  # wrk's: closed loop, mostly queueing
-    CPU_METRIC: Figure("server CPU ms per 1,000 requests", False, None, None),  # the in-run A/B only (variant_compare)
+    # CPU per request: no start-to-start sd (too few recorded runs without blocks measured it), so between two runs
+    # only runs in blocks give it an interval; lower is better.
+    CPU_METRIC: Figure("server CPU ms per 1,000 requests", False, None, CPU_RUN_SD),
 }
+NO_START_SD = "a run without blocks: no start-to-start sd measured for this figure, so no interval (measure both runs in blocks)"
 MIN_UNITS = 2
 TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
 DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
@@ -122,6 +126,7 @@ class Change:
     note: str | None = None  # why there is no change figure or no interval
     unit: str | None = None  # "block" when both runs had blocks, else "repeat" (widened by the figure's start sd)
     baseline: str | None = None  # overhead_ratio: the setup divided by in both runs (go-http; go-https for nginx's TLS)
+    detectable_change: float | None = None  # the smallest true change flagged in 80% of comparisons, relative (0.12: 12%); None without an interval
 
     @property
     def label(self) -> str:
@@ -144,6 +149,34 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Drift:
+    """What the machine-drift rule found (machine_drift): every req/s figure moved one way together while the ratios held."""
+
+    named: bool
+    figures: int  # req/s figures the rule looked at: 2 or more units in both runs
+    low: float | None  # the smallest and largest B / A among them
+    high: float | None
+    shift: float | None  # their shared shift: exp(mean of log B / A)
+    bound: float | None  # the shift their scatter allows: exp(t_.975(k - 1) x sd / sqrt(k)) - 1
+    ratios: int  # overhead ratios compared with an interval
+    ratios_flagged: int
+    reason: str  # why it is or is not named
+
+    @property
+    def sentence(self) -> str:
+        """Return the words for the top of the page and the terminal ('' when not named)."""
+        if not self.named:
+            return ""
+        down = self.shift < 1.0
+        least, most = sorted(round(abs(v - 1.0) * 100) for v in (self.low, self.high))
+        return (
+            f"Every req/s moved {'down' if down else 'up'} {least}{f'-{most}' if most != least else ''}% together ({self.figures} of {self.figures} figures, "
+            f"{abs(self.shift - 1.0):.0%} on average, beyond the {self.bound:.0%} their scatter allows) while the ratios held "
+            f"(none of the {self.ratios} flagged): the machine was {'slower' if down else 'faster'} during B (drift), not nginx."
+        )
+
+
+@dataclass(frozen=True)
 class RunComparison:
     """Two runs side by side."""
 
@@ -159,6 +192,7 @@ class RunComparison:
     rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (fixedrate.comparison.rate_only_lines)
     labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variant_compare.py)
     variant: object = None  # that variant (variant_ratio.Variant), None for two runs
+    drift: Drift | None = None  # whether every req/s moved together while the ratios held (machine_drift); None for one run's A/B
 
     @property
     def in_run(self) -> bool:
@@ -181,13 +215,16 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
     cells_a = {(c.gomaxprocs, c.connections, c.setup): c for c in a.analysis.cells}
     cells_b = {(c.gomaxprocs, c.connections, c.setup): c for c in b.analysis.cells}
     common = sorted(set(cells_a) & set(cells_b), key=lambda k: (k[0], k[1], setup_order(k[2]), k[2]))
-    changes = []
+    changes, throughput = [], []
     for key in common:
         changes.append(throughput_change(cells_a[key], cells_b[key]))
+        throughput.append((throughput_units(cells_a[key]), throughput_units(cells_b[key])))
         if key[2] != BASELINE:  # each ratio over its own divisor in both runs: nginx-https over go-https
             base = key[:2] + (baseline_of(key[2]),)
             changes.append(replace(ratio_change(cells_a[key], cells_b[key], cells_a.get(base), cells_b.get(base)), baseline=base[2]))
         changes.append(latency_change(cells_a[key], cells_b[key]))
+        if cells_a[key].metrics.get(CPU_METRIC) is not None or cells_b[key].metrics.get(CPU_METRIC) is not None:
+            changes.append(change_of(cells_a[key], CPU_METRIC, metric_units(cells_a[key], CPU_METRIC), metric_units(cells_b[key], CPU_METRIC)))
     raw = raw_differences(a, b)
     (rates_a, planned_a), (rates_b, planned_b) = planned_only(list(a.run.rates), a.rates), planned_only(list(b.run.rates), b.rates)
     return RunComparison(
@@ -200,7 +237,45 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple(raw),
         rate_changes=tuple(rate_changes(rates_a, rates_b, planned_a, planned_b)),  # held: as each run's analysis says; planned rates only
         rate_only=tuple(rate_only_lines(rates_a, rates_b)),
+        drift=machine_drift(throughput, [c for c in changes if c.metric == "overhead_ratio"]),
     )
+
+
+MIN_DRIFT_FIGURES = 3  # all of 3 independent figures on one side of 1.0 by chance: 25%
+
+
+def machine_drift(throughput: list[tuple[tuple[list[float], bool], tuple[list[float], bool]]], ratios: list[Change]) -> Drift:
+    """Return whether the machine drifted between the runs: every req/s moved one way together while the ratios held.
+
+    throughput: each req/s figure's (units, blocked) in A and in B. The rule, on the figures
+    with at least 2 units in both runs (k of them, at least MIN_DRIFT_FIGURES):
+    1. every B / A of req/s lies on the same side of 1.0;
+    2. their mean log B / A is beyond t_.975(k - 1) x their sd / sqrt(k): a shift shared by
+       the figures, larger than their scatter about it (a one-sample t test over the figures);
+    3. the ratios held: at least one overhead ratio has an interval and none is flagged.
+    With no shared shift, 8 independent figures land on one side of 1.0 in 2 of 256 cases, and
+    pass 2 as well in fewer; tests/test_compare_drift.py simulates the false alarms and the power.
+    """
+    ratios_with = [c for c in ratios if c.ci_low is not None]
+    flagged = sum(c.flagged for c in ratios_with)
+    logs = [stats.mean(ub) - stats.mean(ua) for (ua, _), (ub, _) in throughput if len(ua) >= MIN_UNITS and len(ub) >= MIN_UNITS]
+
+    def found(named: bool, reason: str, shift=None, bound=None) -> Drift:
+        return Drift(named, len(logs), math.exp(min(logs)) if logs else None, math.exp(max(logs)) if logs else None, shift, bound,
+                     len(ratios_with), flagged, reason)
+
+    if len(logs) < MIN_DRIFT_FIGURES:
+        return found(False, f"fewer than {MIN_DRIFT_FIGURES} req/s figures with 2 or more blocks (or repeats) in both runs")
+    shift = stats.mean(logs)
+    bound = stats.t_975(len(logs) - 1) * stats.stdev(logs) / math.sqrt(len(logs))
+    said = {"shift": math.exp(shift), "bound": math.exp(bound) - 1}
+    if not (all(v < 0 for v in logs) or all(v > 0 for v in logs)):
+        return found(False, "the req/s figures moved both ways", **said)
+    if abs(shift) <= bound:
+        return found(False, "the req/s figures' shared shift is within their scatter", **said)
+    if not ratios_with or flagged:
+        return found(False, "no overhead ratio to hold" if not ratios_with else f"{flagged} overhead ratio(s) changed too", **said)
+    return found(True, "every req/s moved together while the ratios held", **said)
 
 
 def throughput_change(a: Cell, b: Cell) -> Change:
@@ -246,21 +321,43 @@ def units_of(logs_by_block: list[list[float]] | None, logs: list[float]) -> tupl
     return list(logs), False
 
 
-def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool], start_sd: float = START_SD, run_sd: float = RUN_SD) -> stats.Interval | None:
-    """Return B / A from two runs' (units, blocked) with Welch's interval, widened by start_sd per run without blocks and run_sd per run in blocks; None with too few units."""
+def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool], start_sd: float | None = START_SD, run_sd: float = RUN_SD) -> stats.Interval | None:
+    """Return B / A from two runs' (units, blocked) with Welch's interval, widened by start_sd per run without blocks and run_sd per run in blocks; None with too few units, or a run without blocks and no start_sd."""
     (units_a, blocked_a), (units_b, blocked_b) = a, b
     if len(units_a) < MIN_UNITS or len(units_b) < MIN_UNITS:
         return None
     unblocked = (not blocked_a) + (not blocked_b)
-    extra = unblocked * start_sd**2 + (2 - unblocked) * run_sd**2
+    if unblocked and start_sd is None:
+        return None
+    extra = unblocked * (start_sd or 0.0) ** 2 + (2 - unblocked) * run_sd**2
     df = min(([START_DF] if unblocked else []) + ([RUN_DF] if unblocked < 2 and run_sd > 0 else []), default=math.inf)
     found = stats.welch_interval(units_a, units_b, extra, df)
     unit = stats.BLOCK if blocked_a and blocked_b else stats.REPEAT
-    return stats.Interval(found.estimate, found.low, found.high, found.n, unit, 1)
+    return stats.Interval(found.estimate, found.low, found.high, found.n, unit, 1, found.se, found.df)
+
+
+def detectable_change(found: stats.Interval | None, units: int | None = None) -> float | None:
+    """Return the smallest true change B / A that an interval like this one flags in 80% of comparisons, as a relative change (0.12: 12%).
+
+    From the interval's own standard error and degrees of freedom on the log scale:
+    exp((t_.975 + t_.80) x se) - 1 (stats.detectable_shift); None without an interval.
+    The degrees of freedom are at most units - 2 (both runs' blocks): with 2 blocks a side,
+    Welch-Satterthwaite's estimate from four heavy-tailed block values runs high, and a
+    change of the size reported was flagged in 59-76% of simulated comparisons at 2 and 4
+    blocks without the cap (tests/test_compare_detectable.py). A drop of the same log size
+    reads smaller: 1 - 1 / (1 + the figure).
+
+    >>> round(detectable_change(stats.Interval(1.0, 0.8, 1.25, 10, se=0.05, df=8)), 4), round(detectable_change(stats.Interval(1.0, 0.8, 1.25, 4, se=0.05, df=8), 4), 4)
+    (0.1732, 0.3076)
+    """
+    if found is None or found.se is None:
+        return None
+    df = found.df if units is None else min(found.df or math.inf, max(units - 2, 1))
+    return math.exp(stats.detectable_shift(found.se, None if df == math.inf else df)) - 1
 
 
 def change_of(cell: Cell, metric: str, a: tuple[list[float], bool], b: tuple[list[float], bool]) -> Change:
-    """Return B / A for one figure with its interval, or why there is none."""
+    """Return B / A for one figure with its interval and the smallest change it could have flagged, or why there is none."""
     where = (cell.gomaxprocs, cell.connections, cell.setup, metric)
     units_a, units_b = a[0], b[0]
     level_a = math.exp(stats.mean(units_a)) if units_a else None
@@ -269,10 +366,36 @@ def change_of(cell: Cell, metric: str, a: tuple[list[float], bool], b: tuple[lis
         side = "either run" if not units_a and not units_b else "A" if not units_a else "B"
         return Change(*where, level_a, level_b, None, None, None, len(units_a), len(units_b), f"nothing usable in {side} (excluded or not measured)")
     change = level_b / level_a
-    found = change_interval(a, b, FIGURES[metric].start_sd, FIGURES[metric].run_sd)
+    figure = FIGURES[metric]
+    found = change_interval(a, b, figure.start_sd, figure.run_sd)
     if found is None:
-        return Change(*where, level_a, level_b, change, None, None, len(units_a), len(units_b), TOO_FEW)
-    return Change(*where, level_a, level_b, found.estimate, found.low, found.high, len(units_a), len(units_b), None, found.unit)
+        few = len(units_a) < MIN_UNITS or len(units_b) < MIN_UNITS
+        return Change(*where, level_a, level_b, change, None, None, len(units_a), len(units_b), TOO_FEW if few else NO_START_SD)
+    return Change(*where, level_a, level_b, found.estimate, found.low, found.high, len(units_a), len(units_b), None, found.unit,
+                  detectable_change=detectable_change(found, len(units_a) + len(units_b)))
+
+
+FAIL_ON = ("never", "worse", "change")  # `wrkreport compare --fail-on`: what makes the comparison fail a CI job
+
+
+def gate(result: RunComparison, fail_on: str) -> list[str]:
+    """Return the figures that fail the gate `fail_on`: every flagged change that is worse (worse) or any (change); none for never.
+
+    Counted: the flagged changes of req/s, ratios, p99 and CPU per request, and the fixed-rate
+    added latencies (worse: more added in B). When machine drift is named (the ratios held
+    while every req/s moved together), req/s figures are left out: the machine moved, not nginx.
+    """
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    if fail_on == "never":
+        return []
+    drifted = result.drift is not None and result.drift.named
+    found = [f"{c.setup} GOMAXPROCS={c.gomaxprocs} c{c.connections} {c.label} {c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
+             for c in result.flagged
+             if (fail_on == "change" or not c.better) and not (drifted and c.metric == THROUGHPUT)]
+    found += [f"{c.setup} GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s added {c.percentile} {c.change_ms:+.3f} ms"
+              for c in result.rate_changes if c.flagged and (fail_on == "change" or c.change_ms > 0)]
+    return found
 
 
 def differences(a: Analysed, b: Analysed) -> list[tuple[str, str, str]]:

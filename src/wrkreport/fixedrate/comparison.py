@@ -183,8 +183,17 @@ def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[
         only_a, only_b = in_a.get(n, set()) - in_b.get(n, set()), in_b.get(n, set()) - in_a.get(n, set())
         if only_a or only_b:
             said = "; ".join(f"only in {side}: {', '.join(f'{r:,}' for r in sorted(rates))} req/s" for side, rates in (("A", only_a), ("B", only_b)) if rates)
-            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate (run both with the same --rates)")
+            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate: {rerun_hint(only_a | only_b)}")
     return lines
+
+
+def rerun_hint(rates: set[int]) -> str:
+    """Return how to rerun both runs at one offered rate: the lowest of the rates measured in one run only, which both can more likely hold.
+
+    >>> rerun_hint({6200, 5500})
+    'run both with one rate, e.g. ./run_bench.sh --rates 5500'
+    """
+    return f"run both with one rate, e.g. ./run_bench.sh --rates {min(rates)}"
 
 
 def rate_change_lines(changes: list[RateChange]) -> list[str]:

@@ -18,7 +18,8 @@ from ..variant_compare import DRIFT_NOTE, variant_comparison
 from ..core.errors import NothingToCompare, RefusedFile
 from ..rawfile import MiB, read_bytes
 from ..run import Run, real_path
-from .compare_words import CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, figure_text
+from .compare_words import (CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, detectable_sentence,
+                            detectable_text, figure_text)
 from .files import write_texts
 from .fmt import display, group_name
 from .evidence import link
@@ -80,6 +81,8 @@ class ComparePage:
     kind: str = "comparison of two runs"  # or, one run with --variant: its in-run A/B
     differences_title: str = "What differs between the runs"
     drift_note: str = ""  # one run: why drift cancels
+    drift: str = ""  # two runs: every req/s moved together while the ratios held (compare.machine_drift), else ''
+    detectable: str = ""  # per kind of figure, the smallest change its intervals could have flagged
 
 
 def change_rows(result: RunComparison, several: bool) -> list[ChangeRow]:
@@ -126,14 +129,16 @@ def rate_rows(changes) -> list[tuple[str, ...]]:
 
 
 def verdict_of(c, kind: str) -> str:
-    """Return what a change with an interval says, by the rule set of `judge`."""
+    """Return what a change with an interval says, by the rule set of `judge`, and the smallest change it could have flagged."""
+    could = detectable_text(c)
     if kind in ("better", "worse"):
         amount, interval, up = change_amount(c.change, c.ci_low, c.ci_high)
         direction = "higher" if up else "lower"
-        return f"{amount} {direction} in B ({interval}); {'higher' if FIGURES[c.metric].higher_is_better else 'lower'} is better"
+        return f"{kind.upper()}: {amount} {direction} in B ({interval}); {'higher' if FIGURES[c.metric].higher_is_better else 'lower'} is better"
     if kind == "same":
-        return f"no change: the whole interval lies within {BAND_TEXT}"
-    return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}"
+        return f"no change: the whole interval lies within {BAND_TEXT}" + (f"; {could}" if could else "")
+    return f"no change detected ({could}): the interval includes 1.0 but reaches outside {BAND_TEXT}" if could else \
+        f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}"
 
 
 def change_marks(result: RunComparison, several: bool) -> list[change_chart.ChangeMark]:
@@ -219,6 +224,11 @@ def in_run_words(result: RunComparison) -> dict:
     }
 
 
+def drift_record(drift) -> dict | None:
+    """Return compare.json's `machine_drift`: the rule's findings and its sentence ('' when not named); None for one run's A/B."""
+    return None if drift is None else asdict(drift) | {"sentence": drift.sentence}
+
+
 def cells_of(cells: tuple[tuple[int, int, str], ...]) -> str:
     """Return cells as 'go-http GOMAXPROCS=1 c100, ...' ('none' when there are none)."""
     return ", ".join(f"{s} GOMAXPROCS={g} c{c}" for g, c, s in cells) or "none"
@@ -265,6 +275,8 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         ),
         rate_rows=tuple(rate_rows(result.rate_changes)),
         rate_method=VARIANT_RATE_METHOD if in_run else RATE_METHOD,  # one run: paired per block, no drift term
+        drift=result.drift.sentence if result.drift else "",
+        detectable=detectable_sentence(result.changes),
         **(in_run_words(result) if in_run else {}),
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)
@@ -284,6 +296,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         "differences": [list(d) for d in result.differences],
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (fixedrate/comparison.py)
         "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared
+        "machine_drift": drift_record(result.drift),  # every req/s moved together while the ratios held (compare.machine_drift); null for one run
         "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
         **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),
     }

@@ -99,12 +99,54 @@ def change_sentence(change, several: bool) -> str:
 
 
 def figure_text(metric: str):
-    """Return the formatter of a compared figure's level: req/s with separators, ratios to 3 decimals, ms to 3 digits."""
+    """Return the formatter of a compared figure's level: req/s with separators, ratios to 3 decimals, ms to 3 digits, CPU in µs per request.
+
+    Server CPU ms per 1,000 requests is numerically µs per request:
+
+    >>> figure_text("cpu_server_ms_per_1k")(38.71)
+    '38.7 µs/req'
+    """
     if metric == "requests_per_sec":
         return fmt_number
     if metric == "overhead_ratio":
         return lambda v: "-" if v is None else f"{v:.3f}"
+    if metric == "cpu_server_ms_per_1k":
+        return lambda v: "-" if v is None else f"{v:.1f} µs/req"
     return fmt_ms
+
+
+def detectable_text(change) -> str:
+    """Return the smallest change a figure's interval could have flagged, in words ('' without an interval).
+
+    >>> from types import SimpleNamespace
+    >>> detectable_text(SimpleNamespace(detectable_change=0.1249)), detectable_text(SimpleNamespace(detectable_change=None))
+    ('could have flagged a change of 12% or more', '')
+    """
+    if change.detectable_change is None:
+        return ""
+    return f"could have flagged a change of {change.detectable_change:.0%} or more"
+
+
+# The figures in the order the detectable-change sentence names them, each with its short name.
+DETECTABLE_NAMES = {"requests_per_sec": "req/s", "overhead_ratio": "ratios", "latency_p99_ms": "p99 latency", "cpu_server_ms_per_1k": "CPU per request"}
+
+
+def detectable_sentence(changes) -> str:
+    """Return, per kind of figure, the range of the smallest changes their intervals could have flagged ('' when none has an interval).
+
+    Each is the true change flagged in 80% of comparisons (compare.detectable_change): a
+    change below it may be there and not show.
+    """
+    parts = []
+    for metric, name in DETECTABLE_NAMES.items():
+        found = sorted(c.detectable_change for c in changes if c.metric == metric and c.detectable_change is not None)
+        if found:
+            low, high = round(found[0] * 100), round(found[-1] * 100)
+            parts.append(f"{name} {low}%" if low == high else f"{name} {low}-{high}%")
+    if not parts:
+        return ""
+    return ("Smallest change each figure could have flagged (found in 80% of comparisons; smaller ones may be there unseen): "
+            + ", ".join(parts) + ".")
 
 
 def compare_title(differing, a_name: str, b_name: str) -> str:

@@ -12,7 +12,7 @@ from ..core.setups import BASELINE, baseline_of
 from ..fixedrate.comparison import rate_change_lines
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name
-from .compare_words import compare_summary, fixed_rate_sentence
+from .compare_words import compare_summary, detectable_sentence, fixed_rate_sentence
 from .page import result_rows
 
 
@@ -91,21 +91,45 @@ SHORT_FIGURES = {
     "ratio to go-http": "ratio",
     "p99 latency at saturation (geometric mean)": "p99 ms",
     "server CPU ms per 1,000 requests (geometric mean)": "CPU ms/1k req",
+    "server CPU ms per 1,000 requests": "CPU ms/1k req",
 }
 SATURATION_NOTE = "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load."
 
 
 def compare_table(result) -> str:
-    """Return the terminal table of a comparison (BETTER / WORSE where the interval excludes 1.0), then its headline."""
+    """Return the terminal table of a comparison, a heading per group: BETTER / WORSE where the interval excludes 1.0, else the smallest change it could have flagged; then its headline."""
     several = several_levels(result.a.analysis.groups + result.b.analysis.groups)
-    header = ("GOMAXPROCS", "setup", "figure", "A", "B", "B / A (95% CI)", "")
+    header = ("setup", "figure", "A", "B", "B / A (95% CI)", "verdict")
+    found = change_rows(result, several)
     rows = [
-        (short_group(r.group), r.setup, SHORT_FIGURES.get(r.what, r.what.replace("ratio to ", "ratio / ")), r.a.split(" (n=")[0], r.b.split(" (n=")[0], r.change,
-         r.kind.upper() if r.flagged else "")
-        for r in change_rows(result, several)
+        (r.setup, SHORT_FIGURES.get(r.what, r.what.replace("ratio to ", "ratio / ")), plain(r.a.split(" (n=")[0]), plain(r.b.split(" (n=")[0]), r.change,
+         r.kind.upper() if r.flagged else could_flag(c.detectable_change))
+        for r, c in zip(found, result.changes)
     ]
+    lines = text_table(header, rows, right={2, 3}).splitlines()
+    table, group = [lines[0]], None
+    for r, line in zip(found, lines[1:]):
+        if r.group != group:
+            table.append(f"{r.group}:")
+            group = r.group
+        table.append(line)
     headline = compare_summary(result, several)[0]
     rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *result.rate_only])  # open loop, one line per figure
-    note = f"\n{SATURATION_NOTE}" if any(r[2] == "p99 ms" for r in rows) else ""
-    words = [headline, *fixed_rate_sentence(result.rate_changes)]  # wrk's figures, then what changed at a fixed load
-    return text_table(header, rows, right={3, 4}) + note + rates + "".join("\n" + textwrap.fill(w, WIDTH, break_on_hyphens=False) for w in words)
+    notes = [SATURATION_NOTE] if any(r[1] == "p99 ms" for r in rows) else []
+    notes += [COULD_FLAG_NOTE] if any(r[5].startswith("+-") for r in rows) else []
+    drift = [result.drift.sentence] if result.drift and result.drift.named else []
+    words = [headline, *drift, detectable_sentence(result.changes), *fixed_rate_sentence(result.rate_changes)]  # wrk's figures, then a fixed load
+    return "\n".join(table + notes) + rates + "".join("\n" + textwrap.fill(w, WIDTH, break_on_hyphens=False) for w in words if w)
+
+
+COULD_FLAG_NOTE = "+-N%: nothing flagged; a change of N% or more would have been, 80% of the time."
+
+
+def could_flag(detectable: float | None) -> str:
+    """Return the verdict column of a figure not flagged: '+-12%', the smallest change it could have flagged ('' without an interval)."""
+    return "" if detectable is None else f"+-{detectable:.0%}"
+
+
+def plain(text: str) -> str:
+    """Return a level for the terminal: CPU per request without its unit (the figure's name says ms/1k req, the same number as µs/req)."""
+    return text.replace(" µs/req", "")
