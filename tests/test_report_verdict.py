@@ -135,3 +135,11 @@ def test_the_header_has_one_badge_and_it_is_not_green_when_the_precision_target_
         status, words = badges[0]
         if "precision target NOT met" in words:
             assert status != "pass", (name, badges)
+
+
+def test_a_run_without_cpu_records_gives_each_setups_req_s_at_saturation():
+    done, said = analysed("default-2cores")
+    for (title, paragraph), gomaxprocs in zip(said.paragraphs, (1, 2)):
+        go = done.analysis.cell(gomaxprocs, 100, "go-http").metrics["requests_per_sec"].geometric.estimate
+        assert paragraph.startswith(f"At saturation Go alone serves {round(go, -2):,.0f} req/s, the HTTP proxy "), paragraph
+    assert "CPU use not recorded; throughput at saturation" in said.conditions

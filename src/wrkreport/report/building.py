@@ -44,7 +44,7 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     page = build_page(done, out_dir, generated_at)
     paths = write_outputs(out_dir, render_html(page), table, results_json(done, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
-    closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures))
+    closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures), page.verdict)
     fixed_rate = "\n".join(rate_summary_lines(list(done.rates)))  # open loop, one line per planned rate
     capacity = "\n".join(capacity_lines(list(done.capacities)))  # at the latency objective, one line per GOMAXPROCS
     variant = variant_lines(run.manifest, analysis)  # --variant: the A/B figures

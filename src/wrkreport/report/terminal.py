@@ -14,6 +14,7 @@ from .compare_page import change_rows
 from .fmt import fmt_times, group_name
 from .compare_words import compare_summary, detectable_sentence, fixed_rate_sentence
 from .page import result_rows
+from .verdict import Verdict
 
 
 WIDTH = 80
@@ -71,11 +72,23 @@ def short_group(group: str) -> str:
     return group.replace("GOMAXPROCS=", "").replace(" connections", "").replace(", ", " c=")
 
 
-def closing_lines(verdict: str, warnings: int, failures: int) -> str:
-    """Return the warning count and the verdict, wrapped at 80 columns."""
+def closing_lines(verdict: str, warnings: int, failures: int, absolute: Verdict | None = None) -> str:
+    """Return the warning count, the page's verdict in absolute units (one paragraph per group, then the conditions) and the
+    relative verdict line, wrapped at 80 columns."""
     counts = f"{warnings} warning{'s' if warnings != 1 else ''}"
     counts += f", {failures} failed check{'s' if failures != 1 else ''}" if failures else ""
-    return counts + " (details in the report)\n" + textwrap.fill(verdict, WIDTH, break_on_hyphens=False)
+    lines = [counts + " (details in the report)"]
+    if absolute is not None and absolute.paragraphs:
+        several = len(absolute.paragraphs) > 1
+        lines += [textwrap.fill(ascii_terminal((f"{title}: " if several else "") + text), WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+                  for title, text in absolute.paragraphs]
+        lines.append(textwrap.fill(ascii_terminal(absolute.conditions), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
+    return "\n".join(lines + [textwrap.fill(verdict, WIDTH, break_on_hyphens=False)])
+
+
+def ascii_terminal(text: str) -> str:
+    """Return a page sentence for a terminal that may not show every character: 'µs' as 'us', '×' as 'x'."""
+    return text.replace("µs", "us").replace(chr(0xd7), "x")
 
 
 def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:
