@@ -55,7 +55,7 @@ def test_report_loads_in_chromium_and_is_screenshotted(tmp_path):
     dom = chromium("--dump-dom", page, profile=tmp_path / "profile-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "At GOMAXPROCS=1 with nginx in front, the HTTP proxy keeps 55%" in dom.stdout
-    assert dom.stdout.count("<svg") == 3
+    assert dom.stdout.count('class="layout-wide"') == 4  # throughput, ratios, saturation latency, ratios beside the 2013 article (each also narrow)
     console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Failed to load" in line or "net::ERR" in line]
     assert console == [], console
     shot = tmp_path / "report.png"

@@ -52,7 +52,7 @@ def test_run_bench_quick_then_wrkreport_build():
         assert all(m["cpu_go_s"] > 0 and m["cpu_wrk_s"] > 0 for m in data["measurements"])
         assert all(m["cpu_nginx_s"] > 0 for m in data["measurements"] if m["setup"].startswith("nginx-"))
         html = (reports / "index.html").read_text()
-        assert html.count("<svg") == 6 and "with nginx in front, the HTTP proxy keeps" in html  # 6: the latency CDF and the fixed-rate chart too
+        assert html.count('class="layout-wide"') == 6 and "with nginx in front, the HTTP proxy keeps" in html  # 6: the latency CDF and the fixed-rate chart too
         assert "Latency at a fixed load" in html
         assert 'aria-labelledby="latency-cdf-title latency-cdf-desc"' in html and '<h2 id="latency">Exact latency percentiles</h2>' in html
         assert len(data["latency_histograms"]) == 8 and all(r["percentiles_ms"]["99.9"] > 0 for r in data["latency_histograms"])

@@ -72,7 +72,7 @@ def test_page_is_self_contained(article_run, tmp_path):
     build(article_run, tmp_path / "out", WHEN)
     html = (tmp_path / "out" / "index.html").read_text()
     assert EXTERNAL.search(html) is None, EXTERNAL.search(html)
-    assert html.count("<svg") == 4 and "<style>" in html  # throughput, ratios, saturation latency, ratios beside the 2013 article
+    assert html.count('class="layout-wide"') == 4 and "<style>" in html  # throughput, ratios, saturation latency, ratios beside the 2013 article (each also narrow)
     assert "<script" not in html.lower()
 
 

@@ -41,7 +41,7 @@ def cpu_seconds(record: dict, process: str) -> float:
 
 def test_sweep_report_has_sweep_charts_and_levels(built):
     html, data = built("sweep-all-setups")
-    assert html.count("<svg") == 7  # throughput, ratios, latency, throughput and p99 against connections, CPU, ratios beside the 2013 article
+    assert html.count('class="layout-wide"') == 7  # throughput, ratios, latency, throughput and p99 against connections, CPU, ratios beside the 2013 article (each also narrow)
     assert {(r["gomaxprocs"], r["connections"]) for r in data["ratios"]} == {(2, 10), (2, 100)}
     assert "GOMAXPROCS=2, 10 connections" in html and "wrk connections (log scale)" in html
     assert len({r["setup"] for r in data["ratios"]}) == 7

@@ -168,6 +168,27 @@ def test_the_cpu_figures_name_node_only_in_runs_that_have_it():
     assert charts.app_server(load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis) == "Go or Node"
 
 
+def test_each_chart_comes_in_a_wide_and_a_narrow_layout_that_never_shrinks_its_text_below_10_px():
+    """A phone's layout 3.7 in wide beside the desktop's 8 in; each SVG's min-width is where its smallest text is 10 px on screen."""
+    import re
+
+    from wrkreport.chart_layout import MIN_TEXT_PX
+
+    sweep = load_analysis(RUNS / "sweep-all-setups").analysis
+    drawn = {"throughput": charts.throughput_chart(sweep), "cpu": charts.cpu_chart(sweep), "latency": charts.latency_chart(sweep),
+             "sweep-p99": charts.sweep_chart(sweep, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")}
+    for name, svg in drawn.items():
+        opened = re.findall(r'<svg [^>]*class="layout-(wide|narrow)"[^>]*aria-labelledby="([^ "]+)[^>]*style="min-width:(\d+)px" width="([0-9.]+)pt"', svg)
+        assert [(layout, ids, float(width)) for layout, ids, _, width in opened] == [
+            ("wide", f"{name}-title", 576.0), ("narrow", f"{name}-narrow-title", 266.4)], name
+        ids = re.findall(r'id="([^"]+)"', svg)
+        assert len(ids) == len(set(ids)), f"{name}: an id used twice"
+        for part, (_, _, min_width, width) in zip(svg.split("\n<svg ")[:2], opened):
+            smallest = min(float(size) for size in re.findall(r"font-size: ([0-9.]+)px", part))
+            assert smallest >= 8 and int(min_width) == round(float(width) * MIN_TEXT_PX / smallest), name
+    assert "server CPU time per 1,000 requests (ms)" in drawn["cpu"] and "Go grey, nginx hatched; whisker = 95% interval of the total" in drawn["cpu"]
+
+
 def test_log_axes_are_labelled_with_plain_numbers():
     import re
 

@@ -2,6 +2,11 @@
 
 Output is reproducible: no date in the metadata, a fixed hash salt, and ids prefixed per
 chart so several SVGs can live in one page.
+
+A report chart comes in two layouts (wide_and_narrow): WIDE_IN for a desktop's column and
+NARROW_IN for a phone (panels stacked, legend below, labels above the rows); the page's
+CSS shows the one that fits the chart's box. Each SVG carries the width it may shrink to
+with its text still MIN_TEXT_PX on screen (min-width); below that its box scrolls.
 """
 
 from __future__ import annotations
@@ -9,7 +14,9 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 import warnings
+from typing import Callable
 
 import matplotlib
 import matplotlib.artist
@@ -26,12 +33,19 @@ STYLE = {
     "axes.grid": True,
     "grid.alpha": 0.3,
 }
+WIDE_IN = 8.0  # a desktop's chart: 768 px at natural size
+NARROW_IN = 3.7  # a phone's chart: 8 pt text stays >= 10 px down to a 333 px box (a 390 px phone's is 366 px)
+MIN_TEXT_PX = 10  # no chart text smaller on screen: an SVG shrinks no further (min-width)
 PAD_IN = 3 / 72  # space around each panel's decorations and each outside legend: constrained layout's default pad
 PANELS_PER_ROW = 3
+# Panels placed twice, as constrained layout does: the second pass measures them where the first put them (a label
+# centred under a panel wider than it overhangs by what the panel's new width leaves; tick labels change with the width).
+LAYOUT_PASSES = 2
 SVG_PREAMBLE = re.compile(r"\A.*?(?=<svg)", re.S)
 SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 SVG_ID = re.compile(r'(id="|url\(#|href="#)')
 SVG_OPEN = re.compile(r'<svg ([^>]*?)width="([0-9.]+)pt"')
+SVG_FONT_SIZE = re.compile(r"font-size: ?([0-9.]+)px")
 TITLES = {
     "throughput": ("Throughput per setup and GOMAXPROCS", "Bars: geometric mean of requests per second over the repeats kept, with their 95% interval; dots: each repeat."),
     "ratios": ("Overhead ratio of each setup against Go standalone", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval; 1.0 means no overhead; diamonds are the 2013 article's ratios."),
@@ -48,8 +62,13 @@ TITLES = {
 }
 
 
-def to_svg(fig: Figure, name: str, desc: str | None = None) -> str:
-    """Return the figure as an inline <svg> element with ids prefixed by name (desc: a <desc> other than TITLES')."""
+def to_svg(fig: Figure, name: str, desc: str | None = None, layout: str | None = None) -> str:
+    """Return the figure as an inline <svg> element with ids prefixed by name (desc: a <desc> other than TITLES').
+
+    layout: "wide" or "narrow", one of a chart's two layouts (wide_and_narrow): the SVG's
+    class, and a narrow one's ids prefixed name-narrow. The figure's background is left
+    transparent: the page's shows through, and so does the scroll cue of the chart's box.
+    """
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buffer = io.StringIO()
@@ -57,10 +76,17 @@ def to_svg(fig: Figure, name: str, desc: str | None = None) -> str:
         warnings.simplefilter("ignore", UserWarning)  # a layout hint, not the user's concern
         FigureCanvasSVG(fig)
         fig.add_artist(PanelPlacer())  # drawn first: lays the panels out with the renderer that then draws them
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})  # one draw: no layout engine, no "tight" bbox
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, facecolor="none")  # one draw: no layout engine, no "tight" bbox
+    prefix = f"{name}-narrow" if layout == "narrow" else name
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
-    svg = SVG_ID.sub(lambda m: f"{m[1]}{name}-", svg).strip()
-    return accessible(svg, name, desc)
+    svg = SVG_ID.sub(lambda m: f"{m[1]}{prefix}-", svg).strip()
+    return accessible(svg, name, desc, layout)
+
+
+def wide_and_narrow(draw: Callable[[bool], Figure], name: str, desc: str | None = None) -> str:
+    """Return a chart in its two layouts, the wide SVG then the narrow one: draw(narrow) returns each figure; the page's CSS shows one."""
+    with matplotlib.rc_context(STYLE):
+        return to_svg(draw(False), name, desc, "wide") + "\n" + to_svg(draw(True), name, desc, "narrow")
 
 
 class PanelPlacer(matplotlib.artist.Artist):
@@ -74,7 +100,8 @@ class PanelPlacer(matplotlib.artist.Artist):
 
     def draw(self, renderer) -> None:
         """Place the figure's panels; draw nothing."""
-        fit_panels(self.get_figure(root=True), renderer)
+        for _ in range(LAYOUT_PASSES):
+            fit_panels(self.get_figure(root=True), renderer)
 
 
 def fit_panels(fig: Figure, renderer) -> None:
@@ -138,14 +165,64 @@ def panel_tightbbox(ax, renderer):
     return ax.get_tightbbox(renderer, for_layout_only=True, bbox_extra_artists=extras)
 
 
-def accessible(svg: str, name: str, desc: str | None = None) -> str:
-    """Return the SVG with role="img", a <title> and a <desc> (TITLES', or desc), and its natural width as min-width (text stays >= 10 px when scaled)."""
+def accessible(svg: str, name: str, desc: str | None = None, layout: str | None = None) -> str:
+    """Return the SVG with role="img", a <title> and a <desc> (TITLES', or desc), its layout as class, and as min-width the width its text stays >= MIN_TEXT_PX at."""
     from html import escape
 
     title, desc = TITLES.get(name, (name, ""))[0], desc or TITLES.get(name, (name, ""))[1]
-    svg = SVG_OPEN.sub(lambda m: f'<svg {m[1]}role="img" aria-labelledby="{name}-title {name}-desc" style="min-width:{m[2]}pt" width="{m[2]}pt"', svg, count=1)
-    head = f'<title id="{name}-title">{escape(title)}</title><desc id="{name}-desc">{escape(desc)}</desc>'
+    ids = f"{name}-narrow" if layout == "narrow" else name
+    kind = f'class="layout-{layout}" ' if layout else ""
+
+    def opening(m: re.Match) -> str:
+        return f'<svg {m[1]}{kind}role="img" aria-labelledby="{ids}-title {ids}-desc" style="min-width:{min_width_px(svg, float(m[2])):.0f}px" width="{m[2]}pt"'
+
+    svg = SVG_OPEN.sub(opening, svg, count=1)
+    head = f'<title id="{ids}-title">{escape(title)}</title><desc id="{ids}-desc">{escape(desc)}</desc>'
     return re.sub(r"(<svg[^>]*>)", lambda m: m[1] + "\n" + head, svg, count=1)
+
+
+def min_width_px(svg: str, width_pt: float) -> float:
+    """Return the narrowest the SVG may be drawn, in CSS px: where its smallest text is MIN_TEXT_PX (its natural width when it has no text).
+
+    >>> min_width_px('<text style="font-size: 8px">a</text><text style="font-size: 9px">b</text>', 288.0)
+    360.0
+    """
+    sizes = [float(size) for size in SVG_FONT_SIZE.findall(svg)]
+    return width_pt * MIN_TEXT_PX / min(sizes) if sizes else width_pt * 96 / 72
+
+
+def figure_width(narrow: bool) -> float:
+    """Return a chart's width in inches in its layout."""
+    return NARROW_IN if narrow else WIDE_IN
+
+
+def wrap(text: str, chars: int) -> str:
+    """Return a label broken into lines of at most chars characters (at word boundaries), so it stays inside a narrow figure.
+
+    >>> wrap("server CPU time per 1,000 requests (ms)", 20)
+    'server CPU time per\\n1,000 requests (ms)'
+    """
+    return "\n".join(textwrap.wrap(text, chars, break_on_hyphens=False)) or text
+
+
+def legend_height(count: int, columns: int, title: bool = True) -> float:
+    """Return the height in inches a legend of count entries in columns takes below a narrow chart (8 pt entries)."""
+    if not count:
+        return 0.0
+    return 0.1 + (0.22 if title else 0) + 0.19 * -(-count // columns)
+
+
+def legend_columns(labels: list[str]) -> int:
+    """Return how many legend columns fit a narrow chart's width: two when every label is short."""
+    return 2 if all(len(label) <= 20 for label in labels) else 1
+
+
+def setup_legend(fig: Figure, handles: list, labels: list[str], narrow: bool) -> None:
+    """Add the setups' legend: beside the panels (wide), or below them in one or two columns (narrow)."""
+    if narrow:
+        fig.legend(handles, labels, loc="outside lower center", ncol=legend_columns(labels), frameon=False, title="setup", fontsize=8)
+    else:
+        fig.legend(handles, labels, loc="outside right upper", frameon=False, title="setup")
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -154,11 +231,14 @@ def new_figure(width: float, height: float) -> Figure:
         return Figure(figsize=(width, height))  # no layout engine: to_svg places the panels once (fit_panels)
 
 
-def panel_grid(count: int):
-    """Return (figure, its panels flat, panels per row): one panel per group, PANELS_PER_ROW to a row, 3 in tall, a shared y axis, spare panels hidden."""
-    columns = min(PANELS_PER_ROW, max(count, 1))
+def panel_grid(count: int, narrow: bool = False, legend: float = 0.0):
+    """Return (figure, its panels flat, panels per row): one panel per group, PANELS_PER_ROW to a row, 3 in tall, a shared y axis, spare panels hidden.
+
+    narrow: one panel to a row, 2.5 in tall, legend inches more below them for the legend.
+    """
+    columns = 1 if narrow else min(PANELS_PER_ROW, max(count, 1))
     rows = -(-max(count, 1) // columns)
-    fig = new_figure(8, 3.0 * rows)
+    fig = new_figure(figure_width(narrow), (2.5 if narrow else 3.0) * rows + legend)
     axes = fig.subplots(rows, columns, sharey=True, squeeze=False).ravel()
     for ax in axes[count:]:
         ax.set_visible(False)

@@ -2,7 +2,8 @@
 
 Colours are the Okabe-Ito palette (distinct for the common colour-vision deficiencies)
 and every setup also has its own marker and bar hatch, so the charts read in grey print.
-Figures are laid out and written as SVG by chart_layout.py.
+Figures are laid out and written as SVG by chart_layout.py, each chart in two layouts
+(chart_layout.wide_and_narrow): every *_figure function draws one, narrow or not.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .core import stats
 from .core.display import cut_words
 from .analyze import THROUGHPUT, Analysis
 from .cells import Spread
-from .chart_layout import STYLE, new_figure, panel_grid, to_svg
+from .chart_layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
 from .latency_histogram import cdf_points
 from .latency import CellLatency
 from .core.setups import BASELINE, split_twin
@@ -53,6 +54,9 @@ CHANGE_STYLES = {
     "no-interval": ("#555555", "D", False, "no interval (< 2 repeats)"),
 }
 CDF_POINTS = 240  # latencies sampled per line, log-spaced: the exact share at each, a small SVG
+NARROW_ROW = 1.6  # a narrow chart's row of a setup and group: its label above, its marker or bar below
+NARROW_CHARS = 46  # characters of a 9 pt label per line across a narrow figure (about 5 pt a character)
+WIDE_CHARS = 60  # and under a wide figure's panel when long row names beside it leave it 350 pt
 
 
 def geometric(spread: Spread | None) -> stats.Interval | None:
@@ -127,10 +131,16 @@ def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:
 
 def throughput_chart(analysis: Analysis) -> str:
     """Return req/s per setup grouped by GOMAXPROCS: bar = geometric mean, whisker = its 95% interval, dots = repeats."""
+    return wide_and_narrow(lambda narrow: throughput_figure(analysis, narrow), "throughput")
+
+
+def throughput_figure(analysis: Analysis, narrow: bool = False):
+    """Return the throughput chart's figure (throughput_chart); narrow: the legend below the bars, the title over three lines."""
     setups = analysis.setups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(8, 3.6)
+        columns = legend_columns(list(setups))
+        fig = new_figure(figure_width(narrow), 3.6 + (0.45 + legend_height(len(setups), columns) if narrow else 0))
         ax = fig.add_subplot()
         width = 0.8 / max(len(setups), 1)
         whiskers = False
@@ -164,25 +174,46 @@ def throughput_chart(analysis: Analysis) -> str:
             if dots_x:
                 ax.plot(dots_x, dots_y, marker=marker, markersize=4, linestyle="none", markerfacecolor="#ffffff",  # scatter's s=16: 4 pt
                         markeredgecolor="#000000", markeredgewidth=0.7, zorder=3)  # a plain line of markers: no PathCollection to build
-        ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups])
+        crowded = narrow and len(analysis.groups) > 3  # a narrow figure's group names stand on end
+        ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups], rotation=90 if crowded else 0)
         ax.set_ylabel("throughput (requests/s)")
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        if ax.get_legend_handles_labels()[0]:
+        handles, labels = ax.get_legend_handles_labels()
+        if handles and narrow:
+            fig.legend(handles, labels, loc="outside lower center", ncol=columns, frameon=False, title="setup", fontsize=8)
+        elif handles:
             ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="setup")
         title = "Throughput: bar = geometric mean of repeats" + (", whisker = its 95% interval" if whiskers else "") + ", dots = each repeat"
-        ax.set_title(title, loc="left", fontsize=9)
-        return to_svg(fig, "throughput")
+        ax.set_title(wrap(title, NARROW_CHARS - 8) if narrow else title, loc="left", fontsize=9)  # from the panel's left: less room
+        return fig
+
+
+RATIO_XLABEL = "throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)"
 
 
 def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = (), name: str = "ratios",
-                xlabel: str = "throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)") -> str:
+                xlabel: str = RATIO_XLABEL) -> str:
     """Return each setup's throughput / its baseline's (go-http's), with 95% intervals, the 1.0 line, the 2013 ratios and, beside node-http, the 2012 study's."""
+    return wide_and_narrow(lambda narrow: ratio_figure(analysis, reference, study, xlabel, narrow), name)
+
+
+def row_label(ax, y: float, text: str) -> None:
+    """Write a row's name above it at the panel's left: a narrow chart's rows have no room for names beside them."""
+    ax.text(0.01, y + 0.5, text, va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform(), zorder=5,
+            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
+
+
+def ratio_figure(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = (), xlabel: str = RATIO_XLABEL,
+                 narrow: bool = False):
+    """Return the ratio chart's figure (ratio_chart); narrow: each row's name above it, its value beside its whisker, the legend below."""
     setups = [s for s in analysis.setups if s != BASELINE]
     groups = analysis.groups
     several = analysis.several_levels
+    step = NARROW_ROW if narrow else 1.0
+    rows = max(len(setups), 1) * max(len(groups), 1)
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(8, max(1.8, 0.9 + 0.32 * max(len(setups), 1) * max(len(groups), 1)))
+        fig = new_figure(figure_width(narrow), max(1.8, 0.9 + 0.32 * step * rows + (0.5 + 0.3 * len(groups) if narrow else 0)))
         ax = fig.add_subplot()
         ticks, labels, y = [], [], 0
         points = {setup: ([], [], [], []) for setup in setups}  # x, y, below, above: one errorbar call per setup, fewer artists
@@ -194,6 +225,8 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
                 ratio = analysis.ratio(gomaxprocs, connections, setup)
                 ticks.append(y)
                 labels.append(f"{setup}  " + group_label(gomaxprocs, connections, several).replace("\n", ", "))
+                if narrow:
+                    row_label(ax, y, labels[-1])
                 if ratio is not None and ratio.ratio is not None:
                     if ratio.ci_low is not None:
                         for values, value in zip(points[setup], (ratio.ratio, y, ratio.ratio - ratio.ci_low, ratio.ci_high - ratio.ratio)):
@@ -201,9 +234,13 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
                     else:
                         bare[setup][0].append(ratio.ratio)
                         bare[setup][1].append(y)
-                    ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
+                    if narrow:  # beside the whisker: above the marker is the row's name
+                        ax.annotate(f"{ratio.ratio:.3f}", (ratio.ci_high or ratio.ratio, y), xytext=(5, 0), textcoords="offset points", ha="left",
+                                    va="center", fontsize=8)
+                    else:
+                        ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
                 elif ratio is not None:
-                    ax.text(0.01, y, cut_words("excluded: " + (ratio.excluded or ""), 70), va="center", fontsize=8, color="#333333",
+                    ax.text(0.01, y, cut_words("excluded: " + (ratio.excluded or ""), 44 if narrow else 70), va="center", fontsize=8, color="#333333",
                             transform=ax.get_yaxis_transform(), zorder=5,
                             bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0})
                 for ref in reference:
@@ -214,7 +251,7 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
                     if setup == NODE_SETUP and ref.matches(gomaxprocs):
                         node_study.setdefault(ref.load_generator, ([], []))[0].append(ref.ratio)
                         node_study[ref.load_generator][1].append(y)
-                y -= 1
+                y -= step
             y -= 0.6
         for setup in setups:
             colour, marker, _ = setup_style(setup)
@@ -223,24 +260,27 @@ def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study
                 ax.errorbar(xs, ys, xerr=[below, above], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
             if bare[setup][0]:
                 ax.errorbar(*bare[setup], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
+        legend = (lambda text: wrap(text, 52)) if narrow else (lambda text: text)  # 8 pt entries across a narrow figure
         for article_gomaxprocs, (xs, ys) in studies.items():
             ax.plot(xs, ys, marker=REFERENCE_MARKERS.get(article_gomaxprocs, "h"), markersize=8, markerfacecolor="none",
-                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=reference_label(article_gomaxprocs))
+                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=legend(reference_label(article_gomaxprocs)))
         for tool, (xs, ys) in node_study.items():
             ax.plot(xs, ys, marker=STUDY_MARKERS.get(tool, "h"), markersize=8, markerfacecolor="none",
-                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=f"2012 Go-vs-Node study, Node/Go with {tool}")
+                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=legend(f"2012 Go-vs-Node study, Node/Go with {tool}"))
         shown_reference = bool(studies or node_study)
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
         ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
-        ax.set_yticks(ticks, labels)
-        if ticks:
-            ax.set_ylim(min(ticks) - 0.8, max(ticks) + 0.8)  # the bottom and top rows' markers clear of the axes
+        ax.set_yticks(ticks, [] if narrow else labels)
+        if ticks:  # the bottom and top rows' markers (and a narrow chart's top name) clear of the axes
+            ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
         ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(wrap(xlabel, NARROW_CHARS if narrow else WIDE_CHARS))  # layouts count a label 1 px wide: it must fit by itself
         ax.grid(axis="y", visible=False)
+        if narrow:
+            ax.tick_params(axis="y", length=0)
         if shown_reference:
             fig.legend(loc="outside lower center", ncol=1, frameon=False, fontsize=8)
-        return to_svg(fig, name)
+        return fig
 
 
 REFERENCE_MARKERS = {1: "p", 8: "*"}  # hollow pentagon and star: no setup uses either
@@ -265,10 +305,15 @@ def reference_matches(article_gomaxprocs: int, gomaxprocs: int) -> bool:
 
 def latency_chart(analysis: Analysis) -> str:
     """Return latency percentiles per setup, one panel per group: line = geometric mean over repeats, dots = each repeat."""
+    return wide_and_narrow(lambda narrow: latency_figure(analysis, narrow), "latency")
+
+
+def latency_figure(analysis: Analysis, narrow: bool = False):
+    """Return the latency chart's figure (latency_chart); narrow: the panels stacked, the legend below."""
     groups = analysis.groups
     several = analysis.several_levels
     with matplotlib.rc_context(STYLE):
-        fig, axes, columns = panel_grid(len(groups))
+        fig, axes, columns = panel_grid(len(groups), narrow, legend_height(len(analysis.setups), legend_columns(list(analysis.setups))))
         handles = {}
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for i, setup in enumerate(analysis.setups):
@@ -298,8 +343,8 @@ def latency_chart(analysis: Analysis) -> str:
         for ax in axes[::columns]:
             ax.set_ylabel("latency (ms, log scale)")
         if handles:
-            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
-        return to_svg(fig, "latency")
+            setup_legend(fig, list(handles.values()), list(handles), narrow)
+        return fig
 
 
 def app_server(analysis: Analysis) -> str:
@@ -309,11 +354,17 @@ def app_server(analysis: Analysis) -> str:
 
 def cpu_chart(analysis: Analysis) -> str:
     """Return server CPU ms per 1,000 requests per setup and group: Go and nginx stacked, whisker = 95% interval of the total."""
+    return wide_and_narrow(lambda narrow: cpu_figure(analysis, narrow), "cpu")
+
+
+def cpu_figure(analysis: Analysis, narrow: bool = False):
+    """Return the CPU chart's figure (cpu_chart); narrow: each row's name above its bar, the axis label over three lines."""
     setups = analysis.setups
     groups = analysis.groups
     several = analysis.several_levels
+    step = NARROW_ROW if narrow else 1.0
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(8, max(2.0, 0.9 + 0.3 * len(setups) * len(groups)))
+        fig = new_figure(figure_width(narrow), max(2.0, 0.9 + 0.3 * step * len(setups) * len(groups) + (0.6 + 0.3 * len(groups) if narrow else 0.2)))
         ax = fig.add_subplot()
         ticks, labels, y = [], [], 0
         for gomaxprocs, connections in groups:
@@ -324,6 +375,8 @@ def cpu_chart(analysis: Analysis) -> str:
                 total = cell.metrics.get("cpu_server_ms_per_1k") if cell else None
                 ticks.append(y)
                 labels.append(f"{setup}  " + group_label(gomaxprocs, connections, several).replace("\n", ", "))
+                if narrow:
+                    row_label(ax, y, labels[-1])
                 go_mean = go.interval.estimate if go else 0.0
                 nginx_mean = nginx.interval.estimate if nginx else 0.0
                 colour, _, hatch = setup_style(setup)
@@ -335,22 +388,34 @@ def cpu_chart(analysis: Analysis) -> str:
                                 color="#000000", capsize=3, linewidth=1)
                 if total is None:
                     ax.text(0, y, " no CPU record", va="center", fontsize=8, color="#444444")
-                y -= 1
+                y -= step
             y -= 0.6
-        ax.set_yticks(ticks, labels)
-        ax.set_xlabel(f"server CPU time per 1,000 requests (ms): {app_server(analysis)} grey, nginx hatched; whisker = 95% interval of the total")
+        ax.set_yticks(ticks, [] if narrow else labels)
+        if narrow:
+            ax.tick_params(axis="y", length=0)
+            ax.set_ylim(min(ticks) - 0.8, max(ticks) + 1.4)  # the top row's name inside the panel
+        key = f"{app_server(analysis)} grey, nginx hatched; whisker = 95% interval of the total"
+        ax.set_xlabel("server CPU time per 1,000 requests (ms)\n" + (wrap(key, NARROW_CHARS) if narrow else key))
         ax.grid(axis="y", visible=False)
         ax.set_xlim(left=0)
-        return to_svg(fig, "cpu")
+        return fig
 
 
 def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
     """Return metric against connections (log x), one panel per GOMAXPROCS, one line per setup (geometric mean, dots = repeats)."""
+    return wide_and_narrow(lambda narrow: sweep_figure(analysis, metric, label, narrow), name)
+
+
+def sweep_figure(analysis: Analysis, metric: str, label: str, narrow: bool = False):
+    """Return a sweep chart's figure (sweep_chart); narrow: the panels stacked, the legend below."""
     levels = sorted({c for _, c in analysis.groups})
     gomaxprocs_values = sorted({g for g, _ in analysis.groups})
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(8, 3.2)
-        axes = fig.subplots(1, len(gomaxprocs_values), sharey=True, squeeze=False)[0]
+        count = len(gomaxprocs_values)
+        legend = legend_height(len(analysis.setups), legend_columns(list(analysis.setups)))
+        fig = new_figure(figure_width(narrow), 2.5 * count + legend if narrow else 3.2)
+        axes = (fig.subplots(count, 1, sharey=True, squeeze=False)[:, 0] if narrow
+                else fig.subplots(1, count, sharey=True, squeeze=False)[0])
         handles = {}
         for ax, gomaxprocs in zip(axes, gomaxprocs_values):
             for setup in analysis.setups:
@@ -373,13 +438,14 @@ def sweep_chart(analysis: Analysis, metric: str, label: str, name: str) -> str:
             ax.set_xlabel("wrk connections (log scale)")
             ax.set_title(f"GOMAXPROCS={gomaxprocs}", fontsize=9)
             ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
-        axes[0].set_ylabel(label)
+        for ax in axes if narrow else axes[:1]:
+            ax.set_ylabel(label)
         if metric != THROUGHPUT:
             axes[0].set_yscale("log")
             plain_log_axis(axes[0].yaxis, [v for c in analysis.cells if c.metrics.get(metric) for v in c.metrics[metric].values])
         if handles:
-            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
-        return to_svg(fig, name)
+            setup_legend(fig, list(handles.values()), list(handles), narrow)
+        return fig
 
 
 def sampled_cdf(cell: CellLatency) -> tuple[list[float], list[float]]:
@@ -397,9 +463,15 @@ def sampled_cdf(cell: CellLatency) -> tuple[list[float], list[float]]:
 
 def cdf_chart(latencies: tuple[CellLatency, ...], several_levels: bool) -> str:
     """Return the latency CDF: one panel per (GOMAXPROCS, connections) group, one step line per setup, log latency axis."""
+    return wide_and_narrow(lambda narrow: cdf_figure(latencies, several_levels, narrow), "latency-cdf")
+
+
+def cdf_figure(latencies: tuple[CellLatency, ...], several_levels: bool, narrow: bool = False):
+    """Return the latency CDF's figure (cdf_chart); narrow: the panels stacked, the legend below."""
     groups = sorted({(c.gomaxprocs, c.connections) for c in latencies})
+    setups = list(dict.fromkeys(c.setup for c in latencies))
     with matplotlib.rc_context(STYLE):
-        fig, axes, columns = panel_grid(len(groups))
+        fig, axes, columns = panel_grid(len(groups), narrow, legend_height(len(setups), legend_columns(setups)))
         handles, every_x = {}, []
         for ax, (gomaxprocs, connections) in zip(axes, groups):
             for cell in (c for c in latencies if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)):
@@ -419,5 +491,5 @@ def cdf_chart(latencies: tuple[CellLatency, ...], several_levels: bool) -> str:
         for ax in axes[::columns]:
             ax.set_ylabel("requests within (%)")
         if handles:
-            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
-        return to_svg(fig, "latency-cdf")
+            setup_legend(fig, list(handles.values()), list(handles), narrow)
+        return fig

@@ -12,7 +12,7 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from .chart_layout import STYLE, panel_grid, to_svg
+from .chart_layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
 from .charts import setup_style, plain_log_axis
 from .fixedrate.analysis import RateCell
 from .fixedrate.capacities import Capacity
@@ -60,7 +60,7 @@ def draw_capacities(ax, capacities: list[Capacity], shown_rates: list[float]) ->
         return
     slo = capacities[0].slo
     ax.axhline(slo.ms, color=OBJECTIVE_COLOUR, linewidth=1, linestyle=(0, (6, 3)))
-    ax.text(0.01, slo.ms, f"objective: {slo.words}", transform=ax.get_yaxis_transform(), fontsize=7, va="bottom", color=OBJECTIVE_COLOUR,
+    ax.text(0.01, slo.ms, f"objective: {slo.words}", transform=ax.get_yaxis_transform(), fontsize=8, va="bottom", color=OBJECTIVE_COLOUR,
             bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.8})
     for i, c in enumerate(capacities):
         colour = setup_style(c.setup)[0]
@@ -83,23 +83,22 @@ def draw_capacities(ax, capacities: list[Capacity], shown_rates: list[float]) ->
     ceiling = capacities[0].generator_rps
     if ceiling:
         ax.axvline(ceiling, color="#777777", linewidth=1, linestyle=":")
-        ax.text(ceiling, 0.02, " vegeta's ceiling", transform=ax.get_xaxis_transform(), fontsize=7, rotation=90, va="bottom", color="#555555")
+        ax.text(ceiling, 0.02, " vegeta's ceiling", transform=ax.get_xaxis_transform(), fontsize=8, rotation=90, va="bottom", color="#555555")
         shown_rates.append(ceiling)
 
 
 def rate_chart(cells: list[RateCell], capacities: list[Capacity] | None = None) -> str:
     """Return p50 (dashed) and p99 (solid) latency against offered req/s per setup (both log scale), with the capacities; rates not held are left out."""
-    with matplotlib.rc_context(STYLE):
-        return to_svg(rate_figure(cells, capacities), "fixed-rate")
+    return wide_and_narrow(lambda narrow: rate_figure(cells, capacities, narrow), "fixed-rate")
 
 
-def rate_figure(cells: list[RateCell], capacities: list[Capacity] | None = None) -> Figure:
-    """Return the chart's figure (rate_chart), its artists there to be read."""
+def rate_figure(cells: list[RateCell], capacities: list[Capacity] | None = None, narrow: bool = False) -> Figure:
+    """Return the chart's figure (rate_chart), its artists there to be read; narrow: the panels stacked, the legend below."""
     groups = sorted({c.gomaxprocs for c in cells})
     setups = list(dict.fromkeys(c.setup for c in cells))
     capacities = list(capacities or [])
     with matplotlib.rc_context(STYLE):
-        fig, axes, columns = panel_grid(len(groups))
+        fig, axes, columns = panel_grid(len(groups), narrow, legend_height(len(setups), legend_columns(setups)))
         handles, all_rates, all_ms = {}, [], []
         for ax, n in zip(axes, groups):
             shown_rates, shown_ms = [], []
@@ -130,5 +129,5 @@ def rate_figure(cells: list[RateCell], capacities: list[Capacity] | None = None)
         for ax in axes[::columns]:
             ax.set_ylabel("latency (ms, log scale)\np99 solid, p50 dashed")
         if handles:
-            fig.legend(list(handles.values()), list(handles), loc="outside right upper", frameon=False, title="setup")
+            setup_legend(fig, list(handles.values()), list(handles), narrow)
         return fig
