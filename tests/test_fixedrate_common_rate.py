@@ -15,6 +15,7 @@ from wrkreport.fixedrate.analysis import RateCell
 from wrkreport.fixedrate.common_rate import (NOT_FLAGGED, common_rate as pick_rate, curve_change_lines, curve_changes, curve_coverage,
                                              curve_value, log_interpolate)
 from wrkreport.report import build_compare
+from wrkreport.report.terminal import compare_table
 
 from helpers import RUNS
 
@@ -116,5 +117,7 @@ def test_the_real_pair_every_phase_and_capacity_delay_compares_nginx_http_at_960
         "fixed rate GOMAXPROCS=1: only in A: 710, 1,400 req/s; only in B: 960 req/s; nginx-http read at 960 req/s on each run's curve "
         "(interpolated: no interval, not flagged); to compare with an interval, run both with one rate, e.g. ./run_bench.sh --rates 710")
     assert data["fixed_rate_only"][1].endswith("added latencies compare only at the same offered rate: run both with one rate, e.g. ./run_bench.sh --rates 690")
+    assert ("GOMAXPROCS=1 at 960 req/s offered, open loop, interpolated: nginx-http added p50 0.055 -> 0.103 ms, +0.048 ms (A interpolated "
+            "from 902 and 977 req/s; its baseline interpolated from 710 and 1,400 req/s; B measured at 960 req/s; no interval, not flagged)") in compare_table(result)
     page = (tmp_path / "compare.html").read_text()
     assert "id=\"fixed-rate-interpolated\"" in page and "interpolated from 902 and 977 req/s" in page and "no interval, not flagged" in page
