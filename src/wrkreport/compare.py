@@ -34,6 +34,7 @@ from .core import stats
 from .analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from .cells import Cell
 from .core.setups import BASELINE, baseline_of, setup_order
+from .fixedrate.common_rate import CurveChange, curve_changes, curve_coverage
 from .fixedrate.comparison import RateChange, planned_only, rate_changes, rate_only_lines
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
@@ -190,6 +191,7 @@ class RunComparison:
     method: str = METHOD
     rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (fixedrate/comparison.py)
     rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (fixedrate.comparison.rate_only_lines)
+    curve_changes: tuple[CurveChange, ...] = ()  # runs at different rates: added latencies read at a common rate on each run's curve, no interval
     labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variant_compare.py)
     variant: object = None  # that variant (variant_ratio.Variant), None for two runs
     drift: Drift | None = None  # whether every req/s moved together while the ratios held (machine_drift); None for one run's A/B
@@ -236,7 +238,8 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         tuple((f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw),
         tuple(raw),
         rate_changes=tuple(rate_changes(rates_a, rates_b, planned_a, planned_b)),  # held: as each run's analysis says; planned rates only
-        rate_only=tuple(rate_only_lines(rates_a, rates_b)),
+        rate_only=tuple(rate_only_lines(rates_a, rates_b, curve_coverage(a.rates, b.rates))),
+        curve_changes=tuple(curve_changes(a.rates, b.rates)),  # every held cell: planned rates and the capacity search's steps
         drift=machine_drift(throughput, [c for c in changes if c.metric == "overhead_ratio"]),
     )
 

@@ -165,11 +165,14 @@ def variant_rate_changes(measurements: list[RateMeasurement], variant: str, cell
     return changes
 
 
-def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[str]:
-    """Return a line per GOMAXPROCS value whose offered rates differ between the runs: added latencies compare only at the same rate.
+def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement], curves: dict[int, tuple[int, list[str], list[str]]] | None = None) -> list[str]:
+    """Return a line per GOMAXPROCS value whose offered rates differ between the runs: added latencies compare with an interval only at the same rate.
 
     A default run's rate is a share of its own slowest setup's req/s, so two default runs
     rarely offer the same rate; saying so keeps an empty comparison from reading as "no change".
+    curves: per GOMAXPROCS, (the common rate, the setups read there on both runs' curves, those
+    not covered) as common_rate.curve_coverage gives them; the line then says so, and the rerun
+    stays the way to an interval.
     """
     def loads(measurements: list[RateMeasurement]) -> dict[int, set[int]]:
         found: dict[int, set[int]] = {}
@@ -183,7 +186,14 @@ def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement]) -> list[
         only_a, only_b = in_a.get(n, set()) - in_b.get(n, set()), in_b.get(n, set()) - in_a.get(n, set())
         if only_a or only_b:
             said = "; ".join(f"only in {side}: {', '.join(f'{r:,}' for r in sorted(rates))} req/s" for side, rates in (("A", only_a), ("B", only_b)) if rates)
-            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate: {rerun_hint(only_a | only_b)}")
+            curve = (curves or {}).get(n)
+            if curve is None:
+                lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate: {rerun_hint(only_a | only_b)}")
+                continue
+            rate, covered, uncovered = curve
+            missing = f"; not covered by both runs' curves there: {', '.join(uncovered)}" if uncovered else ""
+            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; {', '.join(covered)} read at {rate:,} req/s on each run's curve "
+                         f"(interpolated: no interval, not flagged){missing}; to compare with an interval, {rerun_hint(only_a | only_b)}")
     return lines
 
 

@@ -13,6 +13,7 @@ from .. import __version__, change_chart
 from ..analyze import load_analysis
 from ..cells import several_levels
 from ..compare import FIGURES, RunComparison, compare
+from ..fixedrate.common_rate import CURVE_METHOD
 from ..fixedrate.comparison import RATE_METHOD, VARIANT_RATE_METHOD
 from ..variant_compare import DRIFT_NOTE, variant_comparison
 from ..core.errors import NothingToCompare, RefusedFile
@@ -78,6 +79,8 @@ class ComparePage:
     chart_caption: str
     rate_rows: tuple[tuple[str, ...], ...] = ()  # the fixed-rate phase's added latencies, B - A (rate_rows)
     rate_method: str = ""
+    curve_rows: tuple[tuple[str, ...], ...] = ()  # runs at different rates: added latencies read at a common rate on each run's curve (curve_rows)
+    curve_method: str = CURVE_METHOD
     kind: str = "comparison of two runs"  # or, one run with --variant: its in-run A/B
     differences_title: str = "What differs between the runs"
     drift_note: str = ""  # one run: why drift cancels
@@ -126,6 +129,14 @@ def rate_rows(changes) -> list[tuple[str, ...]]:
         rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup, f"added {c.percentile}",
                      f"{c.a_ms:.3f} (n={c.blocks_a})", f"{c.b_ms:.3f} (n={c.blocks_b})", change, verdict))
     return rows
+
+
+def curve_rows(changes) -> list[tuple[str, ...]]:
+    """Return the interpolated table's rows: where (GOMAXPROCS, common rate), setup and percentile, A and B's added ms with where each comes from, B - A, why no verdict."""
+    return [(f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup, f"added {c.percentile}",
+             f"{c.a_ms:.3f} ({c.a_from})", f"{c.b_ms:.3f} ({c.b_from})", f"{c.change_ms:+.3f}",
+             "interpolated: no interval, not flagged")
+            for c in changes]
 
 
 def verdict_of(c, kind: str) -> str:
@@ -274,6 +285,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
             "Higher req/s and a higher ratio to go-http are better; lower p99 latency and lower server CPU per request are better."
         ),
         rate_rows=tuple(rate_rows(result.rate_changes)),
+        curve_rows=tuple(curve_rows(result.curve_changes)),
         rate_method=VARIANT_RATE_METHOD if in_run else RATE_METHOD,  # one run: paired per block, no drift term
         drift=result.drift.sentence if result.drift else "",
         detectable=detectable_sentence(result.changes),
@@ -295,7 +307,8 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (fixedrate/comparison.py)
-        "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared
+        "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared at that rate
+        "fixed_rate_interpolated": [c.record() for c in result.curve_changes],  # at a common rate on each run's curve: B - A, no interval
         "machine_drift": drift_record(result.drift),  # every req/s moved together while the ratios held (compare.machine_drift); null for one run
         "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
         **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),

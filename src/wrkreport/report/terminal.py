@@ -9,6 +9,7 @@ import pandas as pd
 from ..analyze import Analysis
 from ..cells import several_levels
 from ..core.setups import BASELINE, baseline_of
+from ..fixedrate.common_rate import curve_change_lines
 from ..fixedrate.comparison import rate_change_lines
 from .compare_page import change_rows
 from .fmt import fmt_times, group_name
@@ -127,7 +128,8 @@ def compare_table(result) -> str:
             group = r.group
         table.append(line)
     headline = compare_summary(result, several)[0]
-    rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *result.rate_only])  # open loop, one line per figure
+    rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *curve_change_lines(result.curve_changes),
+                                               *result.rate_only])  # open loop, one line per figure
     notes = [SATURATION_NOTE] if any(r[1] == "p99 ms" for r in rows) else []
     notes += [COULD_FLAG_NOTE] if any(r[5].startswith("+-") for r in rows) else []
     drift = [result.drift.sentence] if result.drift and result.drift.named else []
