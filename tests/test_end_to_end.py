@@ -52,9 +52,10 @@ def test_run_bench_quick_then_wrkreport_build():
         assert all(m["cpu_go_s"] > 0 and m["cpu_wrk_s"] > 0 for m in data["measurements"])
         assert all(m["cpu_nginx_s"] > 0 for m in data["measurements"] if m["setup"].startswith("nginx-"))
         html = (reports / "index.html").read_text()
-        assert html.count('class="layout-wide"') == 6 and "with nginx in front, the HTTP proxy keeps" in html  # 6: the latency CDF and the fixed-rate chart too
+        # 7: throughput, ratios, CPU, the fixed-rate chart, then in How it was measured the saturation latencies, their CDF and the 2013 overlay
+        assert html.count('class="layout-wide"') == 7 and "with nginx in front, the HTTP proxy keeps" in html
         assert "Latency at a fixed load" in html
-        assert 'aria-labelledby="latency-cdf-title latency-cdf-desc"' in html and '<h2 id="latency">Exact latency percentiles</h2>' in html
+        assert 'aria-labelledby="latency-cdf-title latency-cdf-desc"' in html and '<h3 id="latency">Exact latency percentiles at saturation</h3>' in html
         assert len(data["latency_histograms"]) == 8 and all(r["percentiles_ms"]["99.9"] > 0 for r in data["latency_histograms"])
         assert "Server CPU per request" in html and "Client and servers shared the same CPUs" in html
     finally:
