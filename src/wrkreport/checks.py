@@ -16,7 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .core.setups import BASELINE, NEW_CONNECTION_SETUPS
+from .core.setups import APP_BASELINE, BASELINE, NEW_CONNECTION_SETUPS
+from .app_checks import app_header_check, is_app
 from .core.records import Check, worst
 from .run import Run
 from .tls_checks import negotiated_checks, resumed_checks
@@ -171,6 +172,10 @@ def header_checks(run: Run, expected: int) -> list[Check]:
         where = f"{setup} at GOMAXPROCS={gomaxprocs}"
         if capture is None:
             found.append(Check("header-bytes", "warn", f"{where}: no header capture, so its response size was not checked", setup, gomaxprocs))
+            continue
+        if is_app(setup):  # --app: its own answer, compared with the app's by the driver (readiness)
+            cell = next((c for n, s, c in manifest_cells(run.manifest) if (s, n) == (setup, gomaxprocs)), {})
+            found.append(app_header_check(capture, cell, where))
             continue
         status = "pass"
         if capture.status_code != 200:
@@ -340,6 +345,13 @@ def same_response_checks(table: pd.DataFrame) -> tuple[int | None, list[Check]]:
     (Connection: close), so those setups agree among themselves; the size returned is the
     keep-alive measurements' (else theirs).
     """
+    app = table["setup"].map(is_app).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
+    if app.all() and len(table):  # --app alone: the app's own response size, go-http's tie-break role the app's
+        return agreed_response(table, baseline=APP_BASELINE)
+    if app.any():  # the app's setups agree among themselves, the Go ones among theirs
+        agreed, found = same_response_checks(table[~app])
+        agreed_app, found_app = agreed_response(table[app], " app", APP_BASELINE)
+        return (agreed if agreed is not None else agreed_app), found + found_app
     new = table["setup"].isin(NEW_CONNECTION_SETUPS) if "setup" in table else pd.Series(False, index=table.index)
     if not new.any() or new.all():
         return agreed_response(table)
@@ -348,8 +360,8 @@ def same_response_checks(table: pd.DataFrame) -> tuple[int | None, list[Check]]:
     return (agreed if agreed is not None else agreed_new), found + found_new
 
 
-def agreed_response(table: pd.DataFrame, which: str = "") -> tuple[int | None, list[Check]]:
-    """Return the response size most of these measurements allow and each one's same-response check (which: how 'the other ... measurements' are named)."""
+def agreed_response(table: pd.DataFrame, which: str = "", baseline: str = BASELINE) -> tuple[int | None, list[Check]]:
+    """Return the response size most of these measurements allow and each one's same-response check (which: how 'the other ... measurements' are named; baseline: whose sizes win a tie)."""
     found = []
     rows, bounds = [], []
     for row in table.itertuples(index=False):
@@ -369,7 +381,7 @@ def agreed_response(table: pd.DataFrame, which: str = "") -> tuple[int | None, l
         rows.append(row)
         bounds.append(bound)
     ceiling = min(((r.bytes_read + bytes_resolution(r.bytes_read)) / r.requests for r in rows), default=None)
-    agreed = most_agreed(bounds, [r.setup == BASELINE for r in rows], ceiling)
+    agreed = most_agreed(bounds, [r.setup == baseline for r in rows], ceiling)
     if agreed is None:
         return None, found
     for row, (lo, hi) in zip(rows, bounds):

@@ -31,6 +31,7 @@ SHORT = {
     "nginx-http-unix": "the HTTP proxy over a Unix socket",
     "nginx-https": "TLS at nginx",
     "nginx-https-unix": "TLS at nginx over a Unix socket",
+    "nginx-app": "nginx in front of your app",
 }
 CORES_PER = 10_000  # "cores per 10,000 req/s": a load a reader can scale
 

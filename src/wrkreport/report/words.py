@@ -21,6 +21,8 @@ MECHANISM = {
     "go-fasthttp": "fasthttp standalone",
     "nginx-static": "nginx answering by itself (the ceiling here)",
     "node-http": "Node.js's http module",
+    "app": "your app alone",
+    "nginx-app": "nginx in front of your app",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
 NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
