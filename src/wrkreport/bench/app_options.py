@@ -65,7 +65,7 @@ def bash_quoted(value: str) -> str:
 def redact(text: str, secrets: list[str]) -> str:
     """Return text with every secret value (as given, shell-quoted or as bash's %q writes it) replaced by <redacted>."""
     for value in secrets:
-        for form in (value, shlex.quote(value), bash_quoted(value)):
+        for form in (shlex.quote(value), bash_quoted(value), value):  # quoted forms first: no quotes left around the mark
             text = text.replace(form, REDACTED)
     return text
 
