@@ -61,7 +61,7 @@ def main() -> int:
     args = parser.parse_args()
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(args.key, args.echo_peer))
-    print(f"app_server: port {args.port}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}", flush=True)
+    print(f"app_server: port {args.port}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
     children = []
     for _ in range(args.workers):
         pid = os.fork()

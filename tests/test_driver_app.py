@@ -8,6 +8,7 @@ Same rules as tests/test_driver.py: private ports, --out and TMPDIR per test.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -51,14 +52,19 @@ def session_left(sid: int) -> list[str]:
     return found
 
 
+SID = re.compile(r"\bsid ([0-9]+)\b")
+
+
 def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
-    """No process of the app's sessions runs, no nginx or app mentions the run's ports, they are free, the work dir is gone."""
+    """No process of the app's sessions runs (the manifest's, and those its log names: a run stopped before recording
+    them), no app mentions the run's paths, its ports are free, the work dir is gone."""
     if (out / "latest").exists():
-        _, manifest = latest_run(out)
-        for entry in manifest["passes"]:
-            sid = entry["pids"].get("app")
-            if sid:
-                assert session_left(sid) == [], f"the app's session {sid} still runs"
+        run, manifest = latest_run(out)
+        sids = {entry["pids"].get("app") for entry in manifest["passes"]} - {None}
+        sids |= {int(m[1]) for log in (run / "logs").glob("app.*.log") for m in SID.finditer(log.read_text(errors="replace"))}
+        assert sids, "no session of the app found"
+        for sid in sids:
+            assert session_left(sid) == [], f"the app's session {sid} still runs"
     assert processes_mentioning([str(APP), str(tmp)]) == []
     assert all(port_is_free(port) for port in ports.values())
     assert list(tmp.iterdir()) == [], "work dir left behind"
@@ -132,8 +138,8 @@ def test_a_secret_header_appears_nowhere_under_the_run_or_the_report(app_run):
 
 
 BAD = {
-    "exits at once": (["--app", "echo boom {port} >&2; exit 3"], "exited with status 3", "boom"),
-    "never listens": (["--app", "echo waiting; sleep 300 # {port}"], "did not answer", "waiting"),
+    "exits at once": (["--app", "echo boom sid $$ {port} >&2; exit 3"], "exited with status 3", "boom"),
+    "never listens": (["--app", "echo waiting sid $$; sleep 300 # {port}"], "did not answer", "waiting"),
     "listens elsewhere": (["--app", app_command().replace("{port}", "OTHER") + " # {port}"], "did not answer", "app_server: port"),
     "answers non-2xx": (["--app", app_command(), "--app-path", "/missing.json"], "answered 'HTTP/1.1 404 Not Found', not 2xx", "app_server: port"),
     "answers otherwise behind nginx": (["--app", app_command("--echo-peer"), "--app-path", "/data.json"], "nginx-app (nginx in front of your app", "app_server"),
