@@ -27,3 +27,10 @@ def app_header_check(capture, cell: dict, where: str) -> Check:
         return Check("header-bytes", "fail", f"{where} answered {capture.status_line!r}, not 2xx", capture.setup, capture.gomaxprocs, file=capture.file)
     message = f"{where}: {capture.status_line}, {capture.size_bytes} header bytes{body} (your app's own answer: no 141-byte rule){said}"
     return Check("header-bytes", "pass", message, capture.setup, capture.gomaxprocs, file=capture.file)
+
+
+def app_conditions(app: dict) -> str:
+    """Return the conditions' words for an --app run's handler: what was requested, and that only Go reads GOMAXPROCS."""
+    path = app.get("path") or "/"
+    return (f"your app's own handler ({path}); GOMAXPROCS was in its environment, but only Go reads it: another server chooses its "
+            "own threads or workers, and --pin-server bounds the CPUs it may use")

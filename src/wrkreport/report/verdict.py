@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..core.setups import BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
+from ..app_checks import app_conditions
 from ..core import stats
 from ..core.stats import Interval
 from ..fixedrate.analysis import RateCell
@@ -245,6 +246,8 @@ def conditions_line(analysis: Analysis, parameters: dict, rate_blocks: int) -> s
     delay = parameters.get("handler_delay_ms")
     handler = "a handler that does no work" if not (isinstance(delay, (int, float)) and delay > 0) else f"a handler that sleeps {delay:g} ms"
     handler += f" ({body:,}-byte body)" if isinstance(body, int) and body != 12 else " (a 12-byte Hello World)"
+    if isinstance(parameters.get("app"), dict):  # --app: the user's own server, not the hello world
+        handler = app_conditions(parameters["app"])
     sharing = analysis.sharing
     if sharing is None:
         where = "CPU use not recorded"
