@@ -4,7 +4,10 @@ Not part of the project's Go code, and shaped like a real one: keep-alive HTTP/1
 body computed per request, optional worker processes sharing the listening socket (so the
 CPU of a process tree is counted), and an API key it checks (401 without it).
 
-    python3 tests/app_server.py PORT [--workers N] [--key VALUE] [--echo-peer]
+    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer]
+
+--key-env NAME: the API key is in that environment variable (not on the command line, which
+run_bench.sh records); requests without `Authorization: Bearer KEY` get 401.
 
 --echo-peer puts the client's port into the body: nginx's requests then differ from curl's,
 the app answering differently behind nginx.
@@ -56,11 +59,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--workers", type=int, default=0)
-    parser.add_argument("--key")
+    parser.add_argument("--key-env")
     parser.add_argument("--echo-peer", action="store_true")
     args = parser.parse_args()
     ThreadingHTTPServer.daemon_threads = True
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(args.key, args.echo_peer))
+    key = os.environ[args.key_env] if args.key_env else None
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer))
     print(f"app_server: port {args.port}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
     children = []
     for _ in range(args.workers):
