@@ -27,6 +27,7 @@ def handler_class(key: str | None, echo_peer: bool):
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: without it each answer waits for a delayed ACK
         server_version = "app_server/1"
         sys_version = ""
 

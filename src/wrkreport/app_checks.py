@@ -34,3 +34,38 @@ def app_conditions(app: dict) -> str:
     path = app.get("path") or "/"
     return (f"your app's own handler ({path}); GOMAXPROCS was in its environment, but only Go reads it: another server chooses its "
             "own threads or workers, and --pin-server bounds the CPUs it may use")
+
+
+def app_response_sizes(manifest: dict | None) -> dict[tuple[str, int], int]:
+    """Return (setup, GOMAXPROCS) -> the bytes of an app setup's whole answer (header block + body) as captured at its first block's start."""
+    sizes: dict[tuple[str, int], int] = {}
+    for entry in (manifest or {}).get("passes") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict) or not isinstance(entry.get("gomaxprocs"), int):
+            continue
+        for setup, cell in entry["cells"].items():
+            if is_app(setup) and isinstance(cell, dict) and all(isinstance(cell.get(k), int) for k in ("header_bytes", "body_bytes")):
+                sizes.setdefault((setup, entry["gomaxprocs"]), cell["header_bytes"] + cell["body_bytes"])
+    return sizes
+
+
+def app_response_checks(table, sizes: dict[tuple[str, int], int], bounds) -> list[Check]:
+    """Return the same-response check of each app measurement (table rows; bounds: checks.response_size_bounds of a row):
+    its byte total must allow the size of its setup's answer at the block's start (nginx changes the header block, so
+    each setup has its own size; that the status and body are the app's is checked at the capture)."""
+    found = []
+    for row in table.itertuples(index=False):
+        where = dict(setup=row.setup, gomaxprocs=row.gomaxprocs, repeat=row.repeat, file=row.file)
+        size, bound = sizes.get((row.setup, row.gomaxprocs)), bounds(row) if row.requests else None
+        if row.requests == 0:
+            continue  # the zero-requests check fails it
+        if size is None or bound is None:
+            why = "no capture of its answer at the block's start" if size is None else f"{row.requests:,} requests over {row.connections:,} connections"
+            found.append(Check("same-response", "warn", f"{why}: its response size was not checked", **where))
+            continue
+        lo, hi = bound
+        measured = f"{row.bytes_per_response:.2f} B per response; its byte total allows {lo:.2f}-{hi:.2f} B"
+        if lo <= size <= hi:
+            found.append(Check("same-response", "pass", f"{measured}, which includes the {size} B it answered at the block's start", **where))
+        else:
+            found.append(Check("same-response", "fail", f"{measured}, not the {size} B it answered at the block's start: its responses differ", **where))
+    return found

@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .core.setups import APP_BASELINE, BASELINE, NEW_CONNECTION_SETUPS
-from .app_checks import app_header_check, is_app
+from .core.setups import BASELINE, NEW_CONNECTION_SETUPS
+from .app_checks import app_header_check, app_response_checks, app_response_sizes, is_app
 from .core.records import Check, worst
 from .run import Run
 from .tls_checks import negotiated_checks, resumed_checks
@@ -77,7 +77,7 @@ def check_run(run: Run, expect_header_bytes: int | None = None) -> CheckReport:
     """Run every check on a run; expect_header_bytes overrides the manifest's and the default 141."""
     expected = expected_header_bytes(run, expect_header_bytes)
     table = run.measurements
-    response_range, same = same_response_checks(table)
+    response_range, same = same_response_checks(table, app_response_sizes(run.manifest))
     checks = [
         run_status_check(run),
         *readiness_checks(run),
@@ -338,20 +338,20 @@ def response_size_bounds(bytes_read: float, requests: int, connections: int, err
     return max(bytes_read - r, 0.0) / (requests + partial), (bytes_read + r) / (requests - partial)
 
 
-def same_response_checks(table: pd.DataFrame) -> tuple[int | None, list[Check]]:
+def same_response_checks(table: pd.DataFrame, app_sizes: dict[tuple[str, int], int] | None = None) -> tuple[int | None, list[Check]]:
     """Find the response size (whole bytes) most measurements allow; fail those that cannot have it.
 
     A new connection per request (go-https-new ...) changes the response's headers
     (Connection: close), so those setups agree among themselves; the size returned is the
-    keep-alive measurements' (else theirs).
+    keep-alive measurements' (else theirs). --app's setups are each held to the size of
+    their own answer at the block's start (app_sizes: app_checks.app_response_sizes).
     """
     app = table["setup"].map(is_app).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
-    if app.all() and len(table):  # --app alone: the app's own response size, go-http's tie-break role the app's
-        return agreed_response(table, baseline=APP_BASELINE)
-    if app.any():  # the app's setups agree among themselves, the Go ones among theirs
-        agreed, found = same_response_checks(table[~app])
-        agreed_app, found_app = agreed_response(table[app], " app", APP_BASELINE)
-        return (agreed if agreed is not None else agreed_app), found + found_app
+    if app.any():
+        bounds = lambda row: response_size_bounds(row.bytes_read, row.requests, row.connections, row.errors_read)  # noqa: E731
+        found = app_response_checks(table[app], app_sizes or {}, bounds)
+        agreed, others = same_response_checks(table[~app]) if not app.all() else (None, [])
+        return agreed, others + found
     new = table["setup"].isin(NEW_CONNECTION_SETUPS) if "setup" in table else pd.Series(False, index=table.index)
     if not new.any() or new.all():
         return agreed_response(table)
@@ -360,8 +360,8 @@ def same_response_checks(table: pd.DataFrame) -> tuple[int | None, list[Check]]:
     return (agreed if agreed is not None else agreed_new), found + found_new
 
 
-def agreed_response(table: pd.DataFrame, which: str = "", baseline: str = BASELINE) -> tuple[int | None, list[Check]]:
-    """Return the response size most of these measurements allow and each one's same-response check (which: how 'the other ... measurements' are named; baseline: whose sizes win a tie)."""
+def agreed_response(table: pd.DataFrame, which: str = "") -> tuple[int | None, list[Check]]:
+    """Return the response size most of these measurements allow and each one's same-response check (which: how 'the other ... measurements' are named)."""
     found = []
     rows, bounds = [], []
     for row in table.itertuples(index=False):
@@ -381,7 +381,7 @@ def agreed_response(table: pd.DataFrame, which: str = "", baseline: str = BASELI
         rows.append(row)
         bounds.append(bound)
     ceiling = min(((r.bytes_read + bytes_resolution(r.bytes_read)) / r.requests for r in rows), default=None)
-    agreed = most_agreed(bounds, [r.setup == baseline for r in rows], ceiling)
+    agreed = most_agreed(bounds, [r.setup == BASELINE for r in rows], ceiling)
     if agreed is None:
         return None, found
     for row, (lo, hi) in zip(rows, bounds):
