@@ -122,6 +122,8 @@ def test_an_app_through_app_and_nginx_app_then_build(app_run):
     assert '"excluded": "' not in text, text[:2000]
     ratios = [r for r in results["ratios"] if r["setup"] == "nginx-app"]
     assert ratios and ratios[0]["baseline"] == "app" and 0 < ratios[0]["ratio"] < 2
+    page = (reports / "index.html").read_text()
+    assert "What nginx in front of your app costs" in page and "only Go reads it" in page and "of your app&#39;s throughput alone" in page
     assert_nothing_left(out, tmp, ports)
 
 
