@@ -11,14 +11,16 @@ import gzip
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from helpers import SCRIPT, USED_PORTS, free_port_block, latest_run, needs_tools, port_args, port_is_free, processes_mentioning, script_env
+from helpers import SCRIPT, USED_PORTS, default_sigint, free_port_block, latest_run, needs_tools, port_args, port_is_free, processes_mentioning, script_env
 
 APP = Path(__file__).parent / "app_server.py"
 KEY = "s3cr3t-Key-4711"  # the API key: must appear nowhere under raw/ or reports/
@@ -183,3 +185,30 @@ def test_an_app_setup_without_app_is_a_usage_error(dirs):
     done = subprocess.run([str(SCRIPT), "--quick", "--setups", "go-http,nginx-app", "--out", str(out)], capture_output=True, text=True,
                           env=script_env(tmp), timeout=60, check=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "give its command line with --app" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+@needs_tools
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_measurement_stops_the_apps_whole_session(dirs, signum, status):
+    out, tmp = dirs
+    ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
+    argv = [str(SCRIPT), "--quick", "--duration", "4", "--gomaxprocs", "1", "--warmup", "0", "--out", str(out), *port_args(ports),
+            "--app", app_command("--workers", "2"), "--app-path", "/data.json"]
+    proc = subprocess.Popen(argv, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_mentioning([f"127.0.0.1:{ports['app']}/data.json", f"127.0.0.1:{ports['nginx-app']}/data.json"]):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
+            time.sleep(0.05)
+        time.sleep(0.5)  # wrk (or the header capture's curl) is loading one of them
+        proc.send_signal(signum)  # to the script only: it must stop the app's session itself
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == status, stderr
+    _, manifest = latest_run(out)
+    assert manifest["status"] == "interrupted", manifest["reason"]
+    assert_nothing_left(out, tmp, ports)

@@ -259,7 +259,7 @@ def conditions_line(analysis: Analysis, parameters: dict, rate_blocks: int) -> s
         where = f"wrk on CPUs {sharing.pin_client}, the servers on CPUs {sharing.pin_server}"
     levels = sorted({c for _, c in analysis.groups})
     load = f"{'CPU and throughput' if sharing is not None else 'throughput'} at saturation ({', '.join(f'{c:,}' for c in levels)} connections)"
-    starts = sorted({r.n for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != BASELINE})
+    starts = sorted({r.n for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != baseline_of(r.setup)})
     said = f"{starts[0]}{'-' + str(starts[-1]) if starts[-1] != starts[0] else ''}" if starts else "1"
     load = load[:-1] + f", {said} {'start' if said == '1' else 'starts'} of the servers per GOMAXPROCS)"
     rates = f"; latency at a fixed load, open loop (vegeta, {rate_blocks} {'start' if rate_blocks == 1 else 'starts'})" if rate_blocks else ""
