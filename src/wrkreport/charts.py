@@ -41,8 +41,8 @@ SETUP_STYLES = {
     "nginx-https-new": ("#332288", "2", "|."),
     "nginx-https-unix-new": ("#882255", "3", "-."),
     # --app: your app in Go's colour (the baseline), nginx in front of it in the HTTP proxy's; their own markers and hatches.
-    "app": ("#000000", "p", "/"),
-    "nginx-app": ("#0072B2", ">", "x"),
+    "app": ("#000000", "4", "/"),
+    "nginx-app": ("#0072B2", "+", "x"),
 }
 OTHER_STYLE = ("#777777", "*", "//..")
 VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
