@@ -92,7 +92,8 @@ def app_run():
     out, tmp, reports = top / "out", top / "tmp", top / "reports"
     tmp.mkdir()
     ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
-    done = run_app(["--app", app_command("--workers", "2", "--key-env", KEY_ENV), "--app-path", "/data.json", *HEADERS], out, tmp, ports)
+    done = run_app(["--app", app_command("--workers", "2", "--key-env", KEY_ENV), "--app-path", "/data.json", *HEADERS,
+                    "--app-version", f"echo app_server 1.0 {TOKEN}"], out, tmp, ports)
     run, manifest = latest_run(out) if (out / "latest").exists() else (None, None)
     built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True,
                            check=False) if run else None
@@ -109,6 +110,7 @@ def test_an_app_through_app_and_nginx_app_then_build(app_run):
     assert manifest["parameters"]["urls"]["app"] == f"http://127.0.0.1:{ports['app']}/data.json"
     app = manifest["parameters"]["app"]
     assert app["path"] == "/data.json" and app["headers"] == ["Authorization: <redacted>", "X-Api-Token: <redacted>"]
+    assert app["version"] == "app_server 1.0 <redacted>" and app["version_command"] == "echo app_server 1.0 <redacted>"  # a secret value redacted there too
     assert "GOMAXPROCS=1" in (run / "logs" / "app.gomaxprocs-1.log").read_text()  # in its environment
     cells = manifest["passes"][0]["cells"]
     assert cells["app"]["body_sha256"] == cells["nginx-app"]["body_sha256"] and cells["app"]["body_bytes"] > 500
