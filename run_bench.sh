@@ -99,6 +99,13 @@ TLS_COUNTER=""    # one setup's counter (tls_counter)
 GO_TLS_ARGS=()    # gohello's TLS flags (go_tls_args)
 PROBE=()          # one handshake's report for pass-ready (tls_probe)
 VEGETA=""         # the pinned vegeta binary (build_vegeta), when the run has a fixed-rate phase
+APP_PID=""        # --app: its session leader (setsid), the session's and process group's ID
+APP_LOG=""        # its log this block
+APP_WHY=""        # why it did not start (start_app)
+APP_CHECKED=0     # 1 once the first block has checked its answers (before: a failure is bad input, exit 2)
+APP_HEADER_ARGS=() # -H "Name: value" of each --app-header (wrk, curl)
+APP_RATE_ARGS=()  # --header "Name: value" of each, for measure-rate and rate-warm-up (vegeta)
+APP_BODY=()       # --app-body SETUP FILE of one capture (app_capture)
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 # --- Parts, by concern (src/driver/) ------------------------------------------------------
@@ -123,6 +130,8 @@ source "${DRIVER}/tls.sh"
 source "${DRIVER}/fixed_rate.sh"
 # shellcheck source=src/driver/variant.sh
 source "${DRIVER}/variant.sh"
+# shellcheck source=src/driver/app.sh
+source "${DRIVER}/app.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {

@@ -19,7 +19,8 @@ from helpers import NGINX_TEMPLATE, fake_nginx_V, plan, render_with
 
 
 def render(tmp_path: Path, setups: list[str], user: str | None = "nobody", extra: str = "") -> str:
-    manifest = {"nginx_V": fake_nginx_V(tmp_path, extra), "parameters": plan("--setups", ",".join(setups))}
+    app = ["--app", "app --port {port}"] if any(SETUP_BY_ID[s].app for s in setups) else []
+    manifest = {"nginx_V": fake_nginx_V(tmp_path, extra), "parameters": plan("--setups", ",".join(setups), *app)}
     values = nginx_values(manifest, "/tmp/wrkreport.abc/nginx", "/tmp/wrkreport.abc/go.sock", user, "nogroup", 20000)
     nginx_setups = [s for s in setups if SETUP_BY_ID[s].server == "nginx"]
     return render_template(NGINX_TEMPLATE.read_text(), nginx_setups, values, nginx_flags(manifest))

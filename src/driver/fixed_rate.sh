@@ -25,7 +25,7 @@ rate_warm_up() {
   for setup in "$@"; do
     contains "${setup}" "${USABLE[@]}" || continue
     rc=0
-    ask rate-warm-up --setup "${setup}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" || rc=$?
+    ask rate-warm-up --setup "${setup}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" "${APP_RATE_ARGS[@]}" || rc=$?
     ((rc != 130 && rc != 143)) || exit "${rc}"
     ((rc == 0)) || die 1 "could not run the fixed-rate warm-up of ${setup} (exit status ${rc})"
     for line in "${ANSWER[@]}"; do
@@ -50,7 +50,7 @@ measure_rate() {
     done
   fi
   PROGRESS_OPEN=1
-  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" "${search[@]}" || rc=$?
+  ask measure-rate --gomaxprocs "${n}" --setup "${setup}" --block "${BLOCK}" --rate "${rate}" --vegeta "${VEGETA}" --work-dir "${WORK}" "${clients[@]}" "${search[@]}" "${APP_RATE_ARGS[@]}" || rc=$?
   ((rc != 130 && rc != 143)) || exit "${rc}"
   ((rc == 0)) || die 1 "could not run or record ${stem} (exit status ${rc})"
   CURRENT_FILES=()

@@ -57,11 +57,13 @@ wrk_args() {
     close=(-H "Connection: close")
     keep=()
   fi
+  local headers=()
+  ! is_app_setup "$3" || headers=("${APP_HEADER_ARGS[@]}") # --app-header: with every request to the app
   if [[ "${PLAN[load_generator]}" == ab ]]; then
     WRK_ARGS=("${CLIENT_PIN[@]}" ab "${keep[@]}" "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "${url}")
     return 0
   fi
-  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "${close[@]}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "${url}")
+  WRK_ARGS=("${CLIENT_PIN[@]}" wrk "${@:4}" "${close[@]}" "${headers[@]}" "-t${PLAN[threads]}" "-c$1" "-d$2s" --timeout "${PLAN[wrk_timeout_s]}s" "${url}")
 }
 
 # warm_up N C: a run of wrk per usable setup at C connections, output not kept.

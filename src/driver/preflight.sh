@@ -73,6 +73,8 @@ read_plan() {
   PLAN[fasthttp_setups]="${PLAN[fasthttp_setups]:-}"
   PLAN[node_setups]="${PLAN[node_setups]:-}"
   PLAN[vnginx_setups]="${PLAN[vnginx_setups]:-}"
+  PLAN[app_setups]="${PLAN[app_setups]:-}"
+  app_header_args
   read -ra SETUPS <<<"${PLAN[setups]}"
   read -ra LEVELS <<<"${PLAN[connections]}"
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"

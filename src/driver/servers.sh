@@ -1,4 +1,4 @@
-# servers.sh: a block's servers here: nginx.conf, Go, fasthttp, Node and nginx started, every setup's answer checked.
+# servers.sh: a block's servers here: nginx.conf, Go, fasthttp, Node, the app (app.sh) and nginx started, every setup's answer checked.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -162,6 +162,7 @@ start_servers() {
   DOWN=()
   local names=()
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
+  [[ -z "${PLAN[app_setups]}" ]] || names+=("your app")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[vnginx_setups]}" ]] || names+=("the variant's nginx (${PLAN[variant_name]})")
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
@@ -172,6 +173,12 @@ start_servers() {
   if [[ -n "${PLAN[go_setups]}" ]] && ! start_go "${n}"; then
     DOWN[go]="$(not_started "the Go server" "$(server_log go "${n}")")"
     log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this block"
+  fi
+  if [[ -n "${PLAN[app_setups]}" ]] && ! start_app "${n}"; then
+    DOWN[app]="your app ${APP_WHY}"
+    app_refuse app "${APP_WHY}" # the first block: bad input, exit 2
+    log "GOMAXPROCS=${n}: ${DOWN[app]}; no app setup is measured in this block"
+    stop_app
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   [[ -z "${PLAN[vnginx_setups]}" ]] || start_variant_nginx "${n}"
@@ -206,6 +213,7 @@ server_pid() {
     vnginx) printf '%s\n' "${VNGINX_PID}" ;;
     fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
     node) printf '%s\n' "${NODE_PID}" ;;
+    app) printf '%s\n' "${APP_PID}" ;;
   esac
 }
 
@@ -232,8 +240,14 @@ cell_args() {
   pid="$(server_pid "${PLAN[server.${setup}]}")"
   error="$(down_reason "${setup}")"
   PROBE=()
+  APP_BODY=()
   if [[ -n "${error}" ]]; then
     CELL=(--cell "${setup}" 0 "" "${error}")
+  elif is_app_setup "${setup}" && wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
+    app_capture "${setup}" "${url}" "${file}" || rc=$? # a GET: the app's status, headers and body
+    error=""
+    ((rc == 0)) || error="curl ${url} failed with exit status ${rc}"
+    CELL=(--cell "${setup}" 1 "${file}" "${error}")
   elif wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
     curl -k -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
     tls_probe "${setup}"
@@ -257,10 +271,11 @@ check_cells() {
   [[ -z "${VNGINX_PID}" ]] || args+=(--variant-nginx-pid "${VNGINX_PID}")
   [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
   [[ -z "${NODE_PID}" ]] || args+=(--node-pid "${NODE_PID}")
+  [[ -z "${APP_PID}" ]] || args+=(--app-pid "${APP_PID}")
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"
-    args+=("${CELL[@]}" "${PROBE[@]}")
+    args+=("${CELL[@]}" "${PROBE[@]}" "${APP_BODY[@]}")
   done
   ask "${args[@]}" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n} in the manifest"
   USABLE=()
@@ -275,11 +290,13 @@ check_cells() {
         [[ -z "${text}" ]] || log "${setup} GOMAXPROCS=${n}: ${text}"
         ;;
       skip)
+        app_refuse "${setup}" "${text}" # the first block: bad input, exit 2
         log "${setup} GOMAXPROCS=${n} block ${BLOCK}: ${text}; the run goes on without it"
         SKIPPED+=("${setup} GOMAXPROCS=${n} block ${BLOCK}: ${text}")
         ;;
     esac
   done
+  APP_CHECKED=1
 }
 
 # servers_running SETUP: true while every process SETUP depends on is running.

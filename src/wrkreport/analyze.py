@@ -211,12 +211,12 @@ def derive(table: pd.DataFrame, loads: dict | None = None) -> pd.DataFrame:
 
     CPU per 1,000 requests is the CPU seconds the driver read from /proc around the
     measurement, in ms, divided by the thousands of requests wrk completed: Go (net/http
-    and fasthttp servers, or Node with its cluster workers: the server in Go's place) and
+    and fasthttp servers, Node with its cluster workers, or --app's whole session: the server in Go's place) and
     nginx (master and workers) apart.
     """
     errors = table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1)
     requests = table["requests"].where(table["requests"] > 0)
-    go = table[["cpu_go_s", "cpu_fasthttp_s", "cpu_node_s"]].astype(float).sum(axis=1, min_count=1)
+    go = table[["cpu_go_s", "cpu_fasthttp_s", "cpu_node_s", "cpu_app_s"]].astype(float).sum(axis=1, min_count=1)
     nginx = table["cpu_nginx_s"].astype(float)
     server = pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1)
     wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)

@@ -19,7 +19,7 @@ from .cells import Spread
 from .chart_layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
 from .latency_histogram import cdf_points
 from .latency import CellLatency
-from .core.setups import BASELINE, split_twin
+from .core.setups import BASELINE, SETUP_BY_ID, split_twin
 from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
 # Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
@@ -40,6 +40,8 @@ SETUP_STYLES = {
     "go-https-new": ("#555555", "1", "OO"),
     "nginx-https-new": ("#332288", "2", "|."),
     "nginx-https-unix-new": ("#882255", "3", "-."),
+    "app": ("#000000", "4", "/"),  # --app: your app in Go's colour (the baseline), nginx in front of it in the HTTP proxy's
+    "nginx-app": ("#0072B2", "+", "x"),
 }
 OTHER_STYLE = ("#777777", "*", "//..")
 VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
@@ -348,7 +350,10 @@ def latency_figure(analysis: Analysis, narrow: bool = False):
 
 
 def app_server(analysis: Analysis) -> str:
-    """Return who stands in Go's place in the CPU figures: 'Go', or 'Go or Node' when the run has node-http."""
+    """Return who stands in Go's place in the CPU figures: 'Go', or 'Go or Node' when the run has node-http; with --app 'your app' (or 'Go or your app')."""
+    apps = [getattr(SETUP_BY_ID.get(s), "app", False) for s in analysis.setups]  # --app: its CPU is counted where Go's would be
+    if any(apps):
+        return "your app" if all(apps) else "Go or your app"
     return "Go or Node" if NODE_SETUP in analysis.setups else "Go"
 
 

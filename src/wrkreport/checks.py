@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .core.setups import BASELINE, NEW_CONNECTION_SETUPS
+from .app_checks import app_header_check, app_response_checks, app_response_sizes, is_app
 from .core.records import Check, worst
 from .run import Run
 from .tls_checks import negotiated_checks, resumed_checks
@@ -76,7 +77,7 @@ def check_run(run: Run, expect_header_bytes: int | None = None) -> CheckReport:
     """Run every check on a run; expect_header_bytes overrides the manifest's and the default 141."""
     expected = expected_header_bytes(run, expect_header_bytes)
     table = run.measurements
-    response_range, same = same_response_checks(table)
+    response_range, same = same_response_checks(table, app_response_sizes(run.manifest))
     checks = [
         run_status_check(run),
         *readiness_checks(run),
@@ -171,6 +172,10 @@ def header_checks(run: Run, expected: int) -> list[Check]:
         where = f"{setup} at GOMAXPROCS={gomaxprocs}"
         if capture is None:
             found.append(Check("header-bytes", "warn", f"{where}: no header capture, so its response size was not checked", setup, gomaxprocs))
+            continue
+        if is_app(setup):  # --app: its own answer, compared with the app's by the driver (readiness)
+            cell = next((c for n, s, c in manifest_cells(run.manifest) if (s, n) == (setup, gomaxprocs)), {})
+            found.append(app_header_check(capture, cell, where))
             continue
         status = "pass"
         if capture.status_code != 200:
@@ -333,13 +338,20 @@ def response_size_bounds(bytes_read: float, requests: int, connections: int, err
     return max(bytes_read - r, 0.0) / (requests + partial), (bytes_read + r) / (requests - partial)
 
 
-def same_response_checks(table: pd.DataFrame) -> tuple[int | None, list[Check]]:
+def same_response_checks(table: pd.DataFrame, app_sizes: dict[tuple[str, int], int] | None = None) -> tuple[int | None, list[Check]]:
     """Find the response size (whole bytes) most measurements allow; fail those that cannot have it.
 
     A new connection per request (go-https-new ...) changes the response's headers
     (Connection: close), so those setups agree among themselves; the size returned is the
-    keep-alive measurements' (else theirs).
+    keep-alive measurements' (else theirs). --app's setups are each held to the size of
+    their own answer at the block's start (app_sizes: app_checks.app_response_sizes).
     """
+    app = table["setup"].map(is_app).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
+    if app.any():
+        bounds = lambda row: response_size_bounds(row.bytes_read, row.requests, row.connections, row.errors_read)  # noqa: E731
+        found = app_response_checks(table[app], app_sizes or {}, bounds)
+        agreed, others = same_response_checks(table[~app]) if not app.all() else (None, [])
+        return agreed, others + found
     new = table["setup"].isin(NEW_CONNECTION_SETUPS) if "setup" in table else pd.Series(False, index=table.index)
     if not new.any() or new.all():
         return agreed_response(table)

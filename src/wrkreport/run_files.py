@@ -23,7 +23,7 @@ WRK_FILE = re.compile(
 )
 HEADERS_FILE = re.compile(rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})\.headers\.txt")
 MANIFEST = "manifest.json"
-CPU_PROCESSES = ("go", "fasthttp", "node", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
+CPU_PROCESSES = ("go", "fasthttp", "node", "app", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 
 MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
 

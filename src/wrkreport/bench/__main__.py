@@ -140,6 +140,8 @@ def main_parser() -> argparse.ArgumentParser:
         (("--node-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
         (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
+        (("--app-pid",), {"type": int}),  # --app: its session leader
+        (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app setup's captured body
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report
     )
@@ -207,9 +209,10 @@ def main_parser() -> argparse.ArgumentParser:
         (("--work-dir",), {"required": True}),
         (("--clients",), {}),  # the state file of clients-preflight: vegeta on every client at once, at its share of the rate
         (("--search-high",), {"type": int}),  # a step of the capacity search: its upper end (capacity-next's HIGH)
+        (("--header",), {"action": "append"}),  # --app-header: sent with every request to an app setup
     )
     add("rate-warm-up", cmd_rate_warm_up, run, setup, (("--rate",), {"type": int, "required": True}), (("--vegeta",), {"required": True}),
-        (("--work-dir",), {"required": True}), (("--clients",), {}))
+        (("--work-dir",), {"required": True}), (("--clients",), {}), (("--header",), {"action": "append"}))
     add("clients-vegeta", cmd_clients_vegeta, (("--state",), {"required": True}), (("--plan",), {"required": True}), (("--vegeta",), {"required": True}))
     return p
 

@@ -268,7 +268,9 @@ def plan_next(run_dir: Path, manifest: dict, cache: dict) -> dict:
     intervals, blocks = ratio_intervals_and_blocks(run_dir, manifest, cache)
     done = {int(n): b for n, b in precision.blocks_per_gomaxprocs(manifest).items()}
     gomaxprocs = [int(n) for n in params["gomaxprocs"]]
-    n, setups, why = next_block(intervals, done, gomaxprocs, precision.BASELINE, target, stats.MIN_BLOCKS)
+    # go-http, or in a run without it (--app alone) its first setup's divisor: the app
+    baseline = precision.BASELINE if precision.BASELINE in params["setups"] else baseline_of(params["setups"][0])
+    n, setups, why = next_block(intervals, done, gomaxprocs, baseline, target, stats.MIN_BLOCKS)
     plan = {"gomaxprocs": n, "setups": list(setups) or None, "rounds": default_rounds, "warmup_s": default_warmup, "why": why}
     if default_warmup > 0:
         warmed = first_measurement_effect(block_sequences(run_dir, manifest, cache, True, default_warmup))

@@ -74,7 +74,7 @@ def cpu_ticks(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
 def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
     """Return the PIDs whose CPU time counts per server: go and fasthttp as started; nginx's
     master and node's process with their children (nginx's workers, node's cluster workers);
-    servers not in the pass are left out."""
+    the app's whole session (--app); servers not in the pass are left out."""
     found = {}
     for name in ("go", "fasthttp"):
         if pids.get(name):
@@ -82,7 +82,24 @@ def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
     for name in ("nginx", "node"):
         if pids.get(name):
             found[name] = [pids[name], *child_pids(pids[name], proc)]
+    if pids.get("app"):  # --app: every process of its session, however deep (a server's worker processes)
+        found["app"] = session_pids(pids["app"], proc)
     return found
+
+
+def session_pids(sid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Return the PIDs of session sid (the app, started with setsid, and every process it started), sid first."""
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = stat_fields((entry / "stat").read_text())
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 3 and fields[3] == str(sid):  # proc(5) field 6: the session ID
+            found.append(int(entry.name))
+    return sorted(found, key=lambda pid: (pid != sid, pid))
 
 
 def pids_for(pids: dict, setup: str) -> dict:
@@ -127,7 +144,7 @@ def cpu_record(
     on when it is the --server-host target; the record then says `"host": "target"`.
     """
     ticks_per_s, cores = target if target else (os.sysconf("SC_CLK_TCK"), os.cpu_count())
-    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES}
+    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES if name != "app"}  # the app's only in an --app run
     for name in after:
         processes[name] = cpu_delta(before.get(name, {}), after[name], ticks_per_s)
     processes["wrk"] = wrk

@@ -66,6 +66,12 @@ class Attack:
     timeout_s: float = 2.0  # vegeta -timeout: a request unanswered after this is an error (wrk's --timeout)
     expect_body_bytes: int | None = None  # the body every response should have; None: bodies kept whole
     client_pin: str | None = None  # taskset CPU list for vegeta, e.g. "0"
+    headers: tuple[str, ...] = ()  # --app-header: 'Name: value' sent with every request
+
+    @property
+    def target(self) -> str:
+        """Return vegeta's targets text: 'GET URL', then one line per header."""
+        return "".join(f"{line}\n" for line in (f"GET {self.url}", *self.headers))
 
     def __post_init__(self) -> None:
         if not (isinstance(self.rate, int) and self.rate > 0):
@@ -155,7 +161,7 @@ def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Pa
     and target is its (clock ticks per second, logical cores), as for wrk (cpu.cpu_record).
     """
     targets, gob, err = (work_dir / f"{stem}.{kind}" for kind in ("targets", "vegeta.gob", "vegeta.err"))
-    targets.write_text(f"GET {attack.url}\n")
+    targets.write_text(attack.target)
     argv = attack_argv(vegeta, attack, targets)
     if snapshot is None:
         pids = server_pids(servers or {})
@@ -189,7 +195,7 @@ def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Pa
 def warm_up(vegeta: str | Path, attack: Attack, work_dir: Path) -> tuple[int | None, str | None]:
     """Run a warm-up attack here with the measurement's own command, results discarded; return (signal received or None, why it failed or None)."""
     targets, results, err = (work_dir / f"warm-up.{kind}" for kind in ("targets", "gob", "err"))
-    targets.write_text(f"GET {attack.url}\n")
+    targets.write_text(attack.target)
     try:
         ran = run_measured(attack_argv(vegeta, attack, targets), results, err)
         return ran.signal, (f"vegeta exit {ran.status}: {last_words(err)}" if ran.status and ran.signal is None else None)

@@ -123,7 +123,7 @@ def client_runs(state: Clients, vegeta: Path, attack: Attack, setup: str, stem: 
             binary, targets = f"{client.dir}/{VEGETA_NAME}", f"{client.dir}/targets.{setup}"
         else:
             binary, targets = str(vegeta), str(work_dir / f"targets.{setup}")
-            Path(targets).write_text(f"GET {attack.url}\n")
+            Path(targets).write_text(attack.target)
         argv = attack_argv(binary, mine, Path(targets)) + ([] if keep else ["-output", "/dev/null"])
         name = f"{stem}.{client.label}"
         out = work_dir / f"{name}.{'csv' if client.remote else 'gob'}" if keep else None

@@ -13,6 +13,7 @@ from pathlib import Path
 from .remote import local_boot_id
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .profiles import PARAMS, RUN_ID_FORMAT, SCHEMA
+from .app_options import app_parameters, redact, redacted_command_line, secret_values
 from .rate_options import rate_parameters
 from .tls_options import tls_parameters
 from .variant import variant_record
@@ -148,7 +149,11 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         ssh_config=plan.get("ssh_config"),
         **tls_parameters(plan),
         **rate_parameters(plan),
+        **app_parameters(plan),
     )
+    if plan.get("app") and plan["app"]["version_command"]:  # --app-version: its output, secrets redacted
+        output = command_output(["sh", "-c", plan["app"]["version_command"]])
+        parameters["app"]["version"] = None if output is None else redact(output, secret_values(plan["app"]["headers"]))[:2000]
     return {
         "schema": SCHEMA,
         "run_id": run_id,
@@ -156,7 +161,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         "reason": None,
         "started_at": iso(started),
         "ended_at": None,
-        "command": command,
+        "command": redacted_command_line(command, plan),
         "parameters": parameters,
         "machine": machine_info(),
         "boot_id": local_boot_id(),  # this kernel's: a target or client with the same one is this machine
@@ -249,8 +254,8 @@ def go_reported_gomaxprocs(log_text: str) -> int | None:
 STATUS_LINE = re.compile(r"HTTP/\S+ (?P<code>[0-9]{3})\b.*")
 
 
-def cell_from_headers(data: bytes | None, ready: bool, error: str | None) -> dict:
-    """Return a cell record from its readiness and captured `curl -sI` bytes (None: not captured)."""
+def cell_from_headers(data: bytes | None, ready: bool, error: str | None, any_2xx: bool = False) -> dict:
+    """Return a cell record from its readiness and captured `curl -sI` bytes (None: not captured); any_2xx: an app's, any 2xx status is fine."""
     cell = {"ready": ready, "headers_captured": bool(data), "status_line": None, "header_bytes": None, "error": error}
     if not data:
         if ready and error is None:
@@ -260,6 +265,7 @@ def cell_from_headers(data: bytes | None, ready: bool, error: str | None) -> dic
     cell["status_line"] = first
     cell["header_bytes"] = len(data)
     match = STATUS_LINE.fullmatch(first)
-    if cell["error"] is None and (match is None or match.group("code") != "200"):
-        cell["error"] = f"answered {first!r}, not 200"  # the readers add "not measured"
+    fine = match is not None and (match.group("code").startswith("2") if any_2xx else match.group("code") == "200")
+    if cell["error"] is None and not fine:
+        cell["error"] = f"answered {first!r}, not {'2xx' if any_2xx else 200}"  # the readers add "not measured"
     return cell

@@ -232,8 +232,9 @@ def nginx_error_log(run_dir: Path, gomaxprocs: int) -> Path:
 
 
 def nginx_error_logs(run_dir: Path, gomaxprocs: int) -> list[Path]:
-    """Return the pass's nginx error logs: the run's nginx's and, with --variant, its nginx's (variant.sh)."""
-    return [nginx_error_log(run_dir, gomaxprocs), run_dir / "logs" / f"nginx-variant-error.gomaxprocs-{gomaxprocs}.log"]
+    """Return the pass's logs capped as nginx's error log: the run's nginx's, with --variant its nginx's (variant.sh), with --app the app's (app.sh; appended with O_APPEND too)."""
+    apps = sorted((run_dir / "logs").glob(f"app.gomaxprocs-{gomaxprocs}.*log"))  # app.gomaxprocs-N.log, app.gomaxprocs-N.block-B.log
+    return [nginx_error_log(run_dir, gomaxprocs), run_dir / "logs" / f"nginx-variant-error.gomaxprocs-{gomaxprocs}.log", *apps]
 
 
 def cap_log(path: Path, cap_bytes: int = ERROR_LOG_CAP_BYTES) -> int:

@@ -45,6 +45,7 @@ from .profiles import (
 )
 from ..core.setups import (
     ALL_SETUPS,
+    APP_SETUP_IDS,
     BACKEND_PORTS,
     DEFAULT_PORTS,
     DEFAULT_SETUP_IDS,
@@ -58,6 +59,7 @@ from ..core.setups import (
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.stats import MIN_BLOCKS
+from .app_options import app_combinations, app_lines, app_options, app_plan, app_setup_list
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tls_options import tls_options, tls_plan
@@ -93,6 +95,7 @@ def plan_parser() -> argparse.ArgumentParser:
     tls_options(p)
     rate_options(p)
     variant_options(p)
+    app_options(p)
     return p
 
 
@@ -143,6 +146,8 @@ def build_plan(
     plan.update(design(plan, given, args, env))
     plan["gomaxprocs"] = gomaxprocs_list(args.gomaxprocs, env, nproc)
     plan["setups"] = setup_list(args.setups, env)
+    plan.update(app_plan(args, env))  # --app: its setups by default, refused without it
+    plan["setups"] = app_setup_list(plan["setups"], args.setups is not None or ENV_SETUPS in env, plan["app"])
     plan["ports"] = port_map(args.port, env, plan["setups"])
     plan.update(hosts_plan(args, env))
     plan.update(knobs(args, env))
@@ -168,6 +173,7 @@ def build_plan(
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
     plan["tune"] = bool(args.tune)
     check_combinations(plan)
+    app_combinations(plan)
     out, source = given_or_env(args.out, "--out", env, ENV_OUT)
     plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
     plan["measurements"] = measurement_count(plan)
@@ -184,11 +190,12 @@ def build_plan(
 
 
 def setup_urls(plan: dict) -> dict[str, str]:
-    """Return each setup's URL: its server's port (a new-connection setup's is its server's) on 127.0.0.1, or on --server-address."""
+    """Return each setup's URL: its server's port (a new-connection setup's is its server's) on 127.0.0.1, or on --server-address; an app setup's with --app-path."""
     port_of = {s: plan["ports"][SETUP_BY_ID[s].served_by] for s in plan["setups"]}
+    path_of = {s: plan["app"]["path"][1:] if SETUP_BY_ID[s].app else "" for s in plan["setups"]}
     if plan["server_address"] is None:  # without it (and with --server-host) the driver asks the target, then plans again
-        return {s: url_for(port_of[s], SETUP_BY_ID[s].tls) for s in plan["setups"]}
-    return {s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/" for s in plan["setups"]}
+        return {s: url_for(port_of[s], SETUP_BY_ID[s].tls) + path_of[s] for s in plan["setups"]}
+    return {s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/{path_of[s]}" for s in plan["setups"]}
 
 
 def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str, str]) -> dict:
@@ -372,8 +379,8 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS)
-            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain} or a TLS setup")
+            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS and n not in APP_SETUP_IDS)
+            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain}, a TLS or an app setup")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
@@ -466,6 +473,7 @@ def plan_lines(plan: dict) -> list[str]:
         lines.append(f"client_hosts {' '.join(plan['client_hosts'])}")
     lines += rate_lines(plan)
     lines += variant_lines(plan)
+    lines += app_lines(plan)
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"out {plan['out']}")
     return lines

@@ -12,7 +12,7 @@ from .manifest import levels_of
 from ..core.setups import BASELINE, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
 from .values import parse_iso
 
-SERVER_PROCESSES = ("go", "fasthttp", "node", "nginx")  # a .cpu.json's server processes (wrk is the load generator)
+SERVER_PROCESSES = ("go", "fasthttp", "node", "app", "nginx")  # a .cpu.json's server processes (wrk is the load generator)
 
 
 def counted(run_dir: Path, measurement: dict, cache: dict) -> object | None:
@@ -70,7 +70,7 @@ def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -
     found: dict[tuple[int, int, str], dict[int, list]] = {}
     for (n, c, setup, block, k), rate in sorted(rates.items()):
         base = rates.get((n, c, baseline_of(setup), block, k))  # TLS setups: over go-https
-        if setup != BASELINE and base is not None:
+        if setup != baseline_of(setup) and base is not None:  # not a baseline over itself (go-http, app)
             found.setdefault((n, c, setup), {}).setdefault(block, []).append((rate, base))
     return {key: [by_block[b] for b in sorted(by_block)] for key, by_block in found.items()}
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 BASELINE = "go-http"  # Go standalone: what every ratio divides by unless its row says otherwise
 TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go-http)
+APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups divide by
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Setup:
     """One measured setup: who answers the load generator, on which default port, what it depends on and divides by."""
 
     id: str
-    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), VARIANT_SERVER
+    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), "app" (--app), VARIANT_SERVER
     default_port: int
     description: str
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
@@ -58,6 +59,11 @@ class Setup:
         if self.variant:
             return "variant twin"
         return "new connection" if self.new_connection else "tls" if self.tls else "plain"
+
+    @property
+    def app(self) -> bool:
+        """Return True for a setup serving the user's own server (--app): it needs the app process."""
+        return "app" in self.needs
 
     @property
     def nginx_to_go(self) -> bool:
@@ -98,12 +104,19 @@ SETUPS: tuple[Setup, ...] = (
           NGINX_AND_GO, default=False, tls=True, new_connection=True, serves="nginx-https", divides_by="go-https-new"),
     Setup("nginx-https-unix-new", "nginx", 8445, "nginx-https-unix with a new connection per request: every request a TLS handshake at nginx",
           TLS_PROXY, NGINX_AND_GO, default=False, tls=True, new_connection=True, serves="nginx-https-unix", divides_by="go-https-new"),
+    # --app: the user's own HTTP server (its command line) alone, and behind nginx's HTTP proxy
+    # (as nginx-http's configuration); chosen by default with --app, refused without it.
+    Setup("app", "app", 8088, "your app alone (--app): the control group of the app setups", (), ("app",), default=False,
+          divides_by=APP_BASELINE),
+    Setup("nginx-app", "nginx", 8089, "nginx reverse proxy to your app over TCP (upstream keep-alive)", PROXY, ("nginx", "app"),
+          default=False, divides_by=APP_BASELINE),
 )
 
 SETUP_IDS = tuple(s.id for s in SETUPS)
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
 TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls)
-PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls)  # what --setups all selects
+PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls and not s.app)  # what --setups all selects
+APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app and nginx-app
 NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
 NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS handshake per request
 BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
@@ -130,7 +143,7 @@ VARIANT_PORT_OFFSET = 100
 VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
 
 # The servers a pass may start, in start order (each started only when a chosen setup needs it).
-SERVERS = ("go", "nginx", "fasthttp", "node", VARIANT_SERVER)
+SERVERS = ("go", "nginx", "fasthttp", "node", "app", VARIANT_SERVER)
 
 
 def split_twin(setup: str) -> tuple[str, str | None]:

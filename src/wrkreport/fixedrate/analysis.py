@@ -65,8 +65,8 @@ class RateCell:
 
     @property
     def is_baseline(self) -> bool:
-        """Return True for go-http, which nothing is added over."""
-        return self.setup == BASELINE
+        """Return True for go-http (or --app's app), which nothing is added over."""
+        return self.setup == baseline_of(self.setup)
 
     @property
     def held(self) -> bool:
@@ -205,7 +205,7 @@ def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | Non
         added = {}
         base = groups.get((baseline_of(setup), n, rate), [])
         base_held = base and not any(m.result is not None and not m.held for m in base)
-        if setup != BASELINE and not not_held and base_held:
+        if setup != baseline_of(setup) and not not_held and base_held:
             added = {f"added_{name}": added_interval(group, base, p) for name, p in ADDED}
         reasons = tuple(m.failed[0].message for m in group if m.failed)
         held_in = sum(1 for m in group if m.result is not None and m.held)

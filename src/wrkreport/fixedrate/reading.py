@@ -25,7 +25,7 @@ from .rate_checks import rate_checks
 from .record import RateResult, merge_results
 from ..run_files import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
 from ..schema import CPU_FIELDS, checked
-from ..core.setups import SETUP_PATTERN
+from ..core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_PATTERN
 
 RATE_FILE = re.compile(
     rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<n>[1-9][0-9]{{0,3}})\.block-(?P<block>[1-9][0-9]{{0,3}})\.run-(?P<repeat>[1-9][0-9]{{0,3}})"
@@ -88,14 +88,25 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
     if not isinstance(entries, list):
         return [], []
     body_bytes = ((manifest or {}).get("parameters") or {}).get("body_bytes")
+    app_body = app_body_bytes(manifest)  # --app: its own body, as captured at a block's start
     cores = client_cores(manifest)
     found, problems = [], []
     for entry in entries:
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate")) or not entry.get("setup"):
             problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
             continue
-        found.append(read_one(run_dir, entry, body_bytes, problems, cores))
+        expected = app_body if SETUP_BY_ID.get(entry["setup"]) is not None and SETUP_BY_ID[entry["setup"]].app else body_bytes
+        found.append(read_one(run_dir, entry, expected, problems, cores))
     return found, problems
+
+
+def app_body_bytes(manifest: dict | None) -> int | None:
+    """Return the body size the app alone answered with at a block's start (its cell's body_bytes), None without one."""
+    for entry in (manifest or {}).get("passes") or []:
+        cell = ((entry.get("cells") if isinstance(entry, dict) else None) or {}).get(APP_BASELINE)
+        if isinstance(cell, dict) and isinstance(cell.get("body_bytes"), int) and not isinstance(cell["body_bytes"], bool):
+            return cell["body_bytes"]
+    return None
 
 
 def planned_rates(manifest: dict | None) -> dict[int, frozenset[int]] | None:

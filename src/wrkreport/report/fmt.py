@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from ..core.setups import BASELINE
+from ..core.setups import APP_BASELINE, BASELINE
 from ..core.records import CPU_METRIC, THROUGHPUT, Ratio
 from ..core.units import fmt_ms  # the one rule for a latency in ms, shared with fixedrate/summary.py
 
@@ -34,7 +34,7 @@ def fmt_ratio(ratio: Ratio | None) -> str:
     if ratio.ratio is None:
         return "-" if ratio.excluded and ratio.excluded.startswith("no ") and ratio.metric != THROUGHPUT else "excluded"
     if ratio.setup == ratio.baseline and ratio.metric in (THROUGHPUT, CPU_METRIC):
-        return "1 (baseline)" if ratio.baseline == BASELINE else "1 (the ceiling)"
+        return "1 (baseline)" if ratio.baseline in (BASELINE, APP_BASELINE) else "1 (the ceiling)"
     if ratio.ci_low is None:
         return f"{ratio.ratio:.3f} (n={ratio.n}, no interval)"
     return f"{ratio.ratio:.3f} ({ratio.ci_low:.3f}-{ratio.ci_high:.3f})"

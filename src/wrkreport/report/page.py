@@ -166,9 +166,15 @@ class Page:
     saturation_words: str = ""  # how the throughput phase loaded the servers: 'wrk, 2 threads, 100 connections, 1 s per measurement'
     verdict: Verdict | None = None  # the top: absolute costs per GOMAXPROCS and the conditions (report/verdict.py)
     badge: tuple[str, str] = ("pass", "checks: pass")  # the header's one status: the checks' and the precision target's (header_badge)
+    backend: str = "Go"  # what nginx is in front of: "your app" in an --app run without go-http
 
 
 # --- Run -> page data -----------------------------------------------------------------------
+
+
+def backend_of(parameters: dict) -> str:
+    """Return what nginx is in front of, for the page's titles: 'your app' in an --app run without go-http, else 'Go'."""
+    return "your app" if parameters.get("app") and BASELINE not in (parameters.get("setups") or ()) else "Go"
 
 
 def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
@@ -199,7 +205,8 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
     svg = parallel.run_all(jobs)
     manifest = run.manifest or {}
     return Page(
-        title=f"wrkreport: nginx in front of Go, run {run.run_id}",
+        title=f"wrkreport: nginx in front of {backend_of(run.parameters)}, run {run.run_id}",
+        backend=backend_of(run.parameters),
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
         run_id=run.run_id,

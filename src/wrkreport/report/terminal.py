@@ -59,7 +59,7 @@ def cpu_lines(analysis: Analysis) -> str:
         parts = [
             f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}" + (f" of {r.baseline}'s" if r.baseline != BASELINE else "")
             for r in analysis.cpu_ratios
-            if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.setup != BASELINE and r.ratio is not None
+            if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.setup != baseline_of(r.setup) and r.ratio is not None
         ]
         if parts:
             where = short_group(group_name(gomaxprocs, connections, analysis.several_levels))

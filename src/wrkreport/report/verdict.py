@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..core.setups import BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
+from ..app_checks import app_conditions
 from ..core import stats
 from ..core.stats import Interval
 from ..fixedrate.analysis import RateCell
@@ -31,6 +32,7 @@ SHORT = {
     "nginx-http-unix": "the HTTP proxy over a Unix socket",
     "nginx-https": "TLS at nginx",
     "nginx-https-unix": "TLS at nginx over a Unix socket",
+    "nginx-app": "nginx in front of your app",
 }
 CORES_PER = 10_000  # "cores per 10,000 req/s": a load a reader can scale
 
@@ -244,6 +246,8 @@ def conditions_line(analysis: Analysis, parameters: dict, rate_blocks: int) -> s
     delay = parameters.get("handler_delay_ms")
     handler = "a handler that does no work" if not (isinstance(delay, (int, float)) and delay > 0) else f"a handler that sleeps {delay:g} ms"
     handler += f" ({body:,}-byte body)" if isinstance(body, int) and body != 12 else " (a 12-byte Hello World)"
+    if isinstance(parameters.get("app"), dict):  # --app: the user's own server, not the hello world
+        handler = app_conditions(parameters["app"])
     sharing = analysis.sharing
     if sharing is None:
         where = "CPU use not recorded"
@@ -255,7 +259,7 @@ def conditions_line(analysis: Analysis, parameters: dict, rate_blocks: int) -> s
         where = f"wrk on CPUs {sharing.pin_client}, the servers on CPUs {sharing.pin_server}"
     levels = sorted({c for _, c in analysis.groups})
     load = f"{'CPU and throughput' if sharing is not None else 'throughput'} at saturation ({', '.join(f'{c:,}' for c in levels)} connections)"
-    starts = sorted({r.n for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != BASELINE})
+    starts = sorted({r.n for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != baseline_of(r.setup)})
     said = f"{starts[0]}{'-' + str(starts[-1]) if starts[-1] != starts[0] else ''}" if starts else "1"
     load = load[:-1] + f", {said} {'start' if said == '1' else 'starts'} of the servers per GOMAXPROCS)"
     rates = f"; latency at a fixed load, open loop (vegeta, {rate_blocks} {'start' if rate_blocks == 1 else 'starts'})" if rate_blocks else ""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..core import stats
 from ..analyze import CPU_METRIC, Analysis
 from ..cells import Comparison
-from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS, NGINX_SETUPS, TLS_SETUP_IDS
+from ..core.setups import APP_BASELINE, APP_SETUP_IDS, BASELINE, NEW_CONNECTION_SETUPS, NGINX_SETUPS, TLS_SETUP_IDS
 from ..core.records import Ratio
 from .fmt import fmt_share, fmt_times, group_name
 
@@ -21,6 +21,8 @@ MECHANISM = {
     "go-fasthttp": "fasthttp standalone",
     "nginx-static": "nginx answering by itself (the ceiling here)",
     "node-http": "Node.js's http module",
+    "app": "your app alone",
+    "nginx-app": "nginx in front of your app",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
 NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
@@ -117,6 +119,10 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
     for gomaxprocs, connections in analysis.groups:
         where = group_name(gomaxprocs, connections, several)
         baseline = analysis.ratio(gomaxprocs, connections, BASELINE)
+        app = app_sentences(analysis, gomaxprocs, connections, where)  # --app: what nginx keeps of your app's throughput
+        if (baseline is None or baseline.ratio is None) and app:
+            paragraphs.append(" ".join(app))
+            continue
         if baseline is None or baseline.ratio is None:
             why = baseline.excluded if baseline is not None else "not measured"
             paragraphs.append(f"At {where} there is no usable go-http measurement, so no ratio ({why}).")
@@ -140,8 +146,18 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
         if extras_excluded:
             sentences.append(upper_first("; ".join(extras_excluded) + "."))
         sentences.extend(cpu_sentence(analysis, gomaxprocs, connections))
-        paragraphs.append(" ".join(sentences))
+        paragraphs.append(" ".join(sentences + app))
     return tuple(paragraphs)
+
+
+def app_sentences(analysis: Analysis, gomaxprocs: int, connections: int, where: str) -> list[str]:
+    """Return, for an --app run, 'At GOMAXPROCS=1, nginx in front of your app keeps 63% (...) of your app's throughput.' and why a figure is missing; [] otherwise."""
+    nginx_app = tuple(s for s in APP_SETUP_IDS if s != APP_BASELINE)
+    if not any(s in analysis.setups for s in nginx_app):
+        return []
+    shares, notes = share_clauses(analysis, gomaxprocs, connections, nginx_app, "keeps")
+    said = [f"At {where}, " + join_clauses(shares) + " of your app's throughput alone."] if shares else []
+    return said + ([upper_first("; ".join(notes) + ".")] if notes else [])
 
 
 def share_clauses(analysis: Analysis, gomaxprocs: int, connections: int, setups: tuple[str, ...], verb: str) -> tuple[list[str], list[str]]:

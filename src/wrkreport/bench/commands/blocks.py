@@ -15,14 +15,16 @@ from ..manifest import (
     write_json_atomic,
 )
 from ..nginx import cap_log, nginx_error_logs
+from ..app_answers import record_app_cell
 from ..handshake import counted, record_probe, remote_counter
 from ..handshake import read_counter as read_local_counter
 from ..remote_clients.measuring import ClientRun, client_argv, run_all
 from ..remote_clients.state import load_clients
 from ..progress import progress_result, progress_start
-from ...core.setups import SETUP_BY_ID, SETUP_IDS, split_twin
+from ...core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
 from ...core.errors import UsageError
 from ..values import iso_ms, now_ms
+from ..app_options import redact_argv
 from .. import server_machine
 from .clients import measure_on_clients
 from ..remote_clients.agent import HIST_ENV
@@ -61,6 +63,8 @@ def cmd_pass_ready(args) -> int:
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
+    if args.app_pid is not None:  # --app: its session leader (setsid); its CPU: the whole session
+        entry["pids"]["app"] = args.app_pid
     if args.variant_nginx_pid is not None:  # --variant: its own nginx master
         entry["pids"]["variant_nginx"] = args.variant_nginx_pid
         entry["pids"]["variant_nginx_workers"] = children_of(args.variant_nginx_pid)
@@ -68,9 +72,13 @@ def cmd_pass_ready(args) -> int:
     lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
     if "variant_nginx_workers" in entry["pids"]:  # --variant
         lines.append(" ".join(["variant_nginx_workers", *map(str, entry["pids"]["variant_nginx_workers"])]))
-    probes = dict(args.tls_probe or [])
+    probes, bodies, app_headers = dict(args.tls_probe or []), dict(args.app_body or []), None
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
+        if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone answers
+            data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+            app_headers = data if setup == APP_BASELINE else app_headers
+            record_app_cell(setup, cell, data, bodies.get(setup), entry["cells"].get(APP_BASELINE), app_headers)
         verdict = cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"])
         if setup in probes and not verdict.startswith("skip"):
             note = record_probe(manifest, entry, setup, probes[setup])
@@ -90,7 +98,7 @@ def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: st
     if setup not in SETUP_BY_ID or ready not in ("0", "1"):
         raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)} (or a --variant twin)")
     data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
-    cell = cell_from_headers(data, ready == "1", error)
+    cell = cell_from_headers(data, ready == "1", error, SETUP_BY_ID[setup].app)
     cell["url"] = manifest["parameters"]["urls"][setup]
     kept = data and Path(headers).resolve().parent == run_dir.resolve()
     cell["headers_file"] = Path(headers).name if kept else None
@@ -102,6 +110,9 @@ def cell_verdict(setup: str, cell: dict, expect_header_bytes: int) -> str:
     """Return 'skip SETUP REASON', 'measure SETUP' or 'measure SETUP note: ...' for the script."""
     if cell["error"]:
         return f"skip {setup} {cell['error']}"
+    if SETUP_BY_ID[setup].app:  # the app's own header block: compared with the app's (record_app_cell), not with 141 bytes
+        changed = cell.get("headers_changed")
+        return f"measure {setup} note: {cell['header_bytes']}-byte header block; changed: {', '.join(changed) or 'nothing'}" if changed is not None else f"measure {setup}"
     if cell["header_bytes"] != expect_header_bytes:
         return f"measure {setup} note: {cell['header_bytes']}-byte header block, expected {expect_header_bytes}"
     return f"measure {setup}"
@@ -193,7 +204,7 @@ def cmd_measure(args) -> int:
             "cpu_file": cpu_file.name,
             **({"hist_file": hist.name} if hist and hist.is_file() else {}),
             "url": params["urls"][args.setup],
-            "command": " ".join(argv),
+            "command": " ".join(redact_argv(argv)),
             "exit_code": wrk.status,
             "started_at": iso_ms(started),
             "ended_at": iso_ms(ended),

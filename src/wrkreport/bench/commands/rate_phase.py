@@ -22,6 +22,7 @@ from ..manifest import find_pass, levels_of, load_manifest, save_manifest, shuff
 from ..stopping_rule import rate_of
 from ..rate_options import rate_setups, round_rate
 from ..profiles import MAX_RATE, PROG
+from ...core.setups import SETUP_BY_ID
 from ..values import iso, utc_now
 from ..vegeta_build import record_vegeta_version
 
@@ -73,16 +74,18 @@ def cmd_rate_pass_start(args) -> int:
     return 0
 
 
-def run_attack(params: dict, setup: str, rate: int) -> Attack:
-    """Return the attack of one fixed-rate measurement (or warm-up) of a setup at a rate, from the run's parameters."""
+def run_attack(params: dict, setup: str, rate: int, headers: list[str] | None = None) -> Attack:
+    """Return the attack of one fixed-rate measurement (or warm-up) of a setup at a rate, from the run's parameters (headers: --app-header's)."""
+    app = SETUP_BY_ID[setup].app if setup in SETUP_BY_ID else False
     return Attack(
         params["urls"][setup],
         rate,
         float(params["rate_duration_s"]),
         max_connections=params["rate_max_connections"],
         timeout_s=float(params["wrk_timeout_s"]),
-        expect_body_bytes=params["body_bytes"],
+        expect_body_bytes=None if app else params["body_bytes"],  # an app's body: its own (kept whole)
         client_pin=params.get("pin_client"),
+        headers=tuple(headers or ()) if app else (),
     )
 
 
@@ -96,7 +99,7 @@ def cmd_measure_rate(args) -> int:
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
-    attack = run_attack(params, args.setup, args.rate)
+    attack = run_attack(params, args.setup, args.rate, args.header)
     done = len(manifest.get("fixed_rate_measurements") or [])
     print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
           end="", file=sys.stderr, flush=True)
@@ -130,7 +133,7 @@ def cmd_measure_rate(args) -> int:
 def cmd_rate_warm_up(args) -> int:
     """Run the fixed-rate warm-up of a setup here, or with --clients on every client at once (results discarded); print each failure."""
     manifest = load_manifest(Path(args.run))
-    attack = replace(run_attack(manifest["parameters"], args.setup, args.rate), duration_s=float(manifest["parameters"]["rate_warmup_s"]))
+    attack = replace(run_attack(manifest["parameters"], args.setup, args.rate, args.header), duration_s=float(manifest["parameters"]["rate_warmup_s"]))
     if args.clients:
         stopped, failed = warm_up_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, Path(args.work_dir))
     else:  # the measurement's own command (-insecure for https, -laddr on loopback), pinned as it is

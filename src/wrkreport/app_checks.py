@@ -1,0 +1,71 @@
+"""Checks of --app's setups: the app's own answer, not the hello world's 141-byte header block.
+
+The driver compares each app setup's status and body with the app alone's at every
+block's start (a difference is the cell's error, failed by the readiness check); here each
+capture's status must be 2xx, and its size and what nginx changed in the header block
+(the cell's headers_changed) are said.
+"""
+
+from __future__ import annotations
+
+from .core.records import Check
+from .core.setups import SETUP_BY_ID
+
+
+def is_app(setup: str) -> bool:
+    """Return True for a setup of --app (app, nginx-app): judged against the app's own answer, not the hello world's."""
+    known = SETUP_BY_ID.get(setup)
+    return known is not None and known.app
+
+
+def app_header_check(capture, cell: dict, where: str) -> Check:
+    """Return the header-bytes check of an app setup's capture (run_files.HeaderCapture; cell: its manifest cell): 2xx, its size and what nginx changed said."""
+    changed = cell.get("headers_changed")
+    said = "" if changed is None else f"; changed from the app's: {', '.join(changed) or 'nothing'}"
+    body = f", {cell['body_bytes']:,}-byte body" if isinstance(cell.get("body_bytes"), int) else ""
+    if capture.status_code is None or not 200 <= capture.status_code < 300:
+        return Check("header-bytes", "fail", f"{where} answered {capture.status_line!r}, not 2xx", capture.setup, capture.gomaxprocs, file=capture.file)
+    message = f"{where}: {capture.status_line}, {capture.size_bytes} header bytes{body} (your app's own answer: no 141-byte rule){said}"
+    return Check("header-bytes", "pass", message, capture.setup, capture.gomaxprocs, file=capture.file)
+
+
+def app_conditions(app: dict) -> str:
+    """Return the conditions' words for an --app run's handler: what was requested, and that only Go reads GOMAXPROCS."""
+    path = app.get("path") or "/"
+    return (f"your app's own handler ({path}); GOMAXPROCS was in its environment, but only Go reads it: another server chooses its "
+            "own threads or workers, and --pin-server bounds the CPUs it may use")
+
+
+def app_response_sizes(manifest: dict | None) -> dict[tuple[str, int], int]:
+    """Return (setup, GOMAXPROCS) -> the bytes of an app setup's whole answer (header block + body) as captured at its first block's start."""
+    sizes: dict[tuple[str, int], int] = {}
+    for entry in (manifest or {}).get("passes") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict) or not isinstance(entry.get("gomaxprocs"), int):
+            continue
+        for setup, cell in entry["cells"].items():
+            if is_app(setup) and isinstance(cell, dict) and all(isinstance(cell.get(k), int) for k in ("header_bytes", "body_bytes")):
+                sizes.setdefault((setup, entry["gomaxprocs"]), cell["header_bytes"] + cell["body_bytes"])
+    return sizes
+
+
+def app_response_checks(table, sizes: dict[tuple[str, int], int], bounds) -> list[Check]:
+    """Return the same-response check of each app measurement (table rows; bounds: checks.response_size_bounds of a row):
+    its byte total must allow the size of its setup's answer at the block's start (nginx changes the header block, so
+    each setup has its own size; that the status and body are the app's is checked at the capture)."""
+    found = []
+    for row in table.itertuples(index=False):
+        where = dict(setup=row.setup, gomaxprocs=row.gomaxprocs, repeat=row.repeat, file=row.file)
+        size, bound = sizes.get((row.setup, row.gomaxprocs)), bounds(row) if row.requests else None
+        if row.requests == 0:
+            continue  # the zero-requests check fails it
+        if size is None or bound is None:
+            why = "no capture of its answer at the block's start" if size is None else f"{row.requests:,} requests over {row.connections:,} connections"
+            found.append(Check("same-response", "warn", f"{why}: its response size was not checked", **where))
+            continue
+        lo, hi = bound
+        measured = f"{row.bytes_per_response:.2f} B per response; its byte total allows {lo:.2f}-{hi:.2f} B"
+        if lo <= size <= hi:
+            found.append(Check("same-response", "pass", f"{measured}, which includes the {size} B it answered at the block's start", **where))
+        else:
+            found.append(Check("same-response", "fail", f"{measured}, not the {size} B it answered at the block's start: its responses differ", **where))
+    return found

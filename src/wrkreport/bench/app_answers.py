@@ -1,0 +1,72 @@
+"""The app's cells: each app setup's answer (status, body size and sha256, header block) against the app's own, captured at a block's start.
+
+For --app the 141-byte header rule of the hello world does not apply: every app setup
+must answer with the status and the body the app alone answers (`app`, captured first),
+and what nginx changed in the header block is listed (Server, Date, Connection, ...).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..core.setups import APP_BASELINE
+
+HEADER_SEPARATOR = b":"
+
+
+def header_fields(data: bytes) -> dict[str, str]:
+    """Return a header block's fields by lowercase name (repeated ones joined by ', '): b'HTTP/1.1 200 OK\\r\\nServer: x\\r\\n' -> {'server': 'x'}."""
+    fields: dict[str, str] = {}
+    for raw in data.split(b"\n")[1:]:
+        name, sep, value = raw.rstrip(b"\r").partition(HEADER_SEPARATOR)
+        if sep and name.strip():
+            key = name.strip().decode("latin-1").lower()
+            text = value.strip().decode("latin-1")
+            fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return fields
+
+
+def display_name(key: str) -> str:
+    """Return a lowercase header name as usually written: 'content-length' -> 'Content-Length'."""
+    return "-".join(part.capitalize() for part in key.split("-"))
+
+
+def changed_headers(app: bytes, other: bytes) -> list[str]:
+    """Return what other's header block changed in app's: 'Server (changed)', 'Connection (added)', 'X-Powered-By (removed)', in app's order then other's."""
+    mine, theirs = header_fields(app), header_fields(other)
+    found = [f"{display_name(k)} ({'changed' if k in theirs else 'removed'})" for k, v in mine.items() if theirs.get(k) != v]
+    found += [f"{display_name(k)} (added)" for k in theirs if k not in mine]
+    return found
+
+
+def body_facts(path: str | None) -> tuple[int, str] | None:
+    """Return (size in bytes, sha256 hex) of a captured body, None when there is no file."""
+    if not path or not Path(path).is_file():
+        return None
+    data = Path(path).read_bytes()
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def record_app_cell(setup: str, cell: dict, headers: bytes | None, body: str | None, app: dict | None, app_headers: bytes | None) -> None:
+    """Add the body's size and sha256 to an app setup's cell; for a setup in front of the app (app: the app's cell, app_headers its
+    header block), what it changed, and an error when its status or body differs."""
+    facts = body_facts(body)
+    cell["body_bytes"], cell["body_sha256"] = facts if facts else (None, None)
+    if setup == APP_BASELINE or cell["error"] or headers is None:
+        return
+    if not app or app.get("error") or not app.get("body_sha256") or app_headers is None:
+        cell["error"] = "the app alone gave no answer to compare this one with"
+        return
+    cell["headers_changed"] = changed_headers(app_headers, headers)
+    if status_code(cell["status_line"]) != status_code(app["status_line"]):
+        cell["error"] = f"answered {cell['status_line']!r} where the app alone answers {app['status_line']!r}"
+    elif cell["body_sha256"] != app["body_sha256"]:
+        cell["error"] = (f"answered a {cell['body_bytes']:,}-byte body (sha256 {cell['body_sha256'][:12]}) where the app alone answers "
+                         f"{app['body_bytes']:,} bytes (sha256 {app['body_sha256'][:12]})")
+
+
+def status_code(status_line: str | None) -> str | None:
+    """Return the code of a status line: 'HTTP/1.1 200 OK' -> '200'."""
+    parts = (status_line or "").split()
+    return parts[1] if len(parts) > 1 else None

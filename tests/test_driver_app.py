@@ -1,0 +1,216 @@
+"""End-to-end tests of ./run_bench.sh --app: a real app that is not the project's Go code (tests/app_server.py,
+Python's standard library, with worker processes and an API key) through app and nginx-app, then `wrkreport build`;
+each bad --app input exits 2 with one line and leaves nothing running (checked by the app's session).
+
+Same rules as tests/test_driver.py: private ports, --out and TMPDIR per test.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import SCRIPT, USED_PORTS, default_sigint, free_port_block, latest_run, needs_tools, port_args, port_is_free, processes_mentioning, script_env
+
+APP = Path(__file__).parent / "app_server.py"
+KEY = "s3cr3t-Key-4711"  # the API key: must appear nowhere under raw/ or reports/
+KEY_ENV = "APP_SERVER_KEY"
+TOKEN = "tok-0815-geheim"
+HEADERS = ["--app-header", f"Authorization: Bearer {KEY}", "--app-header", f"X-Api-Token: {TOKEN}"]
+PORT_NAMES = ("app", "nginx-app")
+
+
+def app_command(*extra: str) -> str:
+    """Return the --app command line of the test app (its port as {port})."""
+    return " ".join([sys.executable, str(APP), "{port}", *extra])
+
+
+def run_app(args: list[str], out: Path, tmp: Path, ports: dict[str, int], timeout: float = 240) -> subprocess.CompletedProcess:
+    argv = [str(SCRIPT), "--quick", "--gomaxprocs", "1", "--out", str(out), *port_args(ports), *args]
+    env = {**script_env(tmp), KEY_ENV: KEY}  # the app's key: in its environment, not on its recorded command line
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+
+
+def session_left(sid: int) -> list[str]:
+    """Return 'pid: cmdline' of every process still in session sid (the app's: started with setsid)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if fields[3] == str(sid) and fields[0] != "Z":
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+SID = re.compile(r"\bsid ([0-9]+)\b")
+
+
+def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
+    """No process of the app's sessions runs (the manifest's, and those its log names: a run stopped before recording
+    them), no app mentions the run's paths, its ports are free, the work dir is gone."""
+    if (out / "latest").exists():
+        run, manifest = latest_run(out)
+        sids = {entry["pids"].get("app") for entry in manifest["passes"]} - {None}
+        sids |= {int(m[1]) for log in (run / "logs").glob("app.*.log") for m in SID.finditer(log.read_text(errors="replace"))}
+        assert sids, "no session of the app found"
+        for sid in sids:
+            assert session_left(sid) == [], f"the app's session {sid} still runs"
+    assert processes_mentioning([str(APP), str(tmp)]) == []
+    assert all(port_is_free(port) for port in ports.values())
+    assert list(tmp.iterdir()) == [], "work dir left behind"
+
+
+@pytest.fixture()
+def dirs():
+    top = Path(tempfile.mkdtemp(prefix="rba", dir="/tmp"))
+    top.chmod(0o711)  # as root, nginx's workers (nobody) must traverse it
+    (top / "tmp").mkdir()
+    yield top / "out", top / "tmp"
+    shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def app_run():
+    """Run --app once (workers, key, quick profile with its fixed-rate phase) and build its report; yield (done, run, manifest, built, report dir, ports)."""
+    top = Path(tempfile.mkdtemp(prefix="rba", dir="/tmp"))
+    top.chmod(0o711)
+    out, tmp, reports = top / "out", top / "tmp", top / "reports"
+    tmp.mkdir()
+    ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
+    done = run_app(["--app", app_command("--workers", "2", "--key-env", KEY_ENV), "--app-path", "/data.json", *HEADERS,
+                    "--app-version", f"echo app_server 1.0 {TOKEN}"], out, tmp, ports)
+    run, manifest = latest_run(out) if (out / "latest").exists() else (None, None)
+    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True,
+                           check=False) if run else None
+    yield done, run, manifest, built, reports, ports, (out, tmp)
+    shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_an_app_through_app_and_nginx_app_then_build(app_run):
+    done, run, manifest, built, reports, ports, (out, tmp) = app_run
+    assert done.returncode == 0, done.stderr
+    assert manifest["parameters"]["setups"] == ["app", "nginx-app"]
+    assert manifest["parameters"]["urls"]["app"] == f"http://127.0.0.1:{ports['app']}/data.json"
+    app = manifest["parameters"]["app"]
+    assert app["path"] == "/data.json" and app["headers"] == ["Authorization: <redacted>", "X-Api-Token: <redacted>"]
+    assert app["version"] == "app_server 1.0 <redacted>" and app["version_command"] == "echo app_server 1.0 <redacted>"  # a secret value redacted there too
+    assert "GOMAXPROCS=1" in (run / "logs" / "app.gomaxprocs-1.log").read_text()  # in its environment
+    cells = manifest["passes"][0]["cells"]
+    assert cells["app"]["body_sha256"] == cells["nginx-app"]["body_sha256"] and cells["app"]["body_bytes"] > 500
+    assert "Server (changed)" in cells["nginx-app"]["headers_changed"]
+    cpu = json.loads((run / "app.gomaxprocs-1.block-1.run-1.cpu.json").read_text())
+    assert len(cpu["processes"]["app"]["pids"]) == 3  # the app and its 2 worker processes
+    assert cpu["processes"]["app"]["user_s"] + cpu["processes"]["app"]["system_s"] > 0
+    proxied = json.loads((run / "nginx-app.gomaxprocs-1.block-1.run-1.cpu.json").read_text())["processes"]
+    assert proxied["nginx"]["user_s"] + proxied["nginx"]["system_s"] > 0 and len(proxied["app"]["pids"]) == 3
+    assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
+    results = json.loads((reports / "results.json").read_text())
+    text = json.dumps(results)
+    assert '"excluded": "' not in text, text[:2000]
+    ratios = [r for r in results["ratios"] if r["setup"] == "nginx-app"]
+    assert ratios and ratios[0]["baseline"] == "app" and 0 < ratios[0]["ratio"] < 2
+    page = (reports / "index.html").read_text()
+    assert "What nginx in front of your app costs" in page and "only Go reads it" in page and "of your app&#39;s throughput alone" in page
+    assert_nothing_left(out, tmp, ports)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_a_secret_header_appears_nowhere_under_the_run_or_the_report(app_run):
+    done, run, manifest, built, reports, ports, _ = app_run
+    assert done.returncode == 0, done.stderr
+    assert manifest["fixed_rate_measurements"], "the fixed-rate phase (vegeta, with the headers) ran"
+    for top in (run, reports):
+        for path in top.rglob("*"):
+            if path.is_file():
+                data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()  # vegeta's results too
+                assert KEY.encode() not in data and TOKEN.encode() not in data, path
+    assert "<redacted>" in manifest["command"] and KEY not in manifest["command"]
+    assert any("Authorization: <redacted>" in m["command"] for m in manifest["measurements"])
+
+
+BAD = {
+    "exits at once": (["--app", "echo boom sid $$ {port} >&2; exit 3"], "exited with status 3", "boom"),
+    "never listens": (["--app", "echo waiting sid $$; sleep 300 # {port}"], "did not answer", "waiting"),
+    "listens elsewhere": (["--app", app_command().replace("{port}", "OTHER") + " # {port}"], "did not answer", "app_server: port"),
+    "answers non-2xx": (["--app", app_command(), "--app-path", "/missing.json"], "answered 'HTTP/1.1 404 Not Found', not 2xx", "app_server: port"),
+    "answers otherwise behind nginx": (["--app", app_command("--echo-peer"), "--app-path", "/data.json"], "nginx-app (nginx in front of your app", "app_server"),
+}
+
+
+@pytest.mark.slow
+@needs_tools
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, case):
+    out, tmp = dirs
+    ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
+    other = free_port_block(("other",), 19900, 20900, USED_PORTS)["other"]
+    args, reason, log_text = BAD[case]
+    args = [a.replace("OTHER", str(other)) for a in args]
+    done = run_app(args, out, tmp, ports)
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, done.stderr
+    assert reason in errors[0] and "--app '" in errors[0] and "the last lines of logs/app.gomaxprocs-1.log" in errors[0], errors[0]
+    assert log_text in errors[0], errors[0]
+    assert "Traceback" not in done.stderr
+    assert_nothing_left(out, tmp, {**ports, "other": other})
+
+
+def test_an_app_command_without_its_port_is_refused_before_anything_starts(dirs):
+    out, tmp = dirs
+    done = subprocess.run([str(SCRIPT), "--quick", "--app", "python3 -m http.server 8000", "--out", str(out)], capture_output=True, text=True,
+                          env=script_env(tmp), timeout=60, check=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no {port} in it" in done.stderr, done.stderr
+    assert not out.exists() and list(tmp.iterdir()) == []
+
+
+def test_an_app_setup_without_app_is_a_usage_error(dirs):
+    out, tmp = dirs
+    done = subprocess.run([str(SCRIPT), "--quick", "--setups", "go-http,nginx-app", "--out", str(out)], capture_output=True, text=True,
+                          env=script_env(tmp), timeout=60, check=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "give its command line with --app" in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+@needs_tools
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_measurement_stops_the_apps_whole_session(dirs, signum, status):
+    out, tmp = dirs
+    ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
+    argv = [str(SCRIPT), "--quick", "--duration", "4", "--gomaxprocs", "1", "--warmup", "0", "--out", str(out), *port_args(ports),
+            "--app", app_command("--workers", "2"), "--app-path", "/data.json"]
+    proc = subprocess.Popen(argv, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_mentioning([f"127.0.0.1:{ports['app']}/data.json", f"127.0.0.1:{ports['nginx-app']}/data.json"]):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
+            time.sleep(0.05)
+        time.sleep(0.5)  # wrk (or the header capture's curl) is loading one of them
+        proc.send_signal(signum)  # to the script only: it must stop the app's session itself
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == status, stderr
+    _, manifest = latest_run(out)
+    assert manifest["status"] == "interrupted", manifest["reason"]
+    assert_nothing_left(out, tmp, ports)
