@@ -84,3 +84,24 @@ def test_no_search_without_an_objective_or_for_a_setup_left_out(replay, capsys):
     assert [line.split()[0] for line in ask(entries, 1, 1, ["nginx-http"], capsys)] == ["nginx-http"]
     full["parameters"]["slo"] = None
     assert ask(entries, 1, 1, full["parameters"]["setups"], capsys) == []
+
+
+def test_an_app_run_searches_past_its_light_load_judged_by_the_apps_own_body(tmp_path, capsys):
+    """tests/fixtures/runs/app-flask (--app, a Flask app whose answer is 5,949 bytes): the search once held every app answer
+    to the hello world's 12-byte body, so its light-load step 'failed', one retry 2% above it 'failed' too, and every block
+    ended there (capacity 'at least 747 req/s' of a server doing 3,500 req/s closed loop). Now the step passes and the next
+    rate is drawn between it and 1.2x the setup's closed-loop req/s."""
+    app_run = Path(__file__).parent / "fixtures" / "runs" / "app-flask"
+    run = tmp_path / "run"
+    shutil.copytree(app_run, run)
+    full = json.loads((app_run / "manifest.json").read_text())
+    planned = [e for e in full["fixed_rate_measurements"] if (e["gomaxprocs"], e["block"]) == (1, 1) and "search_high" not in e]
+    assert {e["setup"] for e in planned} == {"app", "nginx-app"} and {e["rate"] for e in planned} == {740}
+    rate_phase.STEPS.clear()
+    assert [rate_phase.measured_step(run, e, full).verdict for e in planned] == ["pass", "pass"]  # p99 3.6 and 4.7 ms, within 10 ms
+    (run / "manifest.json").write_text(json.dumps({**full, "fixed_rate_measurements": planned}))
+    rate_phase.STEPS.clear()
+    assert rate_phase.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=1, block=1, setups="app,nginx-app")) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert sorted(setup for setup, _, _ in lines) == ["app", "nginx-app"]
+    assert all(740 * 1.1 < int(rate) < int(high) for _, rate, high in lines), lines  # a bisection step, not a 2% retry

@@ -95,9 +95,20 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate")) or not entry.get("setup"):
             problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
             continue
-        expected = app_body if SETUP_BY_ID.get(entry["setup"]) is not None and SETUP_BY_ID[entry["setup"]].app else body_bytes
+        expected = app_body if is_app(entry["setup"]) else body_bytes
         found.append(read_one(run_dir, entry, expected, problems, cores))
     return found, problems
+
+
+def is_app(setup: str) -> bool:
+    """Return True for an --app setup (app, nginx-app): its answers are held to the app's own body, not the hello world's."""
+    return SETUP_BY_ID.get(setup) is not None and SETUP_BY_ID[setup].app
+
+
+def expected_body_bytes(manifest: dict | None, setup: str) -> int:
+    """Return the body size every fixed-rate answer of a setup must have: the app's own for an app setup, else the run's --body-bytes (-1: unknown)."""
+    found = app_body_bytes(manifest) if is_app(setup) else ((manifest or {}).get("parameters") or {}).get("body_bytes")
+    return found if isinstance(found, int) and not isinstance(found, bool) else -1
 
 
 def app_body_bytes(manifest: dict | None) -> int | None:

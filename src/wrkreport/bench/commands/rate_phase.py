@@ -12,6 +12,7 @@ from pathlib import Path
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import FAIL, HEADROOM, Step, result_step, next_rate, search_rng, search_steps, slo_of
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
+from ...fixedrate.reading import expected_body_bytes
 from ...fixedrate.record import RateResult
 from .. import server_machine
 from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
@@ -126,7 +127,7 @@ def cmd_measure_rate(args) -> int:
         entry["search_high"] = args.search_high  # a step of the capacity search, below this untested upper end
     manifest.setdefault("fixed_rate_measurements", []).append(entry)
     save_manifest(run_dir, manifest)
-    print((rate_progress(run_dir, entry, params) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
+    print((rate_progress(run_dir, entry, manifest) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
     return 0
 
 
@@ -162,7 +163,7 @@ def entry_result(run_dir: Path, entry: dict) -> RateResult:
     return read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], entry["rate"])
 
 
-def rate_progress(run_dir: Path, entry: dict, params: dict) -> str:
+def rate_progress(run_dir: Path, entry: dict, manifest: dict) -> str:
     """Return the end of a fixed-rate progress line: 'held, p50 0.15 ms, p99 0.41 ms' or why the rate was not held.
 
     With an objective, the measurement's step of the capacity search is kept (STEPS): the
@@ -172,9 +173,9 @@ def rate_progress(run_dir: Path, entry: dict, params: dict) -> str:
         result = entry_result(run_dir, entry)
     except Exception as exc:  # noqa: BLE001 - a progress line only; `wrkreport build` reports the file
         return f"unreadable results: {' '.join(str(exc).split())[:200]}"
-    slo = slo_of(params.get("slo"))
-    if slo is not None:
-        STEPS[step_key(run_dir, entry)] = result_step(entry["rate"], result, rate_checks(result, params["body_bytes"]), slo)
+    slo = slo_of(manifest["parameters"].get("slo"))
+    if slo is not None:  # an --app setup's answers held to the app's own body, as `wrkreport build` holds them
+        STEPS[step_key(run_dir, entry)] = result_step(entry["rate"], result, rate_checks(result, expected_body_bytes(manifest, entry["setup"])), slo)
     held = rate_held_check(result)
     shown = f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms, {result.errors:,} errors"
     return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
@@ -189,7 +190,7 @@ def step_key(run_dir: Path, entry: dict) -> str:
     return f"{run_dir}/{entry.get('file')}"
 
 
-def measured_step(run_dir: Path, entry: dict, params: dict) -> Step:
+def measured_step(run_dir: Path, entry: dict, manifest: dict) -> Step:
     """Return a fixed-rate measurement as a step of the capacity search (fixedrate/capacity.py), judged as `wrkreport build` judges it.
 
     Kept by rate_progress as it was measured; read from its file here only when this helper did not measure it.
@@ -201,7 +202,8 @@ def measured_step(run_dir: Path, entry: dict, params: dict) -> Step:
         result = entry_result(run_dir, entry)
     except Exception:  # noqa: BLE001 - no usable results: a failed step (`wrkreport build` reports the file)
         return Step(entry["rate"], FAIL)
-    step = result_step(entry["rate"], result, rate_checks(result, params["body_bytes"]), slo_of(params.get("slo")))
+    step = result_step(entry["rate"], result, rate_checks(result, expected_body_bytes(manifest, entry["setup"])),
+                       slo_of(manifest["parameters"].get("slo")))
     STEPS[key] = step
     return step
 
@@ -225,7 +227,7 @@ def cmd_capacity_next(args) -> int:
         high = closed * HEADROOM
         taken = sum(1 for e in entries if e["rate"] not in planned)
         left = search_steps(min(planned), high) - taken
-        rate = next_rate([measured_step(run_dir, e, params) for e in entries], round(high), left,
+        rate = next_rate([measured_step(run_dir, e, manifest) for e in entries], round(high), left,
                          search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
         if rate is not None:
             lines.append(f"{setup} {rate} {round(high)}")
