@@ -51,7 +51,7 @@ TITLES = {
     "ratios": ("Overhead ratio of each setup against Go standalone", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval; 1.0 means no overhead."),
     "ratios-2013": ("This run's overhead ratios beside the 2013 article's", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval, and hollow markers at the ratios the 2013 article (and for node-http the 2012 study) published."),
     "tls": ("TLS setups' throughput ratios", "go-https over go-http, and nginx's TLS setups over go-https at the same GOMAXPROCS, each with its 95% interval; 1.0 means no overhead."),
-    "fixed-rate": ("Latency against the offered load, open loop", "p99 (solid) and p50 (dashed) latency in ms on a log scale against the offered req/s per setup, one panel per GOMAXPROCS; with a latency objective, its line and each setup's capacity."),
+    "fixed-rate": ("Latency against the offered load, open loop", "p99 (solid) and p50 (dashed) latency in ms on a log scale against the offered req/s per setup, one panel per GOMAXPROCS."),
     "latency": ("Latency percentiles per setup", "p50 to max latency in ms on a log scale, one panel per group: lines join the medians over repeats, dots are single repeats."),
     "cpu": ("Server CPU time per request", "Go and nginx CPU microseconds per request (milliseconds per 1,000 requests) per setup, stacked, with the 95% interval of the total."),
     "sweep-throughput": ("Throughput against wrk connections", "Requests per second against the number of connections, one line per setup."),
