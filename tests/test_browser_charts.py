@@ -10,19 +10,13 @@ Set WRKREPORT_SCREENSHOT_DIR to keep a full-page screenshot of each.
 from __future__ import annotations
 
 import io
-import os
-import shutil
-from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
 from wrkreport.chart_layout import MIN_TEXT_PX
-from wrkreport.report import build
 
-from helpers import RUNS
+from browser_pages import BINARY, built_reports, keep, launched
 
-BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "") if p and Path(p).is_file()), None)
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
 pytestmark = [
@@ -66,35 +60,17 @@ CHARTS = """() => [...document.querySelectorAll('svg[role="img"]')].filter(svg =
 })"""
 
 
-def keep(name: str) -> Path | None:
-    """Return where to keep a screenshot when WRKREPORT_SCREENSHOT_DIR is set."""
-    folder = os.environ.get("WRKREPORT_SCREENSHOT_DIR")
-    if not folder:
-        return None
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    return Path(folder) / name
-
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Return {run name: index.html path}, each run built once."""
-    root = tmp_path_factory.mktemp("charts")
-    found = {}
-    for name in RUN_NAMES:
-        run = root / "raw" / name
-        shutil.copytree(RUNS / name, run)
-        build(run, root / "reports" / name, datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
-        found[name] = root / "reports" / name / "index.html"
-    return found
+    return built_reports(tmp_path_factory.mktemp("charts"), RUN_NAMES)
 
 
 @pytest.fixture(scope="module")
 def browser():
     """Return a headless Chromium (the system one) driven by Playwright."""
-    with playwright.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=BINARY, args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
+    yield from launched(playwright)
 
 
 @pytest.fixture(scope="module")

@@ -6,20 +6,18 @@ Set WRKREPORT_SCREENSHOT_DIR to keep the screenshots and the printed PDF for a l
 from __future__ import annotations
 
 import io
-import os
 import re
-import shutil
 import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from wrkreport.report import build, build_compare
+from wrkreport.report import build_compare
 
+from browser_pages import BINARY, built_reports, keep, launched
 from helpers import RUNS
 
-BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "") if p and Path(p).is_file()), None)
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 pypdf = pytest.importorskip("pypdf", reason="pypdf is not installed (pip install -e '.[test]')")
 
@@ -54,14 +52,7 @@ CHART_TEXT_PX = """() => {
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Return {run name: index.html path} for the three runs."""
-    root = tmp_path_factory.mktemp("layout")
-    found = {}
-    for name in RUN_NAMES:
-        run = root / "raw" / name
-        shutil.copytree(RUNS / name, run)
-        build(run, root / "reports" / name, datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
-        found[name] = root / "reports" / name / "index.html"
-    return found
+    return built_reports(tmp_path_factory.mktemp("layout"), RUN_NAMES)
 
 
 @pytest.fixture(scope="module")
@@ -75,19 +66,8 @@ def compare_page(tmp_path_factory):
 @pytest.fixture(scope="module")
 def browser():
     """Return a headless Chromium (the system one) driven by Playwright."""
-    with playwright.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=BINARY, args=["--no-sandbox", "--disable-gpu"])
-        yield launched
-        launched.close()
+    yield from launched(playwright)
 
-
-def keep(name: str) -> Path | None:
-    """Return where to keep an artefact when WRKREPORT_SCREENSHOT_DIR is set."""
-    folder = os.environ.get("WRKREPORT_SCREENSHOT_DIR")
-    if not folder:
-        return None
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    return Path(folder) / name
 
 
 @pytest.mark.parametrize("width", WIDTHS)
