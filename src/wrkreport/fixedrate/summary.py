@@ -32,6 +32,20 @@ def fmt_interval(interval: Interval | None) -> str:
     return f"{fmt_ms(interval.estimate)} ms ({fmt_ms(interval.low)} to {fmt_ms(interval.high)})"
 
 
+def added_kind(interval: Interval | None) -> str:
+    """Return what an added latency's interval says, the one rule every sentence and table cell follows: 'adds' (wholly above
+    0), 'less' (wholly below), 'none' (across 0: no measurable difference), 'one' (one block: no interval) or 'missing'.
+
+    >>> [added_kind(i) for i in (Interval(0.1, 0.05, 0.2, 4), Interval(-0.7, -0.9, -0.5, 4), Interval(0.2, -0.3, 0.7, 4), Interval(0.1, None, None, 1), None)]
+    ['adds', 'less', 'none', 'one', 'missing']
+    """
+    if interval is None:
+        return "missing"
+    if interval.low is None or interval.high is None:
+        return "one"
+    return "adds" if interval.low > 0 else "less" if interval.high < 0 else "none"
+
+
 def added_phrase(interval: Interval | None, percentile: str) -> str:
     """Return what a setup does to latency at one percentile, in words that follow its interval.
 
@@ -45,15 +59,16 @@ def added_phrase(interval: Interval | None, percentile: str) -> str:
     >>> added_phrase(Interval(-0.71, -0.9, -0.5, 4), "p99"), added_phrase(Interval(-0.05, None, None, 1), "p50")
     ('takes 0.710 ms off at p99 (0.500 to 0.900)', 'takes 0.0500 ms off at p50 (one block: no interval)')
     """
-    if interval is None:
+    kind = added_kind(interval)
+    if kind == "missing":
         return f"no figure at {percentile}"
     estimate, low, high = interval.estimate, interval.low, interval.high
-    if low is None or high is None:
+    if kind == "one":
         verb = f"adds {fmt_ms(estimate)} ms" if estimate >= 0 else f"takes {fmt_ms(-estimate)} ms off"
         return f"{verb} at {percentile} (one block: no interval)"
-    if low > 0:
+    if kind == "adds":
         return f"adds {fmt_ms(estimate)} ms at {percentile} ({fmt_ms(low)} to {fmt_ms(high)})"
-    if high < 0:
+    if kind == "less":
         return f"takes {fmt_ms(-estimate)} ms off at {percentile} ({fmt_ms(-high)} to {fmt_ms(-low)})"
     return f"no measurable difference at {percentile} ({fmt_ms(low)} to {fmt_ms(high)} ms)"
 

@@ -9,7 +9,7 @@ from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.stats import Interval
-from ..fixedrate.summary import (added_over, added_words, baselines_named, capacity_sentences, capacity_words,
+from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
                                  not_held_words, over, ratio_words)
 from .fmt import fmt_ms
 
@@ -44,14 +44,15 @@ def fmt_added(interval: Interval | None) -> str:
     >>> fmt_added(Interval(-0.71, -0.9, -0.5, 4)), fmt_added(Interval(0.05, None, None, 1)), fmt_added(None)
     ('0.710 less (0.500 to 0.900)', '0.0500 (one block: no interval)', '-')
     """
-    if interval is None:
+    kind = added_kind(interval)
+    if kind == "missing":
         return "-"
     estimate, low, high = interval.estimate, interval.low, interval.high
-    if low is None or high is None:
+    if kind == "one":
         return f"{fmt_ms(estimate)} (one block: no interval)" if estimate >= 0 else f"{fmt_ms(-estimate)} less (one block: no interval)"
-    if low > 0:
+    if kind == "adds":
         return f"{fmt_ms(estimate)} ({fmt_ms(low)} to {fmt_ms(high)})"
-    if high < 0:
+    if kind == "less":
         return f"{fmt_ms(-estimate)} less ({fmt_ms(-high)} to {fmt_ms(-low)})"
     return f"none measurable ({fmt_ms(low)} to {fmt_ms(high)})"
 

@@ -16,11 +16,10 @@ from ..analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..core.setups import BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
 from ..app_checks import app_conditions
 from ..core import stats
-from ..core.stats import Interval
 from ..fixedrate.analysis import RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import AT_LEAST, AT_MOST
-from ..fixedrate.summary import fmt_rps, fmt_share_ratio
+from ..fixedrate.summary import added_kind, fmt_rps, fmt_share_ratio
 from .fmt import group_name
 from .words import MECHANISM, join_names, judge
 
@@ -138,19 +137,6 @@ def light_rate(rates: list[RateCell], gomaxprocs: int) -> list[RateCell]:
     return [c for c in rates if c.gomaxprocs == gomaxprocs and c.offered_rps == held[0] and c.planned and not c.is_baseline and shown(c.setup)]
 
 
-def kind_of(interval: Interval | None) -> str:
-    """Return 'adds', 'none' (interval across 0), 'less' (wholly below 0), 'one' (one block: no interval) or 'missing'."""
-    if interval is None:
-        return "missing"
-    if interval.low is None or interval.high is None:
-        return "one"
-    if interval.low > 0:
-        return "adds"
-    if interval.high < 0:
-        return "less"
-    return "none"
-
-
 def ms(value: float) -> str:
     """Return milliseconds to two significant figures ('0.088', '1.2', '12')."""
     return f"{value:.2g}" if abs(value) < 10 else f"{value:.0f}"
@@ -165,7 +151,7 @@ def percentile_phrase(cells: list[RateCell], attribute: str, label: str) -> str:
     found = [(c, getattr(c, attribute)) for c in cells if c.held and getattr(c, attribute) is not None]
     if not found:
         return ""
-    kinds = {kind_of(i) for _, i in found}
+    kinds = {added_kind(i) for _, i in found}
     values = sorted(i.estimate for _, i in found)
     span = ms(values[0]) if ms(values[0]) == ms(values[-1]) else f"{ms(values[0])}-{ms(values[-1])}"
     if kinds == {"adds"}:
@@ -176,7 +162,7 @@ def percentile_phrase(cells: list[RateCell], attribute: str, label: str) -> str:
         return f"adds {span} ms at {label}" if values[0] >= 0 else f"changes {label} by {ms(values[0])} to {ms(values[-1])} ms"
     parts = []
     for c, i in found:
-        kind = kind_of(i)
+        kind = added_kind(i)
         said = {"adds": f"adds {ms(i.estimate)} ms", "less": f"{ms(-i.estimate)} ms less", "none": "nothing measurable",
                 "one": f"{ms(i.estimate)} ms (one block)"}[kind]
         parts.append(f"{said} through {name(c.setup)}")
@@ -195,7 +181,7 @@ def latency_sentence(rates: list[RateCell], gomaxprocs: int) -> str:
     elif len(phrases) == 2 and all(p.startswith("adds ") for p in phrases):
         phrases[1] = phrases[1].removeprefix("adds ")
     text = f"At {cells[0].offered_rps:,} req/s (a fixed load), nginx " + " and ".join(phrases) if phrases else ""
-    if text and all(kind_of(c.added_p50) == "one" for c in cells if c.held and c.added_p50 is not None):
+    if text and all(added_kind(c.added_p50) == "one" for c in cells if c.held and c.added_p50 is not None):
         text += " (one block: no interval)"
     if not_held:
         text += ("; " if text else f"At {cells[0].offered_rps:,} req/s, ") + join_names([name(c.setup) for c in not_held]) + " did not hold the rate"
