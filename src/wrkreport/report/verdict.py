@@ -49,6 +49,12 @@ def shown(setup: str) -> bool:
     return TWIN_SEPARATOR not in setup
 
 
+def fronted(setup: str) -> bool:
+    """Return True for a setup with nginx in front whose cost the verdict says: an nginx setup of the table (a --variant twin is
+    neither: the A/B part has those)."""
+    return setup in NGINX_SETUPS or setup in SHORT
+
+
 def name(setup: str) -> str:
     """Return the connection's name in words ('the HTTP proxy'), the setup id for others."""
     return SHORT.get(setup, MECHANISM.get(setup, setup))
@@ -90,7 +96,7 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> str:
     clauses, bases, cores_said = [], [], False
     for setup in analysis.setups:
         base_setup = baseline_of(setup)
-        if setup not in NGINX_SETUPS and setup not in SHORT:
+        if not fronted(setup):
             continue
         mine, base = cpu_us(analysis, gomaxprocs, connections, setup), cpu_us(analysis, gomaxprocs, connections, base_setup)
         ratio = analysis.ratio(gomaxprocs, connections, setup, CPU_METRIC)
@@ -122,7 +128,7 @@ def throughput_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -
         cell = analysis.cell(gomaxprocs, connections, setup)
         spread = cell.metrics.get(THROUGHPUT) if cell is not None else None
         found = spread.geometric if spread is not None else None
-        if found is None or not shown(setup) or (setup != BASELINE and setup not in NGINX_SETUPS and setup not in SHORT):
+        if found is None or (setup != BASELINE and not fronted(setup)):
             continue
         parts.append(f"{'Go alone' if setup == BASELINE else name(setup)} {'serves ' if not parts else ''}{fmt_rps(found.estimate)}"
                      + (" req/s" if not parts else ""))
