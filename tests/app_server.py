@@ -5,6 +5,11 @@ body computed per request, optional worker processes sharing the listening socke
 CPU of a process tree is counted), and an API key it checks (401 without it).
 
     python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer]
+    python3 tests/app_server.py --unix PATH [...]     HTTP on a Unix socket (run_bench.sh --app-unix)
+    python3 tests/app_server.py --fcgi PORT|PATH [...] the same answers as a FastCGI (WSGI) server with flup (--app-fcgi)
+
+--fcgi serves a WSGI version of the handler with flup's threaded FastCGI server (pip package
+flup, in the test extra); a number is a TCP port on 127.0.0.1, anything else a socket path.
 
 --key-env NAME: the API key is in that environment variable (not on the command line, which
 run_bench.sh records); requests without `Authorization: Bearer KEY` get 401.
@@ -19,28 +24,36 @@ import argparse
 import json
 import os
 import sys
+import socketserver
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def handler_class(key: str | None, echo_peer: bool):
+def answer_for(path: str, authorization: str | None, key: str | None, peer) -> tuple[int, dict]:
+    """Return (status, body) of a GET of path: /data.json answers a JSON list; any other path 404; 401 without the key."""
+    if key is not None and authorization != f"Bearer {key}":
+        return 401, {"error": "no key"}
+    if path.split("?")[0] != "/data.json":
+        return 404, {"error": "not found"}
+    items = [{"id": i, "name": f"item {i}", "square": i * i} for i in range(20)]
+    body = {"items": items, "total": sum(item["square"] for item in items)}
+    if peer is not None:
+        body["peer"] = peer
+    return 200, body
+
+
+def handler_class(key: str | None, echo_peer: bool, tcp: bool = True):
     """Return the request handler: GET /data.json answers a JSON list; any other path 404."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body are two writes: without it each answer waits for a delayed ACK
+        disable_nagle_algorithm = tcp  # headers and body are two writes: without it each answer waits for a delayed ACK (TCP only)
         server_version = "app_server/1"
         sys_version = ""
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            if key is not None and self.headers.get("Authorization") != f"Bearer {key}":
-                return self.answer(401, {"error": "no key"})
-            if self.path.split("?")[0] != "/data.json":
-                return self.answer(404, {"error": "not found"})
-            items = [{"id": i, "name": f"item {i}", "square": i * i} for i in range(20)]
-            body = {"items": items, "total": sum(item["square"] for item in items)}
-            if echo_peer:
-                body["peer"] = self.client_address[1]
-            return self.answer(200, body)
+            peer = (self.client_address[1] if isinstance(self.client_address, tuple) else str(self.client_address)) if echo_peer else None
+            return self.answer(*answer_for(self.path, self.headers.get("Authorization"), key, peer))
 
         def answer(self, status: int, body: dict) -> None:
             data = json.dumps(body, sort_keys=True).encode()
@@ -56,17 +69,56 @@ def handler_class(key: str | None, echo_peer: bool):
     return Handler
 
 
+class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """ThreadingHTTPServer's twin on a Unix socket."""
+
+    daemon_threads = True
+    request_queue_size = 1024  # socketserver's 5: a Unix socket refuses (nginx: 502) what does not fit in the backlog
+
+
+def wsgi_app(key: str | None, echo_peer: bool):
+    """Return the handler as a WSGI application, for flup's FastCGI server: the same status, headers and body."""
+
+    def app(environ, start_response):
+        path = environ.get("PATH_INFO", "") + (f"?{environ['QUERY_STRING']}" if environ.get("QUERY_STRING") else "")
+        status, body = answer_for(path, environ.get("HTTP_AUTHORIZATION"), key, environ.get("REMOTE_PORT") if echo_peer else None)
+        data = json.dumps(body, sort_keys=True).encode()
+        start_response(f"{status} {HTTPStatus(status).phrase}", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+    return app
+
+
+def serve_fcgi(where: str, key: str | None, echo_peer: bool) -> int:
+    """Serve the WSGI app with flup's threaded FastCGI server on a port of 127.0.0.1 (a number) or a Unix socket (a path)."""
+    from flup.server.fcgi import WSGIServer
+
+    address = ("127.0.0.1", int(where)) if where.isdigit() else where
+    print(f"app_server: FastCGI on {where}, GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
+    WSGIServer(wsgi_app(key, echo_peer), bindAddress=address, umask=0o077).run()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("port", type=int)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("port", type=int, nargs="?")
+    where.add_argument("--unix")
+    where.add_argument("--fcgi")
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--key-env")
     parser.add_argument("--echo-peer", action="store_true")
     args = parser.parse_args()
     ThreadingHTTPServer.daemon_threads = True
     key = os.environ[args.key_env] if args.key_env else None
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer))
-    print(f"app_server: port {args.port}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
+    if args.fcgi:
+        return serve_fcgi(args.fcgi, key, args.echo_peer)
+    if args.unix:
+        server = UnixHTTPServer(args.unix, handler_class(key, args.echo_peer, tcp=False))
+    else:
+        server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer))
+    print(f"app_server: {args.unix or f'port {args.port}'}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, "
+          f"sid {os.getsid(0)}", flush=True)
     children = []
     for _ in range(args.workers):
         pid = os.fork()

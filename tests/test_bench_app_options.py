@@ -39,7 +39,7 @@ def test_the_plan_of_an_app_run_chooses_its_setups_and_keeps_the_secret_out_of_t
     assert found["setups"] == ["app", "nginx-app"] and baseline_of("nginx-app") == "app"
     assert found["urls"]["nginx-app"].endswith(":8089/api?x=1") and found["ports"]["app"] == 8088
     lines = plan_lines(found)
-    assert "app_header.0 Authorization: Bearer K1" in lines and "app_shown python3 app.py {port}" in lines
+    assert "app_header.0 Authorization: Bearer K1" in lines and "app_shown.app python3 app.py {port}" in lines
     assert redacted_command_line("./run_bench.sh --app-header Authorization:\\ Bearer\\ K1", found) == "./run_bench.sh --app-header Authorization:\\ <redacted>"
 
 
@@ -47,8 +47,54 @@ def test_setups_may_add_the_go_ones_and_app_comes_with_nginx_app():
     assert plan(*APP, "--setups", "go-http,nginx-app")["setups"] == ["go-http", "app", "nginx-app"]
 
 
+UNIX = ["--app-unix", "python3 app.py --unix {socket}"]
+FCGI_TCP = ["--app-fcgi", "python3 app.py --fcgi {port}"]
+FCGI_UNIX = ["--app-fcgi", "python3 app.py --fcgi {socket}"]
+
+
+def test_app_unix_and_app_fcgi_add_their_setups_by_default_each_a_process_of_its_own():
+    found = plan(*APP, *UNIX, *FCGI_TCP)
+    assert found["setups"] == ["app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-tcp"]
+    assert all(baseline_of(s) == "app" for s in found["setups"])
+    assert found["needed_ports"]["app-fcgi"] == 9002 and found["urls"]["nginx-app-unix"].endswith(":8090/")
+    lines = plan_lines(found)
+    assert "app_processes app app-unix app-fcgi" in lines
+    assert {"app_endpoint.app port", "app_endpoint.app-unix socket", "app_socket.app-unix app-http.sock", "app_endpoint.app-fcgi port",
+            "app_option.app-fcgi --app-fcgi", "needs.nginx-app-fcgi-tcp nginx app-fcgi", "app-unix_setups nginx-app-unix"} <= set(lines)
+    assert not any(line.startswith("app_socket.app-fcgi") for line in lines)  # {port}: no socket
+
+
+def test_app_fcgi_with_a_socket_is_nginx_app_fcgi_unix_and_binds_no_fcgi_port():
+    found = plan(*APP, *FCGI_UNIX)
+    assert found["setups"] == ["app", "nginx-app", "nginx-app-fcgi-unix"]
+    assert "app-fcgi" not in found["needed_ports"] and "app_socket.app-fcgi app-fcgi.sock" in plan_lines(found)
+
+
+def test_setups_choose_among_the_app_setups_and_only_the_processes_they_need_are_started():
+    found = plan(*APP, *UNIX, *FCGI_UNIX, "--setups", "nginx-app-unix")
+    assert found["setups"] == ["app", "nginx-app-unix"]
+    assert "app_processes app app-unix" in plan_lines(found)  # app: the baseline; app-fcgi: no chosen setup needs it
+
+
+def test_the_manifest_records_the_commands_secrets_redacted():
+    from wrkreport.bench.app_options import app_parameters
+
+    found = plan(*APP, "--app-unix", "app --unix {socket} --key K1", *FCGI_TCP, "--app-header", "Authorization: K1")
+    recorded = app_parameters(found)["app"]
+    assert recorded["unix_command"] == "app --unix {socket} --key <redacted>" and recorded["fcgi_command"] == "python3 app.py --fcgi {port}"
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--setups", "app"], "give its command line with --app"),
+    (UNIX, "--app-unix starts your app beside --app 'CMD' ({port}), which is not given"),
+    (FCGI_TCP, "--app-fcgi starts your app beside --app 'CMD'"),
+    ([*APP, "--app-unix", "python3 app.py --unix /tmp/a.sock"], "no {socket} in it"),
+    ([*APP, "--app-unix", "python3 app.py {port}"], "no {socket} in it"),
+    ([*APP, "--app-fcgi", "php-fpm"], "no {port} or {socket} in it"),
+    ([*APP, "--app-fcgi", "x {port} {socket}"], "{port} and {socket} both in it"),
+    ([*APP, "--app-unix", " "], "--app-unix is empty"),
+    ([*APP, "--setups", "nginx-app-unix"], "setup nginx-app-unix serves your app started by --app-unix"),
+    ([*APP, *FCGI_TCP, "--setups", "nginx-app-fcgi-unix"], "setup nginx-app-fcgi-unix serves your app started by --app-fcgi"),
     (["--app", "python3 app.py 8000"], "no {port} in it"),
     (["--app", "  "], "is empty"),
     ([*APP, "--app-path", "data.json"], "expected an absolute path"),
@@ -67,3 +113,9 @@ def test_a_refused_secret_header_is_not_echoed():
     with pytest.raises(UsageError) as caught:
         plan(*APP, "--app-header", "Authorization Bearer K1")  # no colon: shown as given, not a secret by its name
     assert "expected 'Name: value'" in str(caught.value)
+
+
+def test_the_app_commands_may_come_from_the_environment_and_options_win():
+    env = {"BENCH_APP": "a {port}", "BENCH_APP_UNIX": "b {socket}", "BENCH_APP_FCGI": "c {socket}"}
+    assert plan(env=env)["setups"] == ["app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-unix"]
+    assert plan("--app-fcgi", "d {port}", env=env)["setups"][-1] == "nginx-app-fcgi-tcp"

@@ -20,8 +20,13 @@ from helpers import NGINX_TEMPLATE, fake_nginx_V, plan, render_with
 
 def render(tmp_path: Path, setups: list[str], user: str | None = "nobody", extra: str = "") -> str:
     app = ["--app", "app --port {port}"] if any(SETUP_BY_ID[s].app for s in setups) else []
-    manifest = {"nginx_V": fake_nginx_V(tmp_path, extra), "parameters": plan("--setups", ",".join(setups), *app)}
+    app += ["--app-unix", "app --unix {socket}"] if "nginx-app-unix" in setups else []
+    fcgi = "{port}" if "nginx-app-fcgi-tcp" in setups else "{socket}"
+    app += ["--app-fcgi", f"app --fcgi {fcgi}"] if any(SETUP_BY_ID[s].app_process == "app-fcgi" for s in setups) else []
+    planned = [s for s in setups if s != "nginx-app-fcgi-unix" or fcgi == "{socket}"]  # one --app-fcgi: one of its two setups per run
+    manifest = {"nginx_V": fake_nginx_V(tmp_path, extra), "parameters": plan("--setups", ",".join(planned), *app)}
     values = nginx_values(manifest, "/tmp/wrkreport.abc/nginx", "/tmp/wrkreport.abc/go.sock", user, "nogroup", 20000)
+    values.setdefault("port_nginx_app_fcgi_unix", str(SETUP_BY_ID["nginx-app-fcgi-unix"].default_port))  # the one not planned
     nginx_setups = [s for s in setups if SETUP_BY_ID[s].server == "nginx"]
     return render_template(NGINX_TEMPLATE.read_text(), nginx_setups, values, nginx_flags(manifest))
 
@@ -96,6 +101,18 @@ def test_rendered_config_keeps_only_the_selected_setups(tmp_path):
     conf = render(tmp_path, ["go-http", "nginx-fcgi-tcp"])
     assert "listen 127.0.0.1:8082;" in conf
     assert "8081" not in conf and "8083" not in conf and "go.sock" not in conf
+
+
+def test_the_app_setups_proxy_to_its_socket_and_speak_fastcgi_to_its_port_or_socket(tmp_path):
+    conf = render(tmp_path, ["app", "nginx-app-unix", "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix"])
+    for directive in ("server unix:/tmp/wrkreport.abc/app-http.sock;", "server 127.0.0.1:9002;", "server unix:/tmp/wrkreport.abc/app-fcgi.sock;",
+                      "listen 127.0.0.1:8090;", "listen 127.0.0.1:8091;", "listen 127.0.0.1:8092;", "proxy_pass http://your_app_unix;",
+                      "fastcgi_pass your_app_fcgi_tcp;", "fastcgi_pass your_app_fcgi_unix;", 'fastcgi_param SCRIPT_NAME "";',
+                      "fastcgi_param PATH_INFO $uri;", "fastcgi_param REQUEST_URI $request_uri;", "fastcgi_param QUERY_STRING $query_string;"):
+        assert directive in conf, directive
+    assert conf.count("fastcgi_keep_conn on;") == 2 and "include" not in conf  # every param once: no stock file beside them
+    params = re.findall(r"fastcgi_param (\S+)", conf)
+    assert len(params) == 2 * len(set(params))
 
 
 def test_rendered_config_without_root_has_no_user_directive(tmp_path):

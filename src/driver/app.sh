@@ -1,5 +1,7 @@
-# app.sh: --app, the user's own server: started per block in a session of its own, ready when
-# it answers on its port, its answer captured, stopped with its whole session; bad input exits 2.
+# app.sh: --app, --app-unix and --app-fcgi, the user's own server as processes by name (app, the
+# baseline; app-unix; app-fcgi): each started per block in a session of its own, ready when it
+# answers (a FastCGI one: when it accepts a connection), its answer captured, stopped with its
+# whole session; bad input exits 2.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -14,44 +16,111 @@ app_header_args() {
   done
 }
 
-# is_app_setup SETUP: true for a setup serving the app (app, nginx-app).
+# is_app_setup SETUP: true for a setup serving the app (app, nginx-app, nginx-app-unix, nginx-app-fcgi-*).
 is_app_setup() {
-  [[ " ${PLAN[needs.$1]:-} " == *" app "* ]]
+  [[ -n "$(setup_app_process "$1")" ]]
 }
 
-# start_app N: the app's command line ({port}: the app port) run by bash with GOMAXPROCS=N, in a
-# session of its own (setsid: a background job here is no group leader, so setsid does not fork
-# and APP_PID is the session's and its process group's ID), on the servers' CPUs when pinned,
-# stdout and stderr appended (O_APPEND, so capping the log is safe) to its log; then wait until
-# it answers. False with APP_WHY when it exits or does not answer in time.
+# setup_app_process SETUP: the app process SETUP needs (app, app-unix or app-fcgi; core.setups
+# APP_PROCESSES); empty for a setup that serves no app.
+setup_app_process() {
+  local name needs=()
+  read -ra needs <<<"${PLAN[needs.$1]:-}"
+  for name in "${needs[@]}"; do
+    case "${name}" in app | app-unix | app-fcgi) printf '%s\n' "${name}" ;; esac
+  done
+  return 0
+}
+
+# app_socket NAME: the Unix socket of app process NAME in the work dir; empty when it listens on a port.
+app_socket() {
+  [[ -z "${PLAN[app_socket.$1]:-}" ]] || printf '%s\n' "${WORK}/${PLAN[app_socket.$1]}"
+}
+
+# app_where NAME: where app process NAME is to listen, for messages ("127.0.0.1:8088", "its Unix socket PATH").
+app_where() {
+  local socket
+  socket="$(app_socket "$1")"
+  if [[ -n "${socket}" ]]; then printf 'its Unix socket %s\n' "${socket}"; else printf '127.0.0.1:%s\n' "${PLAN[port.$1]}"; fi
+}
+
+# start_apps N: start each app process a chosen setup needs (PLAN[app_processes]; app, the
+# baseline, always); one that does not start leaves its reason in DOWN[NAME] and, at the first
+# block, is bad input (exit 2).
+start_apps() {
+  local name names=()
+  read -ra names <<<"${PLAN[app_processes]:-}"
+  for name in "${names[@]}"; do
+    start_app "${name}" "$1" && continue
+    DOWN["${name}"]="your app (${PLAN[app_option.${name}]}) ${APP_WHY}"
+    app_refuse_process "${name}" "${APP_WHY}" # the first block: bad input, exit 2
+    log "GOMAXPROCS=$1: ${DOWN[${name}]}; no setup serving it is measured in this block"
+    stop_app "${name}"
+  done
+}
+
+# start_app NAME N: app process NAME's command line ({port}: its port, {socket}: its socket) run
+# by bash with GOMAXPROCS=N, in a session of its own (setsid: a background job here is no group
+# leader, so setsid does not fork and its PID is the session's and its process group's ID), on
+# the servers' CPUs when pinned, stdout and stderr appended (O_APPEND, so capping the log is
+# safe) to its log; then wait until it is ready. False with APP_WHY when it exits or is not ready in time.
 start_app() {
-  local n="$1" log_file command="${PLAN[app_command]}"
-  log_file="${RUN_DIR}/$(server_log app "${n}")"
-  command="${command//\{port\}/${PLAN[port.app]}}"
-  APP_LOG="${log_file}"
+  local name="$1" n="$2" log_file command="${PLAN[app_command.$1]}" socket
+  log_file="${RUN_DIR}/$(server_log "${name}" "${n}")"
+  socket="$(app_socket "${name}")"
+  if [[ -n "${socket}" ]]; then
+    rm -f -- "${socket}" # the previous block's: most servers refuse to bind over a file
+    command="${command//\{socket\}/${socket}}"
+  else
+    command="${command//\{port\}/${PLAN[port.${name}]}}"
+  fi
+  APP_LOGS["${name}"]="${log_file}"
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" setsid bash -c "${command}" </dev/null >>"${log_file}" 2>&1 &
-  APP_PID=$!
-  app_ready
+  APP_PIDS["${name}"]=$!
+  app_ready "${name}"
 }
 
-# app_ready: up to READY_TIMEOUT_S for any HTTP answer at the app's URL (a command listening
-# elsewhere never gives one); false with APP_WHY when the app exits first or time is up.
+# app_ready NAME: up to READY_TIMEOUT_S for app process NAME to be ready (app_answers); false with
+# APP_WHY when it exits first or time is up. A socket the servers, as root, must share with
+# nginx's workers is given their group and mode 0660 (as Go's sockets are) once it is there.
 app_ready() {
-  local deadline=$((SECONDS + READY_TIMEOUT_S)) code rc=0
+  local name="$1" deadline=$((SECONDS + READY_TIMEOUT_S)) pid="${APP_PIDS[$1]}" socket rc=0
+  socket="$(app_socket "${name}")"
   while :; do
-    if ! is_running "${APP_PID}"; then
-      wait "${APP_PID}" 2>/dev/null || rc=$?
-      APP_WHY="exited with status ${rc} before answering on ${PLAN[url.app]}"
+    if ! is_running "${pid}"; then
+      wait "${pid}" 2>/dev/null || rc=$?
+      APP_WHY="exited with status ${rc} before it was ready on $(app_where "${name}")"
       return 1
     fi
-    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "${APP_HEADER_ARGS[@]}" "${PLAN[url.app]}")" || true
-    [[ "${code}" == 000 ]] || return 0
+    if app_answers "${name}" "${socket}"; then
+      if [[ -n "${socket}" ]] && servers_as_root; then
+        { chgrp "${WORKER_GROUP}" "${socket}" && chmod 0660 "${socket}"; } || die 1 "cannot give ${socket} to nginx's workers (group ${WORKER_GROUP})"
+      fi
+      return 0
+    fi
     if ((SECONDS >= deadline)); then
-      APP_WHY="did not answer on ${PLAN[url.app]} within ${READY_TIMEOUT_S}s (is it listening on 127.0.0.1:{port}?)"
+      APP_WHY="was not ready on $(app_where "${name}") within ${READY_TIMEOUT_S}s (is it listening where {port} or {socket} says?)"
       return 1
     fi
     sleep 0.1
   done
+}
+
+# app_answers NAME SOCKET: true once app process NAME is ready. An HTTP one (app, app-unix) when
+# it gives any HTTP answer at the app's URL (over SOCKET for app-unix); a FastCGI one (app-fcgi),
+# which curl cannot speak to, once its port or socket accepts a connection: curl's exit status
+# is then anything but 7 ("could not connect"); its answer is checked through nginx, like every setup's.
+app_answers() {
+  local code rc=0 via=()
+  [[ -z "$2" ]] || via=(--unix-socket "$2")
+  if [[ "$1" == app-fcgi ]]; then
+    [[ -n "$2" ]] || via=(--connect-to "::127.0.0.1:${PLAN[port.app-fcgi]}")
+    curl -s -o /dev/null --max-time 0.2 "${via[@]}" "${PLAN[url.app]}" 2>/dev/null || rc=$?
+    ((rc != 7))
+    return
+  fi
+  code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "${via[@]}" "${APP_HEADER_ARGS[@]}" "${PLAN[url.app]}")" || true
+  [[ "${code}" != 000 ]]
 }
 
 # session_members SID: the PIDs (space-separated) of the processes of session SID still running.
@@ -65,42 +134,64 @@ session_members() {
   return 0
 }
 
-# stop_app: SIGTERM to the app's process group, up to STOP_TIMEOUT_S for its whole session to
-# end, then SIGKILL to the group and to every process left in the session; reap it.
+# stop_app NAME: SIGTERM to app process NAME's process group, up to STOP_TIMEOUT_S for its whole
+# session to end, then SIGKILL to the group and to every process left in the session; reap it
+# and remove its socket.
 stop_app() {
-  [[ -n "${APP_PID}" ]] || return 0
-  local i left
-  kill -TERM -- "-${APP_PID}" 2>/dev/null || true
+  local name="$1" pid="${APP_PIDS[$1]:-}" i left
+  [[ -n "${pid}" ]] || return 0
+  kill -TERM -- "-${pid}" 2>/dev/null || true
   for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-    left="$(session_members "${APP_PID}")"
+    left="$(session_members "${pid}")"
     [[ -n "${left}" ]] || break
     sleep 0.1
   done
-  left="$(session_members "${APP_PID}")"
+  left="$(session_members "${pid}")"
   if [[ -n "${left}" ]]; then
-    log "your app (session ${APP_PID}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
-    kill -KILL -- "-${APP_PID}" 2>/dev/null || true
+    log "your app (${PLAN[app_option.${name}]}, session ${pid}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
+    kill -KILL -- "-${pid}" 2>/dev/null || true
     # shellcheck disable=SC2086 # a list of PIDs
     kill -KILL ${left} 2>/dev/null || true
   fi
-  wait "${APP_PID}" 2>/dev/null || true
-  APP_PID=""
+  wait "${pid}" 2>/dev/null || true
+  APP_PIDS["${name}"]=""
+  local socket
+  socket="$(app_socket "${name}")"
+  [[ -z "${socket}" ]] || rm -f -- "${socket}"
 }
 
-# app_log_tail: the last lines of the app's log on one line ("a | b | c"), for messages.
+# stop_apps: stop every app process started (each with its whole session).
+stop_apps() {
+  local name
+  for name in "${!APP_PIDS[@]}"; do
+    stop_app "${name}"
+  done
+}
+
+# app_log_tail NAME: the last lines of app process NAME's log on one line ("a | b | c"), for messages.
 app_log_tail() {
   local text
-  text="$(tail -n 3 "${APP_LOG}" 2>/dev/null | tr -d '\r' | cut -c 1-200 | paste -sd '|' - | sed 's/|/ | /g')" || true
+  text="$(tail -n 3 "${APP_LOGS[$1]:-}" 2>/dev/null | tr -d '\r' | cut -c 1-200 | paste -sd '|' - | sed 's/|/ | /g')" || true
   printf '%s\n' "${text:-nothing}"
 }
 
-# app_refuse SETUP REASON: at the run's first check of the app, a setup of it that cannot be
+# app_refuse SETUP REASON: at the run's first check of the app, an app setup that cannot be
 # measured is bad input: exit 2 with one line naming the command and the end of its log.
 app_refuse() {
   ((PLAN[app])) && ((!APP_CHECKED)) && is_app_setup "$1" || return 0
-  local who="your app (--app '${PLAN[app_shown]}')"
-  [[ "$1" == app ]] || who="$1 (nginx in front of your app, --app '${PLAN[app_shown]}'; the only nginx app setup)"
-  die 2 "${who} $2; the last lines of ${APP_LOG#"${RUN_DIR}/"}: $(app_log_tail)"
+  local name
+  name="$(setup_app_process "$1")"
+  if [[ "$1" == app ]]; then
+    app_refuse_process app "$2"
+  fi
+  die 2 "$1 (nginx in front of your app, ${PLAN[app_option.${name}]} '${PLAN[app_shown.${name}]}') $2; the last lines of ${APP_LOGS[${name}]#"${RUN_DIR}/"}: $(app_log_tail "${name}")"
+}
+
+# app_refuse_process NAME REASON: at the run's first block, app process NAME not ready is bad
+# input: exit 2 with one line naming its command and the end of its log.
+app_refuse_process() {
+  ((PLAN[app])) && ((!APP_CHECKED)) || return 0
+  die 2 "your app (${PLAN[app_option.$1]} '${PLAN[app_shown.$1]}') $2; the last lines of ${APP_LOGS[$1]#"${RUN_DIR}/"}: $(app_log_tail "$1")"
 }
 
 # app_capture SETUP URL FILE: one GET of an app setup's URL with the --app-header's: its header

@@ -69,7 +69,7 @@ stop_servers() {
     FASTHTTP_PID=""
   fi
   stop_node
-  stop_app # its whole session (app.sh)
+  stop_apps # each with its whole session (app.sh)
   if [[ -n "${GO_PID}" ]]; then
     stop_process "${GO_PID}" "Go server"
     GO_PID=""

@@ -221,9 +221,16 @@ prepare_work_dir() {
   [[ -z "${TARGET}" ]] || return 0 # the target's: target_preflight
   SOCKET="${WORK}/go.sock"
   HTTP_SOCKET="${WORK}/gohttp.sock"
-  if ((${#HTTP_SOCKET} > SUN_PATH_MAX)); then
-    die 2 "Unix socket path ${HTTP_SOCKET} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
-  fi
+  local sockets=("${HTTP_SOCKET}") socket name names=()
+  read -ra names <<<"${PLAN[app_processes]:-}"
+  for name in "${names[@]}"; do # --app-unix's and --app-fcgi's sockets (none for a port)
+    sockets+=("$(app_socket "${name}")")
+  done
+  for socket in "${sockets[@]}"; do
+    if ((${#socket} > SUN_PATH_MAX)); then
+      die 2 "Unix socket path ${socket} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
+    fi
+  done
   mkdir -p "${WORK}/nginx/temp"
   local prefixes=("${WORK}/nginx" "${WORK}/nginx/temp")
   if [[ -n "${VARIANT_PREFIX}" ]]; then # --variant: its nginx's own prefix beside the run's

@@ -162,7 +162,7 @@ start_servers() {
   DOWN=()
   local names=()
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
-  [[ -z "${PLAN[app_setups]}" ]] || names+=("your app")
+  [[ -z "${PLAN[app_setups]}" ]] || names+=("your app (${PLAN[app_processes]// /, })")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[vnginx_setups]}" ]] || names+=("the variant's nginx (${PLAN[variant_name]})")
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
@@ -174,12 +174,7 @@ start_servers() {
     DOWN[go]="$(not_started "the Go server" "$(server_log go "${n}")")"
     log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this block"
   fi
-  if [[ -n "${PLAN[app_setups]}" ]] && ! start_app "${n}"; then
-    DOWN[app]="your app ${APP_WHY}"
-    app_refuse app "${APP_WHY}" # the first block: bad input, exit 2
-    log "GOMAXPROCS=${n}: ${DOWN[app]}; no app setup is measured in this block"
-    stop_app
-  fi
+  [[ -z "${PLAN[app_setups]}" ]] || start_apps "${n}"
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   [[ -z "${PLAN[vnginx_setups]}" ]] || start_variant_nginx "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
@@ -213,7 +208,7 @@ server_pid() {
     vnginx) printf '%s\n' "${VNGINX_PID}" ;;
     fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
     node) printf '%s\n' "${NODE_PID}" ;;
-    app) printf '%s\n' "${APP_PID}" ;;
+    app | app-unix | app-fcgi) printf '%s\n' "${APP_PIDS[$1]:-}" ;;
   esac
 }
 
@@ -264,14 +259,16 @@ cell_args() {
 # check_cells N: capture every setup's headers, record them and the servers with one
 # `pass-ready`, and read its verdicts: fills USABLE and NGINX_WORKERS.
 check_cells() {
-  local n="$1" setup output verdict text
+  local n="$1" setup output verdict text name
   local args=(pass-ready --gomaxprocs "${n}")
   [[ -z "${GO_PID}" ]] || args+=(--go-pid "${GO_PID}" --go-log "${RUN_DIR}/$(server_log go "${n}")")
   [[ -z "${NGINX_PID}" ]] || args+=(--nginx-pid "${NGINX_PID}")
   [[ -z "${VNGINX_PID}" ]] || args+=(--variant-nginx-pid "${VNGINX_PID}")
   [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
   [[ -z "${NODE_PID}" ]] || args+=(--node-pid "${NODE_PID}")
-  [[ -z "${APP_PID}" ]] || args+=(--app-pid "${APP_PID}")
+  for name in "${!APP_PIDS[@]}"; do
+    [[ -z "${APP_PIDS[${name}]}" ]] || args+=(--app-pid "${name}" "${APP_PIDS[${name}]}")
+  done
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"

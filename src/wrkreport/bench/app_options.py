@@ -1,10 +1,14 @@
-"""Your app in the plan: --app, --app-path, --app-header, --app-version; which headers are secret and how they are redacted.
+"""Your app in the plan: --app, --app-unix, --app-fcgi, --app-path, --app-header, --app-version; which headers are secret and how they are redacted.
 
 --app 'CMD' names the user's own HTTP server: a shell command line with `{port}`, the TCP
-port on 127.0.0.1 it is to listen on (the `app` port). Its setups (core.setups
-APP_SETUP_IDS) become the run's default; the Go ones may be added with --setups. A header
-whose name says it is a secret (SECRET_NAME) is sent as given but never written: the
-manifest, the commands recorded and the report show `Name: <redacted>`.
+port on 127.0.0.1 it is to listen on (the `app` port). --app-unix 'CMD' starts the same app
+on a Unix socket (`{socket}`: a path in the run's private work dir) for nginx-app-unix;
+--app-fcgi 'CMD' a FastCGI server of it on `{port}` (nginx-app-fcgi-tcp) or `{socket}`
+(nginx-app-fcgi-unix). Each is a process of its own beside --app's, which stays the
+baseline and so is required. The setups of the commands given (core.setups APP_SETUP_IDS)
+become the run's default; the Go ones may be added with --setups. A header whose name says
+it is a secret (SECRET_NAME) is sent as given but never written: the manifest, the
+commands recorded and the report show `Name: <redacted>`.
 """
 
 from __future__ import annotations
@@ -15,13 +19,18 @@ import shlex
 
 from ..core.display import argument
 from ..core.errors import UsageError
-from ..core.setups import APP_SETUP_IDS, SETUP_BY_ID
+from ..core.setups import APP_BASELINE, APP_FCGI_PORT, APP_SETUP_IDS, FCGI_TCP_SETUP, FCGI_UNIX_SETUP, SETUP_BY_ID
 
 ENV_APP = "BENCH_APP"
+ENV_APP_UNIX = "BENCH_APP_UNIX"
+ENV_APP_FCGI = "BENCH_APP_FCGI"
 ENV_APP_PATH = "BENCH_APP_PATH"
 ENV_APP_HEADERS = "BENCH_APP_HEADERS"  # one header per line
 ENV_APP_VERSION = "BENCH_APP_VERSION"
 PORT_FIELD = "{port}"
+SOCKET_FIELD = "{socket}"
+# The Unix socket of each app process that takes {socket}: its file name in the run's private work dir.
+APP_SOCKETS = {"app-unix": "app-http.sock", "app-fcgi": "app-fcgi.sock"}
 REDACTED = "<redacted>"
 # A header name that says its value is a secret: credentials, cookies, keys, tokens.
 SECRET_NAME = re.compile(r"^(?:proxy-)?authorization$|^(?:set-)?cookie$|key|token|secret|password|passwd|session", re.I)
@@ -31,8 +40,10 @@ MAX_COMMAND = 4000
 
 
 def app_options(p: argparse.ArgumentParser) -> None:
-    """Add --app, --app-path, --app-header (repeatable) and --app-version to run_bench.sh's parser."""
+    """Add --app, --app-unix, --app-fcgi, --app-path, --app-header (repeatable) and --app-version to run_bench.sh's parser."""
     p.add_argument("--app")
+    p.add_argument("--app-unix")
+    p.add_argument("--app-fcgi")
     p.add_argument("--app-path")
     p.add_argument("--app-header", action="append")
     p.add_argument("--app-version")
@@ -90,25 +101,67 @@ def app_plan(args: argparse.Namespace, env: dict[str, str]) -> dict:
     given = args.app_header if args.app_header is not None else [h for h in env.get(ENV_APP_HEADERS, "").splitlines() if h.strip()]
     header_source = "--app-header" if args.app_header is not None else ENV_APP_HEADERS
     version = args.app_version if args.app_version is not None else env.get(ENV_APP_VERSION)
+    unix, unix_source = (args.app_unix, "--app-unix") if args.app_unix is not None else (env.get(ENV_APP_UNIX), ENV_APP_UNIX)
+    fcgi, fcgi_source = (args.app_fcgi, "--app-fcgi") if args.app_fcgi is not None else (env.get(ENV_APP_FCGI), ENV_APP_FCGI)
     if command is None:
+        if unix is not None or fcgi is not None:
+            raise UsageError(f"{unix_source if unix is not None else fcgi_source} starts your app beside --app 'CMD' ({PORT_FIELD}), "
+                             "which is not given: the app alone on its TCP port is what the app setups are compared with")
         if path is not None or given or version is not None:
             raise UsageError("--app-path, --app-header and --app-version describe the app of --app 'CMD', which is not given")
         return {"app": None}
     headers = [parse_header(h, header_source) for h in given]
-    shown = redact(command, secret_values(headers))
-    if not command.strip():
-        raise UsageError(f"{source} is empty: give the command line that starts your HTTP server, with {PORT_FIELD} for its port")
-    if PORT_FIELD not in command:
-        raise UsageError(f"{source} {argument(shown)}: no {PORT_FIELD} in it; the app must listen on the port it is given, e.g. "
-                         f"--app 'python3 -m http.server {PORT_FIELD} --bind 127.0.0.1'")
-    if len(command) > MAX_COMMAND or "\n" in command or "\0" in command:
-        raise UsageError(f"{source}: one line of at most {MAX_COMMAND} characters, please (a longer one belongs in a script)")
+    secrets = secret_values(headers)
+    app_command(command, source, (PORT_FIELD,), secrets, f"--app 'python3 -m http.server {PORT_FIELD} --bind 127.0.0.1'")
+    if unix is not None:
+        app_command(unix, unix_source, (SOCKET_FIELD,), secrets, f"--app-unix 'gunicorn --bind unix:{SOCKET_FIELD} app:app'")
+    if fcgi is not None:
+        app_command(fcgi, fcgi_source, (PORT_FIELD, SOCKET_FIELD), secrets, f"--app-fcgi 'php-fpm ...' or --app-fcgi './api -fcgi {SOCKET_FIELD}'")
     if version is not None and (not version.strip() or "\n" in version):
         raise UsageError("--app-version needs one command line printing the app's version")
     path = "/" if path is None else path
     if not APP_PATH.fullmatch(path):
         raise UsageError(f"{path_source} {argument(path)}: expected an absolute path without spaces, e.g. /api/items?id=1")
-    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version}}
+    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version, "unix_command": unix, "fcgi_command": fcgi}}
+
+
+def app_command(command: str, source: str, fields: tuple[str, ...], secrets: list[str], example: str) -> None:
+    """Refuse a command line of --app, --app-unix or --app-fcgi that is empty, too long, or has not exactly one of fields in it."""
+    shown = redact(command, secrets)
+    where = " or ".join(fields)
+    if not command.strip():
+        raise UsageError(f"{source} is empty: give the command line that starts your server, with {where} where it is to listen")
+    found = [field for field in fields if field in command]
+    if not found:
+        raise UsageError(f"{source} {argument(shown)}: no {where} in it; the app must listen where it is told, e.g. {example}")
+    if len(found) > 1:
+        raise UsageError(f"{source} {argument(shown)}: {' and '.join(found)} both in it; give one, where the server is to listen")
+    if len(command) > MAX_COMMAND or "\n" in command or "\0" in command:
+        raise UsageError(f"{source}: one line of at most {MAX_COMMAND} characters, please (a longer one belongs in a script)")
+
+
+def app_processes(app: dict) -> dict[str, str]:
+    """Return the app's processes (core.setups APP_PROCESSES) given a command line, by name: {'app': CMD, 'app-unix': CMD, ...}."""
+    found = {"app": app["command"], "app-unix": app.get("unix_command"), "app-fcgi": app.get("fcgi_command")}
+    return {name: command for name, command in found.items() if command is not None}
+
+
+def app_endpoint(command: str) -> str:
+    """Return where an app process listens: 'port' ({port}: its TCP port) or 'socket' ({socket}: a Unix socket in the work dir)."""
+    return "socket" if SOCKET_FIELD in command else "port"
+
+
+def offered_setups(app: dict) -> list[str]:
+    """Return the app setups the given commands can serve: app and nginx-app; nginx-app-unix with --app-unix; nginx-app-fcgi-tcp or -unix with --app-fcgi."""
+    processes = app_processes(app)
+    fcgi = processes.get("app-fcgi")
+    fcgi_setup = None if fcgi is None else FCGI_UNIX_SETUP if app_endpoint(fcgi) == "socket" else FCGI_TCP_SETUP
+    return [s for s in APP_SETUP_IDS if SETUP_BY_ID[s].app_process in processes and (SETUP_BY_ID[s].app_process != "app-fcgi" or s == fcgi_setup)]
+
+
+def app_port_names(setups: list[str]) -> list[str]:
+    """Return the port names an app run binds besides its setups': --app-fcgi's ('app-fcgi') when nginx-app-fcgi-tcp is measured."""
+    return [APP_FCGI_PORT] if FCGI_TCP_SETUP in setups else []
 
 
 def app_setup_list(chosen: list[str], given: bool, app: dict | None) -> list[str]:
@@ -118,10 +171,15 @@ def app_setup_list(chosen: list[str], given: bool, app: dict | None) -> list[str
         if wanted:
             raise UsageError(f"setup {wanted[0]} measures your own server: give its command line with --app 'CMD' (with {PORT_FIELD})")
         return chosen
+    offered = offered_setups(app)
     if not given:
-        return list(APP_SETUP_IDS)
-    if any(s in APP_SETUP_IDS for s in chosen) and APP_SETUP_IDS[0] not in chosen:
-        chosen = [APP_SETUP_IDS[0], *chosen]  # the app alone: what the app setups divide by
+        return offered
+    missing = [s for s in chosen if s in APP_SETUP_IDS and s not in offered]
+    if missing:
+        option = {"app-unix": f"--app-unix 'CMD' (with {SOCKET_FIELD})", "app-fcgi": f"--app-fcgi 'CMD' (with {PORT_FIELD} for -tcp, {SOCKET_FIELD} for -unix)"}
+        raise UsageError(f"setup {missing[0]} serves your app started by {option[SETUP_BY_ID[missing[0]].app_process]}, which is not given that way")
+    if any(s in APP_SETUP_IDS for s in chosen) and APP_BASELINE not in chosen:
+        chosen = [APP_BASELINE, *chosen]  # the app alone: what the app setups divide by
     order = list(SETUP_BY_ID)
     return sorted(chosen, key=order.index)
 
@@ -135,6 +193,8 @@ def app_parameters(plan: dict) -> dict:
     return {
         "app": {
             "command": redact(app["command"], secrets),
+            "unix_command": redact(app["unix_command"], secrets) if app.get("unix_command") else None,
+            "fcgi_command": redact(app["fcgi_command"], secrets) if app.get("fcgi_command") else None,
             "path": app["path"],
             "headers": [shown_header(h) for h in app["headers"]],
             "version_command": redact(app["version_command"], secrets) if app["version_command"] else None,
@@ -143,12 +203,20 @@ def app_parameters(plan: dict) -> dict:
 
 
 def app_lines(plan: dict) -> list[str]:
-    """Return the plan's lines for the script: app (0/1), app_command, app_shown (secrets redacted), app_path, app_headers (count), app_header.N, app_version."""
+    """Return the plan's lines for the script: app (0/1), app_path, app_headers (count), app_header.N, app_version; per app process NAME
+    started (app_processes: those a chosen setup needs): app_command.NAME, app_shown.NAME (secrets redacted), app_option.NAME, app_endpoint.NAME
+    (port or socket), app_socket.NAME (its file in the work dir)."""
     app = plan.get("app")
     if not app:
         return ["app 0"]
-    shown = redact(app["command"], secret_values(app["headers"]))  # for messages, which the manifest keeps
-    lines = ["app 1", f"app_command {app['command']}", f"app_shown {shown}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
+    needed = {SETUP_BY_ID[s].app_process for s in plan["setups"] if s in SETUP_BY_ID}
+    processes = {name: command for name, command in app_processes(app).items() if name in needed or name == APP_BASELINE}
+    lines = ["app 1", f"app_processes {' '.join(processes)}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
+    for name, command in processes.items():
+        lines += [f"app_command.{name} {command}", f"app_shown.{name} {redact(command, secret_values(app['headers']))}",  # the shown: for messages
+                  f"app_option.{name} --{name}", f"app_endpoint.{name} {app_endpoint(command)}"]
+        if app_endpoint(command) == "socket":
+            lines.append(f"app_socket.{name} {APP_SOCKETS[name]}")
     lines += [f"app_header.{i} {header}" for i, header in enumerate(app["headers"])]
     if app["version_command"]:
         lines.append(f"app_version {app['version_command']}")

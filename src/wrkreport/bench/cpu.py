@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.cpucost import ms_per_1k_requests
 from .profiles import CPU_PROCESSES, SCHEMA
-from ..core.setups import split_twin
+from ..core.setups import APP_PROCESSES, SETUP_BY_ID, split_twin
 
 
 def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
@@ -108,9 +108,25 @@ def pids_for(pids: dict, setup: str) -> dict:
     The other nginx is idle meanwhile and left out, so a twin's and its original's server
     CPU per request each count one nginx.
     """
+    pids = app_pids_for(pids, setup)
     if split_twin(setup)[1] is None:
         return pids
     return {**pids, "nginx": pids.get("variant_nginx"), "nginx_workers": list(pids.get("variant_nginx_workers") or [])}
+
+
+def app_pids_for(pids: dict, setup: str) -> dict:
+    """Return the pass's PIDs with "app" the session of the app process that serves setup: nginx-app-unix's is --app-unix's.
+
+    The other app processes are idle meanwhile and left out, so each app setup's server CPU
+    per request counts nginx (if in front) and the one app process it talks to; a setup
+    serving no app counts none.
+    """
+    known = SETUP_BY_ID.get(setup)
+    serving = known.app_process if known is not None else None
+    kept = {name: pid for name, pid in pids.items() if name not in APP_PROCESSES}
+    if serving and pids.get(serving):
+        kept["app"] = pids[serving]
+    return kept
 
 
 def cpu_snapshot(pids: dict[str, list[int]], proc: Path = Path("/proc")) -> dict[str, dict[int, tuple[int, int]]]:

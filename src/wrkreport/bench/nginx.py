@@ -6,9 +6,10 @@ import os
 import re
 from pathlib import Path
 
+from .app_options import APP_SOCKETS
 from .hosts import url_host
 from .profiles import HELLO_LINE, LOOPBACK, body_text
-from ..core.setups import SETUP_BY_ID
+from ..core.setups import APP_PROCESSES, SETUP_BY_ID
 from ..core.errors import UsageError
 from .tls_options import nginx_tls_values
 
@@ -160,6 +161,8 @@ def nginx_values(
         "listen_address": nginx_value(url_host(listen_address)),
         "optional_temp_paths": "\n".join(optional),
     }
+    for name, file_name in APP_SOCKETS.items():  # --app-unix's and --app-fcgi's sockets, beside Go's in the work dir
+        values[f"{name.replace('-', '_')}_socket"] = nginx_value(str(Path(prefix).parent / file_name))
     values.update(static_body_values(manifest["parameters"].get("body_bytes", len(HELLO_LINE))))
     # The run's key and certificate: made by run_bench.sh in the private work dir, beside nginx's prefix.
     values.update(nginx_tls_values(manifest["parameters"], nginx_value(str(Path(prefix).parent / "tls"))))
@@ -233,7 +236,8 @@ def nginx_error_log(run_dir: Path, gomaxprocs: int) -> Path:
 
 def nginx_error_logs(run_dir: Path, gomaxprocs: int) -> list[Path]:
     """Return the pass's logs capped as nginx's error log: the run's nginx's, with --variant its nginx's (variant.sh), with --app the app's (app.sh; appended with O_APPEND too)."""
-    apps = sorted((run_dir / "logs").glob(f"app.gomaxprocs-{gomaxprocs}.*log"))  # app.gomaxprocs-N.log, app.gomaxprocs-N.block-B.log
+    apps = sorted(path for name in APP_PROCESSES  # app.gomaxprocs-N.log, app-unix.gomaxprocs-N.block-B.log, ...
+                  for path in (run_dir / "logs").glob(f"{name}.gomaxprocs-{gomaxprocs}.*log"))
     return [nginx_error_log(run_dir, gomaxprocs), run_dir / "logs" / f"nginx-variant-error.gomaxprocs-{gomaxprocs}.log", *apps]
 
 

@@ -59,7 +59,7 @@ from ..core.setups import (
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.stats import MIN_BLOCKS
-from .app_options import app_combinations, app_lines, app_options, app_plan, app_setup_list
+from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tls_options import tls_options, tls_plan
@@ -384,7 +384,7 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
-    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | {SETUP_BY_ID[s].served_by for s in setups or () if s in SETUP_BY_ID}
+    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | {SETUP_BY_ID[s].served_by for s in setups or () if s in SETUP_BY_ID} | {*app_port_names(setups or [])}
     return {name: port for name, port in ports.items() if name in kept}
 
 
@@ -392,7 +392,7 @@ def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
     """Return the ports this run binds: Go's two TCP ports when a setup needs Go, plus each nginx, fasthttp or node setup's."""
     go = ["go-http", *BACKEND_PORTS] if any("go" in SETUP_BY_ID[s].needs for s in setups) else []
     served = dedupe([SETUP_BY_ID[s].served_by for s in setups])  # a new-connection setup binds nothing of its own
-    names = [*go, *(s for s in served if SETUP_BY_ID[s].server != "go" or s not in go)]
+    names = [*go, *(s for s in served if SETUP_BY_ID[s].server != "go" or s not in go), *app_port_names(setups)]
     needed = {name: ports[name] for name in names}
     seen: dict[int, str] = {}
     for name, port in needed.items():

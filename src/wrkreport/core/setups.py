@@ -18,6 +18,9 @@ from dataclasses import dataclass
 BASELINE = "go-http"  # Go standalone: what every ratio divides by unless its row says otherwise
 TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go-http)
 APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups divide by
+# The user's own server processes, each in a session of its own: --app's (HTTP on a TCP port:
+# the baseline), --app-unix's (HTTP on a Unix socket) and --app-fcgi's (FastCGI on a port or socket).
+APP_PROCESSES = ("app", "app-unix", "app-fcgi")
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,18 @@ class Setup:
 
     @property
     def app(self) -> bool:
-        """Return True for a setup serving the user's own server (--app): it needs the app process."""
-        return "app" in self.needs
+        """Return True for a setup serving the user's own server (--app, --app-unix, --app-fcgi): it needs one of its processes."""
+        return self.app_process is not None
+
+    @property
+    def app_process(self) -> str | None:
+        """Return the process of the user's server this setup serves ('nginx-app-unix' -> 'app-unix'), None for the others."""
+        return next((need for need in self.needs if need in APP_PROCESSES), None)
+
+    @property
+    def cpu_processes(self) -> tuple[str, ...]:
+        """Return the names its .cpu.json counts it by (bench/cpu.py pids_for): a twin's nginx as "nginx", any app process as "app"."""
+        return tuple("nginx" if need == VARIANT_SERVER else "app" if need in APP_PROCESSES else need for need in self.needs)
 
     @property
     def nginx_to_go(self) -> bool:
@@ -110,13 +123,21 @@ SETUPS: tuple[Setup, ...] = (
           divides_by=APP_BASELINE),
     Setup("nginx-app", "nginx", 8089, "nginx reverse proxy to your app over TCP (upstream keep-alive)", PROXY, ("nginx", "app"),
           default=False, divides_by=APP_BASELINE),
+    # --app-unix and --app-fcgi: the same app started otherwise (its own process beside --app's),
+    # behind nginx's HTTP proxy on a Unix socket and behind nginx's FastCGI on a port or a socket.
+    Setup("nginx-app-unix", "nginx", 8090, "nginx reverse proxy to your app over a Unix socket (--app-unix, upstream keep-alive)", PROXY,
+          ("nginx", "app-unix"), default=False, divides_by=APP_BASELINE),
+    Setup("nginx-app-fcgi-tcp", "nginx", 8091, "nginx FastCGI to your app over TCP (--app-fcgi with {port}, fastcgi_keep_conn)", FASTCGI,
+          ("nginx", "app-fcgi"), default=False, divides_by=APP_BASELINE),
+    Setup("nginx-app-fcgi-unix", "nginx", 8092, "nginx FastCGI to your app over a Unix socket (--app-fcgi with {socket}, fastcgi_keep_conn)", FASTCGI,
+          ("nginx", "app-fcgi"), default=False, divides_by=APP_BASELINE),
 )
 
 SETUP_IDS = tuple(s.id for s in SETUPS)
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
 TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls)
 PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls and not s.app)  # what --setups all selects
-APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app and nginx-app
+APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app, nginx-app and those of --app-unix and --app-fcgi
 NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
 NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS handshake per request
 BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
@@ -125,7 +146,10 @@ TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
 
 # Ports the Go server always binds besides go-http's (which nginx-http proxies to).
 BACKEND_PORTS = {"go-fcgi-tcp": 9001}
-DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS if s.serves is None}, **BACKEND_PORTS}  # a new-connection setup has its server's
+APP_FCGI_PORT = "app-fcgi"  # --app-fcgi with {port}: the port its FastCGI server listens on (nginx-app-fcgi-tcp's upstream)
+FCGI_TCP_SETUP, FCGI_UNIX_SETUP = "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix"  # --app-fcgi's setup: with {port}, with {socket}
+APP_BACKEND_PORTS = {APP_FCGI_PORT: 9002}
+DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS if s.serves is None}, **BACKEND_PORTS, **APP_BACKEND_PORTS}  # a new-connection setup has its server's
 
 # --- Names and --variant twins ----------------------------------------------------------
 # A setup name as the readers take it (a file name's first part, a manifest key): letters,
@@ -143,7 +167,7 @@ VARIANT_PORT_OFFSET = 100
 VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
 
 # The servers a pass may start, in start order (each started only when a chosen setup needs it).
-SERVERS = ("go", "nginx", "fasthttp", "node", "app", VARIANT_SERVER)
+SERVERS = ("go", "nginx", "fasthttp", "node", *APP_PROCESSES, VARIANT_SERVER)
 
 
 def split_twin(setup: str) -> tuple[str, str | None]:

@@ -32,6 +32,9 @@ SHORT = {
     "nginx-https": "TLS at nginx",
     "nginx-https-unix": "TLS at nginx over a Unix socket",
     "nginx-app": "nginx in front of your app",
+    "nginx-app-unix": "nginx in front of your app over a Unix socket",
+    "nginx-app-fcgi-tcp": "nginx FastCGI to your app over TCP",
+    "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
 }
 CORES_PER = 10_000  # "cores per 10,000 req/s": a load a reader can scale
 

@@ -23,6 +23,9 @@ MECHANISM = {
     "node-http": "Node.js's http module",
     "app": "your app alone",
     "nginx-app": "nginx in front of your app",
+    "nginx-app-unix": "nginx in front of your app over a Unix socket",
+    "nginx-app-fcgi-tcp": "nginx FastCGI to your app over TCP",
+    "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
 NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls

@@ -21,7 +21,7 @@ from ..handshake import read_counter as read_local_counter
 from ..remote_clients.measuring import ClientRun, client_argv, run_all
 from ..remote_clients.state import load_clients
 from ..progress import progress_result, progress_start
-from ...core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
+from ...core.setups import APP_BASELINE, APP_PROCESSES, SETUP_BY_ID, SETUP_IDS, split_twin
 from ...core.errors import UsageError
 from ..values import iso_ms, now_ms
 from ..app_options import redact_argv
@@ -63,8 +63,10 @@ def cmd_pass_ready(args) -> int:
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
-    if args.app_pid is not None:  # --app: its session leader (setsid); its CPU: the whole session
-        entry["pids"]["app"] = args.app_pid
+    for name, pid in args.app_pid or []:  # --app's, --app-unix's, --app-fcgi's session leader (setsid); its CPU: the whole session
+        if name not in APP_PROCESSES or not pid.isdigit():
+            raise UsageError(f"--app-pid {name} {pid}: expected NAME PID with NAME one of {', '.join(APP_PROCESSES)}")
+        entry["pids"][name] = int(pid)
     if args.variant_nginx_pid is not None:  # --variant: its own nginx master
         entry["pids"]["variant_nginx"] = args.variant_nginx_pid
         entry["pids"]["variant_nginx_workers"] = children_of(args.variant_nginx_pid)
