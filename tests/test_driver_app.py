@@ -1,6 +1,7 @@
 """End-to-end tests of ./run_bench.sh --app: a real app that is not the project's Go code (tests/app_server.py,
-Python's standard library, with worker processes and an API key) through app and nginx-app, then `wrkreport build`;
-each bad --app input exits 2 with one line and leaves nothing running (checked by the app's session).
+Python's standard library, with worker processes and an API key; as FastCGI under flup) through every app setup
+(app, nginx-app, nginx-app-unix, nginx-app-fcgi-unix) in one run, then `wrkreport build`; each bad --app, --app-unix
+or --app-fcgi input exits 2 with one line and leaves nothing running (checked by the app processes' sessions).
 
 Same rules as tests/test_driver.py: private ports, --out and TMPDIR per test.
 """
@@ -27,12 +28,13 @@ KEY = "s3cr3t-Key-4711"  # the API key: must appear nowhere under raw/ or report
 KEY_ENV = "APP_SERVER_KEY"
 TOKEN = "tok-0815-geheim"
 HEADERS = ["--app-header", f"Authorization: Bearer {KEY}", "--app-header", f"X-Api-Token: {TOKEN}"]
-PORT_NAMES = ("app", "nginx-app")
+PORT_NAMES = ("app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix", "app-fcgi")
+APP_PROCESSES = ("app", "app-unix", "app-fcgi")
 
 
-def app_command(*extra: str) -> str:
-    """Return the --app command line of the test app (its port as {port})."""
-    return " ".join([sys.executable, str(APP), "{port}", *extra])
+def app_command(*extra: str, where: str = "{port}") -> str:
+    """Return the --app command line of the test app (its port as {port}; --unix {socket} for --app-unix, --fcgi {socket} for --app-fcgi)."""
+    return " ".join([sys.executable, str(APP), where, *extra])
 
 
 def run_app(args: list[str], out: Path, tmp: Path, ports: dict[str, int], timeout: float = 240) -> subprocess.CompletedProcess:
@@ -65,8 +67,8 @@ def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
     them), no app mentions the run's paths, its ports are free, the work dir is gone."""
     if (out / "latest").exists():
         run, manifest = latest_run(out)
-        sids = {entry["pids"].get("app") for entry in manifest["passes"]} - {None}
-        sids |= {int(m[1]) for log in (run / "logs").glob("app.*.log") for m in SID.finditer(log.read_text(errors="replace"))}
+        sids = {entry["pids"].get(name) for entry in manifest["passes"] for name in APP_PROCESSES} - {None}
+        sids |= {int(m[1]) for log in (run / "logs").glob("app*.log") for m in SID.finditer(log.read_text(errors="replace"))}
         assert sids, "no session of the app found"
         for sid in sids:
             assert session_left(sid) == [], f"the app's session {sid} still runs"
@@ -86,13 +88,16 @@ def dirs():
 
 @pytest.fixture(scope="module")
 def app_run():
-    """Run --app once (workers, key, quick profile with its fixed-rate phase) and build its report; yield (done, run, manifest, built, report dir, ports)."""
+    """Run --app, --app-unix and --app-fcgi (on a socket) once (workers, key, quick profile with its fixed-rate phase) and build its report;
+    yield (done, run, manifest, built, report dir, ports)."""
     top = Path(tempfile.mkdtemp(prefix="rba", dir="/tmp"))
     top.chmod(0o711)
     out, tmp, reports = top / "out", top / "tmp", top / "reports"
     tmp.mkdir()
     ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
     done = run_app(["--app", app_command("--workers", "2", "--key-env", KEY_ENV), "--app-path", "/data.json", *HEADERS,
+                    "--app-unix", app_command("--workers", "2", "--key-env", KEY_ENV, where="--unix {socket}"),
+                    "--app-fcgi", app_command("--key-env", KEY_ENV, where="--fcgi {socket}"),
                     "--app-version", f"echo app_server 1.0 {TOKEN}"], out, tmp, ports)
     run, manifest = latest_run(out) if (out / "latest").exists() else (None, None)
     built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True,
@@ -103,31 +108,44 @@ def app_run():
 
 @pytest.mark.slow
 @needs_tools
-def test_an_app_through_app_and_nginx_app_then_build(app_run):
+def test_an_app_through_every_app_setup_then_build(app_run):
     done, run, manifest, built, reports, ports, (out, tmp) = app_run
     assert done.returncode == 0, done.stderr
-    assert manifest["parameters"]["setups"] == ["app", "nginx-app"]
+    assert manifest["parameters"]["setups"] == ["app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-unix"]
     assert manifest["parameters"]["urls"]["app"] == f"http://127.0.0.1:{ports['app']}/data.json"
     app = manifest["parameters"]["app"]
     assert app["path"] == "/data.json" and app["headers"] == ["Authorization: <redacted>", "X-Api-Token: <redacted>"]
     assert app["version"] == "app_server 1.0 <redacted>" and app["version_command"] == "echo app_server 1.0 <redacted>"  # a secret value redacted there too
     assert "GOMAXPROCS=1" in (run / "logs" / "app.gomaxprocs-1.log").read_text()  # in its environment
+    assert app["unix_command"].endswith("--unix {socket} --workers 2 --key-env APP_SERVER_KEY") and "--fcgi {socket}" in app["fcgi_command"]
     cells = manifest["passes"][0]["cells"]
-    assert cells["app"]["body_sha256"] == cells["nginx-app"]["body_sha256"] and cells["app"]["body_bytes"] > 500
-    assert "Server (changed)" in cells["nginx-app"]["headers_changed"]
+    for setup in ("nginx-app", "nginx-app-unix", "nginx-app-fcgi-unix"):  # the same status and body as the app alone: checks passed
+        assert cells[setup]["error"] is None and cells[setup]["body_sha256"] == cells["app"]["body_sha256"], (setup, cells[setup])
+        assert "Server (changed)" in cells[setup]["headers_changed"], (setup, cells[setup])
+    assert cells["app"]["body_bytes"] > 500
     cpu = json.loads((run / "app.gomaxprocs-1.block-1.run-1.cpu.json").read_text())
     assert len(cpu["processes"]["app"]["pids"]) == 3  # the app and its 2 worker processes
     assert cpu["processes"]["app"]["user_s"] + cpu["processes"]["app"]["system_s"] > 0
-    proxied = json.loads((run / "nginx-app.gomaxprocs-1.block-1.run-1.cpu.json").read_text())["processes"]
-    assert proxied["nginx"]["user_s"] + proxied["nginx"]["system_s"] > 0 and len(proxied["app"]["pids"]) == 3
+    pids = manifest["passes"][0]["pids"]
+    sessions = {"nginx-app": ("app", 3), "nginx-app-unix": ("app-unix", 3), "nginx-app-fcgi-unix": ("app-fcgi", 1)}  # flup: one process, threads
+    for setup, (process, count) in sessions.items():  # each setup's CPU: nginx and the one app process serving it, not the idle others
+        proxied = json.loads((run / f"{setup}.gomaxprocs-1.block-1.run-1.cpu.json").read_text())["processes"]
+        assert proxied["nginx"]["user_s"] + proxied["nginx"]["system_s"] > 0, setup
+        assert len(proxied["app"]["pids"]) == count and pids[process] in proxied["app"]["pids"], (setup, proxied["app"])
+        assert proxied["app"]["user_s"] + proxied["app"]["system_s"] > 0, setup
+    assert len({pids[name] for name in APP_PROCESSES}) == 3  # three sessions
+    measured = {m["setup"] for m in manifest["measurements"]}
+    assert measured == set(manifest["parameters"]["setups"])
     assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
     results = json.loads((reports / "results.json").read_text())
     text = json.dumps(results)
     assert '"excluded": "' not in text, text[:2000]
-    ratios = [r for r in results["ratios"] if r["setup"] == "nginx-app"]
-    assert ratios and ratios[0]["baseline"] == "app" and 0 < ratios[0]["ratio"] < 2
+    for setup in ("nginx-app", "nginx-app-unix", "nginx-app-fcgi-unix"):
+        ratios = [r for r in results["ratios"] if r["setup"] == setup]
+        assert ratios and ratios[0]["baseline"] == "app" and 0 < ratios[0]["ratio"] < 2, (setup, ratios)
     page = (reports / "index.html").read_text()
     assert "What nginx in front of your app costs" in page and "only Go reads it" in page and "of your app&#39;s throughput alone" in page
+    assert "nginx FastCGI to your app over a Unix socket" in page
     assert_nothing_left(out, tmp, ports)
 
 
@@ -172,6 +190,46 @@ def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, ca
     assert log_text in errors[0], errors[0]
     assert "Traceback" not in done.stderr
     assert_nothing_left(out, tmp, {**ports, "other": other})
+
+
+# --app-unix and --app-fcgi: (their args beside a good --app, what the one error line says, the option named, the log named, its text).
+BAD_BESIDE = {
+    "unix exits at once": (["--app-unix", "echo boom sid $$ {socket} >&2; exit 3"], "exited with status 3 before it was ready on its Unix socket",
+                           "your app (--app-unix '", "app-unix", "boom"),
+    "fcgi never listens": (["--app-fcgi", "echo waiting sid $$; sleep 300 # {port}"], "was not ready on 127.0.0.1:", "your app (--app-fcgi '",
+                           "app-fcgi", "waiting"),
+    "unix answers otherwise behind nginx": (["--app-unix", app_command("--echo-peer", where="--unix {socket}")], "where the app alone answers",
+                                            "nginx-app-unix (nginx in front of your app, --app-unix '", "app-unix", "app_server"),
+    "fcgi over TCP answers otherwise behind nginx": (["--app-fcgi", app_command("--key-env", KEY_ENV, where="--fcgi {port}")], "401",
+                                                     "nginx-app-fcgi-tcp (nginx in front of your app, --app-fcgi '", "app-fcgi", "FastCGI on"),
+}
+
+
+@pytest.mark.slow
+@needs_tools
+@pytest.mark.parametrize("case", sorted(BAD_BESIDE))
+def test_bad_app_unix_or_fcgi_input_exits_2_with_one_line_naming_it_and_leaves_nothing_running(dirs, case):
+    out, tmp = dirs
+    ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
+    args, reason, who, log_name, log_text = BAD_BESIDE[case]
+    done = run_app(["--app", app_command(), "--app-path", "/data.json", *args], out, tmp, ports)
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, done.stderr
+    assert reason in errors[0] and who in errors[0] and f"the last lines of logs/{log_name}.gomaxprocs-1.log" in errors[0], errors[0]
+    assert log_text in errors[0] and "Traceback" not in done.stderr, errors[0]
+    assert_nothing_left(out, tmp, ports)
+    assert not list(tmp.rglob("*.sock"))
+
+
+def test_app_unix_without_its_socket_or_without_app_is_refused_before_anything_starts(dirs):
+    out, tmp = dirs
+    for args, said in ((["--app", app_command(), "--app-unix", app_command(where="--unix /tmp/x.sock")], "no {socket} in it"),
+                       (["--app-fcgi", app_command(where="--fcgi {port}")], "--app-fcgi starts your app beside --app 'CMD' ({port}), which is not given")):
+        done = subprocess.run([str(SCRIPT), "--quick", *args, "--out", str(out)], capture_output=True, text=True, env=script_env(tmp), timeout=60,
+                              check=False)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+        assert not out.exists() and list(tmp.iterdir()) == []
 
 
 def test_an_app_command_without_its_port_is_refused_before_anything_starts(dirs):

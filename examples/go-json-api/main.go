@@ -3,7 +3,11 @@
 // GET /products?n=50 builds n products (deterministic from n), sorts them by price, hashes each
 // one's description with SHA-256 and answers them as JSON; the same request always gets the same
 // bytes, so wrkreport's check (every setup must answer what the app alone answers) holds.
-// Usage: gojsonapi -addr 127.0.0.1:PORT
+// Usage: gojsonapi -addr 127.0.0.1:PORT       HTTP on a TCP port (run_bench.sh --app)
+//
+//	gojsonapi -unix PATH                 HTTP on a Unix socket (--app-unix)
+//	gojsonapi -fcgi-addr 127.0.0.1:PORT  FastCGI (net/http/fcgi) on a TCP port (--app-fcgi)
+//	gojsonapi -fcgi-unix PATH            FastCGI on a Unix socket (--app-fcgi)
 package main
 
 import (
@@ -13,7 +17,10 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
+	"net/http/fcgi"
+	"os"
 	"sort"
 	"strconv"
 )
@@ -59,9 +66,29 @@ func products(w http.ResponseWriter, r *http.Request) {
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8090", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:8090", "address to listen on (HTTP)")
+	unix := flag.String("unix", "", "a Unix socket to serve HTTP on instead")
+	fcgiAddr := flag.String("fcgi-addr", "", "a TCP address to serve FastCGI on instead")
+	fcgiUnix := flag.String("fcgi-unix", "", "a Unix socket to serve FastCGI on instead")
 	flag.Parse()
-	http.HandleFunc("/products", products)
-	log.Printf("gojsonapi listening on %s", *addr)
-	log.Fatal(http.ListenAndServe(*addr, nil))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/products", products)
+	network, address, serve := "tcp", *addr, func(l net.Listener) error { return http.Serve(l, mux) }
+	switch {
+	case *unix != "":
+		network, address = "unix", *unix
+	case *fcgiAddr != "":
+		address, serve = *fcgiAddr, func(l net.Listener) error { return fcgi.Serve(l, mux) }
+	case *fcgiUnix != "":
+		network, address, serve = "unix", *fcgiUnix, func(l net.Listener) error { return fcgi.Serve(l, mux) }
+	}
+	if network == "unix" {
+		_ = os.Remove(address) // one left by an earlier run: listening would fail on it
+	}
+	listener, err := net.Listen(network, address)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("gojsonapi listening on %s %s", network, address)
+	log.Fatal(serve(listener))
 }
