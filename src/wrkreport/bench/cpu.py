@@ -123,6 +123,8 @@ def app_pids_for(pids: dict, setup: str) -> dict:
     """
     known = SETUP_BY_ID.get(setup)
     serving = known.app_process if known is not None else None
+    if serving is None and not any(name in APP_PROCESSES for name in pids):
+        return pids  # no app in the run: the pass's PIDs as they are
     kept = {name: pid for name, pid in pids.items() if name not in APP_PROCESSES}
     if serving and pids.get(serving):
         kept["app"] = pids[serving]

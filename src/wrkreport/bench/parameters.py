@@ -46,6 +46,7 @@ from .profiles import (
 from ..core.setups import (
     ALL_SETUPS,
     APP_SETUP_IDS,
+    APP_BACKEND_PORTS,
     BACKEND_PORTS,
     DEFAULT_PORTS,
     DEFAULT_SETUP_IDS,
@@ -379,7 +380,7 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS and n not in APP_SETUP_IDS)
+            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS and n not in APP_SETUP_IDS and n not in APP_BACKEND_PORTS)
             raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain}, a TLS or an app setup")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
