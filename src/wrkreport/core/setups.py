@@ -162,6 +162,30 @@ def baseline_of(setup: str) -> str:
     return BASELINES.get(split_twin(setup)[0], BASELINE)
 
 
+def hello_world(setup: str) -> bool:
+    """Return True for a setup serving the project's own handler (the 2013 article's hello world), False for an --app one."""
+    known = SETUP_BY_ID.get(split_twin(setup)[0])
+    return known is None or not known.app
+
+
+def divisor_words(setups) -> str:
+    """Return whose figures a run's plain ratios divide by, possessive, for its method sentences (written for go-http):
+    "go-http's", "app's" (an --app run), or "go-http's (app's for your app's setups)" when it has both.
+
+    >>> divisor_words(["go-http", "nginx-http"]), divisor_words(["app", "nginx-app"]), divisor_words(["go-http", "app"])
+    ("go-http's", "app's", "go-http's (app's for your app's setups)")
+    """
+    bases = {baseline_of(s) for s in setups} & {BASELINE, APP_BASELINE}
+    if bases == {APP_BASELINE}:
+        return f"{APP_BASELINE}'s"
+    return f"{BASELINE}'s ({APP_BASELINE}'s for your app's setups)" if APP_BASELINE in bases else f"{BASELINE}'s"
+
+
+def said_over(text: str, setups) -> str:
+    """Return a method sentence written for go-http with the run's own divisor in its place (divisor_words): unchanged for a hello world run."""
+    return text.replace(f"{BASELINE}'s", divisor_words(setups))
+
+
 def setup_description(setup: str) -> str:
     """Return what a setup is ('' when unknown); a twin: 'nginx-http served by the --variant nokeep nginx'."""
     original, variant = split_twin(setup)
