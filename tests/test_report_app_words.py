@@ -13,6 +13,7 @@ import pytest
 from wrkreport.analyze import load_analysis
 from wrkreport.core.setups import divisor_words, said_over
 from wrkreport.report import build
+from wrkreport.report.terminal import summary_table
 from wrkreport.report.verdict import verdict
 
 from helpers import RUNS
@@ -61,3 +62,10 @@ def test_a_hello_world_runs_sentences_are_unchanged_and_a_mixed_run_names_both_d
     assert said_over(text, ["app", "nginx-app", "go-http"]) == (
         "Within a block each setup's round k is paired with go-http's (app's for your app's setups) round k.")
     assert divisor_words(["nginx-https", "go-https"]) == "go-http's"  # TLS setups say their own divisor where they are shown
+
+
+def test_the_terminal_table_of_an_app_run_divides_by_app_without_naming_go_http():
+    done = load_analysis(RUNS / "app-flask")
+    said = summary_table(done.analysis, done.table)
+    assert "go-http" not in said and "/ app" not in said
+    assert "CPU per request vs app at 1: nginx-app " in said

@@ -181,6 +181,11 @@ def divisor_words(setups) -> str:
     return f"{BASELINE}'s ({APP_BASELINE}'s for your app's setups)" if APP_BASELINE in bases else f"{BASELINE}'s"
 
 
+def main_divisor(setups) -> str:
+    """Return the setup most of a run's ratios divide by: go-http, or app for a run of --app setups only."""
+    return APP_BASELINE if divisor_words(setups) == f"{APP_BASELINE}'s" else BASELINE
+
+
 def said_over(text: str, setups) -> str:
     """Return a method sentence written for go-http with the run's own divisor in its place (divisor_words): unchanged for a hello world run."""
     return text.replace(f"{BASELINE}'s", divisor_words(setups))
