@@ -169,6 +169,9 @@ def setup_description(setup: str) -> str:
     original, variant = split_twin(setup)
     if variant and original == APP_BASELINE:
         return f"your app's build {variant} alone (--app-b; the twin of app, measured in the same rounds)"
+    if variant and original in APP_SETUP_IDS:  # nginx-app~NAME: the id alone does not say whether --variant or --app-b made it
+        return (f"{original}'s twin, measured in the same rounds: the --variant {variant} nginx in front of your app, or with --app-b "
+                f"nginx configured as {original} in front of your app's build {variant}")
     if variant:
         return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
     known = SETUP_BY_ID.get(setup)
