@@ -105,6 +105,7 @@ app_refuse() {
   ((PLAN[app])) && ((!APP_CHECKED)) && is_app_setup "$1" || return 0
   local who="your app (--app '${PLAN[app_shown]}')" log_file="${APP_LOG}"
   [[ "$1" == app ]] || who="$1 (nginx in front of your app, --app '${PLAN[app_shown]}'; the only nginx app setup)"
+  [[ "$1" != *"~"* ]] || who="$1 (the --variant's nginx in front of your app, --app '${PLAN[app_shown]}')"
   if [[ " ${PLAN[needs.$1]} " == *" appb "* ]]; then # --app-b's twins: its command and its log
     log_file="${APP_B_LOG}"
     who="your app's build ${PLAN[app_b_name]} (--app-b '${PLAN[app_b_shown]}')"
