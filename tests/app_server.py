@@ -4,7 +4,7 @@ Not part of the project's Go code, and shaped like a real one: keep-alive HTTP/1
 body computed per request, optional worker processes sharing the listening socket (so the
 CPU of a process tree is counted), and an API key it checks (401 without it).
 
-    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer]
+    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer] [--items N]
     python3 tests/app_server.py --unix PATH [...]     HTTP on a Unix socket (run_bench.sh --app-unix)
     python3 tests/app_server.py --fcgi PORT|PATH [...] the same answers as a FastCGI (WSGI) server with flup (--app-fcgi)
 
@@ -16,6 +16,9 @@ run_bench.sh records); requests without `Authorization: Bearer KEY` get 401.
 
 --echo-peer puts the client's port into the body: nginx's requests then differ from curl's,
 the app answering differently behind nginx.
+
+--items N: the JSON list's length (default 20): another build of the same service, with
+another body and another amount of work per request (--app-b's tests).
 """
 
 from __future__ import annotations
@@ -29,20 +32,20 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def answer_for(path: str, authorization: str | None, key: str | None, peer) -> tuple[int, dict]:
-    """Return (status, body) of a GET of path: /data.json answers a JSON list; any other path 404; 401 without the key."""
+def answer_for(path: str, authorization: str | None, key: str | None, peer, items: int = 20) -> tuple[int, dict]:
+    """Return (status, body) of a GET of path: /data.json answers a JSON list of items; any other path 404; 401 without the key."""
     if key is not None and authorization != f"Bearer {key}":
         return 401, {"error": "no key"}
     if path.split("?")[0] != "/data.json":
         return 404, {"error": "not found"}
-    items = [{"id": i, "name": f"item {i}", "square": i * i} for i in range(20)]
-    body = {"items": items, "total": sum(item["square"] for item in items)}
+    listed = [{"id": i, "name": f"item {i}", "square": i * i} for i in range(items)]
+    body = {"items": listed, "total": sum(item["square"] for item in listed)}
     if peer is not None:
         body["peer"] = peer
     return 200, body
 
 
-def handler_class(key: str | None, echo_peer: bool, tcp: bool = True):
+def handler_class(key: str | None, echo_peer: bool, items: int = 20, tcp: bool = True):
     """Return the request handler: GET /data.json answers a JSON list; any other path 404."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -53,7 +56,7 @@ def handler_class(key: str | None, echo_peer: bool, tcp: bool = True):
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             peer = (self.client_address[1] if isinstance(self.client_address, tuple) else str(self.client_address)) if echo_peer else None
-            return self.answer(*answer_for(self.path, self.headers.get("Authorization"), key, peer))
+            return self.answer(*answer_for(self.path, self.headers.get("Authorization"), key, peer, items))
 
         def answer(self, status: int, body: dict) -> None:
             data = json.dumps(body, sort_keys=True).encode()
@@ -76,12 +79,12 @@ class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
     request_queue_size = 1024  # socketserver's 5: a Unix socket refuses (nginx: 502) what does not fit in the backlog
 
 
-def wsgi_app(key: str | None, echo_peer: bool):
+def wsgi_app(key: str | None, echo_peer: bool, items: int):
     """Return the handler as a WSGI application, for flup's FastCGI server: the same status, headers and body."""
 
     def app(environ, start_response):
         path = environ.get("PATH_INFO", "") + (f"?{environ['QUERY_STRING']}" if environ.get("QUERY_STRING") else "")
-        status, body = answer_for(path, environ.get("HTTP_AUTHORIZATION"), key, environ.get("REMOTE_PORT") if echo_peer else None)
+        status, body = answer_for(path, environ.get("HTTP_AUTHORIZATION"), key, environ.get("REMOTE_PORT") if echo_peer else None, items)
         data = json.dumps(body, sort_keys=True).encode()
         start_response(f"{status} {HTTPStatus(status).phrase}", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
         return [data]
@@ -89,13 +92,13 @@ def wsgi_app(key: str | None, echo_peer: bool):
     return app
 
 
-def serve_fcgi(where: str, key: str | None, echo_peer: bool) -> int:
+def serve_fcgi(where: str, key: str | None, echo_peer: bool, items: int) -> int:
     """Serve the WSGI app with flup's threaded FastCGI server on a port of 127.0.0.1 (a number) or a Unix socket (a path)."""
     from flup.server.fcgi import WSGIServer
 
     address = ("127.0.0.1", int(where)) if where.isdigit() else where
     print(f"app_server: FastCGI on {where}, GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
-    WSGIServer(wsgi_app(key, echo_peer), bindAddress=address, umask=0o077).run()
+    WSGIServer(wsgi_app(key, echo_peer, items), bindAddress=address, umask=0o077).run()
     return 0
 
 
@@ -108,15 +111,16 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--key-env")
     parser.add_argument("--echo-peer", action="store_true")
+    parser.add_argument("--items", type=int, default=20)
     args = parser.parse_args()
     ThreadingHTTPServer.daemon_threads = True
     key = os.environ[args.key_env] if args.key_env else None
     if args.fcgi:
-        return serve_fcgi(args.fcgi, key, args.echo_peer)
+        return serve_fcgi(args.fcgi, key, args.echo_peer, args.items)
     if args.unix:
-        server = UnixHTTPServer(args.unix, handler_class(key, args.echo_peer, tcp=False))
+        server = UnixHTTPServer(args.unix, handler_class(key, args.echo_peer, args.items, tcp=False))
     else:
-        server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer))
+        server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer, args.items))
     print(f"app_server: {args.unix or f'port {args.port}'}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, "
           f"sid {os.getsid(0)}", flush=True)
     children = []

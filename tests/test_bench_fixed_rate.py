@@ -14,8 +14,11 @@ from wrkreport.bench import fixed_rate
 from wrkreport.bench.fixed_rate import Attack, attack_argv, measure_rate, rate_stem
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.rate_checks import rate_checks, rate_held_check
+from wrkreport.fixedrate.rate_checks import Expected
 
 from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
+
+HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 
 def test_the_doctests_hold():
@@ -60,7 +63,7 @@ def test_one_measurement_keeps_every_request_and_its_cpu_and_passes_the_checks(s
     assert list(work.iterdir()) == []  # the gob, the targets and the stderr are gone
     result = read_vegeta_file(run_dir / ran.file)  # the offered rate from the name
     assert result.offered_rps == 1000 and result.requests == 2000
-    checks = rate_checks(result, 12, json.loads((run_dir / ran.cpu_file).read_text()))
+    checks = rate_checks(result, HELLO, json.loads((run_dir / ran.cpu_file).read_text()))
     assert [(c.name, c.status) for c in checks][:3] == [("rate-held", "pass"), ("rate-response", "pass"), ("rate-errors", "pass")], checks
     assert 0.05 < result.p50_ms < result.p99_ms <= result.max_ms < 100
 
@@ -101,7 +104,7 @@ def test_a_closed_port_is_measured_and_fails_the_errors_check(tmp_path):
     attack = Attack(url=f"http://127.0.0.1:{port}/", rate=50, duration_s=0.5)
     ran = measure_rate(vegeta, attack, tmp_path, tmp_path, "refused.rate-50", {})
     result = read_vegeta_file(tmp_path / ran.file)
-    checks = {c.name: c for c in rate_checks(result, 12)}
+    checks = {c.name: c for c in rate_checks(result, HELLO)}
     assert result.errors == result.requests == 25 and result.timeouts == 0
     assert checks["rate-errors"].status == "fail" and "connection refused" in checks["rate-errors"].message
     assert checks["rate-response"].message == "none of the 25 requests was answered"

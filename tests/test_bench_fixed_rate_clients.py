@@ -20,9 +20,12 @@ from wrkreport.bench.remote_clients.state import Client, Clients
 from wrkreport.latency_histogram import rank_of
 from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta_file
 from wrkreport.fixedrate.rate_checks import rate_checks
+from wrkreport.fixedrate.rate_checks import Expected
 from wrkreport.fixedrate.record import RateResult, merge_results, rate_shares
 
 from helpers import VEGETA_HELD, make_rate_run, problem_messages, read_rate_run
+
+HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 STEM = "go-http.gomaxprocs-1.block-1.run-1.rate-1000"
 
@@ -124,10 +127,10 @@ def test_the_merged_rate_is_the_sum_of_each_clients_and_its_wait_the_longest():
     a, b = result([1] * 501, span_s=1.0, wait_s=0.002, offered=500), result([1] * 496, span_s=1.0, wait_s=0.004, offered=500)
     merged = merge_results([a, b], 1000, "m")
     assert merged.achieved_rps == pytest.approx(500 + 495) and merged.wait_s == pytest.approx(0.004)
-    held = rate_checks(merged, 12)[0]
+    held = rate_checks(merged, HELLO)[0]
     assert held.status == "pass" and "2 clients: 500.0 + 495.0" in held.message
     short = merge_results([a, result([1] * 450, offered=500)], 1000, "m")
-    assert rate_checks(short, 12)[0].status == "fail", "the sum over clients must reach the rate"
+    assert rate_checks(short, HELLO)[0].status == "fail", "the sum over clients must reach the rate"
 
 
 def test_statuses_errors_and_bodies_add_up():

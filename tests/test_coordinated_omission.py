@@ -33,8 +33,11 @@ from wrkreport.bench.fixed_rate import Attack, measure_rate
 from wrkreport.parsers import parse_text
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.rate_checks import rate_checks
+from wrkreport.fixedrate.rate_checks import Expected
 
 from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
+
+HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 STALL_S = 0.2
 PERIOD_S = 1.0
@@ -83,7 +86,7 @@ def test_open_loop_sees_the_stall_in_p99_and_closed_loop_omits_it(server, tmp_pa
           f"p50 {wrk.latency_p50_ms:.3f} ms, p90 {wrk.latency_p90_ms:.1f} ms, p99 {wrk.latency_p99_ms:.1f} ms, max {wrk.latency_max_ms:.1f} ms")
 
     assert min(len(open_stalls), len(ab_stalls), len(wrk_stalls)) >= SECONDS - 1
-    checks = {c.name: c for c in rate_checks(open_loop, 12)}
+    checks = {c.name: c for c in rate_checks(open_loop, HELLO)}
     assert checks["rate-held"].status == "pass", checks["rate-held"].message
     assert checks["rate-response"].status == "pass" and checks["rate-errors"].status == "pass"
     assert open_loop.p99_ms >= 0.9 * stall_ms  # open loop: the stall is in p99

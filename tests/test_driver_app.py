@@ -194,9 +194,9 @@ def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, ca
 
 # --app-unix and --app-fcgi: (their args beside a good --app, what the one error line says, the option named, the log named, its text).
 BAD_BESIDE = {
-    "unix exits at once": (["--app-unix", "echo boom sid $$ {socket} >&2; exit 3"], "exited with status 3 before it was ready on its Unix socket",
+    "unix exits at once": (["--app-unix", "echo boom sid $$ {socket} >&2; exit 3"], "exited with status 3 before answering on its Unix socket",
                            "your app (--app-unix '", "app-unix", "boom"),
-    "fcgi never listens": (["--app-fcgi", "echo waiting sid $$; sleep 300 # {port}"], "was not ready on 127.0.0.1:", "your app (--app-fcgi '",
+    "fcgi never listens": (["--app-fcgi", "echo waiting sid $$; sleep 300 # {port}"], "did not answer on 127.0.0.1:", "your app (--app-fcgi '",
                            "app-fcgi", "waiting"),
     "unix answers otherwise behind nginx": (["--app-unix", app_command("--echo-peer", where="--unix {socket}")], "where the app alone answers",
                                             "nginx-app-unix (nginx in front of your app, --app-unix '", "app-unix", "app_server"),

@@ -11,9 +11,12 @@ from wrkreport.fixedrate.capacity import (
     AT_LEAST, FAIL, PASS, Slo, block_capacity, combine, combine_ratio, next_rate, result_step, search_rng, search_steps,
 )
 from wrkreport.fixedrate.rate_checks import rate_checks
+from wrkreport.fixedrate.rate_checks import Expected
 from wrkreport.fixedrate.reading import RateMeasurement
 
 from helpers import rate_result
+
+HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 OBJECTIVE = Slo(99.0, 5.0)
 
@@ -23,7 +26,7 @@ def measured(setup: str, block: int, rate: int, p99_ms: float, share: float = 1.
     """Return a measurement at rate whose every latency is p99_ms, vegeta starting share of the rate (checks from rate_checks)."""
     requests = max(2, round(rate * share)) + 1
     result = rate_result([int(p99_ms * 1e6)] * requests, span_s=1.0, offered=rate)
-    return RateMeasurement(setup, gomaxprocs, block, rate, f"{setup}.{block}.{rate}", result, tuple(rate_checks(result, 12)))
+    return RateMeasurement(setup, gomaxprocs, block, rate, f"{setup}.{block}.{rate}", result, tuple(rate_checks(result, HELLO)))
 
 
 def knee_run(setups: dict[str, int], blocks: int, gomaxprocs: int = 1) -> list[RateMeasurement]:

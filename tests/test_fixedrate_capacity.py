@@ -23,9 +23,12 @@ from wrkreport.fixedrate.capacity import (
     slo_of, step_verdict,
 )
 from wrkreport.fixedrate.rate_checks import RATE_TOLERANCE, rate_checks
+from wrkreport.fixedrate.rate_checks import Expected
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 from helpers import rate_result
+
+HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 VEGETA = Path(__file__).parent / "fixtures" / "vegeta"
 OBJECTIVE = Slo(99, 5.0)
@@ -345,7 +348,7 @@ def test_combine_ratio_says_only_what_its_sides_bounds_imply(mine, theirs):
 def fixture(name: str):
     """Return (record, its checks with a 12-byte body expected, its expect.json) of a real vegeta fixture."""
     result = read_vegeta_file(VEGETA / f"{name}.vegeta.csv.gz")
-    return result, rate_checks(result, 12), json.loads((VEGETA / f"{name}.expect.json").read_text())
+    return result, rate_checks(result, HELLO), json.loads((VEGETA / f"{name}.expect.json").read_text())
 
 
 def test_result_step_of_a_rate_held_with_right_answers():
@@ -379,11 +382,11 @@ def test_result_step_fails_wrong_or_lost_answers_however_fast(name):
 def test_result_step_of_a_backlog_or_no_record():
     growing = tuple(int(ms * 1e6) for ms in (1, 3, 6, 9, 12, 15, 18, 21, 24, 27))  # started at the rate, but a queue grew
     result = rate_result([1_000_000] * 1001, span_s=1.0, duration_s=1.2, offered=1000, window_p50_ns=growing)
-    checks = rate_checks(result, 12)
+    checks = rate_checks(result, HELLO)
     assert [c.name for c in checks if c.status == "fail"] == ["rate-held"]
     assert result_step(1000, result, checks, OBJECTIVE).verdict == FAIL  # not behind: the server's backlog, not the generator
     assert result_step(1000, None, (), OBJECTIVE) == Step(1000, FAIL)
     held = rate_result([1] * 1001, 1.0, 1000)
-    warned = rate_checks(held, 12)  # no CPU record: the generator check warns
+    warned = rate_checks(held, HELLO)  # no CPU record: the generator check warns
     assert [c.status for c in warned] == ["pass", "pass", "pass", "warn"]
     assert result_step(1000, held, warned, OBJECTIVE).verdict == PASS  # a warning is no fail

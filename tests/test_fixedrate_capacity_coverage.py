@@ -74,7 +74,7 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 
 from wrkreport.fixedrate.capacity import (
-    AT_LEAST, AT_MOST, DEFAULT_SLO, HEADROOM, BlockCapacity, Slo, Step, block_capacity, parse_slo, combine, combine_ratio, next_rate, search_rng, search_steps, step_verdict,
+    AT_LEAST, AT_MOST, DEFAULT_SLO, HEADROOM, BlockCapacity, Step, block_capacity, parse_slo, combine, combine_ratio, next_rate, search_rng, search_steps, step_verdict,
 )
 
 RUNS = 2000  # simulated runs per figure: a coverage's standard error is about 0.5 points

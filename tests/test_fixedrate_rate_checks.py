@@ -6,8 +6,11 @@ from pathlib import Path
 
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.rate_checks import errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
+from wrkreport.fixedrate.rate_checks import Expected
 
 from helpers import rate_result
+
+HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 VEGETA = Path(__file__).parent / "fixtures" / "vegeta"
 WHERE = {"setup": "nginx-http", "gomaxprocs": 1, "repeat": 2, "file": "nginx-http.gomaxprocs-1.block-1.run-2.rate-1000.vegeta.csv.gz"}
@@ -71,14 +74,21 @@ def test_a_rate_that_cannot_be_measured_fails():
 
 
 def test_the_same_response_every_time():
-    assert response_check(rate_result([1] * 5), 12).message == "all 5 answers 200 with a 12-byte body"
-    wrong = response_check(rate_result([1] * 5, statuses=((200, 3), (502, 2)), body=((12, 3), (157, 2))), 12)
+    assert response_check(rate_result([1] * 5), HELLO).message == "all 5 answers 200 with a 12-byte body"
+    wrong = response_check(rate_result([1] * 5, statuses=((200, 3), (502, 2)), body=((12, 3), (157, 2))), HELLO)
     assert wrong.status == "fail"
     assert wrong.message == ("not the same response every time: 2 of 5 answers not 200 (3 x 200, 2 x 502), "
                              "2 with a body other than 12 bytes (3 x 12 bytes, 2 x 157 bytes)")
-    assert response_check(rate_result([1] * 5, body=((13, 5),)), 12).status == "fail"
-    assert response_check(rate_result([1] * 2, statuses=(), errors=2, body=()), 12).message == "none of the 2 requests was answered"
+    assert response_check(rate_result([1] * 5, body=((13, 5),)), HELLO).status == "fail"
+    assert response_check(rate_result([1] * 2, statuses=(), errors=2, body=()), HELLO).message == "none of the 2 requests was answered"
 
+
+
+def test_an_app_is_held_to_its_own_status_and_body():
+    created = Expected(201, 40)  # an app answering 201 Created with a 40-byte body
+    assert response_check(rate_result([1] * 4, statuses=((201, 4),), body=((40, 4),)), created).message == "all 4 answers 201 with a 40-byte body"
+    ok_instead = response_check(rate_result([1] * 4, statuses=((200, 4),), body=((40, 4),)), created)
+    assert ok_instead.status == "fail" and "4 of 4 answers not 201 (4 x 200)" in ok_instead.message
 
 def test_errors_and_timeouts_are_counted():
     r = rate_result([1] * 10, statuses=((200, 7),), errors=3, timeouts=2, body=((12, 7),), error_messages=(("timeout", 2), ("refused", 1)))
@@ -129,12 +139,12 @@ def test_each_clients_cores_come_from_the_manifest_into_the_check(tmp_path):
                                  {"client": "client-3", "machine": "x"}, "junk", {"client": 4, "machine": {"logical_cores": 2}}]}
     assert client_cores(manifest) == {"client-1": 2}  # a bool, a string or a non-string name is no core count
     assert client_cores({}) == {} and client_cores(None) == {}
-    checks = rate_checks(rate_result([1] * 4001, span_s=2.0, offered=2000), 12, clients_cpu(3.8, 0.1), WHERE, client_cores(manifest))
+    checks = rate_checks(rate_result([1] * 4001, span_s=2.0, offered=2000), HELLO, clients_cpu(3.8, 0.1), WHERE, client_cores(manifest))
     assert checks[-1].name == "rate-generator" and checks[-1].status == "warn" and "client-1 1.90 of its 2" in checks[-1].message
 
 
 def test_rate_checks_gives_every_check_in_order():
-    checks = rate_checks(rate_result([1] * 1001, span_s=1.0, offered=1000), 12, cpu(0.1, 0.1), WHERE)
+    checks = rate_checks(rate_result([1] * 1001, span_s=1.0, offered=1000), HELLO, cpu(0.1, 0.1), WHERE)
     assert [c.name for c in checks] == ["rate-held", "rate-response", "rate-errors", "rate-generator"]
     assert [c.status for c in checks] == ["pass"] * 4
 
@@ -146,7 +156,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"
 
 def verdicts(name: str) -> dict[str, str]:
     """Return {check name: status} of a real fixture's checks (12-byte body expected)."""
-    return {c.name: c.status for c in rate_checks(read_vegeta_file(FIXTURES / name), 12)[:3]}
+    return {c.name: c.status for c in rate_checks(read_vegeta_file(FIXTURES / name), HELLO)[:3]}
 
 
 def test_each_real_fixture_fails_exactly_the_check_it_was_captured_for():

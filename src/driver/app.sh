@@ -1,7 +1,8 @@
 # app.sh: --app, --app-unix and --app-fcgi, the user's own server as processes by name (app, the
 # baseline; app-unix; app-fcgi): each started per block in a session of its own, ready when it
 # answers (a FastCGI one: when it accepts a connection), its answer captured, stopped with its
-# whole session; bad input exits 2.
+# whole session; bad input exits 2. --app-b's second build has its own start and stop (app_b.sh)
+# and shares the rest (app_ready, stop_session, app_refuse).
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -16,9 +17,10 @@ app_header_args() {
   done
 }
 
-# is_app_setup SETUP: true for a setup serving the app (app, nginx-app, nginx-app-unix, nginx-app-fcgi-*).
+# is_app_setup SETUP: true for a setup serving the app (app, nginx-app, nginx-app-unix, nginx-app-fcgi-*;
+# --app-b's app~NAME, nginx-app~NAME).
 is_app_setup() {
-  [[ -n "$(setup_app_process "$1")" ]]
+  [[ -n "$(setup_app_process "$1")" || " ${PLAN[needs.$1]:-} " == *" appb "* ]]
 }
 
 # setup_app_process SETUP: the app process SETUP needs (app, app-unix or app-fcgi; core.setups
@@ -77,29 +79,33 @@ start_app() {
   APP_LOGS["${name}"]="${log_file}"
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" setsid bash -c "${command}" </dev/null >>"${log_file}" 2>&1 &
   APP_PIDS["${name}"]=$!
-  app_ready "${name}"
+  app_ready "${APP_PIDS[${name}]}" "$(app_where "${name}")" "${name}"
 }
 
-# app_ready NAME: up to READY_TIMEOUT_S for app process NAME to be ready (app_answers); false with
-# APP_WHY when it exits first or time is up. A socket the servers, as root, must share with
-# nginx's workers is given their group and mode 0660 (as Go's sockets are) once it is there.
+# app_ready PID WHERE [NAME]: up to READY_TIMEOUT_S for an app to be ready: app process NAME by
+# app_answers, or (no NAME: --app-b's build) any HTTP answer at the URL WHERE; false with APP_WHY
+# when PID exits first or time is up. A socket the servers, as root, must share with nginx's
+# workers is given their group and mode 0660 (as Go's sockets are) once it is there.
 app_ready() {
-  local name="$1" deadline=$((SECONDS + READY_TIMEOUT_S)) pid="${APP_PIDS[$1]}" socket rc=0
-  socket="$(app_socket "${name}")"
+  local pid="$1" where="$2" name="${3:-}" deadline=$((SECONDS + READY_TIMEOUT_S)) socket="" code rc=0
+  [[ -z "${name}" ]] || socket="$(app_socket "${name}")"
   while :; do
     if ! is_running "${pid}"; then
       wait "${pid}" 2>/dev/null || rc=$?
-      APP_WHY="exited with status ${rc} before it was ready on $(app_where "${name}")"
+      APP_WHY="exited with status ${rc} before answering on ${where}"
       return 1
     fi
-    if app_answers "${name}" "${socket}"; then
+    if [[ -n "${name}" ]] && app_answers "${name}" "${socket}"; then
       if [[ -n "${socket}" ]] && servers_as_root; then
         { chgrp "${WORKER_GROUP}" "${socket}" && chmod 0660 "${socket}"; } || die 1 "cannot give ${socket} to nginx's workers (group ${WORKER_GROUP})"
       fi
       return 0
+    elif [[ -z "${name}" ]]; then
+      code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "${APP_HEADER_ARGS[@]}" "${where}")" || true
+      [[ "${code}" == 000 ]] || return 0
     fi
     if ((SECONDS >= deadline)); then
-      APP_WHY="was not ready on $(app_where "${name}") within ${READY_TIMEOUT_S}s (is it listening where {port} or {socket} says?)"
+      APP_WHY="did not answer on ${where} within ${READY_TIMEOUT_S}s (is it listening where {port} or {socket} says?)"
       return 1
     fi
     sleep 0.1
@@ -134,30 +140,34 @@ session_members() {
   return 0
 }
 
-# stop_app NAME: SIGTERM to app process NAME's process group, up to STOP_TIMEOUT_S for its whole
-# session to end, then SIGKILL to the group and to every process left in the session; reap it
-# and remove its socket.
+# stop_app NAME: stop app process NAME's whole session (stop_session) and remove its socket.
 stop_app() {
-  local name="$1" pid="${APP_PIDS[$1]:-}" i left
+  local name="$1" pid="${APP_PIDS[$1]:-}" socket
   [[ -n "${pid}" ]] || return 0
-  kill -TERM -- "-${pid}" 2>/dev/null || true
+  stop_session "${pid}" "your app (${PLAN[app_option.${name}]})"
+  APP_PIDS["${name}"]=""
+  socket="$(app_socket "${name}")"
+  [[ -z "${socket}" ]] || rm -f -- "${socket}"
+}
+
+# stop_session SID WHO: SIGTERM to an app's process group, up to STOP_TIMEOUT_S for its whole
+# session to end, then SIGKILL to the group and to every process left in the session; reap it.
+stop_session() {
+  local sid="$1" who="$2" i left
+  kill -TERM -- "-${sid}" 2>/dev/null || true
   for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-    left="$(session_members "${pid}")"
+    left="$(session_members "${sid}")"
     [[ -n "${left}" ]] || break
     sleep 0.1
   done
-  left="$(session_members "${pid}")"
+  left="$(session_members "${sid}")"
   if [[ -n "${left}" ]]; then
-    log "your app (${PLAN[app_option.${name}]}, session ${pid}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
-    kill -KILL -- "-${pid}" 2>/dev/null || true
+    log "${who} (session ${sid}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
+    kill -KILL -- "-${sid}" 2>/dev/null || true
     # shellcheck disable=SC2086 # a list of PIDs
     kill -KILL ${left} 2>/dev/null || true
   fi
-  wait "${pid}" 2>/dev/null || true
-  APP_PIDS["${name}"]=""
-  local socket
-  socket="$(app_socket "${name}")"
-  [[ -z "${socket}" ]] || rm -f -- "${socket}"
+  wait "${sid}" 2>/dev/null || true
 }
 
 # stop_apps: stop every app process started (each with its whole session).
@@ -168,10 +178,10 @@ stop_apps() {
   done
 }
 
-# app_log_tail NAME: the last lines of app process NAME's log on one line ("a | b | c"), for messages.
+# app_log_tail LOG: the last lines of an app's log on one line ("a | b | c"), for messages.
 app_log_tail() {
   local text
-  text="$(tail -n 3 "${APP_LOGS[$1]:-}" 2>/dev/null | tr -d '\r' | cut -c 1-200 | paste -sd '|' - | sed 's/|/ | /g')" || true
+  text="$(tail -n 3 "$1" 2>/dev/null | tr -d '\r' | cut -c 1-200 | paste -sd '|' - | sed 's/|/ | /g')" || true
   printf '%s\n' "${text:-nothing}"
 }
 
@@ -179,19 +189,27 @@ app_log_tail() {
 # measured is bad input: exit 2 with one line naming the command and the end of its log.
 app_refuse() {
   ((PLAN[app])) && ((!APP_CHECKED)) && is_app_setup "$1" || return 0
-  local name
-  name="$(setup_app_process "$1")"
-  if [[ "$1" == app ]]; then
-    app_refuse_process app "$2"
+  local name who log_file
+  if [[ " ${PLAN[needs.$1]} " == *" appb "* ]]; then # --app-b's twins: its command and its log
+    log_file="${APP_B_LOG}"
+    who="your app's build ${PLAN[app_b_name]} (--app-b '${PLAN[app_b_shown]}')"
+    [[ "$1" == "app~${PLAN[app_b_name]}" ]] || who="$1 (nginx in front of ${who#your app\'s })"
+    die 2 "${who} $2; the last lines of ${log_file#"${RUN_DIR}/"}: $(app_log_tail "${log_file}")"
   fi
-  die 2 "$1 (nginx in front of your app, ${PLAN[app_option.${name}]} '${PLAN[app_shown.${name}]}') $2; the last lines of ${APP_LOGS[${name}]#"${RUN_DIR}/"}: $(app_log_tail "${name}")"
+  name="$(setup_app_process "$1")"
+  [[ "$1" != app ]] || app_refuse_process app "$2"
+  who="nginx in front of your app"
+  [[ "$1" != *"~"* ]] || who="the --variant's nginx in front of your app"
+  log_file="${APP_LOGS[${name}]:-}"
+  die 2 "$1 (${who}, ${PLAN[app_option.${name}]} '${PLAN[app_shown.${name}]}') $2; the last lines of ${log_file#"${RUN_DIR}/"}: $(app_log_tail "${log_file}")"
 }
 
 # app_refuse_process NAME REASON: at the run's first block, app process NAME not ready is bad
 # input: exit 2 with one line naming its command and the end of its log.
 app_refuse_process() {
   ((PLAN[app])) && ((!APP_CHECKED)) || return 0
-  die 2 "your app (${PLAN[app_option.$1]} '${PLAN[app_shown.$1]}') $2; the last lines of ${APP_LOGS[$1]#"${RUN_DIR}/"}: $(app_log_tail "$1")"
+  local log_file="${APP_LOGS[$1]:-}"
+  die 2 "your app (${PLAN[app_option.$1]} '${PLAN[app_shown.$1]}') $2; the last lines of ${log_file#"${RUN_DIR}/"}: $(app_log_tail "${log_file}")"
 }
 
 # app_capture SETUP URL FILE: one GET of an app setup's URL with the --app-header's: its header

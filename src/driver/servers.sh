@@ -163,6 +163,7 @@ start_servers() {
   local names=()
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
   [[ -z "${PLAN[app_setups]}" ]] || names+=("your app (${PLAN[app_processes]// /, })")
+  [[ -z "${PLAN[appb_setups]:-}" ]] || names+=("its build ${PLAN[app_b_name]}")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[vnginx_setups]}" ]] || names+=("the variant's nginx (${PLAN[variant_name]})")
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
@@ -175,6 +176,12 @@ start_servers() {
     log "GOMAXPROCS=${n}: ${DOWN[go]}; no setup that needs it is measured in this block"
   fi
   [[ -z "${PLAN[app_setups]}" ]] || start_apps "${n}"
+  if [[ -n "${PLAN[appb_setups]:-}" ]] && ! start_app_b "${n}"; then
+    DOWN[appb]="your app's build ${PLAN[app_b_name]} ${APP_WHY}"
+    app_refuse "app~${PLAN[app_b_name]}" "${APP_WHY}" # the first block: bad input, exit 2
+    log "GOMAXPROCS=${n}: ${DOWN[appb]}; its twins are not measured in this block"
+    stop_app_b
+  fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   [[ -z "${PLAN[vnginx_setups]}" ]] || start_variant_nginx "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
@@ -209,6 +216,7 @@ server_pid() {
     fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
     node) printf '%s\n' "${NODE_PID}" ;;
     app | app-unix | app-fcgi) printf '%s\n' "${APP_PIDS[$1]:-}" ;;
+    appb) printf '%s\n' "${APP_B_PID}" ;;
   esac
 }
 
@@ -269,6 +277,7 @@ check_cells() {
   for name in "${!APP_PIDS[@]}"; do
     [[ -z "${APP_PIDS[${name}]}" ]] || args+=(--app-pid "${name}" "${APP_PIDS[${name}]}")
   done
+  [[ -z "${APP_B_PID}" ]] || args+=(--app-b-pid "${APP_B_PID}")
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"

@@ -108,6 +108,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.tls.key, "tls-key", "", "PEM private key of -tls-cert")
 	fs.StringVar(&cfg.tls.version, "tls-version", "1.3", "the one TLS version offered: 1.3 or 1.2")
 	fs.BoolVar(&cfg.tls.resumption, "tls-resumption", false, "allow session resumption (tickets); off: every connection a full handshake")
+	fs.BoolVar(&cfg.tls.h2, "h2", false, "serve go-h2 too: the TLS settings above, offering h2 (HTTP/2) then http/1.1 by ALPN; needs -tls-cert")
+	fs.IntVar(&cfg.tls.h2Port, "h2-port", 8446, "go-h2's port on "+loopback+" (0: any free port)")
 	fs.StringVar(&cfg.tls.statsSocket, "tls-stats-socket", "", "Unix socket answering \"handshakes N resumed M\" (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -205,6 +207,9 @@ type server struct {
 	https     *http.Server // go-https (tls.go)
 	httpsL    net.Listener
 	httpsPub  net.Listener // -public-address: go-https for a client on another machine
+	h2        *http.Server // go-h2: net/http's HTTP/2 over TLS (tls.go listenH2)
+	h2L       net.Listener
+	h2Pub     net.Listener // -public-address: go-h2 for a client on another machine
 	statsL    net.Listener // the handshake counts (tls.go)
 	tlsCounts tlsCounts
 }
@@ -249,12 +254,12 @@ func listen(cfg config) (*server, error) {
 
 // close closes every listener; closing a Unix listener Go created also removes its file.
 func (s *server) close() {
-	for _, h := range []*http.Server{s.http, s.https} {
+	for _, h := range []*http.Server{s.http, s.https, s.h2} {
 		if h != nil {
 			h.Close()
 		}
 	}
-	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix, s.httpsL, s.httpsPub, s.statsL} {
+	for _, l := range []net.Listener{s.httpL, s.httpPub, s.httpUnix, s.fcgiTCP, s.fcgiUnix, s.httpsL, s.httpsPub, s.h2L, s.h2Pub, s.statsL} {
 		if l != nil {
 			l.Close()
 		}
@@ -283,6 +288,12 @@ func (s *server) describe(cfg config) string {
 			parts = append(parts, "https-public="+s.httpsPub.Addr().String())
 		}
 	}
+	if s.h2L != nil {
+		parts = append(parts, "h2="+s.h2L.Addr().String())
+		if s.h2Pub != nil {
+			parts = append(parts, "h2-public="+s.h2Pub.Addr().String())
+		}
+	}
 	if s.fcgiUnix != nil || s.httpUnix != nil {
 		parts = append(parts, fmt.Sprintf("mode=%04o group=%q", cfg.socketMode, cfg.socketGroup))
 	}
@@ -297,7 +308,7 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	failed := make(chan error, 7)
+	failed := make(chan error, 10) // one per listener served
 	serve := func(name string, f func() error) {
 		go func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
@@ -321,6 +332,12 @@ func run(ctx context.Context, cfg config, logw io.Writer) error {
 	}
 	if s.httpsPub != nil {
 		serve("net/http TLS public", func() error { return s.https.Serve(s.httpsPub) })
+	}
+	if s.h2L != nil {
+		serve("net/http HTTP/2", func() error { return s.h2.Serve(s.h2L) })
+	}
+	if s.h2Pub != nil {
+		serve("net/http HTTP/2 public", func() error { return s.h2.Serve(s.h2Pub) })
 	}
 	if s.statsL != nil {
 		serve("TLS stats socket", s.serveStats)

@@ -311,7 +311,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{httpPort: 18080, fcgiPort: 19001, socketPath: "/x/go.sock", httpSocketPath: "/x/gohttp.sock", socketMode: 0o660,
-		socketGroup: "nogroup", handlerDelay: 500 * time.Microsecond, bodyBytes: 4096, tls: tlsSettings{port: 8443, version: "1.3"}}
+		socketGroup: "nogroup", handlerDelay: 500 * time.Microsecond, bodyBytes: 4096, tls: tlsSettings{port: 8443, version: "1.3", h2Port: 8446}}
 	if cfg != want {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}

@@ -28,6 +28,8 @@ type tlsSettings struct {
 	version     string // "1.3" or "1.2": the only version offered
 	resumption  bool   // session tickets on (off: every connection is a full handshake)
 	statsSocket string // Unix socket serving the handshake counts; "" none
+	h2          bool   // go-h2: a second TLS listener offering h2 (HTTP/2) by ALPN, then http/1.1
+	h2Port      int    // its port on 127.0.0.1 (0: any free port)
 }
 
 // tlsCounts counts the TLS handshakes the server completed up to verification, and the resumed ones.
@@ -44,8 +46,8 @@ func (c *tlsCounts) line() string {
 // checkTLS refuses inconsistent -tls-* flags.
 func checkTLS(s tlsSettings) error {
 	if s.cert == "" {
-		if s.key != "" || s.statsSocket != "" {
-			return errors.New("-tls-key and -tls-stats-socket need -tls-cert")
+		if s.key != "" || s.statsSocket != "" || s.h2 {
+			return errors.New("-tls-key, -tls-stats-socket and -h2 need -tls-cert")
 		}
 		return nil
 	}
@@ -55,8 +57,10 @@ func checkTLS(s tlsSettings) error {
 	if s.version != "1.2" && s.version != "1.3" {
 		return fmt.Errorf("-tls-version %q: choose 1.2 or 1.3", s.version)
 	}
-	if s.port < 0 || s.port > 65535 {
-		return fmt.Errorf("port %d out of range 0-65535", s.port)
+	for _, port := range []int{s.port, s.h2Port} {
+		if port < 0 || port > 65535 {
+			return fmt.Errorf("port %d out of range 0-65535", port)
+		}
 	}
 	return nil
 }
@@ -64,7 +68,7 @@ func checkTLS(s tlsSettings) error {
 // tlsConfig returns the server's TLS configuration: one version, X25519 only, and for TLS 1.2
 // the one AES-128-GCM suite matching the key (TLS 1.3 suites are not configurable in Go; it
 // prefers TLS_AES_128_GCM_SHA256 on machines with AES instructions, which nginx is given).
-// No ALPN protocols are offered: wrk speaks HTTP/1.1.
+// No ALPN protocols are offered: wrk speaks HTTP/1.1 (go-h2's listener adds h2: listenH2).
 func tlsConfig(s tlsSettings, counts *tlsCounts) (*tls.Config, error) {
 	pair, err := tls.LoadX509KeyPair(s.cert, s.key)
 	if err != nil {
@@ -120,11 +124,39 @@ func (s *server) listenTLS(cfg config) error {
 		s.httpsPub = tls.NewListener(pub, tc)
 	}
 	s.https = &http.Server{Handler: s.handler, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	if err := s.listenH2(cfg, tc); err != nil {
+		return err
+	}
 	if cfg.tls.statsSocket != "" {
 		if s.statsL, err = listenSocket(cfg.tls.statsSocket, cfg); err != nil {
 			return fmt.Errorf("TLS stats socket: %w", err)
 		}
 	}
+	return nil
+}
+
+// listenH2 binds go-h2's listener when -h2 is given: the same TLS settings (version, group,
+// key, resumption, counted handshakes) offering h2 then http/1.1 by ALPN, served by an
+// http.Server whose Serve sets up net/http's own HTTP/2 (TLSNextProto left nil).
+func (s *server) listenH2(cfg config, tc *tls.Config) error {
+	if !cfg.tls.h2 {
+		return nil
+	}
+	h2 := tc.Clone()
+	h2.NextProtos = []string{"h2", "http/1.1"}
+	raw, err := net.Listen("tcp", net.JoinHostPort(loopback, fmt.Sprint(cfg.tls.h2Port)))
+	if err != nil {
+		return fmt.Errorf("HTTP/2: %w", err)
+	}
+	s.h2L = tls.NewListener(raw, h2)
+	if cfg.publicAddress != "" {
+		pub, err := net.Listen("tcp", net.JoinHostPort(cfg.publicAddress, fmt.Sprint(s.h2L.Addr().(*net.TCPAddr).Port)))
+		if err != nil {
+			return fmt.Errorf("HTTP/2 on %s: %w", cfg.publicAddress, err)
+		}
+		s.h2Pub = tls.NewListener(pub, h2)
+	}
+	s.h2 = &http.Server{Handler: s.handler}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,28 @@ func TestTLSOnThePublicAddressAndTheCountsReadBack(t *testing.T) {
 	}
 	if err := readStats(filepath.Join(t.TempDir(), "none.sock"), &out); err == nil {
 		t.Error("readStats of a missing socket: no error")
+	}
+}
+
+func TestH2NegotiatedOnItsOwnListenerOnly(t *testing.T) {
+	cert, key := writeKeyPair(t, false)
+	log, _ := startServer(t, config{tls: tlsSettings{cert: cert, key: key, version: "1.3", h2: true}})
+	client := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for name, want := range map[string]string{"h2": "HTTP/2.0", "https": "HTTP/1.1"} {
+		resp, err := client.Get("https://" + addr(t, log, name) + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.Proto != want || resp.StatusCode != 200 || string(body) != "Hello World\n" {
+			t.Errorf("%s: %s %d %q, want %s 200 \"Hello World\\n\"", name, resp.Proto, resp.StatusCode, body, want)
+		}
+	}
+}
+
+func TestH2NeedsACertificate(t *testing.T) {
+	if err := checkTLS(tlsSettings{h2: true}); err == nil || !strings.Contains(err.Error(), "-h2 need -tls-cert") {
+		t.Errorf("checkTLS(-h2 without -tls-cert) = %v", err)
 	}
 }

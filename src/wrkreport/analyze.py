@@ -25,7 +25,7 @@ from .core import stats
 from .checks import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from .core.cpucost import ms_per_1k_requests
-from .core.setups import NGINX_SETUPS, baseline_of, setup_order, split_twin
+from .core.setups import NGINX_SETUPS, baseline_of, said_over, setup_order, split_twin
 from .core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
@@ -195,7 +195,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
                 variant_cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(original), original))
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
-    method = BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD
+    method = said_over(BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD, {c.setup for c in cells})
     if all(r.excluded == NO_CPU for r in cpu):
         cpu = []  # a run without CPU records (recorded before them, or ab on a remote client): no CPU figure at all
     if all(r.excluded == NO_CPU for r in variant_cpu):

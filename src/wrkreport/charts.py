@@ -40,13 +40,8 @@ SETUP_STYLES = {
     "go-https-new": ("#555555", "1", "OO"),
     "nginx-https-new": ("#332288", "2", "|."),
     "nginx-https-unix-new": ("#882255", "3", "-."),
-    "app": ("#000000", "4", "/"),  # --app: your app in Go's colour (the baseline), nginx in front of it in the HTTP proxy's
-    "nginx-app": ("#0072B2", "+", "x"),
-    # --app-unix and --app-fcgi: in the colours of the Go setups connected the same way, with the
-    # last markers errorbar's fmt takes that no setup, study or reference has
-    "nginx-app-unix": ("#56B4E9", "x", "\\"),
-    "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."),
-    "nginx-app-fcgi-unix": ("#009E73", "_", "."),
+    "app": ("#000000", "4", "/"), "nginx-app": ("#0072B2", "+", "x"),  # --app's: Go's colours for the same connection (app: the baseline's)
+    "nginx-app-unix": ("#56B4E9", "x", "\\"), "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."), "nginx-app-fcgi-unix": ("#009E73", "_", "."),
 }
 OTHER_STYLE = ("#777777", "*", "//..")
 VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)

@@ -222,7 +222,9 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
     from .variant_compare import DRIFT_NOTE
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
-    if result.in_run:
+    if result.in_run and result.variant.app_b is not None:  # --app-b: two builds of the app, alone and behind nginx
+        say(f"A: {result.a.run.path}: your app (--app), alone and behind nginx\nB: the same run: its build {result.variant.name} ({result.variant.options_text})")
+    elif result.in_run:
         say(f"A: {result.a.run.path}: its nginx setups\nB: the same run: their twins through {result.names[1]} ({result.variant.options_text})")
     else:
         say(f"A: {result.a.run.path}\nB: {result.b.run.path}")

@@ -141,6 +141,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--nginx-pid",), {"type": int}),
         (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
         (("--app-pid",), {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")}),  # an app process (app, app-unix, app-fcgi): its session leader
+        (("--app-b-pid",), {"type": int}),  # --app-b: its second build's session leader
         (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app setup's captured body
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report

@@ -1,4 +1,4 @@
-"""Your app in the plan: --app, --app-unix, --app-fcgi, --app-path, --app-header, --app-version; which headers are secret and how they are redacted.
+"""Your app in the plan: --app, --app-unix, --app-fcgi, --app-path, --app-header, --app-version, --app-b; which headers are secret and how they are redacted.
 
 --app 'CMD' names the user's own HTTP server: a shell command line with `{port}`, the TCP
 port on 127.0.0.1 it is to listen on (the `app` port). --app-unix 'CMD' starts the same app
@@ -8,7 +8,9 @@ on a Unix socket (`{socket}`: a path in the run's private work dir) for nginx-ap
 baseline and so is required. The setups of the commands given (core.setups APP_SETUP_IDS)
 become the run's default; the Go ones may be added with --setups. A header whose name says
 it is a secret (SECRET_NAME) is sent as given but never written: the manifest, the
-commands recorded and the report show `Name: <redacted>`.
+commands recorded and the report show `Name: <redacted>`. --app-b 'CMD' (with --app-b-name
+NAME, default b) is a second build of the app, measured as twins (app~NAME, nginx-app~NAME)
+in the same rounds: bench.variant makes them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import shlex
 
 from ..core.display import argument
 from ..core.errors import UsageError
-from ..core.setups import APP_BASELINE, APP_FCGI_PORT, APP_SETUP_IDS, FCGI_TCP_SETUP, FCGI_UNIX_SETUP, SETUP_BY_ID
+from ..core.setups import APP_BASELINE, APP_FCGI_PORT, APP_SETUP_IDS, FCGI_TCP_SETUP, FCGI_UNIX_SETUP, SETUP_BY_ID, VARIANT_NAME
 
 ENV_APP = "BENCH_APP"
 ENV_APP_UNIX = "BENCH_APP_UNIX"
@@ -27,6 +29,9 @@ ENV_APP_FCGI = "BENCH_APP_FCGI"
 ENV_APP_PATH = "BENCH_APP_PATH"
 ENV_APP_HEADERS = "BENCH_APP_HEADERS"  # one header per line
 ENV_APP_VERSION = "BENCH_APP_VERSION"
+ENV_APP_B = "BENCH_APP_B"
+ENV_APP_B_NAME = "BENCH_APP_B_NAME"
+APP_B_NAME = "b"  # --app-b-name's default: the twins are app~b and nginx-app~b
 PORT_FIELD = "{port}"
 SOCKET_FIELD = "{socket}"
 # The Unix socket of each app process that takes {socket}: its file name in the run's private work dir.
@@ -40,13 +45,15 @@ MAX_COMMAND = 4000
 
 
 def app_options(p: argparse.ArgumentParser) -> None:
-    """Add --app, --app-unix, --app-fcgi, --app-path, --app-header (repeatable) and --app-version to run_bench.sh's parser."""
+    """Add --app, --app-unix, --app-fcgi, --app-path, --app-header (repeatable), --app-version, --app-b and --app-b-name to run_bench.sh's parser."""
     p.add_argument("--app")
     p.add_argument("--app-unix")
     p.add_argument("--app-fcgi")
     p.add_argument("--app-path")
     p.add_argument("--app-header", action="append")
     p.add_argument("--app-version")
+    p.add_argument("--app-b")
+    p.add_argument("--app-b-name")
 
 
 def is_secret(name: str) -> bool:
@@ -107,8 +114,8 @@ def app_plan(args: argparse.Namespace, env: dict[str, str]) -> dict:
         if unix is not None or fcgi is not None:
             raise UsageError(f"{unix_source if unix is not None else fcgi_source} starts your app beside --app 'CMD' ({PORT_FIELD}), "
                              "which is not given: the app alone on its TCP port is what the app setups are compared with")
-        if path is not None or given or version is not None:
-            raise UsageError("--app-path, --app-header and --app-version describe the app of --app 'CMD', which is not given")
+        if path is not None or given or version is not None or args.app_b is not None or env.get(ENV_APP_B, "").strip():
+            raise UsageError("--app-path, --app-header, --app-version and --app-b describe the app of --app 'CMD', which is not given")
         return {"app": None}
     headers = [parse_header(h, header_source) for h in given]
     secrets = secret_values(headers)
@@ -122,7 +129,8 @@ def app_plan(args: argparse.Namespace, env: dict[str, str]) -> dict:
     path = "/" if path is None else path
     if not APP_PATH.fullmatch(path):
         raise UsageError(f"{path_source} {argument(path)}: expected an absolute path without spaces, e.g. /api/items?id=1")
-    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version, "unix_command": unix, "fcgi_command": fcgi}}
+    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version, "unix_command": unix, "fcgi_command": fcgi,
+                    "b": app_b_plan(args, env, headers)}}
 
 
 def app_command(command: str, source: str, fields: tuple[str, ...], secrets: list[str], example: str) -> None:
@@ -138,6 +146,21 @@ def app_command(command: str, source: str, fields: tuple[str, ...], secrets: lis
         raise UsageError(f"{source} {argument(shown)}: {' and '.join(found)} both in it; give one, where the server is to listen")
     if len(command) > MAX_COMMAND or "\n" in command or "\0" in command:
         raise UsageError(f"{source}: one line of at most {MAX_COMMAND} characters, please (a longer one belongs in a script)")
+
+
+def app_b_plan(args: argparse.Namespace, env: dict[str, str], headers: list[str]) -> dict | None:
+    """Return --app-b's {'command', 'name'} (the app's second build and its twins' name), None without it."""
+    command, source = (args.app_b, "--app-b") if args.app_b is not None else (env.get(ENV_APP_B), ENV_APP_B)
+    name, name_source = (args.app_b_name, "--app-b-name") if args.app_b_name is not None else (env.get(ENV_APP_B_NAME), ENV_APP_B_NAME)
+    if command is None or (source == ENV_APP_B and not command.strip()):
+        if name is not None:
+            raise UsageError("--app-b-name names the build of --app-b 'CMD', which is not given")
+        return None
+    app_command(command, source, (PORT_FIELD,), secret_values(headers), f"--app-b './api-new -addr 127.0.0.1:{PORT_FIELD}'")
+    name = APP_B_NAME if name is None else name
+    if not VARIANT_NAME.fullmatch(name):
+        raise UsageError(f"{name_source} {argument(name)}: expected a short lowercase word (a-z then a-z or 0-9, at most 16), e.g. new")
+    return {"command": command, "name": name}
 
 
 def app_processes(app: dict) -> dict[str, str]:
@@ -198,6 +221,7 @@ def app_parameters(plan: dict) -> dict:
             "path": app["path"],
             "headers": [shown_header(h) for h in app["headers"]],
             "version_command": redact(app["version_command"], secrets) if app["version_command"] else None,
+            **({"b": {"command": redact(app["b"]["command"], secrets), "name": app["b"]["name"]}} if app.get("b") else {}),
         }
     }
 
@@ -220,6 +244,9 @@ def app_lines(plan: dict) -> list[str]:
     lines += [f"app_header.{i} {header}" for i, header in enumerate(app["headers"])]
     if app["version_command"]:
         lines.append(f"app_version {app['version_command']}")
+    if app.get("b"):  # --app-b: its command, shown (secrets redacted) and run on its twin's port (app_b.sh start_app_b)
+        lines += [f"app_b_command {app['b']['command']}", f"app_b_shown {redact(app['b']['command'], secret_values(app['headers']))}",
+                  f"app_b_name {app['b']['name']}"]
     return lines
 
 
@@ -230,12 +257,15 @@ def redacted_command_line(command_line: str, plan: dict) -> str:
 
 
 def app_combinations(plan: dict) -> None:
-    """Refuse what --app does not take yet: other machines (--server-host, --client-hosts), ab, --variant."""
+    """Refuse what --app does not take yet: other machines (--server-host, --client-hosts), ab (--app-b with --variant: bench.variant);
+    --app-unix and --app-fcgi with --variant or --app-b (their twins would be served by the first build's process)."""
     if not plan.get("app"):
         return
     if plan.get("server_host") or plan.get("client_hosts"):
         raise UsageError("--app runs your app on this machine only: --server-host and --client-hosts do not take it yet")
     if plan["load_generator"] != "wrk":
         raise UsageError("--app is measured with wrk: --load-generator ab does not take it yet")
-    if plan.get("variant"):
-        raise UsageError("--app and --variant do not go together yet")
+    beside = [name for name in app_processes(plan["app"]) if name != APP_BASELINE]
+    if beside and (plan.get("variant") or plan["app"].get("b")):
+        raise UsageError(f"--{beside[0]} does not go together with {'--app-b' if plan['app'].get('b') else '--variant'} yet: "
+                         "measure the app over a socket or FastCGI in a run of its own")

@@ -9,7 +9,7 @@ from pathlib import Path
 from .app_options import APP_SOCKETS
 from .hosts import url_host
 from .profiles import HELLO_LINE, LOOPBACK, body_text
-from ..core.setups import APP_PROCESSES, SETUP_BY_ID
+from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
 from .tls_options import nginx_tls_values
 
@@ -236,8 +236,8 @@ def nginx_error_log(run_dir: Path, gomaxprocs: int) -> Path:
 
 def nginx_error_logs(run_dir: Path, gomaxprocs: int) -> list[Path]:
     """Return the pass's logs capped as nginx's error log: the run's nginx's, with --variant its nginx's (variant.sh), with --app the app's (app.sh; appended with O_APPEND too)."""
-    apps = sorted(path for name in APP_PROCESSES  # app.gomaxprocs-N.log, app-unix.gomaxprocs-N.block-B.log, ...
-                  for path in (run_dir / "logs").glob(f"{name}.gomaxprocs-{gomaxprocs}.*log"))
+    # app.gomaxprocs-N.log, app.gomaxprocs-N.block-B.log; --app-unix's app-unix..., --app-fcgi's app-fcgi..., --app-b's app-NAME...
+    apps = sorted((run_dir / "logs").glob(f"app*.gomaxprocs-{gomaxprocs}.*log"))
     return [nginx_error_log(run_dir, gomaxprocs), run_dir / "logs" / f"nginx-variant-error.gomaxprocs-{gomaxprocs}.log", *apps]
 
 

@@ -4,7 +4,8 @@ Each row says what a setup is (its id and description), who answers the load gen
 (the server, its default port, the nginx modules and processes it needs), its kind (plain,
 TLS, a new connection per request) and what its ratios divide by. A --variant twin
 (ORIGINAL~NAME: an nginx setup served by the variant's own nginx) is made from its
-original's row. The driver's helper (bench/), the readers (schema, run_files, the fixed-rate
+original's row; so is --app-b's twin of the app alone (app~NAME: the app's second build,
+APP_B_SERVER), whose nginx-app~NAME is nginx in front of that build. The driver's helper (bench/), the readers (schema, run_files, the fixed-rate
 reader) and the report all read these rules from here; tests/test_layout.py fails when one
 is defined anywhere else. A new setup is a row here, a block in templates/nginx.conf.tmpl
 (for nginx setups) and, for a new backend, a flag of the Go server.
@@ -21,6 +22,7 @@ APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups 
 # The user's own server processes, each in a session of its own: --app's (HTTP on a TCP port:
 # the baseline), --app-unix's (HTTP on a Unix socket) and --app-fcgi's (FastCGI on a port or socket).
 APP_PROCESSES = ("app", "app-unix", "app-fcgi")
+APP_B_SERVER = "appb"  # --app-b: the app's second build, serving app~NAME (and, through the variant's nginx, nginx-app~NAME)
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class Setup:
     """One measured setup: who answers the load generator, on which default port, what it depends on and divides by."""
 
     id: str
-    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), "app" (--app), VARIANT_SERVER
+    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), "app" (--app), VARIANT_SERVER, APP_B_SERVER
     default_port: int
     description: str
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
@@ -65,18 +67,18 @@ class Setup:
 
     @property
     def app(self) -> bool:
-        """Return True for a setup serving the user's own server (--app, --app-unix, --app-fcgi): it needs one of its processes."""
-        return self.app_process is not None
+        """Return True for a setup serving the user's own server (--app, --app-unix, --app-fcgi; app~NAME: its --app-b build): it needs an app process."""
+        return self.app_process is not None or APP_B_SERVER in self.needs
 
     @property
     def app_process(self) -> str | None:
-        """Return the process of the user's server this setup serves ('nginx-app-unix' -> 'app-unix'), None for the others."""
+        """Return the process of --app, --app-unix or --app-fcgi this setup serves ('nginx-app-unix' -> 'app-unix'), None for the others (--app-b's build too)."""
         return next((need for need in self.needs if need in APP_PROCESSES), None)
 
     @property
     def cpu_processes(self) -> tuple[str, ...]:
-        """Return the names its .cpu.json counts it by (bench/cpu.py pids_for): a twin's nginx as "nginx", any app process as "app"."""
-        return tuple("nginx" if need == VARIANT_SERVER else "app" if need in APP_PROCESSES else need for need in self.needs)
+        """Return the names its .cpu.json counts it by (bench/cpu.py pids_for): a twin's nginx as "nginx", any app process (--app-b's build too) as "app"."""
+        return tuple("nginx" if need == VARIANT_SERVER else "app" if need in (*APP_PROCESSES, APP_B_SERVER) else need for need in self.needs)
 
     @property
     def nginx_to_go(self) -> bool:
@@ -167,7 +169,7 @@ VARIANT_PORT_OFFSET = 100
 VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
 
 # The servers a pass may start, in start order (each started only when a chosen setup needs it).
-SERVERS = ("go", "nginx", "fasthttp", "node", *APP_PROCESSES, VARIANT_SERVER)
+SERVERS = ("go", "nginx", "fasthttp", "node", *APP_PROCESSES, APP_B_SERVER, VARIANT_SERVER)
 
 
 def split_twin(setup: str) -> tuple[str, str | None]:
@@ -186,9 +188,43 @@ def baseline_of(setup: str) -> str:
     return BASELINES.get(split_twin(setup)[0], BASELINE)
 
 
+def hello_world(setup: str) -> bool:
+    """Return True for a setup serving the project's own handler (the 2013 article's hello world), False for an --app one."""
+    known = SETUP_BY_ID.get(split_twin(setup)[0])
+    return known is None or not known.app
+
+
+def divisor_words(setups) -> str:
+    """Return whose figures a run's plain ratios divide by, possessive, for its method sentences (written for go-http):
+    "go-http's", "app's" (an --app run), or "go-http's (app's for your app's setups)" when it has both.
+
+    >>> divisor_words(["go-http", "nginx-http"]), divisor_words(["app", "nginx-app"]), divisor_words(["go-http", "app"])
+    ("go-http's", "app's", "go-http's (app's for your app's setups)")
+    """
+    bases = {baseline_of(s) for s in setups} & {BASELINE, APP_BASELINE}
+    if bases == {APP_BASELINE}:
+        return f"{APP_BASELINE}'s"
+    return f"{BASELINE}'s ({APP_BASELINE}'s for your app's setups)" if APP_BASELINE in bases else f"{BASELINE}'s"
+
+
+def main_divisor(setups) -> str:
+    """Return the setup most of a run's ratios divide by: go-http, or app for a run of --app setups only."""
+    return APP_BASELINE if divisor_words(setups) == f"{APP_BASELINE}'s" else BASELINE
+
+
+def said_over(text: str, setups) -> str:
+    """Return a method sentence written for go-http with the run's own divisor in its place (divisor_words): unchanged for a hello world run."""
+    return text.replace(f"{BASELINE}'s", divisor_words(setups))
+
+
 def setup_description(setup: str) -> str:
     """Return what a setup is ('' when unknown); a twin: 'nginx-http served by the --variant nokeep nginx'."""
     original, variant = split_twin(setup)
+    if variant and original == APP_BASELINE:
+        return f"your app's build {variant} alone (--app-b; the twin of app, measured in the same rounds)"
+    if variant and original in APP_SETUP_IDS:  # nginx-app~NAME: the id alone does not say whether --variant or --app-b made it
+        return (f"{original}'s twin, measured in the same rounds: the --variant {variant} nginx in front of your app, or with --app-b "
+                f"nginx configured as {original} in front of your app's build {variant}")
     if variant:
         return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
     known = SETUP_BY_ID.get(setup)
@@ -203,7 +239,11 @@ def setup_order(setup: str) -> float:
 
 
 def twin_of(original: Setup, variant: str) -> Setup:
-    """Return the twin of an nginx setup for a variant: the same server block, served by the variant's nginx on port + offset."""
+    """Return the twin of a setup for a variant on port + offset: an nginx setup's is the same server block served by the variant's
+    nginx (in front of the --app-b build in a run with one: bench.variant.run_needs), the app's is its --app-b build alone."""
+    if original.id == APP_BASELINE:
+        return Setup(twin_id(original.id, variant), APP_B_SERVER, original.default_port + VARIANT_PORT_OFFSET,
+                     setup_description(twin_id(original.id, variant)), needs=(APP_B_SERVER,), default=False, divides_by=original.divides_by)
     return Setup(
         twin_id(original.id, variant),
         VARIANT_SERVER,
@@ -220,13 +260,13 @@ def twin_of(original: Setup, variant: str) -> Setup:
 
 
 class SetupTable(dict):
-    """The setups by id: those of SETUPS, and the twin of any nginx setup for any well-formed variant name, made on demand."""
+    """The setups by id: those of SETUPS, and the twin of any nginx setup (or of the app alone) for any well-formed variant name, made on demand."""
 
     def twin(self, key) -> Setup | None:
-        """Return the twin key names, None when key is not a twin of an nginx setup."""
+        """Return the twin key names, None when key is not a twin of an nginx setup or of the app alone."""
         original, variant = split_twin(key) if isinstance(key, str) else (key, None)
         known = dict.get(self, original)
-        return twin_of(known, variant) if variant and known is not None and known.server == "nginx" else None
+        return twin_of(known, variant) if variant and known is not None and (known.server == "nginx" or known.id == APP_BASELINE) else None
 
     def __missing__(self, key):
         found = self.twin(key)

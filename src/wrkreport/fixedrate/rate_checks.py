@@ -13,7 +13,7 @@ lifts the windows it falls in and passes: the rate was sustained, the pause show
 percentiles, and the measurement counts; how long the last answer came after the last
 request no longer decides anything (a pause near the end made it long). The article's
 fairness rule holds here as for wrk: every response must be 200 with the same body
-(`rate-response`, from each request's body bytes). Requests that got no answer at all
+(an app's: its own status and body size; `rate-response`, from each request's body bytes). Requests that got no answer at all
 (refused, reset, timed out) are counted (`rate-errors`). The load generator's CPU time is
 reported, with a warning when it and the servers together kept the machine's cores busy
 (`rate-generator`). A failed check excludes the measurement, with the sentence as reason.
@@ -23,10 +23,20 @@ Pure functions; pandas is not needed.
 from __future__ import annotations
 
 from statistics import median
+from typing import NamedTuple
 
 from ..core.cpucost import ms_per_1k_requests
 from ..core.records import Check
 from .record import RateResult
+
+OK = 200  # the hello world's status
+
+
+class Expected(NamedTuple):
+    """The answer every request of a measurement must get: its status code and body size in bytes (-1: unknown, never matched)."""
+
+    status: int
+    body_bytes: int
 
 RATE_TOLERANCE = 0.01  # the achieved rate must be within 1% of the offered one
 GROWTH_FACTOR = 2.0  # a backlog: the last third's median latency at least this many times the first third's ...
@@ -90,12 +100,14 @@ def backlog_growth(windows: tuple[float, ...]) -> tuple[float, float, float] | N
     return None
 
 
-def response_check(result: RateResult, expect_body_bytes: int, where: dict | None = None) -> Check:
-    """Fail a measurement in which an answered request was not 200 or had another body size than expected."""
+def response_check(result: RateResult, expected: Expected, where: dict | None = None) -> Check:
+    """Fail a measurement in which an answered request had another status or body size than expected (200 and the hello
+    world's size; an app's own status and size)."""
+    expect_status, expect_body_bytes = expected
     where = where or {}
     if result.answered == 0:
         return Check("rate-response", "fail", f"none of the {result.requests:,} requests was answered", **where)
-    other_status = result.answered - result.status_count(200)
+    other_status = result.answered - result.status_count(expect_status)
     other_size = result.answered - dict(result.body_bytes).get(expect_body_bytes, 0)
     if other_status or other_size:
         statuses = ", ".join(f"{count:,} x {status}" for status, count in result.statuses)
@@ -103,11 +115,11 @@ def response_check(result: RateResult, expect_body_bytes: int, where: dict | Non
         return Check(
             "rate-response",
             "fail",
-            f"not the same response every time: {other_status:,} of {result.answered:,} answers not 200 ({statuses}), "
+            f"not the same response every time: {other_status:,} of {result.answered:,} answers not {expect_status} ({statuses}), "
             f"{other_size:,} with a body other than {expect_body_bytes} bytes ({sizes})",
             **where,
         )
-    return Check("rate-response", "pass", f"all {result.answered:,} answers 200 with a {expect_body_bytes}-byte body", **where)
+    return Check("rate-response", "pass", f"all {result.answered:,} answers {expect_status} with a {expect_body_bytes}-byte body", **where)
 
 
 def errors_check(result: RateResult, where: dict | None = None) -> Check:
@@ -172,12 +184,12 @@ def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict, 
     return Check("rate-generator", "pass", said, **where)
 
 
-def rate_checks(result: RateResult, expect_body_bytes: int, cpu: dict | None = None, where: dict | None = None,
+def rate_checks(result: RateResult, expected: Expected, cpu: dict | None = None, where: dict | None = None,
                 client_cores: dict[str, int] | None = None) -> list[Check]:
     """Return every fixed-rate check of one measurement, in CHECK_NAMES order (client_cores: each --client-hosts client's cores)."""
     return [
         rate_held_check(result, where),
-        response_check(result, expect_body_bytes, where),
+        response_check(result, expected, where),
         errors_check(result, where),
         generator_cpu_check(cpu, result.requests, where, client_cores=client_cores),
     ]

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..core.errors import ParseError
 from ..core.records import Check
 from ..parsers.vegeta import parse_vegeta
-from .rate_checks import rate_checks
+from .rate_checks import OK, Expected, rate_checks
 from .record import RateResult, merge_results
 from ..run_files import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
 from ..schema import CPU_FIELDS, checked
@@ -87,16 +87,13 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
     entries = (manifest or {}).get(LIST)
     if not isinstance(entries, list):
         return [], []
-    body_bytes = ((manifest or {}).get("parameters") or {}).get("body_bytes")
-    app_body = app_body_bytes(manifest)  # --app: its own body, as captured at a block's start
     cores = client_cores(manifest)
     found, problems = [], []
     for entry in entries:
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate")) or not entry.get("setup"):
             problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
             continue
-        expected = app_body if is_app(entry["setup"]) else body_bytes
-        found.append(read_one(run_dir, entry, expected, problems, cores))
+        found.append(read_one(run_dir, entry, expected_answer(manifest, entry["setup"]), problems, cores))
     return found, problems
 
 
@@ -105,18 +102,30 @@ def is_app(setup: str) -> bool:
     return SETUP_BY_ID.get(setup) is not None and SETUP_BY_ID[setup].app
 
 
-def expected_body_bytes(manifest: dict | None, setup: str) -> int:
-    """Return the body size every fixed-rate answer of a setup must have: the app's own for an app setup, else the run's --body-bytes (-1: unknown)."""
-    found = app_body_bytes(manifest) if is_app(setup) else ((manifest or {}).get("parameters") or {}).get("body_bytes")
-    return found if isinstance(found, int) and not isinstance(found, bool) else -1
+def expected_answer(manifest: dict | None, setup: str) -> Expected:
+    """Return the answer every fixed-rate request of a setup must get: the app's own status and body size for an app setup
+    (captured at a block's start), else 200 with the run's --body-bytes (-1: unknown).
+
+    >>> expected_answer({"parameters": {"body_bytes": 12}}, "go-http")
+    Expected(status=200, body_bytes=12)
+    >>> expected_answer({"passes": [{"cells": {"app": {"status_line": "HTTP/1.1 201 Created", "body_bytes": 40}}}]}, "nginx-app")
+    Expected(status=201, body_bytes=40)
+    """
+    if not is_app(setup):
+        found = ((manifest or {}).get("parameters") or {}).get("body_bytes")
+        return Expected(OK, found if isinstance(found, int) and not isinstance(found, bool) else -1)
+    cell = app_cell(manifest) or {}
+    size = cell.get("body_bytes")
+    code = (str(cell.get("status_line") or "").split() + ["", ""])[1]
+    return Expected(int(code) if code.isdigit() else OK, size if isinstance(size, int) and not isinstance(size, bool) else -1)
 
 
-def app_body_bytes(manifest: dict | None) -> int | None:
-    """Return the body size the app alone answered with at a block's start (its cell's body_bytes), None without one."""
+def app_cell(manifest: dict | None) -> dict | None:
+    """Return the app alone's first answered cell (its status line and body size at a block's start), None without one."""
     for entry in (manifest or {}).get("passes") or []:
         cell = ((entry.get("cells") if isinstance(entry, dict) else None) or {}).get(APP_BASELINE)
         if isinstance(cell, dict) and isinstance(cell.get("body_bytes"), int) and not isinstance(cell["body_bytes"], bool):
-            return cell["body_bytes"]
+            return cell
     return None
 
 
@@ -154,7 +163,7 @@ def client_cores(manifest: dict | None) -> dict[str, int]:
     return found
 
 
-def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[Check], cores: dict[str, int] | None = None) -> RateMeasurement:
+def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Check], cores: dict[str, int] | None = None) -> RateMeasurement:
     """Return one entry's measurement; problems reading it go to problems and leave it without a record."""
     where = {"setup": entry["setup"], "gomaxprocs": entry["gomaxprocs"], "repeat": entry.get("repeat")}
     name = entry.get("file")
@@ -203,5 +212,5 @@ def read_one(run_dir: Path, entry: dict, body_bytes: int | None, problems: list[
         if isinstance(raw, dict):
             cpu, wrong = checked(raw, CPU_FIELDS)
             cpu = None if wrong else cpu
-    checks = tuple(rate_checks(result, body_bytes if isinstance(body_bytes, int) else -1, cpu, {"file": name, **where}, cores))
+    checks = tuple(rate_checks(result, expected, cpu, {"file": name, **where}, cores))
     return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"), cpu)

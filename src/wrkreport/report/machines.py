@@ -115,9 +115,9 @@ def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, st
     if isinstance(passes, list):
         for entry in passes:
             if isinstance(entry, dict):
-                rows.append(
-                    (f"GOMAXPROCS={entry.get('gomaxprocs')}", f"Go reported runtime.GOMAXPROCS(0) = {display(entry.get('go_reported_gomaxprocs'))}; order {order_text(entry.get('order'))}")
-                )
+                said = entry.get("go_reported_gomaxprocs")  # None: no Go server ran (an --app run)
+                go = "" if said is None else f"Go reported runtime.GOMAXPROCS(0) = {display(said)}; "
+                rows.append((f"GOMAXPROCS={entry.get('gomaxprocs')}", f"{go}order {order_text(entry.get('order'))}"))
     return rows
 
 

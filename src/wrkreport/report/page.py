@@ -15,7 +15,7 @@ import pandas as pd
 from .. import __version__, charts, parallel, reference
 from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysed, Analysis
 from ..latency_histogram import SHOWN_PERCENTILES
-from ..core.setups import BASELINE, setup_description
+from ..core.setups import BASELINE, TLS_SETUP_IDS, baseline_of, divisor_words, hello_world, said_over, setup_description
 from ..core.records import worst
 from ..design import precision_of
 from ..run import relative_to
@@ -28,7 +28,6 @@ from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
 from .verdict import Verdict, verdict
 from .tlspage import TlsSection, tls_section
-from ..core.setups import TLS_SETUP_IDS, baseline_of
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
@@ -149,6 +148,9 @@ class Page:
     precision_badge: tuple[str, str] | None = None  # (pass | warn, 'met (+/-4.2%)'): beside the checks' badge; None without a target
     sharing: str = ""  # how wrk and the servers shared the CPUs ("" without CPU records)
     app_server: str = "Go"  # the server in Go's place in the CPU table: "Go", or "Go or Node" with node-http
+    cpu_servers: str = "the Go server (or, for node-http, the Node process and its cluster workers)"  # whose CPU the CPU note counts
+    divisor: str = "go-http's"  # whose figures the plain ratios divide by (core.setups.divisor_words)
+    article: bool = True  # the 2013 article's section: False for a run of --app setups only (nothing of its hello world to compare)
     cpu: tuple[CpuRow, ...] = ()
     status_counts: str = ""  # '12 checks failed.'
     ratio_caption: str = ""
@@ -187,9 +189,10 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
     jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
         "throughput": lambda: charts.throughput_chart(analysis),
         "ratios": lambda: charts.ratio_chart(over_go_http(analysis), (), ()),
-        "ratios_2013": lambda: charts.ratio_chart(over_go_http(analysis), refs, study, "ratios-2013"),
         "latency": lambda: charts.latency_chart(analysis),
     }
+    if any(map(hello_world, analysis.setups)):  # the 2013 article measured a hello world: nothing of it to set beside an app
+        jobs["ratios_2013"] = lambda: charts.ratio_chart(over_go_http(analysis), refs, study, "ratios-2013")
     if several:
         jobs["sweep_throughput"] = lambda: charts.sweep_chart(analysis, THROUGHPUT, "throughput (requests/s)", "sweep-throughput")
         jobs["sweep_p99"] = lambda: charts.sweep_chart(analysis, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")
@@ -215,7 +218,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         status=report.status,
         headline=headline(analysis),
         failures=tuple(failure_lines(report, run)),
-        method=RATIO_METHOD if analysis.method == NO_BLOCKS_METHOD else analysis.method,  # block runs: their method and precision target
+        method=said_over(RATIO_METHOD, analysis.setups) if analysis.method == said_over(NO_BLOCKS_METHOD, analysis.setups) else analysis.method,  # block runs: their method and precision target
         charts=svg,
         results=tuple(result_rows(analysis, table, several)),
         ratios=tuple(ratio_rows(analysis, refs, several, load_generator(table))),
@@ -245,6 +248,9 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         precision_badge=precision_badge(run.manifest),
         sharing=sharing_sentence(analysis),
         app_server=charts.app_server(analysis),
+        divisor=divisor_words(analysis.setups),
+        cpu_servers=cpu_servers(analysis.setups),
+        article="ratios_2013" in svg,
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, ()),
         reference_caption=ratio_caption(analysis, refs),
@@ -369,10 +375,18 @@ def ratio_rows(analysis: Analysis, refs, several: bool, tool: str | None = None)
     return rows
 
 
+def cpu_servers(setups) -> str:
+    """Return whose CPU the CPU note counts besides nginx's: the Go server (Node's processes for node-http), your app's whole session, or both."""
+    go = "the Go server (or, for node-http, the Node process and its cluster workers)"
+    app = "your app's whole session (its command and every process it started)"
+    apps = [not hello_world(s) for s in setups]
+    return app if apps and all(apps) else f"{go}, or {app} for its setups" if any(apps) else go
+
+
 def ratio_caption(analysis: Analysis, refs) -> str:
     """Return the ratio chart's caption, naming only the GOMAXPROCS values this run has and where the article's sit."""
-    text = ("Overhead ratio = setup's req/s / go-http's req/s at the same GOMAXPROCS (geometric mean of the paired repeats), "
-            "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).")
+    text = said_over("Overhead ratio = setup's req/s / go-http's req/s at the same GOMAXPROCS (geometric mean of the paired repeats), "
+                     "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).", analysis.setups)
     ours = sorted({g for g, _ in analysis.groups})
     shown = sorted({r.gomaxprocs for r in refs for g in ours if charts.reference_matches(r.gomaxprocs, g)})
     if reference.NODE_SETUP in analysis.setups:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
+from ..core.setups import TLS_SETUP_IDS, divisor_words, said_over
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
                                  not_held_words, over, ratio_words)
@@ -123,7 +124,7 @@ DEFAULT_REASONS = {
 def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
     """Return the objective, said as the default or the run's own --slo, with the default's reason and this run's light-load figure."""
     measured = light_load(cells, slo)
-    here = f"; in this run {BASELINE}'s {slo.name} at light load was {measured}" if measured else ""
+    here = f"; in this run {divisor_words({c.setup for c in cells})} {slo.name} at light load was {measured}" if measured else ""
     why = DEFAULT_REASONS.get(DEFAULT_SLO, "")
     other = f"--slo PERCENTILE=DURATION ({', '.join(PERCENTILES)}; ms or us), or --slo off"
     if slo.label == DEFAULT_SLO:
@@ -155,7 +156,8 @@ def capacity_parts(cells: list[RateCell], capacities: list[Capacity]) -> dict:
         return {}
     slo = capacities[0].slo
     return {"capacity": tuple(capacity_sentences(capacities, len({c.gomaxprocs for c in capacities}) > 1)),
-            "objective": objective_sentence(slo, cells), "capacity_method": capacity_method(slo), "capacity_rows": capacity_rows(capacities)}
+            "objective": objective_sentence(slo, cells),
+            "capacity_method": said_over(capacity_method(slo), {c.setup for c in capacities}), "capacity_rows": capacity_rows(capacities)}
 
 
 def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: list[Capacity] | None = None) -> RateSection:
@@ -176,9 +178,12 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
                      "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
                      *added_cells(c, named)))
     blocks = max((c.measurements for c in cells), default=0)
+    tls_clause = "(nginx's TLS setups: - go-https, as their ratios), " if any(c.setup in TLS_SETUP_IDS for c in cells) else ""
     settings = (f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
                 f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
-                f"every setup once per block in a shuffled order, {blocks} block(s); added latency is setup - go-http in the same block "
-                "(nginx's TLS setups: - go-https, as their ratios), "
+                f"every setup once per block in a shuffled order, {blocks} block(s); added latency is a setup's minus go-http's in the same block "
+                f"{tls_clause}"
                 "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts.")
-    return RateSection(tuple(sentences(cells, several)), tuple(rows), settings, littles_law(analysis), added_over(named), **extra)
+    setups = {c.setup for c in cells}
+    return RateSection(tuple(sentences(cells, several)), tuple(rows), said_over(settings, setups), littles_law(analysis), added_over(named),
+                       lead=said_over(LEAD, setups), **extra)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..analyze import Analysis
 from ..cells import several_levels
-from ..core.setups import BASELINE, baseline_of
+from ..core.setups import baseline_of, main_divisor
 from ..fixedrate.common_rate import curve_change_lines
 from ..fixedrate.comparison import rate_change_lines
 from .compare_page import change_rows
@@ -30,8 +30,9 @@ def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
         for r, cell in zip(result_rows(analysis, table, several), analysis.cells)
     ]
     text = text_table(header, rows, right={2, 3, 4})
-    if any(baseline_of(s) != BASELINE for s in analysis.setups):
-        text += f"\nRatios divide by {BASELINE} at the same GOMAXPROCS, or by the setup after '/'."
+    main = main_divisor(analysis.setups)
+    if any(baseline_of(s) != main for s in analysis.setups):
+        text += f"\nRatios divide by {main} at the same GOMAXPROCS, or by the setup after '/'."
     cpu = cpu_lines(analysis)
     if cpu:
         text += "\n" + cpu
@@ -47,23 +48,23 @@ def terse(ratio: str) -> str:
 def divisor(analysis: Analysis, cell) -> str:
     """Return ' / go-https' after a ratio that does not divide by go-http ('' otherwise, and for a setup that is its own baseline)."""
     ratio = analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)
-    if ratio is None or ratio.ratio is None or ratio.baseline in (BASELINE, cell.setup):
+    if ratio is None or ratio.ratio is None or ratio.baseline in (main_divisor(analysis.setups), cell.setup):
         return ""
     return f" / {ratio.baseline}"
 
 
 def cpu_lines(analysis: Analysis) -> str:
     """Return the server CPU per request of each setup as a multiple of go-http's, one wrapped line per group ('' without CPU records)."""
-    lines = []
+    lines, main = [], main_divisor(analysis.setups)
     for gomaxprocs, connections in analysis.groups:
         parts = [
-            f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}" + (f" of {r.baseline}'s" if r.baseline != BASELINE else "")
+            f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}" + (f" of {r.baseline}'s" if r.baseline != main else "")
             for r in analysis.cpu_ratios
             if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.setup != baseline_of(r.setup) and r.ratio is not None
         ]
         if parts:
             where = short_group(group_name(gomaxprocs, connections, analysis.several_levels))
-            lead = f"CPU per request vs go-http at {where}" + (" (or the setup named)" if any(" of " in p for p in parts) else "")
+            lead = f"CPU per request vs {main} at {where}" + (" (or the setup named)" if any(" of " in p for p in parts) else "")
             lines.append(textwrap.fill(f"{lead}: " + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analyze import CPU_METRIC, THROUGHPUT, Analysis
-from ..core.setups import BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
+from ..core.setups import APP_BASELINE, BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
 from ..app_checks import app_conditions
 from ..core import stats
 from ..fixedrate.analysis import RateCell
@@ -63,6 +63,11 @@ def name(setup: str) -> str:
     return SHORT.get(setup, MECHANISM.get(setup, setup))
 
 
+def alone_name(baseline: str) -> str:
+    """Return a baseline in words: 'Go alone', 'your app alone', the setup id for others ('go-https')."""
+    return {BASELINE: "Go alone", APP_BASELINE: "your app alone"}.get(baseline, baseline)
+
+
 def fmt_us(value: float) -> str:
     """Return microseconds to two significant figures, at least whole ones: 16.3 -> '16', 4.27 -> '4.3', 0.81 -> '0.81'.
 
@@ -107,7 +112,7 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> str:
             continue
         if base_setup not in bases:
             bases.append(base_setup)
-        over = "" if base_setup == BASELINE else f" over {base_setup}"
+        over = "" if base_setup == BASELINE else f" over {alone_name(base_setup)}"
         if ratio.has_interval and ratio.ci_low <= 1.0 <= ratio.ci_high:
             clauses.append(f"{name(setup)} no measurable extra CPU{over}")
             continue
@@ -119,7 +124,7 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> str:
         clauses.append(f"{name(setup)} {said}{over}")
     if not clauses:
         return ""
-    alone = "; ".join(f"{'Go alone' if b == BASELINE else b} uses {fmt_us(cpu_us(analysis, gomaxprocs, connections, b))} µs" for b in bases)
+    alone = "; ".join(f"{alone_name(b)} uses {fmt_us(cpu_us(analysis, gomaxprocs, connections, b))} µs" for b in bases)
     return f"Added server CPU per request: {join_names(clauses)}; {alone}."
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import FAIL, HEADROOM, Step, result_step, next_rate, search_rng, search_steps, slo_of
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
-from ...fixedrate.reading import expected_body_bytes
+from ...fixedrate.reading import expected_answer
 from ...fixedrate.record import RateResult
 from .. import server_machine
 from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
@@ -175,7 +175,7 @@ def rate_progress(run_dir: Path, entry: dict, manifest: dict) -> str:
         return f"unreadable results: {' '.join(str(exc).split())[:200]}"
     slo = slo_of(manifest["parameters"].get("slo"))
     if slo is not None:  # an --app setup's answers held to the app's own body, as `wrkreport build` holds them
-        STEPS[step_key(run_dir, entry)] = result_step(entry["rate"], result, rate_checks(result, expected_body_bytes(manifest, entry["setup"])), slo)
+        STEPS[step_key(run_dir, entry)] = result_step(entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo)
     held = rate_held_check(result)
     shown = f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms, {result.errors:,} errors"
     return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
@@ -202,7 +202,7 @@ def measured_step(run_dir: Path, entry: dict, manifest: dict) -> Step:
         result = entry_result(run_dir, entry)
     except Exception:  # noqa: BLE001 - no usable results: a failed step (`wrkreport build` reports the file)
         return Step(entry["rate"], FAIL)
-    step = result_step(entry["rate"], result, rate_checks(result, expected_body_bytes(manifest, entry["setup"])),
+    step = result_step(entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])),
                        slo_of(manifest["parameters"].get("slo")))
     STEPS[key] = step
     return step

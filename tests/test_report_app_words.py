@@ -1,0 +1,71 @@
+"""The page of an --app run speaks of the app: its method sentences divide by `app`, its CPU note counts the app's session,
+and the 2013 article's hello world is not set beside it (a real run: tests/fixtures/runs/app-flask, Flask under gunicorn)."""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+import shutil
+from datetime import datetime, timezone
+
+import pytest
+
+from wrkreport.analyze import load_analysis
+from wrkreport.core.setups import divisor_words, said_over
+from wrkreport.report import build
+from wrkreport.report.terminal import summary_table
+from wrkreport.report.verdict import verdict
+
+from helpers import RUNS
+
+WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
+
+
+def visible_text(page: str) -> str:
+    """Return a page's words outside its charts and styles."""
+    page = re.sub(r"<(svg|style)\b.*?</\1>", " ", page, flags=re.S)
+    return " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+@pytest.fixture(scope="module")
+def app_page(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("app-words")
+    run = shutil.copytree(RUNS / "app-flask", root / "raw" / "app-flask")
+    build(run, root / "out", WHEN)
+    return (root / "out" / "index.html").read_text()
+
+
+def test_no_sentence_of_an_app_run_divides_by_go_http(app_page):
+    words = visible_text(app_page.split('id="environment"')[0])  # the parameters list every port the driver knows: not a sentence
+    said = words.replace("at light load go-http alone answers with p99 about", "")  # how the default objective was set: a fact about go-http
+    assert not re.findall(r".{60}\bgo-https?\b.{60}", said)
+    assert "paired with app's round k" in words
+    assert "Overhead ratio = setup's req/s / app's req/s" in words
+    assert "of your app's whole session (its command and every process it started)" in words
+    assert "÷ app's (95% CI)" in words
+
+
+def test_an_app_run_has_no_2013_article_section(app_page):
+    assert 'id="reference"' not in app_page and "Benchmarking Nginx with Go" not in app_page
+
+
+def test_the_verdict_says_your_app_alone_where_a_hello_world_run_says_go_alone():
+    done = load_analysis(RUNS / "app-flask")
+    said = verdict(done.analysis, list(done.rates), list(done.capacities), done.run.parameters)
+    for _, paragraph in said.paragraphs:
+        assert " over your app alone; your app alone uses " in paragraph and " over app" not in paragraph
+
+
+def test_a_hello_world_runs_sentences_are_unchanged_and_a_mixed_run_names_both_divisors():
+    text = "Within a block each setup's round k is paired with go-http's round k."
+    assert said_over(text, ["go-http", "nginx-http"]) == text
+    assert said_over(text, ["app", "nginx-app", "go-http"]) == (
+        "Within a block each setup's round k is paired with go-http's (app's for your app's setups) round k.")
+    assert divisor_words(["nginx-https", "go-https"]) == "go-http's"  # TLS setups say their own divisor where they are shown
+
+
+def test_the_terminal_table_of_an_app_run_divides_by_app_without_naming_go_http():
+    done = load_analysis(RUNS / "app-flask")
+    said = summary_table(done.analysis, done.table)
+    assert "go-http" not in said and "/ app" not in said
+    assert "CPU per request vs app at 1: nginx-app " in said
