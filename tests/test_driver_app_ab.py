@@ -96,6 +96,9 @@ def test_app_b_measures_a_second_build_alone_and_behind_nginx_in_the_same_rounds
     assert set(figures) == {"app~b", "nginx-app~b"}
     for figure in figures.values():
         assert figure["blocks"] == 2 and figure["ci_low"] is not None and figure["ci_low"] <= figure["ratio"] <= figure["ci_high"]
+    # nginx in front of build B divides by build B alone, not by build A: the overhead ratio compares one build with itself
+    divides = {(r["setup"], r["baseline"]) for r in results["ratios"] if r["setup"] in ("nginx-app", "nginx-app~b", "app~b")}
+    assert divides == {("nginx-app", "app"), ("nginx-app~b", "app~b"), ("app~b", "app")}, divides
     page = (reports / "index.html").read_text()
     assert "Your app&#39;s build b (--app-b" in page and "against build A (--app)" in page
     assert "Your app&#39;s build b alone: its throughput is" in page and "behind nginx (nginx-app): its throughput is" in page

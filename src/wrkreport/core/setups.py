@@ -188,6 +188,20 @@ def baseline_of(setup: str) -> str:
     return BASELINES.get(split_twin(setup)[0], BASELINE)
 
 
+def baseline_in(setup: str, measured) -> str:
+    """Return what a setup's ratios divide by in a run that measured `measured`: baseline_of, except that a twin divides by its
+    baseline's own twin when the run has it: with --app-b, nginx-app~b (nginx in front of build B) by app~b (build B alone), not
+    by build A; a --variant twin (nginx-http~nokeep, nginx-app~nokeep: another nginx, the same backend) by its original's baseline.
+
+    >>> baseline_in("nginx-app~b", {"app", "nginx-app", "app~b", "nginx-app~b"}), baseline_in("nginx-app~nokeep", {"app", "nginx-app", "nginx-app~nokeep"})
+    ('app~b', 'app')
+    """
+    base = baseline_of(setup)
+    variant = split_twin(setup)[1]
+    twin = twin_id(base, variant) if variant else None
+    return twin if twin and twin != setup and twin in measured else base
+
+
 def hello_world(setup: str) -> bool:
     """Return True for a setup serving the project's own handler (the 2013 article's hello world), False for an --app one."""
     known = SETUP_BY_ID.get(split_twin(setup)[0])
