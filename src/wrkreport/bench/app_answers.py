@@ -15,6 +15,7 @@ from pathlib import Path
 from ..core.setups import APP_BASELINE, split_twin, twin_id
 
 HEADER_SEPARATOR = b":"
+VOLATILE = ("date",)  # a field whose value differs between any two captures a second apart: only its absence is a change
 
 
 def header_fields(data: bytes) -> dict[str, str]:
@@ -35,9 +36,15 @@ def display_name(key: str) -> str:
 
 
 def changed_headers(app: bytes, other: bytes) -> list[str]:
-    """Return what other's header block changed in app's: 'Server (changed)', 'Connection (added)', 'X-Powered-By (removed)', in app's order then other's."""
+    """Return what other's header block changed in app's: 'Server (changed)', 'Connection (added)', 'X-Powered-By (removed)', in app's order then other's
+    (a Date of another second is no change).
+
+    >>> changed_headers(b"HTTP/1.1 200 OK\\r\\nDate: Fri, 27 Nov 2026 04:00:00 GMT\\r\\nServer: a\\r\\n", b"HTTP/1.1 200 OK\\r\\nDate: Fri, 27 Nov 2026 04:00:01 GMT\\r\\nServer: nginx\\r\\n")
+    ['Server (changed)']
+    """
     mine, theirs = header_fields(app), header_fields(other)
-    found = [f"{display_name(k)} ({'changed' if k in theirs else 'removed'})" for k, v in mine.items() if theirs.get(k) != v]
+    found = [f"{display_name(k)} ({'changed' if k in theirs else 'removed'})" for k, v in mine.items()
+             if theirs.get(k) != v and not (k in VOLATILE and k in theirs)]
     found += [f"{display_name(k)} (added)" for k in theirs if k not in mine]
     return found
 
