@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                              "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison", "wrkreport.fixedrate.common_rate",
                              "wrkreport.fixedrate.capacities")),
     ("comparison", ("wrkreport.compare", "wrkreport.variant_ratio", "wrkreport.variant_compare")),
-    ("charts", ("wrkreport.chart_layout", "wrkreport.charts", "wrkreport.change_chart", "wrkreport.rate_chart", "wrkreport.parallel")),
+    ("charts", ("wrkreport.chart_layout", "wrkreport.chart_styles", "wrkreport.charts", "wrkreport.change_chart", "wrkreport.rate_chart", "wrkreport.parallel")),
     ("report", ("wrkreport.report", "wrkreport.report.*")),
     ("command line", ("wrkreport.cli", "wrkreport.__main__")),
 )

@@ -10,7 +10,7 @@ import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from wrkreport.charts import setup_style
+from wrkreport.chart_styles import setup_style
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import slo_of
@@ -51,7 +51,8 @@ def test_a_capacity_is_a_vertical_line_with_its_interval_shaded_and_a_bound_a_da
     colour = setup_style("nginx-http")[0]
     vertical = [line for line in ax.lines if len(set(line.get_xdata())) == 1 and list(line.get_ydata()) == [0, 1]]
     assert any(line.get_xdata()[0] == nginx.estimate.value and same_colour(line.get_color(), colour) and line.get_linestyle() == "-" for line in vertical)
-    spans = [(p.get_x(), p.get_x() + p.get_width()) if isinstance(p, Rectangle) else p.get_xy()[:, 0] for p in ax.patches]  # axvspan's    assert any(min(xs) == pytest.approx(nginx.estimate.low) and max(xs) == pytest.approx(nginx.estimate.high) for xs in spans)
+    spans = [(p.get_x(), p.get_x() + p.get_width()) if isinstance(p, Rectangle) else p.get_xy()[:, 0] for p in ax.patches]  # axvspan's
+    assert any(min(xs) == pytest.approx(nginx.estimate.low) and max(xs) == pytest.approx(nginx.estimate.high) for xs in spans)
     assert go.estimate.bound == "at_least"
     assert any(line.get_xdata()[0] == go.estimate.value and line.get_linestyle() == "--" for line in vertical)
     assert "\u2265" in [t.get_text() for t in ax.texts] and "\u2264" in [t.get_text() for t in ax.texts]  # go-http at least; nginx-fcgi-* at most

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport import charts
+from wrkreport import chart_styles, charts
 from wrkreport.analyze import THROUGHPUT, load_analysis
 from wrkreport.core.display import cut_words
 from wrkreport.report.fmt import display, fmt_number
@@ -84,19 +84,19 @@ def test_the_throughput_whisker_never_goes_below_zero():
 
 
 def test_every_bar_fill_has_3_to_1_contrast_against_the_page():
-    for setup, (colour, _, _) in charts.SETUP_STYLES.items():
-        assert charts.contrast(charts.fill(colour)) >= 3.0, setup
+    for setup, (colour, _, _) in chart_styles.SETUP_STYLES.items():
+        assert chart_styles.contrast(chart_styles.fill(colour)) >= 3.0, setup
 
 
 def test_every_setup_has_a_look_of_its_own_and_a_twin_its_originals():
     from wrkreport.core.setups import SETUP_IDS
 
-    assert set(SETUP_IDS) <= set(charts.SETUP_STYLES)  # the TLS setups were all OTHER_STYLE's grey star: one legend swatch for six bars
-    assert len({(marker, hatch) for _, marker, hatch in charts.SETUP_STYLES.values()}) == len(charts.SETUP_STYLES)
-    assert len({hatch for _, _, hatch in charts.SETUP_STYLES.values()}) == len(charts.SETUP_STYLES)  # bars read apart in grey print
-    colour, marker, hatch = charts.setup_style("nginx-http~nokeep")
-    assert (colour, marker) == charts.SETUP_STYLES["nginx-http"][:2] and hatch == charts.SETUP_STYLES["nginx-http"][2] + charts.VARIANT_HATCH
-    assert charts.setup_style("not-a-setup") == charts.setup_style("x~y") == charts.OTHER_STYLE
+    assert set(SETUP_IDS) <= set(chart_styles.SETUP_STYLES)  # the TLS setups were all OTHER_STYLE's grey star: one legend swatch for six bars
+    assert len({(marker, hatch) for _, marker, hatch in chart_styles.SETUP_STYLES.values()}) == len(chart_styles.SETUP_STYLES)
+    assert len({hatch for _, _, hatch in chart_styles.SETUP_STYLES.values()}) == len(chart_styles.SETUP_STYLES)  # bars read apart in grey print
+    colour, marker, hatch = chart_styles.setup_style("nginx-http~nokeep")
+    assert (colour, marker) == chart_styles.SETUP_STYLES["nginx-http"][:2] and hatch == chart_styles.SETUP_STYLES["nginx-http"][2] + charts.VARIANT_HATCH
+    assert chart_styles.setup_style("not-a-setup") == chart_styles.setup_style("x~y") == chart_styles.OTHER_STYLE
 
 
 def test_environment_values_are_for_people():
@@ -140,7 +140,7 @@ def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_value
     caption = ratio_caption(sweep, reference.article_ratios())
     assert "GOMAXPROCS=1" not in caption and "GOMAXPROCS=8 figures" in caption and "our GOMAXPROCS=2 rows" in caption
     assert charts.REFERENCE_MARKERS[1] != charts.REFERENCE_MARKERS[8]
-    assert not set(charts.REFERENCE_MARKERS.values()) & {m for _, m, _ in charts.SETUP_STYLES.values()}
+    assert not set(charts.REFERENCE_MARKERS.values()) & {m for _, m, _ in chart_styles.SETUP_STYLES.values()}
     svg = charts.ratio_chart(load_analysis(RUNS / "default-2cores").analysis, reference.article_ratios())
     assert 'role="img"' in svg and "<title" in svg and "<desc" in svg
     assert "GOMAXPROCS=8 (all its laptop" in svg
@@ -152,7 +152,7 @@ def test_the_2012_study_sits_beside_node_http_only_with_markers_of_its_own():
 
     node = load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis  # real ab run, GOMAXPROCS=1
     study = reference.study_ratios()
-    assert not set(charts.STUDY_MARKERS.values()) & ({m for _, m, _ in charts.SETUP_STYLES.values()} | set(charts.REFERENCE_MARKERS.values()))
+    assert not set(charts.STUDY_MARKERS.values()) & ({m for _, m, _ in chart_styles.SETUP_STYLES.values()} | set(charts.REFERENCE_MARKERS.values()))
     svg = charts.ratio_chart(node, reference.article_ratios(), study)
     assert "2012 Go-vs-Node study, Node/Go with ab" in svg and "2012 Go-vs-Node study, Node/Go with webbench" in svg
     assert "2012 Go-vs-Node" not in charts.ratio_chart(node, reference.article_ratios())

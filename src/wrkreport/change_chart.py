@@ -9,7 +9,7 @@ import matplotlib
 import matplotlib.ticker
 
 from .chart_layout import STYLE, new_figure, to_svg
-from .charts import CHANGE_STYLES
+from .chart_styles import CHANGE_STYLES
 from .core.display import cut_words
 
 

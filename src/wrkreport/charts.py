@@ -19,42 +19,11 @@ from .cells import Spread
 from .chart_layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
 from .latency_histogram import cdf_points
 from .latency import CellLatency
-from .core.setups import BASELINE, SETUP_BY_ID, split_twin
+from .chart_styles import fill, setup_style
+from .core.setups import BASELINE, SETUP_BY_ID
 from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
-# Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
-SETUP_STYLES = {
-    "go-http": ("#000000", "o", ""),
-    "nginx-http": ("#0072B2", "s", "//"),
-    "nginx-fcgi-tcp": ("#D55E00", "^", "xx"),
-    "nginx-fcgi-unix": ("#009E73", "D", ".."),
-    "nginx-http-unix": ("#56B4E9", "v", "\\\\"),
-    "go-fasthttp": ("#CC79A7", "P", "--"),
-    "nginx-static": ("#E69F00", "X", "++"),
-    "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
-    # The TLS setups, in Tol's colour-blind-safe grey, indigo and wine; each -new
-    # setup (a handshake per request) keeps its keep-alive twin's colour, with a marker and hatch of its own.
-    "go-https": ("#555555", "8", "**"),
-    "nginx-https": ("#332288", "d", "||"),
-    "nginx-https-unix": ("#882255", "H", "\\\\||"),
-    "go-https-new": ("#555555", "1", "OO"),
-    "nginx-https-new": ("#332288", "2", "|."),
-    "nginx-https-unix-new": ("#882255", "3", "-."),
-    "app": ("#000000", "4", "/"), "nginx-app": ("#0072B2", "+", "x"),  # --app's: Go's colours for the same connection (app: the baseline's)
-    "nginx-app-unix": ("#56B4E9", "x", "\\"), "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."), "nginx-app-fcgi-unix": ("#009E73", "_", "."),
-}
-OTHER_STYLE = ("#777777", "*", "//..")
-VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
-MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
-# How the change chart draws each kind of change: (colour, marker, filled, legend label); {band} is the no-change band.
-CHANGE_STYLES = {
-    "better": ("#009E73", "P", True, "better in B"),
-    "worse": ("#D55E00", "X", True, "worse in B"),
-    "same": ("#000000", "o", True, "no change (within {band})"),
-    "inconclusive": ("#555555", "o", False, "inconclusive (includes 1.0)"),
-    "no-interval": ("#555555", "D", False, "no interval (< 2 repeats)"),
-}
 CDF_POINTS = 240  # latencies sampled per line, log-spaced: the exact share at each, a small SVG
 NARROW_ROW = 1.6  # a narrow chart's row of a setup and group: its label above, its marker or bar below
 NARROW_CHARS = 46  # characters of a 9 pt label per line across a narrow figure (about 5 pt a character)
@@ -77,33 +46,6 @@ def typical(spread: Spread) -> float:
     return found.estimate if found else spread.median
 
 
-def contrast(colour: str, background: str = "#ffffff") -> float:
-    """Return the WCAG contrast ratio of two #rrggbb colours.
-
-    >>> round(contrast("#000000"), 1), round(contrast("#777777"), 2)
-    (21.0, 4.48)
-    """
-
-    def luminance(hex_colour: str) -> float:
-        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-    light, dark = sorted((luminance(colour), luminance(background)), reverse=True)
-    return (light + 0.05) / (dark + 0.05)
-
-
-def fill(colour: str) -> str:
-    """Return a bar's fill: the setup's colour, darkened just enough for 3:1 against the white page (black as mid grey, so whiskers show)."""
-    if colour == "#000000":
-        return "#666666"
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    factor = 1.0
-    while contrast("#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))) < MIN_CONTRAST:
-        factor -= 0.02
-    return "#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))
-
-
 def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
     """Label a log axis with plain numbers at marks per decade ('2', '50', '1,000'), never '2x10^0'; no minor ticks (cheaper to draw)."""
     positive = [v for v in values if v > 0]
@@ -115,15 +57,6 @@ def plain_log_axis(axis, values, marks: tuple[int, ...] = (1, 2, 5)) -> None:
     axis.set_major_locator(matplotlib.ticker.FixedLocator(shown))
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
     axis.set_minor_locator(matplotlib.ticker.NullLocator())
-
-
-def setup_style(setup: str) -> tuple[str, str, str]:
-    """Return (colour, marker, hatch) of a setup; a --variant twin ('nginx-http~nokeep') its original's colour and marker, its hatch crossed with circles."""
-    original, variant = split_twin(setup)
-    if variant and original in SETUP_STYLES:
-        colour, marker, hatch = SETUP_STYLES[original]
-        return colour, marker, hatch + VARIANT_HATCH
-    return SETUP_STYLES.get(setup, OTHER_STYLE)
 
 
 def group_label(gomaxprocs: int, connections: int, several_levels: bool) -> str:

@@ -13,7 +13,8 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from .chart_layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
-from .charts import setup_style, plain_log_axis
+from .chart_styles import setup_style
+from .charts import plain_log_axis
 from .fixedrate.analysis import RateCell
 from .fixedrate.capacities import Capacity
 from .fixedrate.capacity import AT_LEAST
