@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh: the project's test command. Installs what the tests need on a fresh
-# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get; the wrkreport package
+# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils), node (nodejs) and h2load (nghttp2-client)
+# with apt-get; the wrkreport package
 # with its test extras, in a virtualenv when the system Python refuses pip), then runs
 # `go test` for the Go servers and pytest, including the real end-to-end runs.
 set -Eeuo pipefail
@@ -8,7 +9,7 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
-readonly TOOLS=(nginx wrk curl ab node)
+readonly TOOLS=(nginx wrk curl ab node h2load)
 readonly PURE="not slow and not browser" # the tests that start no server, tool or browser
 readonly WORKERS="${WRKREPORT_TEST_WORKERS:-auto}" # pytest-xdist's -n for them: one per CPU
 readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-server}" # see fetch_sshd; tests/netlab.py reads the same
@@ -20,7 +21,8 @@ Usage: ./run_tests.sh [--repeat N | --explore N] [pytest arguments...]
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
 server on 127.0.0.1). Missing tools are installed first when run as root:
-  - nginx (nginx-light), wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get, said before it is done;
+  - nginx (nginx-light), wrk, curl, ab (apache2-utils), node (nodejs) and h2load (nghttp2-client)
+    with apt-get, said before it is done;
   - sshd for the two-machine tests (tests/netlab.py: hosts in network namespaces): when
     /usr/sbin/sshd is absent, Debian's openssh-server is downloaded and unpacked into
     ~/.cache/wrkreport/openssh-server (not installed, so no system sshd is started);
@@ -67,6 +69,7 @@ install_tools() {
   local packages=("${missing[@]/#nginx/nginx-light}")
   packages=("${packages[@]/#node/nodejs}")
   packages=("${packages[@]/#ab/apache2-utils}")
+  packages=("${packages[@]/#h2load/nghttp2-client}")
   if ((EUID != 0)) || ! command -v apt-get >/dev/null 2>&1; then
     die "missing ${missing[*]}; install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}"
   fi
