@@ -4,7 +4,9 @@ Not part of the project's Go code, and shaped like a real one: keep-alive HTTP/1
 body computed per request, optional worker processes sharing the listening socket (so the
 CPU of a process tree is counted), and an API key it checks (401 without it).
 
-    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer] [--items N]
+    python3 tests/app_server.py PORT [--host ADDRESS] [--workers N] [--key-env NAME] [--echo-peer] [--items N]
+
+--host ADDRESS: where it listens (127.0.0.1 by default; run_bench.sh --app's {host}).
 
 --key-env NAME: the API key is in that environment variable (not on the command line, which
 run_bench.sh records); requests without `Authorization: Bearer KEY` get 401.
@@ -62,6 +64,7 @@ def handler_class(key: str | None, echo_peer: bool, items: int = 20):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--key-env")
     parser.add_argument("--echo-peer", action="store_true")
@@ -69,8 +72,8 @@ def main() -> int:
     args = parser.parse_args()
     ThreadingHTTPServer.daemon_threads = True
     key = os.environ[args.key_env] if args.key_env else None
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer, args.items))
-    print(f"app_server: port {args.port}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
+    server = ThreadingHTTPServer((args.host, args.port), handler_class(key, args.echo_peer, args.items))
+    print(f"app_server: port {args.port} on {args.host}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
     children = []
     for _ in range(args.workers):
         pid = os.fork()

@@ -19,16 +19,22 @@ is_app_setup() {
   [[ " ${PLAN[needs.$1]:-} " == *" app "* || " ${PLAN[needs.$1]:-} " == *" appb "* ]]
 }
 
-# start_app N: the app's command line ({port}: the app port) run by bash with GOMAXPROCS=N, in a
-# session of its own (setsid: a background job here is no group leader, so setsid does not fork
-# and APP_PID is the session's and its process group's ID), on the servers' CPUs when pinned,
-# stdout and stderr appended (O_APPEND, so capping the log is safe) to its log; then wait until
-# it answers. False with APP_WHY when it exits or does not answer in time.
+# start_app N: the app's command line ({port}: the app port, {host}: the address it listens on)
+# run by bash with GOMAXPROCS=N, in a session of its own (setsid: a background job here is no
+# group leader, so setsid does not fork and APP_PID is the session's and its process group's ID),
+# on the servers' CPUs when pinned, stdout and stderr appended (O_APPEND, so capping the log is
+# safe) to its log; then wait until it answers. With --server-host all that on the target
+# (target_start_app). False with APP_WHY when it exits or does not answer in time.
 start_app() {
   local n="$1" log_file command="${PLAN[app_command]}"
   log_file="${RUN_DIR}/$(server_log app "${n}")"
   command="${command//\{port\}/${PLAN[port.app]}}"
+  command="${command//\{host\}/${PLAN[app_host]}}"
   APP_LOG="${log_file}"
+  if [[ -n "${TARGET}" ]]; then
+    target_start_app "${n}" "${command}" "${log_file}"
+    return
+  fi
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" setsid bash -c "${command}" </dev/null >>"${log_file}" 2>&1 &
   APP_PID=$!
   app_ready "${APP_PID}" "${PLAN[url.app]}"
@@ -39,15 +45,16 @@ start_app() {
 app_ready() {
   local pid="$1" url="$2" deadline=$((SECONDS + READY_TIMEOUT_S)) code rc=0
   while :; do
-    if ! is_running "${pid}"; then
-      wait "${pid}" 2>/dev/null || rc=$?
-      APP_WHY="exited with status ${rc} before answering on ${url}"
+    if ! server_alive "${pid}"; then # here, or on the target (no exit status from there)
+      APP_WHY="exited on ${TARGET} before answering on ${url}"
+      [[ -n "${TARGET}" ]] || wait "${pid}" 2>/dev/null || rc=$?
+      [[ -n "${TARGET}" ]] || APP_WHY="exited with status ${rc} before answering on ${url}"
       return 1
     fi
     code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "${APP_HEADER_ARGS[@]}" "${url}")" || true
     [[ "${code}" == 000 ]] || return 0
     if ((SECONDS >= deadline)); then
-      APP_WHY="did not answer on ${url} within ${READY_TIMEOUT_S}s (is it listening on 127.0.0.1:{port}?)"
+      APP_WHY="did not answer on ${url} within ${READY_TIMEOUT_S}s (is it listening on {host}:{port}? {host} is ${PLAN[app_host]})"
       return 1
     fi
     sleep 0.1
@@ -68,6 +75,11 @@ session_members() {
 # stop_app: stop the app's whole session (stop_session).
 stop_app() {
   [[ -n "${APP_PID}" ]] || return 0
+  if [[ -n "${TARGET}" ]]; then # server_machine.sh stop: the same, there
+    target_stop app
+    APP_PID=""
+    return 0
+  fi
   stop_session "${APP_PID}" "your app"
   APP_PID=""
 }

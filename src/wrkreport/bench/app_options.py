@@ -1,7 +1,9 @@
 """Your app in the plan: --app, --app-path, --app-header, --app-version, --app-b; which headers are secret and how they are redacted.
 
 --app 'CMD' names the user's own HTTP server: a shell command line with `{port}`, the TCP
-port on 127.0.0.1 it is to listen on (the `app` port). Its setups (core.setups
+port it is to listen on (the `app` port), and optionally `{host}`, the address to listen on:
+127.0.0.1, or with --server-host the target's server address (the one the clients reach,
+where nginx-app proxies to it too); the command then runs on the target. Its setups (core.setups
 APP_SETUP_IDS) become the run's default; the Go ones may be added with --setups. A header
 whose name says it is a secret (SECRET_NAME) is sent as given but never written: the
 manifest, the commands recorded and the report show `Name: <redacted>`. --app-b 'CMD'
@@ -27,12 +29,15 @@ ENV_APP_B = "BENCH_APP_B"
 ENV_APP_B_NAME = "BENCH_APP_B_NAME"
 APP_B_NAME = "b"  # --app-b-name's default: the twins are app~b and nginx-app~b
 PORT_FIELD = "{port}"
+HOST_FIELD = "{host}"
+LOOPBACK = "127.0.0.1"
 REDACTED = "<redacted>"
 # A header name that says its value is a secret: credentials, cookies, keys, tokens.
 SECRET_NAME = re.compile(r"^(?:proxy-)?authorization$|^(?:set-)?cookie$|key|token|secret|password|passwd|session", re.I)
 HEADER = re.compile(r"(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(?P<value>[^\r\n]*)")
 APP_PATH = re.compile(r"/[!-~]*")  # absolute, printable, no spaces: what wrk, curl and vegeta take verbatim
 MAX_COMMAND = 4000
+LOOPBACK_BIND = re.compile(r"(?<![\w.])(?:127\.0\.0\.1|localhost|\[::1\]):\{port\}")  # the app bound where only the target itself reaches it
 
 
 def app_options(p: argparse.ArgumentParser) -> None:
@@ -170,12 +175,13 @@ def app_parameters(plan: dict) -> dict:
 
 
 def app_lines(plan: dict) -> list[str]:
-    """Return the plan's lines for the script: app (0/1), app_command, app_shown (secrets redacted), app_path, app_headers (count), app_header.N, app_version."""
+    """Return the plan's lines for the script: app (0/1), app_command, app_shown (secrets redacted), app_host ({host}), app_path, app_headers (count), app_header.N, app_version."""
     app = plan.get("app")
     if not app:
         return ["app 0"]
     shown = redact(app["command"], secret_values(app["headers"]))  # for messages, which the manifest keeps
-    lines = ["app 1", f"app_command {app['command']}", f"app_shown {shown}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
+    host = plan.get("server_address") or LOOPBACK  # {host}: where the clients reach it, here or on the target
+    lines = ["app 1", f"app_command {app['command']}", f"app_shown {shown}", f"app_host {host}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
     lines += [f"app_header.{i} {header}" for i, header in enumerate(app["headers"])]
     if app["version_command"]:
         lines.append(f"app_version {app['version_command']}")
@@ -192,10 +198,15 @@ def redacted_command_line(command_line: str, plan: dict) -> str:
 
 
 def app_combinations(plan: dict) -> None:
-    """Refuse what --app does not take yet: other machines (--server-host, --client-hosts), ab (--app-b with --variant: bench.variant)."""
-    if not plan.get("app"):
+    """Refuse what --app does not take yet (ab; --app-b with --variant: bench.variant; --app-b with --server-host) and, with
+    --server-host, a command binding the loopback ('127.0.0.1:{port}'), which the clients cannot reach."""
+    app = plan.get("app")
+    if not app:
         return
-    if plan.get("server_host") or plan.get("client_hosts"):
-        raise UsageError("--app runs your app on this machine only: --server-host and --client-hosts do not take it yet")
+    if plan.get("server_host") and LOOPBACK_BIND.search(app["command"]):
+        raise UsageError(f"--app {argument(redact(app['command'], secret_values(app['headers'])))}: with --server-host it runs on the target, where the clients "
+                         f"reach it at the target's address, not its loopback; write {HOST_FIELD} for the address to listen on, e.g. --bind {HOST_FIELD}")
+    if plan.get("server_host") and app.get("b"):
+        raise UsageError("--app-b runs on this machine only: with --server-host it does not take it yet (measure each build in its own run there, then wrkreport compare)")
     if plan["load_generator"] != "wrk":
         raise UsageError("--app is measured with wrk: --load-generator ab does not take it yet")
