@@ -4,9 +4,11 @@ Not part of the project's Go code, and shaped like a real one: keep-alive HTTP/1
 body computed per request, optional worker processes sharing the listening socket (so the
 CPU of a process tree is counted), and an API key it checks (401 without it).
 
-    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer] [--items N]
+    python3 tests/app_server.py PORT [--host ADDRESS] [--workers N] [--key-env NAME] [--echo-peer] [--items N]
     python3 tests/app_server.py --unix PATH [...]     HTTP on a Unix socket (run_bench.sh --app-unix)
     python3 tests/app_server.py --fcgi PORT|PATH [...] the same answers as a FastCGI (WSGI) server with flup (--app-fcgi)
+
+--host ADDRESS: where it listens (127.0.0.1 by default; run_bench.sh --app's {host}).
 
 --fcgi serves a WSGI version of the handler with flup's threaded FastCGI server (pip package
 flup, in the test extra); a number is a TCP port on 127.0.0.1, anything else a socket path.
@@ -108,6 +110,7 @@ def main() -> int:
     where.add_argument("port", type=int, nargs="?")
     where.add_argument("--unix")
     where.add_argument("--fcgi")
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--key-env")
     parser.add_argument("--echo-peer", action="store_true")
@@ -120,9 +123,9 @@ def main() -> int:
     if args.unix:
         server = UnixHTTPServer(args.unix, handler_class(key, args.echo_peer, args.items, tcp=False))
     else:
-        server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer, args.items))
-    print(f"app_server: {args.unix or f'port {args.port}'}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, "
-          f"sid {os.getsid(0)}", flush=True)
+        server = ThreadingHTTPServer((args.host, args.port), handler_class(key, args.echo_peer, args.items))
+    print(f"app_server: {args.unix or f'port {args.port} on {args.host}'}, {args.workers} worker process(es), "
+          f"GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
     children = []
     for _ in range(args.workers):
         pid = os.fork()

@@ -108,6 +108,9 @@ def test_the_manifest_records_the_commands_secrets_redacted():
     (["--app-b", "b {port}"], "--app 'CMD', which is not given"),
     ([*APP, "--app-b", "b {port}", "--variant", "v:no-upstream-keepalive"], "--app-b and --variant do not go together"),
     ([*APP, "--app-b", "b {port}", "--setups", "go-http"], "--app-b: the run has no app setup"),
+    (["--app", "./app -listen 127.0.0.1:{port}", "--server-host", "bench@t", "--server-address", "10.0.0.2"], "write {host} for the address to listen on"),
+    (["--app", "./app -listen localhost:{port}", "--server-host", "t", "--server-address", "10.0.0.2"], "not its loopback"),
+    ([*APP, "--app-b", "b {port}", "--server-host", "t", "--server-address", "10.0.0.2"], "--app-b runs on this machine only"),
 ])
 def test_bad_app_options_are_usage_errors(argv, message):
     with pytest.raises(UsageError, match=None) as caught:
@@ -155,3 +158,16 @@ def test_app_unix_and_app_fcgi_are_refused_with_twins(extra, said):
     with pytest.raises(UsageError) as caught:
         plan(*APP, *UNIX, *extra)
     assert said in str(caught.value)
+
+
+def test_host_is_the_address_the_clients_reach_here_or_on_the_server_host():
+    assert "app_host 127.0.0.1" in plan_lines(plan("--app", "./app -listen {host}:{port}"))
+    remote = plan("--app", "./app -listen {host}:{port}", "--server-host", "bench@t", "--server-address", "10.0.0.2", "--client-hosts", "c1,c2")
+    assert "app_host 10.0.0.2" in plan_lines(remote) and remote["urls"]["app"] == "http://10.0.0.2:8088/"
+    assert "app_host 127.0.0.1" in plan_lines(plan("--app", "./app -listen 127.0.0.1:{port}"))  # the loopback is right here
+
+
+def test_app_unix_and_app_fcgi_are_refused_with_server_host():
+    with pytest.raises(UsageError) as caught:
+        plan(*APP, *UNIX, "--server-host", "bench@t", "--server-address", "10.0.0.2", "--client-hosts", "c1")
+    assert "--app-unix runs on this machine only" in str(caught.value)

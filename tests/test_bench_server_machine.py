@@ -245,6 +245,37 @@ def test_the_cpu_shell_answers_snapshots_children_and_liveness_of_real_processes
         sh(work, "finish")
 
 
+def test_the_app_runs_in_its_own_session_its_cpu_counts_the_whole_session_and_stop_ends_it_all(work):
+    """start-app: bash runs the command with GOMAXPROCS in a new session; `snap app:SID:session` reads every process of it, a
+    grandchild and one that left the process group too; stop: SIGTERM to the group, then SIGKILL to what is left of the session."""
+    escapee = f"{sys.executable} -c 'import os, time; os.setpgid(0, 0); time.sleep(60)'"  # its own group, still the session's
+    command = f"trap '' TERM; echo GOMAXPROCS=$GOMAXPROCS sid $(ps -o sid= $$); (sleep 61 & wait) & {escapee} & wait"
+    sid = int(sh(work, "start-app", str(work / "app.log"), "1024", "3", command).stdout)
+    assert (work / "pids" / "app").read_text().split() == [str(sid), "session"]
+    deadline = time.monotonic() + 10
+    while len(members := [p for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(p) == sid]) < 4:
+        assert time.monotonic() < deadline, members
+        time.sleep(0.02)
+    assert (work / "app.log").read_text().split() == ["GOMAXPROCS=3", "sid", str(sid)]
+    shell = target.TargetShell(["sh", str(work / "server_machine.sh"), "cpu"], "here")
+    try:
+        snap = shell.snapshot({"app": sid, "go": None})
+        assert set(snap) == {"app"} and set(snap["app"]) == {int(p.name) for p in members}
+    finally:
+        shell.close()
+    done = sh(work, "stop", "app")
+    assert "app (session " in done.stdout and "still running 5s after SIGTERM: SIGKILL" in done.stdout
+    time.sleep(0.2)
+    assert not any(alive(int(p.name)) for p in members) and not (work / "pids" / "app").exists()
+
+
+def session_of(proc: Path) -> int | None:
+    try:
+        return int((proc / "stat").read_text().rsplit(") ", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def test_a_shell_that_ends_is_reported_as_the_target_lost():
     shell = target.TargetShell(["sh", "-c", "read -r line; echo 100; echo @@end; exit 0"], "root@10.0.0.2")
     with pytest.raises(target.TargetLost, match="lost the ssh connection to root@10.0.0.2"):

@@ -9,6 +9,8 @@ over ssh masters opened as run_bench.sh opens them. And run_bench.sh end to end 
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import signal
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from helpers import SCRIPT, Bench, Serve, wait_for
+from helpers import SCRIPT, Bench, Serve, default_sigint, wait_for
 from wrkreport.bench.remote_clients.session import END_MARGIN_S
 from wrkreport.parsers.histogram import merge_files, read_histogram_file
 from wrkreport.parsers import parse_file
@@ -267,3 +269,82 @@ def test_a_silent_session_fails_its_client_after_d_plus_the_margin_and_clients_d
         down = bench.helper("clients-down", "--state", str(state))
     assert down.returncode == 0 and down.stdout == "", down.stdout + down.stderr
     wait_for(lambda: bench.leftovers() == {}, timeout=10)
+
+
+APP_KEY = "k-lab-4711"  # the test app's API key: requests without `Authorization: Bearer KEY` get 401
+
+
+def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tmp_path):
+    """--app on the target (tests/app_server.py, copied there: the lab hides the checkout), wrk and vegeta on a remote
+    client with --app-header, the app's CPU read there by its session; after the run and after SIGINT nothing of it runs."""
+    from test_driver_app import APP, session_left
+
+    target, client = bench.lab.hosts[0], bench.clients[0]
+    copy = "/tmp/lab-app/app_server.py"  # the target's own /tmp
+    bench.lab.ssh(target, f"mkdir -p /tmp/lab-app && printf %s {base64.b64encode(APP.read_bytes()).decode()} | base64 -d > {copy} && echo {APP_KEY} > /tmp/lab-app/key")
+    command = f"APP_SERVER_KEY=$(cat /tmp/lab-app/key) python3 {copy} {{port}} --host {{host}} --workers 2 --key-env APP_SERVER_KEY"  # the key kept off the command line
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+    def argv(out: Path, *extra: str) -> list[str]:
+        return bench.lab.in_controller(str(SCRIPT), "--quick", "--gomaxprocs", "1", "--server-host", target.ssh, "--ssh-config", str(bench.lab.ssh_config),
+                                       "--out", str(out), "--app", command, "--app-path", "/data.json", "--app-header", f"Authorization: Bearer {APP_KEY}",
+                                       "--app-version", "python3 --version", *extra)
+
+    out = tmp_path / "raw"
+    done = subprocess.run(argv(out, "--client-hosts", client.ssh, "--rates", "200"), capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Traceback" not in done.stderr
+    run = out / "latest"
+    manifest = json.loads((run / "manifest.json").read_text())
+    params = manifest["parameters"]
+    assert params["setups"] == ["app", "nginx-app"] and params["urls"]["app"] == f"http://{target.address}:{params['ports']['app']}/data.json"
+    assert params["app"]["version"].startswith("Python 3"), "--app-version ran on the target"
+    (entry,) = manifest["passes"]
+    cells, sid = entry["cells"], entry["pids"]["app"]
+    assert not cells["app"]["error"] and not cells["nginx-app"]["error"], cells  # status, body sha256: the checks passed
+    assert cells["app"]["body_sha256"] == cells["nginx-app"]["body_sha256"] and cells["app"]["body_bytes"] > 500
+    log = (run / "logs" / "app.gomaxprocs-1.log").read_text()
+    assert f"on {target.address}," in log and "GOMAXPROCS=1" in log and f"sid {sid}" in log, log  # fetched from the target
+    conf = (run / "nginx.conf").read_text()
+    assert f"server {target.address}:{params['ports']['app']};" in conf, "nginx proxies to the app where it listens"
+    assert {m["setup"] for m in manifest["measurements"]} == {"app", "nginx-app"}
+    for m in manifest["measurements"]:  # wrk on the client, with the header: every answer a 200
+        assert (m["client"], m["host"], m["exit_code"]) == ("client-1", client.ssh, 0)
+        text = (run / m["file"]).read_text()
+        assert "Requests/sec" in text and "Non-2xx" not in text, text
+        cpu = json.loads((run / m["cpu_file"]).read_text())
+        used = cpu["processes"]["app"]
+        assert cpu["host"] == "target" and len(used["pids"]) == 3 and used["user_s"] + used["system_s"] > 0, used  # its whole tree
+        assert m["setup"] == "app" or cpu["processes"]["nginx"]["user_s"] + cpu["processes"]["nginx"]["system_s"] > 0
+    from wrkreport.parsers.vegeta import read_vegeta_file
+
+    rated = manifest["fixed_rate_measurements"]  # vegeta on the client, with the header; then the capacity search
+    assert {m["setup"] for m in rated if m["rate"] == 200} == {"app", "nginx-app"} and any("search_high" in m for m in rated)
+    for m in rated:
+        assert (m["client"], m["exit_code"]) == ("client-1", 0)
+        result = read_vegeta_file(run / m["file"], m["rate"])
+        assert result.requests > 0 and ("search_high" in m or result.status_count(200) == result.requests), m
+        assert len(json.loads((run / m["cpu_file"]).read_text())["processes"]["app"]["pids"]) == 3
+    assert not [p for p in run.rglob("*") if p.is_file() and APP_KEY.encode() in (gzip.decompress if p.suffix == ".gz" else bytes)(p.read_bytes())]
+    assert session_left(sid) == [], "the app's session on the target still runs"
+    assert bench.leftovers() == {}
+
+    # SIGINT mid-run (wrk here): the app's whole session stopped on the target too.
+    stopped = tmp_path / "stopped"
+    proc = subprocess.Popen(argv(stopped), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(stopped.glob("*/app.gomaxprocs-1.block-1.run-1.wrk.txt")):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[1][-3000:]
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr[-3000:]
+    (entry,) = json.loads((stopped / "latest" / "manifest.json").read_text())["passes"]
+    assert session_left(entry["pids"]["app"]) == [], "the app's session on the target still runs after SIGINT"
+    assert bench.leftovers() == {}
+    bench.lab.ssh(target, "rm -r /tmp/lab-app")

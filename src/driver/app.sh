@@ -43,7 +43,7 @@ app_socket() {
 app_where() {
   local socket
   socket="$(app_socket "$1")"
-  if [[ -n "${socket}" ]]; then printf 'its Unix socket %s\n' "${socket}"; else printf '127.0.0.1:%s\n' "${PLAN[port.$1]}"; fi
+  if [[ -n "${socket}" ]]; then printf 'its Unix socket %s\n' "${socket}"; else printf '%s:%s\n' "${PLAN[app_host]:-127.0.0.1}" "${PLAN[port.$1]}"; fi
 }
 
 # start_apps N: start each app process a chosen setup needs (PLAN[app_processes]; app, the
@@ -61,11 +61,13 @@ start_apps() {
   done
 }
 
-# start_app NAME N: app process NAME's command line ({port}: its port, {socket}: its socket) run
+# start_app NAME N: app process NAME's command line ({port}: its port, {socket}: its socket, {host}:
+# the address it listens on, 127.0.0.1 or --server-host's address) run
 # by bash with GOMAXPROCS=N, in a session of its own (setsid: a background job here is no group
 # leader, so setsid does not fork and its PID is the session's and its process group's ID), on
 # the servers' CPUs when pinned, stdout and stderr appended (O_APPEND, so capping the log is
-# safe) to its log; then wait until it is ready. False with APP_WHY when it exits or is not ready in time.
+# safe) to its log; then wait until it is ready. With --server-host all that on the target
+# (target_start_app: --app's process only). False with APP_WHY when it exits or is not ready in time.
 start_app() {
   local name="$1" n="$2" log_file command="${PLAN[app_command.$1]}" socket
   log_file="${RUN_DIR}/$(server_log "${name}" "${n}")"
@@ -76,7 +78,12 @@ start_app() {
   else
     command="${command//\{port\}/${PLAN[port.${name}]}}"
   fi
+  command="${command//\{host\}/${PLAN[app_host]}}"
   APP_LOGS["${name}"]="${log_file}"
+  if [[ -n "${TARGET}" ]]; then
+    target_start_app "${n}" "${command}" "${log_file}"
+    return
+  fi
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" setsid bash -c "${command}" </dev/null >>"${log_file}" 2>&1 &
   APP_PIDS["${name}"]=$!
   app_ready "${APP_PIDS[${name}]}" "$(app_where "${name}")" "${name}"
@@ -90,9 +97,10 @@ app_ready() {
   local pid="$1" where="$2" name="${3:-}" deadline=$((SECONDS + READY_TIMEOUT_S)) socket="" code rc=0
   [[ -z "${name}" ]] || socket="$(app_socket "${name}")"
   while :; do
-    if ! is_running "${pid}"; then
-      wait "${pid}" 2>/dev/null || rc=$?
-      APP_WHY="exited with status ${rc} before answering on ${where}"
+    if ! server_alive "${pid}"; then # here, or on the target (no exit status from there)
+      APP_WHY="exited on ${TARGET} before answering on ${where}"
+      [[ -n "${TARGET}" ]] || wait "${pid}" 2>/dev/null || rc=$?
+      [[ -n "${TARGET}" ]] || APP_WHY="exited with status ${rc} before answering on ${where}"
       return 1
     fi
     if [[ -n "${name}" ]] && app_answers "${name}" "${socket}"; then
@@ -105,7 +113,7 @@ app_ready() {
       [[ "${code}" == 000 ]] || return 0
     fi
     if ((SECONDS >= deadline)); then
-      APP_WHY="did not answer on ${where} within ${READY_TIMEOUT_S}s (is it listening where {port} or {socket} says?)"
+      APP_WHY="did not answer on ${where} within ${READY_TIMEOUT_S}s (is it listening where {host}:{port} or {socket} says? {host} is ${PLAN[app_host]})"
       return 1
     fi
     sleep 0.1
@@ -144,6 +152,11 @@ session_members() {
 stop_app() {
   local name="$1" pid="${APP_PIDS[$1]:-}" socket
   [[ -n "${pid}" ]] || return 0
+  if [[ -n "${TARGET}" ]]; then # server_machine.sh stop: the same, there
+    target_stop app
+    APP_PIDS["${name}"]=""
+    return 0
+  fi
   stop_session "${pid}" "your app (${PLAN[app_option.${name}]})"
   APP_PIDS["${name}"]=""
   socket="$(app_socket "${name}")"

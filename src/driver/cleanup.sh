@@ -51,8 +51,9 @@ stop_node() {
 stop_servers() {
   if [[ -n "${TARGET}" ]]; then # by the PIDs server_machine.sh recorded, in the same order as here
     stop_variant_nginx
-    [[ -z "${NGINX_PID}${FASTHTTP_PID}${NODE_PID}${GO_PID}" ]] || target_stop nginx fasthttp node go
+    [[ -z "${NGINX_PID}${FASTHTTP_PID}${NODE_PID}${APP_PIDS[app]:-}${GO_PID}" ]] || target_stop nginx fasthttp node app go
     NGINX_PID="" FASTHTTP_PID="" NODE_PID="" GO_PID=""
+    APP_PIDS[app]=""
     NGINX_WORKERS=() NODE_WORKERS=()
     return 0
   fi

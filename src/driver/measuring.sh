@@ -9,6 +9,11 @@ start_run() {
   [[ -z "${TARGET}" ]] || nginx="" # the target's nginx -V: target_record
   local args=(init --plan "${WORK}/plan.json" --command-line "${COMMAND_LINE}" --nginx "${nginx}")
   [[ "${NOFILE}" == unlimited ]] || args+=(--ulimit-n "${NOFILE}")
+  if [[ -n "${TARGET}" && -n "${PLAN[app_version]:-}" ]]; then # --app-version: where the app runs
+    ssh_cmd -- "${TARGET}"
+    timeout 20 "${SSH[@]}" "${PLAN[app_version]}" >"${WORK}/app.version" 2>&1 </dev/null || true
+    args+=(--app-version-output "${WORK}/app.version")
+  fi
   RUN_DIR="$(helper "${args[@]}")"
   if ((PLAN[adaptive])); then
     log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}%: at least ${PLAN[measurements]} measurements (about ${PLAN[estimate]}), at most ${PLAN[max_time]:-no limit}; writing ${RUN_DIR}"

@@ -213,6 +213,17 @@ target_ready() {
   return "${rc}"
 }
 
+# target_start_app N COMMAND LOG: --app on the target: COMMAND ({port} and {host} filled in) run
+# there by server_machine.sh start-app (bash, GOMAXPROCS=N, its own session, ulimit -n raised),
+# APP_PIDS[app] its session's ID there; ready when it answers from here (app_ready); its log fetched either way.
+target_start_app() {
+  local rc=0
+  APP_PIDS[app]="$(on_target start-app "${TARGET_DIR}/logs/${3##*/}" "${TARGET_NOFILE}" "$1" "$2" </dev/null)" || target_lost "starting your app"
+  app_ready "${APP_PIDS[app]}" "$(app_where app)" app || rc=$?
+  fetch_log "$3"
+  return "${rc}"
+}
+
 # fetch_log LOG: the target's logs/LOG (its first LOG_FETCH_CAP bytes) into the run's logs/.
 fetch_log() {
   on_target log "${LOG_FETCH_CAP}" "${TARGET_DIR}/logs/${1##*/}" >"${RUN_DIR}/logs/${1##*/}" </dev/null || true
@@ -221,7 +232,7 @@ fetch_log() {
 # fetch_logs N: every server log of this block from the target (at the block's end).
 fetch_logs() {
   local name
-  for name in go fasthttp node; do
+  for name in go fasthttp node app; do
     [[ -z "${PLAN[${name}_setups]}" ]] || fetch_log "$(server_log "${name}" "$1")"
   done
   [[ -z "${PLAN[nginx_setups]}" ]] || fetch_log "nginx-error.gomaxprocs-$1.log"

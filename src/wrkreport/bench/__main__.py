@@ -99,6 +99,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--command-line",), {"required": True}),  # not --command: `command` is the subcommand's dest
         (("--nginx",), {"default": ""}),
         (("--ulimit-n",), {"type": int}),
+        (("--app-version-output",), {}),
     )
     add(
         "render-nginx",

@@ -1,16 +1,19 @@
 """Your app in the plan: --app, --app-unix, --app-fcgi, --app-path, --app-header, --app-version, --app-b; which headers are secret and how they are redacted.
 
 --app 'CMD' names the user's own HTTP server: a shell command line with `{port}`, the TCP
-port on 127.0.0.1 it is to listen on (the `app` port). --app-unix 'CMD' starts the same app
-on a Unix socket (`{socket}`: a path in the run's private work dir) for nginx-app-unix;
---app-fcgi 'CMD' a FastCGI server of it on `{port}` (nginx-app-fcgi-tcp) or `{socket}`
-(nginx-app-fcgi-unix). Each is a process of its own beside --app's, which stays the
-baseline and so is required. The setups of the commands given (core.setups APP_SETUP_IDS)
-become the run's default; the Go ones may be added with --setups. A header whose name says
-it is a secret (SECRET_NAME) is sent as given but never written: the manifest, the
-commands recorded and the report show `Name: <redacted>`. --app-b 'CMD' (with --app-b-name
-NAME, default b) is a second build of the app, measured as twins (app~NAME, nginx-app~NAME)
-in the same rounds: bench.variant makes them.
+port it is to listen on (the `app` port), and optionally `{host}`, the address to listen on:
+127.0.0.1, or with --server-host the target's server address (the one the clients reach,
+where nginx-app proxies to it too); the command then runs on the target. --app-unix 'CMD'
+starts the same app on a Unix socket (`{socket}`: a path in the run's private work dir) for
+nginx-app-unix; --app-fcgi 'CMD' a FastCGI server of it on `{port}` (nginx-app-fcgi-tcp) or
+`{socket}` (nginx-app-fcgi-unix). Each is a process of its own beside --app's, which stays
+the baseline and so is required (and, for now, the only one taken with --server-host). The
+setups of the commands given (core.setups APP_SETUP_IDS) become the run's default; the Go
+ones may be added with --setups. A header whose name says it is a secret (SECRET_NAME) is
+sent as given but never written: the manifest, the commands recorded and the report show
+`Name: <redacted>`. --app-b 'CMD' (with --app-b-name NAME, default b) is a second build of
+the app, measured as twins (app~NAME, nginx-app~NAME) in the same rounds: bench.variant
+makes them.
 """
 
 from __future__ import annotations
@@ -36,12 +39,15 @@ PORT_FIELD = "{port}"
 SOCKET_FIELD = "{socket}"
 # The Unix socket of each app process that takes {socket}: its file name in the run's private work dir.
 APP_SOCKETS = {"app-unix": "app-http.sock", "app-fcgi": "app-fcgi.sock"}
+HOST_FIELD = "{host}"
+LOOPBACK = "127.0.0.1"
 REDACTED = "<redacted>"
 # A header name that says its value is a secret: credentials, cookies, keys, tokens.
 SECRET_NAME = re.compile(r"^(?:proxy-)?authorization$|^(?:set-)?cookie$|key|token|secret|password|passwd|session", re.I)
 HEADER = re.compile(r"(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(?P<value>[^\r\n]*)")
 APP_PATH = re.compile(r"/[!-~]*")  # absolute, printable, no spaces: what wrk, curl and vegeta take verbatim
 MAX_COMMAND = 4000
+LOOPBACK_BIND = re.compile(r"(?<![\w.])(?:127\.0\.0\.1|localhost|\[::1\]):\{port\}")  # the app bound where only the target itself reaches it
 
 
 def app_options(p: argparse.ArgumentParser) -> None:
@@ -227,15 +233,16 @@ def app_parameters(plan: dict) -> dict:
 
 
 def app_lines(plan: dict) -> list[str]:
-    """Return the plan's lines for the script: app (0/1), app_path, app_headers (count), app_header.N, app_version; per app process NAME
-    started (app_processes: those a chosen setup needs): app_command.NAME, app_shown.NAME (secrets redacted), app_option.NAME, app_endpoint.NAME
-    (port or socket), app_socket.NAME (its file in the work dir)."""
+    """Return the plan's lines for the script: app (0/1), app_host ({host}), app_path, app_headers (count), app_header.N, app_version; per app
+    process NAME started (app_processes: those a chosen setup needs): app_command.NAME, app_shown.NAME (secrets redacted), app_option.NAME,
+    app_endpoint.NAME (port or socket), app_socket.NAME (its file in the work dir)."""
     app = plan.get("app")
     if not app:
         return ["app 0"]
     needed = {SETUP_BY_ID[s].app_process for s in plan["setups"] if s in SETUP_BY_ID}
     processes = {name: command for name, command in app_processes(app).items() if name in needed or name == APP_BASELINE}
-    lines = ["app 1", f"app_processes {' '.join(processes)}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
+    host = plan.get("server_address") or LOOPBACK  # {host}: where the clients reach it, here or on the target
+    lines = ["app 1", f"app_processes {' '.join(processes)}", f"app_host {host}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
     for name, command in processes.items():
         lines += [f"app_command.{name} {command}", f"app_shown.{name} {redact(command, secret_values(app['headers']))}",  # the shown: for messages
                   f"app_option.{name} --{name}", f"app_endpoint.{name} {app_endpoint(command)}"]
@@ -257,15 +264,22 @@ def redacted_command_line(command_line: str, plan: dict) -> str:
 
 
 def app_combinations(plan: dict) -> None:
-    """Refuse what --app does not take yet: other machines (--server-host, --client-hosts), ab (--app-b with --variant: bench.variant);
-    --app-unix and --app-fcgi with --variant or --app-b (their twins would be served by the first build's process)."""
-    if not plan.get("app"):
+    """Refuse what --app does not take yet: ab; --app-b with --variant (bench.variant); --app-b, --app-unix and --app-fcgi with
+    --server-host; --app-unix and --app-fcgi with --variant or --app-b (their twins would be served by the first build's process);
+    and, with --server-host, a command binding the loopback ('127.0.0.1:{port}'), which the clients cannot reach."""
+    app = plan.get("app")
+    if not app:
         return
-    if plan.get("server_host") or plan.get("client_hosts"):
-        raise UsageError("--app runs your app on this machine only: --server-host and --client-hosts do not take it yet")
+    if plan.get("server_host") and LOOPBACK_BIND.search(app["command"]):
+        raise UsageError(f"--app {argument(redact(app['command'], secret_values(app['headers'])))}: with --server-host it runs on the target, where the clients "
+                         f"reach it at the target's address, not its loopback; write {HOST_FIELD} for the address to listen on, e.g. --bind {HOST_FIELD}")
+    if plan.get("server_host") and app.get("b"):
+        raise UsageError("--app-b runs on this machine only: with --server-host it does not take it yet (measure each build in its own run there, then wrkreport compare)")
+    beside = [name for name in app_processes(app) if name != APP_BASELINE]
+    if plan.get("server_host") and beside:
+        raise UsageError(f"--{beside[0]} runs on this machine only: with --server-host only --app's own process is started on the target yet")
     if plan["load_generator"] != "wrk":
         raise UsageError("--app is measured with wrk: --load-generator ab does not take it yet")
-    beside = [name for name in app_processes(plan["app"]) if name != APP_BASELINE]
     if beside and (plan.get("variant") or plan["app"].get("b")):
         raise UsageError(f"--{beside[0]} does not go together with {'--app-b' if plan['app'].get('b') else '--variant'} yet: "
                          "measure the app over a socket or FastCGI in a run of its own")

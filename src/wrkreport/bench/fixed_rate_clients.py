@@ -61,8 +61,10 @@ class ClientsRate:
     progress: str = ""
 
 
-def install_script(directory: str, digest: str, urls: dict[str, str]) -> str:
-    """Return the script run on a client after the copy: check its sha256, make it the work dir's vegeta, write the targets files, run it once."""
+def install_script(directory: str, digest: str, urls: dict[str, str], headers: dict[str, list[str]] | None = None) -> str:
+    """Return the script run on a client after the copy: check its sha256, make it the work dir's vegeta, write the targets files
+    (headers: per setup, the lines after `GET URL`, --app-header's for the app setups), run it once."""
+    headers = headers or {}
     d = shlex.quote(directory)
     lines = [
         f"cd {d} || exit 1",
@@ -70,7 +72,8 @@ def install_script(directory: str, digest: str, urls: dict[str, str]) -> str:
         "got=$(sha256sum vegeta.part 2>&1) || { echo \"cannot check it: $got\"; exit 1; }",
         f"[ \"${{got%% *}}\" = {digest} ] || {{ echo \"it arrived damaged: sha256 ${{got%% *}}, not {digest}\"; exit 1; }}",
         f"mv vegeta.part {VEGETA_NAME} || exit 1",
-        *(f"printf 'GET %s\\n' {shlex.quote(url)} > {shlex.quote('targets.' + setup)} || exit 1" for setup, url in sorted(urls.items())),
+        *(f"printf '%s\\n' {' '.join(shlex.quote(line) for line in (f'GET {url}', *headers.get(setup, ())))} > {shlex.quote('targets.' + setup)} || exit 1"
+          for setup, url in sorted(urls.items())),
         f"./{VEGETA_NAME} -version >/dev/null 2>&1 || {{ echo \"it does not run there: $(./{VEGETA_NAME} -version 2>&1 | head -c 200)\"; exit 1; }}",
     ]
     return "\n".join(lines) + "\n"
@@ -91,8 +94,9 @@ def binary_for(vegeta: Path, arch: str | None, built: dict, log: Callable[[str],
     return built[arch]
 
 
-def install_vegeta(state: Clients, vegeta: Path, urls: dict[str, str], log: Callable[[str], None]) -> None:
-    """Copy vegeta (built for each one's architecture) into every remote client's work dir, sha256 checked there, with a targets file per setup; raise ClientError naming the client."""
+def install_vegeta(state: Clients, vegeta: Path, urls: dict[str, str], log: Callable[[str], None], headers: dict[str, list[str]] | None = None) -> None:
+    """Copy vegeta (built for each one's architecture) into every remote client's work dir, sha256 checked there, with a targets file per setup
+    (headers: per setup, the --app-header's it sends); raise ClientError naming the client."""
     built: dict[str, Path] = {}
     for client in state.clients:
         if not client.remote:
@@ -106,7 +110,7 @@ def install_vegeta(state: Clients, vegeta: Path, urls: dict[str, str], log: Call
         copied = on_client(state, client, f"cat > {shlex.quote(client.dir + '/vegeta.part')}", stdin=binary, timeout=COPY_TIMEOUT_S)
         if copied.returncode != 0:
             raise ClientError(f"{client.label} ({client.host}): cannot copy vegeta to {client.dir}: {said(copied)}")
-        done = on_client(state, client, install_script(client.dir, digest, urls), timeout=COPY_TIMEOUT_S)
+        done = on_client(state, client, install_script(client.dir, digest, urls, headers), timeout=COPY_TIMEOUT_S)
         if done.returncode != 0:
             raise ClientError(f"{client.label} ({client.host}): vegeta copied to {client.dir}, but {said(done)}")
         log(f"{client.label} ({client.host}): vegeta copied to {client.dir} (sha256 {digest[:12]}... checked there)")

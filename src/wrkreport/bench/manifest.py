@@ -115,8 +115,8 @@ def point_latest(out: Path, run_dir: Path) -> str | None:
     return None
 
 
-def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None) -> dict:
-    """Return the manifest of a run that is starting (status 'running')."""
+def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None, app_version: str | None = None) -> dict:
+    """Return the manifest of a run that is starting (status 'running'); app_version: --app-version's output, run on the target, else run here."""
     extra = (("ab",) if plan["load_generator"] == "ab" else ()) + (("node",) if any(s == "node-http" for s in plan["setups"]) else ())
     versions, version_lines = tool_versions(nginx, extra)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
@@ -152,7 +152,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         **app_parameters(plan),
     )
     if plan.get("app") and plan["app"]["version_command"]:  # --app-version: its output, secrets redacted
-        output = command_output(["sh", "-c", plan["app"]["version_command"]])
+        output = app_version.strip() if app_version is not None else command_output(["sh", "-c", plan["app"]["version_command"]])
         parameters["app"]["version"] = None if output is None else redact(output, secret_values(plan["app"]["headers"]))[:2000]
     return {
         "schema": SCHEMA,

@@ -90,9 +90,12 @@ def stat_line(text: str) -> tuple[int, int, int, int] | None:
     return int(pid), int(fields[1]), int(fields[11]), int(fields[12])
 
 
+SESSION_SERVERS = ("app",)  # counted by their whole session (started with setsid), however deep: `snap app:PID:session`
+
+
 def snapshot_of(lines: list[str], roots: dict[str, int]) -> dict[str, dict[int, tuple[int, int]]]:
     """Return cpu.cpu_snapshot's shape from `snap` answer lines: per name, its root PID and
-    (nginx, node) the root's children, each with (utime, stime)."""
+    (nginx, node) the root's children, or (the app) every process of its session, each with (utime, stime)."""
     snapshot: dict[str, dict[int, tuple[int, int]]] = {name: {} for name in roots}
     for line in lines:
         name, _, text = line.partition(" ")
@@ -100,9 +103,14 @@ def snapshot_of(lines: list[str], roots: dict[str, int]) -> dict[str, dict[int, 
         if name not in roots or parsed is None:
             continue
         pid, ppid, user, system = parsed
-        if pid == roots[name] or (name in ("nginx", "node") and ppid == roots[name]):
+        if pid == roots[name] or (name in ("nginx", "node") and ppid == roots[name]) or name in SESSION_SERVERS:
             snapshot[name][pid] = (user, system)
     return snapshot
+
+
+def snap_item(name: str, pid: int) -> str:
+    """Return one item of a `snap` line: 'nginx:41' (the PID and its children), 'app:57:session' (its whole session)."""
+    return f"{name}:{int(pid)}:session" if name in SESSION_SERVERS else f"{name}:{int(pid)}"
 
 
 class TargetShell:
@@ -138,10 +146,10 @@ class TargetShell:
 
     def snapshot(self, pids: dict) -> dict[str, dict[int, tuple[int, int]]]:
         """Return the CPU ticks of the pass's servers (cpu.server_pids' groups) on the target."""
-        roots = {name: pids[name] for name in ("go", "fasthttp", "nginx", "node") if pids.get(name)}
+        roots = {name: pids[name] for name in ("go", "fasthttp", "nginx", "node", *SESSION_SERVERS) if pids.get(name)}
         if not roots:
             return {}
-        return snapshot_of(self.ask("snap " + " ".join(f"{n}:{p}" for n, p in roots.items())), roots)
+        return snapshot_of(self.ask("snap " + " ".join(snap_item(n, p) for n, p in roots.items())), roots)
 
     def running(self, pids: list[int]) -> bool:
         """Return True when every PID runs on the target (not a zombie)."""

@@ -11,9 +11,13 @@
 #   start NAME LOG NOFILE PROGRAM|VAR=VALUE ARGS...
 #                          ulimit -n NOFILE, start the command in its own session (setsid)
 #                          with output to LOG, record and print its PID
+#   start-app LOG NOFILE N COMMAND
+#                          --app: COMMAND run by bash (sh without it) with GOMAXPROCS=N in its
+#                          own session as `app` (stopped with its whole session); print its PID
 #   ready PID LOG SECONDS  wait for LOG's " ready" line; 1 if PID exits or time is up
 #   running PID...         0 when every PID runs (not a zombie)
 #   stop NAME...           SIGTERM, 5 s grace, SIGKILL; then its children still running
+#                          (`app`: SIGTERM to its process group, then SIGKILL to its session)
 #   nofile CEILING         raise ulimit -n (root: up to CEILING and fs.nr_open), print it
 #   prepare USER           make nginx/temp, logs, pids; as root give USER's group access; print the group
 #   log CAP FILE           FILE's first CAP bytes, then a note of the bytes cut
@@ -21,9 +25,10 @@
 #   tls-key ADDRESS OPENSSL-NEWKEY-ARGS...
 #                          make the run's TLS key and self-signed certificate in DIR/tls
 #                          (key mode 0600, removed with DIR by finish); print the certificate
-#   cpu                    read `snap NAME:PID...`, `children PID`, `running PID...`, `tck`
+#   cpu                    read `snap NAME:PID[:session]...`, `children PID`, `running PID...`, `tck`
 #                          and `count socket|size PATH` lines; answer each (stat lines with
-#                          the name first, child PIDs, yes/no, the clock ticks, a TLS
+#                          the name first -- a PID and its children, or with :session every
+#                          process of session PID --, child PIDs, yes/no, the clock ticks, a TLS
 #                          counter: gohello's stats line or a file's size) and `@@end`: the
 #                          helper's one session
 #   finish                 stop the cpu reader and every server with a pid file, remove DIR
@@ -33,7 +38,7 @@ DIR="$(cd "$(dirname "$0")" && pwd)"
 STOP_TIMEOUT_TENTHS=50
 
 usage() {
-  echo "usage: sh server_machine.sh start|ready|running|stop|nofile|prepare|log|tcp|cpu|finish ..." >&2
+  echo "usage: sh server_machine.sh start|start-app|ready|running|stop|nofile|prepare|log|tcp|cpu|finish ..." >&2
   exit 2
 }
 
@@ -81,6 +86,35 @@ cmd_start() {
   echo "${pid}"
 }
 
+# session_members SID: the processes of session SID still running (not zombies), one per line.
+session_members() {
+  sid="$1"
+  for f in /proc/[0-9]*/stat; do
+    line=""
+    { read -r line <"$f"; } 2>/dev/null || continue
+    # shellcheck disable=SC2086 # splitting the fields after the command name is the point
+    set -- ${line##*) }
+    if [ "${4:-}" = "${sid}" ] && [ "$1" != Z ]; then
+      pid="${f#/proc/}"
+      echo "${pid%/stat}"
+    fi
+  done
+}
+
+cmd_start_app() {
+  [ $# -eq 4 ] || usage
+  log="$1" nofile="$2" n="$3" command="$4"
+  ulimit -n "${nofile}" 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  mkdir -p "${DIR}/pids"
+  shell="sh"
+  ! command -v bash >/dev/null 2>&1 || shell=bash # as on the controller, where bash runs it
+  # Not a process-group leader, so setsid execs in place: $! is the session's and its group's ID.
+  GOMAXPROCS="${n}" setsid "${shell}" -c "${command}" </dev/null >>"${log}" 2>&1 &
+  pid=$!
+  echo "${pid} session" >"${DIR}/pids/app"
+  echo "${pid}"
+}
+
 cmd_ready() {
   [ $# -eq 3 ] || usage
   i=0
@@ -98,12 +132,16 @@ cmd_running() {
   done
 }
 
-# stop_one NAME: stop the server of pid file NAME and whatever children it left.
+# stop_one NAME: stop the server of pid file NAME and whatever children it left; a session's
+# (`PID session`: the app) with its whole process group, then every process left in the session.
 stop_one() {
   file="${DIR}/pids/$1"
   [ -f "${file}" ] || return 0
-  pid="$(cat "${file}")"
-  if running "${pid}"; then
+  pid="" kind=""
+  read -r pid kind <"${file}" || true
+  if [ "${kind}" = session ]; then
+    stop_session "$1" "${pid}"
+  elif running "${pid}"; then
     kids="$(children "${pid}" | tr '\n' ' ')"
     exe="$(readlink "/proc/${pid}/exe" 2>/dev/null || true)"
     kill -TERM "${pid}" 2>/dev/null || true
@@ -124,6 +162,24 @@ stop_one() {
     done
   fi
   rm -f "${file}"
+}
+
+# stop_session NAME SID: SIGTERM to process group SID, up to the grace for session SID to end,
+# then SIGKILL to the group and to every process left in the session (as app.sh's stop_app).
+stop_session() {
+  [ -n "$(session_members "$2")" ] || return 0
+  kill -TERM -- "-$2" 2>/dev/null || true
+  i=0
+  while [ -n "$(session_members "$2")" ] && [ "${i}" -lt "${STOP_TIMEOUT_TENTHS}" ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  left="$(session_members "$2" | tr '\n' ' ')"
+  [ -n "${left}" ] || return 0
+  echo "$1 (session $2: ${left% }) still running $((STOP_TIMEOUT_TENTHS / 10))s after SIGTERM: SIGKILL"
+  kill -KILL -- "-$2" 2>/dev/null || true
+  # shellcheck disable=SC2086 # a list of PIDs
+  kill -KILL ${left} 2>/dev/null || true
 }
 
 cmd_stop() {
@@ -176,8 +232,12 @@ cmd_cpu() {
     case "${verb}" in
       snap)
         for item in ${rest}; do
-          name="${item%%:*}" root="${item#*:}"
-          for pid in "${root}" $(children "${root}"); do
+          name="${item%%:*}" root="${item#*:}" members=""
+          case "${root}" in
+            *:session) root="${root%:session}" members="$(session_members "${root}")" ;;
+            *) members="${root} $(children "${root}")" ;;
+          esac
+          for pid in ${members}; do
             line=""
             { read -r line <"/proc/${pid}/stat"; } 2>/dev/null || continue
             echo "${name} ${line}"
@@ -256,6 +316,7 @@ main() {
   shift
   case "${command}" in
     start) cmd_start "$@" ;;
+    start-app) cmd_start_app "$@" ;;
     ready) cmd_ready "$@" ;;
     running) cmd_running "$@" ;;
     stop) cmd_stop "$@" ;;

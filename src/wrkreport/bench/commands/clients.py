@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from ..app_options import redact_argv
 from ..cpu import cpu_record, cpu_snapshot, pinning_of, server_pids
 from ..manifest import load_manifest, save_manifest, write_json_atomic
 from ..nginx import cap_log, nginx_error_log
@@ -74,7 +75,7 @@ def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], con
         "cpu_file": cpu_file.name,
         **({"hist_file": first.hist.name} if not several and first.hist and first.hist.is_file() else {}),
         "url": params["urls"][args.setup],
-        "command": " ".join(argv),
+        "command": " ".join(redact_argv(argv)),  # an --app-header secret redacted
         "exit_code": next((run.status for run in runs if run.status), 0),
         "started_at": iso_ms(started),
         "ended_at": iso_ms(ended),

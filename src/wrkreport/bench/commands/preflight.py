@@ -95,7 +95,8 @@ def cmd_init(args) -> int:
     out = Path(plan["out"])
     run_dir = create_run_dir(out, started)
     (run_dir / "logs").mkdir()
-    manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n)
+    app_version = Path(args.app_version_output).read_text(errors="replace") if args.app_version_output else None  # --app-version, run on the target
+    manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n, app_version)
     save_manifest(run_dir, manifest)
     warning = point_latest(out, run_dir)
     if warning:

@@ -150,7 +150,9 @@ def cmd_clients_vegeta(args) -> int:
     """Copy vegeta into every remote client's work dir (sha256 checked there) with a targets file per setup (exit 2 with one line when a client cannot take it)."""
     plan = json.loads(Path(args.plan).read_text())
     try:
-        install_vegeta(load_clients(Path(args.state)), Path(args.vegeta), plan["urls"], lambda text: print(f"[run_bench] {text}", file=sys.stderr))
+        app_headers = (plan.get("app") or {}).get("headers") or []  # --app-header: with every request to the app setups, as here
+        headers = {s: app_headers for s in plan["urls"] if s in SETUP_BY_ID and SETUP_BY_ID[s].app}
+        install_vegeta(load_clients(Path(args.state)), Path(args.vegeta), plan["urls"], lambda text: print(f"[run_bench] {text}", file=sys.stderr), headers)
     except ClientError as exc:
         print(f"{PROG}: --client-hosts: {exc}; nothing was started", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..app_options import redact_argv
 from ..cpu import exit_status
 from .agent import END_MARK, HIST_ENV, READY, RECORD, STDERR_MARK, sh_words, stop_script
 from .session import END_MARGIN_S, READY_TIMEOUT_S, SESSIONS, ClientSession
@@ -42,7 +43,8 @@ class ClientRun:
 
     @property
     def command(self) -> str:
-        return " ".join(self.argv)
+        """Return the command as recorded: an --app-header secret redacted."""
+        return " ".join(redact_argv(self.argv))
 
 
 def run_line(run: "ClientRun") -> str:
