@@ -275,3 +275,11 @@ def test_a_missed_precision_target_has_a_badge_beside_the_checks(tmp_path):
     build(run, tmp_path / "out", datetime(2026, 11, 26, tzinfo=timezone.utc))
     header = (tmp_path / "out" / "index.html").read_text().split("</header>")[0]
     assert '<span class="status status-warn">checks pass; precision target NOT met (+/-54.2%)</span>' in header  # one badge, never a green 'pass'
+
+
+def test_a_smoke_test_says_so_in_its_badge_instead_of_a_missed_target(tmp_path):
+    run = Path(shutil.copytree(RUNS / "quick-hist", tmp_path / "raw" / "r"))
+    assert json.loads((run / "manifest.json").read_text())["parameters"]["smoke_test"] is True
+    build(run, tmp_path / "out", datetime(2026, 11, 27, tzinfo=timezone.utc))
+    header = (tmp_path / "out" / "index.html").read_text().split("</header>")[0]
+    assert "precision target not aimed at: a smoke test (--quick), no intervals" in header and "NOT met" not in header

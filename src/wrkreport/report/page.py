@@ -17,7 +17,7 @@ from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, An
 from ..latency_histogram import SHOWN_PERCENTILES
 from ..core.setups import BASELINE, TLS_SETUP_IDS, baseline_of, divisor_words, hello_world, said_over, setup_description
 from ..core.records import worst
-from ..design import precision_of
+from ..design import design_of, precision_of
 from ..run import relative_to
 from .evidence import CheckGroup, HeaderRow, MeasurementRow, check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
@@ -438,7 +438,11 @@ def precision_badge(manifest: dict | None) -> tuple[str, str] | None:
     ('warn', 'NOT met (+/-54.2%)')
     >>> precision_badge({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}}), precision_badge({})
     (('pass', 'met (+/-4.2%)'), None)
+    >>> precision_badge({"parameters": {"smoke_test": True}, "precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": None}})
+    ('warn', 'not aimed at: a smoke test (--quick), no intervals')
     """
+    if design_of(manifest)["smoke_test"]:  # one measurement per cell: a target it never aimed at is not "missed"
+        return "warn", "not aimed at: a smoke test (--quick), no intervals"
     record = precision_of(manifest)
     if record is None:
         return None
