@@ -95,7 +95,7 @@ def test_every_setup_has_a_look_of_its_own_and_a_twin_its_originals():
     assert len({(marker, hatch) for _, marker, hatch in chart_styles.SETUP_STYLES.values()}) == len(chart_styles.SETUP_STYLES)
     assert len({hatch for _, _, hatch in chart_styles.SETUP_STYLES.values()}) == len(chart_styles.SETUP_STYLES)  # bars read apart in grey print
     colour, marker, hatch = chart_styles.setup_style("nginx-http~nokeep")
-    assert (colour, marker) == chart_styles.SETUP_STYLES["nginx-http"][:2] and hatch == chart_styles.SETUP_STYLES["nginx-http"][2] + charts.VARIANT_HATCH
+    assert (colour, marker) == chart_styles.SETUP_STYLES["nginx-http"][:2] and hatch == chart_styles.SETUP_STYLES["nginx-http"][2] + chart_styles.VARIANT_HATCH
     assert chart_styles.setup_style("not-a-setup") == chart_styles.setup_style("x~y") == chart_styles.OTHER_STYLE
 
 
