@@ -44,19 +44,44 @@ FIELDS: tuple[str, ...] = (
     "failed_length",
     "failed_exceptions",
     "keepalive_requests",
+    # h2load only (null for the others; parsers/h2load.py): its request counts, the min of its time for request,
+    # its per-connection time to connect and to the first byte, its req/s per client, its header and data bytes
+    # and HPACK's header space savings, the protocol it negotiated. h2load does not print -m (streams).
+    "requests_started",
+    "requests_done",
+    "errored_requests",
+    "latency_min_ms",
+    "connect_min_ms",
+    "connect_max_ms",
+    "connect_avg_ms",
+    "connect_stdev_ms",
+    "ttfb_min_ms",
+    "ttfb_max_ms",
+    "ttfb_avg_ms",
+    "ttfb_stdev_ms",
+    "req_per_client_min",
+    "req_per_client_max",
+    "req_per_client_avg",
+    "req_per_client_stdev",
+    "header_bytes",
+    "data_bytes",
+    "header_space_savings_pct",
+    "application_protocol",
+    "tls_protocol",
 )
 
 _COUNTERS = ("errors_connect", "errors_read", "errors_write", "errors_timeout", "non_2xx_3xx")
 _AB_COUNTERS = ("failed_requests", "failed_length", "failed_exceptions", "keepalive_requests")
-TOOLS = ("wrk", "wrk2", "ab", "webbench")  # the load generators whose output parse reads (webbench: parse only)
+_H2LOAD_COUNTERS = ("requests_started", "requests_done", "errored_requests", "header_bytes", "data_bytes")
+TOOLS = ("wrk", "wrk2", "ab", "webbench", "h2load")  # the load generators whose output parse reads (webbench: parse only)
 
 
 @dataclass(frozen=True)
 class WrkResult:
-    """One wrk, wrk2 or ab output, every number normalised (ms, bytes, seconds); None = not printed."""
+    """One wrk, wrk2, ab, webbench or h2load output, every number normalised (ms, bytes, seconds); None = not printed."""
 
     source: str
-    tool: str  # "wrk", "wrk2", "ab" or "webbench"
+    tool: str  # "wrk", "wrk2", "ab", "webbench" or "h2load"
     url: str
     duration_s: float
     threads: int
@@ -87,6 +112,27 @@ class WrkResult:
     failed_length: int | None = None
     failed_exceptions: int | None = None
     keepalive_requests: int | None = None
+    requests_started: int | None = None  # h2load only, as every field down to tls_protocol
+    requests_done: int | None = None
+    errored_requests: int | None = None
+    latency_min_ms: float | None = None
+    connect_min_ms: float | None = None
+    connect_max_ms: float | None = None
+    connect_avg_ms: float | None = None
+    connect_stdev_ms: float | None = None
+    ttfb_min_ms: float | None = None
+    ttfb_max_ms: float | None = None
+    ttfb_avg_ms: float | None = None
+    ttfb_stdev_ms: float | None = None
+    req_per_client_min: float | None = None
+    req_per_client_max: float | None = None
+    req_per_client_avg: float | None = None
+    req_per_client_stdev: float | None = None
+    header_bytes: int | None = None
+    data_bytes: int | None = None
+    header_space_savings_pct: float | None = None
+    application_protocol: str | None = None
+    tls_protocol: str | None = None
     # Not in FIELDS: kept for provenance, never mixed into the figures above.
     version: str | None = None
     percentiles_ms: dict[str, float | None] = field(default_factory=dict)
@@ -103,7 +149,7 @@ class WrkResult:
         for name in ("threads", "connections", "requests"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)!r}")
-        for name in _AB_COUNTERS:
+        for name in (*_AB_COUNTERS, *_H2LOAD_COUNTERS):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ValueError(f"{name} must be None or an int >= 0, not {value!r}")

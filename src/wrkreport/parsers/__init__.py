@@ -1,8 +1,8 @@
-"""Parsers: one load generator output (wrk, wrk2, ab, webbench) -> WrkResult, the format told by its first line.
+"""Parsers: one load generator output (wrk, wrk2, ab, webbench, h2load) -> WrkResult, the format told by its first line.
 
-One module per format (wrk, ab, webbench; histogram for wrkreport's .hist.json), each on
+One module per format (wrk, ab, webbench, h2load; histogram for wrkreport's .hist.json), each on
 the shared line cursor (cursor.py); this module only reads the file and dispatches. The
-ab and webbench parsers are imported only when a file needs them (about 20 ms a build).
+ab, webbench and h2load parsers are imported only when a file needs them (about 20 ms a build).
 """
 
 from __future__ import annotations
@@ -28,20 +28,22 @@ def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:
 
 
 def parse_text(text: str, source: str) -> WrkResult:
-    """Parse the text of one wrk, wrk2, ab or webbench run into a WrkResult (source names it in errors; ab: parsers.ab, webbench: parsers.webbench)."""
+    """Parse the text of one wrk, wrk2, ab, webbench or h2load run into a WrkResult (source names it in errors; ab: parsers.ab, ...)."""
     if "\x00" in text:
         raise ParseError(source, None, "binary data (NUL bytes), not wrk output")
     lines = split_lines(text)
     if not any(line.text for line in lines):
         raise ParseError(source, None, "empty, expected wrk output")
     try:
-        if not first_line_is(lines, wrk.RUNNING_LINE):  # ab and webbench: their own first line
-            from . import ab, webbench  # imported only when needed (about 20 ms)
+        if not first_line_is(lines, wrk.RUNNING_LINE):  # ab, webbench and h2load: their own first line
+            from . import ab, h2load, webbench  # imported only when needed (about 20 ms)
 
             if ab.is_ab(lines):
                 return ab.parse_lines(lines, source)
             if webbench.is_webbench(lines):
                 return webbench.parse_lines(lines, source)
+            if h2load.is_h2load(lines):
+                return h2load.parse_lines(lines, source)
         return wrk.parse_lines(lines, source)
     except ValueError as exc:  # a record that rejects itself (records.WrkResult): its value is impossible
         raise ParseError(source, None, f"impossible values: {exc}") from None
