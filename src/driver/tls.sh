@@ -55,29 +55,34 @@ tls_counter() {
   local served="${PLAN[serves.$1]:-$1}"
   TLS_COUNTER=""
   case "${served}" in
-    go-https) TLS_COUNTER="socket:${TLS_STATS_SOCKET}" ;;
-    nginx-https*~*) TLS_COUNTER="size:${VARIANT_PREFIX}/tls-resumed.${served%%~*}.log" ;; # a --variant twin: its nginx's prefix
-    nginx-https*) TLS_COUNTER="size:${TLS_LOG_DIR}/tls-resumed.${served}.log" ;;
+    go-https | go-h2) TLS_COUNTER="socket:${TLS_STATS_SOCKET}" ;; # one count for both listeners, read around each measurement
+    nginx-https*~* | nginx-h2*~*) TLS_COUNTER="size:${VARIANT_PREFIX}/tls-resumed.${served%%~*}.log" ;; # a --variant twin: its nginx's prefix
+    nginx-https* | nginx-h2*) TLS_COUNTER="size:${TLS_LOG_DIR}/tls-resumed.${served}.log" ;;
   esac
 }
 
-# go_tls_args: gohello's TLS flags when go-https is measured (nothing otherwise).
+# go_tls_args: gohello's TLS flags when go-https or go-h2 is measured (nothing otherwise):
+# go-h2 is a second listener (-h2) with go-https's settings; without go-https its own
+# listener takes any free port (-tls-port 0), unused.
 go_tls_args() {
   GO_TLS_ARGS=()
-  [[ -n "${PLAN[port.go-https]:-}" && -n "${TLS_DIR}" ]] || return 0 # go-https or go-https-new measured
-  GO_TLS_ARGS=(-tls-port "${PLAN[port.go-https]}" -tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
+  [[ -n "${PLAN[port.go-https]:-}${PLAN[port.go-h2]:-}" && -n "${TLS_DIR}" ]] || return 0 # go-https(-new) or go-h2 measured
+  GO_TLS_ARGS=(-tls-port "${PLAN[port.go-https]:-0}" -tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
     -tls-version "${PLAN[tls_version]}" -tls-stats-socket "${TLS_STATS_SOCKET}")
   ((!PLAN[tls_resumption])) || GO_TLS_ARGS+=(-tls-resumption)
+  [[ -z "${PLAN[port.go-h2]:-}" ]] || GO_TLS_ARGS+=(-h2 -h2-port "${PLAN[port.go-h2]}")
 }
 
-# tls_probe SETUP: one real handshake with SETUP (openssl s_client -brief, no ALPN, no
-# resumption), its report saved for pass-ready; sets PROBE=(--tls-probe SETUP FILE).
+# tls_probe SETUP: one real handshake with SETUP (openssl s_client -brief, no resumption;
+# ALPN h2 offered to an h2 setup, none to the others), its report saved for pass-ready;
+# sets PROBE=(--tls-probe SETUP FILE).
 tls_probe() {
-  local setup="$1" url host_port file="${WORK}/$1.handshake.txt"
+  local setup="$1" url host_port file="${WORK}/$1.handshake.txt" alpn=()
   PROBE=()
+  [[ " ${PLAN[h2_setups]:-} " != *" ${setup} "* ]] || alpn=(-alpn h2)
   [[ "${PLAN[url.${setup}]}" == https://* ]] || return 0
   url="${PLAN[url.${setup}]#https://}"
   host_port="${url%/}"
-  timeout "${CURL_MAX_TIME_S}" openssl s_client -brief -connect "${host_port}" </dev/null >"${file}" 2>&1 || true
+  timeout "${CURL_MAX_TIME_S}" openssl s_client -brief "${alpn[@]}" -connect "${host_port}" </dev/null >"${file}" 2>&1 || true
   PROBE=(--tls-probe "${setup}" "${file}")
 }

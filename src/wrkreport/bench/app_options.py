@@ -168,6 +168,6 @@ def app_combinations(plan: dict) -> None:
     if plan.get("server_host") or plan.get("client_hosts"):
         raise UsageError("--app runs your app on this machine only: --server-host and --client-hosts do not take it yet")
     if plan["load_generator"] != "wrk":
-        raise UsageError("--app is measured with wrk: --load-generator ab does not take it yet")
+        raise UsageError(f"--app is measured with wrk: --load-generator {plan['load_generator']} (the h2 setups' h2load too) does not take it yet")
     if plan.get("variant"):
         raise UsageError("--app and --variant do not go together yet")
