@@ -61,6 +61,21 @@ tls_counter() {
   esac
 }
 
+# is_h2_setup SETUP: true for an HTTP/2 setup (go-h2, nginx-h2, nginx-h2-unix).
+is_h2_setup() {
+  [[ " ${PLAN[h2_setups]:-} " == *" $1 "* ]]
+}
+
+# h2_capture SETUP URL FILE: one GET of an h2 setup over HTTP/2 (curl --http2: h2 offered by
+# ALPN, -k: the run's own certificate): its header block in FILE ('HTTP/2 200' and the
+# decoded fields), its body in the work dir (H2_BODY: pass-ready's --h2-body); curl's status.
+h2_capture() {
+  local body="${WORK}/$1.body" rc=0
+  curl -k -s --http2 -D "$3" -o "${body}" --max-time "${CURL_MAX_TIME_S}" "$2" || rc=$?
+  H2_BODY=(--h2-body "$1" "${body}")
+  return "${rc}"
+}
+
 # go_tls_args: gohello's TLS flags when go-https or go-h2 is measured (nothing otherwise):
 # go-h2 is a second listener (-h2) with go-https's settings; without go-https its own
 # listener takes any free port (-tls-port 0), unused.
@@ -75,14 +90,20 @@ go_tls_args() {
 
 # tls_probe SETUP: one real handshake with SETUP (openssl s_client -brief, no resumption;
 # ALPN h2 offered to an h2 setup, none to the others), its report saved for pass-ready;
-# sets PROBE=(--tls-probe SETUP FILE).
+# sets PROBE=(--tls-probe SETUP FILE). -brief does not say the ALPN protocol: for an h2
+# setup a second handshake's full report gives its line ("ALPN protocol: h2" or "No ALPN
+# negotiated"), appended.
 tls_probe() {
   local setup="$1" url host_port file="${WORK}/$1.handshake.txt" alpn=()
   PROBE=()
-  [[ " ${PLAN[h2_setups]:-} " != *" ${setup} "* ]] || alpn=(-alpn h2)
+  ! is_h2_setup "${setup}" || alpn=(-alpn h2)
   [[ "${PLAN[url.${setup}]}" == https://* ]] || return 0
   url="${PLAN[url.${setup}]#https://}"
   host_port="${url%/}"
   timeout "${CURL_MAX_TIME_S}" openssl s_client -brief "${alpn[@]}" -connect "${host_port}" </dev/null >"${file}" 2>&1 || true
+  if ((${#alpn[@]})); then
+    timeout "${CURL_MAX_TIME_S}" openssl s_client "${alpn[@]}" -connect "${host_port}" </dev/null 2>/dev/null |
+      grep -a -E '^(ALPN protocol: |No ALPN negotiated)' >>"${file}" || true
+  fi
   PROBE=(--tls-probe "${setup}" "${file}")
 }

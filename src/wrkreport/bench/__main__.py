@@ -142,6 +142,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
         (("--app-pid",), {"type": int}),  # --app: its session leader
         (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app setup's captured body
+        (("--h2-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an h2 setup's body (curl --http2)
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report
     )

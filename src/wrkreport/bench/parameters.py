@@ -368,7 +368,7 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     unknown = [s for s in chosen if s not in SETUP_IDS]  # a twin (nginx-http~x) comes with --variant only
     if unknown:
         raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), "
-                         f"or {TLS_GROUP} for the TLS setups, {H2_GROUP} for the HTTP/2 ones")
+                         f"{TLS_GROUP} or {H2_GROUP}")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
