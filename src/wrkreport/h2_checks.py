@@ -11,8 +11,11 @@ must have negotiated h2, and its header bytes per response are said.
 
 from __future__ import annotations
 
-from .core.records import Check
-from .core.setups import H2_BASELINE, SETUP_BY_ID
+from dataclasses import dataclass
+
+from .core.records import CPU_METRIC, THROUGHPUT, Check
+from .core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID
+from .tls_checks import share_text
 
 H2_ALPN = "h2"
 
@@ -55,3 +58,89 @@ def h2_response_checks(table) -> list[Check]:
         per = f"{headers / row.requests:.1f} B of HPACK header per response" if isinstance(headers, (int, float)) and headers == headers else "no header bytes printed"
         found.append(Check("same-response", "pass", f"h2 negotiated; {per} (HPACK: sizes differ by server and along a connection, so not compared)", **where))
     return found
+
+
+# --- The HTTP/2 part of the report --------------------------------------------------------------
+
+H2_ANSWER_SETUP = "nginx-h2"  # the answer's share: nginx terminating h2 (TCP to Go) over Go's own h2
+
+
+@dataclass(frozen=True)
+class H2Row:
+    """One h2 cell (or go-http, their divisor's divisor) of one group: throughput, ratios, CPU and HPACK's header bytes."""
+
+    gomaxprocs: int
+    connections: int
+    setup: str
+    requests_per_sec: float | None
+    ratio: object  # core.records.Ratio of req/s over its baseline, or None
+    cpu_ratio: object  # the same of server CPU per request, or None
+    cpu_server_ms_per_1k: float | None
+    header_bytes_per_response: float | None  # h2load's header bytes / requests, mean over the kept measurements
+    header_space_savings_pct: float | None
+
+
+@dataclass(frozen=True)
+class H2Part:
+    """The HTTP/2 part of the report: streams, h2load's version, what each setup negotiated, what nginx changed, one row per cell."""
+
+    streams: int | None
+    h2load: str | None
+    negotiated: tuple[tuple[str, dict], ...]  # setup -> the handshake probe (protocol, cipher, alpn, ...)
+    changed: tuple[tuple[str, tuple[str, ...]], ...]  # setup -> header fields changed from go-h2's (first block)
+    rows: tuple[H2Row, ...]
+
+
+def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
+    """Return the HTTP/2 part of a run that measured an h2 setup, else None (analysis: analyze.Analysis; table: the annotated measurements)."""
+    if not any(is_h2(s) for s in analysis.setups):
+        return None
+    manifest = manifest if isinstance(manifest, dict) else {}
+    params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
+    tls = manifest.get("tls") if isinstance(manifest.get("tls"), dict) else {}
+    probes = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
+    changed: dict[str, tuple[str, ...]] = {}
+    for entry in manifest.get("passes") or []:
+        for setup, cell in (entry.get("cells") or {}).items() if isinstance(entry, dict) else ():
+            if is_h2(setup) and isinstance(cell, dict) and isinstance(cell.get("headers_changed"), list):
+                changed.setdefault(setup, tuple(cell["headers_changed"]))
+    rows = []
+    kept = table[~table["excluded"].astype(bool)] if "excluded" in table else table
+    for n, c in analysis.groups:
+        for setup in (s for s in analysis.setups if is_h2(s) or s == BASELINE):
+            cell = analysis.cell(n, c, setup)
+            if cell is None:
+                continue
+            mine = kept[(kept["setup"] == setup) & (kept["gomaxprocs"] == n) & (kept["connections"] == c)]
+            per = (mine["header_bytes"] / mine["requests"]).mean() if "header_bytes" in mine and len(mine) else None
+            savings = mine["header_space_savings_pct"].mean() if "header_space_savings_pct" in mine and len(mine) else None
+            spread, cpu = cell.metrics.get(THROUGHPUT), cell.metrics.get(CPU_METRIC)
+            rows.append(H2Row(n, c, setup, geometric(spread), analysis.ratio(n, c, setup), analysis.ratio(n, c, setup, CPU_METRIC),
+                              geometric(cpu), number(per), number(savings)))
+    return H2Part(params.get("streams"), (manifest.get("versions") or {}).get("h2load"),
+                  tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)), tuple(changed.items()), tuple(rows))
+
+
+def geometric(spread) -> float | None:
+    """Return a cell metric's geometric mean over its repeats, None without one."""
+    return None if spread is None or spread.geometric is None else spread.geometric.estimate
+
+
+def number(value) -> float | None:
+    """Return a float, None for NaN or None."""
+    return None if value is None or value != value else float(value)
+
+
+def h2_answer(part: H2Part) -> str:
+    """Return the answer box's HTTP/2 sentence: what nginx terminating h2 keeps of Go's own h2 throughput and costs in CPU per request."""
+    said = []
+    for r in part.rows:
+        if r.setup != H2_ANSWER_SETUP or r.ratio is None or r.ratio.ratio is None:
+            continue
+        level = f", {r.connections} connections" if len({row.connections for row in part.rows}) > 1 else ""
+        cpu = f" and costs {r.cpu_ratio.ratio:.1f}x its CPU per request" if r.cpu_ratio is not None and r.cpu_ratio.ratio is not None else ""
+        said.append(f"{share_text(r.ratio)} of Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu}")
+    streams = f"{part.streams} stream{'s' if part.streams != 1 else ''} per connection" if part.streams else "streams per connection not recorded"
+    if not said:
+        return f"No {H2_ANSWER_SETUP} measurement could be compared with go-h2, so this run does not say what terminating HTTP/2 at nginx keeps ({streams})."
+    return f"nginx terminating h2 keeps {'; '.join(said)} (h2load, {streams})."
