@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
+import pytest
+
 from wrkreport.bench.h2_answers import h2_note, record_h2_cell
 from wrkreport.bench.manifest import cell_from_headers
 
@@ -36,3 +41,53 @@ def test_a_fallback_to_http1_a_wrong_body_or_no_alpn_h2_is_an_error(tmp_path):
     _, cell, _ = record(tmp_path, "nginx-h2", NGINX_H2, alpn="No ALPN negotiated\n")
     assert cell["error"] == "the handshake negotiated no ALPN protocol, not h2: it would be measured as HTTP/1.1"
     assert "negotiated ALPN http/1.1, not h2" in record(tmp_path, "go-h2", GO_H2, alpn="ALPN protocol: http/1.1\n")[1]["error"]
+
+
+def tls_server(tmp_path, protocols):
+    """Start a real TLS server on 127.0.0.1 offering these ALPN protocols; return its port (it accepts two connections)."""
+    import socket
+    import ssl
+    import threading
+
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")], capture_output=True, check=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    context.set_alpn_protocols(protocols)
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with listener:
+            for _ in range(2):
+                conn, _ = listener.accept()
+                try:
+                    with context.wrap_socket(conn, server_side=True) as tls:
+                        tls.recv(1)
+                except (OSError, ssl.SSLError):
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def probe(port: int) -> str:
+    """Return the driver's probe of an h2 setup (src/driver/tls.sh tls_probe): -brief offering h2, then the full report's ALPN line."""
+    brief = subprocess.run(["openssl", "s_client", "-brief", "-alpn", "h2", "-connect", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=10).stderr
+    full = subprocess.run(["openssl", "s_client", "-alpn", "h2", "-connect", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=10).stdout.decode("latin-1")
+    return brief + "".join(line + "\n" for line in full.splitlines() if line.startswith(("ALPN protocol: ", "No ALPN negotiated")))
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+# A server offering http/1.1 only, or no ALPN at all (go-https), selects nothing of the probe's h2: no ALPN protocol.
+@pytest.mark.parametrize("protocols, error", [(["h2", "http/1.1"], None), (["http/1.1"], "no ALPN protocol, not h2"), ([], "no ALPN protocol, not h2")])
+def test_a_real_server_falling_back_to_http1_is_caught_by_the_probe(tmp_path, protocols, error):
+    report = probe(tls_server(tmp_path, protocols))
+    (tmp_path / "probe.txt").write_text(report)
+    (tmp_path / "body").write_bytes(b"Hello World\n")
+    manifest, entry = {}, {"cells": {}}
+    cell = entry["cells"]["go-h2"] = cell_from_headers(GO_H2, True, None)
+    record_h2_cell(manifest, entry, "go-h2", cell, GO_H2, str(tmp_path / "body"), str(tmp_path / "probe.txt"), b"Hello World\n", None)
+    assert (cell["error"] is None) if error is None else (error in cell["error"]), (report, cell["error"])
+    assert manifest["tls"]["setups"]["go-h2"]["protocol"] == "TLSv1.3"
