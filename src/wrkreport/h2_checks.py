@@ -89,6 +89,7 @@ class H2Part:
     negotiated: tuple[tuple[str, dict], ...]  # setup -> the handshake probe (protocol, cipher, alpn, ...)
     changed: tuple[tuple[str, tuple[str, ...]], ...]  # setup -> header fields changed from go-h2's (first block)
     rows: tuple[H2Row, ...]
+    fixed_rate: bool = False  # the h2 setups were measured at fixed rates too (vegeta -http2=true, open loop)
 
 
 def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
@@ -118,7 +119,8 @@ def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
             rows.append(H2Row(n, c, setup, geometric(spread), analysis.ratio(n, c, setup), analysis.ratio(n, c, setup, CPU_METRIC),
                               geometric(cpu), number(per), number(savings)))
     return H2Part(params.get("streams"), (manifest.get("versions") or {}).get("h2load"),
-                  tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)), tuple(changed.items()), tuple(rows))
+                  tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)), tuple(changed.items()), tuple(rows),
+                  any(isinstance(m, dict) and is_h2(m.get("setup", "")) for m in manifest.get("fixed_rate_measurements") or []))
 
 
 def geometric(spread) -> float | None:

@@ -72,8 +72,8 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
     clients = len(plan.get("client_hosts") or [])
     if rates and rates[0] < clients:  # each client offers its share: at least 1 req/s
         raise UsageError(f"{source} {rates[0]}: below 1 req/s per client over the {clients} --client-hosts")
-    if plan["load_generator"] != "wrk" or plan.get("connection_per_request"):
-        profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's keep-alive runs only
+    if plan["load_generator"] == "ab" or plan.get("connection_per_request"):
+        profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's (h2load's) keep-alive runs only
     if not profile["rate_blocks"]:
         rates, shares = [], []
     slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from ..h2_checks import H2Part, h2_answer
 from .fmt import fmt_number
 
-FIXED_RATE_NOTE = ("No fixed-rate latency for the h2 setups: the fixed-rate phase (vegeta) runs in wrk runs only, so this run's HTTP/2 "
-                   "figures are closed-loop (h2load); its latencies are at saturation, not at a fixed load.")
+FIXED_RATE_NOTE = ("The h2 setups' latency at a fixed load and their capacity (Latency at a fixed load, below) were measured open loop "
+                   "with vegeta's HTTP/2 client (-http2=true, h2 by ALPN; go-http with HTTP/1.1 keep-alive); h2load measured the "
+                   "closed-loop throughput here.")
+NO_FIXED_RATE_NOTE = ("No fixed-rate latency for the h2 setups in this run (--rates off): its HTTP/2 figures are closed-loop (h2load), "
+                      "their latencies at saturation, not at a fixed load.")
 
 
 @dataclass(frozen=True)
@@ -55,4 +58,4 @@ def h2_section(part: H2Part | None) -> H2Section | None:
                      f"{r.cpu_server_ms_per_1k:.1f}" if r.cpu_server_ms_per_1k is not None else "-",
                      "-" if r.header_bytes_per_response is None else f"{r.header_bytes_per_response:.1f}"
                      + (f" ({r.header_space_savings_pct:.0f}% saved)" if r.header_space_savings_pct is not None else "")))
-    return H2Section(h2_answer(part), settings, negotiated, tuple(rows))
+    return H2Section(h2_answer(part), settings, negotiated, tuple(rows), FIXED_RATE_NOTE if part.fixed_rate else NO_FIXED_RATE_NOTE)
