@@ -101,6 +101,8 @@ PROBE=()          # one handshake's report for pass-ready (tls_probe)
 VEGETA=""         # the pinned vegeta binary (build_vegeta), when the run has a fixed-rate phase
 APP_PID=""        # --app: its session leader (setsid), the session's and process group's ID
 APP_LOG=""        # its log this block
+APP_B_PID=""      # --app-b: its second build's session leader (app_b.sh)
+APP_B_LOG=""      # its log this block
 APP_WHY=""        # why it did not start (start_app)
 APP_CHECKED=0     # 1 once the first block has checked its answers (before: a failure is bad input, exit 2)
 APP_HEADER_ARGS=() # -H "Name: value" of each --app-header (wrk, curl)
@@ -133,6 +135,8 @@ source "${DRIVER}/fixed_rate.sh"
 source "${DRIVER}/variant.sh"
 # shellcheck source=src/driver/app.sh
 source "${DRIVER}/app.sh"
+# shellcheck source=src/driver/app_b.sh
+source "${DRIVER}/app_b.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {

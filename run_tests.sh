@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh: the project's test command. Installs what the tests need on a fresh
-# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get; the wrkreport package
+# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils), node (nodejs) and h2load (nghttp2-client)
+# with apt-get; the wrkreport package
 # with its test extras, in a virtualenv when the system Python refuses pip), then runs
 # `go test` for the Go servers and pytest, including the real end-to-end runs.
 set -Eeuo pipefail
@@ -8,7 +9,9 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
-readonly TOOLS=(nginx wrk curl ab node)
+readonly TOOLS=(nginx wrk curl ab node h2load)
+readonly PURE="not slow and not browser" # the tests that start no server, tool or browser
+readonly WORKERS="${WRKREPORT_TEST_WORKERS:-auto}" # pytest-xdist's -n for them: one per CPU
 readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-server}" # see fetch_sshd; tests/netlab.py reads the same
 
 usage() {
@@ -18,7 +21,8 @@ Usage: ./run_tests.sh [--repeat N | --explore N] [pytest arguments...]
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
 server on 127.0.0.1). Missing tools are installed first when run as root:
-  - nginx (nginx-light), wrk, curl, ab (apache2-utils) and node (nodejs) with apt-get, said before it is done;
+  - nginx (nginx-light), wrk, curl, ab (apache2-utils), node (nodejs) and h2load (nghttp2-client)
+    with apt-get, said before it is done;
   - sshd for the two-machine tests (tests/netlab.py: hosts in network namespaces): when
     /usr/sbin/sshd is absent, Debian's openssh-server is downloaded and unpacked into
     ~/.cache/wrkreport/openssh-server (not installed, so no system sshd is started);
@@ -29,7 +33,10 @@ through Playwright, which the test extras install without downloading a browser.
 Chromium or Playwright they are skipped with their reason; with CI=true a skipped slow or
 browser test, or a test module skipped at import, fails.
 
-Arguments are passed to pytest, e.g. ./run_tests.sh -k parse -q
+Without arguments pytest runs twice: the tests that start nothing (-m "not slow and not
+browser") on every CPU at once with pytest-xdist (-n auto; WRKREPORT_TEST_WORKERS=N sets N),
+then the real runs and browser tests one at a time. Arguments are passed to one pytest
+instead, e.g. ./run_tests.sh -k parse -q
 
 --repeat N runs go test and pytest N times in a row after one install (to catch a flaky
 test: ./run_tests.sh --repeat 5 -q), printing each run's pytest summary line, exit status
@@ -62,6 +69,7 @@ install_tools() {
   local packages=("${missing[@]/#nginx/nginx-light}")
   packages=("${packages[@]/#node/nodejs}")
   packages=("${packages[@]/#ab/apache2-utils}")
+  packages=("${packages[@]/#h2load/nghttp2-client}")
   if ((EUID != 0)) || ! command -v apt-get >/dev/null 2>&1; then
     die "missing ${missing[*]}; install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}"
   fi
@@ -145,12 +153,24 @@ go_tests() {
 }
 
 # test_once PYTHON [pytest arguments...]: go test, then pytest; return the first failure's status.
+# Without arguments pytest runs in two parts: the tests that start nothing (pure Python,
+# CPU-bound) spread over the CPUs by pytest-xdist, then the slow and browser ones (real
+# nginx, wrk, servers, Chromium) one at a time, as before. With arguments: one pytest, as given.
 test_once() {
   local python="$1"
   shift
   go_tests
-  log "pytest $*"
-  (cd "${ROOT}" && "${python}" -m pytest "$@")
+  if (($# > 0)); then
+    log "pytest $*"
+    (cd "${ROOT}" && "${python}" -m pytest "$@")
+    return
+  fi
+  local rc=0 rc_real=0
+  log "pytest -m '${PURE}' -n ${WORKERS} (the tests that start nothing, spread over the CPUs)"
+  (cd "${ROOT}" && "${python}" -m pytest -m "${PURE}" -n "${WORKERS}") || rc=$?
+  log "pytest -m 'not (${PURE})' (the real runs and the browser, one at a time)"
+  (cd "${ROOT}" && "${python}" -m pytest -m "not (${PURE})") || rc_real=$?
+  return $((rc != 0 ? rc : rc_real))
 }
 
 # summary_line FILE: pytest's closing line in FILE ("N passed, M failed in T s"), bare.

@@ -4,13 +4,16 @@ Not part of the project's Go code, and shaped like a real one: keep-alive HTTP/1
 body computed per request, optional worker processes sharing the listening socket (so the
 CPU of a process tree is counted), and an API key it checks (401 without it).
 
-    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer]
+    python3 tests/app_server.py PORT [--workers N] [--key-env NAME] [--echo-peer] [--items N]
 
 --key-env NAME: the API key is in that environment variable (not on the command line, which
 run_bench.sh records); requests without `Authorization: Bearer KEY` get 401.
 
 --echo-peer puts the client's port into the body: nginx's requests then differ from curl's,
 the app answering differently behind nginx.
+
+--items N: the JSON list's length (default 20): another build of the same service, with
+another body and another amount of work per request (--app-b's tests).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def handler_class(key: str | None, echo_peer: bool):
+def handler_class(key: str | None, echo_peer: bool, items: int = 20):
     """Return the request handler: GET /data.json answers a JSON list; any other path 404."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -36,8 +39,8 @@ def handler_class(key: str | None, echo_peer: bool):
                 return self.answer(401, {"error": "no key"})
             if self.path.split("?")[0] != "/data.json":
                 return self.answer(404, {"error": "not found"})
-            items = [{"id": i, "name": f"item {i}", "square": i * i} for i in range(20)]
-            body = {"items": items, "total": sum(item["square"] for item in items)}
+            listed = [{"id": i, "name": f"item {i}", "square": i * i} for i in range(items)]
+            body = {"items": listed, "total": sum(item["square"] for item in listed)}
             if echo_peer:
                 body["peer"] = self.client_address[1]
             return self.answer(200, body)
@@ -62,10 +65,11 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--key-env")
     parser.add_argument("--echo-peer", action="store_true")
+    parser.add_argument("--items", type=int, default=20)
     args = parser.parse_args()
     ThreadingHTTPServer.daemon_threads = True
     key = os.environ[args.key_env] if args.key_env else None
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer))
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler_class(key, args.echo_peer, args.items))
     print(f"app_server: port {args.port}, {args.workers} worker process(es), GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
     children = []
     for _ in range(args.workers):

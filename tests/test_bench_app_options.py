@@ -55,7 +55,13 @@ def test_setups_may_add_the_go_ones_and_app_comes_with_nginx_app():
     ([*APP, "--app-header", "no colon"], "expected 'Name: value'"),
     (["--app-path", "/x"], "--app 'CMD', which is not given"),
     ([*APP, "--load-generator", "ab"], "does not take it yet"),
-    ([*APP, "--variant", "v:no-upstream-keepalive"], "do not go together yet"),
+    ([*APP, "--app-b", "python3 app.py 8000"], "--app-b 'python3 app.py 8000': no {port} in it"),
+    ([*APP, "--app-b", " "], "--app-b is empty"),
+    ([*APP, "--app-b", "b {port}", "--app-b-name", "B-2"], "--app-b-name 'B-2': expected a short lowercase word"),
+    ([*APP, "--app-b-name", "new"], "--app-b 'CMD', which is not given"),
+    (["--app-b", "b {port}"], "--app 'CMD', which is not given"),
+    ([*APP, "--app-b", "b {port}", "--variant", "v:no-upstream-keepalive"], "--app-b and --variant do not go together"),
+    ([*APP, "--app-b", "b {port}", "--setups", "go-http"], "--app-b: the run has no app setup"),
 ])
 def test_bad_app_options_are_usage_errors(argv, message):
     with pytest.raises(UsageError, match=None) as caught:
@@ -67,3 +73,27 @@ def test_a_refused_secret_header_is_not_echoed():
     with pytest.raises(UsageError) as caught:
         plan(*APP, "--app-header", "Authorization Bearer K1")  # no colon: shown as given, not a secret by its name
     assert "expected 'Name: value'" in str(caught.value)
+
+
+def test_app_b_makes_the_app_setups_twins_beside_their_originals_on_the_offset_ports():
+    found = plan(*APP, "--app-path", "/d.json", "--app-b", "python3 app.py {port} --items 5", "--app-b-name", "new")
+    assert found["setups"] == ["app", "app~new", "nginx-app", "nginx-app~new"]
+    assert found["ports"]["app~new"] == 8188 and found["ports"]["nginx-app~new"] == 8189
+    assert found["urls"]["app~new"].endswith(":8188/d.json") and found["variant"]["app_b"] is True
+    lines = plan_lines(found)
+    # the B build serves app~new and, through the variant's nginx (the run's own settings), nginx-app~new; A serves the originals
+    assert "needs.app~new appb" in lines and "needs.nginx-app~new vnginx appb" in lines and "needs.nginx-app nginx app" in lines
+    assert "appb_setups app~new nginx-app~new" in lines and "app_setups app nginx-app" in lines and "vnginx_setups nginx-app~new" in lines
+    assert "app_b_command python3 app.py {port} --items 5" in lines and "app_b_name new" in lines
+    assert baseline_of("app~new") == "app"
+
+
+def test_app_b_from_the_environment_with_its_default_name():
+    found = plan(*APP, env={"BENCH_APP_B": "b {port}"})
+    assert found["setups"] == ["app", "app~b", "nginx-app", "nginx-app~b"] and found["app"]["b"] == {"command": "b {port}", "name": "b"}
+
+
+def test_app_with_variant_twins_nginx_app_in_front_of_the_same_app():
+    found = plan(*APP, "--variant", "v:no-upstream-keepalive")
+    assert found["setups"] == ["app", "nginx-app", "nginx-app~v"]
+    assert "needs.nginx-app~v vnginx app" in plan_lines(found)

@@ -183,6 +183,15 @@ def test_a_twin_counts_the_variant_nginx_and_its_original_the_runs():
     assert "variant_nginx" not in new_pass({"parameters": plan(), "passes": []}, 1)["pids"]
 
 
+def test_with_app_b_a_twin_counts_the_second_builds_session_as_its_app():
+    pids = {"nginx": 2, "nginx_workers": [3], "variant_nginx": 4, "variant_nginx_workers": [5], "app": 10, "app_b": 20}
+    assert pids_for(pids, "app") is pids and pids_for(pids, "nginx-app")["app"] == 10
+    assert pids_for(pids, "app~b")["app"] == 20
+    assert pids_for(pids, "nginx-app~b") == {**pids, "nginx": 4, "nginx_workers": [5], "app": 20}
+    with_variant = {k: v for k, v in pids.items() if k != "app_b"}  # --app --variant: the twin is the variant's nginx in front of the same app
+    assert pids_for(with_variant, "nginx-app~v")["app"] == 10
+
+
 def test_a_twin_s_cpu_record_names_its_nginx_s_own_cpus():
     params = {"pin_client": "0", "pin_server": None}
     assert pinning_of(params) == {"client": "0", "server": None}

@@ -72,9 +72,15 @@ def test_missing_file_gets_the_same_one_line_error(tmp_path):
     assert f"{GOOD}: wrk" in result.stdout
 
 
-def test_all_failing_with_json_prints_an_empty_array():
+def test_all_failing_with_json_prints_an_empty_array_and_exit_2():
     result, status = invoke("--json", REFUSED)
-    assert status == 1 and json.loads(result.stdout) == []
+    assert status == 2 and json.loads(result.stdout) == []
+
+
+def test_exit_status_is_0_all_parsed_1_some_failed_2_none_read(tmp_path):
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("my shopping list\n")
+    assert [invoke(*files)[1] for files in ((GOOD, WRK2), (GOOD, foreign), (foreign, REFUSED))] == [0, 1, 2]
 
 
 def test_help_has_an_example():
@@ -138,11 +144,11 @@ def test_a_histogram_file_as_json_and_a_broken_one_on_stderr(tmp_path):
     assert list(record["percentiles_ms"]) == ["50", "75", "90", "99", "99.9"] and record["requests"] > 0
 
 
-def test_real_process_on_a_hostile_histogram_file_is_one_line_and_exit_1(tmp_path):
+def test_real_process_on_a_hostile_histogram_file_is_one_line_and_exit_2(tmp_path):
     fifo = tmp_path / "fifo.hist.json"
     os.mkfifo(fifo)
     done = subprocess.run([sys.executable, "-m", "wrkreport", "parse", str(fifo)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr == f"wrkreport: {fifo}: a FIFO, not a regular file; not read\n"
 
 
@@ -159,8 +165,8 @@ def test_parse_reads_a_fixed_rate_file_and_says_its_load():
     assert (record["format"], record["offered_rps"], record["requests"], record["p99_ms"]) == ("vegeta", 500, 1000, pytest.approx(0.328, abs=5e-4))
 
 
-def test_parse_of_a_broken_fixed_rate_file_is_one_line_and_exit_1():
+def test_parse_of_a_broken_fixed_rate_file_is_one_line_and_exit_2():
     broken = str(VEGETA / "broken" / "json-lines.rate-500.vegeta.csv.gz")
     done = subprocess.run([sys.executable, "-m", "wrkreport", "parse", broken], capture_output=True, text=True, check=False)
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == f"wrkreport: {broken}:1: not vegeta's CSV: ',' expected after '\"'\n"

@@ -13,10 +13,13 @@ from wrkreport.core import stats
 from wrkreport.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.core.errors import NothingToCompare
+from wrkreport.core.records import Ratio
 from wrkreport.core.setups import baseline_of, setup_order, split_twin
 from wrkreport.report import build, build_compare
+from wrkreport.report.variantpage import answer_words, sentence
 from wrkreport.run_files import HEADERS_FILE, WRK_FILE
 from wrkreport.schema import SETUP_NAME
+from wrkreport.variant_ratio import Variant, variant_of
 
 from helpers import RUNS
 
@@ -241,3 +244,22 @@ def test_build_gives_the_twins_cpu_per_request_beside_its_throughput(tmp_path, v
     build(variant_run, tmp_path / "no-cpu", WHEN)  # twins without .cpu.json records: no CPU figure, no sentence
     assert json.loads((tmp_path / "no-cpu" / "results.json").read_text())["variant_cpu_ratios"] == []
     assert "times the original's CPU per request" not in (tmp_path / "no-cpu" / "index.html").read_text()
+
+
+def test_app_b_figures_are_said_in_app_words_with_each_builds_answer():
+    manifest = {"variant": {"name": "b", "options": [], "app_b": True}, "parameters": {"app": {"b": {"command": "./new {port}", "name": "b"}}},
+                "passes": [{"cells": {"app": {"body_bytes": 912, "body_sha256": "a" * 64}, "app~b": {"body_bytes": 235, "body_sha256": "b" * 64}}}]}
+    variant = variant_of(manifest)
+    assert variant == Variant("b", (), app_b="./new {port}") and variant.options_text == "--app-b './new {port}'"
+    assert "build B's req/s over build A's" in variant.method and "test_variant_ratio_calibration" in variant.method
+    alone = Ratio("requests_per_sec", 1, "app~b", 1.21, 1.15, 1.27, 6, baseline="app", blocks=3)
+    behind = Ratio("requests_per_sec", 1, "nginx-app~b", 0.99, 0.97, 1.01, 6, baseline="nginx-app", blocks=3)
+    assert sentence(alone, variant, False) == ("Your app's build b alone: its throughput is 1.210 (1.150-1.270) times build A's: "
+                                               "higher: the interval excludes 1.")
+    assert sentence(behind, variant, False).startswith("Your app's build b behind nginx (nginx-app): its throughput is 0.990 (0.970-1.010)")
+    said = answer_words(manifest, "b")
+    assert "build A (app) 912 bytes, sha256 aaaaaaaaaaaa; build b (app~b) 235 bytes, sha256 bbbbbbbbbbbb: different bodies" in said
+    manifest["passes"][0]["cells"]["app~b"] = manifest["passes"][0]["cells"]["app"]
+    assert answer_words(manifest, "b").endswith(": the same body.")
+    nginx_variant = Variant("v", ("no-upstream-keepalive",))  # --app --variant: the variant's nginx in front of the same app
+    assert "the throughput of nginx in front of your app (nginx-app) is" in sentence(Ratio("requests_per_sec", 1, "nginx-app~v", 0.5, 0.4, 0.6, 6), nginx_variant, False)

@@ -14,9 +14,9 @@ app_header_args() {
   done
 }
 
-# is_app_setup SETUP: true for a setup serving the app (app, nginx-app).
+# is_app_setup SETUP: true for a setup serving the app (app, nginx-app; --app-b's app~NAME, nginx-app~NAME).
 is_app_setup() {
-  [[ " ${PLAN[needs.$1]:-} " == *" app "* ]]
+  [[ " ${PLAN[needs.$1]:-} " == *" app "* || " ${PLAN[needs.$1]:-} " == *" appb "* ]]
 }
 
 # start_app N: the app's command line ({port}: the app port) run by bash with GOMAXPROCS=N, in a
@@ -31,23 +31,23 @@ start_app() {
   APP_LOG="${log_file}"
   GOMAXPROCS="${n}" "${SERVER_PIN[@]}" setsid bash -c "${command}" </dev/null >>"${log_file}" 2>&1 &
   APP_PID=$!
-  app_ready
+  app_ready "${APP_PID}" "${PLAN[url.app]}"
 }
 
-# app_ready: up to READY_TIMEOUT_S for any HTTP answer at the app's URL (a command listening
-# elsewhere never gives one); false with APP_WHY when the app exits first or time is up.
+# app_ready PID URL: up to READY_TIMEOUT_S for any HTTP answer at an app's URL (a command
+# listening elsewhere never gives one); false with APP_WHY when PID exits first or time is up.
 app_ready() {
-  local deadline=$((SECONDS + READY_TIMEOUT_S)) code rc=0
+  local pid="$1" url="$2" deadline=$((SECONDS + READY_TIMEOUT_S)) code rc=0
   while :; do
-    if ! is_running "${APP_PID}"; then
-      wait "${APP_PID}" 2>/dev/null || rc=$?
-      APP_WHY="exited with status ${rc} before answering on ${PLAN[url.app]}"
+    if ! is_running "${pid}"; then
+      wait "${pid}" 2>/dev/null || rc=$?
+      APP_WHY="exited with status ${rc} before answering on ${url}"
       return 1
     fi
-    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "${APP_HEADER_ARGS[@]}" "${PLAN[url.app]}")" || true
+    code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "${APP_HEADER_ARGS[@]}" "${url}")" || true
     [[ "${code}" == 000 ]] || return 0
     if ((SECONDS >= deadline)); then
-      APP_WHY="did not answer on ${PLAN[url.app]} within ${READY_TIMEOUT_S}s (is it listening on 127.0.0.1:{port}?)"
+      APP_WHY="did not answer on ${url} within ${READY_TIMEOUT_S}s (is it listening on 127.0.0.1:{port}?)"
       return 1
     fi
     sleep 0.1
@@ -65,32 +65,37 @@ session_members() {
   return 0
 }
 
-# stop_app: SIGTERM to the app's process group, up to STOP_TIMEOUT_S for its whole session to
-# end, then SIGKILL to the group and to every process left in the session; reap it.
+# stop_app: stop the app's whole session (stop_session).
 stop_app() {
   [[ -n "${APP_PID}" ]] || return 0
-  local i left
-  kill -TERM -- "-${APP_PID}" 2>/dev/null || true
-  for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-    left="$(session_members "${APP_PID}")"
-    [[ -n "${left}" ]] || break
-    sleep 0.1
-  done
-  left="$(session_members "${APP_PID}")"
-  if [[ -n "${left}" ]]; then
-    log "your app (session ${APP_PID}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
-    kill -KILL -- "-${APP_PID}" 2>/dev/null || true
-    # shellcheck disable=SC2086 # a list of PIDs
-    kill -KILL ${left} 2>/dev/null || true
-  fi
-  wait "${APP_PID}" 2>/dev/null || true
+  stop_session "${APP_PID}" "your app"
   APP_PID=""
 }
 
-# app_log_tail: the last lines of the app's log on one line ("a | b | c"), for messages.
+# stop_session SID WHO: SIGTERM to an app's process group, up to STOP_TIMEOUT_S for its whole
+# session to end, then SIGKILL to the group and to every process left in the session; reap it.
+stop_session() {
+  local sid="$1" who="$2" i left
+  kill -TERM -- "-${sid}" 2>/dev/null || true
+  for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
+    left="$(session_members "${sid}")"
+    [[ -n "${left}" ]] || break
+    sleep 0.1
+  done
+  left="$(session_members "${sid}")"
+  if [[ -n "${left}" ]]; then
+    log "${who} (session ${sid}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
+    kill -KILL -- "-${sid}" 2>/dev/null || true
+    # shellcheck disable=SC2086 # a list of PIDs
+    kill -KILL ${left} 2>/dev/null || true
+  fi
+  wait "${sid}" 2>/dev/null || true
+}
+
+# app_log_tail [LOG]: the last lines of the app's log (or LOG) on one line ("a | b | c"), for messages.
 app_log_tail() {
   local text
-  text="$(tail -n 3 "${APP_LOG}" 2>/dev/null | tr -d '\r' | cut -c 1-200 | paste -sd '|' - | sed 's/|/ | /g')" || true
+  text="$(tail -n 3 "${1:-${APP_LOG}}" 2>/dev/null | tr -d '\r' | cut -c 1-200 | paste -sd '|' - | sed 's/|/ | /g')" || true
   printf '%s\n' "${text:-nothing}"
 }
 
@@ -98,9 +103,15 @@ app_log_tail() {
 # measured is bad input: exit 2 with one line naming the command and the end of its log.
 app_refuse() {
   ((PLAN[app])) && ((!APP_CHECKED)) && is_app_setup "$1" || return 0
-  local who="your app (--app '${PLAN[app_shown]}')"
+  local who="your app (--app '${PLAN[app_shown]}')" log_file="${APP_LOG}"
   [[ "$1" == app ]] || who="$1 (nginx in front of your app, --app '${PLAN[app_shown]}'; the only nginx app setup)"
-  die 2 "${who} $2; the last lines of ${APP_LOG#"${RUN_DIR}/"}: $(app_log_tail)"
+  [[ "$1" != *"~"* ]] || who="$1 (the --variant's nginx in front of your app, --app '${PLAN[app_shown]}')"
+  if [[ " ${PLAN[needs.$1]} " == *" appb "* ]]; then # --app-b's twins: its command and its log
+    log_file="${APP_B_LOG}"
+    who="your app's build ${PLAN[app_b_name]} (--app-b '${PLAN[app_b_shown]}')"
+    [[ "$1" == "app~${PLAN[app_b_name]}" ]] || who="$1 (nginx in front of ${who#your app\'s })"
+  fi
+  die 2 "${who} $2; the last lines of ${log_file#"${RUN_DIR}/"}: $(app_log_tail "${log_file}")"
 }
 
 # app_capture SETUP URL FILE: one GET of an app setup's URL with the --app-header's: its header

@@ -70,6 +70,7 @@ stop_servers() {
   fi
   stop_node
   stop_app # its whole session (app.sh)
+  stop_app_b # --app-b's, likewise (app_b.sh)
   if [[ -n "${GO_PID}" ]]; then
     stop_process "${GO_PID}" "Go server"
     GO_PID=""

@@ -75,6 +75,7 @@ read_plan() {
   PLAN[node_setups]="${PLAN[node_setups]:-}"
   PLAN[vnginx_setups]="${PLAN[vnginx_setups]:-}"
   PLAN[app_setups]="${PLAN[app_setups]:-}"
+  PLAN[appb_setups]="${PLAN[appb_setups]:-}"
   app_header_args
   read -ra SETUPS <<<"${PLAN[setups]}"
   read -ra LEVELS <<<"${PLAN[connections]}"

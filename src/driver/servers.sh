@@ -163,6 +163,7 @@ start_servers() {
   local names=()
   [[ -z "${PLAN[go_setups]}" ]] || names+=("the Go server")
   [[ -z "${PLAN[app_setups]}" ]] || names+=("your app")
+  [[ -z "${PLAN[appb_setups]:-}" ]] || names+=("its build ${PLAN[app_b_name]}")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[vnginx_setups]}" ]] || names+=("the variant's nginx (${PLAN[variant_name]})")
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
@@ -179,6 +180,12 @@ start_servers() {
     app_refuse app "${APP_WHY}" # the first block: bad input, exit 2
     log "GOMAXPROCS=${n}: ${DOWN[app]}; no app setup is measured in this block"
     stop_app
+  fi
+  if [[ -n "${PLAN[appb_setups]:-}" ]] && ! start_app_b "${n}"; then
+    DOWN[appb]="your app's build ${PLAN[app_b_name]} ${APP_WHY}"
+    app_refuse "app~${PLAN[app_b_name]}" "${APP_WHY}" # the first block: bad input, exit 2
+    log "GOMAXPROCS=${n}: ${DOWN[appb]}; its twins are not measured in this block"
+    stop_app_b
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   [[ -z "${PLAN[vnginx_setups]}" ]] || start_variant_nginx "${n}"
@@ -214,6 +221,7 @@ server_pid() {
     fasthttp) printf '%s\n' "${FASTHTTP_PID}" ;;
     node) printf '%s\n' "${NODE_PID}" ;;
     app) printf '%s\n' "${APP_PID}" ;;
+    appb) printf '%s\n' "${APP_B_PID}" ;;
   esac
 }
 
@@ -279,6 +287,7 @@ check_cells() {
   [[ -z "${FASTHTTP_PID}" ]] || args+=(--fasthttp-pid "${FASTHTTP_PID}")
   [[ -z "${NODE_PID}" ]] || args+=(--node-pid "${NODE_PID}")
   [[ -z "${APP_PID}" ]] || args+=(--app-pid "${APP_PID}")
+  [[ -z "${APP_B_PID}" ]] || args+=(--app-b-pid "${APP_B_PID}")
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"

@@ -25,7 +25,7 @@ from .core import stats
 from .checks import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from .core.cpucost import ms_per_1k_requests
-from .core.setups import NGINX_SETUPS, baseline_of, said_over, setup_order, split_twin
+from .core.setups import NGINX_SETUPS, baseline_in, said_over, setup_order, split_twin
 from .core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
@@ -185,7 +185,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
         }
         cells.extend(group_cells.values())
         for setup in setups:
-            base = baseline_of(setup)  # go-http; go-https for the TLS setups behind nginx
+            base = baseline_in(setup, group_cells)  # go-http; go-https for the TLS setups behind nginx; app~b for nginx-app~b
             ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(base), base))
             for metric in LATENCY_RATIO_METRICS:
                 latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(base), base))

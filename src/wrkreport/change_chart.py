@@ -86,10 +86,13 @@ def change_ticks(low: float, high: float) -> list[float]:
     """Return the ticks a B / A axis may show, most wanted first: 1.0, then 1, 2, 5 per decade nearest 1.0 first, then 0.9, 1.1, 0.8, 1.25.
 
     >>> change_ticks(0.85, 1.2), change_ticks(0.2, 6)
-    ([1.0, 0.9, 1.1], [1.0, 2.0, 0.5, 0.2, 5.0])
+    ([1.0, 0.9, 1.1], [1.0, 2.0, 0.5, 0.2, 5.0, 0.9, 1.1, 0.8, 1.25])
+    >>> min(change_ticks(3e-9, 40))  # a very wide interval: ticks down to its end, none rounded to 0
+    5e-09
     """
     decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
-    coarse = sorted((round(m * 10.0**e, 6) for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high),
+    # 6 significant digits, not 6 decimals: a tick of a very wide interval (1e-9) stays itself instead of rounding to 0
+    coarse = sorted((float(f"{m * 10.0**e:.6g}") for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high),
                     key=lambda t: (t != 1.0, round(abs(math.log(t)), 6), round(t / 10.0 ** math.floor(math.log10(t) + 1e-9))))
     fine = [t for t in (0.9, 1.1, 0.8, 1.25) if low <= t <= high and t not in coarse]
     return coarse + fine

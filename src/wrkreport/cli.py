@@ -57,11 +57,12 @@ def cli() -> None:
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of records instead of summaries.")
 def parse_command(files: tuple[str, ...], as_json: bool) -> int:
-    """Parse wrk / wrk2 / ab 2.3 / webbench 1.5 outputs and print what each says, in argument order.
+    """Parse wrk / wrk2 / ab 2.3 / webbench 1.5 / h2load 1.52 outputs and print what each says, in argument order.
 
-    A file that is not a complete wrk, ab or webbench output is reported on stderr as
-    `wrkreport: FILE:LINE: message`; the others are still printed. Exit status 1 if any
-    file failed, else 0. With --json the keys are those of `wrkreport.core.records.FIELDS`
+    The format is told by the file's content. A file that is not a complete wrk, ab,
+    webbench or h2load output is reported on stderr as `wrkreport: FILE:LINE: message`;
+    the others are still printed. Exit status 0 when every file parsed, 1 when some
+    parsed and others failed, 2 when none could be read. With --json the keys are those of `wrkreport.core.records.FIELDS`
     (null when that output does not print the value), then `clients`: the wrk files
     merged into the record. Files `<stem>.client-<i>.wrk.txt` of one stem are one
     measurement of several wrk clients: printed once, summed, with exact percentiles
@@ -116,7 +117,18 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
             say(summary(result) + (clients_line(group, without) if len(group) > 1 else ""))
     if as_json:
         click.echo(json.dumps(records, indent=2, allow_nan=False))  # JSON escapes every control character
-    return 1 if failed else 0
+    return parse_status(failed, len(files))
+
+
+def parse_status(failed: int, files: int) -> int:
+    """Return parse's exit status: 0 every file parsed, 1 some failed, 2 none could be read (bad input).
+
+    >>> parse_status(0, 3), parse_status(1, 3), parse_status(3, 3)
+    (0, 1, 2)
+    """
+    if failed == 0:
+        return 0
+    return 2 if failed >= files else 1
 
 
 # --- wrkreport build -------------------------------------------------------------------
@@ -222,7 +234,9 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
     from .variant_compare import DRIFT_NOTE
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
-    if result.in_run:
+    if result.in_run and result.variant.app_b is not None:  # --app-b: two builds of the app, alone and behind nginx
+        say(f"A: {result.a.run.path}: your app (--app), alone and behind nginx\nB: the same run: its build {result.variant.name} ({result.variant.options_text})")
+    elif result.in_run:
         say(f"A: {result.a.run.path}: its nginx setups\nB: the same run: their twins through {result.names[1]} ({result.variant.options_text})")
     else:
         say(f"A: {result.a.run.path}\nB: {result.b.run.path}")
@@ -254,18 +268,29 @@ def summary(result) -> str:
         )
         if getattr(result, name) is not None or label in ("avg", "stdev", "max")
     )
-    return "\n".join(
-        [
-            f"{result.source}: {result.tool} {result.url}, {number(result.duration_s)} s, "
-            f"{result.threads} threads, {result.connections} connections",
-            f"  requests      {result.requests} in {number(result.elapsed_s)} s, "
-            f"{number(result.requests_per_sec)} req/s, {number(result.bytes_read)} bytes read, "
-            f"{number(result.bytes_per_response)} bytes/response",
-            f"  latency ms    {lat}",
-            f"  errors        connect {result.errors_connect}, read {result.errors_read}, "
-            f"write {result.errors_write}, timeout {result.errors_timeout}, non-2xx/3xx {result.non_2xx_3xx}",
-        ]
-    )
+    lines = [
+        f"{result.source}: {result.tool} {result.url or h2load_protocol(result)}, {number(result.duration_s)} s, "
+        f"{result.threads} threads, {result.connections} connections",
+        f"  requests      {result.requests} in {number(result.elapsed_s)} s, "
+        f"{number(result.requests_per_sec)} req/s, {number(result.bytes_read)} bytes read, "
+        f"{number(result.bytes_per_response)} bytes/response",
+        f"  latency ms    {lat}",
+        f"  errors        connect {result.errors_connect}, read {result.errors_read}, "
+        f"write {result.errors_write}, timeout {result.errors_timeout}, non-2xx/3xx {result.non_2xx_3xx}",
+    ]
+    if result.tool == "h2load":
+        lines[-1] = (f"  errors        failed {result.failed_requests}, errored {result.errored_requests} "
+                     f"(timeout {result.errors_timeout}), non-2xx/3xx {result.non_2xx_3xx}")
+        lines.append(f"  h2load        {result.requests_started} started, {result.requests_done} done; connect avg "
+                     f"{number(result.connect_avg_ms)} ms, 1st byte avg {number(result.ttfb_avg_ms)} ms; headers "
+                     f"{result.header_bytes} bytes (space savings {number(result.header_space_savings_pct)}%), data {result.data_bytes} bytes")
+    return "\n".join(lines)
+
+
+def h2load_protocol(result) -> str:
+    """Return what an h2load output says of its connection instead of a URL (it prints none): `h2 over TLSv1.3`."""
+    protocol = result.application_protocol or "no protocol negotiated"
+    return f"{protocol} over {result.tls_protocol}" if result.tls_protocol else protocol
 
 
 def clients_line(group: list[str], without: list[str]) -> str:

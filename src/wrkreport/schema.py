@@ -270,6 +270,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "variant.nginx_V": Spec("str"),
     "variant.upstream_keepalive": Spec("bool"),
     "variant.pin_server": Spec("cpus"),
+    "variant.app_b": Spec("bool"),  # --app-b: the twins are the app's second build (parameters.app.b), not another nginx
     "variant.port_offset": Spec("int", 0, 65535),
     "variant.setups": Spec("dict"),
     "variant.setups.*": Spec("setup"),

@@ -24,6 +24,12 @@ METHOD = (
     "interval over blocks exactly as the overhead ratios: both nginx setups shared every block's server start and the "
     "run's drift, which therefore cancel in the figure instead of widening it."
 )
+APP_B_METHOD = (
+    "The A/B figure is build B's req/s over build A's (app~NAME over app alone, nginx-app~NAME over nginx-app behind the same nginx "
+    "configuration) at the same GOMAXPROCS, each round paired with the one measured beside it in the same shuffled round, summarised "
+    "per block and given a Student-t interval over blocks exactly as the --variant figure (tests/test_variant_ratio_calibration.py "
+    "checks its coverage): both builds shared every block's start and the run's drift, which cancel in the figure."
+)
 
 
 @dataclass(frozen=True)
@@ -36,10 +42,18 @@ class Variant:
     nginx_version: str | None = None
     upstream_keepalive: bool | None = None
     pin_server: str | None = None
+    app_b: str | None = None  # --app-b: the second build's command line (secrets redacted); its twins are app~NAME and nginx-app~NAME
+
+    @property
+    def method(self) -> str:
+        """Return how the A/B figure is computed, in one paragraph."""
+        return APP_B_METHOD if self.app_b is not None else METHOD
 
     @property
     def options_text(self) -> str:
         """Return the options as a reader wants them: 'no-upstream-keepalive', 'nginx 1.27.3 (/opt/nginx/sbin/nginx), pin-server=1'."""
+        if self.app_b is not None:
+            return f"--app-b '{self.app_b}'"
         shown = []
         for option in self.options:
             if option.startswith("nginx=") and self.nginx_version:
@@ -54,9 +68,17 @@ def variant_of(manifest: dict | None, setups: tuple[str, ...] = ()) -> Variant |
     entry = (manifest or {}).get("variant")
     if isinstance(entry, dict) and isinstance(entry.get("name"), str):
         options = tuple(o for o in entry.get("options") or () if isinstance(o, str) and OPTION.fullmatch(o))  # a hostile one is not shown
-        return Variant(entry["name"], options, entry.get("nginx"), entry.get("nginx_version"), entry.get("upstream_keepalive"), entry.get("pin_server"))
+        return Variant(entry["name"], options, entry.get("nginx"), entry.get("nginx_version"), entry.get("upstream_keepalive"), entry.get("pin_server"),
+                       app_b_command(manifest) if entry.get("app_b") is True else None)
     names = sorted({split_twin(s)[1] for s in setups} - {None})
     return Variant(names[0], ()) if names else None
+
+
+def app_b_command(manifest: dict) -> str:
+    """Return --app-b's command line as the manifest keeps it (secrets redacted), '' when it is not recorded."""
+    app = (manifest.get("parameters") or {}).get("app")
+    b = app.get("b") if isinstance(app, dict) else None
+    return b["command"] if isinstance(b, dict) and isinstance(b.get("command"), str) else ""
 
 
 def changed(ratio: Ratio) -> bool:
@@ -88,4 +110,5 @@ def variant_record(variant: Variant | None) -> dict | None:
     """Return results.json's `variant`: the run's variant and how its figure is computed."""
     if variant is None:
         return None
-    return {"name": variant.name, "options": list(variant.options), "nginx": variant.nginx, "nginx_version": variant.nginx_version, "method": METHOD}
+    return {"name": variant.name, "options": list(variant.options), "nginx": variant.nginx, "nginx_version": variant.nginx_version, "method": variant.method,
+            **({"app_b": variant.app_b} if variant.app_b is not None else {})}

@@ -141,6 +141,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--nginx-pid",), {"type": int}),
         (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
         (("--app-pid",), {"type": int}),  # --app: its session leader
+        (("--app-b-pid",), {"type": int}),  # --app-b: its second build's session leader
         (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app setup's captured body
         (("--h2-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an h2 setup's body (curl --http2)
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),

@@ -3,6 +3,8 @@
 For --app the 141-byte header rule of the hello world does not apply: every app setup
 must answer with the status and the body the app alone answers (`app`, captured first),
 and what nginx changed in the header block is listed (Server, Date, Connection, ...).
+With --app-b the second build alone (app~NAME) may answer another body (a new build may
+change it): it need only answer 2xx, and nginx-app~NAME must answer what app~NAME answers.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ..core.setups import APP_BASELINE
+from ..core.setups import APP_BASELINE, split_twin, twin_id
 
 HEADER_SEPARATOR = b":"
 
@@ -48,21 +50,40 @@ def body_facts(path: str | None) -> tuple[int, str] | None:
     return len(data), hashlib.sha256(data).hexdigest()
 
 
-def record_app_cell(setup: str, cell: dict, headers: bytes | None, body: str | None, app: dict | None, app_headers: bytes | None) -> None:
-    """Add the body's size and sha256 to an app setup's cell; for a setup in front of the app (app: the app's cell, app_headers its
-    header block), what it changed, and an error when its status or body differs."""
+def reference_of(setup: str, setups) -> str | None:
+    """Return the app setup whose answer setup's must equal: None for app and app~NAME (each build alone answers its own);
+    nginx-app~NAME's is app~NAME when the run has it (--app-b), else app (a --variant twin); any other app setup's is app."""
+    original, variant = split_twin(setup)
+    if original == APP_BASELINE:
+        return None
+    if variant and twin_id(APP_BASELINE, variant) in setups:
+        return twin_id(APP_BASELINE, variant)
+    return APP_BASELINE
+
+
+def alone_words(reference: str) -> str:
+    """Return who answers alone, for messages: 'app' -> 'the app alone', 'app~b' -> "the app's build b alone"."""
+    variant = split_twin(reference)[1]
+    return f"the app's build {variant} alone" if variant else "the app alone"
+
+
+def record_app_cell(setup: str, cell: dict, headers: bytes | None, body: str | None, app: dict | None, app_headers: bytes | None,
+                    reference: str | None = APP_BASELINE) -> None:
+    """Add the body's size and sha256 to an app setup's cell; for a setup in front of an app (reference: which one, reference_of;
+    app: its cell, app_headers its header block), what it changed, and an error when its status or body differs."""
     facts = body_facts(body)
     cell["body_bytes"], cell["body_sha256"] = facts if facts else (None, None)
-    if setup == APP_BASELINE or cell["error"] or headers is None:
+    if reference is None or setup == APP_BASELINE or cell["error"] or headers is None:
         return
+    alone = alone_words(reference)
     if not app or app.get("error") or not app.get("body_sha256") or app_headers is None:
-        cell["error"] = "the app alone gave no answer to compare this one with"
+        cell["error"] = f"{alone} gave no answer to compare this one with"
         return
     cell["headers_changed"] = changed_headers(app_headers, headers)
     if status_code(cell["status_line"]) != status_code(app["status_line"]):
-        cell["error"] = f"answered {cell['status_line']!r} where the app alone answers {app['status_line']!r}"
+        cell["error"] = f"answered {cell['status_line']!r} where {alone} answers {app['status_line']!r}"
     elif cell["body_sha256"] != app["body_sha256"]:
-        cell["error"] = (f"answered a {cell['body_bytes']:,}-byte body (sha256 {cell['body_sha256'][:12]}) where the app alone answers "
+        cell["error"] = (f"answered a {cell['body_bytes']:,}-byte body (sha256 {cell['body_sha256'][:12]}) where {alone} answers "
                          f"{app['body_bytes']:,} bytes (sha256 {app['body_sha256'][:12]})")
 
 

@@ -1,10 +1,12 @@
-"""Your app in the plan: --app, --app-path, --app-header, --app-version; which headers are secret and how they are redacted.
+"""Your app in the plan: --app, --app-path, --app-header, --app-version, --app-b; which headers are secret and how they are redacted.
 
 --app 'CMD' names the user's own HTTP server: a shell command line with `{port}`, the TCP
 port on 127.0.0.1 it is to listen on (the `app` port). Its setups (core.setups
 APP_SETUP_IDS) become the run's default; the Go ones may be added with --setups. A header
 whose name says it is a secret (SECRET_NAME) is sent as given but never written: the
-manifest, the commands recorded and the report show `Name: <redacted>`.
+manifest, the commands recorded and the report show `Name: <redacted>`. --app-b 'CMD'
+(with --app-b-name NAME, default b) is a second build of the app, measured as twins
+(app~NAME, nginx-app~NAME) in the same rounds: bench.variant makes them.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import shlex
 
 from ..core.display import argument
 from ..core.errors import UsageError
-from ..core.setups import APP_SETUP_IDS, SETUP_BY_ID
+from ..core.setups import APP_SETUP_IDS, SETUP_BY_ID, VARIANT_NAME
 
 ENV_APP = "BENCH_APP"
 ENV_APP_PATH = "BENCH_APP_PATH"
 ENV_APP_HEADERS = "BENCH_APP_HEADERS"  # one header per line
 ENV_APP_VERSION = "BENCH_APP_VERSION"
+ENV_APP_B = "BENCH_APP_B"
+ENV_APP_B_NAME = "BENCH_APP_B_NAME"
+APP_B_NAME = "b"  # --app-b-name's default: the twins are app~b and nginx-app~b
 PORT_FIELD = "{port}"
 REDACTED = "<redacted>"
 # A header name that says its value is a secret: credentials, cookies, keys, tokens.
@@ -31,11 +36,13 @@ MAX_COMMAND = 4000
 
 
 def app_options(p: argparse.ArgumentParser) -> None:
-    """Add --app, --app-path, --app-header (repeatable) and --app-version to run_bench.sh's parser."""
+    """Add --app, --app-path, --app-header (repeatable), --app-version, --app-b and --app-b-name to run_bench.sh's parser."""
     p.add_argument("--app")
     p.add_argument("--app-path")
     p.add_argument("--app-header", action="append")
     p.add_argument("--app-version")
+    p.add_argument("--app-b")
+    p.add_argument("--app-b-name")
 
 
 def is_secret(name: str) -> bool:
@@ -91,24 +98,43 @@ def app_plan(args: argparse.Namespace, env: dict[str, str]) -> dict:
     header_source = "--app-header" if args.app_header is not None else ENV_APP_HEADERS
     version = args.app_version if args.app_version is not None else env.get(ENV_APP_VERSION)
     if command is None:
-        if path is not None or given or version is not None:
-            raise UsageError("--app-path, --app-header and --app-version describe the app of --app 'CMD', which is not given")
+        if path is not None or given or version is not None or args.app_b is not None or env.get(ENV_APP_B, "").strip():
+            raise UsageError("--app-path, --app-header, --app-version and --app-b describe the app of --app 'CMD', which is not given")
         return {"app": None}
     headers = [parse_header(h, header_source) for h in given]
-    shown = redact(command, secret_values(headers))
-    if not command.strip():
-        raise UsageError(f"{source} is empty: give the command line that starts your HTTP server, with {PORT_FIELD} for its port")
-    if PORT_FIELD not in command:
-        raise UsageError(f"{source} {argument(shown)}: no {PORT_FIELD} in it; the app must listen on the port it is given, e.g. "
-                         f"--app 'python3 -m http.server {PORT_FIELD} --bind 127.0.0.1'")
-    if len(command) > MAX_COMMAND or "\n" in command or "\0" in command:
-        raise UsageError(f"{source}: one line of at most {MAX_COMMAND} characters, please (a longer one belongs in a script)")
+    check_command(command, source, secret_values(headers))
     if version is not None and (not version.strip() or "\n" in version):
         raise UsageError("--app-version needs one command line printing the app's version")
     path = "/" if path is None else path
     if not APP_PATH.fullmatch(path):
         raise UsageError(f"{path_source} {argument(path)}: expected an absolute path without spaces, e.g. /api/items?id=1")
-    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version}}
+    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version, "b": app_b_plan(args, env, headers)}}
+
+
+def check_command(command: str, source: str, secrets: list[str]) -> None:
+    """Refuse an app command line (--app's or --app-b's) that is empty, has no {port} or is not one short line."""
+    if not command.strip():
+        raise UsageError(f"{source} is empty: give the command line that starts your HTTP server, with {PORT_FIELD} for its port")
+    if PORT_FIELD not in command:
+        raise UsageError(f"{source} {argument(redact(command, secrets))}: no {PORT_FIELD} in it; the app must listen on the port it is given, e.g. "
+                         f"--app 'python3 -m http.server {PORT_FIELD} --bind 127.0.0.1'")
+    if len(command) > MAX_COMMAND or "\n" in command or "\0" in command:
+        raise UsageError(f"{source}: one line of at most {MAX_COMMAND} characters, please (a longer one belongs in a script)")
+
+
+def app_b_plan(args: argparse.Namespace, env: dict[str, str], headers: list[str]) -> dict | None:
+    """Return --app-b's {'command', 'name'} (the app's second build and its twins' name), None without it."""
+    command, source = (args.app_b, "--app-b") if args.app_b is not None else (env.get(ENV_APP_B), ENV_APP_B)
+    name, name_source = (args.app_b_name, "--app-b-name") if args.app_b_name is not None else (env.get(ENV_APP_B_NAME), ENV_APP_B_NAME)
+    if command is None or (source == ENV_APP_B and not command.strip()):
+        if name is not None:
+            raise UsageError("--app-b-name names the build of --app-b 'CMD', which is not given")
+        return None
+    check_command(command, source, secret_values(headers))
+    name = APP_B_NAME if name is None else name
+    if not VARIANT_NAME.fullmatch(name):
+        raise UsageError(f"{name_source} {argument(name)}: expected a short lowercase word (a-z then a-z or 0-9, at most 16), e.g. new")
+    return {"command": command, "name": name}
 
 
 def app_setup_list(chosen: list[str], given: bool, app: dict | None) -> list[str]:
@@ -138,6 +164,7 @@ def app_parameters(plan: dict) -> dict:
             "path": app["path"],
             "headers": [shown_header(h) for h in app["headers"]],
             "version_command": redact(app["version_command"], secrets) if app["version_command"] else None,
+            **({"b": {"command": redact(app["b"]["command"], secrets), "name": app["b"]["name"]}} if app.get("b") else {}),
         }
     }
 
@@ -152,6 +179,9 @@ def app_lines(plan: dict) -> list[str]:
     lines += [f"app_header.{i} {header}" for i, header in enumerate(app["headers"])]
     if app["version_command"]:
         lines.append(f"app_version {app['version_command']}")
+    if app.get("b"):  # --app-b: its command, shown (secrets redacted) and run on its twin's port (app.sh start_app_b)
+        lines += [f"app_b_command {app['b']['command']}", f"app_b_shown {redact(app['b']['command'], secret_values(app['headers']))}",
+                  f"app_b_name {app['b']['name']}"]
     return lines
 
 
@@ -162,12 +192,10 @@ def redacted_command_line(command_line: str, plan: dict) -> str:
 
 
 def app_combinations(plan: dict) -> None:
-    """Refuse what --app does not take yet: other machines (--server-host, --client-hosts), ab, --variant."""
+    """Refuse what --app does not take yet: other machines (--server-host, --client-hosts), ab (--app-b with --variant: bench.variant)."""
     if not plan.get("app"):
         return
     if plan.get("server_host") or plan.get("client_hosts"):
         raise UsageError("--app runs your app on this machine only: --server-host and --client-hosts do not take it yet")
     if plan["load_generator"] != "wrk":
         raise UsageError(f"--app is measured with wrk: --load-generator {plan['load_generator']} (the h2 setups' h2load too) does not take it yet")
-    if plan.get("variant"):
-        raise UsageError("--app and --variant do not go together yet")

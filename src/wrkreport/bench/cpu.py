@@ -103,14 +103,16 @@ def session_pids(sid: int, proc: Path = Path("/proc")) -> list[int]:
 
 
 def pids_for(pids: dict, setup: str) -> dict:
-    """Return the pass's PIDs as a measurement of setup counts them: a --variant twin's nginx is the variant's master and workers.
+    """Return the pass's PIDs as a measurement of setup counts them: a --variant twin's nginx is the variant's master and workers,
+    and with --app-b a twin's app is the second build's session.
 
-    The other nginx is idle meanwhile and left out, so a twin's and its original's server
-    CPU per request each count one nginx.
+    The other nginx (and app) is idle meanwhile and left out, so a twin's and its original's
+    server CPU per request each count one nginx and one app.
     """
     if split_twin(setup)[1] is None:
         return pids
-    return {**pids, "nginx": pids.get("variant_nginx"), "nginx_workers": list(pids.get("variant_nginx_workers") or [])}
+    app = {"app": pids["app_b"]} if pids.get("app_b") else {}
+    return {**pids, "nginx": pids.get("variant_nginx"), "nginx_workers": list(pids.get("variant_nginx_workers") or []), **app}
 
 
 def cpu_snapshot(pids: dict[str, list[int]], proc: Path = Path("/proc")) -> dict[str, dict[int, tuple[int, int]]]:

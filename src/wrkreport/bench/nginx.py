@@ -234,6 +234,7 @@ def nginx_error_log(run_dir: Path, gomaxprocs: int) -> Path:
 def nginx_error_logs(run_dir: Path, gomaxprocs: int) -> list[Path]:
     """Return the pass's logs capped as nginx's error log: the run's nginx's, with --variant its nginx's (variant.sh), with --app the app's (app.sh; appended with O_APPEND too)."""
     apps = sorted((run_dir / "logs").glob(f"app.gomaxprocs-{gomaxprocs}.*log"))  # app.gomaxprocs-N.log, app.gomaxprocs-N.block-B.log
+    apps += sorted((run_dir / "logs").glob(f"app-*.gomaxprocs-{gomaxprocs}.*log"))  # --app-b's: app-NAME.gomaxprocs-N.log, ...
     return [nginx_error_log(run_dir, gomaxprocs), run_dir / "logs" / f"nginx-variant-error.gomaxprocs-{gomaxprocs}.log", *apps]
 
 

@@ -65,7 +65,7 @@ from .h2_options import h2_lines, h2_options, h2_plan
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tls_options import tls_options, tls_plan
-from .variant import variant_lines, variant_options, variant_plan
+from .variant import run_needs, variant_lines, variant_options, variant_plan
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, split_list
 
 
@@ -448,12 +448,12 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"gomaxprocs {' '.join(map(str, plan['gomaxprocs']))}")
     lines.append(f"setups {' '.join(plan['setups'])}")
     for server in SERVERS:  # the processes a pass starts: those a chosen setup needs
-        chosen = [s for s in plan["setups"] if server in SETUP_BY_ID[s].needs]
+        chosen = [s for s in plan["setups"] if server in run_needs(s, plan)]
         if chosen:
             lines.append(f"{server}_setups {' '.join(chosen)}")
     for setup in plan["setups"]:
         lines.append(f"server.{setup} {SETUP_BY_ID[setup].server}")
-        lines.append(f"needs.{setup} {' '.join(SETUP_BY_ID[setup].needs)}")
+        lines.append(f"needs.{setup} {' '.join(run_needs(setup, plan))}")
         lines.append(f"serves.{setup} {SETUP_BY_ID[setup].served_by}")
         lines.append(f"new_connection.{setup} {int(SETUP_BY_ID[setup].new_connection)}")
     for key in ("pin_client", "pin_server"):

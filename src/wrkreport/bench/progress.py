@@ -9,8 +9,10 @@ from .cpu import cpu_ms_per_1k_requests, read_cpu_record
 from .manifest import find_pass, levels_of
 from .parameters import estimate_seconds, measurement_count
 from .profiles import RAW_SUFFIX
-from ..core.setups import SETUP_BY_ID, VARIANT_SERVER
+from ..core.setups import APP_B_SERVER, SETUP_BY_ID, VARIANT_SERVER
 from .values import format_duration, format_rate, now_ms, parse_iso
+
+SAID_AS = {VARIANT_SERVER: "nginx", APP_B_SERVER: "app"}  # a twin's servers, as its CPU record names them (cpu.pids_for)
 
 
 def progress_start(manifest: dict, gomaxprocs: int, connections: int, setup: str, repeat: int) -> str:
@@ -104,7 +106,7 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
                 values = rates.get((n, c, setup))
                 shown = f"{format_rate(statistics.median(values))} req/s (median of {len(values)})" if values else "no result"
                 per_process = cpu.get((n, c, setup), {})
-                needs = ["nginx" if name == VARIANT_SERVER else name for name in SETUP_BY_ID[setup].needs]  # a twin's CPU record says nginx
+                needs = [SAID_AS.get(name, name) for name in SETUP_BY_ID[setup].needs]  # a twin's CPU record says nginx and app
                 used = [f"{name} {statistics.median(per_process[name]):.1f}" for name in needs if name in per_process]
                 if values and used:
                     shown += f"; CPU ms per 1k requests: {', '.join(used)}"

@@ -6,6 +6,11 @@ setup's port + VARIANT_PORT_OFFSET, served by the variant's own configuration re
 from the same template), and the twins are shuffled into the same rounds of the same
 blocks as every other setup, so whatever drifts during the run hits both alike and
 cancels in twin / original, paired per block (docs/comparing.md).
+
+--app-b is the same machinery for the app's second build: its twins are app~NAME (the B
+build alone, on the app's port + VARIANT_PORT_OFFSET) and nginx-app~NAME (the variant's
+nginx, with the run's own settings, in front of the B build); the variant then changes no
+nginx setting. A run has one A/B: --app-b and --variant are refused together.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 
 from .machine import command_output, tool_versions
 from .profiles import MAX_PORT
-from ..core.setups import SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, twin_id
+from ..core.setups import APP_B_SERVER, APP_SETUP_IDS, SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, split_twin, twin_id
 from ..core.display import argument
 from ..core.errors import UsageError
 from .values import format_cpu_list, pin_list
@@ -106,14 +111,32 @@ def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, avai
     check-ports then finds free or not like the others.
     """
     text, source = (args.variant, "--variant") if args.variant is not None else (env.get(ENV_VARIANT), ENV_VARIANT)
+    app_b = (plan.get("app") or {}).get("b")
     if text is None or (source == ENV_VARIANT and not text.strip()):
-        return {"variant": None}
+        return app_b_variant(app_b, plan) if app_b else {"variant": None}
+    if app_b:
+        raise UsageError(f"--app-b and {source} do not go together: each is the run's one A/B (twins paired with their originals in the "
+                         "same rounds); measure the nginx variant and your app's second build in two runs")
     variant = parse_variant(text, source, available, remote=plan.get("server_host") is not None)
     originals = [s for s in plan["setups"] if SETUP_BY_ID[s].server == "nginx"]
     if not originals:
         raise UsageError(f"{source} {argument(text)}: the run has no nginx setup to measure a variant of (--setups)")
     if not differs(variant, plan):
         raise UsageError(f"{source} {argument(text)}: the variant is the run's own nginx with its own settings; nothing would differ")
+    return with_twins(variant, originals, plan, source)
+
+
+def app_b_variant(app_b: dict, plan: dict) -> dict:
+    """Return the plan's variant part for --app-b: a variant changing no nginx setting, whose twins are the app setups' (app~NAME, nginx-app~NAME)."""
+    variant = {"name": app_b["name"], "options": [], "nginx": None, "upstream_keepalive": None, "pin_server": None, "app_b": True}
+    originals = [s for s in plan["setups"] if s in APP_SETUP_IDS]
+    if not originals:
+        raise UsageError("--app-b: the run has no app setup to measure your app's second build in (--setups)")
+    return with_twins(variant, originals, plan, "--app-b")
+
+
+def with_twins(variant: dict, originals: list[str], plan: dict, source: str) -> dict:
+    """Return {'variant', 'setups', 'ports'}: each original followed by its twin, each twin's port its original's + VARIANT_PORT_OFFSET."""
     setups = []
     for setup in plan["setups"]:
         setups.append(setup)
@@ -126,6 +149,14 @@ def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, avai
             raise UsageError(f"{source}: {setup}'s port {ports[setup]} + {VARIANT_PORT_OFFSET} for its twin is above {MAX_PORT}; choose a lower --port")
         ports[twin_id(setup, variant["name"])] = port
     return {"variant": variant, "setups": setups, "ports": ports}
+
+
+def run_needs(setup: str, plan: dict) -> tuple[str, ...]:
+    """Return the processes a setup of this run needs: its row's, except that with --app-b an nginx twin's app is the B build."""
+    needs = SETUP_BY_ID[setup].needs
+    if (plan.get("variant") or {}).get("app_b") and split_twin(setup)[1]:
+        return tuple(APP_B_SERVER if need == "app" else need for need in needs)
+    return needs
 
 
 def differs(variant: dict, plan: dict) -> bool:
@@ -167,7 +198,8 @@ def variant_record(plan: dict, nginx: str | None) -> dict | None:
         "upstream_keepalive": keepalive,
         "pin_server": variant["pin_server"] or plan.get("pin_server"),
         "port_offset": VARIANT_PORT_OFFSET,
-        "setups": {original: twin_id(original, variant["name"]) for original in plan["setups"] if SETUP_BY_ID[original].server == "nginx"},
+        "setups": {original: twin_id(original, variant["name"]) for original in plan["setups"] if twin_id(original, variant["name"]) in plan["setups"]},
+        **({"app_b": True} if variant.get("app_b") else {}),
     }
 
 
@@ -181,4 +213,4 @@ def variant_nginx_values(values: dict[str, str], parameters: dict, name: str) ->
     return found
 
 
-__all__ = ["ENV_VARIANT", "VARIANT_SERVER", "parse_variant", "variant_lines", "variant_nginx_values", "variant_options", "variant_plan", "variant_record"]
+__all__ = ["ENV_VARIANT", "VARIANT_SERVER", "parse_variant", "run_needs", "variant_lines", "variant_nginx_values", "variant_options", "variant_plan", "variant_record"]

@@ -4,7 +4,8 @@ Each row says what a setup is (its id and description), who answers the load gen
 (the server, its default port, the nginx modules and processes it needs), its kind (plain,
 TLS, a new connection per request) and what its ratios divide by. A --variant twin
 (ORIGINAL~NAME: an nginx setup served by the variant's own nginx) is made from its
-original's row. The driver's helper (bench/), the readers (schema, run_files, the fixed-rate
+original's row; so is --app-b's twin of the app alone (app~NAME: the app's second build,
+APP_B_SERVER), whose nginx-app~NAME is nginx in front of that build. The driver's helper (bench/), the readers (schema, run_files, the fixed-rate
 reader) and the report all read these rules from here; tests/test_layout.py fails when one
 is defined anywhere else. A new setup is a row here, a block in templates/nginx.conf.tmpl
 (for nginx setups) and, for a new backend, a flag of the Go server.
@@ -19,6 +20,7 @@ BASELINE = "go-http"  # Go standalone: what every ratio divides by unless its ro
 TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go-http)
 H2_BASELINE = "go-h2"  # what nginx's HTTP/2 setups divide by (itself divided by go-http)
 APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups divide by
+APP_B_SERVER = "appb"  # --app-b: the app's second build, serving app~NAME (and, through the variant's nginx, nginx-app~NAME)
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class Setup:
     """One measured setup: who answers the load generator, on which default port, what it depends on and divides by."""
 
     id: str
-    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), "app" (--app), VARIANT_SERVER
+    server: str  # the process the load generator talks to: "go" (gohello), "nginx", "fasthttp" (gofasthttp), "node" (nodehello), "app" (--app), VARIANT_SERVER, APP_B_SERVER
     default_port: int
     description: str
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
@@ -64,8 +66,8 @@ class Setup:
 
     @property
     def app(self) -> bool:
-        """Return True for a setup serving the user's own server (--app): it needs the app process."""
-        return "app" in self.needs
+        """Return True for a setup serving the user's own server (--app; app~NAME: its --app-b build): it needs an app process."""
+        return "app" in self.needs or APP_B_SERVER in self.needs
 
     @property
     def nginx_to_go(self) -> bool:
@@ -157,7 +159,7 @@ VARIANT_PORT_OFFSET = 100
 VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
 
 # The servers a pass may start, in start order (each started only when a chosen setup needs it).
-SERVERS = ("go", "nginx", "fasthttp", "node", "app", VARIANT_SERVER)
+SERVERS = ("go", "nginx", "fasthttp", "node", "app", APP_B_SERVER, VARIANT_SERVER)
 
 
 def split_twin(setup: str) -> tuple[str, str | None]:
@@ -174,6 +176,20 @@ def twin_id(setup: str, variant: str) -> str:
 def baseline_of(setup: str) -> str:
     """Return the setup a setup's ratios divide by: 'nginx-https' -> 'go-https', 'nginx-https-new' -> 'go-https-new'; others (go-https too, unknown ones) -> 'go-http'; a twin: its original's."""
     return BASELINES.get(split_twin(setup)[0], BASELINE)
+
+
+def baseline_in(setup: str, measured) -> str:
+    """Return what a setup's ratios divide by in a run that measured `measured`: baseline_of, except that a twin divides by its
+    baseline's own twin when the run has it: with --app-b, nginx-app~b (nginx in front of build B) by app~b (build B alone), not
+    by build A; a --variant twin (nginx-http~nokeep, nginx-app~nokeep: another nginx, the same backend) by its original's baseline.
+
+    >>> baseline_in("nginx-app~b", {"app", "nginx-app", "app~b", "nginx-app~b"}), baseline_in("nginx-app~nokeep", {"app", "nginx-app", "nginx-app~nokeep"})
+    ('app~b', 'app')
+    """
+    base = baseline_of(setup)
+    variant = split_twin(setup)[1]
+    twin = twin_id(base, variant) if variant else None
+    return twin if twin and twin != setup and twin in measured else base
 
 
 def hello_world(setup: str) -> bool:
@@ -208,6 +224,11 @@ def said_over(text: str, setups) -> str:
 def setup_description(setup: str) -> str:
     """Return what a setup is ('' when unknown); a twin: 'nginx-http served by the --variant nokeep nginx'."""
     original, variant = split_twin(setup)
+    if variant and original == APP_BASELINE:
+        return f"your app's build {variant} alone (--app-b; the twin of app, measured in the same rounds)"
+    if variant and original in APP_SETUP_IDS:  # nginx-app~NAME: the id alone does not say whether --variant or --app-b made it
+        return (f"{original}'s twin, measured in the same rounds: the --variant {variant} nginx in front of your app, or with --app-b "
+                f"nginx configured as {original} in front of your app's build {variant}")
     if variant:
         return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
     known = SETUP_BY_ID.get(setup)
@@ -222,7 +243,11 @@ def setup_order(setup: str) -> float:
 
 
 def twin_of(original: Setup, variant: str) -> Setup:
-    """Return the twin of an nginx setup for a variant: the same server block, served by the variant's nginx on port + offset."""
+    """Return the twin of a setup for a variant on port + offset: an nginx setup's is the same server block served by the variant's
+    nginx (in front of the --app-b build in a run with one: bench.variant.run_needs), the app's is its --app-b build alone."""
+    if original.id == APP_BASELINE:
+        return Setup(twin_id(original.id, variant), APP_B_SERVER, original.default_port + VARIANT_PORT_OFFSET,
+                     setup_description(twin_id(original.id, variant)), needs=(APP_B_SERVER,), default=False, divides_by=original.divides_by)
     return Setup(
         twin_id(original.id, variant),
         VARIANT_SERVER,
@@ -240,13 +265,13 @@ def twin_of(original: Setup, variant: str) -> Setup:
 
 
 class SetupTable(dict):
-    """The setups by id: those of SETUPS, and the twin of any nginx setup for any well-formed variant name, made on demand."""
+    """The setups by id: those of SETUPS, and the twin of any nginx setup (or of the app alone) for any well-formed variant name, made on demand."""
 
     def twin(self, key) -> Setup | None:
-        """Return the twin key names, None when key is not a twin of an nginx setup."""
+        """Return the twin key names, None when key is not a twin of an nginx setup or of the app alone."""
         original, variant = split_twin(key) if isinstance(key, str) else (key, None)
         known = dict.get(self, original)
-        return twin_of(known, variant) if variant and known is not None and known.server == "nginx" else None
+        return twin_of(known, variant) if variant and known is not None and (known.server == "nginx" or known.id == APP_BASELINE) else None
 
     def __missing__(self, key):
         found = self.twin(key)

@@ -40,6 +40,7 @@ from ..core.display import quote
 from ..core.errors import ParseError
 from ..core.records import WrkResult
 from .cursor import Cursor, Line, first_line_is
+from .wrk import RUNNING_LINE
 
 # --- What each line looks like (matched whole, against the whitespace-collapsed line) ----
 
@@ -115,17 +116,23 @@ class NoiseSkippingCursor(Cursor):
 
 
 def is_h2load(lines: list[Line]) -> bool:
-    """Return True when the text is h2load's: its first non-blank line is one only h2load prints first.
+    """Return True when the text is h2load's: it starts as only h2load starts.
+
+    Its first non-blank line is `starting benchmark...` (or its version line); or one of its
+    complaints or warnings (`-n: bad option value: x`) in a file without wrk's `Running` line,
+    since wrk's parser skips whatever comes before that line.
 
     >>> from wrkreport.parsers.cursor import split_lines
     >>> is_h2load(split_lines("\\nstarting benchmark...\\nspawning thread #0: 1 total client(s). 1 total requests\\n"))
     True
     >>> is_h2load(split_lines("-n: bad option value: x\\n"))
     True
-    >>> is_h2load(split_lines("Running 2s test @ http://127.0.0.1:8080/\\n"))
+    >>> is_h2load(split_lines("Warning: from a shell\\nRunning 2s test @ http://127.0.0.1:8080/\\n"))
     False
     """
-    return first_line_is(lines, STARTING_LINE, VERSION_LINE, COMPLAINT_LINE, WARNING_LINE)
+    if first_line_is(lines, STARTING_LINE, VERSION_LINE):
+        return True
+    return first_line_is(lines, COMPLAINT_LINE, WARNING_LINE) and not any(RUNNING_LINE.fullmatch(line.text) for line in lines)
 
 
 def parse_lines(lines: list[Line], source: str) -> WrkResult:
@@ -176,7 +183,7 @@ def protocol_lines(cur: Cursor) -> dict[str, str | None]:
             raise ParseError(
                 cur.source, last, "h2load output ends before its report: no 'finished in ...' line (h2load still running, killed, or cut off?)"
             )
-        if FINISHED_LINE.fullmatch(line.text):
+        if line.text.startswith("finished in "):  # the report: finished_line reads it (or names what is wrong with it)
             return found
         cur.pos += 1
         if match := TLS_PROTOCOL_LINE.fullmatch(line.text):

@@ -1,4 +1,9 @@
-"""The variant part of the page: each nginx setup's A/B figure (its --variant twin over itself, paired in the same rounds) in words and rows."""
+"""The variant part of the page: each twin's A/B figure over its original (paired in the same rounds) in words and rows.
+
+A --variant twin is an nginx setup served by the variant's nginx; with --app-b the twins are
+the app's second build alone (app~NAME) and behind nginx (nginx-app~NAME), said in app
+words with each build's CPU per request and answer (body size and sha256).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,8 @@ from dataclasses import dataclass
 
 from ..analyze import Analysis
 from ..core.records import Ratio
-from ..core.setups import split_twin
-from ..variant_ratio import METHOD, Variant, changed, variant_of
+from ..core.setups import APP_BASELINE, split_twin, twin_id
+from ..variant_ratio import Variant, changed, variant_of
 from .fmt import fmt_ratio
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
 
@@ -17,7 +22,7 @@ class VariantSection:
     """What the template shows of a run with --variant."""
 
     title: str  # 'Variant nokeep (no-upstream-keepalive)'
-    sentences: tuple[str, ...]  # one per nginx setup and GOMAXPROCS
+    sentences: tuple[str, ...]  # one per twin and GOMAXPROCS (with --app-b, then the builds' answers)
     rows: tuple[tuple[str, ...], ...]  # group, setup, twin, A/B req/s (95% CI), A/B CPU per request (95% CI), blocks, verdict
     method: str
 
@@ -41,15 +46,59 @@ def where(ratio: Ratio, several_gomaxprocs: bool, several_levels: bool) -> str:
     return f" at {', '.join(parts)}" if parts else ""
 
 
-def sentence(ratio: Ratio, variant: Variant, several_gomaxprocs: bool, several_levels: bool = False, cpu: Ratio | None = None) -> str:
-    """Return 'With variant nokeep (no-upstream-keepalive), nginx-http's throughput at GOMAXPROCS=2 is 0.612 (0.590-0.634) of the original's: lower ...', and its CPU per request when recorded."""
+APP_WORDS = {APP_BASELINE: "alone", "nginx-app": "behind nginx (nginx-app)"}  # --app-b's figures, by original
+
+
+def sentence(ratio: Ratio, variant: Variant, several_gomaxprocs: bool, several_levels: bool = False, cpu: Ratio | None = None,
+             analysis: Analysis | None = None) -> str:
+    """Return 'With variant nokeep (no-upstream-keepalive), nginx-http's throughput at GOMAXPROCS=2 is 0.612 (0.590-0.634) of the original's: lower ...', and its CPU per request when recorded.
+
+    With --app-b: "Your app's build b alone: its throughput is 1.21 (1.15-1.27) times build A's: higher ...; CPU per request 41.2 µs (A: 50.3 µs) ...".
+    """
     original = split_twin(ratio.setup)[0]
     figure = fmt_ratio(ratio) if ratio.ratio is not None else "not known"
-    said = (f"With variant {variant.name} ({variant.options_text}), {original}'s throughput{where(ratio, several_gomaxprocs, several_levels)} "
+    if variant.app_b is not None:
+        said = (f"Your app's build {variant.name} {APP_WORDS.get(original, f'as {original}')}{where(ratio, several_gomaxprocs, several_levels)}: "
+                f"its throughput is {figure} times build A's: {verdict(ratio)}.")
+        said += cpu_words(ratio, analysis, cpu)
+        return said
+    shown = "the throughput of nginx in front of your app (nginx-app)" if original == "nginx-app" else f"{original}'s throughput"
+    said = (f"With variant {variant.name} ({variant.options_text}), {shown}{where(ratio, several_gomaxprocs, several_levels)} "
             f"is {figure} of the original's: {verdict(ratio)}.")
     if cpu is not None and cpu.ratio is not None:
         said += f" Its servers need {fmt_ratio(cpu)} times the original's CPU per request: {verdict(cpu)}."
     return said
+
+
+def cpu_words(ratio: Ratio, analysis: Analysis | None, cpu: Ratio | None) -> str:
+    """Return ' Server CPU per request: 41.2 µs for build b, 50.3 µs for build A; b / A 0.82 (0.78-0.86): lower ...' ('' without CPU records)."""
+    if analysis is None:
+        return ""
+    original, name = split_twin(ratio.setup)
+    twin, base = (analysis.cell(ratio.gomaxprocs, ratio.connections, s) for s in (ratio.setup, original))
+    us = [c.median("cpu_server_ms_per_1k") if c is not None else None for c in (twin, base)]  # ms per 1,000 requests = µs per request
+    if None in us:
+        return ""
+    said = f" Server CPU per request (median): {us[0]:.1f} µs for build {name}, {us[1]:.1f} µs for build A"
+    if cpu is not None and cpu.ratio is not None:
+        said += f"; {name} / A {fmt_ratio(cpu)}: {verdict(cpu)}"
+    return said + "."
+
+
+def answer_words(manifest: dict | None, name: str) -> str:
+    """Return what each build answered at the first block's start (body size and sha256) and whether the bodies differ ('' when not captured)."""
+    for entry in (manifest or {}).get("passes") or []:
+        cells = entry.get("cells") if isinstance(entry, dict) else None
+        if not isinstance(cells, dict):
+            continue
+        a, b = cells.get(APP_BASELINE), cells.get(twin_id(APP_BASELINE, name))
+        facts = [(c.get("body_bytes"), c.get("body_sha256")) if isinstance(c, dict) else (None, None) for c in (a, b)]
+        if all(isinstance(size, int) and isinstance(sha, str) for size, sha in facts):
+            (a_size, a_sha), (b_size, b_sha) = facts
+            same = "the same body" if a_sha == b_sha else "different bodies (a new build may change its answer; each build behind nginx answered what it answers alone)"
+            return (f"Answers at the first block's start: build A (app) {a_size:,} bytes, sha256 {a_sha[:12]}; build {name} (app~{name}) "
+                    f"{b_size:,} bytes, sha256 {b_sha[:12]}: {same}.")
+    return ""
 
 
 def cpu_of(ratio: Ratio, analysis: Analysis) -> Ratio | None:
@@ -70,12 +119,12 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
          str(r.blocks), verdict(r))
         for r, cpu in figures
     )
-    return VariantSection(
-        title=f"Variant {variant.name} ({variant.options_text})",
-        sentences=tuple(sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu) for r, cpu in figures),
-        rows=rows,
-        method=METHOD,
-    )
+    sentences = [sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu, analysis) for r, cpu in figures]
+    if variant.app_b is not None:
+        sentences.append(answer_words(manifest, variant.name))
+    title = f"Your app's build {variant.name} ({variant.options_text}) against build A (--app)" if variant.app_b is not None else \
+        f"Variant {variant.name} ({variant.options_text})"
+    return VariantSection(title=title, sentences=tuple(s for s in sentences if s), rows=rows, method=variant.method)
 
 
 def variant_lines(manifest: dict | None, analysis: Analysis) -> str:

@@ -15,7 +15,7 @@ from ..manifest import (
     write_json_atomic,
 )
 from ..nginx import cap_log, nginx_error_logs
-from ..app_answers import record_app_cell
+from ..app_answers import record_app_cell, reference_of
 from ..h2_answers import h2_note, record_h2_cell
 from ..profiles import body_text
 from ..handshake import counted, record_probe, remote_counter
@@ -23,7 +23,7 @@ from ..handshake import read_counter as read_local_counter
 from ..remote_clients.measuring import ClientRun, client_argv, run_all
 from ..remote_clients.state import load_clients
 from ..progress import progress_result, progress_start
-from ...core.setups import APP_BASELINE, H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
+from ...core.setups import H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
 from ...core.errors import UsageError
 from ..values import iso_ms, now_ms
 from ..app_options import redact_argv
@@ -67,6 +67,8 @@ def cmd_pass_ready(args) -> int:
         entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
     if args.app_pid is not None:  # --app: its session leader (setsid); its CPU: the whole session
         entry["pids"]["app"] = args.app_pid
+    if args.app_b_pid is not None:  # --app-b: its second build's, likewise
+        entry["pids"]["app_b"] = args.app_b_pid
     if args.variant_nginx_pid is not None:  # --variant: its own nginx master
         entry["pids"]["variant_nginx"] = args.variant_nginx_pid
         entry["pids"]["variant_nginx_workers"] = children_of(args.variant_nginx_pid)
@@ -74,7 +76,8 @@ def cmd_pass_ready(args) -> int:
     lines.append(" ".join(["node_workers", *map(str, entry["pids"].get("node_workers", []))]))
     if "variant_nginx_workers" in entry["pids"]:  # --variant
         lines.append(" ".join(["variant_nginx_workers", *map(str, entry["pids"]["variant_nginx_workers"])]))
-    probes, bodies, app_headers = dict(args.tls_probe or []), dict(args.app_body or []), None
+    probes, bodies, alone = dict(args.tls_probe or []), dict(args.app_body or []), {}
+    cells = [cell[0] for cell in args.cell or []]
     h2_bodies, h2_headers = dict(args.h2_body or []), None
     expected_body = body_text(manifest["parameters"].get("body_bytes", 12)).encode()
     for setup, ready, headers, error in args.cell or []:
@@ -87,10 +90,11 @@ def cmd_pass_ready(args) -> int:
             verdict = f"skip {setup} {cell['error']}" if cell["error"] else f"measure {setup} note: {h2_note(setup, cell)}"
             lines.append(verdict + (f"; TLS: {note}" if note and not cell["error"] else ""))
             continue
-        if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone answers
+        if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone (or --app-b's build alone) answers
             data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
-            app_headers = data if setup == APP_BASELINE else app_headers
-            record_app_cell(setup, cell, data, bodies.get(setup), entry["cells"].get(APP_BASELINE), app_headers)
+            reference = reference_of(setup, cells)
+            alone[setup] = data if reference is None else None  # an app build alone: the header block the others are compared with
+            record_app_cell(setup, cell, data, bodies.get(setup), entry["cells"].get(reference or setup), alone.get(reference or setup), reference)
         verdict = cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"])
         if setup in probes and not verdict.startswith("skip"):
             note = record_probe(manifest, entry, setup, probes[setup])

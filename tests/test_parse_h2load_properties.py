@@ -1,0 +1,56 @@
+"""Property tests of wrkreport.parsers.h2load: any h2load-like text, and every truncation of a real h2load output,
+either parses or raises ParseError -- never anything else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from properties import examples
+from helpers import parses_or_parse_error
+
+CAPTURED = Path(__file__).parent / "fixtures" / "h2load" / "captured"
+REAL = sorted(CAPTURED.glob("*.txt"))
+REPORTS = [p for p in REAL if "\nreq/s " in p.read_text()]
+REAL_LINES = sorted({line for p in REAL for line in p.read_text().splitlines()})
+START = "starting benchmark..."
+H2LOADISH = st.sampled_from(sorted(set("".join(REAL_LINES)) | set("\t\r\xa0\x00é-+")))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(alphabet=H2LOADISH, max_size=400))
+def test_first_line_then_h2load_characters_raise_only_parse_error(text):
+    parses_or_parse_error(START + "\n" + text)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.sampled_from(REAL_LINES), max_size=50))
+def test_shuffled_real_lines_raise_only_parse_error(lines):
+    parses_or_parse_error("\n".join([START, *lines]))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.sampled_from(REAL), st.data())
+def test_real_output_with_a_line_dropped_or_repeated_or_a_character_changed(path, data):
+    text = path.read_text()
+    lines = text.splitlines()
+    index = data.draw(st.integers(0, len(lines) - 1))
+    parses_or_parse_error("\n".join(lines[:index] + lines[index + 1 :]))
+    parses_or_parse_error("\n".join(lines[: index + 1] + lines[index:]))
+    at = data.draw(st.integers(0, len(text) - 1))
+    parses_or_parse_error(text[:at] + data.draw(H2LOADISH) + text[at + 1 :])
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_every_truncation_of_a_real_output(path):
+    text = path.read_text()
+    complete_from = text.rindex("%") + 1 if path in REPORTS else len(text) + 1
+    for size in range(len(text) + 1):
+        result = parses_or_parse_error(text[:size])
+        if size < complete_from:
+            assert result is None, f"cut at {size} lacks part of a required line but parsed"
+    if path in REPORTS:
+        assert parses_or_parse_error(text) is not None
