@@ -62,7 +62,7 @@ def h2_response_checks(table) -> list[Check]:
 
 # --- The HTTP/2 part of the report --------------------------------------------------------------
 
-H2_ANSWER_SETUP = "nginx-h2"  # the answer's share: nginx terminating h2 (TCP to Go) over Go's own h2
+H2_ANSWER_SETUPS = ("nginx-h2", "nginx-h2-mux")  # the answer's shares: nginx terminating h2 (TCP to Go) over Go's own h2, at each stream count
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ class H2Part:
     """The HTTP/2 part of the report: streams, h2load's version, what each setup negotiated, what nginx changed, one row per cell."""
 
     streams: int | None
+    streams_mux: int | None  # the -mux setups' streams per connection
     h2load: str | None
     negotiated: tuple[tuple[str, dict], ...]  # setup -> the handshake probe (protocol, cipher, alpn, ...)
     changed: tuple[tuple[str, tuple[str, ...]], ...]  # setup -> header fields changed from go-h2's (first block)
@@ -118,7 +119,7 @@ def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
             spread, cpu = cell.metrics.get(THROUGHPUT), cell.metrics.get(CPU_METRIC)
             rows.append(H2Row(n, c, setup, geometric(spread), analysis.ratio(n, c, setup), analysis.ratio(n, c, setup, CPU_METRIC),
                               geometric(cpu), number(per), number(savings)))
-    return H2Part(params.get("streams"), (manifest.get("versions") or {}).get("h2load"),
+    return H2Part(params.get("streams"), params.get("streams_mux"), (manifest.get("versions") or {}).get("h2load"),
                   tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)), tuple(changed.items()), tuple(rows),
                   any(isinstance(m, dict) and is_h2(m.get("setup", "")) for m in manifest.get("fixed_rate_measurements") or []))
 
@@ -133,16 +134,22 @@ def number(value) -> float | None:
     return None if value is None or value != value else float(value)
 
 
+def streams_words(count: int | None) -> str:
+    """Return '1 stream per connection', '10 streams per connection'."""
+    return f"{count} stream{'s' if count != 1 else ''} per connection" if count else "streams per connection not recorded"
+
+
 def h2_answer(part: H2Part) -> str:
-    """Return the answer box's HTTP/2 sentence: what nginx terminating h2 keeps of Go's own h2 throughput and costs in CPU per request."""
+    """Return the answer box's HTTP/2 sentence: what nginx terminating h2 keeps of Go's own h2 throughput and costs in CPU per request, at each stream count."""
     said = []
+    levels = len({row.connections for row in part.rows}) > 1
     for r in part.rows:
-        if r.setup != H2_ANSWER_SETUP or r.ratio is None or r.ratio.ratio is None:
+        if r.setup not in H2_ANSWER_SETUPS or r.ratio is None or r.ratio.ratio is None:
             continue
-        level = f", {r.connections} connections" if len({row.connections for row in part.rows}) > 1 else ""
+        level = f", {r.connections} connections" if levels else ""
         cpu = f" and costs {r.cpu_ratio.ratio:.1f}x its CPU per request" if r.cpu_ratio is not None and r.cpu_ratio.ratio is not None else ""
-        said.append(f"{share_text(r.ratio)} of Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu}")
-    streams = f"{part.streams} stream{'s' if part.streams != 1 else ''} per connection" if part.streams else "streams per connection not recorded"
+        streams = streams_words(part.streams_mux if SETUP_BY_ID[r.setup].multiplexed else part.streams)
+        said.append(f"{share_text(r.ratio)} of Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu} with {streams}")
     if not said:
-        return f"No {H2_ANSWER_SETUP} measurement could be compared with go-h2, so this run does not say what terminating HTTP/2 at nginx keeps ({streams})."
-    return f"nginx terminating h2 keeps {'; '.join(said)} (h2load, {streams})."
+        return "No nginx-h2 measurement could be compared with go-h2, so this run does not say what terminating HTTP/2 at nginx keeps."
+    return f"nginx terminating h2 keeps {'; '.join(said)} (h2load)."

@@ -123,6 +123,7 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
     parameters.update(
         load_generator=plan["load_generator"],
         streams=plan["streams"],  # h2load -m: streams in flight per HTTP/2 connection
+        streams_mux=plan["streams_mux"],  # the same of the -mux setups (go-h2-mux & co.)
         connections_levels=plan["connections_levels"],
         gomaxprocs=plan["gomaxprocs"],
         setups=plan["setups"],

@@ -92,16 +92,17 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
 
 
 def rate_setups(setups: list[str]) -> list[str]:
-    """Return the setups the phase measures: all but the new-connection ones (go-https-new & co.), in order.
+    """Return the setups the phase measures: all but the new-connection ones (go-https-new & co.) and the -mux h2 ones, in order.
 
     vegeta keeps its connections alive, as the phase compares keep-alive latencies (so
     --connection-per-request runs have no phase); a -new setup's figure is its handshakes
-    per second, and its few hundred would set the share of the slowest setup for all.
+    per second, and its few hundred would set the share of the slowest setup for all. A -mux
+    setup is its server loaded with more h2load streams; vegeta has no such count.
 
     >>> rate_setups(["go-http", "go-https", "go-https-new", "nginx-https-new"])
     ['go-http', 'go-https']
     """
-    return [s for s in setups if not (s in SETUP_BY_ID and SETUP_BY_ID[s].new_connection)]
+    return [s for s in setups if not (s in SETUP_BY_ID and (SETUP_BY_ID[s].new_connection or SETUP_BY_ID[s].multiplexed))]
 
 
 def rate_phase_seconds(plan: dict) -> float:

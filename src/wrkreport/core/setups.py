@@ -36,6 +36,7 @@ class Setup:
     default: bool = True  # measured without --setups (the article's four)
     tls: bool = False  # speaks TLS (https): the run's key, version and resumption; selected by --setups tls, with go-http (h2 ones: --setups h2)
     h2: bool = False  # speaks HTTP/2 over TLS (ALPN h2), loaded with h2load: selected by --setups h2, with go-http
+    multiplexed: bool = False  # an h2 setup loaded with the second --streams value (h2load -m, default 10): the same server as `serves`
     # A new connection per request (wrk sends "Connection: close"): the same server, port and
     # nginx server block as `serves`, loaded otherwise. The TLS ones measure handshakes.
     new_connection: bool = False
@@ -59,10 +60,12 @@ class Setup:
 
     @property
     def kind(self) -> str:
-        """Return the setup's kind: 'variant twin', 'new connection' (a TLS handshake per request), 'h2', 'tls' or 'plain'."""
+        """Return the setup's kind: 'variant twin', 'new connection' (a TLS handshake per request), 'multiplexed h2', 'h2', 'tls' or 'plain'."""
         if self.variant:
             return "variant twin"
-        return "new connection" if self.new_connection else "h2" if self.h2 else "tls" if self.tls else "plain"
+        if self.new_connection:
+            return "new connection"
+        return "multiplexed h2" if self.multiplexed else "h2" if self.h2 else "tls" if self.tls else "plain"
 
     @property
     def app(self) -> bool:
@@ -118,6 +121,14 @@ SETUPS: tuple[Setup, ...] = (
           H2_PROXY, NGINX_AND_GO, default=False, tls=True, h2=True, divides_by=H2_BASELINE),
     Setup("nginx-h2-unix", "nginx", 8448, "nginx terminating TLS and HTTP/2, reverse proxy to Go net/http over a Unix socket (HTTP/1.1, upstream keep-alive)",
           H2_PROXY, NGINX_AND_GO, default=False, tls=True, h2=True, divides_by=H2_BASELINE),
+    # The same three with several streams in flight per connection (the second --streams
+    # value): Go's over go-h2 (what multiplexing does for Go), nginx's over Go's in the same mode.
+    Setup("go-h2-mux", "go", 8446, "go-h2 with several streams in flight per connection (the second --streams value): multiplexing",
+          default=False, tls=True, h2=True, multiplexed=True, serves="go-h2", divides_by=H2_BASELINE),
+    Setup("nginx-h2-mux", "nginx", 8447, "nginx-h2 with several streams in flight per connection: multiplexing at nginx", H2_PROXY, NGINX_AND_GO,
+          default=False, tls=True, h2=True, multiplexed=True, serves="nginx-h2", divides_by="go-h2-mux"),
+    Setup("nginx-h2-unix-mux", "nginx", 8448, "nginx-h2-unix with several streams in flight per connection: multiplexing at nginx", H2_PROXY,
+          NGINX_AND_GO, default=False, tls=True, h2=True, multiplexed=True, serves="nginx-h2-unix", divides_by="go-h2-mux"),
     # --app: the user's own HTTP server (its command line) alone, and behind nginx's HTTP proxy
     # (as nginx-http's configuration); chosen by default with --app, refused without it.
     Setup("app", "app", 8088, "your app alone (--app): the control group of the app setups", (), ("app",), default=False,
@@ -129,7 +140,7 @@ SETUPS: tuple[Setup, ...] = (
 SETUP_IDS = tuple(s.id for s in SETUPS)
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
 TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls and not s.h2)  # the HTTP/1.1 TLS setups: --setups tls, the page's TLS section
-H2_SETUP_IDS = tuple(s.id for s in SETUPS if s.h2)  # go-h2, nginx-h2, nginx-h2-unix: --setups h2, loaded with h2load
+H2_SETUP_IDS = tuple(s.id for s in SETUPS if s.h2)  # go-h2, nginx-h2, nginx-h2-unix and their -mux: --setups h2, loaded with h2load
 PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls and not s.app)  # what --setups all selects
 APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app and nginx-app
 NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
@@ -258,6 +269,7 @@ def twin_of(original: Setup, variant: str) -> Setup:
         default=False,
         tls=original.tls,
         h2=original.h2,
+        multiplexed=original.multiplexed,
         new_connection=original.new_connection,
         serves=twin_id(original.serves, variant) if original.serves else None,
         divides_by=original.divides_by,

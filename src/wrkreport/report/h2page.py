@@ -40,10 +40,12 @@ def h2_section(part: H2Part | None) -> H2Section | None:
     if part is None:
         return None
     streams = part.streams if part.streams is not None else "?"
+    mux = part.streams_mux if part.streams_mux is not None else "?"
     settings = (f"Loaded with h2load {part.h2load or '(version not recorded)'} (nghttp2): -m {streams}, {streams} stream(s) in flight per "
-                "connection, the same -c connections and -t threads as the other setups; go-http with h2load --h1 (HTTP/1.1 keep-alive, one "
-                "request in flight), so go-h2 / go-http compares the protocols with one tool. With one stream the ratios compare what the "
-                "protocols cost at equal concurrency; more streams (--streams 10) show what multiplexing does. nginx speaks HTTP/1.1 with "
+                f"connection, and -m {mux} for the -mux setups (the same servers, multiplexed), the same -c connections and -t threads "
+                "as the other setups; go-http with h2load --h1 (HTTP/1.1 keep-alive, one request in flight), so go-h2 / go-http compares "
+                "the protocols with one tool. With one stream the ratios compare what the protocols cost at equal concurrency; the -mux "
+                "setups show what many streams on one connection do (go-h2-mux over go-h2, nginx's -mux over go-h2-mux). nginx speaks HTTP/1.1 with "
                 "upstream keep-alive to Go; the TLS settings are the TLS setups' (key, version, resumption), h2 offered by ALPN. Each h2 "
                 "setup's answer was checked at every block's start with curl --http2 (200, go-http's body) and its handshake with openssl "
                 "s_client -alpn h2; the 141-byte header rule is HTTP/1.1's (HPACK compresses the header block).")
