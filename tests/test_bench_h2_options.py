@@ -71,6 +71,8 @@ def test_streams_is_h2loads_m_for_the_h2_setups_only():
         (["--setups", "h2", "--streams", "1,2,3"], {}, "--streams '1,2,3': one or two counts, e.g. 1 or 1,10 (the h2 setups', then their -mux twins')"),
         (["--setups", "h2", "--streams", "0"], {}, "--streams must be at least 1, not 0"),
         (["--setups", "h2", "--streams", "129"], {}, "--streams must be at most 128, not '129'"),
+        (["--setups", "h2", "--client-hosts", "local,10.0.0.9"], {},
+         "--load-generator h2load writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk"),
         (["--setups", "h2", "--app", "app {port}"], {}, "--app is measured with wrk: --load-generator h2load (the h2 setups' h2load too) does not take it yet"),
     ],
 )

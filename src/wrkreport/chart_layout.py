@@ -1,4 +1,4 @@
-"""Chart layout: the report's figure style, panels laid out in the figure's one draw, and the SVG a page inlines (ids prefixed, accessible name).
+"""Chart layout: the report's figure style (each setup's colour, marker and hatch), panels laid out in the figure's one draw, and the SVG a page inlines (ids prefixed, accessible name).
 
 Output is reproducible: no date in the metadata, a fixed hash salt, and ids prefixed per
 chart so several SVGs can live in one page.
@@ -22,6 +22,38 @@ import matplotlib
 import matplotlib.artist
 from matplotlib.figure import Figure
 
+
+# Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
+SETUP_STYLES = {
+    "go-http": ("#000000", "o", ""),
+    "nginx-http": ("#0072B2", "s", "//"),
+    "nginx-fcgi-tcp": ("#D55E00", "^", "xx"),
+    "nginx-fcgi-unix": ("#009E73", "D", ".."),
+    "nginx-http-unix": ("#56B4E9", "v", "\\\\"),
+    "go-fasthttp": ("#CC79A7", "P", "--"),
+    "nginx-static": ("#E69F00", "X", "++"),
+    "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
+    # The TLS setups, in Tol's colour-blind-safe grey, indigo and wine; each -new
+    # setup (a handshake per request) keeps its keep-alive twin's colour, with a marker and hatch of its own.
+    "go-https": ("#555555", "8", "**"),
+    "nginx-https": ("#332288", "d", "||"),
+    "nginx-https-unix": ("#882255", "H", "\\\\||"),
+    "go-https-new": ("#555555", "1", "OO"),
+    "nginx-https-new": ("#332288", "2", "|."),
+    "nginx-https-unix-new": ("#882255", "3", "-."),
+    # The h2 setups, in Tol's green, teal and purple; each -mux setup (more streams per
+    # connection) keeps its twin's colour, with a marker and hatch of its own.
+    "go-h2": ("#117733", "x", "*"),
+    "nginx-h2": ("#1D6E67", "|", "|"),
+    "nginx-h2-unix": ("#AA4499", "_", "\\\\--"),
+    "go-h2-mux": ("#117733", 6, "**."),  # carets (matplotlib's 4-7): the shapes left once the references' are taken
+    "nginx-h2-mux": ("#1D6E67", 4, "||."),
+    "nginx-h2-unix-mux": ("#AA4499", 5, "-\\"),
+    "app": ("#000000", "4", "/"),  # --app: your app in Go's colour (the baseline), nginx in front of it in the HTTP proxy's
+    "nginx-app": ("#0072B2", "+", "x"),
+}
+OTHER_STYLE = ("#777777", "*", "//..")
+VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
 
 STYLE = {
     "svg.hashsalt": "wrkreport",

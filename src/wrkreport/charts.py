@@ -16,35 +16,12 @@ from .core import stats
 from .core.display import cut_words
 from .analyze import THROUGHPUT, Analysis
 from .cells import Spread
-from .chart_layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
+from .chart_layout import OTHER_STYLE, SETUP_STYLES, STYLE, VARIANT_HATCH, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
 from .latency_histogram import cdf_points
 from .latency import CellLatency
 from .core.setups import BASELINE, SETUP_BY_ID, split_twin
 from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
-# Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
-SETUP_STYLES = {
-    "go-http": ("#000000", "o", ""),
-    "nginx-http": ("#0072B2", "s", "//"),
-    "nginx-fcgi-tcp": ("#D55E00", "^", "xx"),
-    "nginx-fcgi-unix": ("#009E73", "D", ".."),
-    "nginx-http-unix": ("#56B4E9", "v", "\\\\"),
-    "go-fasthttp": ("#CC79A7", "P", "--"),
-    "nginx-static": ("#E69F00", "X", "++"),
-    "node-http": ("#7A6500", "h", "oo"),  # Okabe & Ito's yellow, darkened to 3:1 against white
-    # The TLS setups, in Tol's colour-blind-safe grey, indigo and wine; each -new
-    # setup (a handshake per request) keeps its keep-alive twin's colour, with a marker and hatch of its own.
-    "go-https": ("#555555", "8", "**"),
-    "nginx-https": ("#332288", "d", "||"),
-    "nginx-https-unix": ("#882255", "H", "\\\\||"),
-    "go-https-new": ("#555555", "1", "OO"),
-    "nginx-https-new": ("#332288", "2", "|."),
-    "nginx-https-unix-new": ("#882255", "3", "-."),
-    "app": ("#000000", "4", "/"),  # --app: your app in Go's colour (the baseline), nginx in front of it in the HTTP proxy's
-    "nginx-app": ("#0072B2", "+", "x"),
-}
-OTHER_STYLE = ("#777777", "*", "//..")
-VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
 MIN_CONTRAST = 3.0  # WCAG 1.4.11 for graphical objects: every fill against the white page
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 # How the change chart draws each kind of change: (colour, marker, filled, legend label); {band} is the no-change band.
