@@ -252,16 +252,6 @@ def test_real_process_exit_status_0_1_2_and_no_traceback(tmp_path):
     assert json.loads(runs[2].stdout) == [] and [r["tool"] for r in json.loads(runs[1].stdout)] == ["h2load"]
 
 
-def test_doctests_of_the_parser_and_the_exit_status():
-    import doctest
-
-    from wrkreport import cli as cli_module
-    from wrkreport.parsers import h2load
-
-    assert [doctest.testmod(module).failed for module in (h2load, cli_module)] == [0, 0]
-    assert doctest.testmod(h2load).attempted >= 5
-
-
 def test_a_wrk_output_after_a_warning_line_is_still_wrk():
     wrk = (Path(__file__).parent / "fixtures" / "wrk" / "samples" / "wrk-4.2.0__latency.txt").read_text()
     assert parse_text("Warning: something a shell printed\n" + wrk, "wrk-with-preamble").tool == "wrk"
