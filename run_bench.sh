@@ -106,6 +106,7 @@ APP_CHECKED=0     # 1 once the first block has checked its answers (before: a fa
 APP_HEADER_ARGS=() # -H "Name: value" of each --app-header (wrk, curl)
 APP_RATE_ARGS=()  # --header "Name: value" of each, for measure-rate and rate-warm-up (vegeta)
 APP_BODY=()       # --app-body SETUP FILE of one capture (app_capture)
+H2_BODY=()        # --h2-body SETUP FILE of one h2 setup's capture (h2_capture)
 declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 declare -A APP_PIDS=() # app process name (app, app-unix, app-fcgi) -> its session leader (setsid), the session's and process group's ID

@@ -34,6 +34,9 @@ def test_the_command_is_an_open_loop_attack_at_the_rate(tmp_path):
     assert "-laddr" not in attack_argv("v", Attack(url="http://10.200.0.2:8080/", rate=1, duration_s=1), tmp_path / "t")
     assert rate_stem("go-http", 1, 2, 5, 2000, connections=100) == "go-http.gomaxprocs-1.c100.block-2.run-5.rate-2000"
     assert attack_argv("v", Attack(url="u", rate=1, duration_s=1, max_connections=50), tmp_path / "t")[-2:] == ["-max-connections", "50"]
+    # an h2 setup's: Go's HTTP/2 client, h2 offered by ALPN, the run's self-signed certificate taken
+    h2 = attack_argv("v", Attack(url="https://127.0.0.1:8447/", rate=1, duration_s=1, http2=True), tmp_path / "t")
+    assert "-http2=true" in h2 and "-http2=false" not in h2 and "-insecure" in h2
     with pytest.raises(ValueError, match="rate must be a positive whole number"):
         Attack(url="u", rate=2.5, duration_s=1)
 

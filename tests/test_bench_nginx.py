@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
-from wrkreport.core.setups import SETUP_BY_ID, SETUP_IDS
+from wrkreport.core.setups import H2_SETUP_IDS, SETUP_BY_ID, SETUP_IDS
 from wrkreport.core.errors import UsageError
 from wrkreport.bench.profiles import body_text
 
@@ -16,6 +16,8 @@ from helpers import NGINX_TEMPLATE, fake_nginx_V, plan, render_with
 
 
 # --- nginx configuration ----------------------------------------------------------------------
+
+EVERY = [s for s in SETUP_IDS if s not in H2_SETUP_IDS]  # every setup but the h2 ones: those are h2load's, which --app's are not
 
 
 def render(tmp_path: Path, setups: list[str], user: str | None = "nobody", extra: str = "") -> str:
@@ -32,7 +34,7 @@ def render(tmp_path: Path, setups: list[str], user: str | None = "nobody", extra
 
 
 def test_rendered_config_has_the_article_settings(tmp_path):
-    conf = render(tmp_path, list(SETUP_IDS))
+    conf = render(tmp_path, EVERY)
     for directive in (
         "user nobody nogroup;",
         "worker_processes auto;",
@@ -77,6 +79,26 @@ def test_rendered_config_of_the_new_nginx_setups(tmp_path):
     assert "{{" not in conf and "#@" not in conf
 
 
+def test_rendered_config_of_the_h2_setups(tmp_path):
+    conf = render(tmp_path, ["go-http", *H2_SETUP_IDS])
+    directives = "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
+    # nginx 1.22's syntax: http2 on the listen line, TLS with the run's key and the TLS setups' directives
+    assert "listen 127.0.0.1:8447 ssl http2;" in directives and "listen 127.0.0.1:8448 ssl http2;" in directives
+    assert directives.count("ssl_certificate /tmp/wrkreport.abc/tls/cert.pem;") == 2
+    assert directives.count("ssl_protocols TLSv1.3;") == 2 and directives.count("ssl_session_tickets off;") == 2
+    # to Go over HTTP/1.1 with upstream keep-alive: go-http's port, and the Unix socket of nginx-http-unix
+    assert "proxy_pass http://go_h2_backend;" in directives and "proxy_pass http://go_h2_unix_backend;" in directives
+    assert directives.count("proxy_http_version 1.1;") == 2 and directives.count("keepalive 300;") == 2
+    assert "server 127.0.0.1:8080;" in directives and "8443" not in directives and "8446" not in directives  # go-h2 is Go's own
+    assert "{{" not in conf and "#@" not in conf
+
+
+def test_the_h2_setups_need_nginx_http_v2_module(tmp_path):
+    without = "nginx version: nginx/1.22.1\nconfigure arguments: --with-http_ssl_module\n"
+    assert nginx_missing_modules(without, ["nginx-h2", "nginx-https"]) == ["nginx-h2 needs nginx's http_v2 module, which this nginx was built without"]
+    assert nginx_missing_modules(without + " --with-http_v2_module", ["nginx-h2", "nginx-h2-unix"]) == []
+
+
 def test_rendered_config_without_upstream_keepalive(tmp_path):
     conf = render_with(tmp_path, "--setups", "all", "--no-upstream-keepalive")
     directives = "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
@@ -116,12 +138,12 @@ def test_the_app_setups_proxy_to_its_socket_and_speak_fastcgi_to_its_port_or_soc
 
 
 def test_rendered_config_without_root_has_no_user_directive(tmp_path):
-    conf = render(tmp_path, list(SETUP_IDS), user=None)
+    conf = render(tmp_path, EVERY, user=None)
     assert not re.search(r"^user ", conf, re.M)
 
 
 def test_rendered_config_skips_temp_paths_of_missing_modules(tmp_path):
-    conf = render(tmp_path, list(SETUP_IDS), extra="--without-http_uwsgi_module --without-http_scgi_module")
+    conf = render(tmp_path, EVERY, extra="--without-http_uwsgi_module --without-http_scgi_module")
     assert "uwsgi_temp_path" not in conf and "scgi_temp_path" not in conf
 
 

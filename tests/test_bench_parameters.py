@@ -461,8 +461,8 @@ def test_load_generator_is_wrk_by_default_ab_by_option_or_variable_with_one_thre
 @pytest.mark.parametrize(
     ("argv", "env", "message"),
     [
-        (["--load-generator", "siege"], {}, "--load-generator 'siege': choose one of wrk, ab"),
-        ([], {"BENCH_LOAD_GENERATOR": "webbench"}, "BENCH_LOAD_GENERATOR 'webbench': choose one of wrk, ab"),
+        (["--load-generator", "siege"], {}, "--load-generator 'siege': choose one of wrk, ab, h2load"),
+        ([], {"BENCH_LOAD_GENERATOR": "webbench"}, "BENCH_LOAD_GENERATOR 'webbench': choose one of wrk, ab, h2load"),
         (["--load-generator", "ab", "--connections", "20001"], {}, "--load-generator ab takes at most 20000 connections (ab -c), not 20001"),
     ],
 )

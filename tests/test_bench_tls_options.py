@@ -97,7 +97,7 @@ def test_the_handshake_probe_is_read_and_compared():
     text = ("CONNECTION ESTABLISHED\nProtocol version: TLSv1.2\nCiphersuite: ECDHE-RSA-AES128-GCM-SHA256\n"
             "Signature type: RSA-PSS\nServer Temp Key: X25519, 253 bits\n")
     probe = parse_probe(text)
-    assert probe == {"protocol": "TLSv1.2", "cipher": "ECDHE-RSA-AES128-GCM-SHA256", "signature": "RSA-PSS", "group": "X25519", "error": None}
+    assert probe == {"protocol": "TLSv1.2", "cipher": "ECDHE-RSA-AES128-GCM-SHA256", "signature": "RSA-PSS", "group": "X25519", "alpn": None, "error": None}
     reference = {"setup": "go-https", "protocol": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "group": "X25519", "signature": "RSA-PSS"}
     assert differences(probe, reference) == ["protocol TLSv1.2 (go-https: TLSv1.3)", "cipher ECDHE-RSA-AES128-GCM-SHA256 (go-https: TLS_AES_128_GCM_SHA256)"]
     assert parse_probe("40C7:error:0A000126:SSL routines::unexpected eof\n")["error"].startswith("no TLS handshake: 40C7:error")

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("parsers", ("wrkreport.parsers", "wrkreport.parsers.*")),
     ("run files", ("wrkreport.run_files", "wrkreport.client_outputs", "wrkreport.fixedrate.rate_checks", "wrkreport.fixedrate.capacity")),
     ("run", ("wrkreport.run", "wrkreport.fixedrate.reading")),
-    ("checks and analysis", ("wrkreport.tls_checks", "wrkreport.app_checks", "wrkreport.checks", "wrkreport.cells", "wrkreport.design", "wrkreport.noise",
+    ("checks and analysis", ("wrkreport.tls_checks", "wrkreport.app_checks", "wrkreport.h2_checks", "wrkreport.checks", "wrkreport.cells", "wrkreport.design", "wrkreport.noise",
                              "wrkreport.latency", "wrkreport.reference", "wrkreport.analyze", "wrkreport.fixedrate.analysis",
                              "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison", "wrkreport.fixedrate.common_rate",
                              "wrkreport.fixedrate.capacities")),

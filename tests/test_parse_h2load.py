@@ -202,6 +202,21 @@ def test_complaint_and_warning_lines_and_interleaved_stderr():
     assert versioned.version == "1.52.0" and versioned.threads == 2
 
 
+def test_progress_lines_spliced_by_h2loads_threads_are_noise():
+    # As a -t2 driver run wrote them: thread 1's 'Warm-up started for thread #' and another's
+    # progress line on one line, the rest ('0.') on the next. The report after them is read.
+    text = (CAPTURED / "h2load-1.52__D2-t2-c10-m10-tls-proxy-go.txt").read_text()
+    spliced = text.replace("Warm-up started for thread #0.\nprogress: 20% of clients started\n",
+                           "Warm-up started for thread #progress: 20% of clients started\n0.\n")
+    assert spliced != text
+    result = parse_text(spliced, "spliced")
+    assert result.requests == parse_text(text, "whole").requests == 13195 and result.application_protocol == "h2"
+    # a protocol line spliced with noise is not taken for noise
+    broken = text.replace("Application protocol: h2\n", "Application protocol: progress: 40% of clients started\n")
+    with pytest.raises(ParseError):
+        parse_text(broken, "broken")
+
+
 def test_a_foreign_file_is_one_line_naming_it(tmp_path):
     foreign = tmp_path / "notes.h2load.txt"
     foreign.write_text("milk\neggs\n")

@@ -54,7 +54,8 @@ wait_wrk() {
 # wrk_args C SECONDS SETUP [OPTION...]: the load generator's command for SETUP's URL (after
 # taskset when the client is pinned): wrk with the options given, or ab (keep-alive; -t
 # before -n, since -t resets -n; -n large enough that the time limit ends the run;
-# --timeout as -s). --connection-per-request, or a new-connection setup (go-https-new ...):
+# --timeout as -s), or h2load (-D seconds; -m streams for an h2 setup, --h1 for the others:
+# the plan's h2load.SETUP; wrk's options are not given to it). --connection-per-request, or a new-connection setup (go-https-new ...):
 # wrk sends "Connection: close" (not planned with ab: its HTTP/1.0 answers differ by server).
 wrk_args() {
   local close=() keep=(-k) url="${PLAN[url.$3]}"
@@ -64,6 +65,12 @@ wrk_args() {
   fi
   local headers=()
   ! is_app_setup "$3" || headers=("${APP_HEADER_ARGS[@]}") # --app-header: with every request to the app
+  if [[ "${PLAN[load_generator]}" == h2load ]]; then
+    local protocol=()
+    read -ra protocol <<<"${PLAN[h2load.$3]}"
+    WRK_ARGS=("${CLIENT_PIN[@]}" h2load "${protocol[@]}" "-t${PLAN[threads]}" "-c$1" -D "$2" "${url}")
+    return 0
+  fi
   if [[ "${PLAN[load_generator]}" == ab ]]; then
     WRK_ARGS=("${CLIENT_PIN[@]}" ab "${keep[@]}" "-c$1" -t "$2" -n "$(($2 * PLAN[ab_requests_per_s]))" -s "${PLAN[wrk_timeout_s]}" "${url}")
     return 0
@@ -108,7 +115,7 @@ measure() {
   wrk_args "${c}" "${PLAN[duration_s]}" "${setup}" --latency -s "${HIST_SCRIPT}"
   STAGE="${label} block ${BLOCK} run ${k} (its partial output was discarded)"
   local hist=()
-  [[ "${PLAN[load_generator]}" == ab ]] || hist=(--hist-file "${stem}.hist.json") # ab has no histogram
+  [[ "${PLAN[load_generator]}" != wrk ]] || hist=(--hist-file "${stem}.hist.json") # ab and h2load have no histogram
   CURRENT_FILES=("${RUN_DIR}/${stem}${PLAN[raw_suffix]}" "${RUN_DIR}/${stem}.cpu.json" "${RUN_DIR}/${stem}.hist.json")
   local clients=() counter=()
   tls_counter "${setup}"

@@ -25,6 +25,7 @@ apt_package() {
     taskset) echo util-linux ;;
     node) echo nodejs ;;
     ab) echo apache2-utils ;;
+    h2load) echo nghttp2-client ;;
     *) echo "$1" ;;
   esac
 }

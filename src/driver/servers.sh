@@ -244,12 +244,19 @@ cell_args() {
   error="$(down_reason "${setup}")"
   PROBE=()
   APP_BODY=()
+  H2_BODY=()
   if [[ -n "${error}" ]]; then
     CELL=(--cell "${setup}" 0 "" "${error}")
   elif is_app_setup "${setup}" && wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
     app_capture "${setup}" "${url}" "${file}" || rc=$? # a GET: the app's status, headers and body
     error=""
     ((rc == 0)) || error="curl ${url} failed with exit status ${rc}"
+    CELL=(--cell "${setup}" 1 "${file}" "${error}")
+  elif is_h2_setup "${setup}" && wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
+    h2_capture "${setup}" "${url}" "${file}" || rc=$? # a GET over HTTP/2: status, header fields, body
+    tls_probe "${setup}"
+    error=""
+    ((rc == 0)) || error="curl --http2 ${url} failed with exit status ${rc}"
     CELL=(--cell "${setup}" 1 "${file}" "${error}")
   elif wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
     curl -k -sI --max-time "${CURL_MAX_TIME_S}" "${url}" >"${file}" || rc=$?
@@ -281,7 +288,7 @@ check_cells() {
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"
-    args+=("${CELL[@]}" "${PROBE[@]}" "${APP_BODY[@]}")
+    args+=("${CELL[@]}" "${PROBE[@]}" "${APP_BODY[@]}" "${H2_BODY[@]}")
   done
   ask "${args[@]}" || die 1 "could not record block ${BLOCK} GOMAXPROCS=${n} in the manifest"
   USABLE=()

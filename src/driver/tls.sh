@@ -55,29 +55,55 @@ tls_counter() {
   local served="${PLAN[serves.$1]:-$1}"
   TLS_COUNTER=""
   case "${served}" in
-    go-https) TLS_COUNTER="socket:${TLS_STATS_SOCKET}" ;;
-    nginx-https*~*) TLS_COUNTER="size:${VARIANT_PREFIX}/tls-resumed.${served%%~*}.log" ;; # a --variant twin: its nginx's prefix
-    nginx-https*) TLS_COUNTER="size:${TLS_LOG_DIR}/tls-resumed.${served}.log" ;;
+    go-https | go-h2) TLS_COUNTER="socket:${TLS_STATS_SOCKET}" ;; # one count for both listeners, read around each measurement
+    nginx-https*~* | nginx-h2*~*) TLS_COUNTER="size:${VARIANT_PREFIX}/tls-resumed.${served%%~*}.log" ;; # a --variant twin: its nginx's prefix
+    nginx-https* | nginx-h2*) TLS_COUNTER="size:${TLS_LOG_DIR}/tls-resumed.${served}.log" ;;
   esac
 }
 
-# go_tls_args: gohello's TLS flags when go-https is measured (nothing otherwise).
-go_tls_args() {
-  GO_TLS_ARGS=()
-  [[ -n "${PLAN[port.go-https]:-}" && -n "${TLS_DIR}" ]] || return 0 # go-https or go-https-new measured
-  GO_TLS_ARGS=(-tls-port "${PLAN[port.go-https]}" -tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
-    -tls-version "${PLAN[tls_version]}" -tls-stats-socket "${TLS_STATS_SOCKET}")
-  ((!PLAN[tls_resumption])) || GO_TLS_ARGS+=(-tls-resumption)
+# is_h2_setup SETUP: true for an HTTP/2 setup (go-h2, nginx-h2, nginx-h2-unix).
+is_h2_setup() {
+  [[ " ${PLAN[h2_setups]:-} " == *" $1 "* ]]
 }
 
-# tls_probe SETUP: one real handshake with SETUP (openssl s_client -brief, no ALPN, no
-# resumption), its report saved for pass-ready; sets PROBE=(--tls-probe SETUP FILE).
+# h2_capture SETUP URL FILE: one GET of an h2 setup over HTTP/2 (curl --http2: h2 offered by
+# ALPN, -k: the run's own certificate): its header block in FILE ('HTTP/2 200' and the
+# decoded fields), its body in the work dir (H2_BODY: pass-ready's --h2-body); curl's status.
+h2_capture() {
+  local body="${WORK}/$1.body" rc=0
+  curl -k -s --http2 -D "$3" -o "${body}" --max-time "${CURL_MAX_TIME_S}" "$2" || rc=$?
+  H2_BODY=(--h2-body "$1" "${body}")
+  return "${rc}"
+}
+
+# go_tls_args: gohello's TLS flags when go-https or go-h2 is measured (nothing otherwise):
+# go-h2 is a second listener (-h2) with go-https's settings; without go-https its own
+# listener takes any free port (-tls-port 0), unused.
+go_tls_args() {
+  GO_TLS_ARGS=()
+  [[ -n "${PLAN[port.go-https]:-}${PLAN[port.go-h2]:-}" && -n "${TLS_DIR}" ]] || return 0 # go-https(-new) or go-h2 measured
+  GO_TLS_ARGS=(-tls-port "${PLAN[port.go-https]:-0}" -tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
+    -tls-version "${PLAN[tls_version]}" -tls-stats-socket "${TLS_STATS_SOCKET}")
+  ((!PLAN[tls_resumption])) || GO_TLS_ARGS+=(-tls-resumption)
+  [[ -z "${PLAN[port.go-h2]:-}" ]] || GO_TLS_ARGS+=(-h2 -h2-port "${PLAN[port.go-h2]}")
+}
+
+# tls_probe SETUP: one real handshake with SETUP (openssl s_client -brief, no resumption;
+# ALPN h2 offered to an h2 setup, none to the others), its report saved for pass-ready;
+# sets PROBE=(--tls-probe SETUP FILE). -brief does not say the ALPN protocol: for an h2
+# setup a second handshake's full report gives its line ("ALPN protocol: h2" or "No ALPN
+# negotiated"), appended.
 tls_probe() {
-  local setup="$1" url host_port file="${WORK}/$1.handshake.txt"
+  local setup="$1" url host_port file="${WORK}/$1.handshake.txt" alpn=()
   PROBE=()
+  ! is_h2_setup "${setup}" || alpn=(-alpn h2)
   [[ "${PLAN[url.${setup}]}" == https://* ]] || return 0
   url="${PLAN[url.${setup}]#https://}"
   host_port="${url%/}"
-  timeout "${CURL_MAX_TIME_S}" openssl s_client -brief -connect "${host_port}" </dev/null >"${file}" 2>&1 || true
+  timeout "${CURL_MAX_TIME_S}" openssl s_client -brief "${alpn[@]}" -connect "${host_port}" </dev/null >"${file}" 2>&1 || true
+  if ((${#alpn[@]})); then
+    timeout "${CURL_MAX_TIME_S}" openssl s_client "${alpn[@]}" -connect "${host_port}" </dev/null 2>/dev/null |
+      grep -a -E '^(ALPN protocol: |No ALPN negotiated)' >>"${file}" || true
+  fi
   PROBE=(--tls-probe "${setup}" "${file}")
 }

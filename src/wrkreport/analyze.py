@@ -36,6 +36,7 @@ from .fixedrate.capacity import slo_of
 from .fixedrate.reading import planned_rates
 from .latency import CellLatency, cell_latencies
 from .tls_checks import TlsPart, tls_part
+from .h2_checks import H2Part, h2_part
 
 RATIO_METHOD = (
     "Ratios pair each setup's repeat k with go-http's repeat k at the same GOMAXPROCS; the "
@@ -135,6 +136,7 @@ class Analysed:
     rates: tuple[RateCell, ...] = ()  # the fixed-rate phase per setup, GOMAXPROCS and rate, in the analysis' setup order
     latencies: tuple[CellLatency, ...] = ()  # each cell's kept measurements' histograms merged: its exact percentiles
     tls: TlsPart | None = None  # the TLS part (settings, negotiated parameters, one row per TLS cell), None without a TLS setup
+    h2: H2Part | None = None  # the HTTP/2 part (streams, ALPN, one row per h2 cell), None without an h2 setup
     capacities: tuple[Capacity, ...] = ()  # per setup and GOMAXPROCS, the capacity at the run's latency objective (none without one)
 
 
@@ -154,6 +156,7 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
         capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.get("slo")), list(analysis.setups))),
         latencies=cell_latencies(table, run.histograms),
         tls=tls_part(run.manifest, analysis),
+        h2=h2_part(run.manifest, analysis, table),
     )
 
 

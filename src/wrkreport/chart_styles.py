@@ -27,6 +27,14 @@ SETUP_STYLES = {
     "go-https-new": ("#555555", "1", "OO"),
     "nginx-https-new": ("#332288", "2", "|."),
     "nginx-https-unix-new": ("#882255", "3", "-."),
+    # The h2 setups, in Tol's green, teal and purple; each -mux setup (more streams per
+    # connection) keeps its twin's colour, with a marker and hatch of its own.
+    "go-h2": ("#117733", "x", "*"),
+    "nginx-h2": ("#1D6E67", "|", "|"),
+    "nginx-h2-unix": ("#AA4499", "_", "\\\\--"),
+    "go-h2-mux": ("#117733", 6, "**."),  # carets (matplotlib's 4-7): the shapes left once the references' are taken
+    "nginx-h2-mux": ("#1D6E67", 4, "||."),
+    "nginx-h2-unix-mux": ("#AA4499", 5, "-\\"),
     "app": ("#000000", "4", "/"), "nginx-app": ("#0072B2", "+", "x"),  # --app's: Go's colours for the same connection (app: the baseline's)
     "nginx-app-unix": ("#56B4E9", "x", "\\"), "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."), "nginx-app-fcgi-unix": ("#009E73", "_", "."),
 }

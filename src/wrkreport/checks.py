@@ -18,6 +18,7 @@ import pandas as pd
 
 from .core.setups import BASELINE, NEW_CONNECTION_SETUPS
 from .app_checks import app_header_check, app_response_checks, app_response_sizes, is_app
+from .h2_checks import h2_header_check, h2_response_checks, is_h2
 from .core.records import Check, worst
 from .run import Run
 from .tls_checks import negotiated_checks, resumed_checks
@@ -173,9 +174,9 @@ def header_checks(run: Run, expected: int) -> list[Check]:
         if capture is None:
             found.append(Check("header-bytes", "warn", f"{where}: no header capture, so its response size was not checked", setup, gomaxprocs))
             continue
-        if is_app(setup):  # --app: its own answer, compared with the app's by the driver (readiness)
+        if is_app(setup) or is_h2(setup):  # --app, HTTP/2: their own answer, checked by the driver (readiness)
             cell = next((c for n, s, c in manifest_cells(run.manifest) if (s, n) == (setup, gomaxprocs)), {})
-            found.append(app_header_check(capture, cell, where))
+            found.append((h2_header_check if is_h2(setup) else app_header_check)(capture, cell, where))
             continue
         status = "pass"
         if capture.status_code != 200:
@@ -344,8 +345,13 @@ def same_response_checks(table: pd.DataFrame, app_sizes: dict[tuple[str, int], i
     A new connection per request (go-https-new ...) changes the response's headers
     (Connection: close), so those setups agree among themselves; the size returned is the
     keep-alive measurements' (else theirs). --app's setups are each held to the size of
-    their own answer at the block's start (app_sizes: app_checks.app_response_sizes).
+    their own answer at the block's start (app_sizes: app_checks.app_response_sizes); the h2
+    setups' sizes are not compared (HPACK), their h2 is (h2_checks.h2_response_checks).
     """
+    h2 = table["setup"].map(is_h2).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
+    if h2.any():  # HTTP/2: HPACK makes the sizes differ; h2 negotiated instead
+        agreed, others = same_response_checks(table[~h2], app_sizes) if not h2.all() else (None, [])
+        return agreed, others + h2_response_checks(table[h2])
     app = table["setup"].map(is_app).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
     if app.any():
         bounds = lambda row: response_size_bounds(row.bytes_read, row.requests, row.connections, row.errors_read)  # noqa: E731

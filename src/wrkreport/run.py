@@ -62,7 +62,7 @@ from .run_files import (
 
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z(?:-[0-9]+)?")
 LATEST = "latest"
-RAW_SUFFIXES = (".wrk.txt", ".ab.txt")  # one measurement's load generator output: wrk (or wrk2), or ab
+RAW_SUFFIXES = (".wrk.txt", ".ab.txt", ".h2load.txt")  # one measurement's load generator output: wrk (or wrk2), ab, or h2load
 
 # Columns of the measurements table, in order: identity, provenance, every parsed field, then
 # the CPU seconds the driver measured around the run (<stem>.cpu.json; NaN when absent), then
@@ -147,7 +147,7 @@ def listed_names(run_dir: Path, problems: list[Check]) -> set[str]:
 
 def is_run_dir(path: Path) -> bool:
     """Return True when path holds a manifest or at least one wrk output."""
-    return (path / MANIFEST).is_file() or any(path.glob("*.wrk.txt")) or any(path.glob("*.ab.txt"))
+    return (path / MANIFEST).is_file() or any(any(path.glob(f"*{suffix}")) for suffix in RAW_SUFFIXES)
 
 
 def run_sort_key(path: Path) -> tuple[str, int]:
@@ -324,7 +324,7 @@ def read_clients(run_dir: Path, stem: str, group: tuple[ClientFile, ...], entry:
 
 
 def raw_suffix(name: str) -> str:
-    """Return the load generator suffix a raw file name ends with (.wrk.txt or .ab.txt)."""
+    """Return the load generator suffix a raw file name ends with (.wrk.txt, .ab.txt or .h2load.txt)."""
     return next(suffix for suffix in RAW_SUFFIXES if name.endswith(suffix))
 
 

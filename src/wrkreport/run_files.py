@@ -19,7 +19,7 @@ from .schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, c
 WRK_FILE = re.compile(
     rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})"
     r"(?:\.c(?P<level>[0-9]{1,7}))?(?:\.block-(?P<block>[1-9][0-9]{0,3}))?\.run-(?P<repeat>[0-9]{1,4})"
-    r"(?:\.client-(?P<client>[1-9][0-9]{0,3})\.wrk|\.(?:wrk|ab))\.txt"
+    r"(?:\.client-(?P<client>[1-9][0-9]{0,3})\.wrk|\.(?:wrk|ab|h2load))\.txt"
 )
 HEADERS_FILE = re.compile(rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})\.headers\.txt")
 MANIFEST = "manifest.json"
@@ -179,8 +179,8 @@ def manifest_measurements(manifest: dict | None) -> dict[str, dict]:
 
 
 def cpu_file_name(wrk_name: str) -> str:
-    """Return the CPU file written beside a wrk or ab file: same stem, .cpu.json."""
-    return wrk_name.removesuffix(".wrk.txt").removesuffix(".ab.txt") + ".cpu.json"
+    """Return the CPU file written beside a wrk, ab or h2load file: same stem, .cpu.json."""
+    return wrk_name.removesuffix(".wrk.txt").removesuffix(".ab.txt").removesuffix(".h2load.txt") + ".cpu.json"
 
 
 def read_cpu(run_dir: Path, name: str, problems: list[Check], keep_clients: bool = False) -> dict:

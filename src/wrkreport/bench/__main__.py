@@ -144,6 +144,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--app-pid",), {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")}),  # an app process (app, app-unix, app-fcgi): its session leader
         (("--app-b-pid",), {"type": int}),  # --app-b: its second build's session leader
         (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app setup's captured body
+        (("--h2-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an h2 setup's body (curl --http2)
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report
     )

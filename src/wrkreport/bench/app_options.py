@@ -279,7 +279,7 @@ def app_combinations(plan: dict) -> None:
     if plan.get("server_host") and beside:
         raise UsageError(f"--{beside[0]} runs on this machine only: with --server-host only --app's own process is started on the target yet")
     if plan["load_generator"] != "wrk":
-        raise UsageError("--app is measured with wrk: --load-generator ab does not take it yet")
+        raise UsageError(f"--app is measured with wrk: --load-generator {plan['load_generator']} (the h2 setups' h2load too) does not take it yet")
     if beside and (plan.get("variant") or plan["app"].get("b")):
         raise UsageError(f"--{beside[0]} does not go together with {'--app-b' if plan['app'].get('b') else '--variant'} yet: "
                          "measure the app over a socket or FastCGI in a run of its own")

@@ -20,7 +20,8 @@ is ~260 bytes (the body and headers, base64) but only ~15 once compressed.
 
 `-max-body` is the expected body size + 1: a body of the expected size is kept whole, a
 longer one shows as one byte more (so the same-response check still fails it) and a
-large response cannot swell the file. `-http2=false`: HTTP/1.1 with keep-alive, as wrk.
+large response cannot swell the file. `-http2=false`: HTTP/1.1 with keep-alive, as wrk; an h2
+setup's attack says `-http2=true` (Go's HTTP/2 client, h2 offered by ALPN: the h2load runs' fixed-rate phase).
 
 Standard library only (plus wrkreport.parsers' file names), like the rest of wrkreport.bench.
 """
@@ -67,6 +68,7 @@ class Attack:
     expect_body_bytes: int | None = None  # the body every response should have; None: bodies kept whole
     client_pin: str | None = None  # taskset CPU list for vegeta, e.g. "0"
     headers: tuple[str, ...] = ()  # --app-header: 'Name: value' sent with every request
+    http2: bool = False  # an h2 setup's: vegeta -http2=true, h2 offered by ALPN over TLS (HTTP/1.1 keep-alive otherwise, as wrk)
 
     @property
     def target(self) -> str:
@@ -132,7 +134,7 @@ def attack_argv(vegeta: str | Path, attack: Attack, targets: Path) -> list[str]:
         "-timeout", f"{attack.timeout_s:g}s",
         "-connections", str(attack.connections),
         "-keepalive=true",
-        "-http2=false",
+        f"-http2={'true' if attack.http2 else 'false'}",
     ]
     if attack.url.startswith("https://"):
         argv.append("-insecure")  # the run's own self-signed certificate, as wrk and curl -k take it

@@ -18,6 +18,9 @@ PROBE_LINES = {
     "cipher": re.compile(r"^Ciphersuite: (?P<value>\S+)\s*$", re.M),
     "signature": re.compile(r"^Signature type: (?P<value>\S+)\s*$", re.M),
     "group": re.compile(r"^(?:Server|Peer) Temp Key: (?P<value>[^,\n]+)", re.M),
+    # -brief says nothing of ALPN: for an h2 setup the driver adds the full report's line
+    # ("ALPN protocol: h2", or "No ALPN negotiated": None) of a second handshake offering h2.
+    "alpn": re.compile(r"^ALPN protocol: (?P<value>\S+)\s*$", re.M),
 }
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
 # Who counts a TLS setup's connections (the manifest's tls.counters; where is not recorded:
@@ -33,7 +36,7 @@ def parse_probe(text: str) -> dict:
     """Return what one handshake negotiated from `openssl s_client -brief`'s output; None for what it did not say.
 
     >>> parse_probe("CONNECTION ESTABLISHED\\nProtocol version: TLSv1.3\\nCiphersuite: TLS_AES_128_GCM_SHA256\\nSignature type: ECDSA\\nServer Temp Key: X25519, 253 bits\\n")
-    {'protocol': 'TLSv1.3', 'cipher': 'TLS_AES_128_GCM_SHA256', 'signature': 'ECDSA', 'group': 'X25519', 'error': None}
+    {'protocol': 'TLSv1.3', 'cipher': 'TLS_AES_128_GCM_SHA256', 'signature': 'ECDSA', 'group': 'X25519', 'alpn': None, 'error': None}
     """
     found = {name: (m["value"].strip() if (m := line.search(text)) else None) for name, line in PROBE_LINES.items()}
     error = None

@@ -112,10 +112,10 @@ def hosts_plan(args, env: dict[str, str]) -> dict:
 def check_combinations(plan: dict) -> None:
     """Refuse options that cannot mean anything with the hosts chosen."""
     remote_clients = [h for h in plan["client_hosts"] or () if h != LOCAL]
-    if plan["client_hosts"] and len(plan["client_hosts"]) > 1 and plan["load_generator"] == "ab":
-        raise UsageError("--load-generator ab writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk")
-    if remote_clients and plan["load_generator"] == "ab":
-        raise UsageError("--load-generator ab runs on this machine only; --client-hosts other than local run wrk")
+    if plan["client_hosts"] and len(plan["client_hosts"]) > 1 and plan["load_generator"] != "wrk":
+        raise UsageError(f"--load-generator {plan['load_generator']} writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk")
+    if remote_clients and plan["load_generator"] != "wrk":
+        raise UsageError(f"--load-generator {plan['load_generator']} runs on this machine only; --client-hosts other than local run wrk")
     if remote_clients and plan["pin_client"]:
         raise UsageError("--pin-client names this machine's CPUs; it cannot pin wrk on --client-hosts")
     if plan["server_host"] and plan["tune"]:

@@ -117,11 +117,13 @@ def point_latest(out: Path, run_dir: Path) -> str | None:
 
 def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None, app_version: str | None = None) -> dict:
     """Return the manifest of a run that is starting (status 'running'); app_version: --app-version's output, run on the target, else run here."""
-    extra = (("ab",) if plan["load_generator"] == "ab" else ()) + (("node",) if any(s == "node-http" for s in plan["setups"]) else ())
+    extra = ((plan["load_generator"],) if plan["load_generator"] != "wrk" else ()) + (("node",) if any(s == "node-http" for s in plan["setups"]) else ())
     versions, version_lines = tool_versions(nginx, extra)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
     parameters.update(
         load_generator=plan["load_generator"],
+        streams=plan["streams"],  # h2load -m: streams in flight per HTTP/2 connection
+        streams_mux=plan["streams_mux"],  # the same of the -mux setups (go-h2-mux & co.)
         connections_levels=plan["connections_levels"],
         gomaxprocs=plan["gomaxprocs"],
         setups=plan["setups"],

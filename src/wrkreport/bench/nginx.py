@@ -52,7 +52,7 @@ IF_END = re.compile(r"^\s*#@endif\s*$")
 TEMPLATE_COMMENT = re.compile(r"^#@(?:\s.*)?$")  # "#@ ..." or "#@": dropped from the output
 
 
-PLACEHOLDER = re.compile(r"\{\{(?P<name>[a-z_]+)\}\}")
+PLACEHOLDER = re.compile(r"\{\{(?P<name>[a-z][a-z0-9_]*)\}\}")
 
 
 NGINX_UNSAFE = re.compile(r"[\s\"'\\;{}$#]")

@@ -45,14 +45,14 @@ from .profiles import (
 )
 from ..core.setups import (
     ALL_SETUPS,
-    APP_SETUP_IDS,
-    APP_BACKEND_PORTS,
     BACKEND_PORTS,
     DEFAULT_PORTS,
     DEFAULT_SETUP_IDS,
     SETUP_BY_ID,
     SERVERS,
     SETUP_IDS,
+    H2_GROUP,
+    H2_SETUP_IDS,
     TLS_GROUP,
     TLS_SETUP_IDS,
     PLAIN_SETUP_IDS,
@@ -61,6 +61,7 @@ from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.stats import MIN_BLOCKS
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
+from .h2_options import h2_lines, h2_options, h2_plan
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
 from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
 from .tls_options import tls_options, tls_plan
@@ -94,6 +95,7 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--client-hosts")
     p.add_argument("--ssh-config")
     tls_options(p)
+    h2_options(p)
     rate_options(p)
     variant_options(p)
     app_options(p)
@@ -147,6 +149,7 @@ def build_plan(
     plan.update(design(plan, given, args, env))
     plan["gomaxprocs"] = gomaxprocs_list(args.gomaxprocs, env, nproc)
     plan["setups"] = setup_list(args.setups, env)
+    plan.update(h2_plan(args, env, plan))  # h2load for the h2 setups (wrk and ab speak no HTTP/2), --streams
     plan.update(app_plan(args, env))  # --app: its setups by default, refused without it
     plan["setups"] = app_setup_list(plan["setups"], args.setups is not None or ENV_SETUPS in env, plan["app"])
     plan["ports"] = port_map(args.port, env, plan["setups"])
@@ -351,7 +354,7 @@ def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[
 def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     """Return the selected setups in table order (option, BENCH_SETUPS, else the article's four).
 
-    'all' selects every setup but the TLS ones; 'tls' go-http and every TLS setup (with any others named).
+    'all' selects every setup but the TLS ones; 'tls' go-http and every TLS setup, 'h2' go-http and every HTTP/2 setup (with any others named).
     """
     text = given if given is not None else env.get(ENV_SETUPS)
     if text is None:
@@ -359,11 +362,13 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     chosen = split_list(text)
     if ALL_SETUPS in chosen:
         chosen = [s for s in chosen if s != ALL_SETUPS] + list(PLAIN_SETUP_IDS)
-    if TLS_GROUP in chosen:
-        chosen = [s for s in chosen if s != TLS_GROUP] + ["go-http", *TLS_SETUP_IDS]
+    for group, ids in ((TLS_GROUP, TLS_SETUP_IDS), (H2_GROUP, H2_SETUP_IDS)):
+        if group in chosen:
+            chosen = [s for s in chosen if s != group] + ["go-http", *ids]
     unknown = [s for s in chosen if s not in SETUP_IDS]  # a twin (nginx-http~x) comes with --variant only
     if unknown:
-        raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), or {TLS_GROUP} for the TLS setups")
+        raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), "
+                         f"{TLS_GROUP} or {H2_GROUP}")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -380,8 +385,8 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            plain = ", ".join(n for n in ports if n not in TLS_SETUP_IDS and n not in APP_SETUP_IDS and n not in APP_BACKEND_PORTS)
-            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain}, a TLS or an app setup")
+            plain = ", ".join(n for n in ports if n in PLAIN_SETUP_IDS or n in BACKEND_PORTS)
+            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain}, a TLS, h2 or an app setup")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
@@ -472,6 +477,7 @@ def plan_lines(plan: dict) -> list[str]:
             lines.append(f"{key} {plan[key]}")
     if plan["client_hosts"]:
         lines.append(f"client_hosts {' '.join(plan['client_hosts'])}")
+    lines += h2_lines(plan)
     lines += rate_lines(plan)
     lines += variant_lines(plan)
     lines += app_lines(plan)

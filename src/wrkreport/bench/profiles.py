@@ -64,11 +64,11 @@ CPU_PROCESSES = ("go", "fasthttp", "node", "app", "nginx", "wrk")  # "wrk": the 
 # -t seconds or -n requests, whichever comes first: -n is sized so the time limit always
 # comes first (AB_MAX_REQUESTS_PER_S per second of the measurement), and ab allocates its
 # per-request statistics for -n up front, so it is not made larger than needed.
-LOAD_GENERATORS = ("wrk", "ab")
+LOAD_GENERATORS = ("wrk", "ab", "h2load")  # h2load (nghttp2): the h2 setups' (wrk speaks no HTTP/2)
 ENV_LOAD_GENERATOR = "BENCH_LOAD_GENERATOR"
 AB_MAX_REQUESTS_PER_S = 500_000
 AB_MAX_CONCURRENCY = 20_000  # ab's own limit on -c (MAX_CONCURRENCY in ab.c)
-RAW_SUFFIX = {"wrk": ".wrk.txt", "ab": ".ab.txt"}
+RAW_SUFFIX = {"wrk": ".wrk.txt", "ab": ".ab.txt", "h2load": ".h2load.txt"}
 
 
 PROFILES: dict[str, dict[str, int | None]] = {

@@ -8,6 +8,7 @@ from pathlib import Path
 from .cpu import cpu_ms_per_1k_requests, read_cpu_record
 from .manifest import find_pass, levels_of
 from .parameters import estimate_seconds, measurement_count
+from .profiles import RAW_SUFFIX
 from ..core.setups import SETUP_BY_ID
 from .values import format_duration, format_rate, now_ms, parse_iso
 
@@ -47,11 +48,11 @@ def elapsed_of(manifest: dict) -> float:
 
 
 def progress_result(path: Path, exit_code: int) -> str:
-    """Return the end of a progress line from a finished wrk (or ab) file: '14,812 req/s' (+ problems)."""
+    """Return the end of a progress line from a finished wrk (ab, h2load) file: '14,812 req/s' (+ problems)."""
     from ..core.errors import ParseError
     from ..parsers import parse_file
 
-    tool = "ab" if path.name.endswith(".ab.txt") else "wrk"
+    tool = next((name for name, suffix in RAW_SUFFIX.items() if path.name.endswith(suffix)), "wrk")
 
     try:
         result = parse_file(path)

@@ -72,8 +72,8 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
     clients = len(plan.get("client_hosts") or [])
     if rates and rates[0] < clients:  # each client offers its share: at least 1 req/s
         raise UsageError(f"{source} {rates[0]}: below 1 req/s per client over the {clients} --client-hosts")
-    if plan["load_generator"] != "wrk" or plan.get("connection_per_request"):
-        profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's keep-alive runs only
+    if plan["load_generator"] == "ab" or plan.get("connection_per_request"):
+        profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's (h2load's) keep-alive runs only
     if not profile["rate_blocks"]:
         rates, shares = [], []
     slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)
@@ -92,16 +92,17 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
 
 
 def rate_setups(setups: list[str]) -> list[str]:
-    """Return the setups the phase measures: all but the new-connection ones (go-https-new & co.), in order.
+    """Return the setups the phase measures: all but the new-connection ones (go-https-new & co.) and the -mux h2 ones, in order.
 
     vegeta keeps its connections alive, as the phase compares keep-alive latencies (so
     --connection-per-request runs have no phase); a -new setup's figure is its handshakes
-    per second, and its few hundred would set the share of the slowest setup for all.
+    per second, and its few hundred would set the share of the slowest setup for all. A -mux
+    setup is its server loaded with more h2load streams; vegeta has no such count.
 
     >>> rate_setups(["go-http", "go-https", "go-https-new", "nginx-https-new"])
     ['go-http', 'go-https']
     """
-    return [s for s in setups if not (s in SETUP_BY_ID and SETUP_BY_ID[s].new_connection)]
+    return [s for s in setups if not (s in SETUP_BY_ID and (SETUP_BY_ID[s].new_connection or SETUP_BY_ID[s].multiplexed))]
 
 
 def rate_phase_seconds(plan: dict) -> float:

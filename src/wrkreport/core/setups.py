@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 BASELINE = "go-http"  # Go standalone: what every ratio divides by unless its row says otherwise
 TLS_BASELINE = "go-https"  # what the TLS setups divide by (itself divided by go-http)
+H2_BASELINE = "go-h2"  # what nginx's HTTP/2 setups divide by (itself divided by go-http)
 APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups divide by
 # The user's own server processes, each in a session of its own: --app's (HTTP on a TCP port:
 # the baseline), --app-unix's (HTTP on a Unix socket) and --app-fcgi's (FastCGI on a port or socket).
@@ -36,7 +37,9 @@ class Setup:
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
     needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
     default: bool = True  # measured without --setups (the article's four)
-    tls: bool = False  # speaks TLS (https): selected by --setups tls, with go-http
+    tls: bool = False  # speaks TLS (https): the run's key, version and resumption; selected by --setups tls, with go-http (h2 ones: --setups h2)
+    h2: bool = False  # speaks HTTP/2 over TLS (ALPN h2), loaded with h2load: selected by --setups h2, with go-http
+    multiplexed: bool = False  # an h2 setup loaded with the second --streams value (h2load -m, default 10): the same server as `serves`
     # A new connection per request (wrk sends "Connection: close"): the same server, port and
     # nginx server block as `serves`, loaded otherwise. The TLS ones measure handshakes.
     new_connection: bool = False
@@ -60,10 +63,12 @@ class Setup:
 
     @property
     def kind(self) -> str:
-        """Return the setup's kind: 'variant twin', 'new connection' (a TLS handshake per request), 'tls' or 'plain'."""
+        """Return the setup's kind: 'variant twin', 'new connection' (a TLS handshake per request), 'multiplexed h2', 'h2', 'tls' or 'plain'."""
         if self.variant:
             return "variant twin"
-        return "new connection" if self.new_connection else "tls" if self.tls else "plain"
+        if self.new_connection:
+            return "new connection"
+        return "multiplexed h2" if self.multiplexed else "h2" if self.h2 else "tls" if self.tls else "plain"
 
     @property
     def app(self) -> bool:
@@ -89,6 +94,7 @@ class Setup:
 PROXY = ("http_proxy", "http_upstream_keepalive")
 FASTCGI = ("http_fastcgi", "http_upstream_keepalive")
 TLS_PROXY = ("+http_ssl", *PROXY)  # "+http_ssl": a module nginx is only built with on request
+H2_PROXY = ("+http_v2", *TLS_PROXY)  # nginx terminating TLS and HTTP/2 (nginx-light here has it)
 NGINX_AND_GO = ("nginx", "go")
 
 # Order = display order. The first four are the article's; the others are off by default.
@@ -119,6 +125,23 @@ SETUPS: tuple[Setup, ...] = (
           NGINX_AND_GO, default=False, tls=True, new_connection=True, serves="nginx-https", divides_by="go-https-new"),
     Setup("nginx-https-unix-new", "nginx", 8445, "nginx-https-unix with a new connection per request: every request a TLS handshake at nginx",
           TLS_PROXY, NGINX_AND_GO, default=False, tls=True, new_connection=True, serves="nginx-https-unix", divides_by="go-https-new"),
+    # HTTP/2 over TLS (ALPN h2), loaded with h2load: Go's own h2 (net/http's, over go-http: what
+    # h2 and TLS cost Go), and nginx terminating TLS and h2 in front of Go net/http over
+    # HTTP/1.1 with upstream keep-alive, on TCP and on a Unix socket (over Go's own h2).
+    Setup("go-h2", "go", 8446, "Go net/http over crypto/tls serving HTTP/2 itself (ALPN h2), standalone: the control group of the h2 setups",
+          default=False, tls=True, h2=True),
+    Setup("nginx-h2", "nginx", 8447, "nginx terminating TLS and HTTP/2, reverse proxy to Go net/http over TCP (HTTP/1.1, upstream keep-alive)",
+          H2_PROXY, NGINX_AND_GO, default=False, tls=True, h2=True, divides_by=H2_BASELINE),
+    Setup("nginx-h2-unix", "nginx", 8448, "nginx terminating TLS and HTTP/2, reverse proxy to Go net/http over a Unix socket (HTTP/1.1, upstream keep-alive)",
+          H2_PROXY, NGINX_AND_GO, default=False, tls=True, h2=True, divides_by=H2_BASELINE),
+    # The same three with several streams in flight per connection (the second --streams
+    # value): Go's over go-h2 (what multiplexing does for Go), nginx's over Go's in the same mode.
+    Setup("go-h2-mux", "go", 8446, "go-h2 with several streams in flight per connection (the second --streams value): multiplexing",
+          default=False, tls=True, h2=True, multiplexed=True, serves="go-h2", divides_by=H2_BASELINE),
+    Setup("nginx-h2-mux", "nginx", 8447, "nginx-h2 with several streams in flight per connection: multiplexing at nginx", H2_PROXY, NGINX_AND_GO,
+          default=False, tls=True, h2=True, multiplexed=True, serves="nginx-h2", divides_by="go-h2-mux"),
+    Setup("nginx-h2-unix-mux", "nginx", 8448, "nginx-h2-unix with several streams in flight per connection: multiplexing at nginx", H2_PROXY,
+          NGINX_AND_GO, default=False, tls=True, h2=True, multiplexed=True, serves="nginx-h2-unix", divides_by="go-h2-mux"),
     # --app: the user's own HTTP server (its command line) alone, and behind nginx's HTTP proxy
     # (as nginx-http's configuration); chosen by default with --app, refused without it.
     Setup("app", "app", 8088, "your app alone (--app): the control group of the app setups", (), ("app",), default=False,
@@ -137,7 +160,8 @@ SETUPS: tuple[Setup, ...] = (
 
 SETUP_IDS = tuple(s.id for s in SETUPS)
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)
-TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls)
+TLS_SETUP_IDS = tuple(s.id for s in SETUPS if s.tls and not s.h2)  # the HTTP/1.1 TLS setups: --setups tls, the page's TLS section
+H2_SETUP_IDS = tuple(s.id for s in SETUPS if s.h2)  # go-h2, nginx-h2, nginx-h2-unix and their -mux: --setups h2, loaded with h2load
 PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls and not s.app)  # what --setups all selects
 APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app, nginx-app and those of --app-unix and --app-fcgi
 NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
@@ -145,6 +169,7 @@ NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS
 BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
 ALL_SETUPS = "all"  # --setups all: every setup in the table but the TLS ones (those need openssl: --setups all,tls)
 TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
+H2_GROUP = "h2"  # --setups h2: go-http and every HTTP/2 setup
 
 # Ports the Go server always binds besides go-http's (which nginx-http proxies to).
 BACKEND_PORTS = {"go-fcgi-tcp": 9001}
@@ -267,6 +292,8 @@ def twin_of(original: Setup, variant: str) -> Setup:
         tuple(VARIANT_SERVER if need == "nginx" else need for need in original.needs),
         default=False,
         tls=original.tls,
+        h2=original.h2,
+        multiplexed=original.multiplexed,
         new_connection=original.new_connection,
         serves=twin_id(original.serves, variant) if original.serves else None,
         divides_by=original.divides_by,

@@ -68,6 +68,32 @@ NOISE_LINE = re.compile(
     rf"-t: warning: .+|Warning: .+",
     re.A,
 )
+# h2load's worker threads print the progress and phase lines to one stream unsynchronised, so
+# two can be spliced into one line and its rest left on another (seen in a run with -t2:
+# 'Warm-up started for thread #progress: 30% of clients started', then '0.'). A line made of
+# nothing but pieces of them (their phrases, numbers, '.') is that noise too.
+NOISE_PIECES = re.compile(
+    r"progress: |% (?:done|of clients started)|Warm-up started for thread #|Warm-up phase is over for thread #|"
+    r"Main benchmark duration is (?:started|over) for thread #|\. Stopping all clients|Stopped all clients for thread #|[0-9]+|\.",
+    re.A,
+)
+NOISE_START = re.compile(r"progress: |Warm-up |Main benchmark duration |Stopped all clients", re.A)
+FRAGMENT_LINE = re.compile(r"[0-9]{1,4}\.?|\.", re.A)  # a spliced line's rest: a thread number and its full stop
+
+
+def is_noise(text: str) -> bool:
+    """Return True for a progress or phase line, whole or spliced with another by h2load's threads.
+
+    >>> is_noise("progress: 10% done"), is_noise("Warm-up started for thread #progress: 30% of clients started"), is_noise("0.")
+    (True, True, True)
+    >>> is_noise("Application protocol: h2"), is_noise("finished in 1.00s, 10.00 req/s, 1KB/s")
+    (False, False)
+    """
+    if NOISE_LINE.fullmatch(text) or FRAGMENT_LINE.fullmatch(text):
+        return True
+    return bool(NOISE_START.search(text)) and NOISE_PIECES.sub("", text).strip() == ""
+
+
 TLS_PROTOCOL_LINE = re.compile(r"TLS Protocol: (?P<protocol>\S+)", re.A)
 INFO_LINE = re.compile(
     r"Cipher: \S+|Server Temp Key: .+|No protocol negotiated\. Fallback behaviour may be activated|"
@@ -107,7 +133,7 @@ class NoiseSkippingCursor(Cursor):
 
     def peek(self) -> Line | None:
         """Return the next line that is neither blank nor noise, without consuming it (None at the end)."""
-        while self.pos < len(self.lines) and (not self.lines[self.pos].text or NOISE_LINE.fullmatch(self.lines[self.pos].text)):
+        while self.pos < len(self.lines) and (not self.lines[self.pos].text or is_noise(self.lines[self.pos].text)):
             self.pos += 1
         return self.lines[self.pos] if self.pos < len(self.lines) else None
 

@@ -28,6 +28,7 @@ from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
 from .verdict import Verdict, verdict
 from .tlspage import TlsSection, tls_section
+from .h2page import H2Section, h2_section
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name
 from .words import comparison_text, comparison_verdict, headline, ratio_verdict, settings_sentence, sharing_sentence
 
@@ -162,6 +163,7 @@ class Page:
     machines: tuple[MachineTable, ...] = ()  # with --server-host / --client-hosts: every machine of the run
     network: tuple[str, ...] = ()  # the measured round trips between them, with their method
     tls: TlsSection | None = None  # the TLS setups, when measured
+    h2: H2Section | None = None  # the HTTP/2 setups, when measured (report/h2page.py)
     rate: RateSection | None = None  # the fixed-rate phase (report/ratepage.py)
     variant: VariantSection | None = None  # --variant's A/B figures (report/variantpage.py)
     reference_caption: str = ""  # the ratio chart with the published ratios beside ours, in How it was measured
@@ -261,6 +263,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         latency_rows=tuple(latency_rows(latencies, several)),
         latency_percentiles=tuple(f"p{p:g}" for p in SHOWN_PERCENTILES),
         tls=tls_section(tls),
+        h2=h2_section(done.h2),
         rate=rate_section(rates, run.parameters, analysis, capacities),
         variant=variant_section(run.manifest, analysis),
         verdict=verdict(analysis, rates, capacities, run.parameters),

@@ -16,12 +16,14 @@ from ..manifest import (
 )
 from ..nginx import cap_log, nginx_error_logs
 from ..app_answers import record_app_cell, reference_of
+from ..h2_answers import h2_note, record_h2_cell
+from ..profiles import body_text
 from ..handshake import counted, record_probe, remote_counter
 from ..handshake import read_counter as read_local_counter
 from ..remote_clients.measuring import ClientRun, client_argv, run_all
 from ..remote_clients.state import load_clients
 from ..progress import progress_result, progress_start
-from ...core.setups import APP_PROCESSES, SETUP_BY_ID, SETUP_IDS, split_twin
+from ...core.setups import APP_PROCESSES, H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
 from ...core.errors import UsageError
 from ..values import iso_ms, now_ms
 from ..app_options import redact_argv
@@ -78,8 +80,18 @@ def cmd_pass_ready(args) -> int:
         lines.append(" ".join(["variant_nginx_workers", *map(str, entry["pids"]["variant_nginx_workers"])]))
     probes, bodies, alone = dict(args.tls_probe or []), dict(args.app_body or []), {}
     cells = [cell[0] for cell in args.cell or []]
+    h2_bodies, h2_headers = dict(args.h2_body or []), None
+    expected_body = body_text(manifest["parameters"].get("body_bytes", 12)).encode()
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
+        if setup in SETUP_BY_ID and SETUP_BY_ID[setup].h2:  # status, body, ALPN h2; header fields against go-h2's
+            data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+            h2_headers = data if setup == H2_BASELINE else h2_headers
+            note = record_h2_cell(manifest, entry, setup, cell, data, h2_bodies.get(setup), probes.get(setup), expected_body,
+                                  None if setup == H2_BASELINE else h2_headers)
+            verdict = f"skip {setup} {cell['error']}" if cell["error"] else f"measure {setup} note: {h2_note(setup, cell)}"
+            lines.append(verdict + (f"; TLS: {note}" if note and not cell["error"] else ""))
+            continue
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone (or --app-b's build alone) answers
             data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
             reference = reference_of(setup, cells)

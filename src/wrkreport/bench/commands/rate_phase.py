@@ -87,6 +87,7 @@ def run_attack(params: dict, setup: str, rate: int, headers: list[str] | None = 
         expect_body_bytes=None if app else params["body_bytes"],  # an app's body: its own (kept whole)
         client_pin=params.get("pin_client"),
         headers=tuple(headers or ()) if app else (),
+        http2=SETUP_BY_ID[setup].h2 if setup in SETUP_BY_ID else False,
     )
 
 

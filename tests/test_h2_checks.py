@@ -1,0 +1,27 @@
+"""Tests of wrkreport.h2_checks: HTTP/2 measurements must have negotiated h2; their sizes are said, not compared."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from wrkreport.checks import same_response_checks
+from wrkreport.h2_checks import h2_response_checks, is_h2
+
+
+def rows(*specs):
+    return pd.DataFrame([dict(setup=s, gomaxprocs=1, repeat=1, file=f"{s}.h2load.txt", requests=n, connections=100, errors_read=0,
+                              bytes_read=b, bytes_per_response=b / n, application_protocol=p, header_bytes=h) for s, n, b, p, h in specs])
+
+
+def test_h2_measurements_need_h2_and_say_their_header_bytes():
+    checks = h2_response_checks(rows(("go-h2", 1000, 35_780.0, "h2", 5300), ("nginx-h2", 1000, 74_000.0, "http/1.1", 44_000)))
+    assert [c.status for c in checks] == ["pass", "fail"]
+    assert "5.3 B of HPACK header per response" in checks[0].message
+    assert checks[1].message == "h2load negotiated http/1.1, not h2: not an HTTP/2 measurement"
+    assert is_h2("nginx-h2-unix") and not is_h2("nginx-https")
+
+
+def test_the_http1_setups_of_an_h2_run_still_agree_among_themselves():
+    table = rows(("go-http", 1000, 153_000.0, None, None), ("go-h2", 1000, 35_780.0, "h2", 5300), ("nginx-h2", 1000, 74_000.0, "h2", 44_000))
+    agreed, checks = same_response_checks(table)
+    assert agreed == 153 and [c.status for c in checks] == ["pass", "pass", "pass"]  # the h2 ones are not held to 153 B
