@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 
 from wrkreport.checks import same_response_checks
-from wrkreport.h2_checks import h2_response_checks, is_h2
+from wrkreport.h2_checks import h2_response_checks, is_h2, kept_words
 
 
 def rows(*specs):
@@ -25,3 +27,10 @@ def test_the_http1_setups_of_an_h2_run_still_agree_among_themselves():
     table = rows(("go-http", 1000, 153_000.0, None, None), ("go-h2", 1000, 35_780.0, "h2", 5300), ("nginx-h2", 1000, 74_000.0, "h2", 44_000))
     agreed, checks = same_response_checks(table)
     assert agreed == 153 and [c.status for c in checks] == ["pass", "pass", "pass"]  # the h2 ones are not held to 153 B
+
+
+def test_a_share_above_one_is_said_as_a_multiple_not_a_share_over_100_percent():
+    ratio = lambda r, low, high: SimpleNamespace(ratio=r, ci_low=low, ci_high=high)  # noqa: E731
+    assert kept_words(ratio(0.71, 0.66, 0.76)) == "keeps 71% (66-76%) of"
+    assert kept_words(ratio(1.10, 1.02, 1.18)) == "serves 1.10x (1.02-1.18x)"
+    assert kept_words(ratio(1.28, None, None)) == "serves 1.28x"

@@ -17,8 +17,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = SRC / "wrkreport"
 MAX_MODULE_LINES = 500

@@ -149,7 +149,16 @@ def h2_answer(part: H2Part) -> str:
         level = f", {r.connections} connections" if levels else ""
         cpu = f" and costs {r.cpu_ratio.ratio:.1f}x its CPU per request" if r.cpu_ratio is not None and r.cpu_ratio.ratio is not None else ""
         streams = streams_words(part.streams_mux if SETUP_BY_ID[r.setup].multiplexed else part.streams)
-        said.append(f"{share_text(r.ratio)} of Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu} with {streams}")
+        said.append(f"{kept_words(r.ratio)} Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu} with {streams}")
     if not said:
         return "No nginx-h2 measurement could be compared with go-h2, so this run does not say what terminating HTTP/2 at nginx keeps."
-    return f"nginx terminating h2 keeps {'; '.join(said)} (h2load)."
+    return f"nginx terminating h2 {'; '.join(said)} (h2load)."
+
+
+def kept_words(ratio) -> str:
+    """Return what a share of a baseline's throughput is, in words that fit it: 'keeps 71% (66-76%) of', or above 1.0 'serves 1.10x
+    (1.02-1.18x)', never 'keeps 110%'."""
+    if ratio.ratio <= 1:
+        return f"keeps {share_text(ratio)} of"
+    interval = f" ({ratio.ci_low:.2f}-{ratio.ci_high:.2f}x)" if ratio.ci_low is not None and ratio.ci_high is not None else ""
+    return f"serves {ratio.ratio:.2f}x{interval}"
