@@ -248,7 +248,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         settings=settings_sentence(run.parameters),
         precision=analysis.precision_note,
         precision_badge=precision_badge(run.manifest),
-        sharing=sharing_sentence(analysis),
+        sharing=sharing_sentence(analysis, run.parameters.get("load_generator") or "wrk"),
         app_server=charts.app_server(analysis),
         divisor=divisor_words(analysis.setups),
         cpu_servers=cpu_servers(analysis.setups),

@@ -32,6 +32,8 @@ SHORT = {
     "nginx-https": "TLS at nginx",
     "nginx-https-unix": "TLS at nginx over a Unix socket",
     "nginx-app": "nginx in front of your app",
+    "nginx-h2": "HTTP/2 at nginx",  # over go-h2: Go's own h2 (the -mux setups are in the HTTP/2 sentence)
+    "nginx-h2-unix": "HTTP/2 at nginx over a Unix socket",
     "nginx-app-unix": "nginx in front of your app over a Unix socket",
     "nginx-app-fcgi-tcp": "nginx FastCGI to your app over TCP",
     "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
@@ -248,15 +250,15 @@ def conditions_line(analysis: Analysis, parameters: dict, rate_blocks: int) -> s
     handler += f" ({body:,}-byte body)" if isinstance(body, int) and body != 12 else " (a 12-byte Hello World)"
     if isinstance(parameters.get("app"), dict):  # --app: the user's own server, not the hello world
         handler = app_conditions(parameters["app"])
-    sharing = analysis.sharing
+    sharing, tool = analysis.sharing, parameters.get("load_generator") or "wrk"
     if sharing is None:
         where = "CPU use not recorded"
     elif sharing.apart:
-        where = "wrk on other machines than the servers"
+        where = f"{tool} on other machines than the servers"
     elif sharing.shared:
-        where = f"wrk and the servers sharing this machine's {sharing.cores} CPUs (wrk used {sharing.wrk_share.median:.0%} of them)"
+        where = f"{tool} and the servers sharing this machine's {sharing.cores} CPUs ({tool} used {sharing.wrk_share.median:.0%} of them)"
     else:
-        where = f"wrk on CPUs {sharing.pin_client}, the servers on CPUs {sharing.pin_server}"
+        where = f"{tool} on CPUs {sharing.pin_client}, the servers on CPUs {sharing.pin_server}"
     levels = sorted({c for _, c in analysis.groups})
     load = f"{'CPU and throughput' if sharing is not None else 'throughput'} at saturation ({', '.join(f'{c:,}' for c in levels)} connections)"
     starts = sorted({r.n for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != baseline_of(r.setup)})

@@ -347,18 +347,18 @@ def settings_sentence(parameters: dict) -> str:
     return "Measured with " + "; ".join(parts) + "."
 
 
-def sharing_sentence(analysis: Analysis) -> str:
-    """Return how wrk and the servers shared the CPUs, with the share wrk itself used."""
+def sharing_sentence(analysis: Analysis, tool: str = "wrk") -> str:
+    """Return how the load generator (tool: wrk, ab, h2load) and the servers shared the CPUs, with the share it itself used."""
     sharing = analysis.sharing
     if sharing is None:
         return ""
     share = sharing.wrk_share
     if sharing.apart:
-        return (f"wrk ran on other machines than the servers, so they shared no CPUs; wrk used {share.median:.0%} of its "
+        return (f"{tool} ran on other machines than the servers, so they shared no CPUs; {tool} used {share.median:.0%} of its "
                 f"machines' CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%}).")
-    used = f"wrk itself used {share.median:.0%} of the machine's CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%})"
+    used = f"{tool} itself used {share.median:.0%} of the machine's CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%})"
     if not sharing.shared:
-        return f"wrk ran on CPUs {sharing.pin_client} and the servers on CPUs {sharing.pin_server} (pinned, no overlap); {used}."
+        return f"{tool} ran on CPUs {sharing.pin_client} and the servers on CPUs {sharing.pin_server} (pinned, no overlap); {used}."
     where = "the same CPUs (not pinned)" if not sharing.pinned else f"overlapping CPUs (client {sharing.pin_client}, servers {sharing.pin_server})"
     return (
         f"Client and servers shared {where} of this {sharing.cores}-CPU machine: {used}. The figures measure the machine "
