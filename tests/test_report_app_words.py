@@ -53,7 +53,8 @@ def test_the_verdict_says_your_app_alone_where_a_hello_world_run_says_go_alone()
     done = load_analysis(RUNS / "app-flask")
     said = verdict(done.analysis, list(done.rates), list(done.capacities), done.run.parameters)
     for _, paragraph in said.paragraphs:
-        assert " over your app alone; your app alone uses " in paragraph and " over app" not in paragraph
+        assert paragraph.startswith("Added server CPU per request over your app alone: nginx in front of your app ")
+        assert "; your app alone uses " in paragraph and " over app" not in paragraph and paragraph.count("over your app alone") == 1
 
 
 def test_a_hello_world_runs_sentences_are_unchanged_and_a_mixed_run_names_both_divisors():

@@ -114,20 +114,22 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> str:
             continue
         if base_setup not in bases:
             bases.append(base_setup)
-        over = "" if base_setup == BASELINE else f" over {alone_name(base_setup)}"
         if ratio.has_interval and ratio.ci_low <= 1.0 <= ratio.ci_high:
-            clauses.append(f"{name(setup)} no measurable extra CPU{over}")
+            clauses.append((f"{name(setup)} no measurable extra CPU", base_setup))
             continue
         extra = mine - base
         said = f"{fmt_us(extra)} µs" if extra >= 0 else f"{fmt_us(-extra)} µs less"
         if extra > 0 and not cores_said:  # once: the reader scales the others
             said += f" ({fmt_cores(extra)} core per {CORES_PER:,} req/s)"
             cores_said = True
-        clauses.append(f"{name(setup)} {said}{over}")
+        clauses.append((f"{name(setup)} {said}", base_setup))
     if not clauses:
         return ""
     alone = "; ".join(f"{alone_name(b)} uses {fmt_us(cpu_us(analysis, gomaxprocs, connections, b))} µs" for b in bases)
-    return f"Added server CPU per request: {join_names(clauses)}; {alone}."
+    if len(bases) == 1 and bases[0] != BASELINE:  # one baseline (your app alone): said once, not after every connection
+        return f"Added server CPU per request over {alone_name(bases[0])}: {join_names([c for c, _ in clauses])}; {alone}."
+    said = [c if base == BASELINE else f"{c} over {alone_name(base)}" for c, base in clauses]
+    return f"Added server CPU per request: {join_names(said)}; {alone}."
 
 
 def throughput_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> str:
