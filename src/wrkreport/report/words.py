@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..core import stats
 from ..analyze import CPU_METRIC, Analysis
 from ..cells import Comparison
-from ..core.setups import APP_BASELINE, APP_SETUP_IDS, BASELINE, NEW_CONNECTION_SETUPS, NGINX_SETUPS, TLS_SETUP_IDS
+from ..core.setups import APP_BASELINE, APP_SETUP_IDS, BASELINE, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, NGINX_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS
 from ..core.records import Ratio
 from .fmt import fmt_share, fmt_times, group_name
 
@@ -28,7 +28,8 @@ MECHANISM = {
     "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
-NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
+NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))
+NGINX_H2_SETUPS = tuple(s for s in H2_SETUP_IDS if s.startswith("nginx-") and not SETUP_BY_ID[s].multiplexed)  # nginx terminating h2: over go-h2  # nginx terminating TLS: divided by Go crypto/tls
 ALTERNATIVES = ("go-fasthttp", "node-http")  # other servers in Go's place (nginx-static is the ceiling)
 
 # --- The one rule set every sentence about a ratio follows -------------------------------------
@@ -306,6 +307,7 @@ def verdict_line(analysis: Analysis) -> str:
     """Return the one-line verdict, hyperfine style: what the best nginx setup keeps of go-http's throughput, per group."""
     several = analysis.several_levels
     kept = [r for r in analysis.ratios if r.setup in NGINX_SETUPS and r.ratio is not None]
+    kept = kept or [r for r in analysis.ratios if r.setup in NGINX_H2_SETUPS and r.ratio is not None]  # an h2 run: over go-h2
     if not kept:
         others = [r for r in analysis.ratios if r.setup in ALTERNATIVES and r.ratio is not None]
         if others:
@@ -317,7 +319,7 @@ def verdict_line(analysis: Analysis) -> str:
     parts = []
     for r in (r for r in kept if r.setup == best):
         interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
-        parts.append(f"{r.ratio:.3f}x{' of go-http' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
+        parts.append(f"{r.ratio:.3f}x{f' of {r.baseline}' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
     return f"{best} keeps {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: the best nginx setup here."
 
 
