@@ -27,7 +27,7 @@ pytestmark = [
 ]
 
 RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host", "tls-both-modes",
-             "every-phase")
+             "every-phase", "h2-quick")
 # quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12); tls-both-modes: the TLS part (issue 22);
 # every-phase: a run with every phase the page has a section for (throughput blocks, CPU, TLS, --variant, fixed rates, capacity)
 WIDTHS = (390, 1400)
@@ -172,7 +172,9 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 NOT_IN_EVERY_PHASE = {
     "machines": "a second machine: two-clients and server-host",
     "reference-2012": "node-http: the 2012 Go-vs-Node study",
+    "h2": "h2-quick: the HTTP/2 setups (h2load loads a whole run: its own run)",
 }
+OTHER_RUN = {"machines": "two-clients", "reference-2012": None, "h2": "h2-quick"}  # where a section not in every-phase is tested here
 # Per section at 390 px: what leaves the screen outside a box that scrolls (a .scroll table or a chart), table cells
 # squeezed narrower than 3 characters (a heading set a letter per line), and tables with a group column that do not
 # turn it into heading rows.
@@ -220,14 +222,24 @@ def test_the_every_phase_run_shows_every_section_a_page_can_have(browser, report
 
 @pytest.mark.parametrize("section", [s for s in section_ids() if s not in NOT_IN_EVERY_PHASE])
 def test_each_section_of_the_every_phase_page_reads_on_a_phone(browser, reports, section):
+    assert_reads_on_a_phone(browser, reports["every-phase"], section)
+
+
+def assert_reads_on_a_phone(browser, report, section: str) -> None:
+    """Fail when a section of a built page, at 390 px, is empty, leaves the screen outside a scrolling box, squeezes cells or keeps a group column."""
     page = browser.new_page(viewport={"width": 390, "height": 900})
-    page.goto(reports["every-phase"].as_uri())
+    page.goto(report.as_uri())
     found = page.evaluate(SECTION_LAYOUT, section)
     page.close()
     assert found["elements"] > 1, f"{section}: nothing in the section"
     assert not found["wide"], f"{section} at 390 px: off the screen outside a scrolling box: {found['wide'][:4]}"
     assert not found["squeezed"], f"{section} at 390 px: cells squeezed to a letter or two per line: {found['squeezed'][:4]}"
     assert not found["ungrouped"], f"{section}: tables with a group column that stays a column on a phone: {found['ungrouped']}"
+
+
+@pytest.mark.parametrize("section", [s for s, run in OTHER_RUN.items() if run])
+def test_a_section_of_another_run_reads_on_a_phone(browser, reports, section):
+    assert_reads_on_a_phone(browser, reports[OTHER_RUN[section]], section)
 
 
 def test_the_every_phase_page_prints_every_section(browser, reports):

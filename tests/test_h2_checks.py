@@ -31,6 +31,6 @@ def test_the_http1_setups_of_an_h2_run_still_agree_among_themselves():
 
 def test_a_share_above_one_is_said_as_a_multiple_not_a_share_over_100_percent():
     ratio = lambda r, low, high: SimpleNamespace(ratio=r, ci_low=low, ci_high=high)  # noqa: E731
-    assert kept_words(ratio(0.71, 0.66, 0.76)) == "keeps 71% (66-76%) of"
+    assert kept_words(ratio(0.71, 0.66, 0.76)) == "keeps 71% (66%-76%) of"
     assert kept_words(ratio(1.10, 1.02, 1.18)) == "serves 1.10x (1.02-1.18x)"
     assert kept_words(ratio(1.28, None, None)) == "serves 1.28x"
