@@ -240,15 +240,19 @@ def divisor_words(setups) -> str:
     >>> divisor_words(["go-http", "nginx-http"]), divisor_words(["app", "nginx-app"]), divisor_words(["go-http", "app"])
     ("go-http's", "app's", "go-http's (app's for your app's setups)")
     """
-    bases = {baseline_of(s) for s in setups} & {BASELINE, APP_BASELINE}
-    if bases == {APP_BASELINE}:
+    if main_divisor(setups) == APP_BASELINE:
         return f"{APP_BASELINE}'s"
-    return f"{BASELINE}'s ({APP_BASELINE}'s for your app's setups)" if APP_BASELINE in bases else f"{BASELINE}'s"
+    return f"{BASELINE}'s ({APP_BASELINE}'s for your app's setups)" if APP_BASELINE in plain_baselines(setups) else f"{BASELINE}'s"
+
+
+def plain_baselines(setups) -> set[str]:
+    """Return which of go-http and app the run's plain ratios divide by ({'go-http'}, {'app'} or both)."""
+    return {baseline_of(s) for s in setups} & {BASELINE, APP_BASELINE}
 
 
 def main_divisor(setups) -> str:
     """Return the setup most of a run's ratios divide by: go-http, or app for a run of --app setups only."""
-    return APP_BASELINE if divisor_words(setups) == f"{APP_BASELINE}'s" else BASELINE
+    return APP_BASELINE if plain_baselines(setups) == {APP_BASELINE} else BASELINE
 
 
 def said_over(text: str, setups) -> str:
