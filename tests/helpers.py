@@ -56,24 +56,30 @@ def missing_tools(*names: str) -> list[str]:
     return [name for name in names if not (nginx_path() if name == "nginx" else shutil.which(name))]
 
 
-def port_is_free(port: int) -> bool:
-    """Return True when nothing listens on 127.0.0.1:port."""
+def port_is_free(port: int, address: str = "127.0.0.1") -> bool:
+    """Return True when nothing holds address:port (a listener there or on 0.0.0.0)."""
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind(("127.0.0.1", port))
+            probe.bind((address, port))
         except OSError:
             return False
     return True
 
 
-def free_port_block(names: tuple[str, ...], low: int, high: int, used: set[int] | None = None) -> dict[str, int]:
-    """Return consecutive free ports in [low, high) named by names, avoiding (and adding to) used."""
+def free_port_block(
+    names: tuple[str, ...], low: int, high: int, used: set[int] | None = None, address: str = "127.0.0.1"
+) -> dict[str, int]:
+    """Return consecutive ports in [low, high) free on address, named by names, avoiding (and adding to) used.
+
+    Keep [low, high) below the kernel's ephemeral range (32768 up): a port there can be
+    taken by any outgoing connection between the probe and the server's bind."""
+    assert high <= 32768, f"{low}-{high - 1} reaches into the ephemeral port range (32768 up)"
     used = used if used is not None else set()
     for _ in range(200):
         start = random.randrange(low, high - len(names))
         block = range(start, start + len(names))
-        if not used.intersection(block) and all(port_is_free(p) for p in block):
+        if not used.intersection(block) and all(port_is_free(p, address) for p in block):
             used.update(block)
             return dict(zip(names, block))
     raise RuntimeError(f"no free block of {len(names)} ports in {low}-{high - 1}")

@@ -43,7 +43,7 @@ def build_gohello(directory: Path) -> Path:
 @contextmanager
 def gohello(binary: Path, *args: str, gomaxprocs: int | None = None):
     """Run gohello on free loopback ports; yield (its URL, its process); stop it after."""
-    ports = free_port_block(("http", "fcgi"), 30000, 40000)
+    ports = free_port_block(("http", "fcgi"), 28000, 32000)
     env = {**os.environ, **({"GOMAXPROCS": str(gomaxprocs)} if gomaxprocs else {})}
     proc = subprocess.Popen([str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"]), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

@@ -103,7 +103,7 @@ def test_a_closed_port_is_measured_and_fails_the_errors_check(tmp_path):
     vegeta = vegeta_or_skip()
     from helpers import free_port_block
 
-    port = free_port_block(("closed",), 40000, 45000)["closed"]
+    port = free_port_block(("closed",), 32000, 32700)["closed"]
     attack = Attack(url=f"http://127.0.0.1:{port}/", rate=50, duration_s=0.5)
     ran = measure_rate(vegeta, attack, tmp_path, tmp_path, "refused.rate-50", {})
     result = read_vegeta_file(tmp_path / ran.file)

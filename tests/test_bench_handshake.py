@@ -42,7 +42,7 @@ def two_versions(tmp_path):
     procs, ports = [], {}
     try:
         for version in ("1.3", "1.2"):
-            p = free_port_block(("http", "fcgi", "tls"), 30000, 40000, used)
+            p = free_port_block(("http", "fcgi", "tls"), 28000, 32000, used)
             procs.append(subprocess.Popen([str(binary), "-http-port", str(p["http"]), "-fcgi-port", str(p["fcgi"]), "-tls-port", str(p["tls"]),
                                            "-tls-cert", str(cert), "-tls-key", str(key), "-tls-version", version],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))

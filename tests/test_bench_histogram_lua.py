@@ -33,7 +33,7 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gohello")
     binary = tmp / "gohello"
     subprocess.run(["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=ROOT / "src" / "gohello", check=True, capture_output=True)
-    ports = free_port_block(("http", "fcgi"), 30000, 40000)
+    ports = free_port_block(("http", "fcgi"), 28000, 32000)
     proc = subprocess.Popen([str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10

@@ -52,7 +52,7 @@ def gohello_binary(tmp_path_factory) -> Path:
 
 def start_go(binary: Path, *args: str) -> tuple[subprocess.Popen, int]:
     """Start gohello with args on free loopback ports; return the process and its HTTP port."""
-    ports = free_port_block(("http", "fcgi"), 20000, 30000)
+    ports = free_port_block(("http", "fcgi"), 20000, 25000)
     command = [str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"]), *args]
     return subprocess.Popen(command, stderr=subprocess.PIPE), ports["http"]
 
@@ -66,7 +66,8 @@ def gohello(gohello_binary):
 def start_node(*args: str) -> tuple[subprocess.Popen, int]:
     """Start nodehello with args on a free loopback port; return the process and the port."""
     need("node")
-    port = free_port_block(("node",), 30000, 40000)["node"]
+    address = args[args.index("--address") + 1] if "--address" in args else "127.0.0.1"
+    port = free_port_block(("node",), 25000, 30000, address=address)["node"]
     proc = subprocess.Popen(["node", str(SERVER_JS), "--port", str(port), *args], stderr=subprocess.PIPE)
     return proc, port
 
