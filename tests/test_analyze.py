@@ -253,3 +253,12 @@ def test_client_core_shortage_in_every_cell_is_one_warning():
     warned = [w for w in analyze(table(rows)).noise if w.kind == "client-cores"]
     assert [w.setup for w in warned] == [None]
     assert warned[0].message.startswith("In every one of the 2 cells wrk ran more threads than there were cores free of the servers (0.20-0.25 free")
+
+
+def test_client_core_shortage_names_the_runs_load_generator():
+    """An h2load run's one warning says h2load, not wrk."""
+    rows = series("go-h2", [1000.0] * 3, requests=10_000, tool="h2load", **cpu(15.0, 0.0, 5.0))
+    rows += series("nginx-h2", [500.0] * 3, requests=5_000, tool="h2load", **cpu(8.0, 8.0, 3.0))
+    (warned,) = [w for w in analyze(table(rows)).noise if w.kind == "client-cores"]
+    assert warned.message.startswith("In every one of the 2 cells h2load ran more threads than there were cores free")
+    assert "per h2load thread" in warned.message and "wrk" not in warned.message

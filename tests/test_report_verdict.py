@@ -118,6 +118,14 @@ def test_an_added_latency_across_zero_is_nothing_measurable_and_below_zero_is_le
     assert "adds -" not in said and "adds nothing measurable" in said
 
 
+def test_what_nginx_adds_at_a_fixed_load_leaves_gos_own_protocols_out():
+    """In an h2 run go-h2 is measured over go-http too: its added latency is Go's h2, not nginx's, and is not said as nginx's."""
+    base = RateCell("go-http", 1, 1000, 3, 3, 0, 900.0, 0.1, 0.9, 1.5, held_in=3)
+    above = Interval(0.1, 0.05, 0.15, 4)
+    said = latency_sentence([base, rate_cell("go-h2", Interval(0.5, 0.4, 0.6, 4)), rate_cell("nginx-h2", above)], 1)
+    assert said.startswith("At 1,000 req/s (a fixed load), nginx adds 0.1 ms at p50") and "go-h2" not in said and "0.5" not in said
+
+
 def test_no_estimator_is_named_before_how_it_was_measured(pages):
     for name, page in pages.items():
         reading = page.split('<h2 id="method">')[0]

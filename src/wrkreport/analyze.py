@@ -325,11 +325,17 @@ def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame)
         tuple((int(r), str(why)) for r, why in zip(dropped["repeat"], dropped["excluded"])),
         metrics,
         block_of=tuple(block_of.items()),
-        client="ab" if "tool" in rows and len(rows) and (rows["tool"] == "ab").all() else "wrk",
+        client=load_generator(rows),
         busiest=most_common(kept, "busiest"),
         shortest=most_common(kept, "shortest"),
         apart=bool(len(kept) and "apart" in kept and kept["apart"].map(lambda v: v is True).all()),
     )
+
+
+def load_generator(rows: pd.DataFrame) -> str:
+    """Return the tool that loaded every row of a cell ('wrk', 'ab', 'h2load'); 'wrk' when they differ or none is named."""
+    tools = set(rows["tool"].dropna()) if "tool" in rows else set()
+    return str(tools.pop()) if len(tools) == 1 else "wrk"
 
 
 def most_common(rows: pd.DataFrame, column: str) -> str:

@@ -181,14 +181,7 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
                 )
             )
     apart = all(c.apart for c in cells if not c.not_measured)
-    found = collapse(found, cells, "client-cores", lambda measured: (
-        f"In every one of the {len(measured)} cells wrk ran more threads than there were cores free of the servers "
-        f"({span(measured, 'free_cores_per_thread')} free cores per wrk thread, medians): client and servers competed "
-        "for the CPUs throughout, so every figure includes that competition"
-        if not apart else
-        f"In every one of the {len(measured)} cells a wrk client machine had fewer cores than wrk threads "
-        f"({span(measured, 'free_cores_per_thread')} cores per wrk thread, medians): the load generators were short of CPUs throughout"
-    ))
+    found = collapse(found, cells, "client-cores", lambda measured: every_cell_short(measured, apart))
     for ratio in ceiling:
         if ratio.setup == BASELINE and ratio.ratio is not None and ratio.ratio >= CEILING_NEAR:
             found.append(
@@ -202,6 +195,17 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
                 )
             )
     return found
+
+
+def every_cell_short(measured: list[Cell], apart: bool) -> str:
+    """Return the one client-cores warning of a run short of cores in every cell, naming its load generators (wrk, h2load)."""
+    tool = " and ".join(sorted({c.client for c in measured}))
+    if not apart:
+        return (f"In every one of the {len(measured)} cells {tool} ran more threads than there were cores free of the servers "
+                f"({span(measured, 'free_cores_per_thread')} free cores per {tool} thread, medians): client and servers "
+                "competed for the CPUs throughout, so every figure includes that competition")
+    return (f"In every one of the {len(measured)} cells a {tool} client machine had fewer cores than {tool} threads "
+            f"({span(measured, 'free_cores_per_thread')} cores per {tool} thread, medians): the load generators were short of CPUs throughout")
 
 
 def short_of_cores(cell: Cell, free: float) -> str:

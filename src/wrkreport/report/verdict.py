@@ -152,7 +152,7 @@ def light_rate(rates: list[RateCell], gomaxprocs: int) -> list[RateCell]:
     held = sorted({c.offered_rps for c in rates if c.gomaxprocs == gomaxprocs and c.planned and c.is_baseline and c.held})
     if not held:
         return []
-    return [c for c in rates if c.gomaxprocs == gomaxprocs and c.offered_rps == held[0] and c.planned and not c.is_baseline and shown(c.setup)]
+    return [c for c in rates if c.gomaxprocs == gomaxprocs and c.offered_rps == held[0] and c.planned and not c.is_baseline and fronted(c.setup)]
 
 
 def ms(value: float) -> str:
