@@ -111,7 +111,12 @@ def test_an_added_latency_across_zero_is_nothing_measurable_and_below_zero_is_le
     assert percentile_phrase([rate_cell("nginx-http", above), rate_cell("nginx-fcgi-tcp", Interval(0.2, 0.1, 0.3, 4))], "added_p50", "p50") == \
         "adds 0.1-0.2 ms at p50"
     mixed = percentile_phrase([rate_cell("nginx-http", above), rate_cell("nginx-fcgi-tcp", below)], "added_p50", "p50")
-    assert mixed == "at p50: adds 0.1 ms through the HTTP proxy, 0.71 ms less through FastCGI over TCP"
+    assert mixed == "at p50 adds 0.1 ms through the HTTP proxy and 0.71 ms less through FastCGI over TCP"
+    quiet = Interval(0.2, -0.1, 0.5, 4)
+    said = latency_sentence([RateCell("go-http", 1, 1000, 3, 3, 0, 900.0, 0.1, 0.9, 1.5, held_in=3),
+                             rate_cell("nginx-http", above, quiet), rate_cell("nginx-fcgi-tcp", below, quiet)], 1)
+    assert said == ("At 1,000 req/s (a fixed load), nginx at p50 adds 0.1 ms through the HTTP proxy and 0.71 ms less through "
+                    "FastCGI over TCP, and adds nothing measurable at p99.")
     base = RateCell("go-http", 1, 1000, 3, 3, 0, 900.0, 0.1, 0.9, 1.5, held_in=3)
     said = latency_sentence([base, rate_cell("nginx-http", across, across)], 1)
     assert said == "At 1,000 req/s (a fixed load), nginx adds nothing measurable at p50 or p99."

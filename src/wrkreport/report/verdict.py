@@ -164,7 +164,7 @@ def percentile_phrase(cells: list[RateCell], attribute: str, label: str) -> str:
     """Return what the nginx connections add at one percentile, in as few words as the figures allow.
 
     All adding: 'adds 0.06-0.09 ms at p50' (the range of their estimates); none measurable: 'nothing measurable at p99';
-    otherwise each connection's own clause.
+    otherwise each connection's own clause: 'at p50 adds 0.1 ms through the HTTP proxy and 0.71 ms less through FastCGI over TCP'.
     """
     found = [(c, getattr(c, attribute)) for c in cells if c.held and getattr(c, attribute) is not None]
     if not found:
@@ -181,10 +181,10 @@ def percentile_phrase(cells: list[RateCell], attribute: str, label: str) -> str:
     parts = []
     for c, i in found:
         kind = added_kind(i)
-        said = {"adds": f"adds {ms(i.estimate)} ms", "less": f"{ms(-i.estimate)} ms less", "none": "nothing measurable",
+        said = {"adds": f"{ms(i.estimate)} ms", "less": f"{ms(-i.estimate)} ms less", "none": "nothing measurable",
                 "one": f"{ms(i.estimate)} ms (one block)"}[kind]
         parts.append(f"{said} through {name(c.setup)}")
-    return f"at {label}: " + ", ".join(parts)
+    return f"at {label} adds " + join_names(parts)
 
 
 def latency_sentence(rates: list[RateCell], gomaxprocs: int) -> str:
@@ -198,7 +198,8 @@ def latency_sentence(rates: list[RateCell], gomaxprocs: int) -> str:
         phrases = ["adds nothing measurable at p50 or p99"]
     elif len(phrases) == 2 and all(p.startswith("adds ") for p in phrases):
         phrases[1] = phrases[1].removeprefix("adds ")
-    text = f"At {cells[0].offered_rps:,} req/s (a fixed load), nginx " + " and ".join(phrases) if phrases else ""
+    joined = ", and " if any(p.startswith("at ") for p in phrases) else " and "  # a clause per connection already has its own 'and'
+    text = f"At {cells[0].offered_rps:,} req/s (a fixed load), nginx " + joined.join(phrases) if phrases else ""
     if text and all(added_kind(c.added_p50) == "one" for c in cells if c.held and c.added_p50 is not None):
         text += " (one block: no interval)"
     if not_held:
