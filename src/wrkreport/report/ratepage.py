@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
-from ..core.setups import TLS_SETUP_IDS, divisor_words, said_over
+from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
                                  not_held_words, over, ratio_words)
@@ -178,7 +178,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
                      "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
                      *added_cells(c, named)))
     blocks = max((c.measurements for c in cells), default=0)
-    tls_clause = "(nginx's TLS setups: - go-https, as their ratios), " if any(c.setup in TLS_SETUP_IDS for c in cells) else ""
+    tls_clause = other_baselines_clause({c.setup for c in cells})
     settings = (f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
                 f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
                 f"every setup once per block in a shuffled order, {blocks} block(s); added latency is a setup's minus go-http's in the same block "
@@ -187,3 +187,18 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
     setups = {c.setup for c in cells}
     return RateSection(tuple(sentences(cells, several)), tuple(rows), said_over(settings, setups), littles_law(analysis), added_over(named),
                        lead=said_over(LEAD, setups), **extra)
+
+
+OTHER_BASELINE_WORDS = {"go-https": "nginx's TLS setups"}  # the others are named by their setups
+
+
+def other_baselines_clause(setups) -> str:
+    """Return the setups of the fixed-rate phase whose added latency is over another setup than go-http (or app), as the
+    method sentence's aside: their ratios' baselines, e.g. nginx-h2's over go-h2 (Go's own h2), not over go-http.
+
+    >>> other_baselines_clause({"go-http", "nginx-http"}), other_baselines_clause({"go-http", "go-h2", "nginx-h2", "nginx-https"})
+    ('', "(nginx's TLS setups: - go-https; nginx-h2: - go-h2, as their ratios), ")
+    """
+    bases = sorted({baseline_of(s) for s in setups} - {BASELINE, APP_BASELINE}, key=lambda b: (b not in OTHER_BASELINE_WORDS, b))
+    said = [f"{OTHER_BASELINE_WORDS.get(b, ', '.join(sorted(s for s in setups if baseline_of(s) == b)))}: - {b}" for b in bases]
+    return f"({'; '.join(said)}, as their ratios), " if said else ""
