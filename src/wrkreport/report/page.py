@@ -171,6 +171,7 @@ class Page:
     verdict: Verdict | None = None  # the top: absolute costs per GOMAXPROCS and the conditions (report/verdict.py)
     badge: tuple[str, str] = ("pass", "checks: pass")  # the header's one status: the checks' and the precision target's (header_badge)
     backend: str = "Go"  # what nginx is in front of: "your app" in an --app run without go-http
+    client: str = "wrk"  # the load generator named in the CPU table's heads: wrk, ab or h2load
 
 
 # --- Run -> page data -----------------------------------------------------------------------
@@ -250,6 +251,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         precision_badge=precision_badge(run.manifest),
         sharing=sharing_sentence(analysis, run.parameters.get("load_generator") or "wrk"),
         app_server=charts.app_server(analysis),
+        client=run.parameters.get("load_generator") or "wrk",
         divisor=divisor_words(analysis.setups),
         cpu_servers=cpu_servers(analysis.setups),
         article="ratios_2013" in svg,

@@ -116,6 +116,12 @@ def judge(estimate: float, low: float | None, high: float | None, n: int) -> Jud
     return Judgement("inconclusive", MAX_REPEATS_SAID + 1)
 
 
+def h2_fronted(analysis: Analysis, gomaxprocs: int, connections: int) -> bool:
+    """Return True when the group measured nginx in front of Go's h2 (nginx-h2 & co.): their answer is the HTTP/2 sentence, over go-h2."""
+    return any(r.setup in H2_SETUP_IDS and SETUP_BY_ID[r.setup].server == "nginx" and (r.gomaxprocs, r.connections) == (gomaxprocs, connections)
+               for r in analysis.ratios)
+
+
 def headline(analysis: Analysis) -> tuple[str, ...]:
     """Return the answer, one paragraph per group: what each nginx mechanism keeps of Go's throughput."""
     several = analysis.several_levels
@@ -138,7 +144,8 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
         if shares:
             sentences.append(f"At {where} with nginx in front, " + join_clauses(shares) + " of Go's throughput.")
         elif not excluded and not extras and not tls:
-            sentences.append(f"At {where} no nginx setup was measured beside go-http.")
+            sentences.append(f"At {where} nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below."
+                             if h2_fronted(analysis, gomaxprocs, connections) else f"At {where} no nginx setup was measured beside go-http.")
         if tls:
             sentences.append(f"{'With TLS' if shares else f'At {where} with TLS'} terminated by nginx, " + join_clauses(tls) + ".")
         if excluded:

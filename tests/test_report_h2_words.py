@@ -1,0 +1,43 @@
+"""The page of an HTTP/2 run speaks of h2load and of nginx over Go's own h2 (a real run: tests/fixtures/runs/h2-quick,
+`./run_bench.sh --quick --setups h2`): no sentence says nginx was not measured, none names wrk as its load generator."""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+import shutil
+from datetime import datetime, timezone
+
+import pytest
+
+from wrkreport.report import build
+
+from helpers import RUNS
+
+WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def h2_page(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("h2-words")
+    run = shutil.copytree(RUNS / "h2-quick", root / "raw" / "h2-quick")
+    build(run, root / "out", WHEN)
+    return (root / "out" / "index.html").read_text()
+
+
+def words(page: str) -> str:
+    page = re.sub(r"<(svg|style)\b.*?</\1>", " ", page, flags=re.S)
+    return " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+def test_the_answer_sends_the_reader_to_the_http2_sentence_instead_of_saying_no_nginx_was_measured(h2_page):
+    said = words(h2_page)
+    assert "no nginx setup was measured beside go-http" not in said
+    assert said.count("nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below.") == 1  # one GOMAXPROCS value
+    assert "nginx terminating h2 keeps" in said or "nginx terminating h2 serves" in said
+
+
+def test_the_cpu_table_names_h2load_not_wrk(h2_page):
+    head = re.search(r'<th class="num">([^<]*) CPU per thread</th><th class="num">([^<]*) share of machine</th>', h2_page)
+    assert head and head.groups() == ("h2load", "h2load")
+    assert "wrk CPU per thread" not in h2_page and "wrk ran more threads" not in h2_page
