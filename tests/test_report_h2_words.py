@@ -41,3 +41,18 @@ def test_the_cpu_table_names_h2load_not_wrk(h2_page):
     head = re.search(r'<th class="num">([^<]*) CPU per thread</th><th class="num">([^<]*) share of machine</th>', h2_page)
     assert head and head.groups() == ("h2load", "h2load")
     assert "wrk CPU per thread" not in h2_page and "wrk ran more threads" not in h2_page
+
+
+def test_littles_law_counts_every_stream_in_flight_so_multiplexed_setups_are_near_one_too(h2_page):
+    said = words(h2_page)
+    sentence = said[said.index("Closed-loop latencies (h2load)"):].split("(near 1")[0]
+    assert "requests in flight (connections x streams per connection)" in sentence
+    figures = dict(re.findall(r"([a-z0-9-]+) GOMAXPROCS=1 ([0-9.]+)", sentence))
+    assert {"go-http", "go-h2", "nginx-h2", "go-h2-mux", "nginx-h2-mux"} <= set(figures)
+    assert all(0.5 < float(v) < 2 for v in figures.values()), figures  # -m 10 counted as 1 would put the -mux ones near 10
+
+
+def test_the_saturation_latencies_are_said_to_be_h2loads(h2_page):
+    said = words(h2_page)
+    assert "each repeat's own h2load figure" in said and "(h2load, closed loop)" in said
+    assert "h2load's bytes per response must agree" in said and "wrk's bytes per response" not in said

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
-from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over
+from ..core.setups import APP_BASELINE, SETUP_BY_ID, baseline_of, divisor_words, said_over, split_twin
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
                                  not_held_words, over, ratio_words)
@@ -75,18 +75,38 @@ def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
     return found
 
 
-def littles_law(analysis) -> str:
-    """Return the sentence labelling wrk's latencies: per cell, mean latency / (connections / throughput), near 1 when they are queueing."""
+def littles_law(analysis, parameters: dict | None = None) -> str:
+    """Return the sentence labelling the closed loop's latencies: per cell, mean latency / (requests in flight / throughput),
+    near 1 when they are queueing. In flight: the connections, times h2load's streams per connection (-m) in an h2load run,
+    so a multiplexed setup (-mux, -m 10) keeps ten times the connections busy and is near 1 too."""
+    parameters = parameters or {}
+    tool = parameters.get("load_generator") or "wrk"
     figures = []
     for cell in analysis.cells:
         mean, rate = (cell.metrics.get(m) for m in ("latency_avg_ms", "requests_per_sec"))
         if mean and rate and mean.values and rate.values:
-            queue_ms = 1000 * cell.connections / statistics.median(rate.values)
+            queue_ms = 1000 * cell.connections * streams_of(cell.setup, parameters) / statistics.median(rate.values)
             figures.append(f"{cell.setup} GOMAXPROCS={cell.gomaxprocs} {statistics.median(mean.values) / queue_ms:.2f}")
     said = "; ".join(figures[:12]) or "not known"
-    return ("Closed-loop latencies (wrk): at saturation, mostly queueing. By Little's law a closed loop's mean latency is connections / throughput; "
-            f"mean latency / (connections / throughput) per cell: {said} (near 1: the latency restates the throughput). "
+    in_flight = "connections x streams per connection" if tool == "h2load" else "connections"
+    return (f"Closed-loop latencies ({tool}): at saturation, mostly queueing. By Little's law a closed loop's mean latency is "
+            f"requests in flight ({in_flight}) / throughput; "
+            f"mean latency / (in flight / throughput) per cell: {said} (near 1: the latency restates the throughput). "
             "The latency a service sees at its load is in Latency at a fixed load.")
+
+
+def streams_of(setup: str, parameters: dict) -> int:
+    """Return the requests each connection keeps in flight: h2load's -m for an h2 setup of an h2load run (its second count for
+    a -mux one), else 1 (wrk, ab, and h2load --h1 send one request at a time).
+
+    >>> streams_of("nginx-h2-mux", {"load_generator": "h2load", "streams": 1, "streams_mux": 10}), streams_of("go-http", {"streams": 4})
+    (10, 1)
+    """
+    known = SETUP_BY_ID.get(split_twin(setup)[0])
+    if parameters.get("load_generator") != "h2load" or known is None or not known.h2:
+        return 1
+    count = parameters.get("streams_mux" if known.multiplexed else "streams")
+    return count if isinstance(count, int) and count >= 1 else 1
 
 
 def added_cells(cell: RateCell, named: bool) -> tuple[str, str]:
@@ -169,7 +189,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
     extra = capacity_parts(cells, list(capacities or []))
     cells = [c for c in cells if c.planned]
     if not cells:
-        return RateSection((), (), "", littles_law(analysis), **extra)
+        return RateSection((), (), "", littles_law(analysis, parameters), **extra)
     several = len({c.gomaxprocs for c in cells}) > 1
     rows, named = [], baselines_named(cells)
     for c in cells:
@@ -185,7 +205,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
                 f"{tls_clause}"
                 "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts.")
     setups = {c.setup for c in cells}
-    return RateSection(tuple(sentences(cells, several)), tuple(rows), said_over(settings, setups), littles_law(analysis), added_over(named),
+    return RateSection(tuple(sentences(cells, several)), tuple(rows), said_over(settings, setups), littles_law(analysis, parameters), added_over(named),
                        lead=said_over(LEAD, setups), **extra)
 
 
