@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .core.records import CPU_METRIC, THROUGHPUT, Check
-from .core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID
+from .core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID, streams_of
 from .tls_checks import share_text
 
 H2_ALPN = "h2"
@@ -148,7 +148,7 @@ def h2_answer(part: H2Part) -> str:
             continue
         level = f", {r.connections} connections" if levels else ""
         cpu = f" and costs {r.cpu_ratio.ratio:.1f}x its CPU per request" if r.cpu_ratio is not None and r.cpu_ratio.ratio is not None else ""
-        streams = streams_words(part.streams_mux if SETUP_BY_ID[r.setup].multiplexed else part.streams)
+        streams = streams_words(streams_of(r.setup, part.streams, part.streams_mux))
         said.append(f"{kept_words(r.ratio)} Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu} with {streams}")
     if not said:
         return "No nginx-h2 measurement could be compared with go-h2, so this run does not say what terminating HTTP/2 at nginx keeps."

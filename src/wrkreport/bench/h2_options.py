@@ -6,7 +6,7 @@ import argparse
 
 from ..core.display import argument
 from ..core.errors import UsageError
-from ..core.setups import SETUP_BY_ID
+from ..core.setups import SETUP_BY_ID, streams_of
 from .profiles import ENV_LOAD_GENERATOR
 from .values import parse_int, split_list
 
@@ -69,7 +69,7 @@ def h2load_args(plan: dict, setup: str) -> list[str]:
     known = SETUP_BY_ID[setup]
     if not known.h2:
         return ["--h1", "-m", "1"]
-    return ["-m", str(plan["streams_mux"] if known.multiplexed else plan["streams"])]
+    return ["-m", str(streams_of(setup, plan["streams"], plan["streams_mux"]))]
 
 
 def h2_lines(plan: dict) -> list[str]:

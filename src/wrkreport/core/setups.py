@@ -227,6 +227,19 @@ def baseline_in(setup: str, measured) -> str:
     return twin if twin and twin != setup and twin in measured else base
 
 
+def streams_of(setup: str, streams, streams_mux):
+    """Return the requests a setup keeps in flight per connection under h2load (-m): `streams_mux` for a multiplexed h2
+    setup (go-h2-mux & co.), `streams` for the other h2 ones, 1 for the HTTP/1.1 setups (--h1: one request at a time).
+
+    >>> streams_of("nginx-h2-mux", 1, 10), streams_of("go-h2", 1, 10), streams_of("go-http", 4, 10)
+    (10, 1, 1)
+    """
+    known = SETUP_BY_ID.get(split_twin(setup)[0])  # a --variant twin is loaded as its original
+    if known is None or not known.h2:
+        return 1
+    return streams_mux if known.multiplexed else streams
+
+
 def hello_world(setup: str) -> bool:
     """Return True for a setup serving the project's own handler (the 2013 article's hello world), False for an --app one."""
     known = SETUP_BY_ID.get(split_twin(setup)[0])

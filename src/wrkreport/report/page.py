@@ -22,7 +22,7 @@ from ..run import relative_to
 from .evidence import CheckGroup, HeaderRow, MeasurementRow, check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
 from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
-from .study import load_generator, study_reference, study_rows
+from .study import load_generator, load_generator_of, study_reference, study_rows
 from ..rate_chart import rate_chart
 from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
@@ -186,7 +186,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
     """Return the page data for one analysed run: its figures as load_analysis computed them, put into strings and rows."""
     run, report, table, analysis = done.run, done.checks, done.table, done.analysis
     latencies, rates, tls = done.latencies, list(done.rates), done.tls
-    several = analysis.several_levels
+    several, tool = analysis.several_levels, load_generator_of(run.parameters)
     refs = reference.article_ratios()
     study = reference.study_ratios() if reference.NODE_SETUP in analysis.setups else ()
     jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
@@ -249,9 +249,9 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         settings=settings_sentence(run.parameters),
         precision=analysis.precision_note,
         precision_badge=precision_badge(run.manifest),
-        sharing=sharing_sentence(analysis, run.parameters.get("load_generator") or "wrk"),
+        sharing=sharing_sentence(analysis, tool),
         app_server=charts.app_server(analysis),
-        client=run.parameters.get("load_generator") or "wrk",
+        client=tool,
         divisor=divisor_words(analysis.setups),
         cpu_servers=cpu_servers(analysis.setups),
         article="ratios_2013" in svg,
@@ -476,7 +476,7 @@ def header_badge(checks: str, precision: tuple[str, str] | None) -> tuple[str, s
 
 def saturation_words(analysis: Analysis, parameters: dict) -> str:
     """Return how the throughput phase loaded the servers, in words: 'wrk with 100 connections, 2 threads, 1 s per measurement'."""
-    tool = parameters.get("load_generator") or "wrk"
+    tool = load_generator_of(parameters)
     levels = ", ".join(f"{c:,}" for c in sorted({c for _, c in analysis.groups}))
     threads = parameters.get("threads")
     duration = parameters.get("duration_s")

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
-from ..core.setups import APP_BASELINE, SETUP_BY_ID, baseline_of, divisor_words, said_over, split_twin
+from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
                                  not_held_words, over, ratio_words)
 from .fmt import fmt_ms
+from .study import load_generator_of
 
 
 LEAD = ("vegeta offers each rate open loop, as a service's users would: requests start on schedule whatever the answers, so "
@@ -80,32 +81,31 @@ def littles_law(analysis, parameters: dict | None = None) -> str:
     near 1 when they are queueing. In flight: the connections, times h2load's streams per connection (-m) in an h2load run,
     so a multiplexed setup (-mux, -m 10) keeps ten times the connections busy and is near 1 too."""
     parameters = parameters or {}
-    tool = parameters.get("load_generator") or "wrk"
+    tool = load_generator_of(parameters)
     figures = []
     for cell in analysis.cells:
         mean, rate = (cell.metrics.get(m) for m in ("latency_avg_ms", "requests_per_sec"))
         if mean and rate and mean.values and rate.values:
-            queue_ms = 1000 * cell.connections * streams_of(cell.setup, parameters) / statistics.median(rate.values)
+            queue_ms = 1000 * cell.connections * in_flight(cell.setup, parameters) / statistics.median(rate.values)
             figures.append(f"{cell.setup} GOMAXPROCS={cell.gomaxprocs} {statistics.median(mean.values) / queue_ms:.2f}")
     said = "; ".join(figures[:12]) or "not known"
-    in_flight = "connections x streams per connection" if tool == "h2load" else "connections"
+    counted = "connections x streams per connection" if tool == "h2load" else "connections"
     return (f"Closed-loop latencies ({tool}): at saturation, mostly queueing. By Little's law a closed loop's mean latency is "
-            f"requests in flight ({in_flight}) / throughput; "
+            f"requests in flight ({counted}) / throughput; "
             f"mean latency / (in flight / throughput) per cell: {said} (near 1: the latency restates the throughput). "
             "The latency a service sees at its load is in Latency at a fixed load.")
 
 
-def streams_of(setup: str, parameters: dict) -> int:
-    """Return the requests each connection keeps in flight: h2load's -m for an h2 setup of an h2load run (its second count for
-    a -mux one), else 1 (wrk, ab, and h2load --h1 send one request at a time).
+def in_flight(setup: str, parameters: dict) -> int:
+    """Return the requests each connection kept in flight at saturation: h2load's -m for an h2 setup of an h2load run
+    (core.setups.streams_of), else 1 (wrk, ab, and h2load --h1 send one request at a time).
 
-    >>> streams_of("nginx-h2-mux", {"load_generator": "h2load", "streams": 1, "streams_mux": 10}), streams_of("go-http", {"streams": 4})
+    >>> in_flight("nginx-h2-mux", {"load_generator": "h2load", "streams": 1, "streams_mux": 10}), in_flight("go-http", {"streams": 4})
     (10, 1)
     """
-    known = SETUP_BY_ID.get(split_twin(setup)[0])
-    if parameters.get("load_generator") != "h2load" or known is None or not known.h2:
+    if load_generator_of(parameters) != "h2load":
         return 1
-    count = parameters.get("streams_mux" if known.multiplexed else "streams")
+    count = streams_of(setup, parameters.get("streams"), parameters.get("streams_mux"))
     return count if isinstance(count, int) and count >= 1 else 1
 
 

@@ -14,6 +14,15 @@ def load_generator(table: pd.DataFrame) -> str | None:
     return str(tools.value_counts().idxmax()) if len(tools) else None
 
 
+def load_generator_of(parameters: dict) -> str:
+    """Return the load generator the manifest's parameters name (wrk, ab, h2load); 'wrk' for a run recorded before they named one.
+
+    >>> load_generator_of({"load_generator": "h2load"}), load_generator_of({})
+    ('h2load', 'wrk')
+    """
+    return parameters.get("load_generator") or "wrk"
+
+
 def study_rows() -> list[tuple[str, str, str, str, str, str]]:
     """Return the 2012 study's rows: CPUs, load generator, Go's and Node's figures (with unit), bytes per response, Node/Go."""
     rows = []

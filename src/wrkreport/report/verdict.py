@@ -21,6 +21,7 @@ from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import AT_LEAST, AT_MOST
 from ..fixedrate.summary import added_kind, fmt_rps, fmt_share_ratio
 from .fmt import group_name
+from .study import load_generator_of
 from .words import MECHANISM, join_names, judge
 
 # Short names for the verdict: the connection, not the setup id (the tables use the ids).
@@ -253,7 +254,7 @@ def conditions_line(analysis: Analysis, parameters: dict, rate_blocks: int) -> s
     handler += f" ({body:,}-byte body)" if isinstance(body, int) and body != 12 else " (a 12-byte Hello World)"
     if isinstance(parameters.get("app"), dict):  # --app: the user's own server, not the hello world
         handler = app_conditions(parameters["app"])
-    sharing, tool = analysis.sharing, parameters.get("load_generator") or "wrk"
+    sharing, tool = analysis.sharing, load_generator_of(parameters)
     if sharing is None:
         where = "CPU use not recorded"
     elif sharing.apart:

@@ -28,8 +28,8 @@ MECHANISM = {
     "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
-NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))
-NGINX_H2_SETUPS = tuple(s for s in H2_SETUP_IDS if s.startswith("nginx-") and not SETUP_BY_ID[s].multiplexed)  # nginx terminating h2: over go-h2  # nginx terminating TLS: divided by Go crypto/tls
+NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
+NGINX_H2_SETUPS = tuple(s for s in H2_SETUP_IDS if s.startswith("nginx-") and not SETUP_BY_ID[s].multiplexed)  # nginx terminating h2: over go-h2
 ALTERNATIVES = ("go-fasthttp", "node-http")  # other servers in Go's place (nginx-static is the ceiling)
 
 # --- The one rule set every sentence about a ratio follows -------------------------------------
