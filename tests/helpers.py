@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import csv
 import gzip
+import html
 import io
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -30,6 +32,7 @@ from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.remote_clients.agent import AGENT
 from wrkreport.fixedrate.reading import read_rate_measurements
 from wrkreport.fixedrate.record import RateResult
+from wrkreport.report import build
 from wrkreport.run_files import read_manifest
 
 
@@ -546,6 +549,22 @@ def heavy_noise(rng: random.Random, scale: float) -> float:
     t3 = rng.gauss(0, 1) / ((sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3) ** 0.5)
     stall = 4 * scale if rng.random() < 0.03 else 0.0
     return scale * t3 + stall - 0.03 * 4 * scale
+
+
+# --- Pages built from the fixture runs (tests/test_report_*_words.py) -------------------------------
+
+
+def built_fixture_page(name: str, root: Path, when) -> str:
+    """Return index.html of the fixture run RUNS/name, copied under root/raw and built into root/out at `when`."""
+    run = shutil.copytree(RUNS / name, root / "raw" / name)
+    build(run, root / "out", when)
+    return (root / "out" / "index.html").read_text()
+
+
+def visible_text(page: str) -> str:
+    """Return a page's words outside its charts and styles, tags removed, spaces collapsed."""
+    page = re.sub(r"<(svg|style)\b.*?</\1>", " ", page, flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
 
 # --- Parser properties ------------------------------------------------------------------

@@ -3,36 +3,24 @@ and the 2013 article's hello world is not set beside it (a real run: tests/fixtu
 
 from __future__ import annotations
 
-import html as htmllib
 import re
-import shutil
 from datetime import datetime, timezone
 
 import pytest
 
 from wrkreport.analyze import load_analysis
 from wrkreport.core.setups import divisor_words, said_over
-from wrkreport.report import build
 from wrkreport.report.terminal import summary_table
 from wrkreport.report.verdict import verdict
 
-from helpers import RUNS
+from helpers import RUNS, built_fixture_page, visible_text
 
 WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
 
 
-def visible_text(page: str) -> str:
-    """Return a page's words outside its charts and styles."""
-    page = re.sub(r"<(svg|style)\b.*?</\1>", " ", page, flags=re.S)
-    return " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page)).split())
-
-
 @pytest.fixture(scope="module")
 def app_page(tmp_path_factory) -> str:
-    root = tmp_path_factory.mktemp("app-words")
-    run = shutil.copytree(RUNS / "app-flask", root / "raw" / "app-flask")
-    build(run, root / "out", WHEN)
-    return (root / "out" / "index.html").read_text()
+    return built_fixture_page("app-flask", tmp_path_factory.mktemp("app-words"), WHEN)
 
 
 def test_no_sentence_of_an_app_run_divides_by_go_http(app_page):

@@ -3,35 +3,23 @@
 
 from __future__ import annotations
 
-import html as htmllib
 import re
-import shutil
 from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.report import build
-
-from helpers import RUNS
+from helpers import built_fixture_page, visible_text
 
 WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module")
 def h2_page(tmp_path_factory) -> str:
-    root = tmp_path_factory.mktemp("h2-words")
-    run = shutil.copytree(RUNS / "h2-quick", root / "raw" / "h2-quick")
-    build(run, root / "out", WHEN)
-    return (root / "out" / "index.html").read_text()
-
-
-def words(page: str) -> str:
-    page = re.sub(r"<(svg|style)\b.*?</\1>", " ", page, flags=re.S)
-    return " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    return built_fixture_page("h2-quick", tmp_path_factory.mktemp("h2-words"), WHEN)
 
 
 def test_the_answer_sends_the_reader_to_the_http2_sentence_instead_of_saying_no_nginx_was_measured(h2_page):
-    said = words(h2_page)
+    said = visible_text(h2_page)
     assert "no nginx setup was measured beside go-http" not in said
     assert said.count("nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below.") == 1  # one GOMAXPROCS value
     assert "nginx terminating h2 keeps" in said or "nginx terminating h2 serves" in said
@@ -44,7 +32,7 @@ def test_the_cpu_table_names_h2load_not_wrk(h2_page):
 
 
 def test_littles_law_counts_every_stream_in_flight_so_multiplexed_setups_are_near_one_too(h2_page):
-    said = words(h2_page)
+    said = visible_text(h2_page)
     sentence = said[said.index("Closed-loop latencies (h2load)"):].split("(near 1")[0]
     assert "requests in flight (connections x streams per connection)" in sentence
     figures = dict(re.findall(r"([a-z0-9-]+) GOMAXPROCS=1 ([0-9.]+)", sentence))
@@ -53,6 +41,6 @@ def test_littles_law_counts_every_stream_in_flight_so_multiplexed_setups_are_nea
 
 
 def test_the_saturation_latencies_are_said_to_be_h2loads(h2_page):
-    said = words(h2_page)
+    said = visible_text(h2_page)
     assert "each repeat's own h2load figure" in said and "(h2load, closed loop)" in said
     assert "h2load's bytes per response must agree" in said and "wrk's bytes per response" not in said
