@@ -28,11 +28,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wrkreport import charts, reference
-from wrkreport.analyze import analyze
-from wrkreport.checks import annotate, check_run
+from wrkreport.charts import saturation as charts
+from wrkreport.analysis import reference
+from wrkreport.analysis.analyze import analyze
+from wrkreport.checks.measurements import annotate, check_run
 from wrkreport.report import build_page, render_html, results_json, write_outputs
-from wrkreport.run import load_run
+from wrkreport.runs.directory import load_run
 
 SETUPS = {"go-http": 1.0, "nginx-http": 0.62, "nginx-fcgi-tcp": 0.24, "nginx-fcgi-unix": 0.29}
 GOMAXPROCS = (1, 2, 4, 8, 16)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure how much the fixed-rate added latency moves between runs of the same settings: the run-to-run sd behind rate_compare.RATE_RUN_SD.
+"""Measure how much the fixed-rate added latency moves between runs of the same settings: the run-to-run sd behind fixedrate.comparison.RATE_RUN_SD.
 
 Usage: python benchmarks/rate_drift.py RUN_DIR RUN_DIR [...] [--write FILE]
 
@@ -28,7 +28,7 @@ from wrkreport.core import stats  # noqa: E402
 from wrkreport.fixedrate.analysis import ADDED, BASELINE  # noqa: E402
 from wrkreport.fixedrate.comparison import block_units  # noqa: E402
 from wrkreport.fixedrate.reading import read_rate_measurements  # noqa: E402
-from wrkreport.run import read_manifest  # noqa: E402
+from wrkreport.runs.directory import read_manifest  # noqa: E402
 
 
 def run_units(run_dir: Path) -> dict[str, list[float]]:

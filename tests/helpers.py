@@ -33,7 +33,7 @@ from wrkreport.bench.remote_clients.agent import AGENT
 from wrkreport.fixedrate.reading import read_rate_measurements
 from wrkreport.fixedrate.record import RateResult
 from wrkreport.report import build
-from wrkreport.run_files import read_manifest
+from wrkreport.runs.sidecars import read_manifest
 
 
 # --- Paths: the repository and the fixtures ----------------------------------------------------

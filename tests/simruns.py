@@ -116,7 +116,7 @@ def one_start_run(rng: random.Random, repeats: int, **shape) -> list[tuple[float
 # drift across its blocks, and the block's start: Go and the machine, shared), each its own
 # nginx start (START_SD apiece: two masters, two starts), and per measurement its own
 # heavy-tailed noise with outliers. THROUGHPUT_RUN_SD is the run-to-run sd of log req/s
-# compare measured on the six default runs (compare.THROUGHPUT_RUN_SD); THROUGHPUT_DRIFT_SD
+# compare measured on the six default runs (compare.two_runs.THROUGHPUT_RUN_SD); THROUGHPUT_DRIFT_SD
 # a drift of log req/s across a run of that size.
 THROUGHPUT_RUN_SD = 0.13
 THROUGHPUT_DRIFT_SD = 0.05

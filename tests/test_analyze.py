@@ -1,4 +1,4 @@
-"""Tests of wrkreport.analyze: cells, paired ratios with intervals, exclusions and noise warnings.
+"""Tests of wrkreport.analysis.analyze: cells, paired ratios with intervals, exclusions and noise warnings.
 
 The tables here are built by hand so each number can be checked by hand; the report
 tests run the same code on real runs.
@@ -11,9 +11,9 @@ import math
 import pandas as pd
 import pytest
 
-from wrkreport.analyze import analyze
-from wrkreport.checks import annotate, check_run
-from wrkreport.run import COLUMNS, load_run
+from wrkreport.analysis.analyze import analyze
+from wrkreport.checks.measurements import annotate, check_run
+from wrkreport.runs.directory import COLUMNS, load_run
 
 
 def table(rows: list[dict]) -> pd.DataFrame:

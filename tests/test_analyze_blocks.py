@@ -1,4 +1,4 @@
-"""Tests of wrkreport.analyze on runs measured in blocks: block file names and manifest entries -> block column -> block-unit ratios and compare."""
+"""Tests of wrkreport.analysis.analyze on runs measured in blocks: block file names and manifest entries -> block column -> block-unit ratios and compare."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from wrkreport.core import stats
 from wrkreport.bench import stopping_rule as precision
-from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
-from wrkreport.compare import compare
+from wrkreport.analysis.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
+from wrkreport.compare.two_runs import compare
 from wrkreport.report import build
 
 from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files

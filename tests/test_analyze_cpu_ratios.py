@@ -1,4 +1,4 @@
-"""Tests of wrkreport.analyze's CPU ratios (issue 20): CPU cost per request as a headline figure, setup / go-http server CPU per request, with the block interval.
+"""Tests of wrkreport.analysis.analyze's CPU ratios (issue 20): CPU cost per request as a headline figure, setup / go-http server CPU per request, with the block interval.
 
 On the real default-blocks-2cores run (its .cpu.json files were read from /proc by the
 driver): the figures worked out here from the raw files, the page's answer box, the CPU
@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 import pytest
 
 from wrkreport.core import stats
-from wrkreport.analyze import CPU_METRIC, load_analysis
+from wrkreport.analysis.analyze import CPU_METRIC, load_analysis
 from wrkreport.bench import stopping_rule as precision
 from wrkreport.parsers import parse_file
 from wrkreport.report import build

@@ -1,12 +1,12 @@
-"""Tests of wrkreport.app_checks: --app's setups judged by the app's own answer, not the hello world's 141 bytes."""
+"""Tests of wrkreport.checks.app: --app's setups judged by the app's own answer, not the hello world's 141 bytes."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from wrkreport import checks
-from wrkreport.app_checks import app_header_check, app_response_sizes, is_app
-from wrkreport.run_files import HeaderCapture
+from wrkreport.checks import measurements as checks
+from wrkreport.checks.app import app_header_check, app_response_sizes, is_app
+from wrkreport.runs.sidecars import HeaderCapture
 
 HEADERS = "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 912\r\n\r\n"
 

@@ -17,7 +17,7 @@ from wrkreport.bench.fixed_rate_clients import client_runs, install_script, rate
 from wrkreport.bench.remote_clients.agent import GENERATORS, down_script, kill_lines, stop_script
 from wrkreport.bench.remote_clients.measuring import ClientRun, run_line
 from wrkreport.bench.remote_clients.state import Client, Clients
-from wrkreport.latency_histogram import rank_of
+from wrkreport.core.latency_histogram import rank_of
 from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta_file
 from wrkreport.fixedrate.rate_checks import rate_checks
 from wrkreport.fixedrate.rate_checks import Expected

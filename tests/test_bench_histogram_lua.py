@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.latency_histogram import merge, rank_of
+from wrkreport.core.latency_histogram import merge, rank_of
 from wrkreport.parsers.histogram import parse_histogram
 from wrkreport.parsers import parse_file
 

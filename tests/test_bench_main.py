@@ -16,8 +16,8 @@ import pytest
 from wrkreport.bench.cpu import child_pids, cpu_ticks
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.core.setups import DEFAULT_SETUP_IDS
-from wrkreport.checks import readiness_checks
-from wrkreport.run import load_run
+from wrkreport.checks.measurements import readiness_checks
+from wrkreport.runs.directory import load_run
 
 from helpers import CLIENT_1_HIST, FAKE_WRK, run_helper, started_run
 

@@ -31,7 +31,7 @@ from wrkreport.core.setups import SETUPS, SETUP_IDS
 from wrkreport.core.errors import UsageError
 from wrkreport.core.stats import MIN_BLOCKS
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
-from wrkreport.run_files import WRK_FILE
+from wrkreport.runs.sidecars import WRK_FILE
 
 from helpers import plan
 

@@ -13,7 +13,7 @@ import io
 
 import pytest
 
-from wrkreport.chart_layout import MIN_TEXT_PX
+from wrkreport.charts.layout import MIN_TEXT_PX
 
 from browser_pages import BINARY, built_reports, keep, launched
 

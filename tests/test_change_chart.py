@@ -1,4 +1,4 @@
-"""Tests of wrkreport.change_chart: the compare chart's x tick labels never overlap, at either layout and any range of B / A, in the SVG and in the browser."""
+"""Tests of wrkreport.charts.changes: the compare chart's x tick labels never overlap, at either layout and any range of B / A, in the SVG and in the browser."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextPath
 
-from wrkreport.change_chart import ChangeMark, change_chart, change_ticks, spaced
+from wrkreport.charts.changes import ChangeMark, change_chart, change_ticks, spaced
 from wrkreport.report import build_compare
 
 from helpers import RUNS

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.checks: each check's pass and fail side on real captured wrk outputs and header blocks."""
+"""Tests of wrkreport.checks.measurements: each check's pass and fail side on real captured wrk outputs and header blocks."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import doctest
 import pandas as pd
 import pytest
 
-from wrkreport import checks
-from wrkreport.checks import annotate, check_run, response_size_bounds
-from wrkreport.run import load_run
+from wrkreport.checks import measurements as checks
+from wrkreport.checks.measurements import annotate, check_run, response_size_bounds
+from wrkreport.runs.directory import load_run
 
 from helpers import CAPTURED
 

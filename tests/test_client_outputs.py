@@ -1,4 +1,4 @@
-"""Tests of wrkreport.client_outputs: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
+"""Tests of wrkreport.runs.client_outputs: several wrk clients' real outputs merged into one record, exactly; grouping by name and by manifest entry."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import doctest
 
 import pytest
 
-from wrkreport import client_outputs as clients
-from wrkreport.client_outputs import ClientLoad, ClientsProblem, by_names, from_entry, group_paths, merge_files, merge_results, numbering_problem
-from wrkreport.analyze import client_saturation
+from wrkreport.runs import client_outputs as clients
+from wrkreport.runs.client_outputs import ClientLoad, ClientsProblem, by_names, from_entry, group_paths, merge_files, merge_results, numbering_problem
+from wrkreport.analysis.analyze import client_saturation
 from wrkreport.core.errors import ParseError
 from wrkreport.parsers.histogram import read_histogram_file
 from wrkreport.parsers import parse_file

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.compare: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
+"""Tests of wrkreport.compare.two_runs: two runs side by side, changes with Welch intervals on the logs, flagged only outside 1.0."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.analyze import load_analysis
-from wrkreport.compare import compare
+from wrkreport.analysis.analyze import load_analysis
+from wrkreport.compare.two_runs import compare
 from wrkreport.report import build_compare
 
 from helpers import RUNS

@@ -1,4 +1,4 @@
-"""Calibration of wrkreport.compare by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
+"""Calibration of wrkreport.compare.two_runs by simulation: false-change rate with no true change, power, and the start-to-start sd from the fixtures."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import random
 import pytest
 
 import simruns
-from wrkreport import compare
+from wrkreport.compare import two_runs as compare
 from wrkreport.core import stats
-from wrkreport.analyze import load_analysis, paired_values
+from wrkreport.analysis.analyze import load_analysis, paired_values
 
 from helpers import RUNS
 

@@ -1,4 +1,4 @@
-"""Calibration of compare's detectable_change by simulation: a true change of the size a comparison reports as the smallest it could flag is flagged in 80% of comparisons.
+"""Calibration of wrkreport.compare.two_runs's detectable_change by simulation: a true change of the size a comparison reports as the smallest it could flag is flagged in 80% of comparisons.
 
 Each simulated run is shaped like a real default run (simruns.drifting_run): per measurement
 heavy-tailed noise (Student t, 3 df, with 2% outliers at -40%), per server start (block) a
@@ -19,8 +19,8 @@ import statistics
 import pytest
 
 import simruns
-from wrkreport import compare
-from wrkreport.analyze import load_analysis
+from wrkreport.compare import two_runs as compare
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core import stats
 
 from helpers import RUNS

@@ -1,4 +1,4 @@
-"""Tests of compare's machine-drift rule (compare.machine_drift): simulated false alarms and power, and what it says on real same-code runs.
+"""Tests of wrkreport.compare.two_runs's machine-drift rule (machine_drift): simulated false alarms and power, and what it says on real same-code runs.
 
 A simulated run is shaped like a default run: four setups at GOMAXPROCS 1 and 2 (8 req/s
 figures, 6 ratios), in blocks of 3 rounds; per block a shift of the whole machine that every
@@ -21,8 +21,8 @@ from dataclasses import replace
 import pytest
 
 import simruns
-from wrkreport import compare
-from wrkreport.analyze import load_analysis
+from wrkreport.compare import two_runs as compare
+from wrkreport.analysis.analyze import load_analysis
 
 from helpers import RUNS
 

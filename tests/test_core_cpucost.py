@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wrkreport.analyze import derive
+from wrkreport.analysis.analyze import derive
 from wrkreport.bench.cpu import cpu_ms_per_1k_requests
 from wrkreport.core.cpucost import ms_per_1k_requests
 from wrkreport.parsers import parse_file
-from wrkreport.run import load_run
+from wrkreport.runs.directory import load_run
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 

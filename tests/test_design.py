@@ -1,4 +1,4 @@
-"""Tests of wrkreport.design: the run's design and precision target, from the manifest into results.json, the page's method paragraph and the terminal summary."""
+"""Tests of wrkreport.analysis.design: the run's design and precision target, from the manifest into results.json, the page's method paragraph and the terminal summary."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
-from wrkreport.design import design_of, precision_of, precision_sentence
+from wrkreport.analysis.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
+from wrkreport.analysis.design import design_of, precision_of, precision_sentence
 from wrkreport.report import build
 
 from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files

@@ -22,4 +22,4 @@ def test_the_docstring_examples_hold(name):
 
 def test_the_examples_are_found():
     assert len(MODULES) > 50
-    assert sum(doctest.testmod(importlib.import_module(n)).attempted for n in ("wrkreport.change_chart", "wrkreport.core.setups")) >= 3
+    assert sum(doctest.testmod(importlib.import_module(n)).attempted for n in ("wrkreport.charts.changes", "wrkreport.core.setups")) >= 3

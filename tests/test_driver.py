@@ -224,7 +224,7 @@ def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log
 @pytest.mark.slow
 @needs_tools
 def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_ratios(workdirs):
-    from wrkreport.analyze import BLOCK_METHOD, load_analysis
+    from wrkreport.analysis.analyze import BLOCK_METHOD, load_analysis
 
     out, tmp = workdirs
     ports = free_ports()

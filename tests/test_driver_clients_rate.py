@@ -19,10 +19,10 @@ import pytest
 import netlab
 from rate_servers import vegeta_or_skip
 from helpers import HIST_SCRIPT, Serve, wait_for
-from wrkreport.latency_histogram import rank_of
+from wrkreport.core.latency_histogram import rank_of
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.reading import read_rate_measurements
-from wrkreport.run_files import read_manifest
+from wrkreport.runs.sidecars import read_manifest
 
 RATE = 501  # odd: the shares are 251 and 250
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.compare import gate
+from wrkreport.compare.two_runs import gate
 from wrkreport.fixedrate import common_rate
 from wrkreport.fixedrate.analysis import RateCell
 from wrkreport.fixedrate.common_rate import (NOT_FLAGGED, common_rate as pick_rate, curve_change_lines, curve_changes, curve_coverage,

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from wrkreport.latency_histogram import percentile_us
+from wrkreport.core.latency_histogram import percentile_us
 from wrkreport.fixedrate.record import RateResult
 
 from helpers import rate_result

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.h2_checks: HTTP/2 measurements must have negotiated h2; their sizes are said, not compared."""
+"""Tests of wrkreport.checks.h2: HTTP/2 measurements must have negotiated h2; their sizes are said, not compared."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from wrkreport.checks import same_response_checks
-from wrkreport.h2_checks import h2_response_checks, is_h2, kept_words
+from wrkreport.checks.measurements import same_response_checks
+from wrkreport.checks.h2 import h2_response_checks, is_h2, kept_words
 
 
 def rows(*specs):

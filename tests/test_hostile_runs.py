@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 from wrkreport.cli import cli
 from wrkreport.core.errors import ParseError, RefusedFile
-from wrkreport.rawfile import CAP_BYTES, read_bytes
+from wrkreport.parsers.rawfile import CAP_BYTES, read_bytes
 from wrkreport.report import build_compare
-from wrkreport.run import load_run
-from wrkreport.schema import cpu_list_problem
+from wrkreport.runs.directory import load_run
+from wrkreport.parsers.schema import cpu_list_problem
 
 from helpers import CAPTURED, FIXTURES
 
@@ -457,7 +457,7 @@ def test_a_listed_file_whose_name_is_no_plain_file_name_is_refused_unread(run, t
     (7, "expected a file name"),
 ])
 def test_name_problem_says_why_a_value_is_no_plain_file_name(value, reason):
-    from wrkreport.rawfile import name_problem
+    from wrkreport.parsers.rawfile import name_problem
 
     found = name_problem(value)
     assert (found is None) if reason is None else (reason in found)
@@ -466,7 +466,8 @@ def test_name_problem_says_why_a_value_is_no_plain_file_name(value, reason):
 def test_doctests():
     import doctest
 
-    from wrkreport import rawfile, schema
+    from wrkreport.parsers import rawfile
+    from wrkreport.parsers import schema
 
     for module in (schema, rawfile):
         failures, tried = doctest.testmod(module)

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.latency (cells pooled from wrk's histograms) and the histogram files of a run:
+"""Tests of wrkreport.analysis.latency (cells pooled from wrk's histograms) and the histogram files of a run:
 read beside each wrk file, refused or warned when hostile, shown as the CDF chart, the exact
 percentile table and results.json."""
 
@@ -12,12 +12,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.analyze import load_analysis
-from wrkreport.latency_histogram import SHOWN_PERCENTILES, merge_pairs, percentile_us, rank_of
+from wrkreport.analysis.analyze import load_analysis
+from wrkreport.core.latency_histogram import SHOWN_PERCENTILES, merge_pairs, percentile_us, rank_of
 from wrkreport.parsers.histogram import hist_file_name
-from wrkreport.latency import cell_latencies
+from wrkreport.analysis.latency import cell_latencies
 from wrkreport.report import build
-from wrkreport.run import load_run
+from wrkreport.runs.directory import load_run
 
 from helpers import RUNS
 

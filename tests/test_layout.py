@@ -28,16 +28,16 @@ README = SRC.parent / "README.md"
 # of wrkreport is in exactly one layer (bench, the driver's helper, has rules of its own).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("wrkreport", "wrkreport.core", "wrkreport.core.*")),  # wrkreport: the package, its __version__
-    ("safe reading", ("wrkreport.rawfile", "wrkreport.schema", "wrkreport.latency_histogram", "wrkreport.fixedrate", "wrkreport.fixedrate.record")),
+    ("safe reading", ("wrkreport.parsers.rawfile", "wrkreport.parsers.schema", "wrkreport.core.latency_histogram", "wrkreport.fixedrate", "wrkreport.fixedrate.record")),
     ("parsers", ("wrkreport.parsers", "wrkreport.parsers.*")),
-    ("run files", ("wrkreport.run_files", "wrkreport.client_outputs", "wrkreport.fixedrate.rate_checks", "wrkreport.fixedrate.capacity")),
-    ("run", ("wrkreport.run", "wrkreport.fixedrate.reading")),
-    ("checks and analysis", ("wrkreport.tls_checks", "wrkreport.app_checks", "wrkreport.h2_checks", "wrkreport.checks", "wrkreport.cells", "wrkreport.design", "wrkreport.noise",
-                             "wrkreport.latency", "wrkreport.reference", "wrkreport.analyze", "wrkreport.fixedrate.analysis",
+    ("run files", ("wrkreport.runs", "wrkreport.runs.sidecars", "wrkreport.runs.client_outputs", "wrkreport.fixedrate.rate_checks", "wrkreport.fixedrate.capacity")),
+    ("run", ("wrkreport.runs.directory", "wrkreport.fixedrate.reading")),
+    ("checks and analysis", ("wrkreport.checks", "wrkreport.analysis", "wrkreport.checks.tls", "wrkreport.checks.app", "wrkreport.checks.h2", "wrkreport.checks.measurements", "wrkreport.analysis.cells", "wrkreport.analysis.design", "wrkreport.analysis.noise",
+                             "wrkreport.analysis.latency", "wrkreport.analysis.reference", "wrkreport.analysis.analyze", "wrkreport.fixedrate.analysis",
                              "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison", "wrkreport.fixedrate.common_rate",
                              "wrkreport.fixedrate.capacities")),
-    ("comparison", ("wrkreport.compare", "wrkreport.variant_ratio", "wrkreport.variant_compare")),
-    ("charts", ("wrkreport.chart_layout", "wrkreport.chart_styles", "wrkreport.charts", "wrkreport.change_chart", "wrkreport.rate_chart", "wrkreport.parallel")),
+    ("comparison", ("wrkreport.compare", "wrkreport.compare.two_runs", "wrkreport.analysis.variant_ratio", "wrkreport.compare.variants")),
+    ("charts", ("wrkreport.charts", "wrkreport.charts.layout", "wrkreport.charts.styles", "wrkreport.charts.saturation", "wrkreport.charts.changes", "wrkreport.charts.rates", "wrkreport.charts.parallel")),
     ("report", ("wrkreport.report", "wrkreport.report.*")),
     ("command line", ("wrkreport.cli", "wrkreport.__main__")),
 )
@@ -45,7 +45,7 @@ BENCH = "wrkreport.bench"
 # What the driver's helper may import of the rest of wrkreport (run_bench.sh runs it before any pip install).
 BENCH_MAY_IMPORT = ("wrkreport.core", "wrkreport.parsers", "wrkreport.fixedrate")
 CORE = "wrkreport.core"
-CORE_MODULES = ("setups", "records", "stats", "units", "errors", "cpucost", "cpus", "display")
+CORE_MODULES = ("setups", "records", "stats", "units", "errors", "cpucost", "cpus", "display", "latency_histogram")
 FORBIDDEN_IN_CORE = ("pandas", "matplotlib", "jinja2", "click", "wrkreport.report", "wrkreport.bench")
 # The setup rules (core/setups.py): a module-level name in this list defined anywhere else is a second copy.
 SETUP_RULES = (
@@ -191,10 +191,10 @@ def test_no_module_imports_upward():
 
 
 def test_the_layer_rule_finds_an_upward_import_and_a_reach_into_bench():
-    graph = {"wrkreport.parallel": {"wrkreport.bench.machine"}, "wrkreport.core.stats": {"wrkreport.analyze"},
-             "wrkreport.bench.progress": {"wrkreport.report.fmt", "wrkreport.core.stats"}, "wrkreport.report.page": {"wrkreport.analyze"}}
+    graph = {"wrkreport.charts.parallel": {"wrkreport.bench.machine"}, "wrkreport.core.stats": {"wrkreport.analysis.analyze"},
+             "wrkreport.bench.progress": {"wrkreport.report.fmt", "wrkreport.core.stats"}, "wrkreport.report.page": {"wrkreport.analysis.analyze"}}
     found = upward_imports(graph)
-    assert len(found) == 3 and "parallel -> wrkreport.bench.machine" in found[2] and "report.fmt" in found[0] and "core below" in found[1]
+    assert len(found) == 3 and "report.fmt" in found[0] and "parallel -> wrkreport.bench.machine" in found[1] and "core below" in found[2]
 
 
 # --- core/: the standard library only -------------------------------------------------------

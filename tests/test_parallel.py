@@ -1,4 +1,4 @@
-"""Tests of wrkreport.parallel: forked jobs give the same texts, in order, as running them here; a failed child is run again here."""
+"""Tests of wrkreport.charts.parallel: forked jobs give the same texts, in order, as running them here; a failed child is run again here."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from wrkreport import parallel
+from wrkreport.charts import parallel
 
 
 def jobs_of(n: int):

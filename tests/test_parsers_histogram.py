@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wrkreport.core.errors import ParseError
-from wrkreport.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, percentile_us, rank_of
+from wrkreport.core.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, percentile_us, rank_of
 from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
 from wrkreport.parsers import parse_file
 from wrkreport.core.units import MS_PER_TIME_UNIT
@@ -234,7 +234,7 @@ def test_a_histogram_record_refuses_pairs_out_of_order():
 def test_doctests():
     import doctest
 
-    from wrkreport import latency_histogram
+    from wrkreport.core import latency_histogram
     from wrkreport.parsers import histogram
 
     found = [doctest.testmod(module) for module in (latency_histogram, histogram)]

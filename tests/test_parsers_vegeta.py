@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wrkreport import rawfile
+from wrkreport.parsers import rawfile
 from wrkreport.core.errors import ParseError
 from wrkreport.parsers import vegeta
 from wrkreport.parsers.vegeta import parse_vegeta, read_vegeta_file

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.rate_chart: the latency-vs-load chart draws the objective, each capacity with its interval or as a bound, the search's steps as points and the points' intervals (matplotlib's artists read back, and the SVG's text)."""
+"""Tests of wrkreport.charts.rates: the latency-vs-load chart draws the objective, each capacity with its interval or as a bound, the search's steps as points and the points' intervals (matplotlib's artists read back, and the SVG's text)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from wrkreport.chart_styles import setup_style
+from wrkreport.charts.styles import setup_style
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import slo_of
 from wrkreport.fixedrate.reading import planned_rates
-from wrkreport.rate_chart import rate_chart, rate_figure
+from wrkreport.charts.rates import rate_chart, rate_figure
 
 from helpers import read_rate_run, slo_variant
 

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.reference: the 2012 Go-vs-Node study's ratios and bytes per response, worked out
+"""Tests of wrkreport.analysis.reference: the 2012 Go-vs-Node study's ratios and bytes per response, worked out
 here by hand from the figures in shared/reference/go-vs-node-2012.md."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from wrkreport import reference
+from wrkreport.analysis import reference
 
 # The study's table, copied from the reference text (not from the package data).
 AB_GO_1 = [8427.78, 7980.73, 7509.63, 8242.47, 8898.19]

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.analyze import load_analysis
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core.setups import divisor_words, said_over
 from wrkreport.report.terminal import summary_table
 from wrkreport.report.verdict import verdict

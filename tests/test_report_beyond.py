@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.analyze import load_analysis
-from wrkreport.compare import compare
+from wrkreport.analysis.analyze import load_analysis
+from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, compare_summary
 
 from helpers import RUNS

@@ -15,8 +15,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from wrkreport.analyze import load_analysis
-from wrkreport.compare import compare
+from wrkreport.analysis.analyze import load_analysis
+from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, build_compare
 from wrkreport.report.compare_words import change_kind, compare_title
 

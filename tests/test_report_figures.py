@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport import chart_styles, charts
-from wrkreport.analyze import THROUGHPUT, load_analysis
+from wrkreport.charts import styles as chart_styles
+from wrkreport.charts import saturation as charts
+from wrkreport.analysis.analyze import THROUGHPUT, load_analysis
 from wrkreport.core.display import cut_words
 from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
@@ -49,7 +50,7 @@ ANALYSIS_STEPS = ("rate_cells", "cell_latencies", "tls_part")
     ("quick-hist", ["cell_latencies", "rate_cells", "tls_part"]),  # wrk's histograms
 ])
 def test_every_output_reads_the_one_analysis_and_computes_none_of_its_own(name, steps, tmp_path, monkeypatch):
-    from wrkreport import analyze
+    from wrkreport.analysis import analyze
 
     calls = []
     for step in ANALYSIS_STEPS:  # the analysis step's own calls, counted
@@ -74,7 +75,7 @@ def test_every_output_reads_the_one_analysis_and_computes_none_of_its_own(name, 
 
 
 def test_the_throughput_whisker_never_goes_below_zero():
-    from wrkreport.cells import Spread
+    from wrkreport.analysis.cells import Spread
     from wrkreport.core.stats import mean_interval
 
     values = (1_000.0, 30_000.0, 60_000.0)  # the arithmetic t interval of these reaches below zero
@@ -133,7 +134,7 @@ def test_a_healthy_run_has_no_failure_lines():
 
 
 def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_values():
-    from wrkreport import reference
+    from wrkreport.analysis import reference
     from wrkreport.report.page import ratio_caption
 
     sweep = load_analysis(RUNS / "sweep-all-setups").analysis  # GOMAXPROCS=2 only
@@ -147,7 +148,7 @@ def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_value
 
 
 def test_the_2012_study_sits_beside_node_http_only_with_markers_of_its_own():
-    from wrkreport import reference
+    from wrkreport.analysis import reference
     from wrkreport.report.page import ratio_caption
 
     node = load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis  # real ab run, GOMAXPROCS=1
@@ -172,7 +173,7 @@ def test_each_chart_comes_in_a_wide_and_a_narrow_layout_that_never_shrinks_its_t
     """A phone's layout 3.7 in wide beside the desktop's 8 in; each SVG's min-width is where its smallest text is 10 px on screen."""
     import re
 
-    from wrkreport.chart_layout import MIN_TEXT_PX
+    from wrkreport.charts.layout import MIN_TEXT_PX
 
     sweep = load_analysis(RUNS / "sweep-all-setups").analysis
     drawn = {"throughput": charts.throughput_chart(sweep), "cpu": charts.cpu_chart(sweep), "latency": charts.latency_chart(sweep),

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from wrkreport.analyze import load_analysis
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.report import build
 
@@ -161,7 +161,7 @@ def test_a_target_with_this_machines_kernel_shares_its_cpus(copied, tmp_path, sa
 def test_real_lab_runs_build_with_their_machines_and_exact_merged_latency(copied, tmp_path, name, clients):
     # Real runs of run_bench.sh over ssh into network-namespace hosts (tests/netlab.py; fixtures README).
     from wrkreport.parsers.histogram import merge_files
-    from wrkreport.run import load_run
+    from wrkreport.runs.directory import load_run
 
     run = copied(name)
     manifest = json.loads((run / "manifest.json").read_text())

@@ -44,7 +44,7 @@ def test_the_default_run_summary_fits_80_columns_and_ends_with_the_verdict(tmp_p
 
 def test_the_warning_count_counts_noise_and_check_warnings(tmp_path):
     built = build(RUNS / "sweep-all-setups", tmp_path / "out", WHEN)
-    from wrkreport.analyze import load_analysis
+    from wrkreport.analysis.analyze import load_analysis
 
     done = load_analysis(RUNS / "sweep-all-setups")
     expected = len(done.analysis.noise) + sum(c.status == "warn" for c in done.checks.checks)

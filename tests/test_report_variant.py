@@ -1,4 +1,4 @@
-"""Tests of wrkreport.report on a run with --variant (issue 20; variant_ratio, variant_compare, report.variantpage): twin ids read everywhere, the A/B figure worked from the raw files, results.json, the page, the summary, one-run compare, hostile variants."""
+"""Tests of wrkreport.report on a run with --variant (issue 20; analysis.variant_ratio, compare.variants, report.variantpage): twin ids read everywhere, the A/B figure worked from the raw files, results.json, the page, the summary, one-run compare, hostile variants."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import pytest
 from click.testing import CliRunner
 
 from wrkreport.core import stats
-from wrkreport.analyze import load_analysis
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.core.errors import NothingToCompare
 from wrkreport.core.records import Ratio
 from wrkreport.core.setups import baseline_of, setup_order, split_twin
 from wrkreport.report import build, build_compare
 from wrkreport.report.variantpage import answer_words, sentence
-from wrkreport.run_files import HEADERS_FILE, WRK_FILE
-from wrkreport.schema import SETUP_NAME
-from wrkreport.variant_ratio import Variant, variant_of
+from wrkreport.runs.sidecars import HEADERS_FILE, WRK_FILE
+from wrkreport.parsers.schema import SETUP_NAME
+from wrkreport.analysis.variant_ratio import Variant, variant_of
 
 from helpers import RUNS
 

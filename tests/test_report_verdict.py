@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.analyze import load_analysis
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core.stats import Interval
 from wrkreport.fixedrate.analysis import RateCell
 from wrkreport.report import build

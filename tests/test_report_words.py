@@ -8,7 +8,7 @@ import re
 import pytest
 
 from wrkreport.core import stats
-from wrkreport.analyze import load_analysis
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core.setups import BASELINE
 from wrkreport.core.records import Ratio
 from wrkreport.report import words
@@ -107,7 +107,7 @@ def test_judge_sorts_intervals_by_the_band(low, high, kind):
 
 
 def test_the_wide_head_to_head_of_the_issue_is_inconclusive():
-    from wrkreport.cells import Comparison
+    from wrkreport.analysis.cells import Comparison
 
     c = Comparison(2, 10, "nginx-http", "nginx-fcgi-unix", 2.580, 0.919, 7.246, 3)
     assert comparison_verdict(c).startswith("inconclusive")

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.run: a run directory -> measurements table, header captures and problems."""
+"""Tests of wrkreport.runs.directory: a run directory -> measurements table, header captures and problems."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from wrkreport.core.errors import NoUsableData
-from wrkreport.run import COLUMNS, load_run, require_measurements, resolve_run_dir
+from wrkreport.runs.directory import COLUMNS, load_run, require_measurements, resolve_run_dir
 
 from helpers import CAPTURED
 

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.run with ab: a hand-laid run directory of real `ab -k` captures (go-http and
+"""Tests of wrkreport.runs.directory with ab: a hand-laid run directory of real `ab -k` captures (go-http and
 node-http, 3 repeats each) is read like a wrk run and builds a report whose ratio is the
 one worked out from ab's printed req/s."""
 
@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from wrkreport.report import build
-from wrkreport.run import load_run
+from wrkreport.runs.directory import load_run
 
 AB = Path(__file__).parent / "fixtures" / "ab"
 RUN = AB / "runs" / "go-node-gomaxprocs-1"

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.run with several wrk clients per measurement: the real two-client run, and hand-broken variants of it.
+"""Tests of wrkreport.runs.directory with several wrk clients per measurement: the real two-client run, and hand-broken variants of it.
 
 tests/fixtures/runs/two-clients/ is a real run: two wrk processes at once per
 measurement (tests/fixtures/runs/README.md). Each test copies it and breaks one thing.
@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from wrkreport.cli import cli
 from wrkreport.parsers import parse_file
-from wrkreport.run import load_run
+from wrkreport.runs.directory import load_run
 
 from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms
 

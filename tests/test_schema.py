@@ -1,11 +1,11 @@
-"""Tests of wrkreport.schema: the latency objective a run recorded (parameters.slo) is kept when it is one --slo can give, left out with a reason otherwise."""
+"""Tests of wrkreport.parsers.schema: the latency objective a run recorded (parameters.slo) is kept when it is one --slo can give, left out with a reason otherwise."""
 
 from __future__ import annotations
 
 import pytest
 
 from wrkreport.fixedrate.capacity import PERCENTILES, slo_of
-from wrkreport.schema import MANIFEST_FIELDS, SLO_PERCENTILES, checked
+from wrkreport.parsers.schema import MANIFEST_FIELDS, SLO_PERCENTILES, checked
 
 
 def test_the_schema_knows_the_percentiles_the_search_takes():

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.tls_checks (issue 22): the TLS setups' baselines, the negotiated-TLS and resumption checks, the page's TLS part.
+"""Tests of wrkreport.checks.tls (issue 22): the TLS setups' baselines, the negotiated-TLS and resumption checks, the page's TLS part.
 
 Fixture: tests/fixtures/runs/tls-quick, a real --quick run of go-http and the three TLS setups.
 """
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.analyze import load_analysis
+from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core.setups import baseline_of
 from wrkreport.report.fmt import fmt_share
-from wrkreport.tls_checks import answer, negotiated_checks, resumed_checks, share_text, tls_part
+from wrkreport.checks.tls import answer, negotiated_checks, resumed_checks, share_text, tls_part
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "tls-quick"
 
@@ -145,7 +145,7 @@ def test_new_connection_responses_agree_among_themselves():
 
 
 def test_compare_divides_each_tls_ratio_by_its_own_baseline_in_both_runs():
-    from wrkreport.compare import compare
+    from wrkreport.compare.two_runs import compare
 
     a = load_analysis(FIXTURE)  # one block: each run's ratio unit is the paired ratio itself
     result = compare(a, a)

@@ -1,4 +1,4 @@
-"""Calibration of the in-run A/B's detectable_change (variant_compare.paired_detectable) by simulation.
+"""Calibration of the in-run A/B's detectable_change (wrkreport.compare.variants.paired_detectable) by simulation.
 
 An in-run A/B pairs each twin's round with its original's in the same block: the two share every
 server start and the run's drift, so no run-to-run term enters. Each simulated run is shaped like a
@@ -18,7 +18,7 @@ import pytest
 
 import simruns
 from wrkreport.core import stats
-from wrkreport.variant_compare import paired_detectable
+from wrkreport.compare.variants import paired_detectable
 
 RUNS_PER_FIGURE = 2000  # a share near 80% has a standard error of 0.9 points
 POWER = (0.70, 0.86)  # 80% nominal; with the se's median correction 73-80% (73-74% at 3 blocks, 76-80% from 5)

@@ -1,4 +1,4 @@
-"""Calibration of wrkreport.variant_ratio's in-run A/B figure (issue 20, --variant) by simulation: coverage, false changes, and what two runs would say of the same machine.
+"""Calibration of wrkreport.analysis.variant_ratio's in-run A/B figure (issue 20, --variant) by simulation: coverage, false changes, and what two runs would say of the same machine.
 
 Runs are shaped like real ones (simruns.ab_run): per-measurement heavy-tailed noise with
 outliers, a start effect per block shared by both nginx setups (the machine, Go) and one of
@@ -17,7 +17,7 @@ import random
 import pytest
 
 import simruns
-from wrkreport import compare
+from wrkreport.compare import two_runs as compare
 from wrkreport.core import stats
 
 RUNS = 2000  # simulated runs per figure: a rate near 5% has a standard error of about 0.5 points

@@ -79,8 +79,8 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
 
         wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
     """
-    from .client_outputs import group_paths, merge_files
-    from .latency_histogram import SUFFIX, histogram_record
+    from .runs.client_outputs import group_paths, merge_files
+    from .core.latency_histogram import SUFFIX, histogram_record
     from .parsers.histogram import read_histogram_file
     from .parsers import parse_file
     from .parsers.vegeta import read_client_files, read_vegeta_file
@@ -229,9 +229,9 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
 
     import textwrap
 
-    from .compare import gate
+    from .compare.two_runs import gate
     from .report import build_compare, compare_table
-    from .variant_compare import DRIFT_NOTE
+    from .compare.variants import DRIFT_NOTE
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
     if result.in_run and result.variant.app_b is not None:  # --app-b: two builds of the app, alone and behind nginx

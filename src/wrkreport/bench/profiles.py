@@ -114,7 +114,7 @@ RATE_OVERHEAD_S = 0.4  # per fixed-rate measurement: vegeta's start and encoding
 
 
 # Ceilings. The file names carry GOMAXPROCS, the connection level and the repeat, and the
-# reader (wrkreport.run_files.WRK_FILE) takes at most 4, 7 and 4 digits of them.
+# reader (wrkreport.runs.sidecars.WRK_FILE) takes at most 4, 7 and 4 digits of them.
 MAX_GOMAXPROCS = 9999
 MAX_CONNECTIONS = 9_999_999
 MAX_REPEATS = 9999

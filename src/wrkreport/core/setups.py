@@ -5,7 +5,7 @@ Each row says what a setup is (its id and description), who answers the load gen
 TLS, a new connection per request) and what its ratios divide by. A --variant twin
 (ORIGINAL~NAME: an nginx setup served by the variant's own nginx) is made from its
 original's row; so is --app-b's twin of the app alone (app~NAME: the app's second build,
-APP_B_SERVER), whose nginx-app~NAME is nginx in front of that build. The driver's helper (bench/), the readers (schema, run_files, the fixed-rate
+APP_B_SERVER), whose nginx-app~NAME is nginx in front of that build. The driver's helper (bench/), the readers (parsers/schema, runs/sidecars, the fixed-rate
 reader) and the report all read these rules from here; tests/test_layout.py fails when one
 is defined anywhere else. A new setup is a row here, a block in templates/nginx.conf.tmpl
 (for nginx setups) and, for a new backend, a flag of the Go server.

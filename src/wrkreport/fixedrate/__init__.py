@@ -8,5 +8,5 @@
     comparison   two runs' (or a twin's) added latencies, B - A
 
 Standard library only: the driver's helper reads and summarises the phase with it. Its chart
-is rate_chart.py beside the other charts; its page section report/ratepage.py.
+is charts/rates.py beside the other charts; its page section report/ratepage.py.
 """

@@ -4,8 +4,8 @@ For a setup other than go-http measured at the same GOMAXPROCS and offered rate 
 runs, with that cell and go-http's held in both (the runs' rate_cells, as their analysis has them), each
 run's units are its blocks' mean added latencies (setup - go-http in the same block, the
 units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
-95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare.py
-does for the ratios on logs, widened by each run's own shift (RATE_RUN_SD, as compare.py's
+95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare/two_runs.py
+does for the ratios on logs, widened by each run's own shift (RATE_RUN_SD, as two_runs.py's
 RUN_SD). Flagged when the interval excludes 0. Pure functions.
 """
 

@@ -1,6 +1,6 @@
 """Run (fixed rate): a run directory's manifest `fixed_rate_measurements` -> checked records of its open-loop measurements.
 
-The run directory is untrusted input, as for the wrk files (run.py): each entry was
+The run directory is untrusted input, as for the wrk files (runs/directory.py): each entry was
 checked by schema.py; its file must be named as the entry says (setup, GOMAXPROCS, block,
 repeat, rate: bench/fixed_rate.rate_stem), is read through rawfile (a regular file inside
 the directory, size-capped) and parsed by parsers/vegeta.py; its .cpu.json is checked by
@@ -23,8 +23,8 @@ from ..core.records import Check
 from ..parsers.vegeta import parse_vegeta
 from .rate_checks import OK, Expected, rate_checks
 from .record import RateResult, merge_results
-from ..run_files import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
-from ..schema import CPU_FIELDS, checked
+from ..runs.sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
+from ..parsers.schema import CPU_FIELDS, checked
 from ..core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_PATTERN
 
 RATE_FILE = re.compile(

@@ -28,7 +28,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..latency_histogram import rank_of
+from ..core.latency_histogram import rank_of
 
 SHOWN_PERCENTILES = (50.0, 90.0, 99.0, 99.9)  # what the fixed-rate phase reports, with the max
 NS_PER_MS = 1_000_000

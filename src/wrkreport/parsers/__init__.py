@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.errors import ParseError, RefusedFile
 from ..core.records import WrkResult
-from ..rawfile import CAP_BYTES, read_bytes
+from .rawfile import CAP_BYTES, read_bytes
 from . import wrk
 from .cursor import decode, first_line_is, split_lines
 

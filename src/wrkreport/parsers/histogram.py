@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..core.display import show
 from ..core.errors import ParseError, RefusedFile
-from ..latency_histogram import ERROR_KINDS, FORMAT, SUFFIX, VERSION, LatencyHistogram, merge
-from ..schema import MAX_DIGITS
+from ..core.latency_histogram import ERROR_KINDS, FORMAT, SUFFIX, VERSION, LatencyHistogram, merge
+from .schema import MAX_DIGITS
 
 MAX_COUNT = 2**53  # a count or byte total beyond this is not what one wrk run records
 MAX_LATENCY_US = 10**12  # ~11.6 days: far above any wrk --timeout
@@ -48,7 +48,7 @@ def hist_file_name(wrk_name: str) -> str:
 
 def read_histogram_file(path: str | Path) -> LatencyHistogram:
     """Read (a regular file, at most 16 MiB) and parse one .hist.json; every failure is a ParseError naming path."""
-    from ..rawfile import CAP_BYTES, read_bytes
+    from .rawfile import CAP_BYTES, read_bytes
 
     try:
         data = read_bytes(Path(path), CAP_BYTES["hist"])

@@ -145,7 +145,7 @@ class CappedReader(io.RawIOBase):
 
 def read_vegeta_file(path: str | Path, offered_rps: float | None = None) -> RateResult:
     """Read (a regular file under the vegeta cap) and parse one vegeta results file; every failure is a ParseError naming path."""
-    from ..rawfile import CAP_BYTES, read_bytes
+    from .rawfile import CAP_BYTES, read_bytes
 
     try:
         data = read_bytes(Path(path), CAP_BYTES["vegeta"])

@@ -1,6 +1,6 @@
 """Report: run + checks + analysis -> page data -> index.html, results.csv, results.json, terminal summary.
 
-Numbers are computed in analyze.py; here they are only put into words and tables. The
+Numbers are computed in analysis/; here they are only put into words and tables. The
 page is one self-contained file: CSS and SVG inline, no script, no network reference.
 One module per job, each importing only those before it; importing the package itself loads
 none of them (the names below come from their modules when first used), so fmt or words can

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..analyze import load_analysis
+from ..analysis.analyze import load_analysis
 from ..core.records import Check
 from ..fixedrate.summary import capacity_lines, rate_summary_lines
 from .files import results_json, write_outputs

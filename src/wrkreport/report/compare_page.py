@@ -9,16 +9,17 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__, change_chart
-from ..analyze import load_analysis
-from ..cells import several_levels
-from ..compare import FIGURES, RunComparison, compare
+from .. import __version__
+from ..charts import changes as change_chart
+from ..analysis.analyze import load_analysis
+from ..analysis.cells import several_levels
+from ..compare.two_runs import FIGURES, RunComparison, compare
 from ..fixedrate.common_rate import CURVE_METHOD
 from ..fixedrate.comparison import RATE_METHOD, VARIANT_RATE_METHOD
-from ..variant_compare import DRIFT_NOTE, variant_comparison
+from ..compare.variants import DRIFT_NOTE, variant_comparison
 from ..core.errors import NothingToCompare, RefusedFile
-from ..rawfile import MiB, read_bytes
-from ..run import Run, real_path
+from ..parsers.rawfile import MiB, read_bytes
+from ..runs.directory import Run, real_path
 from .compare_words import (CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, detectable_sentence,
                             detectable_text, figure_text)
 from .files import write_texts
@@ -84,7 +85,7 @@ class ComparePage:
     kind: str = "comparison of two runs"  # or, one run with --variant: its in-run A/B
     differences_title: str = "What differs between the runs"
     drift_note: str = ""  # one run: why drift cancels
-    drift: str = ""  # two runs: every req/s moved together while the ratios held (compare.machine_drift), else ''
+    drift: str = ""  # two runs: every req/s moved together while the ratios held (compare.two_runs.machine_drift), else ''
     detectable: str = ""  # per kind of figure, the smallest change its intervals could have flagged
 
 
@@ -309,7 +310,7 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (fixedrate/comparison.py)
         "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared at that rate
         "fixed_rate_interpolated": [c.record() for c in result.curve_changes],  # at a common rate on each run's curve: B - A, no interval
-        "machine_drift": drift_record(result.drift),  # every req/s moved together while the ratios held (compare.machine_drift); null for one run
+        "machine_drift": drift_record(result.drift),  # every req/s moved together while the ratios held (compare.two_runs.machine_drift); null for one run
         "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
         **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),
     }

@@ -12,9 +12,9 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from ..checks import CheckReport
+from ..checks.measurements import CheckReport
 from ..core.records import STATUSES, Check, worst
-from ..run import Run, relative_to
+from ..runs.directory import Run, relative_to
 from .fmt import fmt_ms, fmt_number, group_name, none_if_nan
 from .words import CHECK_TITLES
 

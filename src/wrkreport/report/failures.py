@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..checks import CheckReport
+from ..checks.measurements import CheckReport
 from ..core.errors import RefusedFile
 from ..core.records import Check
-from ..rawfile import read_head
-from ..run import Run
+from ..parsers.rawfile import read_head
+from ..runs.directory import Run
 from .words import CHECK_TITLES
 
 

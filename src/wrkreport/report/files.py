@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__, reference
-from ..analyze import Analysed
-from ..design import design_of, precision_of
+from .. import __version__
+from ..analysis import reference
+from ..analysis.analyze import Analysed
+from ..analysis.design import design_of, precision_of
 from ..core.errors import OutputError
 from ..core.records import Ratio
-from ..variant_ratio import variant_of, variant_ratio_record, variant_record
-from ..latency import CellLatency
-from ..run import COLUMNS
+from ..analysis.variant_ratio import variant_of, variant_ratio_record, variant_record
+from ..analysis.latency import CellLatency
+from ..runs.directory import COLUMNS
 from .fmt import none_if_nan
 
 CSV_COLUMNS = (*COLUMNS, "check_status", "excluded")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..h2_checks import H2Part, h2_answer
+from ..checks.h2 import H2Part, h2_answer
 from .fmt import fmt_number
 
 FIXED_RATE_NOTE = ("The h2 setups' latency at a fixed load and their capacity (Latency at a fixed load, below) were measured open loop "

@@ -12,18 +12,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__, charts, parallel, reference
-from ..analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysed, Analysis
-from ..latency_histogram import SHOWN_PERCENTILES
+from .. import __version__
+from ..charts import saturation as charts
+from ..charts import parallel
+from ..analysis import reference
+from ..analysis.analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysed, Analysis
+from ..core.latency_histogram import SHOWN_PERCENTILES
 from ..core.setups import BASELINE, TLS_SETUP_IDS, baseline_of, divisor_words, hello_world, said_over, setup_description
 from ..core.records import worst
-from ..design import design_of, precision_of
-from ..run import relative_to
+from ..analysis.design import design_of, precision_of
+from ..runs.directory import relative_to
 from .evidence import CheckGroup, HeaderRow, MeasurementRow, check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
 from .machines import MachineTable, environment_rows, machine_tables_of, rtt_lines
 from .study import load_generator, load_generator_of, study_reference, study_rows
-from ..rate_chart import rate_chart
+from ..charts.rates import rate_chart
 from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
 from .verdict import Verdict, verdict

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import reference
+from ..analysis import reference
 from .fmt import fmt_number
 
 

@@ -6,8 +6,8 @@ import textwrap
 
 import pandas as pd
 
-from ..analyze import Analysis
-from ..cells import several_levels
+from ..analysis.analyze import Analysis
+from ..analysis.cells import several_levels
 from ..core.setups import baseline_of, main_divisor
 from ..fixedrate.common_rate import curve_change_lines
 from ..fixedrate.comparison import rate_change_lines

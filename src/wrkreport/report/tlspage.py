@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..tls_checks import TlsPart, answer
+from ..checks.tls import TlsPart, answer
 from .fmt import fmt_number
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..analyze import Analysis
+from ..analysis.analyze import Analysis
 from ..core.records import Ratio
 from ..core.setups import APP_BASELINE, split_twin, twin_id
-from ..variant_ratio import Variant, changed, variant_of
+from ..analysis.variant_ratio import Variant, changed, variant_of
 from .fmt import fmt_ratio
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
 

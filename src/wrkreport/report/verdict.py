@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..analyze import CPU_METRIC, THROUGHPUT, Analysis
+from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..core.setups import APP_BASELINE, BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
-from ..app_checks import app_conditions
+from ..checks.app import app_conditions
 from ..core import stats
 from ..fixedrate.analysis import RateCell
 from ..fixedrate.capacities import Capacity

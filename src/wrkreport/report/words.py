@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 
 from ..core import stats
-from ..analyze import CPU_METRIC, Analysis
-from ..cells import Comparison
+from ..analysis.analyze import CPU_METRIC, Analysis
+from ..analysis.cells import Comparison
 from ..core.setups import APP_BASELINE, APP_SETUP_IDS, BASELINE, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, NGINX_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS
 from ..core.records import Ratio
 from .fmt import fmt_share, fmt_times, group_name
@@ -40,7 +40,7 @@ BAND_TEXT = f"{SAME_LOW:.2f}-{SAME_HIGH:.2f}"
 MAX_REPEATS_SAID = 1000
 
 
-# The check names (checks.py) as the page and the failure box title them.
+# The check names (checks/measurements.py) as the page and the failure box title them.
 CHECK_TITLES = {
     "run-status": "Run completed",
     "readiness": "Setup became ready",

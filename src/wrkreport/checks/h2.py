@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .core.records import CPU_METRIC, THROUGHPUT, Check
-from .core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID, streams_of
-from .tls_checks import share_text
+from ..core.records import CPU_METRIC, THROUGHPUT, Check
+from ..core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID, streams_of
+from .tls import share_text
 
 H2_ALPN = "h2"
 
@@ -27,7 +27,7 @@ def is_h2(setup: str) -> bool:
 
 
 def h2_header_check(capture, cell: dict, where: str) -> Check:
-    """Return the header-bytes check of an h2 setup's capture (run_files.HeaderCapture; cell: its manifest cell): 200 over HTTP/2, and what nginx changed said."""
+    """Return the header-bytes check of an h2 setup's capture (runs.sidecars.HeaderCapture; cell: its manifest cell): 200 over HTTP/2, and what nginx changed said."""
     fail = lambda text: Check("header-bytes", "fail", f"{where} {text}", capture.setup, capture.gomaxprocs, file=capture.file)  # noqa: E731
     if not (capture.status_line or "").startswith("HTTP/2"):
         return fail(f"answered {capture.status_line!r} over HTTP/1.x: curl --http2 was not given h2 by ALPN")

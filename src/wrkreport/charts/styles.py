@@ -7,7 +7,7 @@ every bar fill has at least 3:1 contrast against the white page (WCAG 1.4.11).
 
 from __future__ import annotations
 
-from .core.setups import split_twin
+from ..core.setups import split_twin
 
 # Okabe & Ito (2008), "Color Universal Design"; marker and hatch per setup for grey print.
 SETUP_STYLES = {

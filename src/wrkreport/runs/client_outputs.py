@@ -10,7 +10,7 @@ missing -- never an average of percentiles. Which files belong together comes fr
 manifest entry's `clients` list, else from the file names (same stem). Each client's
 threads, wrk CPU and machine (ClientLoad, from the manifest's client_hosts and
 server_host) feed the load-generator warnings. Standard library only; reading the run's
-files is run.py's job.
+files is directory.py's job.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .latency_histogram import LatencyHistogram, merge
-from .core.records import WrkResult
+from ..core.latency_histogram import LatencyHistogram, merge
+from ..core.records import WrkResult
 
 CLIENT_PART = re.compile(r"\.client-(?P<index>[1-9][0-9]{0,3})\.wrk\.txt$")
 CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")
@@ -268,7 +268,7 @@ def group_paths(paths: list[str]) -> list[list[str]]:
     >>> group_paths(["a.run-1.client-2.wrk.txt", "b.wrk.txt", "a.run-1.client-1.wrk.txt"])
     [['a.run-1.client-1.wrk.txt', 'a.run-1.client-2.wrk.txt'], ['b.wrk.txt']]
     """
-    from .parsers.vegeta import client_part  # a fixed-rate measurement's `<stem>.client-<i>.vegeta.csv.gz` group the same way
+    from ..parsers.vegeta import client_part  # a fixed-rate measurement's `<stem>.client-<i>.vegeta.csv.gz` group the same way
 
     groups: dict[object, list[str]] = {}
     for i, path in enumerate(paths):
@@ -287,9 +287,9 @@ def merge_files(paths: list[str]) -> tuple[WrkResult, list[str]]:
     """
     from pathlib import Path
 
-    from .core.errors import ParseError
-    from .parsers.histogram import read_histogram_file
-    from .parsers import parse_file
+    from ..core.errors import ParseError
+    from ..parsers.histogram import read_histogram_file
+    from ..parsers import parse_file
 
     results, histograms, without = [], [], []
     for path in paths:

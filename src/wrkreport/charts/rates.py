@@ -12,12 +12,12 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from .chart_layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
-from .chart_styles import setup_style
-from .charts import plain_log_axis
-from .fixedrate.analysis import RateCell
-from .fixedrate.capacities import Capacity
-from .fixedrate.capacity import AT_LEAST
+from .layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
+from .styles import setup_style
+from .saturation import plain_log_axis
+from ..fixedrate.analysis import RateCell
+from ..fixedrate.capacities import Capacity
+from ..fixedrate.capacity import AT_LEAST
 
 OBJECTIVE_COLOUR = "#444444"
 BAND_ALPHA = 0.15

@@ -5,7 +5,7 @@ in the same shuffled rounds of the same blocks. Its A/B figure is paired_ratio's
 original instead of go-http: the same pairing by round within a block and the same block
 interval as every overhead ratio (stats.block_ratio_interval). What moves a whole block
 (its server start) or the whole run (drift) moves both sides of each pair alike, so it
-cancels in the ratio; between two runs it does not (compare.RUN_SD).
+cancels in the ratio; between two runs it does not (compare.two_runs.RUN_SD).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .core.records import Ratio
-from .core.setups import split_twin
+from ..core.records import Ratio
+from ..core.setups import split_twin
 
 # The options the driver records (bench/variant.py), as it normalises them; nothing else is shown.
 OPTION = re.compile(r"no-upstream-keepalive|pin-server=[0-9][0-9,-]{0,63}|nginx=/[^\x00-\x1f\x7f]{1,1023}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from .core.setups import BASELINE
+from ..core.setups import BASELINE
 
 DATA_FILE = "article-2013.json"
 STUDY_2012_FILE = "study-2012.json"

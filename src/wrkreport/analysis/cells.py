@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .core import stats
+from ..core import stats
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core.errors import ParseError, RefusedFile
-from .latency_histogram import LatencyHistogram
-from .core.records import Check
-from .parsers.histogram import parse_histogram
-from .rawfile import CAP_BYTES, read_bytes
-from .core.setups import SETUP_PATTERN
-from .schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, checked, load_json
+from ..core.errors import ParseError, RefusedFile
+from ..core.latency_histogram import LatencyHistogram
+from ..core.records import Check
+from ..parsers.histogram import parse_histogram
+from ..parsers.rawfile import CAP_BYTES, read_bytes
+from ..core.setups import SETUP_PATTERN
+from ..parsers.schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
     rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})"

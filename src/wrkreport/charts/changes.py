@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import matplotlib
 import matplotlib.ticker
 
-from .chart_layout import STYLE, new_figure, to_svg
-from .chart_styles import CHANGE_STYLES
-from .core.display import cut_words
+from .layout import STYLE, new_figure, to_svg
+from .styles import CHANGE_STYLES
+from ..core.display import cut_words
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .core import stats
-from .core.setups import BASELINE
-from .core.records import THROUGHPUT, NoiseWarning, Ratio
+from ..core import stats
+from ..core.setups import BASELINE
+from ..core.records import THROUGHPUT, NoiseWarning, Ratio
 
 if TYPE_CHECKING:  # analyze imports this module; the cell types are for annotations only
     from .cells import Cell, Spread

@@ -21,22 +21,22 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from .core import stats
-from .checks import CheckReport, annotate, check_run
+from ..core import stats
+from ..checks.measurements import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
-from .core.cpucost import ms_per_1k_requests
-from .core.setups import NGINX_SETUPS, baseline_in, said_over, setup_order, split_twin
-from .core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
+from ..core.cpucost import ms_per_1k_requests
+from ..core.setups import NGINX_SETUPS, baseline_in, said_over, setup_order, split_twin
+from ..core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
-from .run import Run, load_run, require_measurements
-from .fixedrate.analysis import RateCell, rate_cells
-from .fixedrate.capacities import Capacity, capacities
-from .fixedrate.capacity import slo_of
-from .fixedrate.reading import planned_rates
+from ..runs.directory import Run, load_run, require_measurements
+from ..fixedrate.analysis import RateCell, rate_cells
+from ..fixedrate.capacities import Capacity, capacities
+from ..fixedrate.capacity import slo_of
+from ..fixedrate.reading import planned_rates
 from .latency import CellLatency, cell_latencies
-from .tls_checks import TlsPart, tls_part
-from .h2_checks import H2Part, h2_part
+from ..checks.tls import TlsPart, tls_part
+from ..checks.h2 import H2Part, h2_part
 
 RATIO_METHOD = (
     "Ratios pair each setup's repeat k with go-http's repeat k at the same GOMAXPROCS; the "
@@ -161,7 +161,7 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
 
 
 def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None) -> Analysis:
-    """Analyse the annotated measurements (run.load_run + checks.annotate).
+    """Analyse the annotated measurements (runs.directory.load_run + checks.measurements.annotate).
 
     unmeasured: (setup, GOMAXPROCS) cells the run knows of but has no measurement for,
     with the reason; they appear as excluded cells in every group of their GOMAXPROCS.

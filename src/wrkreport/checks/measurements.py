@@ -16,12 +16,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from .core.setups import BASELINE, NEW_CONNECTION_SETUPS
-from .app_checks import app_header_check, app_response_checks, app_response_sizes, is_app
-from .h2_checks import h2_header_check, h2_response_checks, is_h2
-from .core.records import Check, worst
-from .run import Run
-from .tls_checks import negotiated_checks, resumed_checks
+from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS
+from .app import app_header_check, app_response_checks, app_response_sizes, is_app
+from .h2 import h2_header_check, h2_response_checks, is_h2
+from ..core.records import Check, worst
+from ..runs.directory import Run
+from .tls import negotiated_checks, resumed_checks
 
 DEFAULT_HEADER_BYTES = 141
 BYTES_UNIT_SCALE = 1024  # wrk's format_binary: B, KB, MB, GB, TB, base 1024
@@ -345,8 +345,8 @@ def same_response_checks(table: pd.DataFrame, app_sizes: dict[tuple[str, int], i
     A new connection per request (go-https-new ...) changes the response's headers
     (Connection: close), so those setups agree among themselves; the size returned is the
     keep-alive measurements' (else theirs). --app's setups are each held to the size of
-    their own answer at the block's start (app_sizes: app_checks.app_response_sizes); the h2
-    setups' sizes are not compared (HPACK), their h2 is (h2_checks.h2_response_checks).
+    their own answer at the block's start (app_sizes: app.app_response_sizes); the h2
+    setups' sizes are not compared (HPACK), their h2 is (h2.h2_response_checks).
     """
     h2 = table["setup"].map(is_h2).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
     if h2.any():  # HTTP/2: HPACK makes the sizes differ; h2 negotiated instead

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core.display import show
-from .core.errors import NoUsableData, ParseError
+from ..core.display import show
+from ..core.errors import NoUsableData, ParseError
 from .client_outputs import (
     ClientFile,
     ClientLoad,
@@ -38,14 +38,14 @@ from .client_outputs import (
     merge_results,
     numbering_problem,
 )
-from .latency_histogram import LatencyHistogram, merge
-from .parsers.histogram import hist_file_name
-from .core.records import FIELDS, Check
-from .core.setups import setup_order
-from .parsers import parse_file
-from .rawfile import name_problem
-from .fixedrate.reading import RateMeasurement, read_rate_measurements
-from .run_files import (
+from ..core.latency_histogram import LatencyHistogram, merge
+from ..parsers.histogram import hist_file_name
+from ..core.records import FIELDS, Check
+from ..core.setups import setup_order
+from ..parsers import parse_file
+from ..parsers.rawfile import name_problem
+from ..fixedrate.reading import RateMeasurement, read_rate_measurements
+from .sidecars import (
     CPU_PROCESSES,
     WRK_FILE,
     MANIFEST,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from .core.cpus import cpu_count
+from ..core.cpus import cpu_count
 
 
 def run_all(jobs: dict[str, Callable[[], str]], workers: int | None = None) -> dict[str, str]:

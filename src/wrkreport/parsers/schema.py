@@ -14,11 +14,11 @@ import math
 import re
 from dataclasses import dataclass
 
-from .core.display import show
-from .core.setups import SETUP_NAME, VARIANT_NAME
+from ..core.display import show
+from ..core.setups import SETUP_NAME, VARIANT_NAME
 from .rawfile import name_problem
 
-CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as client_outputs.py and run_files.WRK_FILE name them
+CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")  # as runs/client_outputs.py and runs.sidecars.WRK_FILE name them
 CPU_LIST = re.compile(r"[0-9]{1,10}(?:-[0-9]{1,10})?(?:,[0-9]{1,10}(?:-[0-9]{1,10})?)*")
 MAX_CPU = 65535  # above Linux's largest NR_CPUS (8192)
 MAX_INT = 2**63 - 1

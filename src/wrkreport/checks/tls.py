@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
-from .core.records import Check
+from ..core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
+from ..core.records import Check
 
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
 

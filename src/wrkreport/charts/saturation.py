@@ -2,8 +2,8 @@
 
 Colours are the Okabe-Ito palette (distinct for the common colour-vision deficiencies)
 and every setup also has its own marker and bar hatch, so the charts read in grey print.
-Figures are laid out and written as SVG by chart_layout.py, each chart in two layouts
-(chart_layout.wide_and_narrow): every *_figure function draws one, narrow or not.
+Figures are laid out and written as SVG by layout.py, each chart in two layouts
+(layout.wide_and_narrow): every *_figure function draws one, narrow or not.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import math
 
 import matplotlib
 
-from .core import stats
-from .core.display import cut_words
-from .analyze import THROUGHPUT, Analysis
-from .cells import Spread
-from .chart_layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
-from .latency_histogram import cdf_points
-from .latency import CellLatency
-from .chart_styles import fill, setup_style
-from .core.setups import BASELINE, SETUP_BY_ID
-from .reference import NODE_SETUP, ReferenceRatio, StudyRatio
+from ..core import stats
+from ..core.display import cut_words
+from ..analysis.analyze import THROUGHPUT, Analysis
+from ..analysis.cells import Spread
+from .layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
+from ..core.latency_histogram import cdf_points
+from ..analysis.latency import CellLatency
+from .styles import fill, setup_style
+from ..core.setups import BASELINE, SETUP_BY_ID
+from ..analysis.reference import NODE_SETUP, ReferenceRatio, StudyRatio
 
 PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
 CDF_POINTS = 240  # latencies sampled per line, log-spaced: the exact share at each, a small SVG

@@ -1,7 +1,7 @@
 """Variant compare: one run with --variant -> A (its nginx setups) against B (their twins), measured in the same rounds.
 
-compare.py compares two runs, which cannot be paired: each is a separate time on the
-machine, so every interval is widened by the run-to-run spread (compare.RUN_SD), and a
+two_runs.py compares two runs, which cannot be paired: each is a separate time on the
+machine, so every interval is widened by the run-to-run spread (two_runs.RUN_SD), and a
 10% change cannot be told from drift. A run with --variant measured each nginx setup and
 its twin in the same shuffled rounds of the same blocks, so here B / A pairs each of the
 twin's rounds with the original's round beside it (analyze.pair_interval: a Huber
@@ -14,14 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from .core import stats
-from .analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
-from .cells import Cell
-from .compare import P99, Change, RunComparison, show
-from .core.errors import NothingToCompare
-from .core.setups import baseline_of, setup_order, split_twin
-from .fixedrate.comparison import planned_only, variant_rate_changes
-from .variant_ratio import Variant, variant_of
+from ..core import stats
+from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
+from ..analysis.cells import Cell
+from .two_runs import P99, Change, RunComparison, show
+from ..core.errors import NothingToCompare
+from ..core.setups import baseline_of, setup_order, split_twin
+from ..fixedrate.comparison import planned_only, variant_rate_changes
+from ..analysis.variant_ratio import Variant, variant_of
 
 METHOD = (
     "A is each nginx setup as the run measured it, B its --variant twin (the same setup served by the variant's nginx); "

@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from .core.errors import RefusedFile
+from ..core.errors import RefusedFile
 
 MiB = 1024 * 1024
 # The largest file of each kind read (docs/raw-format.md; docs/pitfalls.md, "What a run directory may contain").

@@ -8,8 +8,8 @@ capture's status must be 2xx, and its size and what nginx changed in the header 
 
 from __future__ import annotations
 
-from .core.records import Check
-from .core.setups import SETUP_BY_ID
+from ..core.records import Check
+from ..core.setups import SETUP_BY_ID
 
 
 def is_app(setup: str) -> bool:
@@ -19,7 +19,7 @@ def is_app(setup: str) -> bool:
 
 
 def app_header_check(capture, cell: dict, where: str) -> Check:
-    """Return the header-bytes check of an app setup's capture (run_files.HeaderCapture; cell: its manifest cell): 2xx, its size and what nginx changed said."""
+    """Return the header-bytes check of an app setup's capture (runs.sidecars.HeaderCapture; cell: its manifest cell): 2xx, its size and what nginx changed said."""
     changed = cell.get("headers_changed")
     said = "" if changed is None else f"; changed from the app's: {', '.join(changed) or 'nothing'}"
     body = f", {cell['body_bytes']:,}-byte body" if isinstance(cell.get("body_bytes"), int) else ""

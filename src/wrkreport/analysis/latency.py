@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .latency_histogram import SHOWN_PERCENTILES, LatencyHistogram, merge
-from .core.setups import setup_order
+from ..core.latency_histogram import SHOWN_PERCENTILES, LatencyHistogram, merge
+from ..core.setups import setup_order
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .core import stats
-from .analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
-from .cells import Cell
-from .core.setups import BASELINE, baseline_of, setup_order
-from .fixedrate.common_rate import CurveChange, curve_changes, curve_coverage
-from .fixedrate.comparison import RateChange, planned_only, rate_changes, rate_only_lines
+from ..core import stats
+from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
+from ..analysis.cells import Cell
+from ..core.setups import BASELINE, baseline_of, setup_order
+from ..fixedrate.common_rate import CurveChange, curve_changes, curve_coverage
+from ..fixedrate.comparison import RateChange, planned_only, rate_changes, rate_only_lines
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -192,7 +192,7 @@ class RunComparison:
     rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (fixedrate/comparison.py)
     rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (fixedrate.comparison.rate_only_lines)
     curve_changes: tuple[CurveChange, ...] = ()  # runs at different rates: added latencies read at a common rate on each run's curve, no interval
-    labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variant_compare.py)
+    labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variants.py)
     variant: object = None  # that variant (variant_ratio.Variant), None for two runs
     drift: Drift | None = None  # whether every req/s moved together while the ratios held (machine_drift); None for one run's A/B
 
