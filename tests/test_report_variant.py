@@ -251,7 +251,7 @@ def test_app_b_figures_are_said_in_app_words_with_each_builds_answer():
                 "passes": [{"cells": {"app": {"body_bytes": 912, "body_sha256": "a" * 64}, "app~b": {"body_bytes": 235, "body_sha256": "b" * 64}}}]}
     variant = variant_of(manifest)
     assert variant == Variant("b", (), app_b="./new {port}") and variant.options_text == "--app-b './new {port}'"
-    assert "build B's req/s over build A's" in variant.method and "test_variant_ratio_calibration" in variant.method
+    assert "build B's req/s over build A's" in variant.method and "test_analysis_variant_ratio_calibration" in variant.method
     alone = Ratio("requests_per_sec", 1, "app~b", 1.21, 1.15, 1.27, 6, baseline="app", blocks=3)
     behind = Ratio("requests_per_sec", 1, "nginx-app~b", 0.99, 0.97, 1.01, 6, baseline="nginx-app", blocks=3)
     assert sentence(alone, variant, False) == ("Your app's build b alone: its throughput is 1.210 (1.150-1.270) times build A's: "

@@ -27,7 +27,7 @@ METHOD = (
 APP_B_METHOD = (
     "The A/B figure is build B's req/s over build A's (app~NAME over app alone, nginx-app~NAME over nginx-app behind the same nginx "
     "configuration) at the same GOMAXPROCS, each round paired with the one measured beside it in the same shuffled round, summarised "
-    "per block and given a Student-t interval over blocks exactly as the --variant figure (tests/test_variant_ratio_calibration.py "
+    "per block and given a Student-t interval over blocks exactly as the --variant figure (tests/test_analysis_variant_ratio_calibration.py "
     "checks its coverage): both builds shared every block's start and the run's drift, which cancel in the figure."
 )
 

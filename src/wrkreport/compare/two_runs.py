@@ -15,7 +15,7 @@ itself. Refusing to flag such runs would leave every recorded run uncomparable, 
 difference's variance is widened instead by START_SD**2 for each such run: the
 start-to-start spread measured on the recorded runs (see START_SD), entered in the
 Welch-Satterthwaite degrees of freedom with the 4 it was estimated with. The simulation
-in tests/test_compare_calibration.py (no true change; start effects of 5%, 10% heavy-tailed
+in tests/test_compare_two_runs_calibration.py (no true change; start effects of 5%, 10% heavy-tailed
 measurement noise, 2% outliers) shows the false-change rate of both at 3, 5 and 10
 repeats or blocks, and the percentile bootstrap used before flagging far more often.
 
@@ -41,7 +41,7 @@ from ..fixedrate.comparison import RateChange, planned_only, rate_changes, rate_
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
 # log ratio at GOMAXPROCS=2 across the five recorded runs with it (default-2cores,
 # keepalive-on, keepalive-on-again, quick-1-repeat, sweep-all-setups) is 0.048, rounded up.
-# tests/test_compare_calibration.py recomputes it from tests/fixtures/runs.
+# tests/test_compare_two_runs_calibration.py recomputes it from tests/fixtures/runs.
 START_SD = 0.05
 START_DF = 4  # five runs
 # The same DerSimonian-Laird between-run sd of log p99 latency at GOMAXPROCS=2 over the same
@@ -50,7 +50,7 @@ LATENCY_START_SD = 0.17
 # The same DerSimonian-Laird between-run sd of log req/s at GOMAXPROCS=2 over the same five
 # runs: 0.076 (go-http), 0.130 (nginx-http), 0.134 (nginx-fcgi-tcp); the largest, rounded up.
 # Widened by the ratio's 0.05 instead, one-start runs at 3 repeats flagged 22.8% of
-# simulated comparisons with no true change (tests/test_compare_calibration.py).
+# simulated comparisons with no true change (tests/test_compare_two_runs_calibration.py).
 THROUGHPUT_START_SD = 0.14
 # Runs drift: two default runs of the same code minutes apart moved every ratio by
 # 1.6-5%, beyond their intervals. A run measured in blocks averages over its own starts, but
@@ -59,7 +59,7 @@ THROUGHPUT_START_SD = 0.14
 # recorded same-settings default runs (tests/fixtures/runs/default-run-1..6: 1-3 minutes
 # apart, 4-6 the same an hour later),
 # each run's units its block summaries; the largest over the setups and GOMAXPROCS values,
-# rounded up. tests/test_compare_calibration.py recomputes them.
+# rounded up. tests/test_compare_two_runs_calibration.py recomputes them.
 RUN_SD = 0.05  # measured 0.046 (nginx-http's ratio at GOMAXPROCS=2: 0.597, 0.565, 0.571, 0.556, 0.619, 0.635)
 THROUGHPUT_RUN_SD = 0.13  # measured 0.127: this machine's own speed moved more than any ratio
 LATENCY_RUN_SD = 0.21  # measured 0.206
@@ -257,7 +257,7 @@ def machine_drift(throughput: list[tuple[tuple[list[float], bool], tuple[list[fl
        the figures, larger than their scatter about it (a one-sample t test over the figures);
     3. the ratios held: at least one overhead ratio has an interval and none is flagged.
     With no shared shift, 8 independent figures land on one side of 1.0 in 2 of 256 cases, and
-    pass 2 as well in fewer; tests/test_compare_drift.py simulates the false alarms and the power.
+    pass 2 as well in fewer; tests/test_compare_two_runs_drift.py simulates the false alarms and the power.
     """
     ratios_with = [c for c in ratios if c.ci_low is not None]
     flagged = sum(c.flagged for c in ratios_with)
@@ -347,7 +347,7 @@ def detectable_change(found: stats.Interval | None, units: int | None = None) ->
     The degrees of freedom are at most units - 2 (both runs' blocks): with 2 blocks a side,
     Welch-Satterthwaite's estimate from four heavy-tailed block values runs high, and a
     change of the size reported was flagged in 59-76% of simulated comparisons at 2 and 4
-    blocks without the cap (tests/test_compare_detectable.py). A drop of the same log size
+    blocks without the cap (tests/test_compare_two_runs_detectable.py). A drop of the same log size
     reads smaller: 1 - 1 / (1 + the figure).
 
     >>> round(detectable_change(stats.Interval(1.0, 0.8, 1.25, 10, se=0.05, df=8)), 4), round(detectable_change(stats.Interval(1.0, 0.8, 1.25, 4, se=0.05, df=8), 4), 4)

@@ -108,7 +108,7 @@ def paired_detectable(found: stats.Interval) -> float | None:
     an estimate, below the true one in more than half of runs at few blocks: it is scaled by
     sqrt(df / median of chi-square(df)) (the median by Wilson-Hilferty, df (1 - 2 / 9df)^3), so
     the change reported is flagged in 73-80% of simulated runs at 3-10 blocks (76-80% from 5); uncorrected,
-    in 62-76% (tests/test_variant_compare_detectable.py).
+    in 62-76% (tests/test_compare_variants_detectable.py).
 
     >>> round(paired_detectable(stats.Interval(1.0, math.exp(-0.05), math.exp(0.05), 7, stats.BLOCK, 7)), 4)
     0.0752

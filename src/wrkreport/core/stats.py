@@ -470,7 +470,7 @@ def bootstrap_interval(statistic, samples: tuple[list, ...], resamples: int = 40
     Each sample is resampled with replacement on its own (independent groups, e.g. the
     repeats of two runs); the seed makes the interval the same for the same input. No
     longer used by compare: at 3-5 samples it is too narrow, which
-    tests/test_compare_calibration.py shows with it.
+    tests/test_compare_two_runs_calibration.py shows with it.
     (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13.)
 
     >>> low, high = bootstrap_interval(lambda a, b: mean(b) / mean(a), ([10.0, 11.0, 9.0], [20.0, 22.0, 18.0]))

@@ -24,7 +24,7 @@ RUNS = 2000  # simulated runs per figure: a rate near 5% has a standard error of
 FLOOR = 0.93
 # A 95% interval excludes a true 1.0 in 5% of runs by construction; the simulated rates are
 # 4.5-5.5%, so the ceiling is 5% plus 2.4 standard errors of a rate over RUNS runs, as
-# test_compare_calibration's.
+# test_compare_two_runs_calibration's.
 FALSE_CEILING = 0.05 + 2.4 * math.sqrt(0.05 * 0.95 / RUNS)
 BLOCK_COUNTS = (3, 5, 7, 10)  # --blocks 3 and 5, the stopping rule's minimum (stats.MIN_BLOCKS) and about what 7 minutes allow
 
