@@ -1,12 +1,15 @@
 """The package's rooms: small modules, imports flowing one way, one place per rule, a map that is true.
 
-Every module under src/wrkreport is at most MAX_MODULE_LINES long; the import graph of
-wrkreport's modules (every `import` and `from ... import` in a file, at module level or
-inside a function, under TYPE_CHECKING too) has no cycle and runs down LAYERS, never up;
+Every module under src/wrkreport is at most MAX_MODULE_LINES long; src/wrkreport holds the
+stage packages of STAGES, fixedrate/ and bench/, and only LOOSE beside them; the import graph
+of wrkreport's modules (every `import` and `from ... import` in a file, at module level or
+inside a function, under TYPE_CHECKING too) has no cycle and runs down STAGES, never up
+(fixedrate/, one feature kept whole, has each module at its own stage: FIXEDRATE_STAGES);
 the driver's helper (bench/) reaches the rest only through core/, parsers/ and fixedrate/;
 core/ is standard library only; every setup rule is defined once, in core/setups.py; the
-README's development map names every module; and no two source files under src/ share a
-file name (`__init__.py` and `__main__.py` aside).
+README's development map names every module; pyproject.toml ships every package; and no
+two source files under src/ share a file name (`__init__.py` and `__main__.py` aside).
+Each rule has a test that plants a breach in a made-up tree and sees it found.
 """
 
 from __future__ import annotations
@@ -22,25 +25,26 @@ PACKAGE = SRC / "wrkreport"
 MAX_MODULE_LINES = 500
 SOURCE_SUFFIXES = (".py", ".sh", ".lua")
 README = SRC.parent / "README.md"
+PYPROJECT = SRC.parent / "pyproject.toml"
 
-# The pipeline's layers, lowest first: a module imports only modules of its own layer or below.
-# Each entry is a module name or a package ending in ".*" (everything under it); every module
-# of wrkreport is in exactly one layer (bench, the driver's helper, has rules of its own).
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("wrkreport", "wrkreport.core", "wrkreport.core.*")),  # wrkreport: the package, its __version__
-    ("safe reading", ("wrkreport.parsers.rawfile", "wrkreport.parsers.schema", "wrkreport.core.latency_histogram", "wrkreport.fixedrate", "wrkreport.fixedrate.record")),
-    ("parsers", ("wrkreport.parsers", "wrkreport.parsers.*")),
-    ("run files", ("wrkreport.runs", "wrkreport.runs.sidecars", "wrkreport.runs.client_outputs", "wrkreport.fixedrate.rate_checks", "wrkreport.fixedrate.capacity")),
-    ("run", ("wrkreport.runs.directory", "wrkreport.fixedrate.reading")),
-    ("checks and analysis", ("wrkreport.checks", "wrkreport.analysis", "wrkreport.checks.tls", "wrkreport.checks.app", "wrkreport.checks.h2", "wrkreport.checks.measurements", "wrkreport.analysis.cells", "wrkreport.analysis.design", "wrkreport.analysis.noise",
-                             "wrkreport.analysis.latency", "wrkreport.analysis.reference", "wrkreport.analysis.analyze", "wrkreport.fixedrate.analysis",
-                             "wrkreport.fixedrate.summary", "wrkreport.fixedrate.comparison", "wrkreport.fixedrate.common_rate",
-                             "wrkreport.fixedrate.capacities")),
-    ("comparison", ("wrkreport.compare", "wrkreport.compare.two_runs", "wrkreport.analysis.variant_ratio", "wrkreport.compare.variants")),
-    ("charts", ("wrkreport.charts", "wrkreport.charts.layout", "wrkreport.charts.styles", "wrkreport.charts.saturation", "wrkreport.charts.changes", "wrkreport.charts.rates", "wrkreport.charts.parallel")),
-    ("report", ("wrkreport.report", "wrkreport.report.*")),
-    ("command line", ("wrkreport.cli", "wrkreport.__main__")),
-)
+# The pipeline's stages, lowest first: a module imports only modules of its own stage or below.
+# A stage is a package of src/wrkreport (its every module); "cli" is the command line at the top
+# (cli.py, __main__.py), and the package's own __init__ (its __version__) is core. Read off the
+# imports: parsers read through core's records; runs/ reads a run with the parsers; checks/ judge
+# a run; analysis/ works on the checked table; compare/ sets two analyses side by side and
+# charts/ draws one (neither imports the other); report/ puts them into words and pages.
+STAGES = ("core", "parsers", "runs", "checks", "analysis", "compare", "charts", "report", "cli")
+LOOSE = ("wrkreport", "wrkreport.cli", "wrkreport.__main__")  # the only modules at the top of src/wrkreport
+TOP_STAGES = {"wrkreport": "core", "wrkreport.cli": "cli", "wrkreport.__main__": "cli"}
+# fixedrate/ (latency at a fixed load) is one feature kept whole across the stages: each module
+# at the stage it does the work of (its package __init__, importing nothing, at its lowest).
+FIXEDRATE = "wrkreport.fixedrate"
+FIXEDRATE_STAGES = {
+    "record": "parsers",  # parsers/vegeta.py returns its records
+    "rate_checks": "runs", "capacity": "runs", "reading": "runs",  # runs/directory.py reads the phase with them
+    "analysis": "analysis", "capacities": "analysis", "summary": "analysis",
+    "comparison": "compare", "common_rate": "compare",
+}
 BENCH = "wrkreport.bench"
 # What the driver's helper may import of the rest of wrkreport (run_bench.sh runs it before any pip install).
 BENCH_MAY_IMPORT = ("wrkreport.core", "wrkreport.parsers", "wrkreport.fixedrate")
@@ -144,57 +148,143 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_and_a_type_chec
     assert find_cycle(graph) == ["wrkreport.parse", "wrkreport.parse_ab", "wrkreport.parse"]
 
 
-def _graph_under(src: Path) -> dict[str, set[str]]:
-    """Return the import graph of a wrkreport package laid out under src (for the finder's own test)."""
+def _graph_under(src: Path, package: Path | None = None) -> dict[str, set[str]]:
+    """Return the import graph of a wrkreport package laid out under src (for the rules' own tests)."""
     global SRC
     saved, SRC = SRC, src
     try:
-        return import_graph(src / "wrkreport")
+        return import_graph(package or src / "wrkreport")
     finally:
         SRC = saved
 
 
-# --- Layers: imports run down, never up --------------------------------------------------
+# --- Stages: imports run down, never up --------------------------------------------------
 
 
-def layer_of(module: str) -> int | None:
-    """Return the index in LAYERS of the layer module is in (None: bench, or in none)."""
-    for index, (_, members) in enumerate(LAYERS):
-        if any(module == m or (m.endswith(".*") and module.startswith(m[:-1])) for m in members):
-            return index
-    return None
+def in_bench(module: str) -> bool:
+    """Return True for the driver's helper, bench/, and its modules."""
+    return module == BENCH or module.startswith(BENCH + ".")
+
+
+def stage_of(module: str) -> int | None:
+    """Return the index in STAGES of module's stage (None: bench/, or a module of no stage)."""
+    parts = module.split(".")
+    if module in TOP_STAGES:
+        name = TOP_STAGES[module]
+    elif module == FIXEDRATE:
+        return min(STAGES.index(s) for s in FIXEDRATE_STAGES.values())
+    elif module.startswith(FIXEDRATE + "."):
+        name = FIXEDRATE_STAGES.get(parts[2])
+    elif len(parts) > 2 or (len(parts) == 2 and parts[1] in STAGES):
+        name = parts[1]
+    else:
+        return None
+    return STAGES.index(name) if name in STAGES else None
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
-    """Return every import that runs against the layers, or breaks bench's rules, as 'a -> b (why)'."""
+    """Return every import that runs against the stages, or breaks bench's rules, as 'a -> b (why)'."""
     found = []
     for module, imports in sorted(graph.items()):
-        in_bench = module == BENCH or module.startswith(BENCH + ".")
         for target in sorted(imports):
-            target_in_bench = target == BENCH or target.startswith(BENCH + ".")
-            if in_bench and not target_in_bench and not any(target == p or target.startswith(p + ".") for p in BENCH_MAY_IMPORT):
+            if in_bench(module) and not in_bench(target) and not any(target == p or target.startswith(p + ".") for p in BENCH_MAY_IMPORT):
                 found.append(f"{module} -> {target} (bench/ imports only core, parsers and fixedrate)")
-            elif not in_bench and target_in_bench:
+            elif not in_bench(module) and in_bench(target):
                 found.append(f"{module} -> {target} (nothing outside bench/ imports the driver's helper)")
-            elif not in_bench and None not in (layer_of(module), layer_of(target)) and layer_of(target) > layer_of(module):
-                found.append(f"{module} -> {target} ({LAYERS[layer_of(module)][0]} below {LAYERS[layer_of(target)][0]})")
+            elif None not in (stage_of(module), stage_of(target)) and stage_of(target) > stage_of(module):
+                found.append(f"{module} -> {target} ({STAGES[stage_of(module)]} below {STAGES[stage_of(target)]})")
     return found
 
 
-def test_every_module_has_a_layer():
-    graph = import_graph()
-    assert [m for m in graph if layer_of(m) is None and not (m == BENCH or m.startswith(BENCH + "."))] == []
+def out_of_place(root: Path = PACKAGE) -> list[str]:
+    """Return every module at the top of root that is not LOOSE, and every module of no stage outside bench/."""
+    graph = import_graph(root)
+    loose = sorted(m for m in graph if m.count(".") == 1 and m not in LOOSE and not (root / m.split(".")[1]).is_dir())
+    return [f"{m} (loose at the top)" for m in loose] + sorted(
+        f"{m} (in no stage)" for m in graph if stage_of(m) is None and not in_bench(m) and m not in loose)
+
+
+def test_only_the_command_line_is_loose_and_every_module_has_a_stage():
+    assert out_of_place() == []
 
 
 def test_no_module_imports_upward():
     assert upward_imports(import_graph()) == []
 
 
-def test_the_layer_rule_finds_an_upward_import_and_a_reach_into_bench():
-    graph = {"wrkreport.charts.parallel": {"wrkreport.bench.machine"}, "wrkreport.core.stats": {"wrkreport.analysis.analyze"},
-             "wrkreport.bench.progress": {"wrkreport.report.fmt", "wrkreport.core.stats"}, "wrkreport.report.page": {"wrkreport.analysis.analyze"}}
-    found = upward_imports(graph)
-    assert len(found) == 3 and "report.fmt" in found[0] and "parallel -> wrkreport.bench.machine" in found[1] and "core below" in found[2]
+def test_every_package_says_what_it_holds():
+    assert [p.parent.name for p in sorted(PACKAGE.rglob("__init__.py")) if not ast.get_docstring(ast.parse(p.read_text()))] == []
+
+
+def made_up_tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    """Write a wrkreport package under tmp_path: every stage package, and files (path under wrkreport/ -> text); return the package."""
+    package = tmp_path / "wrkreport"
+    for name in ("", *STAGES[:-1], "fixedrate", "bench"):
+        (package / name).mkdir(parents=True, exist_ok=True)
+        (package / name / "__init__.py").write_text('"""A stage."""\n')
+    for path, text in {"cli.py": "", **files}.items():
+        (package / path).parent.mkdir(exist_ok=True)
+        (package / path).write_text(text)
+    return package
+
+
+def test_the_stage_rule_finds_a_check_importing_a_chart_and_a_parser_importing_a_run_reader(tmp_path):
+    package = made_up_tree(tmp_path, {
+        "charts/saturation.py": "",
+        "checks/measurements.py": "from ..charts.saturation import fill\n",
+        "runs/directory.py": "from ..parsers import wrk\n",  # down: fine
+        "parsers/wrk.py": "def f():\n    from ..runs.directory import load_run\n",
+        "parsers/ab.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..runs.directory import Run\n",
+        "core/stats.py": "import wrkreport.report\n",
+        "report/page.py": "from ..charts.saturation import fill\nfrom ..cli import main\n",
+    })
+    assert upward_imports(_graph_under(tmp_path, package)) == [
+        "wrkreport.checks.measurements -> wrkreport.charts.saturation (checks below charts)",
+        "wrkreport.core.stats -> wrkreport.report (core below report)",
+        "wrkreport.parsers.ab -> wrkreport.runs.directory (parsers below runs)",
+        "wrkreport.parsers.wrk -> wrkreport.runs.directory (parsers below runs)",
+        "wrkreport.report.page -> wrkreport.cli (report below cli)",
+    ]
+
+
+def test_the_stage_rule_holds_each_fixedrate_module_to_its_stage(tmp_path):
+    package = made_up_tree(tmp_path, {
+        "fixedrate/record.py": "from .reading import read\n",  # parsers' stage importing a runs' one
+        "fixedrate/reading.py": "from ..runs.sidecars import read_json\nfrom .record import RateResult\n",  # same stage, and down: fine
+        "runs/sidecars.py": "", "runs/directory.py": "from ..fixedrate.reading import read\nfrom ..fixedrate.summary import lines\n",
+        "fixedrate/summary.py": "", "fixedrate/comparison.py": "", "analysis/analyze.py": "from ..fixedrate.comparison import changes\n",
+    })
+    assert upward_imports(_graph_under(tmp_path, package)) == [
+        "wrkreport.analysis.analyze -> wrkreport.fixedrate.comparison (analysis below compare)",
+        "wrkreport.fixedrate.record -> wrkreport.fixedrate.reading (parsers below runs)",
+        "wrkreport.runs.directory -> wrkreport.fixedrate.summary (runs below analysis)",
+    ]
+
+
+def test_the_stage_rule_finds_a_reach_into_bench_and_out_of_it(tmp_path):
+    package = made_up_tree(tmp_path, {
+        "charts/parallel.py": "from ..bench.machine import facts\n", "bench/machine.py": "",
+        "bench/progress.py": "from ..report.fmt import fmt_ms\nfrom ..core.stats import mean\nfrom ..fixedrate.summary import lines\n",
+        "report/fmt.py": "", "core/stats.py": "", "fixedrate/summary.py": "",
+    })
+    assert upward_imports(_graph_under(tmp_path, package)) == [
+        "wrkreport.bench.progress -> wrkreport.report.fmt (bench/ imports only core, parsers and fixedrate)",
+        "wrkreport.charts.parallel -> wrkreport.bench.machine (nothing outside bench/ imports the driver's helper)",
+    ]
+
+
+def test_the_place_rule_finds_a_loose_module_and_a_package_of_no_stage(tmp_path):
+    package = made_up_tree(tmp_path, {"noise.py": "", "extras/__init__.py": "", "extras/tools.py": "", "fixedrate/new_step.py": ""})
+    global SRC
+    saved, SRC = SRC, tmp_path
+    try:
+        found = out_of_place(package)
+        undocumented = [p.parent.name for p in sorted(package.rglob("__init__.py")) if not ast.get_docstring(ast.parse(p.read_text()))]
+    finally:
+        SRC = saved
+    assert found == ["wrkreport.noise (loose at the top)", "wrkreport.extras (in no stage)", "wrkreport.extras.tools (in no stage)",
+                     "wrkreport.fixedrate.new_step (in no stage)"]
+    assert undocumented == ["extras"]
 
 
 # --- core/: the standard library only -------------------------------------------------------
@@ -311,3 +401,24 @@ def test_the_map_check_finds_a_missing_module_and_package(tmp_path):
     text = "## Development\n\n```\nsrc/wrkreport/   the pipeline: cli\n  core/          setups\n```\n"
     assert missing_from_map(readme_map(text), tmp_path) == ["core/stats.py", "run.py"]
 
+
+
+# --- The wheel ships every package --------------------------------------------------------------
+
+
+def unshipped(pyproject: str, root: Path = PACKAGE) -> list[str]:
+    """Return every package under root (a folder with an __init__.py) missing from pyproject's setuptools `packages`."""
+    listed = set(re.findall(r'"([\w.]+)"', re.search(r"^packages = \[(.*?)\]", pyproject, re.S | re.M).group(1)))
+    found = {".".join(p.parent.relative_to(root.parent).parts) for p in root.rglob("__init__.py")}
+    return sorted(found - listed)
+
+
+def test_pyproject_ships_every_package():
+    assert unshipped(PYPROJECT.read_text()) == []
+
+
+def test_the_shipping_check_finds_a_package_left_out(tmp_path):
+    package = made_up_tree(tmp_path, {})
+    listed = ", ".join(f'"wrkreport.{name}"' for name in STAGES[:-1] if name != "charts")
+    pyproject = f'[tool.setuptools]\npackages = [\n    "wrkreport", {listed},\n    "wrkreport.fixedrate",\n]\n'
+    assert unshipped(pyproject, package) == ["wrkreport.bench", "wrkreport.charts"]
