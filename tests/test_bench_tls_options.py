@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+
 import pytest
 
-from helpers import plan, render_with as render
+from helpers import REPO, plan, render_with as render
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.handshake import differences, parse_probe
 from wrkreport.bench.nginx import nginx_missing_modules
@@ -107,3 +110,37 @@ def test_the_allocation_measures_go_https_beside_a_tls_setup_it_chooses():
     wide = stats.Interval(1.0, 0.9, 1.1, 9, "block", 7)
     n, setups, _ = next_block({(1, 100, "nginx-https", "rps"): wide}, {1: 7}, [1], "go-http", 0.05, 7)
     assert setups == ("go-http", "go-https", "nginx-https")
+
+
+# --- gohello's TLS flags (src/driver/tls.sh go_tls_args): a listener only for a setup the run measures ---------
+
+GOHELLO_FLAGS = set(re.findall(r'fs\.\w+Var\(&[\w.]+, "([\w-]+)"', (REPO / "src" / "gohello" / "main.go").read_text()))
+
+
+def go_tls_args(*options: str) -> list[str]:
+    """Return gohello's TLS flags as the driver's go_tls_args gives them, PLAN read from the plan of these options as read_plan does."""
+    script = ('set -euo pipefail\ndeclare -A PLAN=()\nwhile read -r key value; do PLAN["${key}"]="${value}"; done\n'
+              'TLS_DIR=/w/tls TLS_STATS_SOCKET=/w/gotls.sock\nsource "$1"\ngo_tls_args\nprintf "%s\\n" "${GO_TLS_ARGS[@]}"\n')
+    done = subprocess.run(["bash", "-c", script, "bash", str(REPO / "src" / "driver" / "tls.sh")], input="\n".join(plan_lines(plan(*options))) + "\n",
+                          capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+@pytest.mark.parametrize("setups, https_port, h2_port", [("h2", None, "8446"), ("tls", "8443", None), ("tls,h2", "8443", "8446"),
+                                                         ("go-http,go-https-new", "8443", None), ("go-http,nginx-h2", None, None)])
+def test_gohello_opens_a_tls_listener_only_for_a_setup_the_run_measures(setups, https_port, h2_port):
+    args = go_tls_args("--setups", setups)
+    assert ("-tls-port" in args) == (https_port is not None) and ("-h2" in args) == (h2_port is not None)
+    if https_port:
+        assert args[args.index("-tls-port") + 1] == https_port
+    if h2_port:
+        assert args[args.index("-h2-port") + 1] == h2_port
+    # An h2 run (go-h2 without go-https) asks for go-h2 alone: no HTTP/1.1 TLS listener on a free port.
+    assert ("-h2-only" in args) == (h2_port is not None and https_port is None)
+    assert {a.lstrip("-") for a in args if a.startswith("-")} <= GOHELLO_FLAGS
+    if args:
+        assert args[args.index("-tls-cert") + 1] == "/w/tls/cert.pem" and args[args.index("-tls-stats-socket") + 1] == "/w/gotls.sock"
+
+
+def test_no_tls_flags_for_a_run_without_a_go_tls_setup():
+    assert go_tls_args() == [] and go_tls_args("--setups", "go-http,nginx-https") == []

@@ -77,15 +77,17 @@ h2_capture() {
 }
 
 # go_tls_args: gohello's TLS flags when go-https or go-h2 is measured (nothing otherwise):
-# go-h2 is a second listener (-h2) with go-https's settings; without go-https its own
-# listener takes any free port (-tls-port 0), unused.
+# go-h2 is a second listener (-h2) with go-https's settings; a run without go-https gives
+# -h2-only, so gohello opens no go-https listener that no setup of the run uses.
 go_tls_args() {
   GO_TLS_ARGS=()
   [[ -n "${PLAN[port.go-https]:-}${PLAN[port.go-h2]:-}" && -n "${TLS_DIR}" ]] || return 0 # go-https(-new) or go-h2 measured
-  GO_TLS_ARGS=(-tls-port "${PLAN[port.go-https]:-0}" -tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
+  GO_TLS_ARGS=(-tls-cert "${TLS_DIR}/cert.pem" -tls-key "${TLS_DIR}/key.pem"
     -tls-version "${PLAN[tls_version]}" -tls-stats-socket "${TLS_STATS_SOCKET}")
   ((!PLAN[tls_resumption])) || GO_TLS_ARGS+=(-tls-resumption)
+  [[ -z "${PLAN[port.go-https]:-}" ]] || GO_TLS_ARGS+=(-tls-port "${PLAN[port.go-https]}")
   [[ -z "${PLAN[port.go-h2]:-}" ]] || GO_TLS_ARGS+=(-h2 -h2-port "${PLAN[port.go-h2]}")
+  [[ -n "${PLAN[port.go-https]:-}" ]] || GO_TLS_ARGS+=(-h2-only)
 }
 
 # tls_probe SETUP: one real handshake with SETUP (openssl s_client -brief, no resumption;

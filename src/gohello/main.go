@@ -110,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.tls.resumption, "tls-resumption", false, "allow session resumption (tickets); off: every connection a full handshake")
 	fs.BoolVar(&cfg.tls.h2, "h2", false, "serve go-h2 too: the TLS settings above, offering h2 (HTTP/2) then http/1.1 by ALPN; needs -tls-cert")
 	fs.IntVar(&cfg.tls.h2Port, "h2-port", 8446, "go-h2's port on "+loopback+" (0: any free port)")
+	fs.BoolVar(&cfg.tls.h2Only, "h2-only", false, "serve go-h2 without go-https: no HTTP/1.1 TLS listener (-tls-port unused); needs -h2")
 	fs.StringVar(&cfg.tls.statsSocket, "tls-stats-socket", "", "Unix socket answering \"handshakes N resumed M\" (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -290,6 +291,9 @@ func (s *server) describe(cfg config) string {
 	}
 	if s.h2L != nil {
 		parts = append(parts, "h2="+s.h2L.Addr().String())
+		if s.httpsL == nil { // -h2-only: the TLS settings are said here
+			parts = append(parts, "tls="+cfg.tls.version+" resumption="+strconv.FormatBool(cfg.tls.resumption))
+		}
 		if s.h2Pub != nil {
 			parts = append(parts, "h2-public="+s.h2Pub.Addr().String())
 		}

@@ -321,7 +321,8 @@ func TestParseFlags(t *testing.T) {
 	for _, bad := range [][]string{{"-socket-mode", "rw"}, {"-http-port", "70000"}, {"extra"}, {"-body-bytes", "0"},
 		{"-body-bytes", "1048577"}, {"-handler-delay", "-1ms"}, {"-handler-delay", "1"}, {"-fcgi-socket", "/s", "-http-socket", "/s"},
 		{"-public-address", "0.0.0.0"}, {"-public-address", "::"}, {"-public-address", "host"}, {"-tls-cert", "/c"},
-		{"-tls-key", "/k"}, {"-tls-cert", "/c", "-tls-key", "/k", "-tls-version", "1.1"}, {"-tls-stats-socket", "/s"}} {
+		{"-tls-key", "/k"}, {"-tls-cert", "/c", "-tls-key", "/k", "-tls-version", "1.1"}, {"-tls-stats-socket", "/s"},
+		{"-h2-only"}, {"-tls-cert", "/c", "-tls-key", "/k", "-h2-only"}} {
 		if _, err := parseFlags(bad, io.Discard); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

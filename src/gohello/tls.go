@@ -30,6 +30,7 @@ type tlsSettings struct {
 	statsSocket string // Unix socket serving the handshake counts; "" none
 	h2          bool   // go-h2: a second TLS listener offering h2 (HTTP/2) by ALPN, then http/1.1
 	h2Port      int    // its port on 127.0.0.1 (0: any free port)
+	h2Only      bool   // go-h2 alone: no go-https listener (a run measuring go-h2 but not go-https)
 }
 
 // tlsCounts counts the TLS handshakes the server completed up to verification, and the resumed ones.
@@ -46,10 +47,13 @@ func (c *tlsCounts) line() string {
 // checkTLS refuses inconsistent -tls-* flags.
 func checkTLS(s tlsSettings) error {
 	if s.cert == "" {
-		if s.key != "" || s.statsSocket != "" || s.h2 {
-			return errors.New("-tls-key, -tls-stats-socket and -h2 need -tls-cert")
+		if s.key != "" || s.statsSocket != "" || s.h2 || s.h2Only {
+			return errors.New("-tls-key, -tls-stats-socket, -h2-only and -h2 need -tls-cert")
 		}
 		return nil
+	}
+	if s.h2Only && !s.h2 {
+		return errors.New("-h2-only needs -h2: without go-https and go-h2 no TLS listener is left")
 	}
 	if s.key == "" {
 		return errors.New("-tls-cert needs -tls-key")
@@ -102,7 +106,8 @@ func tlsConfig(s tlsSettings, counts *tlsCounts) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// listenTLS binds the TLS listener and its HTTP server (HTTP/2 off: no h2 in ALPN), and the stats socket.
+// listenTLS binds go-https's listener and its HTTP server (HTTP/2 off: no h2 in ALPN) unless
+// -h2-only, go-h2's (listenH2), and the stats socket.
 func (s *server) listenTLS(cfg config) error {
 	if cfg.tls.cert == "" {
 		return nil
@@ -110,6 +115,26 @@ func (s *server) listenTLS(cfg config) error {
 	tc, err := tlsConfig(cfg.tls, &s.tlsCounts)
 	if err != nil {
 		return err
+	}
+	if err := s.listenHTTPS(cfg, tc); err != nil {
+		return err
+	}
+	if err := s.listenH2(cfg, tc); err != nil {
+		return err
+	}
+	if cfg.tls.statsSocket != "" {
+		if s.statsL, err = listenSocket(cfg.tls.statsSocket, cfg); err != nil {
+			return fmt.Errorf("TLS stats socket: %w", err)
+		}
+	}
+	return nil
+}
+
+// listenHTTPS binds go-https's listener (HTTP/1.1 over TLS) unless -h2-only: a run that
+// measures go-h2 alone opens no listener no setup of it uses.
+func (s *server) listenHTTPS(cfg config, tc *tls.Config) error {
+	if cfg.tls.h2Only {
+		return nil
 	}
 	raw, err := net.Listen("tcp", net.JoinHostPort(loopback, fmt.Sprint(cfg.tls.port)))
 	if err != nil {
@@ -124,14 +149,6 @@ func (s *server) listenTLS(cfg config) error {
 		s.httpsPub = tls.NewListener(pub, tc)
 	}
 	s.https = &http.Server{Handler: s.handler, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
-	if err := s.listenH2(cfg, tc); err != nil {
-		return err
-	}
-	if cfg.tls.statsSocket != "" {
-		if s.statsL, err = listenSocket(cfg.tls.statsSocket, cfg); err != nil {
-			return fmt.Errorf("TLS stats socket: %w", err)
-		}
-	}
 	return nil
 }
 

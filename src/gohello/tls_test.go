@@ -181,3 +181,32 @@ func TestH2NeedsACertificate(t *testing.T) {
 		t.Errorf("checkTLS(-h2 without -tls-cert) = %v", err)
 	}
 }
+
+// TestH2OnlyOpensNoHTTPSListener: a run measuring go-h2 but not go-https (run_bench.sh --setups h2)
+// gives -h2-only; go-h2 serves HTTP/2 with the handshakes counted, and no HTTP/1.1 TLS listener is bound.
+func TestH2OnlyOpensNoHTTPSListener(t *testing.T) {
+	cert, key := writeKeyPair(t, false)
+	socket := filepath.Join(t.TempDir(), "tls.sock")
+	log, _ := startServer(t, config{tls: tlsSettings{cert: cert, key: key, version: "1.3", h2: true, h2Only: true, statsSocket: socket}})
+	if strings.Contains(log, "https=") || !strings.Contains(log, " tls=1.3 resumption=false") {
+		t.Fatalf("log %q: want no https= listener, and the TLS settings said", log)
+	}
+	client := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get("https://" + addr(t, log, "h2") + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Proto != "HTTP/2.0" || resp.StatusCode != 200 {
+		t.Errorf("go-h2: %s %d, want HTTP/2.0 200", resp.Proto, resp.StatusCode)
+	}
+	if got := stats(t, socket); got != "handshakes 1 resumed 0\n" {
+		t.Errorf("stats %q, want one handshake", got)
+	}
+}
+
+func TestH2OnlyNeedsH2(t *testing.T) {
+	if err := checkTLS(tlsSettings{cert: "/c", key: "/k", version: "1.3", h2Only: true}); err == nil || !strings.Contains(err.Error(), "-h2-only needs -h2") {
+		t.Errorf("checkTLS(-h2-only without -h2) = %v", err)
+	}
+}
