@@ -63,15 +63,15 @@ SETUP_TABLE = PACKAGE / "core" / "setups.py"
 TWIN_PATTERN = re.compile(r"~\[a-z\]\[a-z0-9\]")
 
 
-def module_name(path: Path) -> str:
-    """Return the dotted module name of a file under src/ (a package is its __init__)."""
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def module_name(path: Path, src: Path = SRC) -> str:
+    """Return the dotted module name of a file under src (a package is its __init__)."""
+    parts = list(path.relative_to(src).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(path: Path, known: set[str]) -> set[str]:
+def imported_modules(path: Path, known: set[str], src: Path = SRC) -> set[str]:
     """Return the wrkreport modules a file imports (`from .x import y` counts x.y when that is a module)."""
-    name = module_name(path)
+    name = module_name(path, src)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -90,10 +90,10 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
 
 
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """Return every wrkreport module and the wrkreport modules it imports."""
+    """Return every wrkreport module and the wrkreport modules it imports (root: the package, under its src/)."""
     files = sorted(root.rglob("*.py"))
-    known = {module_name(f) for f in files}
-    return {module_name(f): imported_modules(f, known) for f in files}
+    known = {module_name(f, root.parent) for f in files}
+    return {module_name(f, root.parent): imported_modules(f, known, root.parent) for f in files}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -142,20 +142,10 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_and_a_type_chec
     (package / "noise.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .analyze import Cell\n")
     (package / "parse.py").write_text("def f():\n    from . import parse_ab\n")
     (package / "parse_ab.py").write_text("from .parse import Cursor\n")
-    graph = {name.replace(str(tmp_path), ""): deps for name, deps in _graph_under(tmp_path).items()}
+    graph = import_graph(package)
     assert find_cycle(graph) in (["wrkreport.analyze", "wrkreport.noise", "wrkreport.analyze"], ["wrkreport.parse", "wrkreport.parse_ab", "wrkreport.parse"])
     del graph["wrkreport.noise"]
     assert find_cycle(graph) == ["wrkreport.parse", "wrkreport.parse_ab", "wrkreport.parse"]
-
-
-def _graph_under(src: Path, package: Path | None = None) -> dict[str, set[str]]:
-    """Return the import graph of a wrkreport package laid out under src (for the rules' own tests)."""
-    global SRC
-    saved, SRC = SRC, src
-    try:
-        return import_graph(package or src / "wrkreport")
-    finally:
-        SRC = saved
 
 
 # --- Stages: imports run down, never up --------------------------------------------------
@@ -212,8 +202,13 @@ def test_no_module_imports_upward():
     assert upward_imports(import_graph()) == []
 
 
+def undocumented_packages(root: Path = PACKAGE) -> list[str]:
+    """Return every package under root whose __init__ has no docstring."""
+    return [p.parent.name for p in sorted(root.rglob("__init__.py")) if not ast.get_docstring(ast.parse(p.read_text()))]
+
+
 def test_every_package_says_what_it_holds():
-    assert [p.parent.name for p in sorted(PACKAGE.rglob("__init__.py")) if not ast.get_docstring(ast.parse(p.read_text()))] == []
+    assert undocumented_packages() == []
 
 
 def made_up_tree(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -238,7 +233,7 @@ def test_the_stage_rule_finds_a_check_importing_a_chart_and_a_parser_importing_a
         "core/stats.py": "import wrkreport.report\n",
         "report/page.py": "from ..charts.saturation import fill\nfrom ..cli import main\n",
     })
-    assert upward_imports(_graph_under(tmp_path, package)) == [
+    assert upward_imports(import_graph(package)) == [
         "wrkreport.checks.measurements -> wrkreport.charts.saturation (checks below charts)",
         "wrkreport.core.stats -> wrkreport.report (core below report)",
         "wrkreport.parsers.ab -> wrkreport.runs.directory (parsers below runs)",
@@ -254,7 +249,7 @@ def test_the_stage_rule_holds_each_fixedrate_module_to_its_stage(tmp_path):
         "runs/sidecars.py": "", "runs/directory.py": "from ..fixedrate.reading import read\nfrom ..fixedrate.summary import lines\n",
         "fixedrate/summary.py": "", "fixedrate/comparison.py": "", "analysis/analyze.py": "from ..fixedrate.comparison import changes\n",
     })
-    assert upward_imports(_graph_under(tmp_path, package)) == [
+    assert upward_imports(import_graph(package)) == [
         "wrkreport.analysis.analyze -> wrkreport.fixedrate.comparison (analysis below compare)",
         "wrkreport.fixedrate.record -> wrkreport.fixedrate.reading (parsers below runs)",
         "wrkreport.runs.directory -> wrkreport.fixedrate.summary (runs below analysis)",
@@ -267,7 +262,7 @@ def test_the_stage_rule_finds_a_reach_into_bench_and_out_of_it(tmp_path):
         "bench/progress.py": "from ..report.fmt import fmt_ms\nfrom ..core.stats import mean\nfrom ..fixedrate.summary import lines\n",
         "report/fmt.py": "", "core/stats.py": "", "fixedrate/summary.py": "",
     })
-    assert upward_imports(_graph_under(tmp_path, package)) == [
+    assert upward_imports(import_graph(package)) == [
         "wrkreport.bench.progress -> wrkreport.report.fmt (bench/ imports only core, parsers and fixedrate)",
         "wrkreport.charts.parallel -> wrkreport.bench.machine (nothing outside bench/ imports the driver's helper)",
     ]
@@ -275,16 +270,9 @@ def test_the_stage_rule_finds_a_reach_into_bench_and_out_of_it(tmp_path):
 
 def test_the_place_rule_finds_a_loose_module_and_a_package_of_no_stage(tmp_path):
     package = made_up_tree(tmp_path, {"noise.py": "", "extras/__init__.py": "", "extras/tools.py": "", "fixedrate/new_step.py": ""})
-    global SRC
-    saved, SRC = SRC, tmp_path
-    try:
-        found = out_of_place(package)
-        undocumented = [p.parent.name for p in sorted(package.rglob("__init__.py")) if not ast.get_docstring(ast.parse(p.read_text()))]
-    finally:
-        SRC = saved
-    assert found == ["wrkreport.noise (loose at the top)", "wrkreport.extras (in no stage)", "wrkreport.extras.tools (in no stage)",
+    assert out_of_place(package) == ["wrkreport.noise (loose at the top)", "wrkreport.extras (in no stage)", "wrkreport.extras.tools (in no stage)",
                      "wrkreport.fixedrate.new_step (in no stage)"]
-    assert undocumented == ["extras"]
+    assert undocumented_packages(package) == ["extras"]
 
 
 # --- core/: the standard library only -------------------------------------------------------
