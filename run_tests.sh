@@ -10,13 +10,16 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
 readonly TOOLS=(nginx wrk curl ab node h2load)
-readonly PURE="not slow and not browser" # the tests that start no server, tool or browser
-readonly WORKERS="${WRKREPORT_TEST_WORKERS:-auto}" # pytest-xdist's -n for them: one per CPU
+readonly REAL="(slow or browser)" # the tests that start a server, a tool or a browser (plain pytest leaves them out)
+readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-4}" # pytest-xdist's -n for those that judge no timing: runs side by side
+readonly STOP_GRACE_S=30 # how long the tests may take to tear down after SIGTERM before SIGKILL
+SESSION_JOB="" # the running pytest (its process group), for stop_session
+PYTHON=""
 readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-server}" # see fetch_sshd; tests/netlab.py reads the same
 
 usage() {
   cat <<'EOF'
-Usage: ./run_tests.sh [--repeat N | --explore N] [pytest arguments...]
+Usage: ./run_tests.sh [--coverage] [--repeat N | --explore N] [pytest arguments...]
 
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
@@ -33,10 +36,19 @@ through Playwright, which the test extras install without downloading a browser.
 Chromium or Playwright they are skipped with their reason; with CI=true a skipped slow or
 browser test, or a test module skipped at import, fails.
 
-Without arguments pytest runs twice: the tests that start nothing (-m "not slow and not
-browser") on every CPU at once with pytest-xdist (-n auto; WRKREPORT_TEST_WORKERS=N sets N),
-then the real runs and browser tests one at a time. Arguments are passed to one pytest
-instead, e.g. ./run_tests.sh -k parse -q
+Without arguments pytest runs three times (tests/README.md, "Tiers"): plain `pytest`, the
+tests that start nothing (pyproject's addopts: -m "not slow and not browser", on every CPU
+with pytest-xdist); then the real runs and browser tests that judge no timing or rate, side
+by side on 4 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
+one at a time. Arguments are passed to one pytest instead, e.g. ./run_tests.sh -k parse -q
+
+SIGINT or SIGTERM ends the tests as Ctrl-C does (their fixtures torn down), then ends every
+process they left (found by the session's WRKREPORT_TEST_SESSION in its environment) and
+deletes the lab's network namespaces (tests/netlab.py sweep): nothing they started outlives it.
+
+--coverage measures line and branch coverage of src/wrkreport (coverage.py, through
+pytest-cov; the Python processes the tests start are measured too) over the whole run and
+prints its report; the data is left in ./.coverage.
 
 --repeat N runs go test and pytest N times in a row after one install (to catch a flaky
 test: ./run_tests.sh --repeat 5 -q), printing each run's pytest summary line, exit status
@@ -49,7 +61,7 @@ least N new random examples and Hypothesis's statistics (examples run per proper
 failure it finds is printed with its example, to be added as an @example of that test.
 
 Exit status: pytest's (0 all passed; 1 failures; 5 no test ran), 2 when a tool is missing
-and cannot be installed, or go test's when it fails.
+and cannot be installed, go test's when it fails, 130 on SIGINT and 143 on SIGTERM.
 EOF
 }
 
@@ -153,24 +165,105 @@ go_tests() {
 }
 
 # test_once PYTHON [pytest arguments...]: go test, then pytest; return the first failure's status.
-# Without arguments pytest runs in two parts: the tests that start nothing (pure Python,
-# CPU-bound) spread over the CPUs by pytest-xdist, then the slow and browser ones (real
-# nginx, wrk, servers, Chromium) one at a time, as before. With arguments: one pytest, as given.
+# Without arguments pytest runs in three parts (tests/README.md, "Tiers"):
+#   1. plain `pytest`: the tests that start nothing (pyproject's addopts: -m "not slow and not
+#      browser", -n auto), CPU-bound, spread over the CPUs;
+#   2. the real runs and the browser tests that judge no timing or rate, side by side on
+#      REAL_WORKERS workers (their time is mostly the tools' fixed durations, not CPU); a
+#      module's shared run stays on one worker (--dist loadgroup, tests/conftest.py);
+#   3. those that judge a timing or a rate (marked `alone`), one at a time, the machine to themselves.
+# With arguments: one pytest, as given.
 test_once() {
   local python="$1"
   shift
   go_tests
   if (($# > 0)); then
-    log "pytest $*"
-    (cd "${ROOT}" && "${python}" -m pytest "$@")
+    log "pytest -m '' -n 0 $* (every tier, one at a time, unless the arguments say otherwise)"
+    in_session "${python}" -m pytest -m "" -n 0 "$@"
     return
   fi
-  local rc=0 rc_real=0
-  log "pytest -m '${PURE}' -n ${WORKERS} (the tests that start nothing, spread over the CPUs)"
-  (cd "${ROOT}" && "${python}" -m pytest -m "${PURE}" -n "${WORKERS}") || rc=$?
-  log "pytest -m 'not (${PURE})' (the real runs and the browser, one at a time)"
-  (cd "${ROOT}" && "${python}" -m pytest -m "not (${PURE})") || rc_real=$?
-  return $((rc != 0 ? rc : rc_real))
+  local rc=0 part
+  log "pytest (the tests that start nothing: pyproject's addopts, on every CPU)"
+  in_session "${python}" -m pytest || rc=$?
+  log "pytest -m '${REAL} and not alone' -n ${REAL_WORKERS} (the real runs and the browser, side by side)"
+  part=0
+  in_session "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup || part=$?
+  ((rc != 0)) || rc=${part}
+  log "pytest -m '${REAL} and alone' -n 0 (the ones that judge a timing or a rate, one at a time)"
+  part=0
+  in_session "${python}" -m pytest -m "${REAL} and alone" -n 0 || part=$?
+  ((rc != 0)) || rc=${part}
+  return "${rc}"
+}
+
+# in_session COMMAND...: run COMMAND (a pytest) as a job of its own process group and wait for it;
+# on SIGINT or SIGTERM (Ctrl-C, a CI timeout) stop_session ends it with everything it started.
+in_session() {
+  (cd "${ROOT}" && exec "$@") &
+  SESSION_JOB=$!
+  local rc=0
+  wait "${SESSION_JOB}" || rc=$?
+  SESSION_JOB=""
+  return "${rc}"
+}
+
+# stop_session SIGNAL_NAME: SIGTERM to the running pytest's process group (conftest.py turns it into
+# KeyboardInterrupt: every fixture torn down), a grace period, SIGKILL, then the sweep.
+stop_session() {
+  trap '' INT TERM
+  log "stopped by SIG$1: ending the tests and everything they started"
+  if [[ -n "${SESSION_JOB}" ]]; then
+    kill -TERM -- "-${SESSION_JOB}" 2>/dev/null || true
+    local waited=0
+    while kill -0 -- "-${SESSION_JOB}" 2>/dev/null && ((waited < STOP_GRACE_S * 10)); do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    kill -KILL -- "-${SESSION_JOB}" 2>/dev/null || true
+  fi
+  sweep_session
+  [[ "$1" == INT ]] && exit 130
+  exit 143
+}
+
+# sweep_session: whatever this run's tests started and left (a process killed before its fixture's
+# teardown): every process carrying this session's WRKREPORT_TEST_SESSION (servers, load
+# generators, ssh masters that detached), the lab namespaces it made (tests/netlab.py sweep), and
+# its port reservations. Runs however the run ends (the EXIT trap).
+sweep_session() {
+  [[ -n "${WRKREPORT_TEST_SESSION:-}" ]] || return 0
+  local environ pid pids=()
+  for environ in /proc/[0-9]*/environ; do
+    pid="${environ#/proc/}"
+    pid="${pid%/environ}"
+    [[ "${pid}" != "$$" && "${pid}" != "${BASHPID}" ]] || continue
+    grep -qzx "WRKREPORT_TEST_SESSION=${WRKREPORT_TEST_SESSION}" "${environ}" 2>/dev/null && pids+=("${pid}")
+  done
+  if ((${#pids[@]} > 0)); then
+    log "ending ${#pids[@]} process(es) the tests left: ${pids[*]}"
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+  fi
+  if [[ -f "/tmp/wrkreport-test-labs.${WRKREPORT_TEST_SESSION}" ]]; then
+    "${PYTHON:-python3}" "${ROOT}/tests/netlab.py" sweep "/tmp/wrkreport-test-labs.${WRKREPORT_TEST_SESSION}" || true
+  fi
+  rm -f -- "/tmp/wrkreport-test-ports.${WRKREPORT_TEST_SESSION}"
+}
+
+# with_coverage PYTHON [pytest arguments...]: test_once with coverage.py measuring src/wrkreport
+# (line and branch, in the tests and in every Python process they start: pyproject's
+# [tool.coverage]), then its report; the data in .coverage at the checkout's top.
+with_coverage() {
+  local python="$1" rc=0
+  shift
+  rm -f -- "${ROOT}"/.coverage "${ROOT}"/.coverage.*
+  export COVERAGE_FILE="${ROOT}/.coverage"
+  export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --cov --cov-append --cov-report="
+  log "coverage: line and branch coverage of src/wrkreport over every tier"
+  test_once "${python}" "$@" || rc=$?
+  unset PYTEST_ADDOPTS
+  (cd "${ROOT}" && "${python}" -m coverage combine --append --quiet 2>/dev/null || true)
+  (cd "${ROOT}" && "${python}" -m coverage report --skip-covered --sort=cover | tail -n 25) >&2
+  return "${rc}"
 }
 
 # summary_line FILE: pytest's closing line in FILE ("N passed, M failed in T s"), bare.
@@ -206,7 +299,11 @@ main() {
     usage
     return 0
   fi
-  local repeat=1 explore=0
+  local repeat=1 explore=0 coverage=0
+  if [[ "${1:-}" == --coverage ]]; then
+    coverage=1
+    shift
+  fi
   if [[ "${1:-}" == --repeat ]]; then
     [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repeat needs a whole number of runs, at least 1 (got '${2:-}')"
     repeat="$2"
@@ -221,10 +318,20 @@ main() {
   fetch_sshd
   local python
   python="$(python_with_package)"
+  PYTHON="${python}"
+  # Everything the tests start carries this in its environment: the sweep finds what they left by it.
+  WRKREPORT_TEST_SESSION="$(tr -d '-' </proc/sys/kernel/random/uuid)"
+  export WRKREPORT_TEST_SESSION
+  set -m # each pytest a job in a process group of its own (in_session), ended as one on a signal
+  trap 'stop_session INT' INT
+  trap 'stop_session TERM' TERM
+  trap sweep_session EXIT
   # Tests start run_bench.sh and wrkreport as commands: the same environment must provide them.
   PATH="$(dirname "${python}"):${PATH}"
   export PATH
-  if ((explore > 0)); then
+  if ((coverage)); then
+    with_coverage "${python}" "$@"
+  elif ((explore > 0)); then
     log "exploring: every Hypothesis property with at least ${explore} new random examples"
     (cd "${ROOT}" && WRKREPORT_EXPLORE="${explore}" "${python}" -m pytest -m property --hypothesis-show-statistics "$@")
   elif ((repeat > 1)); then

@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
 
 import netlab
-from helpers import ARTICLE, REPO, Bench
+from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, port_reservations
 from properties import load_profile
 
 STRICT_MARKERS = ("slow", "browser")
@@ -28,11 +30,58 @@ def in_ci() -> bool:
 load_profile()  # before any test module is imported: every @settings inherits derandomize from it
 
 
+def stop_as_if_interrupted(signum, frame):
+    """Turn SIGTERM into KeyboardInterrupt, so that pytest ends as on Ctrl-C: every fixture torn down (servers, the
+    lab's namespaces, ssh masters), every `with` left, instead of the process dying with them in place."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+OWNS_RESERVATIONS = pytest.StashKey[bool]()
+
+
+def pytest_configure(config):
+    """In the main process and in every pytest-xdist worker: SIGTERM (a CI timeout, ./run_tests.sh stopped) tears down
+    as SIGINT does. The session's first process names the file of its port reservations (helpers.port_reservations)."""
+    signal.signal(signal.SIGTERM, stop_as_if_interrupted)
+    if SESSION_VARIABLE not in os.environ:
+        os.environ[SESSION_VARIABLE] = uuid.uuid4().hex
+        config.stash[OWNS_RESERVATIONS] = True
+
+
+def pytest_unconfigure(config):
+    """The process that named the reservations file removes it, once its workers have ended."""
+    path = port_reservations()
+    if path is not None and config.stash.get(OWNS_RESERVATIONS, False):
+        path.unlink(missing_ok=True)
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def shared_fixture(item) -> str | None:
+    """Return the group of a test that uses a fixture of ours made once per module or session (a real run, a lab, a
+    browser): the session fixture's name, else the module's path; None when it shares nothing."""
+    shared = [
+        (fixturedef.scope, name)
+        for name, fixturedefs in item._fixtureinfo.name2fixturedefs.items()
+        for fixturedef in fixturedefs[-1:]
+        if fixturedef.scope in ("module", "session") and Path(fixturedef.func.__code__.co_filename).resolve().is_relative_to(TESTS)
+    ]
+    if not shared:
+        return None
+    sessions = sorted(name for scope, name in shared if scope == "session")
+    return f"session:{sessions[0]}" if sessions else item.nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(items):
-    """Mark every Hypothesis test `property` (what ./run_tests.sh --explore runs)."""
+    """Mark every Hypothesis test `property` (what ./run_tests.sh --explore runs), and keep the tests that share a run,
+    a lab or a browser on one pytest-xdist worker (`--dist loadgroup`), so that it is made once."""
     for item in items:
         if hasattr(getattr(item, "obj", None), "hypothesis"):
             item.add_marker(pytest.mark.property)
+        group = shared_fixture(item) if hasattr(item, "_fixtureinfo") else None
+        if group is not None and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -109,13 +158,19 @@ def workdirs():
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    """Yield the lab of tests/test_driver_clients*.py (helpers.Bench: gohello and its relay, ssh masters to two clients), one per module."""
+def bench():
+    """Yield the lab of tests/test_driver_clients*.py (helpers.Bench: gohello and its relay, ssh masters to two clients), one per module.
+
+    Its work dir is short (/tmp/wlbXXXX): the ssh masters' control sockets live there, and a
+    pytest-xdist worker's tmp_path (.../popen-gw3/clients0/ssh/<hash>.<random>) is longer than a
+    Unix socket path may be."""
+    work = Path(tempfile.mkdtemp(prefix="wlb", dir="/tmp"))
     with netlab.Lab(count=3, hide=(str(REPO),)) as lab:
-        made = Bench(lab, tmp_path_factory.mktemp("clients"))
+        made = Bench(lab, work)
         try:
             made.start()
             yield made
         finally:
             made.stop()
+            shutil.rmtree(work, ignore_errors=True)
         assert lab.leftovers() == {}, "nothing left in any namespace once the masters are closed"

@@ -7,6 +7,7 @@ conftest.py; tests/README.md lists the other helper modules).
 from __future__ import annotations
 
 import csv
+import fcntl
 import gzip
 import html
 import io
@@ -70,22 +71,62 @@ def port_is_free(port: int, address: str = "127.0.0.1") -> bool:
     return True
 
 
-def free_port_block(
-    names: tuple[str, ...], low: int, high: int, used: set[int] | None = None, address: str = "127.0.0.1"
-) -> dict[str, int]:
-    """Return consecutive ports in [low, high) free on address, named by names, avoiding (and adding to) used.
+SESSION_VARIABLE = netlab.SESSION_VARIABLE  # set by ./run_tests.sh, else by conftest.py's pytest_configure in the session's first process
 
+
+def port_reservations() -> Path | None:
+    """Return the file where every process of this test session records the ports it took, or None outside a session.
+
+    The session's first pytest process names it (conftest.pytest_configure) before pytest-xdist
+    starts its workers, which inherit the name: a port one worker reserved is never handed to
+    another, even before its server binds it (a probe alone cannot see that). A test session
+    started inside another (the interrupted ./run_tests.sh test) shares its parent's file."""
+    session = os.environ.get(SESSION_VARIABLE, "")
+    return Path("/tmp") / f"wrkreport-test-ports.{session}" if session.isalnum() else None
+
+
+def reserve_ports(choose, used: set[int]) -> dict[str, int]:
+    """Return choose(taken) -- a {name: port} block avoiding the ports in taken -- and record its ports as taken.
+
+    taken is used plus, under pytest-xdist, every port another worker of this session has
+    reserved (port_reservations), read and written under an exclusive lock."""
+    path = port_reservations()
+    if path is None:
+        block = choose(set(used))
+        used.update(block.values())
+        return block
+    with open(path, "a+") as shared:
+        fcntl.flock(shared, fcntl.LOCK_EX)
+        shared.seek(0)
+        taken = used | {int(word) for word in shared.read().split()}
+        block = choose(taken)
+        shared.write("".join(f"{port}\n" for port in block.values()))
+        shared.flush()
+    used.update(block.values())
+    return block
+
+
+def free_port_block(
+    names: tuple[str, ...], low: int, high: int, used: set[int] | None = None, address: str = "127.0.0.1", offsets: tuple[int, ...] = ()
+) -> dict[str, int]:
+    """Return consecutive ports in [low, high) free on address, named by names, none reserved by this session (reserve_ports).
+
+    offsets: each port + each offset must be free and is reserved too (a --variant or --app-b
+    twin listens at its original's port + 100); the block returned names only names' ports.
     Keep [low, high) below the kernel's ephemeral range (32768 up): a port there can be
     taken by any outgoing connection between the probe and the server's bind."""
     assert high <= 32768, f"{low}-{high - 1} reaches into the ephemeral port range (32768 up)"
-    used = used if used is not None else set()
-    for _ in range(200):
-        start = random.randrange(low, high - len(names))
-        block = range(start, start + len(names))
-        if not used.intersection(block) and all(port_is_free(p, address) for p in block):
-            used.update(block)
-            return dict(zip(names, block))
-    raise RuntimeError(f"no free block of {len(names)} ports in {low}-{high - 1}")
+
+    def choose(taken: set[int]) -> dict[str, int]:
+        for _ in range(200):
+            start = random.randrange(low, high - len(names))
+            block = {f"{name}+{offset}" if offset else name: start + i + offset for i, name in enumerate(names) for offset in (0, *offsets)}
+            if not taken.intersection(block.values()) and all(port_is_free(p, address) for p in block.values()):
+                return block
+        raise RuntimeError(f"no free block of {len(names)} ports in {low}-{high - 1}")
+
+    block = reserve_ports(choose, used if used is not None else set())
+    return {name: block[name] for name in names}
 
 
 # --- run_bench.sh end to end (tests/test_driver*.py): its ports, environment and leftovers -----------
@@ -127,6 +168,19 @@ def script_env(tmp: Path) -> dict[str, str]:
 
 def run_script(args: list[str], tmp: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=script_env(tmp), timeout=timeout, check=False)
+
+
+def copy_of_driver(dest: Path) -> Path:
+    """Copy what run_bench.sh runs from its checkout (the script, src/driver, src/wrkreport, templates) into dest, readable
+    by every user, and return the copy's run_bench.sh: for a test that runs the script as another user, who may not
+    reach the checkout itself (a clone under a mode-700 home)."""
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("src/driver", "src/wrkreport", "templates"):
+        shutil.copytree(REPO / part, dest / part, ignore=skip)
+    shutil.copy2(SCRIPT, dest / SCRIPT.name)
+    for path in (dest, *dest.rglob("*")):
+        path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
+    return dest / SCRIPT.name
 
 
 def processes_mentioning(needles: list[str]) -> list[str]:

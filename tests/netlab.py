@@ -23,7 +23,8 @@ the package extracted by run_tests.sh into SSHD_CACHE (not installed: installing
 start a system-wide sshd on 0.0.0.0:22).
 
 Manual use: `python tests/netlab.py up 2` prints the ssh config path and addresses and
-waits for Enter before tearing the lab down.
+waits for Enter before tearing the lab down. `python tests/netlab.py sweep FILE` deletes the
+namespaces FILE lists (session_labs: ./run_tests.sh's last step, however the run ended).
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ class Lab:
         """Make the namespaces, the links, the keys and start each host's sshd; tear down on failure."""
         self.subnet = f"10.231.{os.getpid() % 200 + 20}"
         self.work = Path(tempfile.mkdtemp(prefix="wrkreport-lab."))
+        registered(self.namespaces())
         try:
             self._network()
             self._keys()
@@ -297,6 +299,46 @@ class Lab:
         self.down()
 
 
+SESSION_VARIABLE = "WRKREPORT_TEST_SESSION"  # as helpers.SESSION_VARIABLE (./run_tests.sh sets it for its whole run)
+
+
+def session_labs() -> Path | None:
+    """Return the file listing the namespaces of this test session's labs, or None outside a session (manual use)."""
+    session = os.environ.get(SESSION_VARIABLE, "")
+    return Path("/tmp") / f"wrkreport-test-labs.{session}" if session.isalnum() else None
+
+
+def registered(namespaces: list[str]) -> None:
+    """Add namespaces to the session's list before they are made: a test process killed before its lab's down()
+    leaves them for `sweep`, which ./run_tests.sh calls however it ends."""
+    path = session_labs()
+    if path is not None:
+        with open(path, "a") as listing:
+            listing.write("".join(f"{ns}\n" for ns in namespaces))
+
+
+def sweep(listing: Path) -> list[str]:
+    """Kill every process in each namespace the listing names that still exists, delete it; return the names deleted."""
+    if not listing.is_file():
+        return []
+    present = set(sh("ip", "netns", "list", check=False).stdout.split())
+    swept = []
+    for ns in dict.fromkeys(listing.read_text().split()):
+        if ns not in present:
+            continue
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+                try:
+                    os.kill(int(pid), sig)
+                except (ProcessLookupError, ValueError):
+                    pass
+            time.sleep(0.2)
+        sh("ip", "netns", "del", ns, check=False)
+        swept.append(ns)
+    listing.unlink(missing_ok=True)
+    return swept
+
+
 def quote(text: str) -> str:
     """Return text quoted for sh."""
     return "'" + text.replace("'", "'\\''") + "'"
@@ -318,6 +360,11 @@ def parent_of(pid: int) -> int | None:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "sweep":
+        swept = sweep(Path(argv[1]))
+        if swept:
+            print(f"netlab: deleted namespaces left behind: {' '.join(swept)}", file=sys.stderr)
+        return 0
     if len(argv) < 1 or argv[0] != "up":
         print(__doc__)
         return 2

@@ -20,6 +20,8 @@ from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
+pytestmark = pytest.mark.alone  # its real measurements judge whether a rate was held and how long requests took
+
 
 def test_the_doctests_hold():
     assert doctest.testmod(fixed_rate).failed == 0

@@ -45,7 +45,7 @@ SECONDS = 5
 RATE = 1000
 CONNECTIONS = 10
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not (shutil.which("wrk") and shutil.which("ab")), reason="needs wrk and ab")]
+pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.skipif(not (shutil.which("wrk") and shutil.which("ab")), reason="needs wrk and ab")]
 
 
 @pytest.fixture(scope="module")

@@ -258,6 +258,7 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # how many blocks fit in 20 s
 @needs_tools
 def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_would_take(workdirs):
     out, tmp = workdirs
@@ -281,6 +282,7 @@ def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_w
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # the ratios' spread decides when +/-90% is met
 @needs_tools
 def test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks(workdirs):
     out, tmp = workdirs
@@ -441,6 +443,7 @@ def test_sweep_of_two_levels_names_the_level_and_records_cpu(workdirs):
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # compares CPU at two loads
 @needs_tools
 @pytest.mark.skipif(cpu_count() < 2, reason="pinning wrk and the servers apart needs 2 CPUs")
 def test_go_uses_more_cpu_at_higher_load_and_pinning_is_recorded(workdirs):

@@ -31,6 +31,10 @@ HEADERS = ["--app-header", f"Authorization: Bearer {KEY}", "--app-header", f"X-A
 PORT_NAMES = ("app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix", "app-fcgi")
 APP_PROCESSES = ("app", "app-unix", "app-fcgi")
 
+# Both modules run the one tests/app_server.py and check that no process of it is left: side by side, each would see
+# the other's; one pytest-xdist worker runs them both.
+pytestmark = pytest.mark.xdist_group("app_server")
+
 
 def app_command(*extra: str, where: str = "{port}") -> str:
     """Return the --app command line of the test app (its port as {port}; --unix {socket} for --app-unix, --fcgi {socket} for --app-fcgi)."""

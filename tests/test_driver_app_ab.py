@@ -22,16 +22,14 @@ from test_driver_app import APP, PORT_NAMES, SID, app_command, run_app, session_
 OFFSET = 100  # core.setups.VARIANT_PORT_OFFSET: a twin's port is its original's + 100
 SHORT = ["--blocks", "2", "--rates", "off"]  # two blocks: the smallest run whose A/B figure has an interval
 
+# Both modules run the one tests/app_server.py and check that no process of it is left: side by side, each would see
+# the other's; one pytest-xdist worker runs them both.
+pytestmark = pytest.mark.xdist_group("app_server")
+
 
 def ports_with_twins() -> dict[str, int]:
-    """Return free ports for app and nginx-app whose twins' ports (+ OFFSET) are free too (all reserved in USED_PORTS)."""
-    for _ in range(50):
-        ports = free_port_block(PORT_NAMES, 19900, 20800, USED_PORTS)
-        twins = {f"{name}~": port + OFFSET for name, port in ports.items()}
-        if not USED_PORTS.intersection(twins.values()) and all(port_is_free(p) for p in twins.values()):
-            USED_PORTS.update(twins.values())
-            return ports
-    raise RuntimeError("no free ports for the app setups and their twins")
+    """Return free ports for app and nginx-app whose twins' ports (+ OFFSET) are free and reserved too."""
+    return free_port_block(PORT_NAMES, 19900, 20800, USED_PORTS, offsets=(OFFSET,))
 
 
 def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:

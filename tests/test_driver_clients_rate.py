@@ -25,7 +25,7 @@ from wrkreport.fixedrate.reading import read_rate_measurements
 from wrkreport.runs.sidecars import read_manifest
 
 RATE = 501  # odd: the shares are 251 and 250
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
+pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
 assert HIST_SCRIPT.is_file()
 
 

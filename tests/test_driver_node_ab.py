@@ -20,7 +20,7 @@ import pytest
 
 from wrkreport.parsers import parse_file
 
-from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, default_sigint, free_port_block, latest_run, missing_tools, port_args, processes_mentioning, script_env, wait_for_wrk
+from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, copy_of_driver, default_sigint, free_port_block, latest_run, missing_tools, port_args, processes_mentioning, script_env, wait_for_wrk
 
 PORT_NAMES = (*BASE_PORT_NAMES, "node-http")
 NODE_MISSING = missing_tools("wrk", "curl", "go", "node")
@@ -184,11 +184,11 @@ def restricted_path(tmp_path: Path) -> Path:
     return bin_dir
 
 
-def preflight(args: list[str], bin_dir: Path, tmp: Path) -> subprocess.CompletedProcess:
+def preflight(args: list[str], bin_dir: Path, tmp: Path, script: Path = SCRIPT) -> subprocess.CompletedProcess:
     """Run the script as a user that is not root (nobody, when the tests run as root) with only bin_dir on PATH."""
     env = ["env", "-i", f"PATH={bin_dir}", f"TMPDIR={tmp}", "HOME=/tmp"]
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
-    return subprocess.run([*prefix, *env, str(SCRIPT), *args], capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([*prefix, *env, str(script), *args], capture_output=True, text=True, timeout=60, check=False)
 
 
 @pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="as root, needs setpriv to run the script as nobody")
@@ -196,21 +196,22 @@ def test_preflight_asks_for_ab_and_nodejs_only_when_chosen():
     top = Path(tempfile.mkdtemp(prefix="rbp", dir="/tmp"))  # pytest's tmp_path is private to root: nobody must traverse this one
     try:
         top.chmod(0o755)
-        check_preflight(restricted_path(top), top)
+        # nobody may not reach the checkout (a clone under root's home, mode 700): it runs a copy of the script's parts
+        check_preflight(restricted_path(top), top, script=copy_of_driver(top / "checkout"))
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
 
-def check_preflight(bin_dir: Path, top: Path) -> None:
+def check_preflight(bin_dir: Path, top: Path, script: Path) -> None:
     """Assert what the preflight asks for with and without ab and node-http."""
     tmp = top / "tmp"
     tmp.mkdir()
     tmp.chmod(0o1777)
     out = f"--out={tmp}/out"
-    plain = preflight(["--quick", "--setups", "go-http", out], bin_dir, tmp)
+    plain = preflight(["--quick", "--setups", "go-http", out], bin_dir, tmp, script)
     assert plain.returncode == 2, plain.stderr
     assert plain.stderr.strip().endswith("error: missing: wrk. Install with: sudo apt-get update && sudo apt-get install -y wrk")
-    chosen = preflight(["--quick", "--setups", "go-http,node-http", "--load-generator", "ab", out], bin_dir, tmp)
+    chosen = preflight(["--quick", "--setups", "go-http,node-http", "--load-generator", "ab", out], bin_dir, tmp, script)
     assert chosen.returncode == 2, chosen.stderr
     assert chosen.stderr.strip().endswith(
         "error: missing: ab node. Install with: sudo apt-get update && sudo apt-get install -y apache2-utils nodejs "

@@ -27,7 +27,7 @@ from wrkreport.parsers.vegeta import read_vegeta_file
 from rate_servers import vegeta_or_skip
 from helpers import free_ports, latest_run, port_args, run_script, slow
 
-pytestmark = slow
+pytestmark = [*slow, pytest.mark.alone]  # which rates are held depends on the machine being the run's
 
 HELD = (2000, 5000)
 NOT_HELD = 200_000

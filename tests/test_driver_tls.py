@@ -31,6 +31,7 @@ def private_key_files(*tops: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # counts the handshakes of a 1-s measurement: a floor on throughput
 @needs_tools
 @pytest.mark.parametrize(
     "extra",

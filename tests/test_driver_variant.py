@@ -21,13 +21,8 @@ TWIN = "nginx-http~nokeep"
 
 
 def variant_ports() -> dict[str, int]:
-    """Return a free block of the run's ports whose nginx ports + 100 (the twins') are free too."""
-    for _ in range(50):
-        ports = free_port_block(NAMES, 18100, 18800, USED_PORTS)
-        if all(port_is_free(ports[name] + OFFSET) for name in NAMES if name.startswith("nginx")):
-            USED_PORTS.update(ports[name] + OFFSET for name in NAMES if name.startswith("nginx"))
-            return ports
-    raise RuntimeError("no free ports for a variant run")
+    """Return a free block of the run's ports whose + 100 (the nginx twins') are free and reserved too."""
+    return free_port_block(NAMES, 18100, 18800, USED_PORTS, offsets=(OFFSET,))
 
 
 def directives(conf: str) -> str:
