@@ -76,6 +76,7 @@ def test_sides_that_negotiated_alike_pass(two_versions, tmp_path):
     assert record_probe(manifest, entry, "nginx-https", str(probe(two_versions["1.3"], tmp_path / "b.txt"))) is None
 
 
+@pytest.mark.alone  # counts the requests vegeta sent at 500 req/s: a rate held
 def test_the_fixed_rate_phase_reaches_a_tls_setup_with_the_runs_own_certificate(two_versions, tmp_path):
     # vegeta verifies certificates unless told not to; against the run's self-signed one
     # every request failed ("x509: certificate signed by unknown authority") until -insecure.
