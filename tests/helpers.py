@@ -88,20 +88,18 @@ def port_reservations() -> Path | None:
 def reserve_ports(choose, used: set[int]) -> dict[str, int]:
     """Return choose(taken) -- a {name: port} block avoiding the ports in taken -- and record its ports as taken.
 
-    taken is used plus, under pytest-xdist, every port another worker of this session has
-    reserved (port_reservations), read and written under an exclusive lock."""
+    taken is used plus, within a test session, every port any of its processes reserved
+    (port_reservations), read and written under an exclusive lock."""
     path = port_reservations()
     if path is None:
         block = choose(set(used))
-        used.update(block.values())
-        return block
-    with open(path, "a+") as shared:
-        fcntl.flock(shared, fcntl.LOCK_EX)
-        shared.seek(0)
-        taken = used | {int(word) for word in shared.read().split()}
-        block = choose(taken)
-        shared.write("".join(f"{port}\n" for port in block.values()))
-        shared.flush()
+    else:
+        with open(path, "a+") as shared:
+            fcntl.flock(shared, fcntl.LOCK_EX)
+            shared.seek(0)
+            block = choose(used | {int(word) for word in shared.read().split()})
+            shared.write("".join(f"{port}\n" for port in block.values()))
+            shared.flush()
     used.update(block.values())
     return block
 
