@@ -67,7 +67,9 @@ def test_one_measurement_keeps_every_request_and_its_cpu_and_passes_the_checks(s
     assert sorted(p.name for p in run_dir.iterdir()) == [f"{stem}.cpu.json", f"{stem}.vegeta.csv.gz"]
     assert list(work.iterdir()) == []  # the gob, the targets and the stderr are gone
     result = read_vegeta_file(run_dir / ran.file)  # the offered rate from the name
-    assert result.offered_rps == 1000 and result.requests == 2000
+    # vegeta stops once 2 s have passed (lib/attack.go: `elapsed > du`); the 2,000th hit is due at 1.999 s, so on a
+    # busy machine it can be the one not sent: one fewer is vegeta's rule, any other count is ours
+    assert result.offered_rps == 1000 and result.requests in (1999, 2000)
     checks = rate_checks(result, HELLO, json.loads((run_dir / ran.cpu_file).read_text()))
     assert [(c.name, c.status) for c in checks][:3] == [("rate-held", "pass"), ("rate-response", "pass"), ("rate-errors", "pass")], checks
     assert 0.05 < result.p50_ms < result.p99_ms <= result.max_ms < 100
@@ -85,8 +87,8 @@ def test_one_measurement_keeps_every_request_and_its_cpu_and_passes_the_checks(s
     report = subprocess.run([str(vegeta), "report", "-type", "json"], input=gzip.decompress((run_dir / ran.file).read_bytes()),
                             capture_output=True, check=True)
     metrics = json.loads(report.stdout)
-    assert metrics["requests"] == result.requests and metrics["status_codes"] == {"200": 2000}
-    assert metrics["bytes_in"]["total"] == 12 * 2000 and metrics["latencies"]["max"] == result.latencies_ns[-1]
+    assert metrics["requests"] == result.requests and metrics["status_codes"] == {"200": result.requests}
+    assert metrics["bytes_in"]["total"] == 12 * result.requests and metrics["latencies"]["max"] == result.latencies_ns[-1]
     assert metrics["rate"] == pytest.approx(result.achieved_rps * result.requests / (result.requests - 1))  # vegeta: n / span
 
 
@@ -110,9 +112,9 @@ def test_a_closed_port_is_measured_and_fails_the_errors_check(tmp_path):
     ran = measure_rate(vegeta, attack, tmp_path, tmp_path, "refused.rate-50", {})
     result = read_vegeta_file(tmp_path / ran.file)
     checks = {c.name: c for c in rate_checks(result, HELLO)}
-    assert result.errors == result.requests == 25 and result.timeouts == 0
+    assert result.errors == result.requests and result.requests in (24, 25) and result.timeouts == 0  # vegeta's cut-off, as above
     assert checks["rate-errors"].status == "fail" and "connection refused" in checks["rate-errors"].message
-    assert checks["rate-response"].message == "none of the 25 requests was answered"
+    assert checks["rate-response"].message == f"none of the {result.requests} requests was answered"
     assert os.path.exists(tmp_path / ran.cpu_file)
 
 
