@@ -12,6 +12,7 @@ import gzip
 import html
 import io
 import json
+import math
 import os
 import random
 import re
@@ -573,6 +574,25 @@ def slo_variant(dest: Path, slo: object = "keep", plan: list[int] | None = None,
             entry.update(gomaxprocs=1, block=2, repeat=2)
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=2))
     return dest
+
+
+def crossing_between(low: int, high: int, p99_low_ms: float, p99_high_ms: float | None, within_ms: float) -> float:
+    """Return a block's capacity written out again: where the p99 reaches within_ms between the highest rate met (low) and the lowest rate above it not met (high).
+
+    Its log interpolated on the log of the rate (a rate above without a p99: 10 s); the
+    bracket's geometric middle when the rate above was within the objective (it failed for another reason).
+    """
+    p99_high_ms = 10_000.0 if p99_high_ms is None else p99_high_ms
+    if p99_high_ms <= within_ms:
+        return math.sqrt(low * high)
+    share = (math.log(within_ms) - math.log(p99_low_ms)) / (math.log(p99_high_ms) - math.log(p99_low_ms))
+    return math.exp(math.log(low) + share * (math.log(high) - math.log(low)))
+
+
+def measured_p99(measurements, setup: str, gomaxprocs: int, rate: int, block: int = 1) -> float | None:
+    """Return the p99 (ms) of one fixed-rate measurement, read from its file (None: no record)."""
+    m = next(m for m in measurements if (m.setup, m.gomaxprocs, m.rate, m.block) == (setup, gomaxprocs, rate, block))
+    return None if m.result is None else m.result.percentile_ms(99)
 
 
 # --- Percentiles worked out by brute force from histogram files ------------------------------------

@@ -53,7 +53,7 @@ def test_capacities_recomputes_the_search_from_the_measurements():
     assert [(c.setup, c.gomaxprocs) for c in found] == [("go-http", 1), ("nginx-http", 1), ("go-http", 2)]
     steps = block_steps(run, OBJECTIVE)
     for c in found:
-        blocks = [block_capacity(b, steps[(c.setup, c.gomaxprocs)][b]) for b in (1, 2, 3)]
+        blocks = [block_capacity(b, steps[(c.setup, c.gomaxprocs)][b], slo=OBJECTIVE) for b in (1, 2, 3)]
         assert list(c.blocks) == blocks and c.estimate == combine(blocks)
         capacity = {"nginx-http": 300, "go-http": 600 if c.gomaxprocs == 1 else 500}[c.setup]
         assert all(b.bound is None and b.low <= capacity * (1 + 0.02 * b.block) < b.high for b in blocks)

@@ -91,7 +91,7 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
     for m in measurements:
         if m.search_high is not None:
             highs[(m.setup, m.gomaxprocs, m.block)] = max(m.search_high, highs.get((m.setup, m.gomaxprocs, m.block), 0))
-    per_block = {key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b], highs.get((*key, b)))) is not None]
+    per_block = {key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b], highs.get((*key, b)), slo)) is not None]
                  for key, blocks in steps.items()}
     ceilings: dict[int, list[float]] = {}
     for (_, n), blocks in steps.items():

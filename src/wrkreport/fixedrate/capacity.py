@@ -6,28 +6,36 @@ step with a verdict (step_verdict): `pass` when the rate was held (rate_checks.r
 every answer right, none lost and the objective's percentile within it; `generator` when
 vegeta fell behind its schedule while the answers were right and within the objective (the
 load generator, not the server, was the limit); `fail` otherwise. The bracket is the
-highest passing rate and the lowest rate above it that did not pass (bracket). The next
-step is inside it, at a random point between 30% and 70% of the way on a log scale
-(next_rate): a bisection whose cut is jittered, so that each block's final bracket falls
-at its own place around the capacity rather than on one grid that every block shares. It
-stops once the bracket's ends are within RESOLUTION of each other or after its steps.
-When nothing passed, the search measures just above the lowest rate once more before it
-gives up: a pause fails a measurement at any rate, and one pause at the light load would
-otherwise make the block's capacity "at most" the light-load rate.
+highest passing rate and the lowest rate above it that did not pass (bracket); a step that
+failed below a passing one bounds nothing (a pause fails a measurement at any rate).
 
-A block's capacity is the geometric middle of its final bracket (block_capacity); a bound
-when the search met an edge: `at_most` the lowest rate tried when nothing passed, `at_least`
-the highest passing rate when nothing above it failed (the objective held at the highest
-rate tried) or when what stopped it was the generator. Over blocks, the capacity is the
-geometric mean of the blocks' with a 95% Student-t interval on their logs, blocks - 1
-degrees of freedom (core.stats.ratio_interval), as every other interval of the tool: the
-start-to-start spread and the search's own noise are both in the spread of the blocks'
-values. A setup's ratio to its baseline pairs the two blocks by block. The coverage of
-both, with per-measurement noise, per-start effects, pauses and a knee like the measured
-one, is simulated in tests/test_fixedrate_capacity_coverage.py. Standard library only:
-the driver's helper runs the search.
+The first block of a setup knows nothing yet: a bisection from the light-load rate to the
+setup's closed-loop req/s whose cut is jittered, a random point between 30% and 70% of the
+way on a log scale (next_rate), until the bracket's ends are within RESOLUTION or after its
+steps. Every later block starts where the earlier ones ended (ladder_next): four rates
+LADDER_STEP apart around the geometric mean of the earlier blocks' capacities, shifted by a
+random share of a step per block (each block's rates its own), then one rate past an edge
+when the bracket lies outside them (at most MAX_EDGE). A pause at one rate costs a block at
+most one step of the ladder, where it could stop a bisection far below the knee; and the
+steps go where the capacity is, so more blocks fit in the same time. When nothing passed,
+the search measures just above the lowest rate once more before it gives up.
+
+A block's capacity is where the objective's percentile crosses the objective inside its
+final bracket, log percentile interpolated on log rate (crossing_rate); a bound when the
+search met an edge: `at_most` the lowest rate tried when nothing passed, `at_least` the
+highest passing rate when nothing above it failed (the objective held at the highest rate
+tried) or when what stopped it was the generator. It estimates the rate at which one 1-s
+measurement meets the objective half the time: a typical second, not a margin. Over
+blocks, the capacity is the geometric mean of the blocks' with a 95% Student-t interval on
+their logs, blocks - 1 degrees of freedom (core.stats.ratio_interval), as every other
+interval of the tool: the start-to-start spread and the search's own noise are both in the
+spread of the blocks' values. A setup's ratio to its baseline pairs the two by block. The
+coverage of both, with per-measurement noise, per-start effects, pauses and a knee like the
+measured one, is simulated in tests/test_fixedrate_capacity_coverage.py, beside the
+bisection in every block with the bracket's middle (the estimator before the ladder), and
+benchmarks/capacity_designs.py prints the widths. Standard library only: the driver's
+helper runs the search.
 """
-
 from __future__ import annotations
 
 import math
@@ -57,8 +65,17 @@ MAX_STEPS = 6  # search steps per setup and block at most (besides the planned r
 # connection cap can carry about what wrk carried with as many connections, and a search that
 # stopped below wrk's figure would say "at least" for a capacity it could have bracketed.
 HEADROOM = 1.2
-JITTER = (0.3, 0.7)
-RETRY = 1.02  # the second look when nothing passed: this much above the lowest rate (a new rate: a new file name)  # where between the bracket's ends (log scale) the next step falls, drawn uniformly
+JITTER = (0.3, 0.7)  # where between the bracket's ends (log scale) a bisection's next step falls, drawn uniformly
+RETRY = 1.02  # the second look when nothing passed: this much above the lowest rate (a new rate: a new file name)
+# A later block's ladder: rates LADDER_STEP apart at these offsets around the earlier blocks'
+# capacity (plus the block's own random share of a step), then up to MAX_EDGE rates past an edge.
+# At 10% apart the crossing is interpolated between neighbours where the p99 curve is nearly
+# straight on a log-log scale; four rates hold a block's crossing (its own start's luck and
+# the second's noise: about +/-10%) inside them most of the time (benchmarks/capacity_designs.py).
+LADDER_STEP = 1.10
+LADDER = (-1, 0, 1, 2)
+MAX_EDGE = 3
+FAILED_MS = 10_000.0  # the percentile a failed step without one counts with in the interpolation
 PASS, FAIL, GENERATOR = "pass", "fail", "generator"
 AT_LEAST, AT_MOST = "at_least", "at_most"
 SLO_TEXT = re.compile(r"(?P<name>p[0-9.]+)=(?P<value>[0-9]+(?:\.[0-9]+)?)(?P<unit>ms|us)", re.A)
@@ -229,15 +246,42 @@ class BlockCapacity:
     generator_rps: float | None = None  # the rate vegeta managed when it fell behind at the bracket's top
 
 
-def block_capacity(block: int, steps: list[Step], high: int | None = None) -> BlockCapacity | None:
+def crossing_rate(low: Step, above: Step, slo: Slo | None) -> float:
+    """Return where the objective's percentile reaches the objective between a passing step and the step above it that did not pass.
+
+    Log percentile interpolated on log rate; a step above without a percentile (no
+    record) counts as FAILED_MS. The bracket's geometric middle without an objective, or
+    when the step above was within it (it failed for another reason: an error, a rate not
+    held).
+
+    >>> objective = Slo(99, 10)
+    >>> round(crossing_rate(Step(20000, PASS, 5.0), Step(22000, FAIL, 20.0), objective))
+    20976
+    >>> round(crossing_rate(Step(20000, PASS, 5.0), Step(22000, FAIL, 8.0), objective)), round(crossing_rate(Step(20000, PASS), Step(22000, FAIL), None))
+    (20976, 20976)
+    """
+    middle = math.sqrt(low.rate * above.rate)
+    if slo is None or low.value_ms is None or low.value_ms <= 0:
+        return middle
+    lower, upper = math.log(low.value_ms), math.log(above.value_ms if above.value_ms is not None else FAILED_MS)
+    if upper <= max(lower, math.log(slo.ms)):
+        return middle
+    share = min(1.0, max(0.0, (math.log(slo.ms) - lower) / (upper - lower)))
+    return math.exp(math.log(low.rate) + share * (math.log(above.rate) - math.log(low.rate)))
+
+
+def block_capacity(block: int, steps: list[Step], high: int | None = None, slo: Slo | None = None) -> BlockCapacity | None:
     """Return a block's capacity from its steps (see the module's docstring), None without steps.
 
     high: the search's untested upper end (the setup's closed-loop req/s, as the driver
     recorded it); a bracket whose top lies above it was never narrowed below it, so the
-    objective held at the highest rate tried: at least that rate.
+    objective held at the highest rate tried: at least that rate. slo: the objective, for
+    the crossing inside the bracket (crossing_rate); without it, the bracket's geometric middle.
 
     >>> block_capacity(1, [Step(6000, PASS), Step(12000, PASS), Step(16000, FAIL)]).rps
     13856.40...
+    >>> block_capacity(1, [Step(6000, PASS, 1.0), Step(12000, PASS, 4.0), Step(16000, FAIL, 40.0)], slo=Slo(99, 10)).rps
+    13455.48...
     >>> block_capacity(1, [Step(6000, FAIL)]).bound, block_capacity(1, [Step(6000, PASS), Step(9000, PASS)]).bound
     ('at_most', 'at_least')
     """
@@ -250,7 +294,52 @@ def block_capacity(block: int, steps: list[Step], high: int | None = None) -> Bl
         return BlockCapacity(block, low.rate, AT_LEAST, low.rate, None, len(steps))
     if above.verdict == GENERATOR:
         return BlockCapacity(block, low.rate, AT_LEAST, low.rate, above.rate, len(steps), above.achieved_rps)
-    return BlockCapacity(block, math.sqrt(low.rate * above.rate), None, low.rate, above.rate, len(steps))
+    return BlockCapacity(block, crossing_rate(low, above, slo), None, low.rate, above.rate, len(steps))
+
+
+def ladder_centre(earlier: list[BlockCapacity]) -> float | None:
+    """Return where a later block's ladder is centred: the geometric mean of the earlier blocks' capacities (a bound at its value); None without any."""
+    values = [b.rps for b in earlier if b.rps > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def ladder_rates(centre: float, high: int, offset: float) -> list[int]:
+    """Return a later block's ladder: rates LADDER_STEP apart around centre, shifted by offset (0-1) of a step, at most high (ascending).
+
+    >>> ladder_rates(20000, 86000, 0.5), ladder_rates(20000, 21000, 0.5)
+    ([18200, 20000, 22000, 24200], [18200, 20000])
+    """
+    rates = sorted({round_step(centre * LADDER_STEP ** (k + offset - 0.5)) for k in LADDER})
+    return [r for r in rates if r <= high] or [max(1, min(round_step(centre), high))]
+
+
+def ladder_next(steps: list[Step], planned: list[int], centre: float, high: int, offset: float) -> int | None:
+    """Return a later block's next rate, or None when its search is over (see the module's docstring).
+
+    steps: the block's measurements of the setup so far (its planned rates among them);
+    centre: the earlier blocks' capacity (ladder_centre); offset: this block's random share
+    of a step. The ladder's rates first, ascending; then, while the bracket is wider than
+    a step, one rate past the ladder's edge it lies beyond (above its highest rate when
+    nothing above failed, else below the lowest rate above the bracket), at most MAX_EDGE;
+    when nothing passed, one more look just above the lowest rate, as next_rate.
+    """
+    ladder = ladder_rates(centre, high, offset)
+    measured = {s.rate for s in steps}
+    for rate in ladder:
+        if rate not in measured:
+            return rate
+    if sum(1 for s in steps if s.rate not in planned and s.rate not in ladder) >= MAX_EDGE:
+        return None
+    low, above = bracket(steps)
+    if low is None:
+        return next_rate(steps, high, 1, random.Random(0))  # the retry just above the lowest rate (no draw is made)
+    if above is not None and above.verdict == GENERATOR:
+        return None  # vegeta's ceiling, not the server's: nothing above it can be measured
+    top = min(above.rate, high) if above is not None else high
+    if top <= low.rate * LADDER_STEP * 1.05:
+        return None
+    rate = round_step(low.rate * LADDER_STEP) if above is None or above.rate > high else round_step(above.rate / LADDER_STEP)
+    return rate if low.rate < rate < top and rate not in measured else None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...parsers.vegeta import read_client_files, read_vegeta_file
-from ...fixedrate.capacity import FAIL, HEADROOM, Step, result_step, next_rate, search_rng, search_steps, slo_of
+from ...fixedrate.capacity import (
+    FAIL, HEADROOM, Step, block_capacity, ladder_centre, ladder_next, result_step, next_rate, search_rng, search_steps, slo_of,
+)
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from ...fixedrate.reading import expected_answer
 from ...fixedrate.record import RateResult
@@ -212,31 +214,56 @@ def measured_step(run_dir: Path, entry: dict, manifest: dict) -> Step:
 
 
 def cmd_capacity_next(args) -> int:
-    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE HIGH' (HIGH: the search's upper end, capacity.HEADROOM x the setup's closed-loop req/s) per setup still searching, in a shuffled order; none when done."""
+    """Print the capacity search's next measurements in a fixed-rate block: one line 'SETUP RATE HIGH' (HIGH: the search's upper end, capacity.HEADROOM x the setup's closed-loop req/s) per setup still searching, in a shuffled order; none when done.
+
+    A setup's first block bisects (capacity.next_rate); a later one measures the ladder
+    around the earlier blocks' capacities at this GOMAXPROCS (capacity.ladder_next).
+    """
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
     passes = [p for p in manifest.get("fixed_rate_passes") or [] if (p["gomaxprocs"], p["block"]) == (args.gomaxprocs, args.block)]
-    if slo_of(params.get("slo")) is None or not passes:
+    slo = slo_of(params.get("slo"))
+    if slo is None or not passes:
         return 0
     planned = passes[-1]["rates"]
     lines = []
     for setup in sorted(args.setups.split(",")):  # the shuffle below decides the order, whatever LIST's
-        entries = [e for e in manifest.get("fixed_rate_measurements") or []
-                   if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block)]
+        measured = [e for e in manifest.get("fixed_rate_measurements") or [] if (e["setup"], e["gomaxprocs"]) == (setup, args.gomaxprocs)]
+        entries = [e for e in measured if e["block"] == args.block]
         closed = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)
         if not entries or not planned or closed is None or closed * HEADROOM <= min(planned):
             continue
         high = closed * HEADROOM
+        steps = [measured_step(run_dir, e, manifest) for e in entries]
         taken = sum(1 for e in entries if e["rate"] not in planned)
-        left = search_steps(min(planned), high) - taken
-        rate = next_rate([measured_step(run_dir, e, manifest) for e in entries], round(high), left,
-                         search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
+        centre = ladder_centre(earlier_capacities(run_dir, manifest, measured, args.block, slo))
+        if centre is None:
+            rate = next_rate(steps, round(high), search_steps(min(planned), high) - taken,
+                             search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
+        else:
+            offset = search_rng(params["seed"], args.gomaxprocs, args.block, setup, 0).random()
+            rate = ladder_next(steps, planned, centre, round(high), offset)
         if rate is not None:
             lines.append(f"{setup} {rate} {round(high)}")
     random.Random(f"{params['seed']}:capacity-order:{args.gomaxprocs}:{args.block}:{len(manifest.get('fixed_rate_measurements') or [])}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
+
+
+def earlier_capacities(run_dir: Path, manifest: dict, measured: list[dict], block: int, slo) -> list:
+    """Return the capacities of one setup's blocks before `block` (at one GOMAXPROCS value), as `wrkreport build` finds them."""
+    by_block: dict[int, list[dict]] = {}
+    for e in measured:
+        if e["block"] < block:
+            by_block.setdefault(e["block"], []).append(e)
+    found = []
+    for b, entries in sorted(by_block.items()):
+        highs = [e["search_high"] for e in entries if e.get("search_high")]
+        capacity = block_capacity(b, [measured_step(run_dir, e, manifest) for e in entries], max(highs) if highs else None, slo)
+        if capacity is not None and highs:  # a block that searched
+            found.append(capacity)
+    return found
 
 
 def setup_rate(run_dir: Path, manifest: dict, setup: str, gomaxprocs: int, cache: dict) -> float | None:

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Print what three capacity designs would give, simulated on the model of the coverage test; assert nothing.
+
+Usage: python benchmarks/capacity_designs.py [--runs N] [--blocks 3,4,6] [--seed TEXT]
+
+The model is tests/test_fixedrate_capacity_coverage.py's, unchanged (its knees fitted to
+measurements on the 2-core machine, per-start effects, heavy-tailed noise on a second's
+p99, pauses in 4% of seconds). For the pooled meaning it adds what a second's p99 alone
+does not say: a second's latencies are log-normal with a log-sd of WITHIN_SD (0.5: p99 /
+p50 = 3.2, the light-load measurements' ratio), and a pause delays PAUSED of that second's
+requests past any objective. Printed per design and block count: each interval's coverage
+of its own truth, the median half-width (as a percentage of the estimate, the issue's
+"+/-15%"), the estimate's mean error on a log scale, and the measurements one block spends
+on go-http.
+
+1. `bisection` (the tool today: fixedrate/capacity.py): per block, a jittered bisection
+   from the light-load rate; a block's capacity is its final bracket's geometric middle,
+   the run's a t-interval over the blocks. Truth: the rate at which one second meets the
+   objective half the time.
+2. `pooled`: the meaning an SLO has (the p99 of all requests in a window): every block
+   measures the same grid of rates around the crossing found so far, the p99 of all the
+   blocks' requests at each rate is pooled, the crossing interpolated between rates, a
+   jackknife over blocks for the interval. Truth: the rate at which the p99 of every
+   request over all starts and seconds is within the objective.
+3. `ladder`: block 1 bisects as today; each later block measures rates spaced by STEP
+   around the previous blocks' mean (its own random offset), one more past an edge when
+   the crossing lies outside (up to 3), and its capacity is the crossing interpolated
+   between its highest rate within and the next rate above (a rate that failed below a
+   passing one bounds nothing); a t-interval over blocks. Truth: as for bisection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import random
+import statistics
+import sys
+from pathlib import Path
+
+from scipy import stats
+
+HERE = Path(__file__).resolve().parent.parent
+WITHIN_SD = 0.5
+Z99 = 2.3263  # the standard normal's 99th percentile
+PAUSED = (0.02, 0.10)
+STEP = 1.1
+NAMES = ("go-http", "nginx-http", "nginx-fcgi-unix")
+
+
+def model():
+    """Return the coverage test's module (its model and the tool's functions it imports)."""
+    spec = importlib.util.spec_from_file_location("capacity_model", HERE / "tests" / "test_fixedrate_capacity_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+M = model()
+OBJECTIVE = M.SLO.ms
+
+
+def second(rng: random.Random, knee, start, rate: float) -> tuple[float, float] | None:
+    """Return one second's latencies as (mu of the log-normal, share paused past any objective); None: not held."""
+    paused = rng.uniform(*PAUSED) if rng.random() < M.PAUSE else 0.0
+    if rate >= start.saturation:
+        return None
+    p99 = M.median_p99(knee, start, rate) * math.exp(M.NOISE_SCALE * M.student_t3(rng))
+    return math.log(p99) - Z99 * WITHIN_SD, paused
+
+
+def within(sec, limit_ms: float) -> float:
+    """Return the share of a second's requests within limit_ms."""
+    if sec is None:
+        return 0.0
+    mu, paused = sec
+    return (1 - paused) * 0.5 * math.erfc(-(math.log(limit_ms) - mu) / (WITHIN_SD * math.sqrt(2)))
+
+
+def pooled_p99(seconds: list) -> float:
+    """Return the p99 (ms) of all requests of equally long seconds (bisection on the pooled share)."""
+    low, high = 1e-3, 1e6
+    for _ in range(50):
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if sum(within(s, middle) for s in seconds) / len(seconds) >= 0.99 else (middle, high)
+    return high
+
+
+def pooled_truth(name: str, draws: int = 40_000) -> float:
+    """Return the rate at which 99% of all requests, over starts, seconds and pauses, are within the objective."""
+    knee, rng = M.SETUPS[name], random.Random(f"pooled-truth:{name}")
+    starts = [(M.draw_starts(rng, [name])[name], rng.random()) for _ in range(draws)]
+    low, high = 1000.0, knee.saturation * 1.2
+    while high / low > 1.001:
+        middle = math.sqrt(low * high)
+        share = sum(within(second(random.Random(seed), knee, start, middle), OBJECTIVE) for start, seed in starts) / draws
+        low, high = (middle, high) if share >= 0.99 else (low, middle)
+    return math.sqrt(low * high)
+
+
+def crossing(points: list[tuple[float, float]]) -> tuple[float, str | None]:
+    """Return the rate where p99 reaches the objective from (rate, p99) points, and a bound when it lies outside them.
+
+    The highest rate within and the next rate above it; log p99 interpolated on log rate.
+    """
+    inside = [p for p in points if p[1] <= OBJECTIVE]
+    if not inside:
+        return min(r for r, _ in points), "at_most"
+    low = max(inside)
+    above = [p for p in points if p[0] > low[0]]
+    if not above:
+        return low[0], "at_least"
+    high = min(above)
+    a, b = math.log(low[1]), math.log(min(high[1], 1e4))
+    share = (math.log(OBJECTIVE) - a) / (b - a) if b > a else 0.5
+    return math.exp(math.log(low[0]) + share * (math.log(high[0]) - math.log(low[0]))), None
+
+
+def bisect_block(rng, measure, top: float) -> list[tuple[float, float]]:
+    """Return a block's points from a jittered bisection between the light-load rate and top, down to STEP."""
+    points = [measure(M.LIGHT)]
+    if points[0][1] > OBJECTIVE:
+        points.append(measure(M.LIGHT * 1.02))
+        if points[-1][1] > OBJECTIVE:
+            return points
+    low, high = points[-1][0], top
+    while high / low > STEP:
+        share = rng.uniform(0.3, 0.7)
+        rate = math.exp((1 - share) * math.log(low) + share * math.log(high))
+        points.append(measure(rate))
+        low, high = (rate, high) if points[-1][1] <= OBJECTIVE else (low, rate)
+    return points
+
+
+def ladder_block(rng, measure, centre: float, top: float) -> list[tuple[float, float]]:
+    """Return a later block's points: 4 rates spaced by STEP around centre at a random offset, then past an edge (up to 3)."""
+    offset = rng.random()
+    points = [measure(centre * STEP ** (k + offset - 0.5)) for k in (-1, 0, 1, 2) if centre * STEP ** (k + offset - 0.5) <= top]
+    points = points or [measure(min(centre, top))]
+    for _ in range(3):
+        _, bound = crossing(points)
+        if bound == "at_least" and max(points)[0] * STEP <= top:
+            points.append(measure(max(points)[0] * STEP))
+        elif bound == "at_most":
+            points.append(measure(min(points)[0] / STEP))
+        else:
+            break
+    return points
+
+
+def t_interval(values: list[float], blocks: int) -> tuple[float, float]:
+    """Return (mean, half-width) of a 95% Student-t interval."""
+    return statistics.mean(values), stats.t.ppf(0.975, blocks - 1) * statistics.stdev(values) / math.sqrt(blocks)
+
+
+def ladder_run(rng: random.Random, blocks: int) -> tuple[dict[str, list[float]], int]:
+    """Return each setup's per-block log capacities of one simulated ladder run, and go-http's measurements."""
+    found, spent = {n: [] for n in NAMES}, 0
+    for block in range(blocks):
+        starts = M.draw_starts(rng, NAMES)
+        for name in NAMES:
+            knee, start = M.SETUPS[name], starts[name]
+            top = knee.closed_loop * M.HEADROOM
+            measure = lambda rate: (rate, pooled_p99([second(rng, knee, start, rate)]))  # noqa: E731
+            if block == 0:
+                points = bisect_block(rng, measure, top)
+            else:
+                points = ladder_block(rng, measure, math.exp(statistics.mean(found[name])), top)
+            spent += len(points) if name == "go-http" else 0
+            found[name].append(math.log(crossing(points)[0]))
+    return found, spent
+
+
+def grid_bisection(rng: random.Random, measure, top: int) -> list[tuple[int, object]]:
+    """Return a first block's (grid index, second) rows: bisection over grid indices 0..top by each second's own p99."""
+    rows = [(0, measure(0))]
+    low, high = (0, top + 1) if pooled_p99([rows[0][1]]) <= OBJECTIVE else (None, 0)
+    if low is None:
+        rows.append((1, measure(1)))
+        if pooled_p99([rows[1][1]]) > OBJECTIVE:
+            return rows
+        low, high = 1, top + 1
+    while high - low > 1:
+        middle = (low + high) // 2
+        rows.append((middle, measure(middle)))
+        low, high = (middle, high) if pooled_p99([rows[-1][1]]) <= OBJECTIVE else (low, middle)
+    return rows
+
+
+def pooled_run(rng: random.Random, blocks: int) -> dict[str, tuple[float, float]]:
+    """Return each setup's pooled log capacity and jackknife standard error over blocks of one simulated run."""
+    grid = lambda j: M.LIGHT * STEP ** j  # noqa: E731
+    kept: dict[str, list[list[tuple[int, object]]]] = {n: [] for n in NAMES}
+
+    def estimate(rows: list[tuple[int, object]]) -> float:
+        seconds: dict[int, list] = {}
+        for j, sec in rows:
+            seconds.setdefault(j, []).append(sec)
+        return math.log(crossing([(grid(j), pooled_p99(s)) for j, s in seconds.items()])[0])
+
+    for block in range(blocks):
+        starts = M.draw_starts(rng, NAMES)
+        for name in NAMES:
+            knee, start = M.SETUPS[name], starts[name]
+            top = int(math.log(knee.closed_loop * M.HEADROOM / M.LIGHT) / math.log(STEP))
+            if block == 0:
+                rows = grid_bisection(rng, lambda j: second(rng, knee, start, grid(j)), top)
+            else:
+                centre = estimate([row for b in kept[name] for row in b])
+                j0 = math.floor(math.log(math.exp(centre) / M.LIGHT) / math.log(STEP))
+                rows = [(j, second(rng, knee, start, grid(j))) for j in range(j0 - 1, j0 + 3) if 0 <= j <= top]
+            kept[name].append(rows)
+    found = {}
+    for name in NAMES:
+        every = estimate([row for b in kept[name] for row in b])
+        left_out = [estimate([row for k, b in enumerate(kept[name]) if k != i for row in b]) for i in range(blocks)]
+        mean = statistics.mean(left_out)
+        found[name] = every, math.sqrt((blocks - 1) / blocks * sum((x - mean) ** 2 for x in left_out))
+    return found
+
+
+def summary(label: str, intervals: list[tuple[float, float]], truth: float) -> str:
+    """Return one line: coverage, median half-width (%), mean log error."""
+    held = sum(abs(value - truth) <= half for value, half in intervals) / len(intervals)
+    width = math.exp(statistics.median(half for _, half in intervals)) - 1
+    error = statistics.mean(value - truth for value, _ in intervals)
+    return f"  {label:<32} covers {held:6.1%}   +/-{width:5.1%}   mean log error {error:+.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=400, help="simulated runs per design and block count (400: a coverage's standard error about 1.1 points)")
+    parser.add_argument("--blocks", default="3,4,6", help="block counts, comma-separated")
+    parser.add_argument("--seed", default="capacity-designs")
+    args = parser.parse_args()
+    half = {n: math.log(M.true_capacity(n)) for n in NAMES}
+    pooled = {n: math.log(pooled_truth(n)) for n in NAMES}
+    print("true capacities (req/s): one second meets the objective half the time / 99% of all requests within it")
+    for name in NAMES:
+        print(f"  {name:<16} {math.exp(half[name]):>8,.0f} / {math.exp(pooled[name]):>8,.0f}  ({math.exp(pooled[name] - half[name]):.2f}x)")
+    M.RUNS = args.runs
+    for blocks in (int(b) for b in args.blocks.split(",")):
+        print(f"\n{blocks} blocks, {args.runs} runs each")
+        old = M.simulated_runs(blocks)
+        rows = {n: [] for n in NAMES}
+        for run in old:
+            for name in NAMES:
+                found = M.combine(run[name])
+                if found.bound is None:
+                    rows[name].append((math.log(found.value), math.log(found.high / found.value)))
+        ratio_rows = {n: [] for n in NAMES[1:]}
+        for run in old:
+            for name in NAMES[1:]:
+                found = M.combine_ratio(run[name], run["go-http"])
+                if found is not None and found.bound is None:
+                    ratio_rows[name].append((math.log(found.value), math.log(found.high / found.value)))
+        rng = random.Random(f"{args.seed}:ladder:{blocks}")
+        ladder, spent = [], []
+        for _ in range(args.runs):
+            found, used = ladder_run(rng, blocks)
+            ladder.append(found)
+            spent.append(used)
+        rng = random.Random(f"{args.seed}:pooled:{blocks}")
+        pooled_runs = [pooled_run(rng, blocks) for _ in range(args.runs)]
+        t = stats.t.ppf(0.975, blocks - 1)
+        for name in NAMES:
+            print(f" {name}")
+            print(summary("bisection (today)", rows[name], half[name]))
+            print(summary("ladder", [t_interval(r[name], blocks) for r in ladder], half[name]))
+            print(summary("pooled (SLO meaning)", [(v, t * se) for v, se in (r[name] for r in pooled_runs)], pooled[name]))
+        for name in NAMES[1:]:
+            truth_half, truth_pooled = half[name] - half["go-http"], pooled[name] - pooled["go-http"]
+            print(f" {name} / go-http")
+            print(summary("bisection (today)", ratio_rows[name], truth_half))
+            print(summary("ladder", [t_interval([a - b for a, b in zip(r[name], r["go-http"])], blocks) for r in ladder], truth_half))
+            pooled_ratio = [(r[name][0] - r["go-http"][0], t * math.hypot(r[name][1], r["go-http"][1])) for r in pooled_runs]
+            print(summary("pooled (SLO meaning, se unpaired)", pooled_ratio, truth_pooled))
+        print(f" measurements per block on go-http, ladder: {statistics.mean(spent) / blocks:.1f}")
+
+
+if __name__ == "__main__":
+    main()
