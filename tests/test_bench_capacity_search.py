@@ -1,7 +1,7 @@
 """The driver's capacity search (the helper's `capacity-next`, bench/commands/rate_phase.py) replayed on a real run.
 
-tests/fixtures/runs/capacity-delay is a run whose fixed-rate blocks searched every setup's
-capacity at p99 within 10 ms. Replaying it, the manifest cut back to what the driver had
+tests/fixtures/runs/capacity-ladder is a run whose fixed-rate blocks searched every setup's
+capacity at p99 within 10 ms: a bisection in block 1, the ladder in blocks 2-4. Replaying it, the manifest cut back to what the driver had
 recorded when it asked, `capacity-next` must name exactly the measurements the driver then
 made, in the order it made them, round after round, and nothing once a block's search was
 over: the search is a function of the run's seed and its recorded measurements alone, so a
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.commands import rate_phase
-from wrkreport.fixedrate.capacity import HEADROOM, search_steps
+from wrkreport.fixedrate.capacity import HEADROOM, LADDER, MAX_EDGE, search_steps
 
-RUN = Path(__file__).parent / "fixtures" / "runs" / "capacity-delay"
+RUN = Path(__file__).parent / "fixtures" / "runs" / "capacity-ladder"
 
 
 @pytest.fixture()
@@ -45,7 +45,7 @@ def test_capacity_next_names_every_step_the_driver_made_in_order(replay, capsys)
     entries = full["fixed_rate_measurements"]
     setups = full["parameters"]["setups"]
     blocks = sorted({(e["gomaxprocs"], e["block"]) for e in entries})
-    assert len(blocks) == 3 and full["parameters"]["slo"] == {"percentile": 99, "ms": 10.0}
+    assert len(blocks) == 4 and full["parameters"]["slo"] == {"percentile": 99, "ms": 10.0}
     done = 0
     for n, block in blocks:
         mine = [i for i, e in enumerate(entries) if (e["gomaxprocs"], e["block"]) == (n, block)]
@@ -62,7 +62,10 @@ def test_capacity_next_names_every_step_the_driver_made_in_order(replay, capsys)
             at += len(lines)
             rounds += 1
         assert at == mine[-1] + 1, "nothing asked after the block's last step, and every step was asked for"
-        assert 1 <= rounds <= max(search_steps(entries[planned[0]]["rate"], e["search_high"]) for e in made or entries[at - 1:at])
+        if block == 1:  # a bisection: at most its steps
+            assert 1 <= rounds <= max(search_steps(entries[planned[0]]["rate"], e["search_high"]) for e in made or entries[at - 1:at])
+        else:  # the ladder, then its edges
+            assert len(LADDER) <= rounds <= len(LADDER) + MAX_EDGE
         done += len(mine) - len(planned)
     assert done == sum(1 for e in entries if "search_high" in e) > 0
 

@@ -202,9 +202,11 @@ def test_the_fixed_rate_section_names_the_method_and_lists_the_capacities(quick)
     _, html, _ = quick
     section = html.split('<h3 id="capacity">')[1].split("</table>")[0]
     method = html.split('<h3 id="method-fixed-rate">')[1].split("<h3")[0]  # the method: in How it was measured, not on the reading path
-    assert "Capacity: in each block" not in section
+    assert "Capacity: in a setup" not in section
     section = method + section
-    assert "Capacity: in each block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn 30%-70%" in section
+    assert "Capacity: in a setup&#39;s first block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn 30%-70%" in section
+    assert "each later block measures 4 rates 10% apart around the earlier blocks&#39; capacity (its own random offset), and up to 3 more" in section
+    assert "the rate at which a typical second meets it (one second in two misses it there)" in section
     assert "(at first 1.2x the setup&#39;s closed-loop req/s) for up to 6 steps or until they are within 10%" in section
     assert "the capacity the geometric mean over blocks with a Student-t 95% interval" in section
     assert "a bound when at least half the blocks&#39; searches met an edge" in section

@@ -83,24 +83,26 @@ PROFILES: dict[str, dict[str, int | None]] = {
 }
 
 
-DEFAULT_MAX_TIME_S = {"default": 400}  # 6m40s, so that with `wrkreport build` (~15 s) the two commands take at most 7 minutes: the throughput blocks get what the fixed-rate phase (~3.5 min with the capacity search) leaves  # --max-time of the profiles with a stopping rule
+DEFAULT_MAX_TIME_S = {"default": 460}  # 7m40s, so that with `wrkreport build` (~15 s) the two commands take at most 8 minutes: the throughput blocks get what the fixed-rate phase (~5 min with the capacity search, 4 blocks) leaves  # --max-time of the profiles with a stopping rule
 
 
 # The fixed-rate phase (bench/fixed_rate.py): per profile, its blocks per GOMAXPROCS
 # (one round each: every setup once per rate in a shuffled order), the seconds of one
 # measurement and of its vegeta warm-up, and the rates without --rates, as shares of the
 # slowest setup's measured req/s at that GOMAXPROCS. 0 blocks: no phase unless --rates.
-# The default phase (the light-load point and the capacity search) takes ~3m30s of the default
-# run's --max-time (rate_options.rate_phase_seconds): 3 blocks of 1-s measurements, the fewest
-# blocks an interval over server starts can be had from at t(0.975, 2) = 4.3 (2 blocks would
-# give 12.7); it was 4 blocks of 2 s for the light-load point alone.
+# The default phase (the light-load point and the capacity search) takes ~5 min of the default
+# run's --max-time (rate_options.rate_phase_seconds): 4 blocks of 1-s measurements. The capacity
+# intervals need them: in the coverage test's model (tests/test_fixedrate_capacity_coverage.py)
+# the ladder's median half-width is +/-18-24% at 3 blocks (t(0.975, 2) = 4.30), +/-12-15% at 4
+# (3.18); a ratio's +/-27-30% and +/-17-18%. It was 3 blocks with a bisection in each, and 4
+# blocks of 2 s for the light-load point alone before the search.
 # The default share is a quarter of the slowest setup's closed-loop req/s: at half, on a
 # 2-core machine where vegeta takes its own share of the CPU, FastCGI fell behind the rate
 # in 5 of 8 measurements at GOMAXPROCS=1 of a default run (12,000 of its 23,143 req/s), so
 # the report had no added latency for it. A quarter is also nearer the load a service runs at.
 DEFAULT_RATE_SHARES = [0.25]
 RATE_PHASE: dict[str, dict] = {
-    "default": {"rate_blocks": 3, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
+    "default": {"rate_blocks": 4, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
     "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
     "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES},
 }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
+from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, LADDER, LADDER_STEP, MAX_EDGE, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
@@ -156,12 +156,16 @@ def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
 def capacity_method(slo: Slo) -> str:
     """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py)."""
     low, high = (f"{share:.0%}" for share in JITTER)
-    return (f"Capacity: in each block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn "
-            f"{low}-{high} of the way, moves vegeta's rate between the highest rate that met the objective (held, every answer right, "
-            f"{slo.words}) and the lowest that did not (at first {HEADROOM:g}x the setup's closed-loop req/s) for up to {MAX_STEPS} steps or "
-            f"until they are within {RESOLUTION - 1:.0%}; a block's capacity is the geometric middle of its last bracket, the capacity the "
-            f"geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks), and a bound when at "
-            "least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or vegeta behind its schedule).")
+    return (f"Capacity: in a setup's first block (one start of the servers), after the light-load rate, a bisection on a log scale, "
+            f"each cut drawn {low}-{high} of the way, moves vegeta's rate between the highest rate that met the objective (held, every "
+            f"answer right, {slo.words}) and the lowest that did not (at first {HEADROOM:g}x the setup's closed-loop req/s) for up to "
+            f"{MAX_STEPS} steps or until they are within {RESOLUTION - 1:.0%}; each later block measures {len(LADDER)} rates "
+            f"{LADDER_STEP - 1:.0%} apart around the earlier blocks' capacity (its own random offset), and up to {MAX_EDGE} more past an "
+            "edge; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
+            "above (log-log interpolation), the rate at which a typical second meets it (one second in two misses it there); the "
+            f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks), "
+            "and a bound when at least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or "
+            "vegeta behind its schedule).")
 
 
 def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
