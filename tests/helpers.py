@@ -544,6 +544,7 @@ def block_files(block_in_name: bool = True) -> dict:
 
 SLO_RUN = RUNS / "quick-rates-slo"  # a real quick run (4 rates x 4 setups x GOMAXPROCS 1, 2, one block) with parameters.slo added
 SEARCH_RUN = RUNS / "capacity-delay"  # a real run of the capacity search: 3 blocks, p99 within 10 ms, go-http and nginx-http
+CAPACITY_LADDER = RUNS / "capacity-ladder"  # the search since issue 42: a bisection, then 3 ladder blocks, then the checks
 
 
 def slo_variant(dest: Path, slo: object = "keep", plan: list[int] | None = None, two_blocks: bool = False) -> Path:

@@ -18,9 +18,12 @@ from pathlib import Path
 import pytest
 
 from wrkreport.bench.commands import rate_phase
-from wrkreport.fixedrate.capacity import HEADROOM, LADDER, MAX_EDGE, search_steps
+from wrkreport.fixedrate.capacities import capacities
+from wrkreport.fixedrate.capacity import HEADROOM, LADDER, MAX_EDGE, round_step, search_steps, slo_of
 
-RUN = Path(__file__).parent / "fixtures" / "runs" / "capacity-ladder"
+from helpers import CAPACITY_LADDER, read_rate_run
+
+RUN = CAPACITY_LADDER
 
 
 @pytest.fixture()
@@ -42,7 +45,7 @@ def replay(tmp_path):
 
 def test_capacity_next_names_every_step_the_driver_made_in_order(replay, capsys):
     run, full, ask = replay
-    entries = full["fixed_rate_measurements"]
+    entries = [e for e in full["fixed_rate_measurements"] if not e.get("capacity_check")]  # the checks come after every search
     setups = full["parameters"]["setups"]
     blocks = sorted({(e["gomaxprocs"], e["block"]) for e in entries})
     assert len(blocks) == 4 and full["parameters"]["slo"] == {"percentile": 99, "ms": 10.0}
@@ -108,3 +111,29 @@ def test_an_app_run_searches_past_its_light_load_judged_by_the_apps_own_body(tmp
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert sorted(setup for setup, _, _ in lines) == ["app", "nginx-app"]
     assert all(740 * 1.1 < int(rate) < int(high) for _, rate, high in lines), lines  # a bisection step, not a 2% retry
+
+
+def test_capacity_check_names_the_check_the_driver_made_at_the_capacity_over_every_block(replay, capsys):
+    run, full, ask = replay
+    entries = full["fixed_rate_measurements"]
+    checks = [i for i, e in enumerate(entries) if e.get("capacity_check")]
+    assert len(checks) == 2 and checks == list(range(len(entries) - 2, len(entries))), "one per setup, after the last block's search"
+    assert all(entries[i]["block"] == 4 and "search_high" not in entries[i] for i in checks)
+    cut = {**full, "fixed_rate_measurements": entries[:checks[0]]}
+    (run / "manifest.json").write_text(json.dumps(cut))
+    rate_phase.STEPS.clear()
+    assert rate_phase.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="go-http,nginx-http")) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{entries[i]['setup']} {entries[i]['rate']}" for i in checks]
+    # the rate is the capacity the report gives (wrkreport build reads the same steps), to three figures
+    measurements, _ = read_rate_run(RUN)
+    found = {c.setup: c for c in capacities(measurements, slo_of(full["parameters"]["slo"]))}
+    for i in checks:
+        assert entries[i]["rate"] == round_step(found[entries[i]["setup"]].estimate.value)
+        assert found[entries[i]["setup"]].check.offered_rps == entries[i]["rate"]
+
+
+def test_capacity_next_ignores_the_checks(replay, capsys):
+    run, full, ask = replay
+    entries = full["fixed_rate_measurements"]
+    assert ask(entries, 1, 4, full["parameters"]["setups"], capsys) == []  # the block's search was over before its checks

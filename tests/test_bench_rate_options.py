@@ -51,12 +51,13 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
-def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_three_blocks():
+def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_four_blocks_then_the_checks():
     p = plan()
-    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 3, 1, True)
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 1, True)
     assert p["slo"] == {"percentile": 99, "ms": 10.0}
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + (1 + SEARCH_STEPS_EXPECTED) * (p["rate_duration_s"] + RATE_OVERHEAD_S)
-    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 3 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
+    checks = len(p["setups"]) * (p["rate_duration_s"] + RATE_OVERHEAD_S)  # one per setup at the capacity, after the last block's search
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * (4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup) + checks))
     assert p["rate_phase_s"] == round(rate_phase_seconds(p))
     assert set(rate_parameters(p)) == set(rateplan.RATE_PARAMETERS)
 
@@ -66,7 +67,7 @@ def test_the_new_connection_setups_are_not_in_the_phase():
     p = plan("--setups", "tls", "--slo", "off")
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
     assert len(p["setups"]) == 7 and rateplan.rate_setups(p["setups"]) == ["go-http", "go-https", "nginx-https", "nginx-https-unix"]
-    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 3 * (PASS_OVERHEAD_S + 4 * per_setup))
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + 4 * per_setup))  # no objective: no checks
 
 
 @pytest.mark.parametrize("options, env, expected", [

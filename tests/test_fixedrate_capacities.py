@@ -14,11 +14,14 @@ from wrkreport.fixedrate.rate_checks import rate_checks
 from wrkreport.fixedrate.rate_checks import Expected
 from wrkreport.fixedrate.reading import RateMeasurement
 
-from helpers import rate_result
+from wrkreport.fixedrate.summary import check_words
+
+from helpers import CAPACITY_LADDER, rate_result, read_rate_run
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 OBJECTIVE = Slo(99.0, 5.0)
+OBJECTIVE_10MS = Slo(99.0, 10.0)  # capacity-ladder's
 
 
 
@@ -97,3 +100,22 @@ def test_a_capacity_record():
     assert "ratio" not in go.record() and go.record()["bound"] is None
     assert json.loads(json.dumps(record)) == record
     assert Capacity("nginx-https", 1, OBJECTIVE, go.estimate, go.blocks).baseline == "go-https"
+
+
+def test_the_check_is_the_measurement_at_the_capacity_read_from_its_file_and_not_a_step():
+    measurements, _ = read_rate_run(CAPACITY_LADDER)
+    checks = [m for m in measurements if m.capacity_check]
+    found = {c.setup: c for c in capacities(measurements, OBJECTIVE_10MS)}
+    assert {m.setup for m in checks} == set(found) == {"go-http", "nginx-http"}
+    for m in checks:
+        c = found[m.setup]
+        p99 = m.result.percentile_ms(99)
+        assert (c.check.offered_rps, c.check.percentile_ms, c.check.held) == (m.rate, p99, m.held)
+        assert c.check.met == (m.held and p99 <= 10.0 and not [f for f in m.failed if f.name != "rate-held"])
+        assert c.check.record() == {"offered_rps": m.rate, "percentile_ms": round(p99, 3), "held": m.held, "met": c.check.met}
+        # not a step of the search: the blocks' capacities are those of the measurements without it
+        without = capacities([x for x in measurements if x is not m], OBJECTIVE_10MS)
+        assert next(x for x in without if x.setup == m.setup).blocks == c.blocks and c.record()["check"] == c.check.record()
+    # this run's: go-http fell behind at its capacity (a backlog), nginx-http met the objective there
+    assert not found["go-http"].check.held and check_words(found["go-http"]).startswith("at 3,700 req/s: not held (p99 ")
+    assert found["nginx-http"].check.met and check_words(found["nginx-http"]) == "at 3,280 req/s: p99 4.88 ms, within"

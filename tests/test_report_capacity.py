@@ -208,9 +208,10 @@ def test_the_fixed_rate_section_names_the_method_and_lists_the_capacities(quick)
     assert "each later block measures 4 rates 10% apart around the earlier blocks&#39; capacity (its own random offset), and up to 3 more" in section
     assert "the rate at which a typical second meets it (one second in two misses it there)" in section
     assert "(at first 1.2x the setup&#39;s closed-loop req/s) for up to 6 steps or until they are within 10%" in section
-    assert "the capacity the geometric mean over blocks with a Student-t 95% interval" in section
+    assert "the capacity is the geometric mean over blocks with a Student-t 95% interval" in section
     assert "a bound when at least half the blocks&#39; searches met an edge" in section
     assert section.count("<tr>") == 1 + 8 and section.count('<tr class="group-row">') == 2  # the header, a row per setup and GOMAXPROCS
+    assert "<th class=\"num\">measured again at the capacity</th>" in section and section.count("not measured</td>") == 8  # a run from before the checks
 
 
 def test_the_table_and_the_light_load_sentences_have_the_planned_rates_only(searched):

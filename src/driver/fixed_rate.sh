@@ -35,10 +35,15 @@ rate_warm_up() {
 }
 
 # measure_rate N SETUP RATE [HIGH]: one fixed-rate measurement through the helper's `measure-rate`
-# (its .vegeta.csv.gz and .cpu.json, its manifest entry in fixed_rate_measurements); HIGH: a step of the capacity search.
+# (its .vegeta.csv.gz and .cpu.json, its manifest entry in fixed_rate_measurements); HIGH: a step of the capacity search,
+# or `check`: the measurement at the capacity found, after the search.
 measure_rate() {
   local n="$1" setup="$2" rate="$3" stem rc=0 clients=() hosts=() i search=()
-  [[ -z "${4:-}" ]] || search=(--search-high "$4")
+  case "${4:-}" in
+    "") ;;
+    check) search=(--capacity-check) ;;
+    *) search=(--search-high "$4") ;;
+  esac
   stem="${setup}.gomaxprocs-${n}.block-${BLOCK}.run-${BLOCK}.rate-${rate}"
   STAGE="${setup} GOMAXPROCS=${n} fixed-rate block ${BLOCK} at ${rate} req/s (its partial output was discarded)"
   CURRENT_FILES=("${RUN_DIR}/${stem}.vegeta.csv.gz" "${RUN_DIR}/${stem}.cpu.json")
@@ -83,6 +88,7 @@ run_rate_block() {
   done
   read -ra order <<<"${lines[0]#* }"
   search_capacity "${n}" "${order[@]}"
+  ((BLOCK != PLAN[rate_blocks])) || check_capacity "${n}" "${order[@]}"
   end_block "${n}"
 }
 
@@ -111,6 +117,30 @@ search_capacity() {
         drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
       fi
     done
+  done
+}
+
+# check_capacity N SETUP...: after the last block's search, each setup measured once more at the capacity found over
+# the blocks (the helper's `capacity-check`; none for a bound): the figure the report gives, measured again.
+check_capacity() {
+  ((PLAN[capacity_search])) || return 0
+  local n="$1" setup rate line joined searching=()
+  shift
+  for setup in "$@"; do
+    ! contains "${setup}" "${USABLE[@]}" || searching+=("${setup}")
+  done
+  ((${#searching[@]})) || return 0
+  printf -v joined '%s,' "${searching[@]}"
+  ask capacity-check --gomaxprocs "${n}" --block "${BLOCK}" --setups "${joined%,}" ||
+    die 1 "could not plan the capacity checks of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
+  local checks=("${ANSWER[@]}")
+  for line in "${checks[@]}"; do
+    read -r setup rate <<<"${line}"
+    if servers_running "${setup}"; then
+      measure_rate "${n}" "${setup}" "${rate}" check
+    else
+      drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
+    fi
   done
 }
 

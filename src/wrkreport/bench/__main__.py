@@ -22,6 +22,7 @@ from . import server_machine
 from .commands.blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
 from .commands.clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
 from .commands.rate_phase import (
+    cmd_capacity_check,
     cmd_capacity_next,
     cmd_clients_vegeta,
     cmd_measure_rate,
@@ -199,6 +200,7 @@ def main_parser() -> argparse.ArgumentParser:
     add("vegeta-record", cmd_vegeta_record, run, (("--vegeta",), {"required": True}))
     add("rate-plan", cmd_rate_plan, run, n)
     add("capacity-next", cmd_capacity_next, run, n, (("--block",), {"required": True, "type": int}), (("--setups",), {"required": True}))
+    add("capacity-check", cmd_capacity_check, run, n, (("--block",), {"required": True, "type": int}), (("--setups",), {"required": True}))
     add("rate-pass-start", cmd_rate_pass_start, run, n, (("--block",), {"type": int, "required": True}), (("--rates",), {"required": True}))
     add(
         "measure-rate",
@@ -212,6 +214,7 @@ def main_parser() -> argparse.ArgumentParser:
         (("--work-dir",), {"required": True}),
         (("--clients",), {}),  # the state file of clients-preflight: vegeta on every client at once, at its share of the rate
         (("--search-high",), {"type": int}),  # a step of the capacity search: its upper end (capacity-next's HIGH)
+        (("--capacity-check",), {"action": "store_true"}),  # the measurement at the capacity found (capacity-check's)
         (("--header",), {"action": "append"}),  # --app-header: sent with every request to an app setup
     )
     add("rate-warm-up", cmd_rate_warm_up, run, setup, (("--rate",), {"type": int, "required": True}), (("--vegeta",), {"required": True}),

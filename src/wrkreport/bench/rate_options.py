@@ -106,13 +106,14 @@ def rate_setups(setups: list[str]) -> list[str]:
 
 
 def rate_phase_seconds(plan: dict) -> float:
-    """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up, a measurement per rate and the capacity search's."""
+    """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up, a measurement per rate and the capacity search's; the capacity checks."""
     if not plan["rate_phase"]:
         return 0.0
     measured = len(plan["rates"] + plan["rate_shares"]) + (SEARCH_STEPS_EXPECTED if plan.get("slo") else 0)
     per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + measured * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
     per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
-    return len(plan["gomaxprocs"]) * plan["rate_blocks"] * per_block
+    checks = len(rate_setups(plan["setups"])) * (plan["rate_duration_s"] + RATE_OVERHEAD_S) if plan.get("slo") else 0  # at the capacity, after the last block's search
+    return len(plan["gomaxprocs"]) * (plan["rate_blocks"] * per_block + checks)
 
 
 def capacity_slo(plan: dict) -> Slo:

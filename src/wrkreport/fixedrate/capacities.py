@@ -14,9 +14,24 @@ import statistics
 from dataclasses import dataclass
 
 from ..core.setups import baseline_of
-from .capacity import GENERATOR, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
+from .capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
 from .analysis import setup_rank
 from .reading import RateMeasurement
+
+
+@dataclass(frozen=True)
+class CapacityCheck:
+    """The measurement at the capacity found, after the search (Nighthawk's testing stage): what the objective's percentile was there."""
+
+    offered_rps: int
+    percentile_ms: float | None  # the objective's percentile of its latencies (None: no record)
+    held: bool  # the rate was sustained
+    met: bool  # held, every answer right, none lost and within the objective: a passing step
+
+    def record(self) -> dict:
+        """Return the results.json record: {'offered_rps', 'percentile_ms', 'held', 'met'}."""
+        return {"offered_rps": self.offered_rps, "percentile_ms": None if self.percentile_ms is None else round(self.percentile_ms, 3),
+                "held": self.held, "met": self.met}
 
 
 @dataclass(frozen=True)
@@ -30,6 +45,7 @@ class Capacity:
     blocks: tuple[BlockCapacity, ...]
     ratio: Estimate | None = None  # over the baseline's (None for the baseline, or when nothing can be said)
     generator_rps: float | None = None  # vegeta's ceiling at this GOMAXPROCS, when it was met
+    check: CapacityCheck | None = None  # the measurement at the capacity after the search (None: none was made)
 
     @property
     def baseline(self) -> str | None:
@@ -51,6 +67,7 @@ class Capacity:
             "block_capacities": [{"block": b.block, "capacity_rps": round(b.rps), "bound": b.bound, "bracket": [b.low, b.high],
                                   "steps": b.steps} for b in self.blocks],
             "generator_ceiling_rps": rounded(self.generator_rps),
+            "check": None if self.check is None else self.check.record(),
         }
         if self.baseline is not None:
             ratio = self.ratio
@@ -70,10 +87,22 @@ def measurement_step(m: RateMeasurement, slo: Slo) -> Step:
 
 
 def block_steps(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str, int], dict[int, list[Step]]]:
-    """Return the steps of each (setup, GOMAXPROCS), per block, in the order measured."""
+    """Return the steps of each (setup, GOMAXPROCS), per block, in the order measured (a capacity check is not a step)."""
     found: dict[tuple[str, int], dict[int, list[Step]]] = {}
     for m in measurements:
+        if m.capacity_check:
+            continue
         found.setdefault((m.setup, m.gomaxprocs), {}).setdefault(m.block, []).append(measurement_step(m, slo))
+    return found
+
+
+def capacity_checks(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str, int], CapacityCheck]:
+    """Return each (setup, GOMAXPROCS)'s capacity check: its last one, judged as a step of the search."""
+    found = {}
+    for m in measurements:
+        if m.capacity_check:
+            step = measurement_step(m, slo)
+            found[(m.setup, m.gomaxprocs)] = CapacityCheck(m.rate, step.value_ms, m.held, step.verdict == PASS)
     return found
 
 
@@ -87,6 +116,7 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
     if slo is None:
         return []
     steps = block_steps(measurements, slo)
+    checks = capacity_checks(measurements, slo)
     highs: dict[tuple[str, int, int], int] = {}
     for m in measurements:
         if m.search_high is not None:
@@ -111,5 +141,5 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
         base = baseline_of(setup)
         ratio = combine_ratio(blocks, per_block.get((base, n), [])) if base != setup else None
         ceiling = statistics.median(ceilings[n]) if ceilings.get(n) else None
-        found.append(Capacity(setup, n, slo, estimate, tuple(blocks), ratio, ceiling))
+        found.append(Capacity(setup, n, slo, estimate, tuple(blocks), ratio, ceiling, checks.get((setup, n))))
     return found

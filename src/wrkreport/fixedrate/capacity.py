@@ -394,6 +394,22 @@ def combine_ratio(setup: list[BlockCapacity], baseline: list[BlockCapacity]) -> 
     return Estimate(mine.value / theirs.value, None, None, mine.bound or turned, len(pairs))
 
 
+def check_rate(estimate: Estimate | None, taken: set[int] | frozenset[int] = frozenset()) -> int | None:
+    """Return the rate of the capacity check after the search: the capacity found, to three figures, and a new rate (a new file name) when taken; None for a bound or nothing.
+
+    >>> check_rate(Estimate(3672.4, 3540.0, 3808.0, None, 4)), check_rate(Estimate(3672.4, 3540.0, 3808.0, None, 4), {3670, 3671})
+    (3670, 3672)
+    >>> check_rate(Estimate(6200, None, None, AT_MOST, 4)) is None
+    True
+    """
+    if estimate is None or estimate.bound is not None:
+        return None
+    rate = round_step(estimate.value)
+    while rate in taken:
+        rate += 1
+    return rate
+
+
 def result_step(rate: int, result: RateResult | None, checks: list[Check] | tuple[Check, ...], slo: Slo) -> Step:
     """Return a measurement as a step of the search: its record and its fixed-rate checks (rate_checks.rate_checks) judged against the objective.
 

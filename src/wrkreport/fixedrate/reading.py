@@ -48,6 +48,7 @@ class RateMeasurement:
     checks: tuple[Check, ...]
     search_high: int | None = None  # a step of the capacity search: its untested upper end (None: a planned rate)
     cpu: dict | None = None  # its .cpu.json as schema.CPU_FIELDS checked it (None: none, or unusable)
+    capacity_check: bool = False  # the measurement at the capacity found, after the search (not a step of it)
 
     @property
     def held(self) -> bool:
@@ -171,7 +172,8 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
     def unusable(message: str, check: str = "rate-run") -> RateMeasurement:
         failed = Check(check, "fail", f"{entry_label(entry)}: {message}", file=name, **where)
         problems.append(failed)
-        return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,), entry.get("search_high"))
+        return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,), entry.get("search_high"),
+                               capacity_check=entry.get("capacity_check") is True)
 
     if isinstance(entry.get(REFUSED), str):
         return unusable(entry[REFUSED], "file-name")  # in the run's checks too: a refused name is the run's problem
@@ -213,4 +215,5 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
             cpu, wrong = checked(raw, CPU_FIELDS)
             cpu = None if wrong else cpu
     checks = tuple(rate_checks(result, expected, cpu, {"file": name, **where}, cores))
-    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"), cpu)
+    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"), cpu,
+                           entry.get("capacity_check") is True)

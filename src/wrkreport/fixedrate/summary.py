@@ -185,6 +185,27 @@ def capacity_words(c: Capacity) -> str:
     return f"{fmt_rps(found.value)} req/s ({fmt_rps(found.low)}-{fmt_rps(found.high)})"
 
 
+def check_words(c: Capacity) -> str:
+    """Return the capacity check in words: 'at 3,670 req/s: p99 7.20 ms, within' ('missed', 'not held'), or '' without one.
+
+    >>> from wrkreport.fixedrate.capacity import Slo
+    >>> from wrkreport.fixedrate.capacities import CapacityCheck
+    >>> from dataclasses import replace
+    >>> found = Capacity("go-http", 1, Slo(99.0, 10.0), Estimate(3672, 3540, 3808, None, 4), ())
+    >>> check_words(replace(found, check=CapacityCheck(3670, 7.2, True, True))), check_words(replace(found, check=CapacityCheck(3670, 12.5, True, False)))
+    ('at 3,670 req/s: p99 7.20 ms, within', 'at 3,670 req/s: p99 12.5 ms, missed')
+    >>> check_words(replace(found, check=CapacityCheck(3670, 80.0, False, False))), check_words(found)
+    ('at 3,670 req/s: not held (p99 80.0 ms)', '')
+    """
+    check = c.check
+    if check is None:
+        return ""
+    value = "no record" if check.percentile_ms is None else f"{c.slo.name} {fmt_ms(check.percentile_ms)} ms"
+    if not check.held:
+        return f"at {check.offered_rps:,} req/s: not held ({value})"
+    return f"at {check.offered_rps:,} req/s: {value}, {'within' if check.met else 'missed'}"
+
+
 def ratio_words(c: Capacity, group: list[Capacity] | tuple[Capacity, ...] = ()) -> str:
     """Return a setup's capacity over its baseline's: '0.84 of go-http's (0.80-0.88)', a bound, or why there is none ('' for a baseline).
 

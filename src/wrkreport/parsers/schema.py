@@ -248,6 +248,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "fixed_rate_measurements[].cpu_file": Spec("file"),
     "fixed_rate_measurements[].problem": Spec("str"),
     "fixed_rate_measurements[].search_high": Spec("int", 1, 10**9),  # a capacity search step: the search's untested upper end
+    "fixed_rate_measurements[].capacity_check": Spec("bool"),  # the measurement at the capacity found, after the search
     "fixed_rate_measurements[].exit_code": Spec("int", -(2**31), 2**31),
     "fixed_rate_measurements[].clients": Spec("list"),  # several --client-hosts: each one's share of the rate and its file
     "fixed_rate_measurements[].clients[]": Spec("dict", required=True),

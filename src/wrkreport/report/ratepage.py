@@ -10,7 +10,7 @@ from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, LADDER, LADDER_STEP, MAX_EDGE, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
 from ..core.stats import Interval
-from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words,
+from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words, check_words,
                                  not_held_words, over, ratio_words)
 from .fmt import fmt_ms
 from .study import load_generator_of
@@ -33,7 +33,7 @@ class RateSection:
     capacity: tuple[str, ...] = ()  # one sentence per GOMAXPROCS for the answer box: each setup's capacity at the objective
     objective: str = ""  # the objective, and why it is what it is (beside the capacity sentences)
     capacity_method: str = ""  # how the capacity was found, in one sentence
-    capacity_rows: tuple[tuple[str, ...], ...] = ()  # group, setup, capacity, ratio to its baseline's, blocks
+    capacity_rows: tuple[tuple[str, ...], ...] = ()  # group, setup, capacity, ratio to its baseline's, blocks, measured again
     lead: str = LEAD  # what the section measures, in plain words (the method is in How it was measured)
 
 
@@ -169,9 +169,9 @@ def capacity_method(slo: Slo) -> str:
 
 
 def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
-    """Return one row per setup and GOMAXPROCS: group, setup, capacity with its interval or bound, ratio to its baseline's, blocks."""
+    """Return one row per setup and GOMAXPROCS: group, setup, capacity with its interval or bound, ratio to its baseline's, blocks, the check at the capacity."""
     return tuple((f"GOMAXPROCS={c.gomaxprocs}", c.setup, capacity_words(c), ratio_words(c, capacities).removeprefix(", ") or "baseline",
-                  f"{c.estimate.blocks}") for c in capacities)
+                  f"{c.estimate.blocks}", check_words(c) or "not measured") for c in capacities)
 
 
 def capacity_parts(cells: list[RateCell], capacities: list[Capacity]) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import (
-    FAIL, HEADROOM, Step, block_capacity, ladder_centre, ladder_next, result_step, next_rate, search_rng, search_steps, slo_of,
+    FAIL, HEADROOM, Step, block_capacity, check_rate, combine, ladder_centre, ladder_next, result_step, next_rate, search_rng, search_steps, slo_of,
 )
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from ...fixedrate.reading import expected_answer
@@ -128,6 +128,8 @@ def cmd_measure_rate(args) -> int:
         entry, tail = run.entry(ids, attack), ""
     if args.search_high:
         entry["search_high"] = args.search_high  # a step of the capacity search, below this untested upper end
+    if args.capacity_check:
+        entry["capacity_check"] = True  # the measurement at the capacity found, after the search
     manifest.setdefault("fixed_rate_measurements", []).append(entry)
     save_manifest(run_dir, manifest)
     print((rate_progress(run_dir, entry, manifest) if entry["file"] else f"no result: {entry['problem']}") + tail, file=sys.stderr)
@@ -229,7 +231,8 @@ def cmd_capacity_next(args) -> int:
     planned = passes[-1]["rates"]
     lines = []
     for setup in sorted(args.setups.split(",")):  # the shuffle below decides the order, whatever LIST's
-        measured = [e for e in manifest.get("fixed_rate_measurements") or [] if (e["setup"], e["gomaxprocs"]) == (setup, args.gomaxprocs)]
+        measured = [e for e in manifest.get("fixed_rate_measurements") or []
+                    if (e["setup"], e["gomaxprocs"]) == (setup, args.gomaxprocs) and not e.get("capacity_check")]
         entries = [e for e in measured if e["block"] == args.block]
         closed = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)
         if not entries or not planned or closed is None or closed * HEADROOM <= min(planned):
@@ -247,6 +250,27 @@ def cmd_capacity_next(args) -> int:
         if rate is not None:
             lines.append(f"{setup} {rate} {round(high)}")
     random.Random(f"{params['seed']}:capacity-order:{args.gomaxprocs}:{args.block}:{len(manifest.get('fixed_rate_measurements') or [])}").shuffle(lines)
+    print("\n".join(lines), end="\n" if lines else "")
+    return 0
+
+
+def cmd_capacity_check(args) -> int:
+    """Print the capacity checks of a fixed-rate block: one line 'SETUP RATE' per setup whose capacity over the blocks so far is an estimate, not a bound (capacity.check_rate), in a shuffled order."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    slo = slo_of(params.get("slo"))
+    if slo is None:
+        return 0
+    lines = []
+    for setup in sorted(args.setups.split(",")):
+        measured = [e for e in manifest.get("fixed_rate_measurements") or [] if (e["setup"], e["gomaxprocs"]) == (setup, args.gomaxprocs)]
+        searched = [e for e in measured if not e.get("capacity_check")]
+        rate = check_rate(combine(earlier_capacities(run_dir, manifest, searched, args.block + 1, slo)),
+                          {e["rate"] for e in measured if e["block"] == args.block})
+        if rate is not None:
+            lines.append(f"{setup} {rate}")
+    random.Random(f"{params['seed']}:capacity-check:{args.gomaxprocs}:{args.block}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
 
