@@ -64,6 +64,10 @@ RUN_SD = 0.05  # measured 0.046 (nginx-http's ratio at GOMAXPROCS=2: 0.597, 0.56
 THROUGHPUT_RUN_SD = 0.13  # measured 0.127: this machine's own speed moved more than any ratio
 LATENCY_RUN_SD = 0.21  # measured 0.206
 CPU_RUN_SD = 0.05  # server CPU per request: measured 0.048 (nginx-fcgi-unix at GOMAXPROCS=1; go-http's 0.000-0.014)
+# A capacity at the latency objective: no recorded same-settings runs measured it yet, so its run-to-run sd is
+# req/s's (it is a rate the machine's own speed moves as much): an assumption, said on the page.
+CAPACITY_RUN_SD = THROUGHPUT_RUN_SD
+CAPACITY = "capacity_rps"
 RUN_DF = 5  # six runs
 P99 = "latency_p99_ms"
 
@@ -81,7 +85,9 @@ METHOD = (
     f"for req/s and {LATENCY_RUN_SD:.0%} for p99 latency, estimated (DerSimonian-Laird) from six default runs of the "
     "same settings within an hour on a 2-core machine; runs on different days drifted more, so compare two runs of one "
     "day, or measure both variants in one run. A change is flagged only when the interval "
-    "excludes 1.0; with fewer than 2 blocks (or repeats) in a run there is no interval."
+    "excludes 1.0; with fewer than 2 blocks (or repeats) in a run there is no interval. A capacity at the latency objective "
+    "counts one value per block (that block's capacity) and is widened like req/s (no run-to-run sd of its own is measured yet); "
+    "a bound, or two objectives, give no interval."
 )
 
 
@@ -102,6 +108,9 @@ FIGURES = {
     # CPU per request: no start-to-start sd (too few recorded runs without blocks measured it), so between two runs
     # only runs in blocks give it an interval; lower is better.
     CPU_METRIC: Figure("server CPU ms per 1,000 requests", False, None, CPU_RUN_SD),
+    # The capacity at the run's latency objective (fixedrate/capacities.py): one unit per block, its log capacity;
+    # runs are compared only when both have one objective and neither's capacity is a bound.
+    CAPACITY: Figure("capacity at the latency objective", True, None, CAPACITY_RUN_SD),
 }
 NO_START_SD = "a run without blocks: no start-to-start sd measured for this figure, so no interval (measure both runs in blocks)"
 MIN_UNITS = 2
@@ -227,6 +236,7 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         changes.append(latency_change(cells_a[key], cells_b[key]))
         if cells_a[key].metrics.get(CPU_METRIC) is not None or cells_b[key].metrics.get(CPU_METRIC) is not None:
             changes.append(change_of(cells_a[key], CPU_METRIC, metric_units(cells_a[key], CPU_METRIC), metric_units(cells_b[key], CPU_METRIC)))
+    changes += capacity_changes(a.capacities, b.capacities, max((c.connections for c in a.analysis.cells), default=0))  # after the cells' figures
     raw = raw_differences(a, b)
     (rates_a, planned_a), (rates_b, planned_b) = planned_only(list(a.run.rates), a.rates), planned_only(list(b.run.rates), b.rates)
     return RunComparison(
@@ -242,6 +252,31 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
         curve_changes=tuple(curve_changes(a.rates, b.rates)),  # every held cell: planned rates and the capacity search's steps
         drift=machine_drift(throughput, [c for c in changes if c.metric == "overhead_ratio"]),
     )
+
+
+def capacity_changes(a, b, connections: int) -> list[Change]:
+    """Return each capacity both runs found at one objective: B / A over their blocks' capacities (change_of, a run-to-run sd per run); a bound or another objective gives no figure, said why.
+
+    connections: where the capacities sit in the page's groups (vegeta's connection cap, the run's connection level).
+    """
+    found = []
+    by_a = {(c.setup, c.gomaxprocs): c for c in a}
+    for c in b:
+        other = by_a.get((c.setup, c.gomaxprocs))
+        if other is None:
+            continue
+        where = (c.gomaxprocs, connections, c.setup, CAPACITY)
+        if other.slo != c.slo:
+            found.append(Change(*where, other.estimate.value, c.estimate.value, None, None, None, other.estimate.blocks, c.estimate.blocks,
+                                f"another objective: {other.slo.words} in A, {c.slo.words} in B"))
+            continue
+        if other.estimate.bound or c.estimate.bound:
+            found.append(Change(*where, other.estimate.value, c.estimate.value, c.estimate.value / other.estimate.value, None, None,
+                                other.estimate.blocks, c.estimate.blocks, "a bound in one run: the search met an edge, no interval"))
+            continue
+        units = [([math.log(block.rps) for block in run.blocks], True) for run in (other, c)]
+        found.append(change_of(where[:3], CAPACITY, *units))
+    return found
 
 
 MIN_DRIFT_FIGURES = 3  # all of 3 independent figures on one side of 1.0 by chance: 25%
@@ -359,9 +394,12 @@ def detectable_change(found: stats.Interval | None, units: int | None = None) ->
     return math.exp(stats.detectable_shift(found.se, None if df == math.inf else df)) - 1
 
 
-def change_of(cell: Cell, metric: str, a: tuple[list[float], bool], b: tuple[list[float], bool]) -> Change:
-    """Return B / A for one figure with its interval and the smallest change it could have flagged, or why there is none."""
-    where = (cell.gomaxprocs, cell.connections, cell.setup, metric)
+def change_of(cell: Cell | tuple[int, int, str], metric: str, a: tuple[list[float], bool], b: tuple[list[float], bool]) -> Change:
+    """Return B / A for one figure with its interval and the smallest change it could have flagged, or why there is none.
+
+    cell: the cell, or where the figure sits (GOMAXPROCS, connections, setup) when it is not a cell's (a capacity).
+    """
+    where = (*(cell if isinstance(cell, tuple) else (cell.gomaxprocs, cell.connections, cell.setup)), metric)
     units_a, units_b = a[0], b[0]
     level_a = math.exp(stats.mean(units_a)) if units_a else None
     level_b = math.exp(stats.mean(units_b)) if units_b else None

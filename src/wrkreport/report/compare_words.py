@@ -23,6 +23,7 @@ CHANGE_WORDS = {
     "overhead_ratio": ("ratio to go-http ", "higher", "lower", ""),
     "latency_p99_ms": ("p99 latency at saturation ", "higher", "lower", " ms"),  # wrk's, closed loop: not the latency at a service's load
     "cpu_server_ms_per_1k": ("server CPU per request ", "higher", "lower", " ms per 1,000 requests"),  # the in-run A/B's
+    "capacity_rps": ("capacity at the latency objective ", "higher", "lower", " req/s"),
 }
 # Settings named in a comparison's title, most telling first: (label, how a value reads).
 TITLE_SETTINGS = {
@@ -106,7 +107,7 @@ def figure_text(metric: str):
     >>> figure_text("cpu_server_ms_per_1k")(38.71)
     '38.7 µs/req'
     """
-    if metric == "requests_per_sec":
+    if metric in ("requests_per_sec", "capacity_rps"):
         return fmt_number
     if metric == "overhead_ratio":
         return lambda v: "-" if v is None else f"{v:.3f}"
