@@ -478,3 +478,12 @@ def test_node_http_needs_only_the_node_server_and_its_port():
     lines = plan_lines(p)
     assert "node_setups node-http" in lines and "server.node-http node" in lines and "needs.node-http node" in lines
     assert not any(line.startswith(("go_setups", "nginx_setups")) for line in lines)
+
+
+def test_the_plan_says_what_the_precision_targets_need_beyond_the_max_time():
+    default, h2 = plan(), plan("--setups", "h2")
+    for p in (default, h2):
+        throughput = estimate_seconds(p, 0, len(p["gomaxprocs"]) * p["min_blocks"])  # the least blocks the stopping rule asks for
+        assert p["targets_s"] == round(throughput) + p["rate_phase_s"] > p["max_time_s"] == p["estimate_s"]
+    assert h2["targets_s"] > default["targets_s"]  # seven setups' throughput blocks
+    assert f"targets {format_duration(default['targets_s'])}" in plan_lines(default)

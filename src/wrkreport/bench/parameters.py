@@ -184,6 +184,7 @@ def build_plan(
     plan.update(rate_plan(args, env, plan))
     plan["rate_phase_s"] = round(rate_phase_seconds(plan))
     plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))
+    plan["targets_s"] = plan["estimate_s"] + plan["rate_phase_s"]  # the least blocks the stopping rule asks for, and the fixed-rate phase: uncapped
     if plan["max_time_s"] is not None:  # the stopping rule leaves the fixed-rate phase its time (precision.decide)
         plan["estimate_s"] = min(plan["estimate_s"], plan["max_time_s"] - plan["rate_phase_s"])
     plan["estimate_s"] += plan["rate_phase_s"]
@@ -482,5 +483,6 @@ def plan_lines(plan: dict) -> list[str]:
     lines += variant_lines(plan)
     lines += app_lines(plan)
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
+    lines.append(f"targets {format_duration(plan['targets_s'])}")
     lines.append(f"out {plan['out']}")
     return lines
