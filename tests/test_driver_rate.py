@@ -25,7 +25,7 @@ import pytest
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 from rate_servers import vegeta_or_skip
-from helpers import free_ports, latest_run, port_args, run_script, slow
+from helpers import crossing_between, free_ports, latest_run, port_args, run_script, slow
 
 pytestmark = [*slow, pytest.mark.alone]  # which rates are held depends on the machine being the run's
 
@@ -82,9 +82,11 @@ def test_the_search_finds_each_setups_capacity_between_the_held_and_the_unheld_r
         searched = [e for e in steps if "search_high" in e]
         assert 1 <= len(searched) <= 6 and all(HELD[-1] < e["rate"] < min(NOT_HELD, e["search_high"]) for e in searched), steps
         assert record["slo"] == {"percentile": 99, "ms": 10.0} and record["blocks"] == 1 and record["ci_low"] is None  # one block
-        if record["bound"] is None:
+        if record["bound"] is None:  # where the p99 crosses 10 ms between the bracket's ends, read from their files
             low, high = record["block_capacities"][0]["bracket"]
-            assert HELD[-1] <= low < record["capacity_rps"] < high and record["capacity_rps"] == round((low * high) ** 0.5)
+            p99 = {e["rate"]: read_vegeta_file(run / e["file"], e["rate"]).percentile_ms(99) if e.get("file") else None for e in steps}
+            assert HELD[-1] <= low < record["capacity_rps"] < high
+            assert record["capacity_rps"] == round(crossing_between(low, high, p99[low], p99[high], 10.0))
         print(f"capacity {record['setup']} GOMAXPROCS={record['gomaxprocs']}: {record['capacity_rps']:,} req/s ({record['bound']}), "
               f"{len(searched)} steps")
     nginx = [c for c in capacity if c["setup"] == "nginx-http"]
