@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, port_reservations
+from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, parse_vegeta_once, port_reservations, run_all_once
 from properties import load_profile
 
 STRICT_MARKERS = ("slow", "browser")
@@ -56,6 +56,7 @@ def pytest_unconfigure(config):
 
 
 TESTS = Path(__file__).resolve().parent
+UNSHARED = {"parsed_and_drawn_once"}  # module-scoped, but what it keeps is per process: its tests may go to any worker
 
 
 def shared_fixture(item) -> str | None:
@@ -66,6 +67,7 @@ def shared_fixture(item) -> str | None:
         for name, fixturedefs in item._fixtureinfo.name2fixturedefs.items()
         for fixturedef in fixturedefs[-1:]
         if fixturedef.scope in ("module", "session") and Path(fixturedef.func.__code__.co_filename).resolve().is_relative_to(TESTS)
+        and name not in UNSHARED
     ]
     if not shared:
         return None
@@ -141,6 +143,24 @@ def article_run(make_run):
         _, gomaxprocs, setup = stem.split("__")
         files[f"{setup}.{gomaxprocs}.run-1.wrk.txt"] = path
     return make_run(files, name="article-2013")
+
+
+@pytest.fixture(scope="module")
+def parsed_and_drawn_once():
+    """Parse each distinct vegeta file and draw each distinct chart once per process (helpers.parse_vegeta_once,
+    run_all_once), while one module runs: for the modules that build the same real runs again and again, whose tests
+    are not of the parser, of the drawing or of what either prints
+    (`pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")`; a module fixture that builds names it too)."""
+    from wrkreport.charts import parallel
+    from wrkreport.fixedrate import reading
+    from wrkreport.parsers import vegeta
+
+    parse = parse_vegeta_once(vegeta.parse_vegeta)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vegeta, "parse_vegeta", parse)  # read_vegeta_file's (clients' files, fixed-rate readers)
+        patch.setattr(reading, "parse_vegeta", parse)  # the run's fixed-rate measurements
+        patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all
+        yield
 
 
 # --- run_bench.sh end to end (tests/test_driver*.py) and the lab's clients ------------------------
