@@ -26,7 +26,10 @@ from wrkreport.analysis.analyze import load_analysis
 
 from helpers import RUNS
 
-COMPARISONS = 1000  # a rate near 2% has a standard error of 0.45 points
+COMPARISONS = 1000  # a rate near 50% (a 15% slower machine at 4 blocks: 49.6%) has a standard error of 1.6 points
+# No drift: 1,000 comparisons named it in 0.5%, 0.7% and 0.4% (4, 7, 10 blocks); at 400 a rate near 0.6% has a standard
+# error of 0.4 points, so 5% stays more than 10 of them away.
+NO_DRIFT_COMPARISONS = 400
 SETUPS = {"go-http": 1.0, "nginx-http": 0.6, "nginx-fcgi-tcp": 0.25, "nginx-fcgi-unix": 0.33}  # true req/s over go-http's
 CELL = type("Cell", (), {"gomaxprocs": 2, "connections": 100, "setup": "nginx-http"})()
 
@@ -56,18 +59,19 @@ def drift_of(a: dict, b: dict) -> compare.Drift:
     return compare.machine_drift(throughput, ratios)
 
 
-def named_rate(blocks: int, machine: float, seed: str, shared: bool = True) -> float:
+def named_rate(blocks: int, machine: float, seed: str, shared: bool = True, comparisons: int = COMPARISONS) -> float:
     """Return the share of simulated comparisons in which drift is named, B's machine `machine` x A's."""
     rng = random.Random(seed)
     return sum(drift_of(simulated_run(rng, blocks, shared=shared), simulated_run(rng, blocks, machine, shared)).named
-               for _ in range(COMPARISONS)) / COMPARISONS
+               for _ in range(comparisons)) / comparisons
 
 
 @pytest.mark.parametrize("blocks", [4, 7, 10])
 def test_runs_on_an_unchanged_machine_are_rarely_said_to_have_drifted(blocks):
-    rate = named_rate(blocks, 1.0, f"drift:none:{blocks}", shared=False)
-    blocks_only = named_rate(blocks, 1.0, f"drift:blocks:{blocks}")  # only the blocks' shared luck: sometimes a real shift
-    print(f"\n{blocks} blocks, no drift: named in {rate:.1%} ({blocks_only:.1%} with each block's machine shift shared)")
+    rate = named_rate(blocks, 1.0, f"drift:none:{blocks}", shared=False, comparisons=NO_DRIFT_COMPARISONS)
+    # With each block's machine shift shared instead (only the blocks' luck: sometimes a real shift), 1,000 comparisons
+    # named drift in 12.4%, 8.8% and 6.7% at 4, 7 and 10 blocks: printed only, never checked, so no longer simulated.
+    print(f"\n{blocks} blocks, no drift: named in {rate:.1%}")
     assert rate < 0.05
 
 
