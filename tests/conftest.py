@@ -5,6 +5,7 @@ Plain helpers (paths, free ports, run directories, ...) are in tests/helpers.py;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -56,7 +57,7 @@ def pytest_unconfigure(config):
 
 
 TESTS = Path(__file__).resolve().parent
-UNSHARED = {"parsed_and_drawn_once"}  # module-scoped, but what it keeps is per process: its tests may go to any worker
+UNSHARED = {"parsed_and_drawn_once", "vegeta_parsed_once"}  # module-scoped, but what it keeps is per process: its tests may go to any worker
 
 
 def shared_fixture(item) -> str | None:
@@ -149,17 +150,40 @@ def article_run(make_run):
 def parsed_and_drawn_once():
     """Parse each distinct vegeta file and draw each distinct chart once per process (helpers.parse_vegeta_once,
     run_all_once), while one module runs: for the modules that build the same real runs again and again, whose tests
-    are not of the parser, of the drawing or of what either prints
+    do not judge the parsing or the drawing themselves (their determinism, their warnings, the code they call)
     (`pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")`; a module fixture that builds names it too)."""
+    with once(parse=True, draw=True):
+        yield
+
+
+@pytest.fixture
+def parsed_and_drawn_once_here():
+    """parsed_and_drawn_once for one test, in a module whose other tests judge the drawing."""
+    with once(parse=True, draw=True):
+        yield
+
+
+@pytest.fixture(scope="module")
+def vegeta_parsed_once():
+    """Parse each distinct vegeta file once per process while one module runs (its charts drawn every time)."""
+    with once(parse=True, draw=False):
+        yield
+
+
+@contextlib.contextmanager
+def once(parse: bool, draw: bool):
+    """Patch the parser's and the page's bindings with helpers' exact-key memos for the duration."""
     from wrkreport.charts import parallel
     from wrkreport.fixedrate import reading
     from wrkreport.parsers import vegeta
 
-    parse = parse_vegeta_once(vegeta.parse_vegeta)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(vegeta, "parse_vegeta", parse)  # read_vegeta_file's (clients' files, fixed-rate readers)
-        patch.setattr(reading, "parse_vegeta", parse)  # the run's fixed-rate measurements
-        patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all
+        if parse:
+            memo = parse_vegeta_once(vegeta.parse_vegeta)
+            patch.setattr(vegeta, "parse_vegeta", memo)  # read_vegeta_file's (clients' files, fixed-rate readers)
+            patch.setattr(reading, "parse_vegeta", memo)  # the run's fixed-rate measurements
+        if draw:
+            patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all
         yield
 
 
