@@ -5,6 +5,7 @@ Plain helpers (paths, free ports, run directories, ...) are in tests/helpers.py;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, port_reservations
+from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, parse_vegeta_once, port_reservations, run_all_once
 from properties import load_profile
 
 STRICT_MARKERS = ("slow", "browser")
@@ -56,6 +57,7 @@ def pytest_unconfigure(config):
 
 
 TESTS = Path(__file__).resolve().parent
+UNSHARED = {"parsed_and_drawn_once", "vegeta_parsed_once"}  # module-scoped, but what it keeps is per process: its tests may go to any worker
 
 
 def shared_fixture(item) -> str | None:
@@ -66,6 +68,7 @@ def shared_fixture(item) -> str | None:
         for name, fixturedefs in item._fixtureinfo.name2fixturedefs.items()
         for fixturedef in fixturedefs[-1:]
         if fixturedef.scope in ("module", "session") and Path(fixturedef.func.__code__.co_filename).resolve().is_relative_to(TESTS)
+        and name not in UNSHARED
     ]
     if not shared:
         return None
@@ -141,6 +144,47 @@ def article_run(make_run):
         _, gomaxprocs, setup = stem.split("__")
         files[f"{setup}.{gomaxprocs}.run-1.wrk.txt"] = path
     return make_run(files, name="article-2013")
+
+
+@pytest.fixture(scope="module")
+def parsed_and_drawn_once():
+    """Parse each distinct vegeta file and draw each distinct chart once per process (helpers.parse_vegeta_once,
+    run_all_once), while one module runs: for the modules that build the same real runs again and again, whose tests
+    do not judge the parsing or the drawing themselves (their determinism, their warnings, the code they call)
+    (`pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")`; a module fixture that builds names it too)."""
+    with once(parse=True, draw=True):
+        yield
+
+
+@pytest.fixture
+def parsed_and_drawn_once_here():
+    """parsed_and_drawn_once for one test, in a module whose other tests judge the drawing."""
+    with once(parse=True, draw=True):
+        yield
+
+
+@pytest.fixture(scope="module")
+def vegeta_parsed_once():
+    """Parse each distinct vegeta file once per process while one module runs (its charts drawn every time)."""
+    with once(parse=True, draw=False):
+        yield
+
+
+@contextlib.contextmanager
+def once(parse: bool, draw: bool):
+    """Patch the parser's and the page's bindings with helpers' exact-key memos for the duration."""
+    from wrkreport.charts import parallel
+    from wrkreport.fixedrate import reading
+    from wrkreport.parsers import vegeta
+
+    with pytest.MonkeyPatch.context() as patch:
+        if parse:
+            memo = parse_vegeta_once(vegeta.parse_vegeta)
+            patch.setattr(vegeta, "parse_vegeta", memo)  # read_vegeta_file's (clients' files, fixed-rate readers)
+            patch.setattr(reading, "parse_vegeta", memo)  # the run's fixed-rate measurements
+        if draw:
+            patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all
+        yield
 
 
 # --- run_bench.sh end to end (tests/test_driver*.py) and the lab's clients ------------------------

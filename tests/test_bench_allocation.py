@@ -129,13 +129,19 @@ def test_every_ratio_covers_under_the_allocation(shape):
     assert held / total >= 0.93
 
 
+# 300 runs each way met the target in 42% with the allocation, 7% without, medians +/-5.20% and +/-6.24%: at 120 the shares'
+# standard errors are 4.5 and 2.3 points, 35 points apart, and the medians' ~0.1 point, 1 point apart (seeded: 39%, 6%,
+# +/-5.29% and +/-6.27%).
+COMPARED_RUNS = 120
+
+
 def test_the_allocation_meets_the_target_more_often_than_measuring_everything():
     shape = SHAPES["measured"]
     rng_a, rng_b = random.Random(22), random.Random(22)
-    worst_alloc = [stats.worst_half_width([i for i, _ in simulate_run(rng_a, True, shape)[0].values()]) for _ in range(300)]
-    worst_all = [stats.worst_half_width([i for i, _ in simulate_run(rng_b, False, shape)[0].values()]) for _ in range(300)]
-    met_alloc = sum(w <= stats.PRECISION_TARGET for w in worst_alloc) / 300
-    met_all = sum(w <= stats.PRECISION_TARGET for w in worst_all) / 300
+    worst_alloc = [stats.worst_half_width([i for i, _ in simulate_run(rng_a, True, shape)[0].values()]) for _ in range(COMPARED_RUNS)]
+    worst_all = [stats.worst_half_width([i for i, _ in simulate_run(rng_b, False, shape)[0].values()]) for _ in range(COMPARED_RUNS)]
+    met_alloc = sum(w <= stats.PRECISION_TARGET for w in worst_alloc) / COMPARED_RUNS
+    met_all = sum(w <= stats.PRECISION_TARGET for w in worst_all) / COMPARED_RUNS
     print(f"\ntarget met in 6 minutes: {met_alloc:.0%} with the allocation, {met_all:.0%} measuring every setup in every block; "
           f"median worst +/-{stats.median(worst_alloc):.2%} against +/-{stats.median(worst_all):.2%}")
     assert met_alloc > met_all and stats.median(worst_alloc) < stats.median(worst_all)

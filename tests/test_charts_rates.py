@@ -21,7 +21,7 @@ from helpers import read_rate_run, slo_variant
 
 
 @pytest.fixture(scope="module")
-def searched(tmp_path_factory):
+def searched(tmp_path_factory, vegeta_parsed_once):
     """Return (cells, capacities) of quick-rates-slo arranged as two blocks at GOMAXPROCS=1, 12,000 req/s planned, the rest search steps."""
     run = slo_variant(tmp_path_factory.mktemp("chart") / "run", plan=[12000], two_blocks=True)
     manifest = json.loads((run / "manifest.json").read_text())

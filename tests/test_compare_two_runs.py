@@ -16,6 +16,8 @@ from wrkreport.report import build_compare
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares fixture runs, the same ones in several tests
+
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 

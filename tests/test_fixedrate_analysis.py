@@ -6,10 +6,14 @@ import json
 import math
 import statistics
 
+import pytest
+
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.fixedrate.reading import planned_rates
 
 from helpers import SLO_RUN, read_rate_run, slo_variant
+
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # reads quick-rates-slo and variants of it
 
 T_975_DF1 = 12.706  # two blocks: one degree of freedom
 

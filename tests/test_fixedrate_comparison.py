@@ -16,6 +16,8 @@ from wrkreport.fixedrate.reading import planned_rates
 
 from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta, slo_variant
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares variants of quick-rates-slo
+
 SETUPS = ("go-http", "nginx-http")
 
 

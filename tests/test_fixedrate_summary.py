@@ -19,6 +19,8 @@ from wrkreport.fixedrate.summary import added_phrase, added_words, capacity_line
 
 from helpers import SLO_RUN, crossing_between, measured_p99, read_rate_run, slo_variant
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # reads quick-rates-slo and variants of it
+
 OBJECTIVE = Slo(99.0, 5.0)
 T_975_DF1 = 12.706
 
@@ -75,7 +77,7 @@ def test_the_search_steps_have_no_light_load_line(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def quick_capacities():
+def quick_capacities(parsed_and_drawn_once):
     """Return the capacities of quick-rates-slo (one block: a capacity without interval, or a bound), by (setup, GOMAXPROCS)."""
     measurements, _ = read_rate_run(SLO_RUN)
     slo = slo_of(json.loads((SLO_RUN / "manifest.json").read_text())["parameters"]["slo"])

@@ -11,6 +11,7 @@ import signal
 import tempfile
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,8 @@ from wrkreport.core.errors import WrkreportError
 
 from properties import examples
 from helpers import FIXTURES
+
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds a copy of one fixture run per example
 
 SOURCE = FIXTURES / "runs" / "pinned-quick"  # the smallest real run: 2 setups, CPU records, manifest
 SECRET = "SECRET-b41d-never-in-any-output"

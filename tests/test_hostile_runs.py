@@ -29,6 +29,8 @@ WRK = "go-http.gomaxprocs-1.run-1.wrk.txt"
 CPU = "go-http.gomaxprocs-1.run-1.cpu.json"
 HEADERS = "go-http.gomaxprocs-1.headers.txt"
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # each test builds a copy of a few fixture runs, one field changed
+
 
 @pytest.fixture
 def run(tmp_path):

@@ -27,6 +27,7 @@ def outputs(out: Path) -> tuple[str, dict, list[dict]]:
     return html, data, rows
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_article_run_report_numbers(article_run, tmp_path):
     built = build(article_run, tmp_path / "out", WHEN)
     assert built.exit_code == 0 and built.status == "warn"
@@ -47,6 +48,7 @@ def test_article_run_report_numbers(article_run, tmp_path):
     assert "every cell has 1 repeat" in html
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_report_with_a_502_setup_excludes_it_and_exits_1(make_run, tmp_path):
     path = make_run(
         {
@@ -68,6 +70,7 @@ def test_report_with_a_502_setup_excludes_it_and_exits_1(make_run, tmp_path):
     assert "2 checks failed." in html
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_page_is_self_contained(article_run, tmp_path):
     build(article_run, tmp_path / "out", WHEN)
     html = (tmp_path / "out" / "index.html").read_text()
@@ -76,6 +79,7 @@ def test_page_is_self_contained(article_run, tmp_path):
     assert "<script" not in html.lower()
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_hostile_text_from_raw_files_is_escaped(make_run, tmp_path):
     text = (CAPTURED / "wrk-4.1.0__latency.txt").read_text()
     hostile = text.replace("http://127.0.0.1:18090/ok", "http://127.0.0.1/<script>alert(1)</script>")
@@ -96,6 +100,7 @@ def test_same_input_same_report(article_run, tmp_path):
         assert a == b, name
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_links_are_relative_to_the_report(article_run, tmp_path):
     out = tmp_path / "reports"
     build(article_run, out, WHEN)
@@ -106,6 +111,7 @@ def test_links_are_relative_to_the_report(article_run, tmp_path):
     assert '<a href="../raw/article-2013/go-http.gomaxprocs-1.run-1.wrk.txt">' in html
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_outputs_are_replaced_not_appended(article_run, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -156,6 +162,7 @@ def test_report_package_doctests_and_module_shape():
     assert tried >= 7  # fmt 4, evidence.link, files.csv_cell, cli.printable
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_compiled_templates_are_cached_per_user_and_give_the_same_page(article_run, tmp_path, monkeypatch):
     """The second build reads report.html's compiled code from the cache (keyed by the template's text) and writes the same page."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -173,6 +180,7 @@ def test_compiled_templates_are_cached_per_user_and_give_the_same_page(article_r
     assert page("third") == page("first")
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # reads the page's text and files; the drawing is test_same_input_same_report's
 def test_an_unwritable_cache_folder_only_costs_time(article_run, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))
     (tmp_path / "a-file").write_text("not a folder")

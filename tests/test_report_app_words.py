@@ -15,11 +15,13 @@ from wrkreport.report.verdict import verdict
 
 from helpers import RUNS, built_fixture_page, visible_text
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds app-flask
+
 WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module")
-def app_page(tmp_path_factory) -> str:
+def app_page(tmp_path_factory, parsed_and_drawn_once) -> str:
     return built_fixture_page("app-flask", tmp_path_factory.mktemp("app-words"), WHEN)
 
 

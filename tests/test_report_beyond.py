@@ -16,6 +16,8 @@ from wrkreport.report import build, compare_summary
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds fixture runs
+
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 

@@ -23,6 +23,8 @@ from wrkreport.report.ratepage import DEFAULT_REASONS
 
 from helpers import SEARCH_RUN, SLO_RUN, crossing_between, read_rate_run, slo_variant
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds quick-rates-slo, capacity-delay and variants of them
+
 WHEN = datetime(2026, 11, 26, 22, 0, tzinfo=timezone.utc)
 T_975 = {1: 12.706, 2: 4.303}  # blocks - 1 degrees of freedom: these runs have one to three blocks
 SETUPS = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
@@ -35,19 +37,19 @@ def built(run, out):
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
+def quick(tmp_path_factory, parsed_and_drawn_once):
     """Return quick-rates-slo built: one block, every rate planned."""
     return built(SLO_RUN, tmp_path_factory.mktemp("quick"))
 
 
 @pytest.fixture(scope="module")
-def real_search(tmp_path_factory):
+def real_search(tmp_path_factory, parsed_and_drawn_once):
     """Return capacity-delay built: a real capacity search, 3 blocks, p99 within 10 ms."""
     return built(SEARCH_RUN, tmp_path_factory.mktemp("search"))
 
 
 @pytest.fixture(scope="module")
-def searched(tmp_path_factory):
+def searched(tmp_path_factory, parsed_and_drawn_once):
     """Return (run, Built, html, results.json) of a two-block variant planning 12,000 req/s only: the other rates are search steps."""
     run = slo_variant(tmp_path_factory.mktemp("searched") / "run", plan=[12000], two_blocks=True)
     return (run, *built(run, run.parent / "out"))

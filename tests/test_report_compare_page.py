@@ -22,6 +22,8 @@ from wrkreport.report.compare_words import change_kind, compare_title
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares fixture runs, the same ones in several tests
+
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 ROW = re.compile(r'<tr class="change-([a-z-]+)"><td class="setup">([^<]+)<br><span class="group">([^<]+)</span></td><td class="figure">([^<]+)</td>(.*?)</tr>', re.S)
 HREF = re.compile(r'href="([^"#][^"]*)"')

@@ -20,6 +20,8 @@ from wrkreport.report import build, build_compare
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds copies of fixture runs, one field changed
+
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*:", re.I)  # RFC 3986 scheme, as a browser would read it
 EVIL_FILE = "javascript:alert(document.domain);x.wrk.txt"

@@ -23,6 +23,8 @@ from wrkreport.report import build
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds real lab runs, some several times with one field changed
+
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 
 

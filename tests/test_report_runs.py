@@ -27,6 +27,8 @@ from wrkreport.report import build
 from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds fixture runs the other report modules build too
+
 GOLD = Path(__file__).parent / "fixtures" / "gold" / "default-2cores.html"
 T_975_DF4 = 2.776
 

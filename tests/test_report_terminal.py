@@ -8,6 +8,7 @@ import sys
 import warnings
 from datetime import datetime, timezone
 
+import pytest
 from click.testing import CliRunner
 
 from wrkreport.cli import cli
@@ -24,6 +25,7 @@ def run_build(name, tmp_path):
     return result.stdout.splitlines(), result.stderr.splitlines(), result.return_value
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # the terminal's lines; what drawing prints is test_build_leaks_no_library_warning's
 def test_the_default_run_summary_fits_80_columns_and_ends_with_the_verdict(tmp_path):
     out, err, status = run_build("default-2cores", tmp_path)
     assert status == 0 and err == []
@@ -42,6 +44,7 @@ def test_the_default_run_summary_fits_80_columns_and_ends_with_the_verdict(tmp_p
     )
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # the terminal's lines; what drawing prints is test_build_leaks_no_library_warning's
 def test_the_warning_count_counts_noise_and_check_warnings(tmp_path):
     built = build(RUNS / "sweep-all-setups", tmp_path / "out", WHEN)
     from wrkreport.analysis.analyze import load_analysis
@@ -52,6 +55,7 @@ def test_the_warning_count_counts_noise_and_check_warnings(tmp_path):
     assert expected > 0
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # the terminal's lines; what drawing prints is test_build_leaks_no_library_warning's
 def test_failures_are_grouped_per_setup_and_check(tmp_path):
     _, err, status = run_build("fcgi-unix-502", tmp_path)
     assert status == 1
@@ -60,6 +64,7 @@ def test_failures_are_grouped_per_setup_and_check(tmp_path):
     assert all(line.startswith("wrkreport: tests/fixtures/runs/fcgi-unix-502/") or str(RUNS) in line for line in err)
 
 
+@pytest.mark.usefixtures("parsed_and_drawn_once_here")  # the terminal's lines; what drawing prints is test_build_leaks_no_library_warning's
 def test_an_unmeasured_cell_is_not_printed_as_fail(tmp_path):
     out, _, _ = run_build("fcgi-unix-502-unmeasured", tmp_path)
     row = next(line for line in out if "nginx-fcgi-unix" in line)

@@ -23,6 +23,8 @@ from wrkreport.analysis.variant_ratio import Variant, variant_of
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds the --variant fixture runs
+
 SOURCE = RUNS / "default-2cores"  # real wrk outputs: 4 setups x GOMAXPROCS 1, 2 x 5 repeats
 BLOCK_OF_ROUND = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}
 # The twin's files are nginx-fcgi-tcp's: real outputs measured in the same rounds as nginx-http's.

@@ -17,6 +17,8 @@ from wrkreport.report.verdict import fmt_cores, fmt_us, latency_sentence, percen
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds seven fixture runs, quick-rates-slo's 690,000 vegeta rows among them
+
 WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
 DEFAULT_RUNS = [f"default-run-{i}" for i in range(1, 7)]
 # Words a deployer should not meet before "How it was measured" (issue 32): estimators and their authors.
@@ -34,7 +36,7 @@ def text(html: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory):
+def pages(tmp_path_factory, parsed_and_drawn_once):
     """Return {run: its built index.html} for the runs the page tests read."""
     root = tmp_path_factory.mktemp("verdict")
     found = {}

@@ -16,11 +16,13 @@ from wrkreport.report.words import BAND_TEXT, SAME_HIGH, SAME_LOW, comparison_ve
 
 from helpers import RUNS
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # analyses fixture runs again for each of their tests
+
 FIXTURE_RUNS = sorted(p.name for p in RUNS.iterdir() if p.is_dir())
 
 
 @pytest.fixture(scope="module", params=FIXTURE_RUNS)
-def analysis(request):
+def analysis(request, parsed_and_drawn_once):
     """Return the analysis of one fixture run."""
     return load_analysis(RUNS / request.param).analysis
 

@@ -21,6 +21,8 @@ from wrkreport.runs.directory import load_run
 
 from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms
 
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds copies of the clients' runs, one field changed
+
 TWO = RUNS / "two-clients"
 STEMS = [
     "go-http.gomaxprocs-1.block-1.run-1",
