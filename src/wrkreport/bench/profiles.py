@@ -108,9 +108,10 @@ RATE_PHASE: dict[str, dict] = {
 }
 ENV_RATES = "BENCH_RATES"
 ENV_SLO = "BENCH_SLO"
-# The capacity search's measurements per setup and block, for the phase's time estimate: search_steps
-# gives 4-5 between a quarter of the slowest setup's req/s and a setup's own on a default run.
-SEARCH_STEPS_EXPECTED = 5
+# The capacity search's measurements per setup and block, for the phase's time estimate: three
+# default runs on 2026-11-28 made 4.3 on average (a bisection's 4-5 in a setup's first block,
+# the ladder's 4 and an edge now and then after it); their phases took 247 s where 5 said 315.
+SEARCH_STEPS_EXPECTED = 4
 MAX_RATE = 10_000_000  # req/s; the file name's .rate-<R> takes at most 9 digits
 RATE_OVERHEAD_S = 0.4  # per fixed-rate measurement: vegeta's start and encoding its results
 
