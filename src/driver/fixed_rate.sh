@@ -96,48 +96,35 @@ run_rate_block() {
 # `capacity-next`, each one measurement per setup still searching (in a shuffled order), until none is left.
 search_capacity() {
   ((PLAN[capacity_search])) || return 0
-  local n="$1" setup rate high line joined searching=()
-  shift
-  while :; do
-    searching=()
-    for setup in "$@"; do
-      ! contains "${setup}" "${USABLE[@]}" || searching+=("${setup}")
-    done
-    ((${#searching[@]})) || return 0
-    printf -v joined '%s,' "${searching[@]}"
-    ask capacity-next --gomaxprocs "${n}" --block "${BLOCK}" --setups "${joined%,}" ||
-      die 1 "could not plan the capacity search of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
-    ((${#ANSWER[@]})) || return 0
-    local steps=("${ANSWER[@]}")
-    for line in "${steps[@]}"; do
-      read -r setup rate high <<<"${line}"
-      if servers_running "${setup}"; then
-        measure_rate "${n}" "${setup}" "${rate}" "${high}"
-      else
-        drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
-      fi
-    done
-  done
+  while capacity_round "$1" next "${@:2}"; do :; done
 }
 
 # check_capacity N SETUP...: after the last block's search, each setup measured once more at the capacity found over
 # the blocks (the helper's `capacity-check`; none for a bound): the figure the report gives, measured again.
 check_capacity() {
   ((PLAN[capacity_search])) || return 0
-  local n="$1" setup rate line joined searching=()
-  shift
+  capacity_round "$1" check "${@:2}" || true
+}
+
+# capacity_round N next|check SETUP...: the helper's `capacity-next` (lines SETUP RATE HIGH: search steps) or
+# `capacity-check` (lines SETUP RATE) for the usable setups, each line measured while its setup's servers run;
+# status 1 when nothing was asked for.
+capacity_round() {
+  local n="$1" kind="$2" setup rate high line joined searching=()
+  shift 2
   for setup in "$@"; do
     ! contains "${setup}" "${USABLE[@]}" || searching+=("${setup}")
   done
-  ((${#searching[@]})) || return 0
+  ((${#searching[@]})) || return 1
   printf -v joined '%s,' "${searching[@]}"
-  ask capacity-check --gomaxprocs "${n}" --block "${BLOCK}" --setups "${joined%,}" ||
-    die 1 "could not plan the capacity checks of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
-  local checks=("${ANSWER[@]}")
-  for line in "${checks[@]}"; do
-    read -r setup rate <<<"${line}"
+  ask "capacity-${kind}" --gomaxprocs "${n}" --block "${BLOCK}" --setups "${joined%,}" ||
+    die 1 "could not plan the capacity ${kind} of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
+  ((${#ANSWER[@]})) || return 1
+  local lines=("${ANSWER[@]}")
+  for line in "${lines[@]}"; do
+    read -r setup rate high <<<"${line}"
     if servers_running "${setup}"; then
-      measure_rate "${n}" "${setup}" "${rate}" check
+      measure_rate "${n}" "${setup}" "${rate}" "${high:-check}"
     else
       drop_setup "${n}" "${setup}" "its server exited during the fixed-rate block (see logs/)"
     fi
