@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.fixedrate.capacity import LADDER_STEP, round_step
+from wrkreport.fixedrate.capacity import LADDER_STEP
 
 from rate_servers import vegeta_or_skip
 from helpers import SCRIPT, free_ports, latest_run, port_args, script_env, slow
@@ -101,7 +101,7 @@ def test_a_paused_search_step_fails_and_the_capacity_stays_within_the_unpaused_r
     assert rate is not None, "the second search step of block 2 was never seen"
     assert plain["bound"] is None and stopped["bound"] is None and plain["blocks"] == stopped["blocks"] == 4
     for run in (plain, stopped):  # after the last block's search, the driver measured each capacity again (capacity-check)
-        assert run["check"]["offered_rps"] == round_step(run["capacity_rps"]) and run["check"]["percentile_ms"] > 0
+        assert abs(run["check"]["offered_rps"] - run["capacity_rps"]) <= 0.01 * run["capacity_rps"] and run["check"]["percentile_ms"] > 0  # to 3 figures
     print(f"\nunpaused: {plain['capacity_rps']} ({plain['ci_low']}-{plain['ci_high']}); paused at {rate}: {stopped['capacity_rps']} "
           f"({stopped['ci_low']}-{stopped['ci_high']}); block 2: {[b for b in stopped['block_capacities'] if b['block'] == 2]}")
     # the paused run's interval holds the unpaused run's capacity: the pause did not move the estimate beyond what the run itself allows
