@@ -25,10 +25,7 @@ from netlab import command_line
 pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
 
 MARK = "WRKREPORT_STOP_PROBE"  # in the environment of ./run_tests.sh and so of everything it starts (ssh -f too)
-# The whole module: its lab stays up through all of its tests, so the signal lands while it runs. One test of it (12 s
-# on an idle machine) could end between the lab being seen and the signal: the script then exited 0, and nothing
-# was stopped.
-VICTIM = ("tests/test_driver_clients.py", "-n", "0", "-p", "no:cacheprovider")
+VICTIM = ("tests/test_driver_clients.py", "-k", "two_clients_give_one_measurement", "-n", "0", "-p", "no:cacheprovider")
 
 
 def namespaces() -> set[str]:
