@@ -13,20 +13,19 @@ of its own truth, the median half-width (as a percentage of the estimate, the is
 "+/-15%"), the estimate's mean error on a log scale, and the measurements one block spends
 on go-http.
 
-1. `bisection` (the tool today: fixedrate/capacity.py): per block, a jittered bisection
-   from the light-load rate; a block's capacity is its final bracket's geometric middle,
-   the run's a t-interval over the blocks. Truth: the rate at which one second meets the
-   objective half the time.
+1. `bisection (before)`: the tool before the ladder, per block a jittered bisection from
+   the light-load rate, a block's capacity its final bracket's geometric middle, the run's a
+   t-interval over the blocks: the coverage test's simulated_runs(blocks, "bisection"),
+   which runs fixedrate/capacity.py's own functions. Truth: the rate at which one second
+   meets the objective half the time.
 2. `pooled`: the meaning an SLO has (the p99 of all requests in a window): every block
-   measures the same grid of rates around the crossing found so far, the p99 of all the
-   blocks' requests at each rate is pooled, the crossing interpolated between rates, a
-   jackknife over blocks for the interval. Truth: the rate at which the p99 of every
-   request over all starts and seconds is within the objective.
-3. `ladder`: block 1 bisects as today; each later block measures rates spaced by STEP
-   around the previous blocks' mean (its own random offset), one more past an edge when
-   the crossing lies outside (up to 3), and its capacity is the crossing interpolated
-   between its highest rate within and the next rate above (a rate that failed below a
-   passing one bounds nothing); a t-interval over blocks. Truth: as for bisection.
+   measures the same grid of rates (STEP apart) around the crossing found so far, the p99
+   of all the blocks' requests at each rate is pooled, the crossing interpolated between
+   rates, a jackknife over blocks for the interval. Truth: the rate at which the p99 of
+   every request over all starts and seconds is within the objective.
+3. `ladder (the tool's)`: the search and estimate fixedrate/capacity.py runs now (a
+   bisection in a setup's first block, the ladder after it, the crossing interpolated), as
+   the coverage test's simulated_runs(blocks) runs it. Truth: as for bisection.
 """
 
 from __future__ import annotations
@@ -118,61 +117,6 @@ def crossing(points: list[tuple[float, float]]) -> tuple[float, str | None]:
     return math.exp(math.log(low[0]) + share * (math.log(high[0]) - math.log(low[0]))), None
 
 
-def bisect_block(rng, measure, top: float) -> list[tuple[float, float]]:
-    """Return a block's points from a jittered bisection between the light-load rate and top, down to STEP."""
-    points = [measure(M.LIGHT)]
-    if points[0][1] > OBJECTIVE:
-        points.append(measure(M.LIGHT * 1.02))
-        if points[-1][1] > OBJECTIVE:
-            return points
-    low, high = points[-1][0], top
-    while high / low > STEP:
-        share = rng.uniform(0.3, 0.7)
-        rate = math.exp((1 - share) * math.log(low) + share * math.log(high))
-        points.append(measure(rate))
-        low, high = (rate, high) if points[-1][1] <= OBJECTIVE else (low, rate)
-    return points
-
-
-def ladder_block(rng, measure, centre: float, top: float) -> list[tuple[float, float]]:
-    """Return a later block's points: 4 rates spaced by STEP around centre at a random offset, then past an edge (up to 3)."""
-    offset = rng.random()
-    points = [measure(centre * STEP ** (k + offset - 0.5)) for k in (-1, 0, 1, 2) if centre * STEP ** (k + offset - 0.5) <= top]
-    points = points or [measure(min(centre, top))]
-    for _ in range(3):
-        _, bound = crossing(points)
-        if bound == "at_least" and max(points)[0] * STEP <= top:
-            points.append(measure(max(points)[0] * STEP))
-        elif bound == "at_most":
-            points.append(measure(min(points)[0] / STEP))
-        else:
-            break
-    return points
-
-
-def t_interval(values: list[float], blocks: int) -> tuple[float, float]:
-    """Return (mean, half-width) of a 95% Student-t interval."""
-    return statistics.mean(values), stats.t.ppf(0.975, blocks - 1) * statistics.stdev(values) / math.sqrt(blocks)
-
-
-def ladder_run(rng: random.Random, blocks: int) -> tuple[dict[str, list[float]], int]:
-    """Return each setup's per-block log capacities of one simulated ladder run, and go-http's measurements."""
-    found, spent = {n: [] for n in NAMES}, 0
-    for block in range(blocks):
-        starts = M.draw_starts(rng, NAMES)
-        for name in NAMES:
-            knee, start = M.SETUPS[name], starts[name]
-            top = knee.closed_loop * M.HEADROOM
-            measure = lambda rate: (rate, pooled_p99([second(rng, knee, start, rate)]))  # noqa: E731
-            if block == 0:
-                points = bisect_block(rng, measure, top)
-            else:
-                points = ladder_block(rng, measure, math.exp(statistics.mean(found[name])), top)
-            spent += len(points) if name == "go-http" else 0
-            found[name].append(math.log(crossing(points)[0]))
-    return found, spent
-
-
 def grid_bisection(rng: random.Random, measure, top: int) -> list[tuple[int, object]]:
     """Return a first block's (grid index, second) rows: bisection over grid indices 0..top by each second's own p99."""
     rows = [(0, measure(0))]
@@ -221,6 +165,11 @@ def pooled_run(rng: random.Random, blocks: int) -> dict[str, tuple[float, float]
     return found
 
 
+def intervals(estimates) -> list[tuple[float, float]]:
+    """Return (log estimate, log half-width) of the estimates with an interval (a bound or nothing has none)."""
+    return [(math.log(e.value), math.log(e.high / e.value)) for e in estimates if e is not None and e.bound is None]
+
+
 def summary(label: str, intervals: list[tuple[float, float]], truth: float) -> str:
     """Return one line: coverage, median half-width (%), mean log error."""
     held = sum(abs(value - truth) <= half for value, half in intervals) / len(intervals)
@@ -243,42 +192,23 @@ def main() -> None:
     M.RUNS = args.runs
     for blocks in (int(b) for b in args.blocks.split(",")):
         print(f"\n{blocks} blocks, {args.runs} runs each")
-        old = M.simulated_runs(blocks)
-        rows = {n: [] for n in NAMES}
-        for run in old:
-            for name in NAMES:
-                found = M.combine(run[name])
-                if found.bound is None:
-                    rows[name].append((math.log(found.value), math.log(found.high / found.value)))
-        ratio_rows = {n: [] for n in NAMES[1:]}
-        for run in old:
-            for name in NAMES[1:]:
-                found = M.combine_ratio(run[name], run["go-http"])
-                if found is not None and found.bound is None:
-                    ratio_rows[name].append((math.log(found.value), math.log(found.high / found.value)))
-        rng = random.Random(f"{args.seed}:ladder:{blocks}")
-        ladder, spent = [], []
-        for _ in range(args.runs):
-            found, used = ladder_run(rng, blocks)
-            ladder.append(found)
-            spent.append(used)
+        designs = {"bisection (before)": M.simulated_runs(blocks, "bisection"), "ladder (the tool's)": M.simulated_runs(blocks)}
         rng = random.Random(f"{args.seed}:pooled:{blocks}")
         pooled_runs = [pooled_run(rng, blocks) for _ in range(args.runs)]
         t = stats.t.ppf(0.975, blocks - 1)
         for name in NAMES:
             print(f" {name}")
-            print(summary("bisection (today)", rows[name], half[name]))
-            print(summary("ladder", [t_interval(r[name], blocks) for r in ladder], half[name]))
+            for label, runs in designs.items():
+                print(summary(label, intervals([M.combine(run[name]) for run in runs]), half[name]))
             print(summary("pooled (SLO meaning)", [(v, t * se) for v, se in (r[name] for r in pooled_runs)], pooled[name]))
         for name in NAMES[1:]:
-            truth_half, truth_pooled = half[name] - half["go-http"], pooled[name] - pooled["go-http"]
             print(f" {name} / go-http")
-            print(summary("bisection (today)", ratio_rows[name], truth_half))
-            print(summary("ladder", [t_interval([a - b for a, b in zip(r[name], r["go-http"])], blocks) for r in ladder], truth_half))
+            for label, runs in designs.items():
+                print(summary(label, intervals([M.combine_ratio(run[name], run["go-http"]) for run in runs]), half[name] - half["go-http"]))
             pooled_ratio = [(r[name][0] - r["go-http"][0], t * math.hypot(r[name][1], r["go-http"][1])) for r in pooled_runs]
-            print(summary("pooled (SLO meaning, se unpaired)", pooled_ratio, truth_pooled))
-        print(f" measurements per block on go-http, ladder: {statistics.mean(spent) / blocks:.1f}")
-
+            print(summary("pooled (SLO meaning, se unpaired)", pooled_ratio, pooled[name] - pooled["go-http"]))
+        for label, runs in designs.items():
+            print(f" measurements per block on go-http, {label}: {statistics.mean(b.steps for run in runs for b in run['go-http']):.2f}")
 
 if __name__ == "__main__":
     main()
