@@ -216,16 +216,21 @@ def next_rate(steps: list[Step], high: int, left: int, rng: random.Random) -> in
     low, above = bracket(steps)
     if left <= 0 or not steps:
         return None
-    if low is None:  # nothing passed: one more look just above the lowest rate, then the bound stands
-        lowest = min(s.rate for s in steps)
-        again = max(lowest + 1, round_step(lowest * RETRY))
-        return None if any(lowest < s.rate <= again for s in steps) else again
+    if low is None:
+        return retry_rate(steps)
     top = min(above.rate, high) if above is not None else high
     if top <= low.rate * RESOLUTION:
         return None
     share = rng.uniform(*JITTER)
     rate = round_step(math.exp((1 - share) * math.log(low.rate) + share * math.log(top)))
     return rate if low.rate < rate < top else None
+
+
+def retry_rate(steps: list[Step]) -> int | None:
+    """Return the one more look when nothing passed: just above the lowest rate (RETRY, a new rate), None once it was taken (the bound stands)."""
+    lowest = min(s.rate for s in steps)
+    again = max(lowest + 1, round_step(lowest * RETRY))
+    return None if any(lowest < s.rate <= again for s in steps) else again
 
 
 def search_rng(seed: object, gomaxprocs: int, block: int, setup: str, step: int) -> random.Random:
@@ -332,7 +337,7 @@ def ladder_next(steps: list[Step], planned: list[int], centre: float, high: int,
         return None
     low, above = bracket(steps)
     if low is None:
-        return next_rate(steps, high, 1, random.Random(0))  # the retry just above the lowest rate (no draw is made)
+        return retry_rate(steps)
     if above is not None and above.verdict == GENERATOR:
         return None  # vegeta's ceiling, not the server's: nothing above it can be measured
     top = min(above.rate, high) if above is not None else high
