@@ -231,8 +231,7 @@ def cmd_capacity_next(args) -> int:
     planned = passes[-1]["rates"]
     lines = []
     for setup in sorted(args.setups.split(",")):  # the shuffle below decides the order, whatever LIST's
-        measured = [e for e in manifest.get("fixed_rate_measurements") or []
-                    if (e["setup"], e["gomaxprocs"]) == (setup, args.gomaxprocs) and not e.get("capacity_check")]
+        measured = searched_entries(manifest, setup, args.gomaxprocs)
         entries = [e for e in measured if e["block"] == args.block]
         closed = setup_rate(run_dir, manifest, setup, args.gomaxprocs, WRK_RATES)
         if not entries or not planned or closed is None or closed * HEADROOM <= min(planned):
@@ -264,15 +263,20 @@ def cmd_capacity_check(args) -> int:
         return 0
     lines = []
     for setup in sorted(args.setups.split(",")):
-        measured = [e for e in manifest.get("fixed_rate_measurements") or [] if (e["setup"], e["gomaxprocs"]) == (setup, args.gomaxprocs)]
-        searched = [e for e in measured if not e.get("capacity_check")]
+        searched = searched_entries(manifest, setup, args.gomaxprocs)  # the checks come after every search: none yet
         rate = check_rate(combine(earlier_capacities(run_dir, manifest, searched, args.block + 1, slo)),
-                          {e["rate"] for e in measured if e["block"] == args.block})
+                          {e["rate"] for e in searched if e["block"] == args.block})
         if rate is not None:
             lines.append(f"{setup} {rate}")
     random.Random(f"{params['seed']}:capacity-check:{args.gomaxprocs}:{args.block}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
+
+
+def searched_entries(manifest: dict, setup: str, gomaxprocs: int) -> list[dict]:
+    """Return a setup's fixed-rate measurements at GOMAXPROCS that the capacity search reads: its planned rates and steps, not its checks."""
+    return [e for e in manifest.get("fixed_rate_measurements") or []
+            if (e["setup"], e["gomaxprocs"]) == (setup, gomaxprocs) and not e.get("capacity_check")]
 
 
 def earlier_capacities(run_dir: Path, manifest: dict, measured: list[dict], block: int, slo) -> list:
