@@ -101,10 +101,13 @@ DEFAULT_MAX_TIME_S = {"default": 460}  # 7m40s, so that with `wrkreport build` (
 # in 5 of 8 measurements at GOMAXPROCS=1 of a default run (12,000 of its 23,143 req/s), so
 # the report had no added latency for it. A quarter is also nearer the load a service runs at.
 DEFAULT_RATE_SHARES = [0.25]
+# search_steps: a first block's bisection steps per setup at most (capacity.MAX_STEPS by
+# default). --quick is a smoke test: 2 steps show the search and the check work (a bracket or
+# a bound); the 4-6 a bracket within capacity.RESOLUTION needs took 23 of its 55 measurements.
 RATE_PHASE: dict[str, dict] = {
-    "default": {"rate_blocks": 4, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
-    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES},
-    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES},
+    "default": {"rate_blocks": 4, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6},
+    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 2},
+    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6},
 }
 ENV_RATES = "BENCH_RATES"
 ENV_SLO = "BENCH_SLO"

@@ -109,7 +109,7 @@ def rate_phase_seconds(plan: dict) -> float:
     """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up, a measurement per rate and the capacity search's; the capacity checks."""
     if not plan["rate_phase"]:
         return 0.0
-    measured = len(plan["rates"] + plan["rate_shares"]) + (SEARCH_STEPS_EXPECTED if plan.get("slo") else 0)
+    measured = len(plan["rates"] + plan["rate_shares"]) + (min(SEARCH_STEPS_EXPECTED, plan["search_steps"]) if plan.get("slo") else 0)
     per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + measured * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
     per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
     checks = len(rate_setups(plan["setups"])) * (plan["rate_duration_s"] + RATE_OVERHEAD_S) if plan.get("slo") else 0  # at the capacity, after the last block's search
@@ -129,7 +129,7 @@ def rate_lines(plan: dict) -> list[str]:
                     f"slo {capacity_slo(plan).words if plan.get('slo') else 'off'}"]
 
 
-RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo")
+RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo", "search_steps")
 
 
 def rate_parameters(plan: dict) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import (
-    FAIL, HEADROOM, Step, block_capacity, check_rate, combine, ladder_centre, ladder_next, result_step, next_rate, search_rng, search_steps, slo_of,
+    FAIL, HEADROOM, MAX_STEPS, Step, block_capacity, check_rate, combine, ladder_centre, ladder_next, result_step, next_rate, search_rng, search_steps, slo_of,
 )
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from ...fixedrate.reading import expected_answer
@@ -241,7 +241,8 @@ def cmd_capacity_next(args) -> int:
         taken = sum(1 for e in entries if e["rate"] not in planned)
         centre = ladder_centre(earlier_capacities(run_dir, manifest, measured, args.block, slo))
         if centre is None:
-            rate = next_rate(steps, round(high), search_steps(min(planned), high) - taken,
+            allowed = min(search_steps(min(planned), high), params.get("search_steps", MAX_STEPS))  # runs before 2026-11-29 had no cap
+            rate = next_rate(steps, round(high), allowed - taken,
                              search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
         else:
             offset = search_rng(params["seed"], args.gomaxprocs, args.block, setup, 0).random()
