@@ -71,8 +71,15 @@ def simulate_run(rng: random.Random, allocate: bool, shape: dict) -> tuple[dict,
     shifts = {key: rng.gauss(0, simruns.RUN_SD) for key in blocks}
     done = {1: 0, 2: 0}
     elapsed, rounds = 0.0, simruns.ROUNDS
+    known: dict[tuple[int, str], tuple[int, stats.Interval]] = {}  # a key's interval, recomputed only when it gains a block
+
+    def interval(key: tuple[int, str]) -> stats.Interval:
+        if known.get(key, (None,))[0] != len(blocks[key]):
+            known[key] = (len(blocks[key]), stats.block_ratio_interval(blocks[key]))
+        return known[key][1]
+
     while True:
-        intervals = {(n, 100, s, "rps"): stats.block_ratio_interval(b) for (n, s), b in blocks.items() if b}
+        intervals = {(n, 100, s, "rps"): interval((n, s)) for (n, s), b in blocks.items() if b}
         if done[1] >= stats.MIN_BLOCKS and done[2] >= stats.MIN_BLOCKS and stats.precision_met(list(intervals.values())):
             break
         if allocate:
@@ -97,11 +104,11 @@ def simulate_run(rng: random.Random, allocate: bool, shape: dict) -> tuple[dict,
             blocks[n, s].append(pairs)
             truths[n, s].append(truth)
         if allocate and done[1] >= stats.MIN_BLOCKS and done[2] >= stats.MIN_BLOCKS:
-            key = max(((n, s) for s in measured), key=lambda k: stats.block_ratio_interval(blocks[k]).half_width_rel)
+            key = max(((n, s) for s in measured), key=lambda k: interval(k).half_width_rel)
             logs = [[math.log(a / b) for a, b in block] for block in blocks[key]]
             round_s = (len(measured) + 1) * (1 + ROUND_GAP_S)
             rounds = allocation.best_rounds(allocation.components(logs), START_S + WARMUP_S * (len(measured) + 1), round_s, simruns.ROUNDS)
-    found = {key: (stats.block_ratio_interval(b), math.exp(stats.mean(truths[key]))) for key, b in blocks.items()}
+    found = {key: (interval(key), math.exp(stats.mean(truths[key]))) for key in blocks}
     return found, elapsed
 
 

@@ -32,11 +32,11 @@ def replay(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
     full = json.loads((RUN / "manifest.json").read_text())
+    rate_phase.STEPS.clear()  # each file is read once here, then judged from the helper's own cache: a step's verdict depends on its file alone
 
     def ask(entries: list[dict], n: int, block: int, setups: list[str], capsys) -> list[str]:
         cut = {**full, "fixed_rate_measurements": entries}
         (run / "manifest.json").write_text(json.dumps(cut))
-        rate_phase.STEPS.clear()
         assert rate_phase.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=n, block=block, setups=",".join(setups))) == 0
         return capsys.readouterr().out.splitlines()
 
