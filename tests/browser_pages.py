@@ -6,8 +6,10 @@ skips those modules; this module needs only the standard library and wrkreport.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,15 +21,47 @@ BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium"
 BUILT_AT = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 
-def built_reports(root: Path, names: tuple[str, ...]) -> dict[str, Path]:
-    """Return {run name: its index.html}, each fixture run copied under root/raw and built once into root/reports."""
-    found = {}
-    for name in names:
-        run = root / "raw" / name
-        shutil.copytree(RUNS / name, run)
-        build(run, root / "reports" / name, BUILT_AT)
-        found[name] = root / "reports" / name / "index.html"
-    return found
+class BuiltReports(Mapping):
+    """{run name: its index.html}: each fixture run copied under root/raw and built into root/reports when first asked for.
+
+    Several processes may share root (shared_root: the pytest-xdist workers of one session):
+    a page is built under a lock on its name by the first that needs it and read by the
+    others, so the workers build different pages side by side and none twice; the build is
+    deterministic (BUILT_AT), so which process built a page cannot show in it.
+    """
+
+    def __init__(self, root: Path, names: tuple[str, ...]):
+        self.root, self.names = root, names
+
+    def __getitem__(self, name: str) -> Path:
+        if name not in self.names:
+            raise KeyError(name)
+        (self.root / "locks").mkdir(parents=True, exist_ok=True)
+        with open(self.root / "locks" / name, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (self.root / "built" / name).exists():
+                run = self.root / "raw" / name
+                shutil.rmtree(run, ignore_errors=True)
+                shutil.copytree(RUNS / name, run)
+                build(run, self.root / "reports" / name, BUILT_AT)
+                (self.root / "built").mkdir(exist_ok=True)
+                (self.root / "built" / name).touch()
+        return self.root / "reports" / name / "index.html"
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def shared_root(tmp_path_factory) -> Path:
+    """Return the directory where the browser tests' pages are built: one per test session, shared by its pytest-xdist workers.
+
+    Without sharing, each worker that ran a browser module's tests built that module's
+    pages again (4 workers: up to 4 x 16 builds of 1-5 s each)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "browser-pages"
 
 
 def launched(sync_api):

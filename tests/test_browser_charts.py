@@ -15,7 +15,7 @@ import pytest
 
 from wrkreport.charts.layout import MIN_TEXT_PX
 
-from browser_pages import BINARY, built_reports, keep, launched
+from browser_pages import BINARY, BuiltReports, keep, launched, shared_root
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
@@ -64,7 +64,7 @@ CHARTS = """() => [...document.querySelectorAll('svg[role="img"]')].filter(svg =
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Return {run name: index.html path}, each run built once."""
-    return built_reports(tmp_path_factory.mktemp("charts"), RUN_NAMES)
+    return BuiltReports(shared_root(tmp_path_factory), RUN_NAMES)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from wrkreport.report import build_compare
 
-from browser_pages import BINARY, built_reports, keep, launched
+from browser_pages import BINARY, BuiltReports, keep, launched, shared_root
 from helpers import RUNS
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
@@ -52,7 +52,7 @@ CHART_TEXT_PX = """() => {
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Return {run name: index.html path} for the three runs."""
-    return built_reports(tmp_path_factory.mktemp("layout"), RUN_NAMES)
+    return BuiltReports(shared_root(tmp_path_factory), RUN_NAMES)
 
 
 @pytest.fixture(scope="module")
