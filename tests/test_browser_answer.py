@@ -70,10 +70,11 @@ def test_a_phones_first_screen_shows_the_sentence_and_the_cheapest_connections_e
             assert on_screen(cell["figure"], width, height) and cell["label"]["bottom"] <= cell["figure"]["top"] + 1, cell
 
 
-@pytest.mark.parametrize("name", ["default-run-1", "every-phase"])
+@pytest.mark.parametrize("name", ["default-run-1", "every-phase", "quick-rates-slo"])
 def test_a_wide_screen_shows_the_answer_as_one_table_with_its_heads(browser, reports, name):
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     page.goto(reports[name].as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") == 1300  # the heads' units wrap; quick-rates-slo's once made it 1,314
     heads = page.evaluate("() => [...document.querySelectorAll('table.answer-table thead th')].map(th => th.getBoundingClientRect().height)")
     labels = page.evaluate("() => [...document.querySelectorAll('table.answer-table .label')].filter(e => e.getBoundingClientRect().width > 0).length")
     rows = page.evaluate("() => new Set([...document.querySelector('table.answer-table tr.cheapest').querySelectorAll('td')].map(td => Math.round(td.getBoundingClientRect().top))).size")

@@ -255,7 +255,7 @@ def capacity_figure(context: "GroupContext", setup: str) -> Figure:
     value = found.estimate
     bound = {AT_LEAST: "≥ ", AT_MOST: "≤ "}.get(value.bound, "")
     if value.bound is not None:
-        detail = {AT_LEAST: "held at the top", AT_MOST: "missed at the bottom"}[value.bound]
+        detail = {AT_LEAST: "highest rate held", AT_MOST: "lowest rate missed"}[value.bound]  # the edge the search met
     elif value.low is None or value.high is None:
         detail = ""  # one block: no interval
     else:
@@ -277,6 +277,9 @@ def share_figure(context: "GroupContext", setup: str) -> Figure:
         spread = cell.metrics.get(THROUGHPUT) if cell is not None else None
         found = spread.geometric if spread is not None else None
         return Figure("100%", f"{fmt_rps(found.estimate)} req/s") if found is not None else NO_FIGURE
+    cell = analysis.cell(context.gomaxprocs, context.connections, setup)
+    if cell is not None and cell.not_measured:
+        return Figure("not measured")  # the run has no measurement of it: the failed checks say why
     ratio = analysis.ratio(context.gomaxprocs, context.connections, setup)
     if ratio is None or ratio.ratio is None:
         return Figure("excluded", "a check failed") if ratio is not None and ratio.excluded else NO_FIGURE
@@ -321,7 +324,7 @@ def light_rate(rates: list[RateCell], gomaxprocs: int) -> tuple[RateCell, ...]:
 def column_heads(keys: list[str], loads: set[int], capacities: list[Capacity], backend: str) -> tuple[Column, ...]:
     """Return the columns' heads: the fixed load named when it is one for every GOMAXPROCS (else each group's title names it), the objective."""
     load = f"at {next(iter(loads)):,} req/s" if len(loads) == 1 else "at the fixed load"
-    objective = f"{capacities[0].slo.words} (✓ ✗: met, missed measured again)" if capacities else ""
+    objective = f"{capacities[0].slo.words} (✓ met, ✗ missed when measured again)" if capacities else ""
     heads = {
         "cpu": Column("cpu", "server CPU per request", "µs (+ what nginx measurably adds)", "CPU us/req", "CPU µs/req (+nginx)"),
         "p50": Column("p50", "p50 added", f"ms {load}", "+p50 ms", "p50 added, ms"),
