@@ -11,7 +11,9 @@ from ..core.records import Check
 from .files import results_json, write_outputs
 from .page import build_page
 from .render import render_html
+from .machines import machines_line
 from .terminal import answer_lines, closing_line
+from .variantpage import variant_lines
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,7 @@ class Built:
     paths: dict[str, Path]
     status: str  # worst check status
     failures: tuple[Check, ...]
-    summary: str  # the page's answer: the sentence, the table, the conditions
+    summary: str  # the page's answer (the sentence, the table, the conditions), the machines line and the A/B lines before and after it
     closing: str = ""  # the report's path with the warnings and failed checks counted, printed last
 
     @property
@@ -40,5 +42,7 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     paths = write_outputs(out_dir, render_html(page), table, results_json(done, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_line(str(paths["index.html"]), warnings, len(checked.failures), page.precision_badge)
-    summary = answer_lines(page.answer) if page.answer is not None else ""
+    answered = answer_lines(page.answer) if page.answer is not None else ""
+    # where the servers and wrk ran (a run on several machines), then the answer, then --variant's A/B figures
+    summary = "\n".join(filter(None, [machines_line(run.manifest), answered, variant_lines(run.manifest, analysis)]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)

@@ -80,6 +80,22 @@ def rtt_lines(manifest: dict) -> list[str]:
     return lines
 
 
+def machines_line(manifest: dict | None) -> str:
+    """Return where the servers and wrk ran, in one line ('' for a run that names no other machine).
+
+    >>> machines_line({"server_host": {"ssh": "root@10.0.0.2", "address": "10.0.0.2"}, "client_hosts": [{"client": "client-1", "ssh": "local"}]})
+    'machines: servers on root@10.0.0.2 (10.0.0.2); wrk on client-1 (this machine)'
+    """
+    manifest = manifest or {}
+    target = manifest.get("server_host") if isinstance(manifest.get("server_host"), dict) else None
+    clients = [c for c in manifest.get("client_hosts") or [] if isinstance(c, dict)]
+    if target is None and not clients:
+        return ""
+    servers = "this machine" if target is None else f"{target.get('ssh')}" + (f" ({target['address']})" if target.get("address") else "")
+    wrk = ", ".join(f"{c.get('client')} ({'this machine' if c.get('ssh') == 'local' else c.get('ssh')})" for c in clients) or "this machine"
+    return f"machines: servers on {servers}; wrk on {wrk}"
+
+
 def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, str]]:
     """Return the run's environment (machine, versions, limits, times) as label/value pairs; with machines, those are in their tables."""
     if not manifest:

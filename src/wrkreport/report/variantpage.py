@@ -125,3 +125,9 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
     title = f"Your app's build {variant.name} ({variant.options_text}) against build A (--app)" if variant.app_b is not None else \
         f"Variant {variant.name} ({variant.options_text})"
     return VariantSection(title=title, sentences=tuple(s for s in sentences if s), rows=rows, method=variant.method)
+
+
+def variant_lines(manifest: dict | None, analysis: Analysis) -> str:
+    """Return the terminal summary's A/B lines ('' for a run without --variant)."""
+    section = variant_section(manifest, analysis)
+    return "\n".join(section.sentences) if section else ""
