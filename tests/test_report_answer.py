@@ -15,7 +15,6 @@ from wrkreport.analysis.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.core.stats import Interval
 from wrkreport.fixedrate.analysis import RateCell
-from wrkreport.report import build
 from wrkreport.report.answer import MAX_SENTENCE_WORDS, Figure, added_figure, answer, fmt_us, latency_figure, GroupContext
 from wrkreport.report.page import backend_of
 from wrkreport.report.render import environment

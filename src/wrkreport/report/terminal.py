@@ -42,12 +42,14 @@ def closing_line(path: str, warnings: int, failures: int, precision: tuple[str, 
 
     >>> closing_line("reports/index.html", 24, 0, ("warn", "NOT met (+/-8.21%)"))
     'report: reports/index.html (24 warnings, precision target NOT met)'
+    >>> closing_line("reports/index.html", 2, 0, ("warn", "not aimed at: a smoke test (--quick), no intervals"))
+    'report: reports/index.html (2 warnings, precision target not aimed at: a smoke test)'
     >>> closing_line("reports/index.html", 1, 2)
     'report: reports/index.html (1 warning, 2 failed checks)'
     """
     counts = f"{warnings} warning{'s' if warnings != 1 else ''}"
     counts += f", {failures} failed check{'s' if failures != 1 else ''}" if failures else ""
-    counts += ", precision target NOT met" if precision is not None and precision[0] != "pass" else ""
+    counts += f", precision target {precision[1].split(' (')[0]}" if precision is not None and precision[0] != "pass" else ""  # NOT met; not aimed at: a smoke test
     return f"report: {path} ({counts})"
 
 
