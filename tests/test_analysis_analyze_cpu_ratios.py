@@ -20,7 +20,7 @@ from wrkreport.analysis.analyze import CPU_METRIC, load_analysis
 from wrkreport.bench import stopping_rule as precision
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
-from wrkreport.report.answer import fmt_us
+from wrkreport.report.answercells import fmt_us
 
 from helpers import RUNS
 

@@ -13,9 +13,8 @@ from click.testing import CliRunner
 
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.cli import cli
-from wrkreport.core.stats import Interval
-from wrkreport.fixedrate.analysis import RateCell
-from wrkreport.report.answer import MAX_SENTENCE_WORDS, Figure, added_figure, answer, fmt_us, latency_figure, GroupContext
+from wrkreport.report.answer import MAX_SENTENCE_WORDS, answer
+from wrkreport.report.answercells import Figure, fmt_us
 from wrkreport.report.page import backend_of
 from wrkreport.report.render import environment
 from wrkreport.report.terminal import ascii_terminal
@@ -150,22 +149,6 @@ def test_the_table_leaves_the_variant_twins_to_the_ab_part(boxes):
     for name in ("every-phase", "variant-nokeep"):
         _, said, box = boxes[name]
         assert "~" not in box and all("~" not in r.setup for g in said.groups for r in g.rows), name
-
-
-def rate_cell(setup: str, p50: Interval | None, p99: Interval | None = None) -> RateCell:
-    return RateCell(setup, 1, 1000, 3, 3, 0, 900.0, 0.2, 1.0, 2.0, added_p50=p50, added_p99=p99, held_in=3)
-
-
-def test_an_added_latency_across_zero_is_none_measurable_and_below_zero_is_less():
-    across, above, below = Interval(0.17, -0.35, 0.68, 4), Interval(0.1, 0.05, 0.15, 4), Interval(-0.71, -0.9, -0.5, 4)
-    assert added_figure(across) == Figure("none", "-0.35 to 0.68") and added_figure(above) == Figure("+0.1", "0.05-0.15")
-    assert added_figure(below) == Figure("-0.71", "-0.9 to -0.5") and added_figure(None) == Figure("-")
-    base = RateCell("go-http", 1, 1000, 3, 3, 0, 900.0, 0.1, 0.9, 1.5, held_in=3)
-    context = GroupContext(None, 1, 100, (base, rate_cell("nginx-http", above, across)), ())
-    assert latency_figure(context, "go-http", "p50") == Figure("0.1", "its own")
-    assert latency_figure(context, "nginx-http", "p99") == Figure("none", "-0.35 to 0.68")
-    unheld = RateCell("nginx-fcgi-tcp", 1, 1000, 3, 0, 3, None, None, None, None, held_in=0)
-    assert latency_figure(GroupContext(None, 1, 100, (base, unheld), ()), "nginx-fcgi-tcp", "p50") == Figure("not held", "held in 0 of 3")
 
 
 # --- The page and the terminal say the same ----------------------------------------------------
