@@ -1,9 +1,9 @@
-"""The answer's table, cell by cell: one function per column returns a setup's Figure in one group (the figure, and below it
-its interval or what it is over), read from the analysis, the fixed load's cells and the capacities. Pure functions.
+"""The answer's table, cell by cell: one function per column returns a setup's figure in one group, and below it its interval.
 
-Every figure is one the page shows again in its own table: the CPU table's means, the
-fixed-rate table's added latencies (the rule of fixedrate.summary.added_kind), the capacity
-table's estimates, the ratios table's shares.
+Each Figure is read from the analysis, the fixed load's cells and the capacities, and is one
+the page shows again in its own table: the CPU table's means, the fixed-rate table's added
+latencies (the rule of fixedrate.summary.added_kind), the capacity table's estimates, the
+ratios table's shares. Below a figure: its interval, or what it is over. Pure functions.
 """
 
 from __future__ import annotations
