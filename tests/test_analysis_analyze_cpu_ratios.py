@@ -20,6 +20,7 @@ from wrkreport.analysis.analyze import CPU_METRIC, load_analysis
 from wrkreport.bench import stopping_rule as precision
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
+from wrkreport.report.answercells import fmt_us
 
 from helpers import RUNS
 
@@ -70,10 +71,14 @@ def test_results_json_page_and_summary_carry_the_cpu_ratios(built):
     http = records["nginx-http", 1]
     assert {"setup", "gomaxprocs", "ratio", "ci_low", "ci_high", "blocks"} <= set(http) and http["blocks"] == 10
     times = f"{http['ratio']:.2f}\u00d7 ({http['ci_low']:.2f}\u2011{http['ci_high']:.2f})"
-    assert "Server CPU per request" in page and f"the HTTP proxy {times}" in page  # the answer box
+    relative = page.split('<h2 id="throughput">')[1].split("<h2")[0]
+    assert "Server CPU per request" in page and f"the HTTP proxy {times}" in relative  # under Throughput at saturation
     assert f"{http['ratio']:.3f} ({http['ci_low']:.3f}-{http['ci_high']:.3f})" in page  # the CPU table
-    terminal = times.replace("\u00d7", "x").replace("\u2011", "-")
-    assert "CPU per request vs go-http at 1: nginx-http " + terminal in done.summary
+    # the answer (page and terminal): the µs per request the ratio stands for, and what nginx adds over go-http's
+    cells = {c.setup: c for c in load_analysis(BLOCKED).analysis.cells if c.gomaxprocs == 1}
+    cpu = {s: cells[s].metrics["cpu_server_ms_per_1k"].interval.estimate for s in ("go-http", "nginx-http")}
+    row = next(line for line in done.summary.splitlines() if line.startswith("nginx-http "))
+    assert row.split()[1:3] == [fmt_us(cpu["nginx-http"]), f"(+{fmt_us(cpu['nginx-http'] - cpu['go-http'])})"], (row, cpu)
 
 
 def test_the_driver_stops_on_the_same_cpu_intervals_the_page_shows():
@@ -90,5 +95,5 @@ def test_the_driver_stops_on_the_same_cpu_intervals_the_page_shows():
 def test_a_run_without_cpu_records_has_no_cpu_figure(tmp_path):
     done = build(RUNS / "default-2cores", tmp_path, WHEN)
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["cpu_ratios"] == [] and "CPU per request" not in done.summary
+    assert data["cpu_ratios"] == [] and "CPU us/req" not in done.summary and "server CPU" not in done.summary
     assert "Server CPU per request" not in (tmp_path / "index.html").read_text()

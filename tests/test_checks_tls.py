@@ -159,14 +159,16 @@ def test_compare_divides_each_tls_ratio_by_its_own_baseline_in_both_runs():
 
 
 def test_the_terminal_and_the_headline_name_go_crypto_tls_as_the_divisor():
-    from wrkreport.report.terminal import summary_table
+    from wrkreport.report.answer import answer
+    from wrkreport.report.terminal import answer_lines
     from wrkreport.report.words import headline
 
     analysed = load_analysis(BOTH)
-    table = summary_table(analysed.analysis, analysed.table)
-    line = next(x for x in table.splitlines() if x.split()[:2] == ["1", "nginx-https-new"])
-    assert line.split("  ")[-2].strip().endswith("/ go-https-new") and "by the setup after '/'" in table
-    assert "/ go-" not in next(x for x in table.splitlines() if x.split()[:2] == ["1", "go-https"])  # over go-http, as the plain setups
+    table = answer_lines(answer(analysed.analysis, [], [], analysed.run.parameters)).splitlines()
+    row = next(i for i, x in enumerate(table) if x.startswith("nginx-https-new "))  # the share's line below its figure names its divisor
+    assert table[row + 1].endswith("of go-https-new's") and "over go-https-new" in table[row + 1]
+    row = next(i for i, x in enumerate(table) if x.startswith("go-https "))
+    assert "go-http" not in table[row + 1]  # over go-http, as the plain setups: nothing named
     said = " ".join(headline(analysed.analysis))
     assert "no nginx setup was measured" not in said
     assert f"nginx-https keeps {fmt_share(analysed.analysis.ratio(1, 100, 'nginx-https'))} of go-https's throughput" in said

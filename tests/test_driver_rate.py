@@ -153,7 +153,13 @@ def unwrapped(text: str) -> list[str]:
 
 def test_summaries_name_the_load_and_the_capacity(rate_run):
     _, manifest, _, built, done = rate_run
-    for text in (built.stdout, done.stderr):  # the driver logs on stderr
+    # wrkreport build: the answer's table, each group's heading naming the light load and the objective its figures are at
+    headings = [x for x in built.stdout.splitlines() if x.startswith("GOMAXPROCS=")]
+    assert len(headings) == len(manifest["parameters"]["gomaxprocs"]), built.stdout[-2000:]
+    assert all(re.fullmatch(rf"GOMAXPROCS=[0-9]+: fixed load {HELD[0]:,} req/s, [0-9]+ starts?; objective p99 within 10 ms", x) for x in headings), headings
+    assert next(x for x in built.stdout.splitlines() if x.startswith("setup ")).split()[3:7] == ["+p50", "ms", "+p99", "ms"]
+    assert all(f"{rate:,} req/s" not in built.stdout for rate in (HELD[1], NOT_HELD))  # the answer names the light load only
+    for text in (done.stderr,):  # the driver logs on stderr: a line per planned rate, one capacity line per GOMAXPROCS
         lines = unwrapped(text)
         line = next((x for x in lines if f"at {HELD[0]:,} req/s offered, open loop" in x), None)
         assert line is not None, text[-2000:]

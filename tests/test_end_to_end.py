@@ -7,6 +7,7 @@ prints a traceback.
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import os
 import shlex
@@ -39,9 +40,13 @@ def test_run_bench_quick_then_wrkreport_build():
         assert done.returncode == 0, done.stderr[-3000:]
         assert "Traceback" not in done.stdout + done.stderr
         lines = done.stdout.strip().splitlines()
-        assert f"report: {reports / 'index.html'}" in lines
-        assert lines[-1].endswith("the best nginx setup here.")  # the verdict line comes last (wrapped at 80 columns)
-        assert max(map(len, lines)) <= 80, max(lines, key=len)
+        assert lines[-1].startswith(f"report: {reports / 'index.html'} (") and lines[-1].endswith(")")  # the warnings counted, last
+        html = (reports / "index.html").read_text()
+        sentence = html_lib.unescape(html.split('<p class="lead">')[1].split("</p>")[0]).replace("µs", "us")
+        table = next(i for i, x in enumerate(lines) if x.startswith("setup "))
+        assert " ".join(" ".join(lines[1:table]).split()) == sentence  # the page's sentence first, then its table
+        assert 8 <= len(lines) <= 25 and any(x.startswith("setup ") and x.split()[-1] == "share" for x in lines)
+        assert max(len(x) for x in lines if not x.startswith(("run: ", "report: "))) <= 80, max(lines, key=len)  # the path lines aside
         assert "smoke test (--quick)" in done.stderr  # --quick says what it is
         data = json.loads((reports / "results.json").read_text())
         assert data["status"] == "pass", [c for c in data["checks"] if c["status"] != "pass"]
@@ -51,7 +56,6 @@ def test_run_bench_quick_then_wrkreport_build():
         assert {(r["gomaxprocs"], r["setup"]) for r in data["ratios"]} == {(g, s) for g in (1, os.cpu_count()) for s in PORTS[:4]}
         assert all(m["cpu_go_s"] > 0 and m["cpu_wrk_s"] > 0 for m in data["measurements"])
         assert all(m["cpu_nginx_s"] > 0 for m in data["measurements"] if m["setup"].startswith("nginx-"))
-        html = (reports / "index.html").read_text()
         # 7: throughput, ratios, CPU, the fixed-rate chart, then in How it was measured the saturation latencies, their CDF and the 2013 overlay
         assert html.count('class="layout-wide"') == 7 and "with nginx in front, the HTTP proxy keeps" in html
         assert "Latency at a fixed load" in html

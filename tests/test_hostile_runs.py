@@ -231,7 +231,7 @@ def test_negative_socket_errors_fail_a_check(run, tmp_path):
     (run / WRK).write_text(text)
     result, status, _ = build(run, tmp_path / "out")
     assert status == 1
-    assert f"check failed: socket-errors: socket errors: read -5: negative, so wrk's 32-bit counter" in result.stderr
+    assert "check failed: socket-errors: socket errors: read -5: negative, so wrk's 32-bit counter" in result.stderr
 
 
 def test_negative_non_2xx_fails_a_check(run, tmp_path):

@@ -169,7 +169,7 @@ def test_compiled_templates_are_cached_per_user_and_give_the_same_page(article_r
     when = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
     build(article_run, tmp_path / "first", when)
     cached = sorted((tmp_path / "cache" / "wrkreport").glob("templates-*/*.cache"))
-    assert len(cached) == 5, cached  # report.html, base.html, style.css, fixed_rate.html, variant.html
+    assert len(cached) == 6, cached  # report.html, base.html, style.css, answer.html, fixed_rate.html, variant.html
     stamps = [p.stat().st_mtime_ns for p in cached]
     build(article_run, tmp_path / "second", when)
     assert [p.stat().st_mtime_ns for p in cached] == stamps  # read, not compiled and written again

@@ -10,8 +10,8 @@ import pytest
 
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core.setups import divisor_words, said_over
-from wrkreport.report.terminal import summary_table
-from wrkreport.report.verdict import verdict
+from wrkreport.report.answer import answer
+from wrkreport.report.terminal import answer_lines
 
 from helpers import RUNS, built_fixture_page, visible_text
 
@@ -39,12 +39,18 @@ def test_an_app_run_has_no_2013_article_section(app_page):
     assert 'id="reference"' not in app_page and "Benchmarking Nginx with Go" not in app_page
 
 
-def test_the_verdict_says_your_app_alone_where_a_hello_world_run_says_go_alone():
+def app_answer():
     done = load_analysis(RUNS / "app-flask")
-    said = verdict(done.analysis, list(done.rates), list(done.capacities), done.run.parameters)
-    for _, paragraph in said.paragraphs:
-        assert paragraph.startswith("Added server CPU per request over your app alone: nginx in front of your app ")
-        assert "; your app alone uses " in paragraph and " over app" not in paragraph and paragraph.count("over your app alone") == 1
+    return answer(done.analysis, list(done.rates), list(done.capacities), done.run.parameters, "your app")
+
+
+def test_the_answer_says_your_app_alone_where_a_hello_world_run_says_go_alone():
+    said = app_answer()
+    assert said.sentence.startswith("nginx in front of your app, the only nginx connection measured: it adds ")
+    assert " of server CPU per request over your app alone at GOMAXPROCS=1 and " in said.sentence and " over app" not in said.sentence
+    for group in said.groups:
+        assert [(r.setup, r.name) for r in group.rows] == [("app", "your app alone"), ("nginx-app", "nginx in front of your app")]
+    assert [c.head for c in said.columns if c.key == "share"] == ["share of your app's req/s"]
 
 
 def test_a_hello_world_runs_sentences_are_unchanged_and_a_mixed_run_names_both_divisors():
@@ -56,7 +62,7 @@ def test_a_hello_world_runs_sentences_are_unchanged_and_a_mixed_run_names_both_d
 
 
 def test_the_terminal_table_of_an_app_run_divides_by_app_without_naming_go_http():
-    done = load_analysis(RUNS / "app-flask")
-    said = summary_table(done.analysis, done.table)
-    assert "go-http" not in said and "/ app" not in said
-    assert "CPU per request vs app at 1: nginx-app " in said
+    said = answer_lines(app_answer())
+    assert "go-http" not in said and "Go alone" not in said
+    rows = [line.split() for line in said.splitlines() if line.startswith(("app ", "nginx-app "))]
+    assert [row[0] for row in rows] == ["app", "nginx-app"] * 2 and rows[0][-1] == "100%"  # your app is the 100%

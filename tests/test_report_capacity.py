@@ -10,6 +10,7 @@ is one, else the geometric mean with a Student-t interval on the logs.
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import math
 import re
@@ -146,7 +147,10 @@ def test_a_real_search_gives_capacities_and_a_ratio_with_intervals_recomputed_fr
                 f"{proxy['ratio']:.2f} of go-http&#39;s ({proxy['ratio_ci_low']:.2f}-{proxy['ratio_ci_high']:.2f}); "
                 f"go-http carries {rps(go['capacity_rps'])} req/s ({rps(go['ci_low'])}-{rps(go['ci_high'])}).")
     assert sentence in " ".join(html.split())
-    assert "GOMAXPROCS=1, capacity with p99 within 10 ms: nginx-http carries" in result.summary
+    lines = result.summary.splitlines()  # the terminal: the capacity in its column, its interval on the line below
+    row = next(i for i, line in enumerate(lines) if line.startswith("nginx-http "))
+    assert rps(proxy["capacity_rps"]) in lines[row] and f"{rps(proxy['ci_low'])}-{rps(proxy['ci_high'])}" in lines[row + 1]
+    assert "GOMAXPROCS=1: fixed load 960 req/s, 3 starts; objective p99 within 10 ms" in lines
     objective = " ".join(html.split('<p class="note objective">')[1].split("</p>")[0].split())
     assert objective.startswith(objective_lead("p99=10ms", "p99 within 10 ms"))
     assert "in this run go-http&#39;s p99 at light load was " in objective and "at light load go-http alone answers with p99 about 1-1.5 ms" in objective
@@ -191,13 +195,26 @@ def test_the_capacity_part_says_each_capacity_and_the_objective_with_its_reason(
     assert objective.startswith(objective_lead("p99=5ms", "p99 within 5 ms"))
     assert "at light load go-http alone answers with p99 about 1-1.5 ms" in objective
     assert "in this run go-http&#39;s p99 at light load was 1.36 ms at 12,000 req/s with GOMAXPROCS=1" in objective
-    answer = " ".join(html.split('aria-label="The answer"')[1].split("</section>")[0].split())
-    # the verdict: every capacity in absolute terms, Go alone first, its share where a ratio was measured
+    # the answer's table: every capacity in its setup's row, a bound with the edge the search met
     go = next(r for r in data["capacity"] if (r["setup"], r["gomaxprocs"]) == ("go-http", 1))
-    assert (f"Keeping p99 within 5 ms, Go alone carries {rps(go['capacity_rps'])} req/s, the HTTP proxy {rps(nginx['capacity_rps'])} "
-            f"({nginx['ratio']:.2f} of Go&#39;s), FastCGI over TCP at most 12,000, "
-            "FastCGI over a Unix socket at most 12,000 (one block: no interval).") in answer
-    assert "Keeping p99 within 5 ms, Go alone carries at least 32,000 req/s," in answer
+    cells = answer_cells(html)
+    assert cells[("GOMAXPROCS=1", "go-http")][3] == (rps(go["capacity_rps"]), "")  # one block: no interval
+    assert cells[("GOMAXPROCS=1", "nginx-http")][3] == (rps(nginx["capacity_rps"]), "")
+    assert cells[("GOMAXPROCS=1", "nginx-fcgi-tcp")][3] == ("≤ 12,000", "lowest rate missed")
+    assert cells[("GOMAXPROCS=2", "go-http")][3] == ("≥ 32,000", "highest rate held")
+
+
+def answer_cells(html: str) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Return the answer table's cells as the page shows them: {(group, setup): [(figure, detail) per column]}."""
+    box = html.split('aria-label="The answer"')[1].split("</section>")[0]
+    found = {}
+    for group in box.split('<tr class="group-row">')[1:]:
+        title = re.search(r'scope="rowgroup">([^<]+?)\s*(?:<|$)', group).group(1)
+        for row in re.findall(r'<th scope="row" class="setup">.*?</tr>', group, re.S):
+            setup = re.search(r'<span class="detail">([^<]+)</span></th>', row).group(1)
+            cells = re.findall(r'<span class="figure">([^<]*)</span>(?:<span class="detail">([^<]*)</span>)?</td>', row)
+            found[(title, setup)] = [(htmllib.unescape(f), htmllib.unescape(d)) for f, d in cells]
+    return found
 
 
 def test_the_fixed_rate_section_names_the_method_and_lists_the_capacities(quick):
@@ -221,24 +238,24 @@ def test_the_table_and_the_light_load_sentences_have_the_planned_rates_only(sear
     table = html.split('<h2 id="fixed-rate">')[1].split("</table>")[1]  # after the capacities' table
     assert table.count("GOMAXPROCS=1, 12,000 req/s") == 1 + 4 and "18,000 req/s" not in table and "32,000 req/s" not in table  # its heading row, 4 setups
     answer = html.split('aria-label="The answer"')[1].split("</section>")[0]
-    assert "At 12,000 req/s (a fixed load)" in answer and "At 18,000 req/s" not in answer
+    assert "fixed load 12,000 req/s" in answer and "18,000 req/s" not in answer and "ms at 12,000 req/s" in answer
     sentences = html.split('<h3 id="fixed-rate-table">')[1].split("<table")[0]
     assert "At 12,000 req/s, open loop" in sentences and "At 18,000 req/s" not in sentences
     records = data["fixed_rate"]
     assert {r["offered_rps"] for r in records if r["planned"]} == {12000} and len(records) == 16
     assert {r["offered_rps"] for r in records if not r["planned"]} == {18000, 24000, 32000}  # the search's points stay in results.json
-    light = [line for line in result.summary.splitlines() if "open loop" in line]
-    assert light == [line for line in light if line.startswith("GOMAXPROCS=1 at 12,000 req/s offered")] and len(light) == 1
+    light = [line for line in result.summary.splitlines() if "fixed load" in line]
+    assert light == ["GOMAXPROCS=1: fixed load 12,000 req/s, 2 starts; objective p99 within 5 ms"]
 
 
-def test_the_terminal_prints_one_capacity_line_per_gomaxprocs(quick):
+def test_the_terminal_prints_each_capacity_in_its_groups_table(quick):
     result, _, _ = quick
     lines = result.summary.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("GOMAXPROCS=") and ", capacity with p99 within 5 ms: " in line]
-    assert [lines[i][:13] for i in starts] == ["GOMAXPROCS=1,", "GOMAXPROCS=2,"]
-    assert max(len(line) for line in lines[starts[0]:]) <= 80
-    said = " ".join(" ".join(lines[starts[1]:]).split())
-    assert "go-http carries at least 32,000 req/s (the objective held at the highest rate tried)" in said
+    starts = [i for i, line in enumerate(lines) if line.startswith("GOMAXPROCS=") and line.endswith("; objective p99 within 5 ms")]
+    assert [lines[i][:13] for i in starts] == ["GOMAXPROCS=1:", "GOMAXPROCS=2:"]
+    assert max(len(line) for line in lines) <= 80
+    go = next(i for i in range(starts[1], len(lines)) if lines[i].startswith("go-http "))
+    assert ">= 32,000" in lines[go] and "highest rate held" in lines[go + 1]
 
 
 @pytest.mark.parametrize("slo", ["drop", None])

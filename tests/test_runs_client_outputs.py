@@ -77,7 +77,7 @@ def test_a_manifest_entry_must_name_its_own_files():
     assert good[0].host == "root@h" and good[0].exit_code == 0
     for entries, why in [
         ([{"client": "client-1", "file": "../../etc/passwd"}], "does not name"),
-        ([{"client": "client-1", "file": f"other.gomaxprocs-1.run-1.client-1.wrk.txt"}], "does not name"),
+        ([{"client": "client-1", "file": "other.gomaxprocs-1.run-1.client-1.wrk.txt"}], "does not name"),
         ([{"file": f"{stem}.client-1.wrk.txt"}, {"file": f"{stem}.client-1.wrk.txt"}], "a second time"),
         ([{"file": f"{stem}.client-1.wrk.txt", "hist_file": "x.hist.json"}], "hist_file"),
         ([], "empty"),

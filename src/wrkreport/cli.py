@@ -161,7 +161,6 @@ def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_
     say(built.summary)
     for line in grouped_failures(built.run_path, built.failures):
         fail(line)
-    say(f"report: {built.paths['index.html']}")
     say(built.closing)
     if open_page:
         click.launch(str(built.paths["index.html"]))

@@ -14,7 +14,9 @@ be imported without the analysis, pandas or matplotlib:
     render        jinja2 over the packaged templates
     files         results.json, results.csv, atomic writes
     compare_page  `wrkreport compare`: its page data, compare.html and compare.json
-    terminal      the text tables the CLI prints
+    answercells   the answer table's cells, one function per column
+    answer        the answer box: one sentence, one table, the conditions (the page's and the terminal's)
+    terminal      the text the CLI prints
     building      one run -> every output above (what `wrkreport build` calls)
 """
 
@@ -36,7 +38,7 @@ EXPORTS = {
     "fmt_ratio": "fmt",
     "render_html": "render",
     "results_json": "files",
-    "summary_table": "terminal",
+    "answer_lines": "terminal",
     "write_outputs": "files",
 }
 __all__ = sorted(EXPORTS)

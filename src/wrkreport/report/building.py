@@ -1,6 +1,5 @@
 """Build: one run -> checks, analysis, page -> index.html, results.csv, results.json and the terminal summary."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,14 +8,12 @@ from pathlib import Path
 
 from ..analysis.analyze import load_analysis
 from ..core.records import Check
-from ..fixedrate.summary import capacity_lines, rate_summary_lines
 from .files import results_json, write_outputs
 from .page import build_page
 from .render import render_html
 from .machines import machines_line
-from .terminal import closing_lines, summary_table
+from .terminal import answer_lines, closing_line
 from .variantpage import variant_lines
-from .words import verdict_line
 
 
 @dataclass(frozen=True)
@@ -27,8 +24,8 @@ class Built:
     paths: dict[str, Path]
     status: str  # worst check status
     failures: tuple[Check, ...]
-    summary: str
-    closing: str = ""  # warning count and the verdict line, printed last
+    summary: str  # the page's answer (the sentence, the table, the conditions), the machines line and the A/B lines before and after it
+    closing: str = ""  # the report's path with the warnings and failed checks counted, printed last
 
     @property
     def exit_code(self) -> int:
@@ -44,10 +41,8 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     page = build_page(done, out_dir, generated_at)
     paths = write_outputs(out_dir, render_html(page), table, results_json(done, generated_at))
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
-    closing = closing_lines(verdict_line(analysis), warnings, len(checked.failures), page.verdict)
-    fixed_rate = "\n".join(rate_summary_lines(list(done.rates)))  # open loop, one line per planned rate
-    capacity = "\n".join(capacity_lines(list(done.capacities)))  # at the latency objective, one line per GOMAXPROCS
-    variant = variant_lines(run.manifest, analysis)  # --variant: the A/B figures
-    summary = "\n".join(filter(None, [machines_line(run.manifest), summary_table(analysis, table), fixed_rate, capacity, variant]))
+    closing = closing_line(str(paths["index.html"]), warnings, len(checked.failures), page.precision_badge)
+    answered = answer_lines(page.answer) if page.answer is not None else ""
+    # where the servers and wrk ran (a run on several machines), then the answer, then --variant's A/B figures
+    summary = "\n".join(filter(None, [machines_line(run.manifest), answered, variant_lines(run.manifest, analysis)]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)
-

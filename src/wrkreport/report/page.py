@@ -29,7 +29,7 @@ from .study import load_generator, load_generator_of, study_reference, study_row
 from ..charts.rates import rate_chart
 from .ratepage import RateSection, rate_section
 from .variantpage import VariantSection, variant_section
-from .verdict import Verdict, verdict
+from .answer import Answer, answer
 from .tlspage import TlsSection, tls_section
 from .h2page import H2Section, h2_section
 from .fmt import display, fmt_mean, fmt_ms, fmt_number, fmt_range, fmt_ratio, fmt_share_of, group_name
@@ -171,7 +171,7 @@ class Page:
     variant: VariantSection | None = None  # --variant's A/B figures (report/variantpage.py)
     reference_caption: str = ""  # the ratio chart with the published ratios beside ours, in How it was measured
     saturation_words: str = ""  # how the throughput phase loaded the servers: 'wrk, 2 threads, 100 connections, 1 s per measurement'
-    verdict: Verdict | None = None  # the top: absolute costs per GOMAXPROCS and the conditions (report/verdict.py)
+    answer: Answer | None = None  # the top: one sentence, one table, the conditions (report/answer.py)
     badge: tuple[str, str] = ("pass", "checks: pass")  # the header's one status: the checks' and the precision target's (header_badge)
     backend: str = "Go"  # what nginx is in front of: "your app" in an --app run without go-http
     client: str = "wrk"  # the load generator named in the CPU table's heads: wrk, ab or h2load
@@ -271,7 +271,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         h2=h2_section(done.h2),
         rate=rate_section(rates, run.parameters, analysis, capacities),
         variant=variant_section(run.manifest, analysis),
-        verdict=verdict(analysis, rates, capacities, run.parameters),
+        answer=answer(analysis, rates, capacities, run.parameters, backend_of(run.parameters)),
         badge=header_badge(report.status, precision_badge(run.manifest)),
     )
 

@@ -1,96 +1,64 @@
-"""Terminal: the aligned text tables that `wrkreport build` and `wrkreport compare` print."""
+"""Terminal: what `wrkreport build` prints (the page's answer: its sentence, its table, the conditions; the report's path) and `wrkreport compare`'s table."""
 
 from __future__ import annotations
 
 import textwrap
 
-import pandas as pd
-
-from ..analysis.analyze import Analysis
 from ..analysis.cells import several_levels
-from ..core.setups import baseline_of, main_divisor
 from ..fixedrate.common_rate import curve_change_lines
 from ..fixedrate.comparison import rate_change_lines
 from .compare_page import change_rows
-from .fmt import fmt_times, group_name
 from .compare_words import compare_summary, detectable_sentence, fixed_rate_sentence
-from .page import result_rows
-from .verdict import Verdict
+from .answer import Answer
 
 
 WIDTH = 80
 
 
-def summary_table(analysis: Analysis, table: pd.DataFrame) -> str:
-    """Return the compact terminal table: setup x GOMAXPROCS, req/s and p99 (geometric means), ratio with interval, checks."""
-    several = analysis.several_levels
-    header = ("GOMAXPROCS", "setup", "n", "req/s", "p99 ms", "ratio (95% CI)", "checks")
-    rows = [
-        (short_group(r.group), r.setup, r.n.replace(" excluded", " excl."), r.requests_per_sec, r.latency_p99_ms, terse(r.ratio) + divisor(analysis, cell), r.status)
-        for r, cell in zip(result_rows(analysis, table, several), analysis.cells)
-    ]
-    text = text_table(header, rows, right={2, 3, 4})
-    main = main_divisor(analysis.setups)
-    if any(baseline_of(s) != main for s in analysis.setups):
-        text += f"\nRatios divide by {main} at the same GOMAXPROCS, or by the setup after '/'."
-    cpu = cpu_lines(analysis)
-    if cpu:
-        text += "\n" + cpu
-    note = textwrap.fill(analysis.precision_note, WIDTH, break_on_hyphens=False) if analysis.precision_note else ""
-    return f"{text}\n{note}" if note else text  # target met or not (design.py)
+def answer_lines(answer: Answer) -> str:
+    """Return the page's answer as the terminal prints it: the sentence wrapped at 80 columns, the table (a heading per group with
+    the load and objective its figures are at, each row's intervals on the line below it), the conditions."""
+    header = ("setup", *(c.short for c in answer.columns))
+    rows: list[tuple[str, ...]] = []
+    groups: list[tuple[int, str]] = []  # (index of the group's first row, its heading)
+    for group in answer.groups:
+        groups.append((len(rows), group.title + (f": {group.at}" if group.at else "")))
+        for row in group.rows:
+            rows.append((row.setup, *(f.main for f in row.figures)))
+            if any(f.detail for f in row.figures):
+                rows.append(("", *(f.detail for f in row.figures)))
+    table = text_table(header, [tuple(ascii_terminal(c) for c in r) for r in rows], right=set(range(1, len(header)))).splitlines()
+    lines, headings = [table[0]], dict(groups)
+    for i, line in enumerate(table[1:]):
+        if i in headings:
+            lines.append(textwrap.shorten(ascii_terminal(headings[i]), WIDTH, placeholder="..."))
+        lines.append(line)
+    wrap = lambda text: textwrap.fill(ascii_terminal(text), WIDTH, subsequent_indent="  ", break_on_hyphens=False)  # noqa: E731
+    return "\n".join([wrap(answer.sentence), *lines, wrap(answer.conditions)])
 
 
-def terse(ratio: str) -> str:
-    """Return a ratio as the terminal table shows it: '0.936 (n=1)' for the page's '0.936 (n=1, no interval)', so a quick run's table fits 80 columns when go-http passes 100,000 req/s."""
-    return ratio.replace(", no interval)", ")")
+def closing_line(path: str, warnings: int, failures: int, precision: tuple[str, str] | None = None) -> str:
+    """Return the last line: the report's path and what to read there, warnings and failed checks counted, a missed precision target said.
 
-
-def divisor(analysis: Analysis, cell) -> str:
-    """Return ' / go-https' after a ratio that does not divide by go-http ('' otherwise, and for a setup that is its own baseline)."""
-    ratio = analysis.ratio(cell.gomaxprocs, cell.connections, cell.setup)
-    if ratio is None or ratio.ratio is None or ratio.baseline in (main_divisor(analysis.setups), cell.setup):
-        return ""
-    return f" / {ratio.baseline}"
-
-
-def cpu_lines(analysis: Analysis) -> str:
-    """Return the server CPU per request of each setup as a multiple of go-http's, one wrapped line per group ('' without CPU records)."""
-    lines, main = [], main_divisor(analysis.setups)
-    for gomaxprocs, connections in analysis.groups:
-        parts = [
-            f"{r.setup} {fmt_times(r).replace(chr(0x2011), '-').replace(chr(0xd7), 'x')}" + (f" of {r.baseline}'s" if r.baseline != main else "")
-            for r in analysis.cpu_ratios
-            if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.setup != baseline_of(r.setup) and r.ratio is not None
-        ]
-        if parts:
-            where = short_group(group_name(gomaxprocs, connections, analysis.several_levels))
-            lead = f"CPU per request vs {main} at {where}" + (" (or the setup named)" if any(" of " in p for p in parts) else "")
-            lines.append(textwrap.fill(f"{lead}: " + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
-    return "\n".join(lines)
-
-
-def short_group(group: str) -> str:
-    """Return a group name for the terminal: 'GOMAXPROCS=2, 100 connections' -> '2 c=100'."""
-    return group.replace("GOMAXPROCS=", "").replace(" connections", "").replace(", ", " c=")
-
-
-def closing_lines(verdict: str, warnings: int, failures: int, absolute: Verdict | None = None) -> str:
-    """Return the warning count, the page's verdict in absolute units (one paragraph per group, then the conditions) and the
-    relative verdict line, wrapped at 80 columns."""
+    >>> closing_line("reports/index.html", 24, 0, ("warn", "NOT met (+/-8.21%)"))
+    'report: reports/index.html (24 warnings, precision target NOT met)'
+    >>> closing_line("reports/index.html", 2, 0, ("warn", "not aimed at: a smoke test (--quick), no intervals"))
+    'report: reports/index.html (2 warnings, precision target not aimed at: a smoke test)'
+    >>> closing_line("reports/index.html", 1, 2)
+    'report: reports/index.html (1 warning, 2 failed checks)'
+    """
     counts = f"{warnings} warning{'s' if warnings != 1 else ''}"
     counts += f", {failures} failed check{'s' if failures != 1 else ''}" if failures else ""
-    lines = [counts + " (details in the report)"]
-    if absolute is not None and absolute.paragraphs:
-        several = len(absolute.paragraphs) > 1
-        lines += [textwrap.fill(ascii_terminal((f"{title}: " if several else "") + text), WIDTH, subsequent_indent="  ", break_on_hyphens=False)
-                  for title, text in absolute.paragraphs]
-        lines.append(textwrap.fill(ascii_terminal(absolute.conditions), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
-    return "\n".join(lines + [textwrap.fill(verdict, WIDTH, break_on_hyphens=False)])
+    counts += f", precision target {precision[1].split(' (')[0]}" if precision is not None and precision[0] != "pass" else ""  # NOT met; not aimed at: a smoke test
+    return f"report: {path} ({counts})"
 
 
 def ascii_terminal(text: str) -> str:
-    """Return a page sentence for a terminal that may not show every character: 'µs' as 'us', '×' as 'x'."""
-    return text.replace("µs", "us").replace(chr(0xd7), "x")
+    """Return a page figure or sentence for a terminal that may not show every character: 'µs' as 'us', '×' as 'x', '≥' as '>=',
+    the capacity check's '✓' and '✗' as 'ok' and 'X'."""
+    for page, terminal in (("µs", "us"), (chr(0xd7), "x"), ("≥", ">="), ("≤", "<="), ("✓", "ok"), ("✗", "X"), ("\u2011", "-")):
+        text = text.replace(page, terminal)
+    return text
 
 
 def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:

@@ -29,8 +29,6 @@ MECHANISM = {
 }
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
 NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
-NGINX_H2_SETUPS = tuple(s for s in H2_SETUP_IDS if s.startswith("nginx-") and not SETUP_BY_ID[s].multiplexed)  # nginx terminating h2: over go-h2
-ALTERNATIVES = ("go-fasthttp", "node-http")  # other servers in Go's place (nginx-static is the ceiling)
 
 # --- The one rule set every sentence about a ratio follows -------------------------------------
 # "No measurable difference" needs the WHOLE interval inside this band around 1.0; an
@@ -308,36 +306,6 @@ def comparison_verdict(c: Comparison) -> str:
     if found.kind == "inconclusive":
         return f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}; {found.settle_text}"
     return f"{c.setup_a} is faster (the interval excludes 1.0)"
-
-
-def verdict_line(analysis: Analysis) -> str:
-    """Return the one-line verdict, hyperfine style: what the best nginx setup keeps of go-http's throughput, per group."""
-    several = analysis.several_levels
-    kept = [r for r in analysis.ratios if r.setup in NGINX_SETUPS and r.ratio is not None]
-    kept = kept or [r for r in analysis.ratios if r.setup in NGINX_H2_SETUPS and r.ratio is not None]  # an h2 run: over go-h2
-    if not kept:
-        others = [r for r in analysis.ratios if r.setup in ALTERNATIVES and r.ratio is not None]
-        if others:
-            return alternative_verdict(others, several)
-        first = headline(analysis)
-        return first[0].split(". ")[0].rstrip(".") + "." if first else "No ratio could be computed."
-    geometric = {s: math.exp(sum(math.log(r.ratio) for r in kept if r.setup == s) / sum(r.setup == s for r in kept)) for s in {r.setup for r in kept}}
-    best = max(sorted(geometric), key=geometric.get)
-    parts = []
-    for r in (r for r in kept if r.setup == best):
-        interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
-        parts.append(f"{r.ratio:.3f}x{f' of {r.baseline}' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
-    return f"{best} keeps {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: the best nginx setup here."
-
-
-def alternative_verdict(ratios: list[Ratio], several: bool) -> str:
-    """Return the verdict of a run without nginx setups: what the first standalone alternative does of go-http's throughput."""
-    setup = next(s for s in ALTERNATIVES if any(r.setup == s for r in ratios))
-    parts = []
-    for r in (r for r in ratios if r.setup == setup):
-        interval = f"{r.ci_low:.3f}-{r.ci_high:.3f}" if r.has_interval else "one repeat"
-        parts.append(f"{r.ratio:.3f}x{' of go-http' + chr(39) + 's throughput' if not parts else ''} at {group_name(r.gomaxprocs, r.connections, several)} ({interval})")
-    return f"{setup} does {join_names(parts) if len(parts) < 3 else ', '.join(parts)}: a standalone alternative to Go net/http, not an nginx setup."
 
 
 def settings_sentence(parameters: dict) -> str:
