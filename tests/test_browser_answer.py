@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_pages import BINARY, built_reports, keep, launched
+from browser_pages import BINARY, BuiltReports, keep, launched, shared_root
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
@@ -37,7 +37,7 @@ BOXES = """() => {
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """Return {run name: index.html path} for the runs."""
-    return built_reports(tmp_path_factory.mktemp("answer-layout"), RUN_NAMES)
+    return BuiltReports(shared_root(tmp_path_factory), RUN_NAMES)
 
 
 @pytest.fixture(scope="module")
