@@ -52,7 +52,7 @@ def test_report_of_an_ab_run(tmp_path):
     assert f"{node['ratio']:.3f} ({node['ci_low']:.3f}-{node['ci_high']:.3f})" in page
     assert "2012 study: 0.903 (ab, 1 CPU), 0.942 (webbench, 1 CPU)" in page
     assert "At GOMAXPROCS=1, Node.js&#39;s http module does " in page and "no nginx setup was measured" not in page
-    assert "a standalone alternative to Go net/http, not an nginx setup." in " ".join(built.closing.split())
+    assert "At GOMAXPROCS=1, Node.js's http module does " in " ".join(built.summary.split())  # the terminal says the page's sentence
     assert [r["mode"] for r in results["reference"]["study_2012"]] == ["1", "all", "1", "all"]
 
 
