@@ -209,12 +209,22 @@ def test_seconds_accept_a_trailing_s():
         (["--body-bytes", "0"], "--body-bytes must be at least 1, not 0"),
         (["--body-bytes", "1048577"], "--body-bytes must be at most 1048576 (1 MiB), not 1048577"),
         (["--port", "nginx-static=9001", "--setups", "all"], "go-fcgi-tcp and nginx-static are both given port 9001"),
+        (["--ready-timeout", "0"], "--ready-timeout must be at least 1, not 0"),
+        (["--ready-timeout", "2m"], "--ready-timeout must be a whole number"),
+        (["--ready-timeout", "3601"], "--ready-timeout must be at most 3600"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message):
     with pytest.raises(UsageError) as excinfo:
         plan(*argv)
     assert str(excinfo.value).startswith(message)
+
+
+@pytest.mark.parametrize("argv, env, expected", [((), {}, 10), (("--ready-timeout", "30"), {}, 30), (("--ready-timeout", "2s"), {}, 2),
+                                                 ((), {"BENCH_READY_TIMEOUT": "45"}, 45), (("--ready-timeout", "5"), {"BENCH_READY_TIMEOUT": "45"}, 5)])
+def test_the_ready_timeout_is_ten_seconds_unless_given_and_goes_to_the_script(argv, env, expected):
+    p = plan(*argv, env=env)
+    assert p["ready_timeout_s"] == expected and f"ready_timeout_s {expected}" in plan_lines(p)
 
 
 def test_connection_levels_sweep():

@@ -170,8 +170,10 @@ def test_a_secret_header_appears_nowhere_under_the_run_or_the_report(app_run):
 
 BAD = {
     "exits at once": (["--app", "echo boom sid $$ {port} >&2; exit 3"], "exited with status 3", "boom"),
-    "never listens": (["--app", "echo waiting sid $$; sleep 300 # {port}"], "did not answer", "waiting"),
-    "listens elsewhere": (["--app", app_command().replace("{port}", "OTHER") + " # {port}"], "did not answer", "app_server: port"),
+    # --ready-timeout 2: it is refused when the wait ends, so the test need not wait the default 10 s to see it
+    "never listens": (["--app", "echo waiting sid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer", "waiting"),
+    "listens elsewhere": (["--app", app_command().replace("{port}", "OTHER") + " # {port}", "--ready-timeout", "2s"], "did not answer",
+                          "app_server: port"),
     "answers non-2xx": (["--app", app_command(), "--app-path", "/missing.json"], "answered 'HTTP/1.1 404 Not Found', not 2xx", "app_server: port"),
     "answers otherwise behind nginx": (["--app", app_command("--echo-peer"), "--app-path", "/data.json"], "nginx-app (nginx in front of your app", "app_server"),
 }
@@ -192,6 +194,7 @@ def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, ca
     assert len(errors) == 1, done.stderr
     assert reason in errors[0] and "--app '" in errors[0] and "the last lines of logs/app.gomaxprocs-1.log" in errors[0], errors[0]
     assert log_text in errors[0], errors[0]
+    assert "--ready-timeout" not in args or "within 2s" in errors[0], errors[0]  # the wait it was given, said
     assert "Traceback" not in done.stderr
     assert_nothing_left(out, tmp, {**ports, "other": other})
 
@@ -200,8 +203,8 @@ def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, ca
 BAD_BESIDE = {
     "unix exits at once": (["--app-unix", "echo boom sid $$ {socket} >&2; exit 3"], "exited with status 3 before answering on its Unix socket",
                            "your app (--app-unix '", "app-unix", "boom"),
-    "fcgi never listens": (["--app-fcgi", "echo waiting sid $$; sleep 300 # {port}"], "did not answer on 127.0.0.1:", "your app (--app-fcgi '",
-                           "app-fcgi", "waiting"),
+    "fcgi never listens": (["--app-fcgi", "echo waiting sid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer on 127.0.0.1:",
+                           "your app (--app-fcgi '", "app-fcgi", "waiting"),
     "unix answers otherwise behind nginx": (["--app-unix", app_command("--echo-peer", where="--unix {socket}")], "where the app alone answers",
                                             "nginx-app-unix (nginx in front of your app, --app-unix '", "app-unix", "app_server"),
     "fcgi over TCP answers otherwise behind nginx": (["--app-fcgi", app_command("--key-env", KEY_ENV, where="--fcgi {port}")], "401",

@@ -77,6 +77,7 @@ read_plan() {
   PLAN[app_setups]="${PLAN[app_setups]:-}"
   PLAN[appb_setups]="${PLAN[appb_setups]:-}"
   app_header_args
+  READY_TIMEOUT_S="${PLAN[ready_timeout_s]}" # how long a server may take to answer after its start (--ready-timeout)
   read -ra SETUPS <<<"${PLAN[setups]}"
   read -ra LEVELS <<<"${PLAN[connections]}"
   read -ra GOMAXPROCS_LIST <<<"${PLAN[gomaxprocs]}"

@@ -23,6 +23,7 @@ from .profiles import (
     ENV_PORTS,
     ENV_PRECISION,
     ENV_PROFILE,
+    ENV_READY_TIMEOUT,
     ENV_SEED,
     ENV_SETUPS,
     ENV_UPSTREAM_KEEPALIVE,
@@ -32,6 +33,7 @@ from .profiles import (
     MAX_CONNECTIONS,
     MAX_GOMAXPROCS,
     MAX_PORT,
+    MAX_READY_TIMEOUT_S,
     MAX_REPEATS,
     MAX_SEED,
     MEASUREMENT_OVERHEAD_S,
@@ -40,6 +42,7 @@ from .profiles import (
     PROFILES,
     PROG,
     RAW_SUFFIX,
+    READY_TIMEOUT_S,
     expect_header_bytes,
     url_for,
 )
@@ -81,6 +84,7 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", action="append", default=[])
     p.add_argument("--out")
     p.add_argument("--seed")
+    p.add_argument("--ready-timeout")
     p.add_argument("--tune", action="store_true")
     p.add_argument("--pin-client")
     p.add_argument("--pin-server")
@@ -173,6 +177,8 @@ def build_plan(
     plan["needed_ports"] = needed_ports(plan["setups"], plan["ports"])
     plan["urls"] = setup_urls(plan)
     plan["seed"] = parse_int(args.seed or env.get(ENV_SEED) or str(secrets.randbits(32)), "--seed", 0, maximum=MAX_SEED)
+    text, source = given_or_env(args.ready_timeout, "--ready-timeout", env, ENV_READY_TIMEOUT)
+    plan["ready_timeout_s"] = parse_int(text, source, 1, seconds=True, maximum=MAX_READY_TIMEOUT_S) if text is not None else READY_TIMEOUT_S
     if args.tune and euid != 0:
         raise UsageError("--tune writes kernel settings (sysctl) and needs root")
     plan["tune"] = bool(args.tune)
@@ -425,7 +431,8 @@ def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int,
 def plan_lines(plan: dict) -> list[str]:
     """Return the plan as `key value` lines for the script (lists space-separated; unset keys left out)."""
     lines = []
-    keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes")
+    keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes",
+            "ready_timeout_s")
     for key in keys:
         lines.append(f"{key} {plan[key] if plan[key] is not None else 0}")
     lines.append(f"load_generator {plan['load_generator']}")

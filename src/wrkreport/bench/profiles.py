@@ -159,6 +159,11 @@ PARAMS: tuple[Param, ...] = (
 
 
 ENV_PRECISION, ENV_MAX_TIME = "BENCH_PRECISION", "BENCH_MAX_TIME"
+ENV_READY_TIMEOUT = "BENCH_READY_TIMEOUT"
+# How long a server (Go, nginx, an --app) may take to answer after its start: 10 s by default,
+# as before the option; --ready-timeout sets it, for an app that starts slower (a JVM) or a test
+# of one that never answers (which need not wait 10 s to see it refused).
+READY_TIMEOUT_S, MAX_READY_TIMEOUT_S = 10, 3_600
 
 
 ENV_PROFILE, ENV_GOMAXPROCS, ENV_SETUPS, ENV_PORTS, ENV_OUT, ENV_SEED = (
