@@ -188,9 +188,8 @@ def once(parse: bool, draw: bool):
 
     with pytest.MonkeyPatch.context() as patch:
         if parse:
-            memo = parse_vegeta_once(vegeta.parse_vegeta)
-            patch.setattr(vegeta, "parse_vegeta", memo)  # read_vegeta_file's (clients' files, fixed-rate readers)
-            patch.setattr(reading, "parse_vegeta", memo)  # the run's fixed-rate measurements
+            patch.setattr(vegeta, "parse_vegeta", parse_vegeta_once(vegeta.parse_vegeta))  # read_vegeta_file's (clients' files, fixed-rate readers)
+            patch.setattr(reading, "parse_results", parse_vegeta_once(reading.parse_results))  # the run's fixed-rate measurements (in bulk)
         if draw:
             patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all
         yield

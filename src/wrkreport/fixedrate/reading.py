@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..core.errors import ParseError
 from ..core.records import Check
-from ..parsers.vegeta import parse_vegeta
+from ..parsers.vegeta import MAX_TEXT_BYTES
 from .rate_checks import OK, Expected, rate_checks
 from .record import RateResult, merge_results
 from ..runs.sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
@@ -164,6 +164,13 @@ def client_cores(manifest: dict | None) -> dict[str, int]:
     return found
 
 
+def parse_results(source: str, data: bytes, rate: float | None, max_text_bytes: int = MAX_TEXT_BYTES) -> RateResult:
+    """Return one vegeta file's record, read in bulk when it is plain (parsers/vegeta_bulk.py: numpy, so imported here, on the build's side only)."""
+    from ..parsers.vegeta_bulk import parse_vegeta_bulk
+
+    return parse_vegeta_bulk(source, data, rate, max_text_bytes)
+
+
 def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Check], cores: dict[str, int] | None = None) -> RateMeasurement:
     """Return one entry's measurement; problems reading it go to problems and leave it without a record."""
     where = {"setup": entry["setup"], "gomaxprocs": entry["gomaxprocs"], "repeat": entry.get("repeat")}
@@ -201,7 +208,7 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
         if data is None:
             return unusable(f"its results file {file[:120]!r} could not be read")
         try:
-            results.append(parse_vegeta(file, data, rate))
+            results.append(parse_results(file, data, rate))
         except ParseError as exc:
             return unusable(exc.message(), "parse")
     result = results[0] if not clients else merge_results(results, entry["rate"], name)
