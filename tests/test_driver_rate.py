@@ -158,7 +158,8 @@ def test_summaries_name_the_load_and_the_capacity(rate_run):
     assert len(headings) == len(manifest["parameters"]["gomaxprocs"]), built.stdout[-2000:]
     assert all(re.fullmatch(rf"GOMAXPROCS=[0-9]+: fixed load {HELD[0]:,} req/s, [0-9]+ starts?; objective p99 within 10 ms", x) for x in headings), headings
     assert next(x for x in built.stdout.splitlines() if x.startswith("setup ")).split()[3:7] == ["+p50", "ms", "+p99", "ms"]
-    assert all(f"{rate:,} req/s" not in built.stdout for rate in (HELD[1], NOT_HELD))  # the answer names the light load only
+    # the answer names the light load only: 5,000 req/s may be a capacity's bound (quick's 2 search steps), never a fixed load
+    assert f"{NOT_HELD:,} req/s" not in built.stdout and f"fixed load {HELD[1]:,} req/s" not in built.stdout, built.stdout
     for text in (done.stderr,):  # the driver logs on stderr: a line per planned rate, one capacity line per GOMAXPROCS
         lines = unwrapped(text)
         line = next((x for x in lines if f"at {HELD[0]:,} req/s offered, open loop" in x), None)
