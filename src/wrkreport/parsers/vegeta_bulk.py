@@ -36,6 +36,7 @@ START, CODE, LATENCY, BYTES_OUT, BYTES_IN, ERROR, BODY, ATTACK, SEQ = range(9)
 # digits (a 20-digit count is left to the row reader, which knows the ceiling); the 19-digit
 # ones are checked against MAX_INT64 below.
 WIDTHS = {START: 19, CODE: 3, LATENCY: 19, BYTES_OUT: 19, BYTES_IN: 19, SEQ: 19}
+POWERS = np.uint64(10) ** np.arange(18, -1, -1, dtype=np.uint64)  # 10**18 .. 1
 SHORT_BODY = 64  # base64 characters: a body up to 48 bytes is checked one offset at a time
 BASE64_BYTES = np.zeros(256, dtype=bool)
 BASE64_BYTES[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", dtype=np.uint8)] = True
@@ -100,18 +101,21 @@ def field_bounds(text: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def digits_of(text: np.ndarray, begin: np.ndarray, end: np.ndarray, width: int) -> np.ndarray | None:
-    """Return each field's number (uint64) when every field is 1 to width ASCII digits; else None."""
+    """Return each field's number (uint64) when every field is 1 to width ASCII digits; else None.
+
+    The fields' bytes are gathered right-aligned into one (fields, longest) matrix, so the
+    last digit of each sits in the last column, and weighed by powers of ten (at most 19
+    digits: below 10**19 < 2**64)."""
     length = end - begin
     if (length < 1).any() or (length > width).any():
         return None
-    value = np.zeros(begin.size, dtype=np.uint64)
-    for offset in range(int(length.max())):
-        inside = offset < length
-        digit = text[np.where(inside, begin + offset, 0)].astype(np.int64) - 48
-        if ((digit < 0) | (digit > 9))[inside].any():
-            return None
-        value = np.where(inside, value * np.uint64(10) + digit.astype(np.uint64), value)
-    return value
+    longest = int(length.max())
+    at = end[:, None] - longest + np.arange(longest)
+    inside = at >= begin[:, None]
+    digit = np.where(inside, text[np.where(inside, at, 0)].astype(np.int16) - 48, 0)
+    if ((digit < 0) | (digit > 9)).any():
+        return None
+    return (digit.astype(np.uint64) * POWERS[-longest:]).sum(axis=1, dtype=np.uint64)
 
 
 def rules_hold(text: np.ndarray, raw: bytes, begin: np.ndarray, end: np.ndarray, values: dict[int, np.ndarray]) -> bool:
