@@ -173,6 +173,22 @@ def parsed_and_drawn_once_here():
 
 
 @pytest.fixture(scope="module")
+def reports(request, tmp_path_factory):
+    """Return {run name: index.html} for a browser module's RUN_NAMES, each page built once per session (browser_pages.BuiltReports)."""
+    from browser_pages import BuiltReports, shared_root
+
+    return BuiltReports(shared_root(tmp_path_factory), request.module.RUN_NAMES)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Return a headless Chromium (the system one) driven by Playwright, for one module (browser_pages.launched)."""
+    from browser_pages import launched
+
+    yield from launched(pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')"))
+
+
+@pytest.fixture(scope="module")
 def vegeta_parsed_once():
     """Parse each distinct vegeta file once per process while one module runs (its charts drawn every time)."""
     with once(parse=True, draw=False):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_pages import BINARY, BuiltReports, keep, launched, shared_root
+from browser_pages import BINARY, keep
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
@@ -34,16 +34,6 @@ BOXES = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """Return {run name: index.html path} for the runs."""
-    return BuiltReports(shared_root(tmp_path_factory), RUN_NAMES)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Return a headless Chromium (the system one) driven by Playwright."""
-    yield from launched(playwright)
 
 
 def on_screen(box: dict, width: int, height: int) -> bool:

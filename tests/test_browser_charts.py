@@ -15,7 +15,7 @@ import pytest
 
 from wrkreport.charts.layout import MIN_TEXT_PX
 
-from browser_pages import BINARY, BuiltReports, keep, launched, shared_root
+from browser_pages import BINARY, keep
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
@@ -61,16 +61,6 @@ CHARTS = """() => [...document.querySelectorAll('svg[role="img"]')].filter(svg =
 
 
 
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """Return {run name: index.html path}, each run built once."""
-    return BuiltReports(shared_root(tmp_path_factory), RUN_NAMES)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Return a headless Chromium (the system one) driven by Playwright."""
-    yield from launched(playwright)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 
 from wrkreport.report import build_compare
 
-from browser_pages import BINARY, BuiltReports, keep, launched, shared_root
+from browser_pages import BINARY, keep
 from helpers import RUNS
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
@@ -49,11 +49,6 @@ CHART_TEXT_PX = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """Return {run name: index.html path} for the three runs."""
-    return BuiltReports(shared_root(tmp_path_factory), RUN_NAMES)
-
 
 @pytest.fixture(scope="module")
 def compare_page(tmp_path_factory):
@@ -62,11 +57,6 @@ def compare_page(tmp_path_factory):
     _, paths = build_compare(RUNS / "keepalive-on", RUNS / "keepalive-off", root / "reports", datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
     return paths["compare.html"]
 
-
-@pytest.fixture(scope="module")
-def browser():
-    """Return a headless Chromium (the system one) driven by Playwright."""
-    yield from launched(playwright)
 
 
 
