@@ -76,7 +76,7 @@ PROFILES: dict[str, dict[str, int | None]] = {
     # every ratio's interval is within --precision or --max-time is near (repeats and
     # blocks None: decided by the stopping rule, at least stats.MIN_BLOCKS per GOMAXPROCS).
     "default": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 3, "blocks": None},
-    # A smoke test: every cell once, 1 s each, one block, no interval claims (1m47s with the build, the fixed-rate phase included).
+    # A smoke test: every cell once, 1 s each, one block, no interval claims (1m09s with the build, the fixed-rate phase included).
     "quick": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
     # The article's load: wrk -t100 -c5000 -d30s, one run per cell (one block).
     "article": {"threads": 100, "connections": 5000, "duration_s": 30, "repeats": None, "warmup_s": 5, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
