@@ -9,6 +9,7 @@ import pytest
 
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.parameters import build_plan, estimate_seconds, plan_lines, plan_parser
+from wrkreport.bench.rate_options import rate_phase_seconds
 from wrkreport.bench.profiles import (
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
@@ -49,9 +50,10 @@ def test_default_plan_matches_the_documented_defaults():
     p = plan()
     assert p["profile"] == "default"
     assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"], p["wrk_timeout_s"]) == (2, 100, 1, None, 1, 2)
-    # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5% or 460 s in all (8 minutes with wrkreport build).
+    # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5%, then the
+    # fixed-rate phase's 4-8 blocks until +/-15%, within 1.25 x what the targets need (test_the_default_max_time_...).
     assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"]) == (3, None, True, MIN_BLOCKS)
-    assert (p["precision_pct"], p["max_time_s"]) == (5.0, 460)
+    assert (p["precision_pct"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"]) == (5.0, 15.0, 4, 8)
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}
@@ -65,8 +67,25 @@ def test_default_plan_matches_the_documented_defaults():
     assert (p["pin_client"], p["pin_server"], p["warnings"]) == (None, None, [])
 
 
-def test_default_run_is_estimated_within_eight_minutes_in_all():
-    assert plan()["estimate_s"] <= 8 * 60  # the fixed-rate phase included
+def test_the_default_max_time_is_what_the_targets_need_with_room_and_a_given_one_caps_it():
+    """Issue 42: a run plans its time by what it measures; --max-time given caps it, and then the phase keeps its least blocks."""
+    for p in (plan(), plan("--setups", "h2"), plan("--setups", "tls")):
+        assert p["max_time_s"] == max(460, round(1.25 * p["targets_s"])) and p["estimate_s"] == p["targets_s"] <= p["max_time_s"]
+        assert p["rate_phase_s"] == round(rate_phase_seconds(p, 6)) and "max_time_note the default: 1.25 x that" in plan_lines(p)
+    short = plan("--max-time", "8m")
+    assert short["max_time_s"] == 480 < short["targets_s"] and short["rate_phase_s"] == round(rate_phase_seconds(short)) < plan()["rate_phase_s"]
+    assert short["estimate_s"] == 480 and "max_time_note given" in plan_lines(short)
+    small = plan("--setups", "go-http,nginx-http", "--gomaxprocs", "1")
+    assert small["max_time_s"] == 460 > small["targets_s"]  # the floor
+
+
+def test_capacity_precision_is_an_option_and_a_variable_and_the_fixed_designs_have_fixed_phases():
+    assert plan("--capacity-precision", "10")["capacity_precision_pct"] == 10.0
+    assert plan(env={"BENCH_CAPACITY_PRECISION": "20"})["capacity_precision_pct"] == 20.0
+    with pytest.raises(UsageError, match="--capacity-precision"):
+        plan("--capacity-precision", "x")
+    for fixed in (plan("--blocks", "3"), plan("--quick")):
+        assert fixed["rate_blocks_max"] == fixed["rate_blocks"] and fixed["max_time_s"] is None
 
 
 def test_gomaxprocs_is_deduplicated_on_one_core():
@@ -490,10 +509,10 @@ def test_node_http_needs_only_the_node_server_and_its_port():
     assert not any(line.startswith(("go_setups", "nginx_setups")) for line in lines)
 
 
-def test_the_plan_says_what_the_precision_targets_need_beyond_the_max_time():
+def test_the_plan_says_what_the_precision_targets_need():
     default, h2 = plan(), plan("--setups", "h2")
     for p in (default, h2):
         throughput = estimate_seconds(p, 0, len(p["gomaxprocs"]) * p["min_blocks"])  # the least blocks the stopping rule asks for
-        assert p["targets_s"] == round(throughput) + p["rate_phase_s"] > p["max_time_s"] == p["estimate_s"]
+        assert p["targets_s"] == round(throughput) + round(rate_phase_seconds(p, p["rate_blocks_expected"])) == p["estimate_s"]
     assert h2["targets_s"] > default["targets_s"]  # seven setups' throughput blocks
     assert f"targets {format_duration(default['targets_s'])}" in plan_lines(default)

@@ -51,14 +51,15 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
-def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_four_blocks_then_the_checks():
+def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_four_to_eight_blocks_then_the_checks():
     p = plan()
     assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 1, True)
     assert p["slo"] == {"percentile": 99, "ms": 10.0}
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + (1 + SEARCH_STEPS_EXPECTED) * (p["rate_duration_s"] + RATE_OVERHEAD_S)
     checks = len(p["setups"]) * (p["rate_duration_s"] + RATE_OVERHEAD_S)  # one per setup at the capacity, after the last block's search
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * (4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup) + checks))
-    assert p["rate_phase_s"] == round(rate_phase_seconds(p))
+    # What the throughput blocks leave it: its expected 6 blocks (the default --max-time covers the targets).
+    assert (p["rate_blocks_expected"], p["rate_blocks_max"]) == (6, 8) and p["rate_phase_s"] == round(rate_phase_seconds(p, 6))
     assert set(rate_parameters(p)) == set(rateplan.RATE_PARAMETERS)
 
 

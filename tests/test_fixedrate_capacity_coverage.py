@@ -72,6 +72,7 @@ and widens the interval, where before it made the setup's capacity its bound.
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import random
@@ -80,6 +81,8 @@ from dataclasses import dataclass
 
 import pytest
 from numpy.polynomial.hermite_e import hermegauss
+
+from wrkreport.bench.capacity_rule import Width, decide, half_width
 
 from wrkreport.fixedrate.capacity import (
     AT_LEAST, AT_MOST, DEFAULT_SLO, HEADROOM, BlockCapacity, Step, block_capacity, combine, combine_ratio, ladder_centre, ladder_next, next_rate,
@@ -342,3 +345,40 @@ def test_a_later_blocks_search_spends_no_more_measurements_than_a_bisection():
     before = [run["go-http"][-1].steps for run in simulated_runs(4, "bisection")]
     print(f"\ngo-http's 4th block: {statistics.mean(ladder):.2f} measurements (ladder) against {statistics.mean(before):.2f} (bisection)")
     assert statistics.mean(ladder) <= statistics.mean(before) + 0.25
+
+
+def stopped_runs(target: float = 0.15) -> list[dict[str, list[BlockCapacity]]]:
+    """Return the simulated runs of 8 blocks cut where the driver's capacity rule stops them (bench/capacity_rule.py): after the
+    least 4 blocks, the first block at which every capacity and ratio reaches at most `target` from its estimate (a bound
+    asks for nothing), else at the ceiling of 8 (--max-time left out: a run cut by time stops at a count fixed in advance)."""
+    params = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 100 * target, "max_time_s": None}
+    cut = []
+    for run in simulated_runs(8):
+        for blocks in range(1, 9):
+            widths = [Width(name, half_width(combine(run[name][:blocks]))) for name in SIMULATED]
+            widths += [Width(name, half_width(combine_ratio(run[name][:blocks], run[BASELINE][:blocks]))) for name in SIMULATED if name != BASELINE]
+            if decide(widths, blocks, params, 0.0, None, 1) is not None:
+                cut.append({name: found[:blocks] for name, found in run.items()})
+                break
+    return cut
+
+
+def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_target_in_most_runs():
+    """More blocks while an interval is wider than +/-15% (up to 8): a run that stops because its intervals happened to be narrow
+    must still cover; the intervals at the block counts the rule reaches, each capacity and ratio at least FLOOR."""
+    runs = stopped_runs()
+    counts = collections.Counter(len(run[BASELINE]) for run in runs)
+    met = sum(all((w := half_width(e)) is None or w <= 0.15
+                  for e in [combine(run[n]) for n in SIMULATED] + [combine_ratio(run[n], run[BASELINE]) for n in SIMULATED if n != BASELINE])
+              for run in runs)
+    print(f"\nblocks the capacity rule ran: {dict(sorted(counts.items()))}; every interval within +/-15% in {met / len(runs):.1%} of {len(runs)} runs")
+    for name in SIMULATED:
+        held, bounds, intervals, _ = coverage([combine(run[name]) for run in runs], true_capacity(name))
+        print(f"{name}: capacity covers {held:.1%} of {intervals} (bound in {bounds:.1%})")
+        assert held >= FLOOR and bounds <= MAX_BOUNDS
+    for name in SIMULATED[1:]:
+        truth = true_capacity(name) / true_capacity(BASELINE)
+        held, bounds, intervals, _ = coverage([combine_ratio(run[name], run[BASELINE]) for run in runs], truth)
+        print(f"{name} / {BASELINE}: ratio covers {held:.1%} of {intervals} (bound or nothing in {bounds:.1%})")
+        assert held >= FLOOR and bounds <= MAX_BOUNDS
+    assert counts[4] < len(runs) and max(counts) <= 8  # the rule both stops at its least and goes on

@@ -64,7 +64,8 @@ measure_rate() {
 }
 
 # run_rate_block N RATES: a block of the phase at GOMAXPROCS=N: servers started, every setup checked,
-# a warm-up, then every setup once per rate (comma list) in shuffled orders, the capacity search, servers stopped.
+# a warm-up, then every setup once per rate (comma list) in shuffled orders, the capacity search; when N takes no
+# more blocks (capacity_more) the capacity check and GOING[N]=0; servers stopped.
 run_rate_block() {
   local n="$1" line rate setup order=()
   STAGE="the start of fixed-rate block ${BLOCK} GOMAXPROCS=${n}"
@@ -88,8 +89,28 @@ run_rate_block() {
   done
   read -ra order <<<"${lines[0]#* }"
   search_capacity "${n}" "${order[@]}"
-  ((BLOCK != PLAN[rate_blocks])) || check_capacity "${n}" "${order[@]}"
+  if ! capacity_more "${n}" "${order[@]}"; then
+    check_capacity "${n}" "${order[@]}"
+    GOING[${n}]=0
+  fi
   end_block "${n}"
+}
+
+# capacity_more N SETUP...: after block BLOCK's search at GOMAXPROCS=N, the helper's `capacity-more`
+# (bench/capacity_rule.py: its least blocks, then more while a capacity or capacity ratio is wider than
+# --capacity-precision and --max-time allows, up to PLAN[rate_blocks_max]); true when N takes another block.
+capacity_more() {
+  local n="$1" joined going=0 k
+  shift
+  for k in "${!GOING[@]}"; do
+    ((GOING[${k}] == 0)) || going=$((going + 1))
+  done
+  printf -v joined '%s,' "$@"
+  ask capacity-more --gomaxprocs "${n}" --setups "${joined%,}" --going "${going}" ||
+    die 1 "could not decide on another fixed-rate block at GOMAXPROCS=${n}"
+  [[ "${ANSWER[0]:-}" != more ]] || return 0
+  ((PLAN[rate_blocks_max] == PLAN[rate_blocks])) || log "fixed rate GOMAXPROCS=${n}: no more blocks after block ${BLOCK}: ${ANSWER[0]#stop }"
+  return 1
 }
 
 # search_capacity N SETUP...: this block's capacity search at --slo (fixedrate/capacity.py): rounds of the helper's
@@ -99,7 +120,7 @@ search_capacity() {
   while capacity_round "$1" next "${@:2}"; do :; done
 }
 
-# check_capacity N SETUP...: after the last block's search, each setup measured once more at the capacity found over
+# check_capacity N SETUP...: after the last block's search at N, each setup measured once more at the capacity found over
 # the blocks (the helper's `capacity-check`; none for a bound): the figure the report gives, measured again.
 check_capacity() {
   ((PLAN[capacity_search])) || return 0
@@ -131,13 +152,15 @@ capacity_round() {
   done
 }
 
-# run_rate_phase: after the throughput blocks, PLAN[rate_blocks] blocks per GOMAXPROCS value
-# (alternating, as the throughput blocks), at the rates `rate-plan` gives for each.
+# run_rate_phase: after the throughput blocks, PLAN[rate_blocks] blocks per GOMAXPROCS value and more while
+# capacity_more says so (alternating, as the throughput blocks), at the rates `rate-plan` gives for each.
 run_rate_phase() {
   ((PLAN[rate_phase])) || return 0
-  local n b rates=() joined then_search=""
-  local -A at=()
+  local n b rates=() joined then_search="" how_many="${PLAN[rate_blocks]} block(s)"
+  local -A at=() GOING=()
   ((PLAN[capacity_search] == 0)) || then_search="; then each block searches every setup's capacity with ${PLAN[slo]}"
+  ((PLAN[rate_blocks_max] == PLAN[rate_blocks])) ||
+    how_many="${PLAN[rate_blocks]} to ${PLAN[rate_blocks_max]} blocks (more while a capacity interval is wider than +/-${PLAN[capacity_precision]}%)"
   for n in "${GOMAXPROCS_LIST[@]}"; do
     ask rate-plan --gomaxprocs "${n}" || die 1 "could not plan the fixed-rate phase at GOMAXPROCS=${n}"
     read -ra rates <<<"${ANSWER[0]:-}"
@@ -147,12 +170,15 @@ run_rate_phase() {
     fi
     printf -v joined '%s,' "${rates[@]}"
     at[${n}]="${joined%,}"
-    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${PLAN[rate_blocks]} block(s) of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)${then_search}"
+    log "fixed rate GOMAXPROCS=${n}: ${ANSWER[1]}; ${how_many} of ${PLAN[rate_duration_s]}s per setup and rate, open loop (vegeta)${then_search}"
+    GOING[${n}]=1
   done
-  for ((b = 1; b <= PLAN[rate_blocks]; b++)); do
+  for ((b = 1; b <= PLAN[rate_blocks_max]; b++)); do
     BLOCK="${b}"
     for n in "${GOMAXPROCS_LIST[@]}"; do
-      [[ -z "${at[${n}]:-}" ]] || run_rate_block "${n}" "${at[${n}]}"
+      if ((${GOING[${n}]:-0})); then
+        run_rate_block "${n}" "${at[${n}]}"
+      fi
     done
   done
 }

@@ -17,7 +17,7 @@ start_run() {
   RUN_DIR="$(helper "${args[@]}")"
   if ((PLAN[adaptive])); then
     log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}%: at least ${PLAN[measurements]} measurements (about ${PLAN[estimate]}), at most ${PLAN[max_time]:-no limit}; writing ${RUN_DIR}"
-    log "the precision targets need about ${PLAN[targets]} here (at least ${PLAN[min_blocks]} throughput blocks per GOMAXPROCS, then the fixed-rate phase); --max-time caps the throughput blocks"
+    log "the precision targets need about ${PLAN[targets]} here (at least ${PLAN[min_blocks]} throughput blocks per GOMAXPROCS, then the fixed-rate phase's ${PLAN[rate_blocks_expected]} blocks); --max-time ${PLAN[max_time]:-none} (${PLAN[max_time_note]}) caps both"
   else
     log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
   fi

@@ -23,6 +23,7 @@ from .commands.blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_
 from .commands.clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
 from .commands.rate_phase import (
     cmd_capacity_check,
+    cmd_capacity_more,
     cmd_capacity_next,
     cmd_clients_vegeta,
     cmd_measure_rate,
@@ -201,6 +202,7 @@ def main_parser() -> argparse.ArgumentParser:
     add("rate-plan", cmd_rate_plan, run, n)
     add("capacity-next", cmd_capacity_next, run, n, (("--block",), {"required": True, "type": int}), (("--setups",), {"required": True}))
     add("capacity-check", cmd_capacity_check, run, n, (("--block",), {"required": True, "type": int}), (("--setups",), {"required": True}))
+    add("capacity-more", cmd_capacity_more, run, n, (("--setups",), {"required": True}), (("--going",), {"required": True, "type": int}))
     add("rate-pass-start", cmd_rate_pass_start, run, n, (("--block",), {"type": int, "required": True}), (("--rates",), {"required": True}))
     add(
         "measure-rate",

@@ -11,7 +11,7 @@ from pathlib import Path
 from .profiles import (
     AB_MAX_CONCURRENCY,
     AB_MAX_REQUESTS_PER_S,
-    DEFAULT_MAX_TIME_S,
+    DEFAULT_MAX_TIME_FACTOR,
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
     ENV_HANDLER_DELAY,
@@ -66,7 +66,7 @@ from ..core.stats import MIN_BLOCKS
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .h2_options import h2_lines, h2_options, h2_plan
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
-from .rate_options import rate_lines, rate_options, rate_phase_seconds, rate_plan
+from .rate_options import rate_lines, rate_options, rate_plan, time_plan
 from .tls_options import tls_options, tls_plan
 from .variant import run_needs, variant_lines, variant_options, variant_plan
 from .values import dedupe, format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list, split_list
@@ -188,12 +188,7 @@ def build_plan(
     plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
     plan["measurements"] = measurement_count(plan)
     plan.update(rate_plan(args, env, plan))
-    plan["rate_phase_s"] = round(rate_phase_seconds(plan))
-    plan["estimate_s"] = round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))
-    plan["targets_s"] = plan["estimate_s"] + plan["rate_phase_s"]  # the least blocks the stopping rule asks for, and the fixed-rate phase: uncapped
-    if plan["max_time_s"] is not None:  # the stopping rule leaves the fixed-rate phase its time (precision.decide)
-        plan["estimate_s"] = min(plan["estimate_s"], plan["max_time_s"] - plan["rate_phase_s"])
-    plan["estimate_s"] += plan["rate_phase_s"]
+    plan.update(time_plan(plan, round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))))
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
     plan["needed_fds"] = 2 * max(levels) + 256
@@ -230,7 +225,7 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
     text, source = given_or_env(args.precision, "--precision", env, ENV_PRECISION)
     precision = 5.0 if text is None else parse_percent(text, source)
     text, source = given_or_env(args.max_time, "--max-time", env, ENV_MAX_TIME)
-    max_time = DEFAULT_MAX_TIME_S.get(plan["profile"]) if text is None else parse_max_time(text, source)
+    max_time = None if text is None else parse_max_time(text, source)  # None: the plan's own (default_max_time)
     if blocks is not None and (args.precision is not None or args.max_time is not None):
         plan["warnings"].append(f"--precision and --max-time steer the stopping rule, which a fixed design ({blocks} block(s) per GOMAXPROCS) does not use")
     return {
@@ -242,6 +237,7 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
         "max_blocks": MAX_REPEATS // rounds if blocks is None else blocks,
         "precision_pct": precision,
         "max_time_s": max_time if blocks is None else None,
+        "max_time_given": text is not None,
     }
 
 
@@ -491,5 +487,7 @@ def plan_lines(plan: dict) -> list[str]:
     lines += app_lines(plan)
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"targets {format_duration(plan['targets_s'])}")
+    lines.append(f"max_time_note {'given' if plan['max_time_given'] else f'the default: {DEFAULT_MAX_TIME_FACTOR:g} x that'}")
+    lines.append(f"rate_blocks_expected {plan['rate_blocks_expected']}")
     lines.append(f"out {plan['out']}")
     return lines

@@ -83,7 +83,13 @@ PROFILES: dict[str, dict[str, int | None]] = {
 }
 
 
-DEFAULT_MAX_TIME_S = {"default": 460}  # 7m40s, so that with `wrkreport build` (~15 s) the two commands take at most 8 minutes: the throughput blocks get what the fixed-rate phase (~5 min with the capacity search, 4 blocks) leaves  # --max-time of the profiles with a stopping rule
+# --max-time of the profiles with a stopping rule, when not given: the time the precision
+# targets are expected to need here (parameters.plan: the throughput blocks' least, the
+# fixed-rate phase at RATE_PHASE's rate_blocks_expected), times this, so that a run whose
+# ratios or capacities scatter more than the least blocks allow still meets its targets;
+# a run stops as soon as both are met. Never below DEFAULT_MAX_TIME_FLOOR_S.
+DEFAULT_MAX_TIME_FACTOR = 1.25
+DEFAULT_MAX_TIME_FLOOR_S = {"default": 460}
 
 
 # The fixed-rate phase (bench/fixed_rate.py): per profile, its blocks per GOMAXPROCS
@@ -104,13 +110,25 @@ DEFAULT_RATE_SHARES = [0.25]
 # search_steps: a first block's bisection steps per setup at most (capacity.MAX_STEPS by
 # default). --quick is a smoke test: 2 steps show the search and the check work (a bracket or
 # a bound); the 4-6 a bracket within capacity.RESOLUTION needs took 23 of its 55 measurements.
+# rate_blocks is the phase's least blocks per GOMAXPROCS; with the stopping rule (the default
+# profile without --blocks) more follow, up to rate_blocks_max, while a capacity or capacity
+# ratio's interval is wider than --capacity-precision (bench/capacity_rule.py) and --max-time
+# allows; rate_blocks_expected is what the run's plan counts on. Three default runs of
+# 2026-11-28 (4 blocks) had capacity half-widths of +/-3% to +/-35% and ratio half-widths of
+# +/-3% to +/-31%: at their per-block spread t(b-1) * sd / sqrt(b) reaches +/-15% at 6 blocks
+# for a 4-block +/-20% and at 7 for +/-25% (stopping_rule.blocks_for).
 RATE_PHASE: dict[str, dict] = {
-    "default": {"rate_blocks": 4, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6},
-    "quick": {"rate_blocks": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5, "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 2},
-    "article": {"rate_blocks": 0, "rate_duration_s": 5, "rate_warmup_s": 1, "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6},
+    "default": {"rate_blocks": 4, "rate_blocks_max": 8, "rate_blocks_expected": 6, "rate_duration_s": 1, "rate_warmup_s": 0.5,
+                "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6},
+    "quick": {"rate_blocks": 1, "rate_blocks_max": 1, "rate_blocks_expected": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5,
+              "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 2},
+    "article": {"rate_blocks": 0, "rate_blocks_max": 0, "rate_blocks_expected": 0, "rate_duration_s": 5, "rate_warmup_s": 1,
+                "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6},
 }
 ENV_RATES = "BENCH_RATES"
 ENV_SLO = "BENCH_SLO"
+ENV_CAPACITY_PRECISION = "BENCH_CAPACITY_PRECISION"
+CAPACITY_PRECISION_PCT = 15.0  # --capacity-precision's default: every capacity and capacity ratio within +/-15% (issue 42)
 # The capacity search's measurements per setup and block, for the phase's time estimate: three
 # default runs on 2026-11-28 made 4.3 on average (a bisection's 4-5 in a setup's first block,
 # the ladder's 4 and an edge now and then after it); their phases took 247 s where 5 said 315.

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import argparse
 
-from .profiles import MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO, SEARCH_STEPS_EXPECTED
+from .profiles import (
+    CAPACITY_PRECISION_PCT, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
+    SEARCH_STEPS_EXPECTED,
+)
 from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
 from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
@@ -36,6 +39,7 @@ def rate_options(parser: argparse.ArgumentParser) -> None:
     """Add the fixed-rate phase's options to run_bench.sh's parser."""
     parser.add_argument("--rates")
     parser.add_argument("--slo")
+    parser.add_argument("--capacity-precision")
 
 
 def parse_rates(text: str, source: str) -> tuple[list[int], list[float]]:
@@ -76,6 +80,11 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
         profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's (h2load's) keep-alive runs only
     if not profile["rate_blocks"]:
         rates, shares = [], []
+    if not plan["adaptive"] or not profile["rate_blocks"]:  # more blocks only with the stopping rule (capacity_rule.py)
+        profile["rate_blocks_max"] = profile["rate_blocks_expected"] = profile["rate_blocks"]
+    text = args.capacity_precision if args.capacity_precision is not None else env.get(ENV_CAPACITY_PRECISION)
+    source = "--capacity-precision" if args.capacity_precision is not None else ENV_CAPACITY_PRECISION
+    precision = CAPACITY_PRECISION_PCT if text is None else parse_percent(text, source)
     slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)
     slo = parse_slo(slo_text.strip(), "--slo" if args.slo is not None else ENV_SLO if ENV_SLO in env else "the default --slo")
     return {
@@ -88,6 +97,7 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
         "rate_max_connections": max(plan["connections_levels"]),
         "rate_phase": bool(profile["rate_blocks"]),
         "slo": slo.record() if slo is not None and profile["rate_blocks"] else None,  # no phase: no search
+        "capacity_precision_pct": precision,
     }
 
 
@@ -105,15 +115,44 @@ def rate_setups(setups: list[str]) -> list[str]:
     return [s for s in setups if not (s in SETUP_BY_ID and (SETUP_BY_ID[s].new_connection or SETUP_BY_ID[s].multiplexed))]
 
 
-def rate_phase_seconds(plan: dict) -> float:
-    """Return the fixed-rate phase's expected seconds: per block a server start, per setup a warm-up, a measurement per rate and the capacity search's; the capacity checks."""
+def rate_phase_seconds(plan: dict, blocks: int | None = None) -> float:
+    """Return the fixed-rate phase's expected seconds at `blocks` blocks per GOMAXPROCS (its least, rate_blocks, by default): per block a server start, per setup a warm-up, a measurement per rate and the capacity search's; the capacity checks."""
     if not plan["rate_phase"]:
         return 0.0
     measured = len(plan["rates"] + plan["rate_shares"]) + (min(SEARCH_STEPS_EXPECTED, plan["search_steps"]) if plan.get("slo") else 0)
     per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + measured * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
     per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
     checks = len(rate_setups(plan["setups"])) * (plan["rate_duration_s"] + RATE_OVERHEAD_S) if plan.get("slo") else 0  # at the capacity, after the last block's search
-    return len(plan["gomaxprocs"]) * (plan["rate_blocks"] * per_block + checks)
+    return len(plan["gomaxprocs"]) * ((plan["rate_blocks"] if blocks is None else blocks) * per_block + checks)
+
+
+def time_plan(plan: dict, throughput_s: int) -> dict:
+    """Return the run's times: targets_s, max_time_s, rate_phase_s and estimate_s, from the least throughput blocks' expected seconds.
+
+    targets_s: the least throughput blocks the stopping rule asks for and the fixed-rate
+    phase's expected blocks (uncapped); max_time_s: the one given, else default_max_time;
+    rate_phase_s: what the throughput blocks leave the phase (its expected blocks when
+    --max-time covers the targets, else its least: a shorter --max-time given, the
+    throughput blocks get the rest); estimate_s: the least blocks within --max-time.
+    """
+    targets = throughput_s + round(rate_phase_seconds(plan, plan["rate_blocks_expected"]))
+    max_time = default_max_time({**plan, "targets_s": targets})
+    phase = round(rate_phase_seconds(plan, plan["rate_blocks_expected"] if max_time is None or max_time >= targets else None))
+    estimate = throughput_s if max_time is None else min(throughput_s, max_time - phase)
+    return {"targets_s": targets, "max_time_s": max_time, "rate_phase_s": phase, "estimate_s": estimate + phase}
+
+
+def default_max_time(plan: dict) -> int | None:
+    """Return the run's --max-time in seconds: the one given; else, with the stopping rule, what the targets need times DEFAULT_MAX_TIME_FACTOR (at least the profile's floor); None without a limit.
+
+    >>> default_max_time({"max_time_s": None, "max_time_given": False, "adaptive": True, "profile": "default", "targets_s": 600})
+    750
+    >>> default_max_time({"max_time_s": None, "max_time_given": False, "adaptive": True, "profile": "default", "targets_s": 200}), default_max_time({"max_time_s": 90, "max_time_given": True, "adaptive": True, "profile": "default", "targets_s": 600})
+    (460, 90)
+    """
+    if plan["max_time_given"] or not plan["adaptive"] or plan["profile"] not in DEFAULT_MAX_TIME_FLOOR_S:
+        return plan["max_time_s"]
+    return max(DEFAULT_MAX_TIME_FLOOR_S[plan["profile"]], round(DEFAULT_MAX_TIME_FACTOR * plan["targets_s"]))
 
 
 def capacity_slo(plan: dict) -> Slo:
@@ -123,13 +162,15 @@ def capacity_slo(plan: dict) -> Slo:
 
 def rate_lines(plan: dict) -> list[str]:
     """Return the phase's `key value` lines for the script."""
-    lines = [f"rate_phase {int(plan['rate_phase'])}", f"rate_blocks {plan['rate_blocks']}"]
+    lines = [f"rate_phase {int(plan['rate_phase'])}", f"rate_blocks {plan['rate_blocks']}", f"rate_blocks_max {plan['rate_blocks_max']}",
+             f"capacity_precision {plan['capacity_precision_pct']:g}"]
     lines += [f"rate_duration_s {plan['rate_duration_s']:g}", f"rate_warmup_s {plan['rate_warmup_s']:g}"]
     return lines + [f"rate_max_connections {plan['rate_max_connections']}", f"capacity_search {int(bool(plan.get('slo')))}",
                     f"slo {capacity_slo(plan).words if plan.get('slo') else 'off'}"]
 
 
-RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo", "search_steps")
+RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_blocks_max", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo",
+                   "search_steps", "capacity_precision_pct")
 
 
 def rate_parameters(plan: dict) -> dict:

@@ -56,8 +56,26 @@ def precision_lines(manifest: dict) -> list[str]:
             lines.append(f"stopped: {record['stop_reason']}")
         if record.get("warmup_found"):
             lines.append(f"warm-up: {record['warmup_found']}")
+    lines += capacity_lines(manifest.get("capacity_precision") or {})
     if gap:
         lines.append(f"gap between measurements: median {gap['median']:.3f}s, max {gap['max']:.3f}s ({gap['count']} gaps)")
+    return lines
+
+
+def capacity_lines(records: dict) -> list[str]:
+    """Return the end-of-run line per GOMAXPROCS value on the capacity's target (capacity-more's records), none for a phase of fixed blocks.
+
+    >>> capacity_lines({"1": {"target_pct": 15.0, "blocks": 6, "worst": "nginx-http/go-http", "worst_half_width_pct": 12.1, "stop_reason": "target met: ..."}})
+    ['capacity target +/-15% met at GOMAXPROCS=1: widest nginx-http/go-http +/-12.1% (6 fixed-rate blocks)']
+    """
+    lines = []
+    for n, record in records.items():
+        worst, target = record.get("worst_half_width_pct"), record.get("target_pct")
+        if worst is None or target is None:
+            continue
+        met = "met" if worst <= target else "NOT met"
+        why = "" if worst <= target else f"; stopped: {record['stop_reason']}"
+        lines.append(f"capacity target +/-{target:g}% {met} at GOMAXPROCS={n}: widest {record['worst']} +/-{worst:g}% ({record['blocks']} fixed-rate blocks){why}")
     return lines
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import (
-    FAIL, HEADROOM, MAX_STEPS, Step, block_capacity, check_rate, combine, ladder_centre, ladder_next, result_step, next_rate, search_rng, search_steps, slo_of,
+    FAIL, HEADROOM, MAX_STEPS, Step, block_capacity, check_rate, combine, combine_ratio, ladder_centre, ladder_next, result_step, next_rate, search_rng,
+    search_steps, slo_of,
 )
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from ...fixedrate.reading import expected_answer
@@ -23,10 +24,13 @@ from ..fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_u
 from ..remote_clients.state import ClientError, load_clients
 from ..manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from ..stopping_rule import rate_of
+from ..capacity_rule import Width, decide, half_width, widest
+from ..progress import elapsed_of
+from ...core.setups import baseline_of
 from ..rate_options import rate_setups, round_rate
 from ..profiles import MAX_RATE, PROG
 from ...core.setups import SETUP_BY_ID
-from ..values import iso, utc_now
+from ..values import iso, parse_iso, utc_now
 from ..vegeta_build import record_vegeta_version
 
 
@@ -272,6 +276,49 @@ def cmd_capacity_check(args) -> int:
     random.Random(f"{params['seed']}:capacity-check:{args.gomaxprocs}:{args.block}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
+
+
+def cmd_capacity_more(args) -> int:
+    """After a fixed-rate block's search at GOMAXPROCS: print `more` when that value takes another block, else `stop REASON` (bench/capacity_rule.py); the verdict is kept in the manifest's capacity_precision."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    params = manifest["parameters"]
+    slo = slo_of(params.get("slo"))
+    widths = capacity_widths(run_dir, manifest, args.setups.split(","), args.gomaxprocs, slo) if slo is not None else []
+    passes = [p for p in manifest.get("fixed_rate_passes") or [] if p["gomaxprocs"] == args.gomaxprocs]
+    if slo is not None:
+        reason = decide(widths, len(passes), params, elapsed_of(manifest), rate_block_seconds(manifest), args.going)
+    else:  # no search: the planned blocks
+        reason = None if len(passes) < params.get("rate_blocks", 1) else f"no objective: the planned {len(passes)} block(s) ran"
+    worst = widest(widths)
+    manifest.setdefault("capacity_precision", {})[str(args.gomaxprocs)] = {
+        "target_pct": params.get("capacity_precision_pct"),
+        "blocks": len(passes),
+        "worst": None if worst is None else worst.name,
+        "worst_half_width_pct": None if worst is None else round(100 * worst.half_width, 2),
+        "stop_reason": reason,
+    }
+    save_manifest(run_dir, manifest)
+    print("more" if reason is None else f"stop {reason}")
+    return 0
+
+
+def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs: int, slo) -> list[Width]:
+    """Return the half-width of every capacity and capacity ratio at GOMAXPROCS over the blocks so far, as `wrkreport build` finds them."""
+    blocks = {s: earlier_capacities(run_dir, manifest, searched_entries(manifest, s, gomaxprocs), 1 << 30, slo) for s in sorted(setups)}
+    widths = [Width(s, half_width(combine(found))) for s, found in blocks.items() if found]
+    widths += [Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])))
+               for s, found in blocks.items() if found and baseline_of(s) != s and blocks.get(baseline_of(s))]
+    return widths
+
+
+def rate_block_seconds(manifest: dict) -> float | None:
+    """Return the mean wall time of the finished fixed-rate blocks (any GOMAXPROCS), else the running one's so far; None before any."""
+    done = [(parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in manifest.get("fixed_rate_passes") or [] if p.get("ended_at")]
+    if done:
+        return statistics.mean(done)
+    running = manifest.get("fixed_rate_passes") or []
+    return (utc_now() - parse_iso(running[-1]["started_at"])).total_seconds() if running else None
 
 
 def searched_entries(manifest: dict, setup: str, gomaxprocs: int) -> list[dict]:

@@ -1,0 +1,81 @@
+"""The capacity's stopping rule: after a fixed-rate block at one GOMAXPROCS value, whether that value takes another block.
+
+The phase runs its least blocks (rate_blocks) at every GOMAXPROCS value; with the stopping
+rule (the default profile) a value takes another block while any of its capacities or
+capacity ratios (fixedrate/capacity.py: combine, combine_ratio) has a 95% interval reaching
+further than --capacity-precision from its estimate (a bound has no interval: another block
+cannot narrow it, so it does not ask for one), up to rate_blocks_max, and only when the block
+and the values still taking blocks fit before --max-time. The capacity check (the measurement
+at the capacity found) follows the search of a value's last block. The optional stopping's
+effect on coverage is simulated in tests/test_fixedrate_capacity_coverage.py. Pure functions;
+the helper's `capacity-more` reads the run and prints the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..fixedrate.capacity import Estimate
+
+
+@dataclass(frozen=True)
+class Width:
+    """One capacity (or a ratio of two, named 'setup/baseline') and how far its interval reaches from its estimate (None: a bound or one block)."""
+
+    name: str
+    half_width: float | None
+
+
+def half_width(estimate: Estimate | None) -> float | None:
+    """Return how far an estimate's interval reaches above it, relative (0.15: +/-15% on the log scale); None for a bound, one block or nothing.
+
+    >>> round(half_width(Estimate(20000.0, 17391.3, 23000.0, None, 4)), 4), half_width(Estimate(20000.0, None, None, "at_least", 4))
+    (0.15, None)
+    """
+    if estimate is None or estimate.low is None or estimate.high is None or estimate.value <= 0:
+        return None
+    return max(estimate.high / estimate.value - 1, 1 - estimate.low / estimate.value)
+
+
+def widest(widths: list[Width]) -> Width | None:
+    """Return the width reaching furthest (None when none has an interval)."""
+    found = [w for w in widths if w.half_width is not None]
+    return max(found, key=lambda w: w.half_width) if found else None
+
+
+def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, block_s: float | None, going: int) -> str | None:
+    """Return why a GOMAXPROCS value takes no more fixed-rate blocks after `blocks` of them (None: it takes another).
+
+    params: the manifest's (rate_blocks, rate_blocks_max, capacity_precision_pct, max_time_s);
+    block_s: the mean seconds of a fixed-rate block so far; going: the GOMAXPROCS values that
+    would take another block with this one (each one block's time before --max-time).
+
+    >>> params = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": 900}
+    >>> wide = [Width("go-http", 0.12), Width("nginx-http/go-http", 0.21)]
+    >>> decide(wide, 3, params, 400.0, 30.0, 2) is None, decide(wide, 4, params, 400.0, 30.0, 2) is None
+    (True, True)
+    >>> decide([Width("go-http", 0.12)], 4, params, 400.0, 30.0, 2)
+    'target met: every capacity and capacity ratio within +/-15% after 4 blocks'
+    >>> decide(wide, 4, params, 850.0, 30.0, 2)
+    'time limit: 2 more fixed-rate blocks (~30s each, one per GOMAXPROCS value still going) would end after --max-time 900s (nginx-http/go-http at +/-21%)'
+    >>> decide([Width("go-http", None)], 1, {**params, "rate_blocks": 1}, 60.0, 30.0, 1)
+    'no capacity interval to narrow after 1 block (one block, or bounds only)'
+    >>> decide(wide, 8, params, 400.0, 30.0, 2)
+    'block ceiling: 8 fixed-rate blocks (nginx-http/go-http at +/-21%)'
+    """
+    if blocks < params["rate_blocks"]:
+        return None
+    worst = widest(widths)
+    target = params.get("capacity_precision_pct", 15.0) / 100
+    if worst is None:
+        return f"no capacity interval to narrow after {blocks} block{'s' if blocks > 1 else ''} (one block, or bounds only)"
+    if worst.half_width <= target:
+        return f"target met: every capacity and capacity ratio within +/-{100 * target:g}% after {blocks} blocks"
+    left = f"{worst.name} at +/-{100 * worst.half_width:.0f}%"
+    if blocks >= params.get("rate_blocks_max", params["rate_blocks"]):
+        return f"block ceiling: {blocks} fixed-rate blocks ({left})"
+    limit = params.get("max_time_s")
+    if limit is not None and block_s is not None and elapsed_s + going * block_s > limit:
+        return (f"time limit: {going} more fixed-rate block{'s' if going > 1 else ''} (~{block_s:.0f}s each, one per GOMAXPROCS value still going) "
+                f"would end after --max-time {limit}s ({left})")
+    return None

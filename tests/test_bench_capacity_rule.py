@@ -1,0 +1,84 @@
+"""The capacity's stopping rule (bench/capacity_rule.py) and the helper's `capacity-more`, replayed on a real run of the ladder (4 blocks)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+
+import pytest
+
+from wrkreport.bench.capacity_rule import Width, decide, half_width, widest
+from wrkreport.bench.commands import rate_phase
+from wrkreport.fixedrate.capacities import capacities
+from wrkreport.fixedrate.capacity import Estimate, slo_of
+
+from helpers import CAPACITY_LADDER, read_rate_run
+
+PARAMS = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": None}
+
+
+@pytest.fixture()
+def ask(tmp_path, capsys):
+    """Return ask(blocks, **parameters) -> (capacity-more's line, its manifest record) on a copy of the run cut to its first `blocks` blocks' searches."""
+    run = tmp_path / "run"
+    shutil.copytree(CAPACITY_LADDER, run)
+    full = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
+
+    def asking(blocks: int, going: int = 1, **parameters) -> tuple[str, dict]:
+        entries = [e for e in full["fixed_rate_measurements"] if e["block"] <= blocks and not e.get("capacity_check")]
+        cut = {**full, "parameters": {**full["parameters"], **PARAMS, **parameters},
+               "fixed_rate_passes": [p for p in full["fixed_rate_passes"] if p["block"] <= blocks], "fixed_rate_measurements": entries}
+        (run / "manifest.json").write_text(json.dumps(cut))
+        rate_phase.STEPS.clear()
+        assert rate_phase.cmd_capacity_more(argparse.Namespace(run=str(run), gomaxprocs=1, setups="nginx-http,go-http", going=going)) == 0
+        return capsys.readouterr().out.strip(), json.loads((run / "manifest.json").read_text())["capacity_precision"]["1"]
+
+    return asking
+
+
+def report_widths() -> dict[str, float]:
+    """Return every capacity's and ratio's half-width as `wrkreport build` finds them in the whole run."""
+    measurements, _ = read_rate_run(CAPACITY_LADDER)
+    slo = slo_of(json.loads((CAPACITY_LADDER / "manifest.json").read_text())["parameters"]["slo"])
+    found = {}
+    for c in capacities(measurements, slo):
+        found[c.setup] = half_width(c.estimate)
+        if c.baseline is not None:
+            found[f"{c.setup}/{c.baseline}"] = half_width(c.ratio)
+    return found
+
+
+def test_capacity_more_judges_the_widths_the_report_gives(ask):
+    line, record = ask(4, capacity_precision_pct=1.0)
+    widths = report_widths()
+    name = max(widths, key=widths.get)
+    assert set(widths) == {"go-http", "nginx-http", "nginx-http/go-http"}
+    assert (record["worst"], record["worst_half_width_pct"], record["blocks"]) == (name, round(100 * widths[name], 2), 4)
+    assert line == "more" and record["stop_reason"] is None  # wider than +/-1%, 4 of 8 blocks, no time limit
+
+
+def test_capacity_more_stops_once_every_interval_is_within_the_target(ask):
+    worst = max(report_widths().values())
+    line, record = ask(4, capacity_precision_pct=100 * worst + 0.01)
+    assert line.startswith("stop target met: every capacity and capacity ratio within") and record["stop_reason"] == line[len("stop "):]
+    assert ask(4, capacity_precision_pct=100 * worst - 0.5)[0] == "more"
+
+
+def test_capacity_more_takes_the_least_blocks_first_and_stops_at_the_ceiling_or_the_time(ask):
+    assert ask(3, capacity_precision_pct=99.0)[0] == "more"  # +/-99% met, but 3 of the least 4 blocks
+    assert ask(4, capacity_precision_pct=1.0, rate_blocks_max=4)[0].startswith("stop block ceiling: 4 fixed-rate blocks (")
+    line, _ = ask(4, going=2, capacity_precision_pct=1.0, max_time_s=60)  # the run started long ago: its time is up
+    assert line.startswith("stop time limit: 2 more fixed-rate blocks (~") and "would end after --max-time 60s" in line
+
+
+def test_without_an_objective_the_planned_blocks_run(ask):
+    assert ask(3, slo=None)[0] == "more"
+    assert ask(4, slo=None)[0] == "stop no objective: the planned 4 block(s) ran"
+
+
+def test_a_bound_asks_for_no_more_blocks():
+    bound = Width("nginx-http", half_width(Estimate(40_000.0, None, None, "at_least", 4)))
+    assert bound.half_width is None and widest([bound]) is None
+    assert decide([bound], 4, PARAMS, 0.0, 30.0, 1).startswith("no capacity interval to narrow after 4 blocks")
+    assert decide([bound, Width("go-http", 0.2)], 4, PARAMS, 0.0, 30.0, 1) is None
