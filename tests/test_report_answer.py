@@ -44,22 +44,42 @@ def answered(name: str):
     return done, said, box
 
 
+class OnFirstUse(dict):
+    """A dict whose value for a key is made by `make(key)` when first asked for: a pytest-xdist worker makes only the runs its tests read."""
+
+    def __init__(self, make, keys):
+        super().__init__()
+        self.make, self.every = make, tuple(keys)
+
+    def __missing__(self, key):
+        self[key] = value = self.make(key)
+        return value
+
+    def items(self):
+        """Return every key's (key, value), each made if not yet."""
+        return [(key, self[key]) for key in self.every]
+
+
 @pytest.fixture(scope="module")
 def boxes(parsed_and_drawn_once):
-    """Return {run: (analysed run, Answer, rendered box)} for every fixture run."""
-    return {name: answered(name) for name in EVERY_RUN}
+    """Return {run: (analysed run, Answer, rendered box)} for every fixture run, each analysed when a test first reads it."""
+    return OnFirstUse(answered, EVERY_RUN)
+
+
+BUILT = ("default-run-1", "capacity-ladder", "every-phase", "tls-both-modes", "quick-rates-slo")
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, parsed_and_drawn_once):
-    """Return {run: (index.html, `wrkreport build`'s stdout lines)} for the runs whose page and terminal the tests read together."""
+    """Return {run: (index.html, `wrkreport build`'s stdout lines)} for the runs whose page and terminal the tests read together, each built when first read."""
     root = tmp_path_factory.mktemp("answer")
-    found = {}
-    for name in ("default-run-1", "capacity-ladder", "every-phase", "tls-both-modes", "quick-rates-slo"):
+
+    def build_one(name: str) -> tuple[str, list[str]]:
         run = shutil.copytree(RUNS / name, root / "raw" / name)
         result = CliRunner().invoke(cli, ["build", str(run), "--out", str(root / "out" / name)], standalone_mode=False, catch_exceptions=False)
-        found[name] = ((root / "out" / name / "index.html").read_text(), result.stdout.splitlines())
-    return found
+        return (root / "out" / name / "index.html").read_text(), result.stdout.splitlines()
+
+    return OnFirstUse(build_one, BUILT)
 
 
 # --- Every run: a sentence, a table, within the word budget --------------------------------------
@@ -165,7 +185,7 @@ def page_rows(page: str) -> list[tuple[str, ...]]:
     return rows
 
 
-@pytest.mark.parametrize("name", ["default-run-1", "capacity-ladder", "every-phase", "tls-both-modes", "quick-rates-slo"])
+@pytest.mark.parametrize("name", BUILT)
 def test_the_terminal_prints_the_pages_sentence_and_every_figure_of_its_table(built, name):
     page, out = built[name]
     lines = [line.split() for line in out]
