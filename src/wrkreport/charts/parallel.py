@@ -19,7 +19,10 @@ from ..core.cpus import cpu_count
 
 
 def run_all(jobs: dict[str, Callable[[], str]], workers: int | None = None) -> dict[str, str]:
-    """Return {name: job()} for every job, in the jobs' order, on `workers` CPUs (default: the usable ones); 1: all here."""
+    """Return {name: job()} for every job, in the jobs' order, on `workers` CPUs (default: the usable ones); 1: all here.
+
+    The first job always runs in this process, so its value may be anything (the others' are texts, sent through pipes).
+    """
     workers = cpu_count() if workers is None else workers
     names = list(jobs)
     if workers < 2 or len(names) < 2 or not hasattr(os, "fork"):

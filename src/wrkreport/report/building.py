@@ -10,7 +10,7 @@ from ..analysis.analyze import load_analysis
 from ..charts import parallel
 from ..core.records import Check
 from .files import csv_text, json_text, results_json, write_texts
-from .page import build_page, chart_jobs
+from .page import build_page, chart_jobs, with_charts
 from .render import render_html
 from .machines import machines_line
 from .terminal import answer_lines, closing_line
@@ -39,11 +39,14 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     out_dir = Path(out_dir)
     done = load_analysis(raw, expect_header_bytes)
     run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
-    # The data files' texts are jobs beside the charts: this process writes results.json (the first job) while forked children draw.
+    # While forked children draw the charts (and results.csv), this process makes the rest of the page and results.json: the first job.
     charts = chart_jobs(done)
-    texts = parallel.run_all({"results.json": lambda: json_text(results_json(done, generated_at)), **charts, "results.csv": lambda: csv_text(table)})
-    page = build_page(done, out_dir, generated_at, {name: texts[name] for name in charts})
-    paths = write_texts(out_dir, {"index.html": render_html(page), "results.csv": texts["results.csv"], "results.json": texts["results.json"]}, "the report")
+    texts = parallel.run_all({
+        "here": lambda: (build_page(done, out_dir, generated_at, {}), json_text(results_json(done, generated_at))), **charts, "results.csv": lambda: csv_text(table),
+    })
+    page, data = texts["here"]
+    page = with_charts(page, {name: texts[name] for name in charts})
+    paths = write_texts(out_dir, {"index.html": render_html(page), "results.csv": texts["results.csv"], "results.json": data}, "the report")
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_line(str(paths["index.html"]), warnings, len(checked.failures), page.precision_badge)
     answered = answer_lines(page.answer) if page.answer is not None else ""

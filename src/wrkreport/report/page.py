@@ -213,18 +213,20 @@ def chart_jobs(done: Analysed) -> dict[str, Callable[[], str]]:
     return jobs
 
 
-def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[str, str] | None = None) -> Page:
-    """Return the page data for one analysed run: its figures as load_analysis computed them, put into strings and rows.
+def with_charts(page: Page, svg: dict[str, str]) -> Page:
+    """Return the page with the charts of chart_jobs, drawn (building makes the page without them while they are drawn)."""
+    return replace(page, charts=svg, article="ratios_2013" in svg)
 
-    svg: the charts of chart_jobs, already drawn (building draws them beside the data files); drawn here when None.
-    """
+
+def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[str, str] | None = None) -> Page:
+    """Return the page data for one analysed run, its figures as load_analysis computed them put into strings and rows; svg: chart_jobs' drawn ({}: none yet, see with_charts), else drawn here."""
     run, report, table, analysis = done.run, done.checks, done.table, done.analysis
     latencies, rates, tls = done.latencies, list(done.rates), done.tls
     several, tool = analysis.several_levels, load_generator_of(run.parameters)
     refs, capacities = reference.article_ratios(), list(done.capacities)
     svg = parallel.run_all(chart_jobs(done)) if svg is None else svg
     manifest = run.manifest or {}
-    return Page(
+    return with_charts(Page(
         title=f"wrkreport: nginx in front of {backend_of(run.parameters)}, run {run.run_id}",
         backend=backend_of(run.parameters),
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
@@ -268,7 +270,6 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[
         client=tool,
         divisor=divisor_words(analysis.setups),
         cpu_servers=cpu_servers(analysis.setups),
-        article="ratios_2013" in svg,
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, ()),
         reference_caption=ratio_caption(analysis, refs),
@@ -284,7 +285,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[
         variant=variant_section(run.manifest, analysis),
         answer=answer(analysis, rates, capacities, run.parameters, backend_of(run.parameters)),
         badge=header_badge(report.status, precision_badge(run.manifest)),
-    )
+    ), svg)
 
 
 def over_go_http(analysis: Analysis) -> Analysis:
