@@ -39,14 +39,12 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     out_dir = Path(out_dir)
     done = load_analysis(raw, expect_header_bytes)
     run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
-    # While forked children draw the charts (and results.csv), this process makes the rest of the page and results.json: the first job.
+    # While forked children draw the charts, this process (the first job's) makes the rest of the page, results.csv and results.json.
     charts = chart_jobs(done)
-    texts = parallel.run_all({
-        "here": lambda: (build_page(done, out_dir, generated_at, {}), json_text(results_json(done, generated_at))), **charts, "results.csv": lambda: csv_text(table),
-    })
-    page, data = texts["here"]
+    texts = parallel.run_all({"here": lambda: (build_page(done, out_dir, generated_at, {}), csv_text(table), json_text(results_json(done, generated_at))), **charts})
+    page, csv, data = texts["here"]
     page = with_charts(page, {name: texts[name] for name in charts})
-    paths = write_texts(out_dir, {"index.html": render_html(page), "results.csv": texts["results.csv"], "results.json": data}, "the report")
+    paths = write_texts(out_dir, {"index.html": render_html(page), "results.csv": csv, "results.json": data}, "the report")
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_line(str(paths["index.html"]), warnings, len(checked.failures), page.precision_badge)
     answered = answer_lines(page.answer) if page.answer is not None else ""
