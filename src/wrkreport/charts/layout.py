@@ -20,6 +20,7 @@ from typing import Callable
 
 import matplotlib
 import matplotlib.artist
+from matplotlib.backends.backend_svg import FigureCanvasSVG  # here, not in to_svg: imported once before the drawers fork, not in each
 from matplotlib.figure import Figure
 
 
@@ -72,8 +73,6 @@ def to_svg(fig: Figure, name: str, desc: str | None = None, layout: str | None =
     class, and a narrow one's ids prefixed name-narrow. The figure's background is left
     transparent: the page's shows through, and so does the scroll cue of the chart's box.
     """
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a layout hint, not the user's concern

@@ -5,7 +5,7 @@ of a default run spends most of its time beyond the imports there. With fork (Li
 more than one usable CPU, each job after the first runs in a child forked from this
 process (which has already imported everything), sending its text back through a pipe;
 this process runs the first job meanwhile. All jobs start at once (up to twice the usable
-CPUs): the kernel shares the CPUs among them, so the last one ends about when the total
+CPUs, this process counted while it runs its job): the kernel shares the CPUs among them, so the last one ends about when the total
 work divided by the CPUs is done, whatever the jobs' sizes. A child that fails (an exception, a signal, a short answer) is run again
 here, so the result never depends on the children: the same texts in the same order.
 """
@@ -19,7 +19,10 @@ from ..core.cpus import cpu_count
 
 
 def run_all(jobs: dict[str, Callable[[], str]], workers: int | None = None) -> dict[str, str]:
-    """Return {name: job()} for every job, in the jobs' order, on `workers` CPUs (default: the usable ones); 1: all here."""
+    """Return {name: job()} for every job, in the jobs' order, on `workers` CPUs (default: the usable ones); 1: all here.
+
+    The first job always runs in this process, so its value may be anything (the others' are texts, sent through pipes).
+    """
     workers = cpu_count() if workers is None else workers
     names = list(jobs)
     if workers < 2 or len(names) < 2 or not hasattr(os, "fork"):
@@ -31,6 +34,9 @@ def run_all(jobs: dict[str, Callable[[], str]], workers: int | None = None) -> d
         name = pending.pop(0)
         running[name] = fork_job(jobs[name])
     results[names[0]] = jobs[names[0]]()
+    while pending and len(running) < 2 * workers:  # this process now only waits: one more child in its place
+        name = pending.pop(0)
+        running[name] = fork_job(jobs[name])
     while running:
         name, (pid, fd) = next(iter(running.items()))
         del running[name]

@@ -114,7 +114,9 @@ def inside(path: Path, root: Path, name: str) -> Path:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
         reason = getattr(exc, "strerror", None) or "a broken or looping symlink"
         raise RefusedFile(name, f"cannot read: {reason}") from None
-    if not real.is_relative_to(root.resolve()):
+    # A resolved path never passes through a symlink or "..": under root as written, it is under root resolved too, and
+    # root is resolved (a walk of its every directory, per file) only for the paths that are not.
+    if not real.is_relative_to(root) and not real.is_relative_to(root.resolve()):
         raise RefusedFile(name, "a symlink to a file outside the run directory; not read")
     return real
 

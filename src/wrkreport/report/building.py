@@ -7,9 +7,10 @@ from datetime import datetime
 from pathlib import Path
 
 from ..analysis.analyze import load_analysis
+from ..charts import parallel
 from ..core.records import Check
-from .files import results_json, write_outputs
-from .page import build_page
+from .files import csv_text, json_text, results_json, write_texts
+from .page import build_page, chart_jobs, with_charts
 from .render import render_html
 from .machines import machines_line
 from .terminal import answer_lines, closing_line
@@ -38,8 +39,12 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     out_dir = Path(out_dir)
     done = load_analysis(raw, expect_header_bytes)
     run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
-    page = build_page(done, out_dir, generated_at)
-    paths = write_outputs(out_dir, render_html(page), table, results_json(done, generated_at))
+    # While forked children draw the charts, this process (the first job's) makes the rest of the page, results.csv and results.json.
+    charts = chart_jobs(done)
+    texts = parallel.run_all({"here": lambda: (build_page(done, out_dir, generated_at, {}), csv_text(table), json_text(results_json(done, generated_at))), **charts})
+    page, csv, data = texts["here"]
+    page = with_charts(page, {name: texts[name] for name in charts})
+    paths = write_texts(out_dir, {"index.html": render_html(page), "results.csv": csv, "results.json": data}, "the report")
     warnings = len(analysis.noise) + sum(c.status == "warn" for c in checked.checks)
     closing = closing_line(str(paths["index.html"]), warnings, len(checked.failures), page.precision_badge)
     answered = answer_lines(page.answer) if page.answer is not None else ""

@@ -6,6 +6,7 @@ links to its file in the run directory, relative and percent-encoded (see `link`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -14,7 +15,7 @@ import pandas as pd
 
 from ..checks.measurements import CheckReport
 from ..core.records import STATUSES, Check, worst
-from ..runs.directory import Run, relative_to
+from ..runs.directory import Run, real_path, relative_to, relative_to_real
 from .fmt import fmt_ms, fmt_number, group_name, none_if_nan
 from .words import CHECK_TITLES
 
@@ -80,7 +81,18 @@ def link(target: Path, out_dir: Path) -> str:
     >>> link(Path("/r/run/javascript:alert(1)"), Path("/r/run")), link(Path("/r/raw/a b"), Path("/r/reports"))
     ('./javascript%3Aalert%281%29', '../raw/a%20b')
     """
-    relative = quote(relative_to(target, out_dir))
+    return href(relative_to(target, out_dir))
+
+
+def file_links(run: Run, files: Iterable[str], out_dir: Path) -> dict[str, str]:
+    """Return {file: its link} for files of the run, each as `link` gives it; out_dir resolved once, not once per file."""
+    start = real_path(out_dir)
+    return {file: href(relative_to_real(run.path / file, start)) for file in set(files)}
+
+
+def href(relative: str) -> str:
+    """Return a relative path as an href: percent-encoded, and starting with ./ or ../ so no browser reads a scheme in it."""
+    relative = quote(relative)
     return relative if relative == "." or relative.startswith("../") else "./" + relative
 
 
@@ -89,7 +101,7 @@ def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGrou
     groups: dict[str, list[Check]] = {}
     for check in report.checks:
         groups.setdefault(check.name, []).append(check)
-    hrefs = {file: link(run.path / file, out_dir) for file in {c.file for c in report.checks if c.file}}  # one per file, not per check
+    hrefs = file_links(run, (c.file for c in report.checks if c.file), out_dir)  # one per file, not per check
     found = []
     for name, checks in groups.items():
         checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
@@ -109,6 +121,7 @@ def subject(check: Check) -> str:
 
 def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool) -> list[MeasurementRow]:
     """Return every measurement with its raw text and a link to its file."""
+    links = file_links(run, table["file"], out_dir)
     return [
         MeasurementRow(
             anchor="m-" + row.file.replace(".", "-"),
@@ -121,7 +134,7 @@ def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool
             status=row.check_status,
             excluded=none_if_nan(row.excluded),
             file=row.file,
-            link=link(run.path / row.file, out_dir),
+            link=links[row.file],
             command=row.command or "unknown (not in a manifest)",
             raw_text=run.texts.get(row.file, ""),
         )
@@ -131,6 +144,7 @@ def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool
 
 def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
     """Return every header capture, verbatim (CRLFs shown as they are)."""
+    links = file_links(run, (h.file for h in run.headers), out_dir)
     return [
         HeaderRow(
             group=f"GOMAXPROCS={h.gomaxprocs}",
@@ -138,7 +152,7 @@ def header_rows(run: Run, out_dir: Path) -> list[HeaderRow]:
             size=f"{h.size_bytes} bytes",
             status_line=h.status_line,
             file=h.file,
-            link=link(run.path / h.file, out_dir),
+            link=links[h.file],
             text=h.text,
         )
         for h in sorted(run.headers, key=lambda h: (h.gomaxprocs, h.setup))

@@ -139,12 +139,12 @@ def measurement_records(table: pd.DataFrame) -> list[dict]:
 
 def write_outputs(out_dir: Path, html: str, table: pd.DataFrame, data: dict) -> dict[str, Path]:
     """Write index.html, results.csv and results.json into out_dir (each via a temporary file)."""
-    texts = {
-        "index.html": html,
-        "results.csv": csv_text(table),
-        "results.json": json.dumps(data, indent=2, allow_nan=False, default=json_default) + "\n",
-    }
-    return write_texts(out_dir, texts, "the report")
+    return write_texts(out_dir, {"index.html": html, "results.csv": csv_text(table), "results.json": json_text(data)}, "the report")
+
+
+def json_text(data: dict) -> str:
+    """Return results.json's text: indented, no NaN, numpy scalars as plain numbers."""
+    return json.dumps(data, indent=2, allow_nan=False, default=json_default) + "\n"
 
 
 def csv_text(table: pd.DataFrame) -> str:

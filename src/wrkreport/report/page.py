@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace, dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -185,14 +186,12 @@ def backend_of(parameters: dict) -> str:
     return "your app" if parameters.get("app") and BASELINE not in (parameters.get("setups") or ()) else "Go"
 
 
-def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
-    """Return the page data for one analysed run: its figures as load_analysis computed them, put into strings and rows."""
-    run, report, table, analysis = done.run, done.checks, done.table, done.analysis
-    latencies, rates, tls = done.latencies, list(done.rates), done.tls
-    several, tool = analysis.several_levels, load_generator_of(run.parameters)
-    refs = reference.article_ratios()
+def chart_jobs(done: Analysed) -> dict[str, Callable[[], str]]:
+    """Return the page's charts as independent drawings, name -> a job returning its SVG (parallel.run_all spreads them over the usable CPUs)."""
+    analysis, latencies, rates, tls = done.analysis, done.latencies, list(done.rates), done.tls
+    several, refs = analysis.several_levels, reference.article_ratios()
     study = reference.study_ratios() if reference.NODE_SETUP in analysis.setups else ()
-    jobs = {  # independent drawings: parallel.run_all spreads them over the usable CPUs
+    jobs = {
         "throughput": lambda: charts.throughput_chart(analysis),
         "ratios": lambda: charts.ratio_chart(over_go_http(analysis), (), ()),
         "latency": lambda: charts.latency_chart(analysis),
@@ -211,9 +210,23 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
     if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
         jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUP_IDS)), (), (), "tls",
                                                   "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS")
-    svg = parallel.run_all(jobs)
+    return jobs
+
+
+def with_charts(page: Page, svg: dict[str, str]) -> Page:
+    """Return the page with the charts of chart_jobs, drawn (building makes the page without them while they are drawn)."""
+    return replace(page, charts=svg, article="ratios_2013" in svg)
+
+
+def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[str, str] | None = None) -> Page:
+    """Return the page data for one analysed run, its figures as load_analysis computed them put into strings and rows; svg: chart_jobs' drawn ({}: none yet, see with_charts), else drawn here."""
+    run, report, table, analysis = done.run, done.checks, done.table, done.analysis
+    latencies, rates, tls = done.latencies, list(done.rates), done.tls
+    several, tool = analysis.several_levels, load_generator_of(run.parameters)
+    refs, capacities = reference.article_ratios(), list(done.capacities)
+    svg = parallel.run_all(chart_jobs(done)) if svg is None else svg
     manifest = run.manifest or {}
-    return Page(
+    return with_charts(Page(
         title=f"wrkreport: nginx in front of {backend_of(run.parameters)}, run {run.run_id}",
         backend=backend_of(run.parameters),
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
@@ -257,7 +270,6 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         client=tool,
         divisor=divisor_words(analysis.setups),
         cpu_servers=cpu_servers(analysis.setups),
-        article="ratios_2013" in svg,
         cpu=tuple(cpu_rows(analysis, several)),
         ratio_caption=ratio_caption(analysis, ()),
         reference_caption=ratio_caption(analysis, refs),
@@ -273,7 +285,7 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime) -> Page:
         variant=variant_section(run.manifest, analysis),
         answer=answer(analysis, rates, capacities, run.parameters, backend_of(run.parameters)),
         badge=header_badge(report.status, precision_badge(run.manifest)),
-    )
+    ), svg)
 
 
 def over_go_http(analysis: Analysis) -> Analysis:

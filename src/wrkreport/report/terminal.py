@@ -5,10 +5,6 @@ from __future__ import annotations
 import textwrap
 
 from ..analysis.cells import several_levels
-from ..fixedrate.common_rate import curve_change_lines
-from ..fixedrate.comparison import rate_change_lines
-from .compare_page import change_rows
-from .compare_words import compare_summary, detectable_sentence, fixed_rate_sentence
 from .answer import Answer
 
 
@@ -81,6 +77,11 @@ SATURATION_NOTE = "p99 ms: wrk's at saturation (closed loop, mostly queueing), n
 
 def compare_table(result) -> str:
     """Return the terminal table of a comparison, a heading per group: BETTER / WORSE where the interval excludes 1.0, else the smallest change it could have flagged; then its headline."""
+    from ..fixedrate.common_rate import curve_change_lines  # compare's modules: not imported by a build (about 10 ms)
+    from ..fixedrate.comparison import rate_change_lines
+    from .compare_page import change_rows
+    from .compare_words import compare_summary, detectable_sentence, fixed_rate_sentence
+
     several = several_levels(result.a.analysis.groups + result.b.analysis.groups)
     header = ("setup", "figure", "A", "B", "B / A (95% CI)", "verdict")
     found = change_rows(result, several)

@@ -386,7 +386,12 @@ def sort_measurements(table: pd.DataFrame) -> pd.DataFrame:
 
 def relative_to(target: Path, start: Path) -> str:
     """Return target relative to start with forward slashes (for links in the page)."""
-    return Path(os.path.relpath(real_path(target), real_path(start))).as_posix()
+    return relative_to_real(target, real_path(start))
+
+
+def relative_to_real(target: Path, start: Path) -> str:
+    """Return relative_to(target, start) for a start already resolved (real_path): for many targets, start resolved once."""
+    return Path(os.path.relpath(real_path(target), start)).as_posix()
 
 
 def real_path(path: Path) -> Path:
