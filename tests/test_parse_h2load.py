@@ -62,7 +62,7 @@ def test_every_capture_is_in_the_readme_with_its_command():
     readme = (FIXTURES / "README.md").read_text()
     named = set(re.findall(r"^\| `([^`]+)` \|", readme, re.M)) - {"file (`h2load-1.52__<name>.txt`)"}
     assert {path.name.removeprefix("h2load-1.52__").removesuffix(".txt") for path in CAPTURED.glob("*.txt")} == named
-    assert len(named) == 19
+    assert len(named) == 21
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.name)

@@ -79,8 +79,10 @@ NOISE_PIECES = re.compile(
 )
 NOISE_START = re.compile(r"progress: |Warm-up |Main benchmark duration |Stopped all clients", re.A)
 # A spliced line's rest: a thread number and its full stop, or a progress line's tail ('% of clients started' after
-# 'progress: Main benchmark duration is started for thread #1.100', seen in a default `--setups h2` run).
-FRAGMENT_LINE = re.compile(r"[0-9]{1,4}\.?|\.|[0-9]{0,3}% (?:done|of clients started)", re.A)
+# 'progress: Main benchmark duration is started for thread #1.100'), or a phase line's ('1. Stopping all clients.' after
+# 'Main benchmark duration is over for thread #Main benchmark duration is over for thread #0. Stopping all clients.'),
+# each seen in a default `--setups h2` run.
+FRAGMENT_LINE = re.compile(r"[0-9]{1,4}\.?|\.|[0-9]{0,4}\. Stopping all clients\.|[0-9]{0,3}% (?:done|of clients started)", re.A)
 
 
 def is_noise(text: str) -> bool:
@@ -89,6 +91,8 @@ def is_noise(text: str) -> bool:
     >>> is_noise("progress: 10% done"), is_noise("Warm-up started for thread #progress: 30% of clients started"), is_noise("0.")
     (True, True, True)
     >>> is_noise("progress: Main benchmark duration is started for thread #1.100"), is_noise("% of clients started")
+    (True, True)
+    >>> is_noise("Main benchmark duration is over for thread #Main benchmark duration is over for thread #0. Stopping all clients."), is_noise("1. Stopping all clients.")
     (True, True)
     >>> is_noise("Application protocol: h2"), is_noise("finished in 1.00s, 10.00 req/s, 1KB/s")
     (False, False)
