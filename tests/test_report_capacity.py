@@ -14,6 +14,7 @@ import html as htmllib
 import json
 import math
 import re
+import shutil
 from datetime import datetime, timezone
 
 import pytest
@@ -273,3 +274,17 @@ def objective_lead(label: str, words: str) -> str:
 
 def test_the_default_objective_has_its_reason():
     assert DEFAULT_SLO in DEFAULT_REASONS and all("1-1.5 ms" in why and "queue" in why for why in DEFAULT_REASONS.values())
+
+
+def test_the_method_says_how_many_blocks_the_capacity_rule_took_for_a_run_that_had_one(tmp_path, real_search):
+    """A run since 2026-11-29 records its least and most fixed-rate blocks and its --capacity-precision: the method names the rule; a run before it does not."""
+    run = tmp_path / "run"
+    shutil.copytree(SEARCH_RUN, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["parameters"].update({"rate_blocks": 3, "rate_blocks_max": 8, "capacity_precision_pct": 12.5})
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    _, html, _ = built(run, tmp_path / "out")
+    method = htmllib.unescape(html.split('<h3 id="method-fixed-rate">')[1].split("<h3")[0])
+    assert ("the run takes 3 blocks per GOMAXPROCS value, then more (up to 8) while a capacity or capacity ratio there reaches further than "
+            "+/-12.5% from its estimate and its --max-time allows") in method
+    assert "the run takes" not in htmllib.unescape(real_search[1].split('<h3 id="method-fixed-rate">')[1].split("<h3")[0])

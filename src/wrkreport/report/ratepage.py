@@ -153,8 +153,23 @@ def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
             + (f": {why}." if why else "."))
 
 
-def capacity_method(slo: Slo) -> str:
-    """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py)."""
+def blocks_clause(parameters: dict) -> str:
+    """Return how many fixed-rate blocks the run took, as its capacity rule decided (bench/capacity_rule.py; a fixed count before 2026-11-29).
+
+    >>> blocks_clause({"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0})
+    '; the run takes 4 blocks per GOMAXPROCS value, then more (up to 8) while a capacity or capacity ratio there reaches further than +/-15% from its estimate and its --max-time allows'
+    >>> blocks_clause({"rate_blocks": 4})
+    ''
+    """
+    least, most, target = parameters.get("rate_blocks"), parameters.get("rate_blocks_max"), parameters.get("capacity_precision_pct")
+    if not least or not most or most <= least or target is None:
+        return ""
+    return (f"; the run takes {least} blocks per GOMAXPROCS value, then more (up to {most}) while a capacity or capacity ratio there "
+            f"reaches further than +/-{target:g}% from its estimate and its --max-time allows")
+
+
+def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
+    """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py) and the run's block rule."""
     low, high = (f"{share:.0%}" for share in JITTER)
     return (f"Capacity: in a setup's first block (one start of the servers), after the light-load rate, a bisection on a log scale, "
             f"each cut drawn {low}-{high} of the way, moves vegeta's rate between the highest rate that met the objective (held, every "
@@ -163,7 +178,8 @@ def capacity_method(slo: Slo) -> str:
             f"{LADDER_STEP - 1:.0%} apart around the earlier blocks' capacity (its own random offset), and up to {MAX_EDGE} more past an "
             "edge; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
             "above (log-log interpolation), the rate at which a typical second meets it (one second in two misses it there); the "
-            f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks), "
+            f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks)"
+            f"{blocks_clause(parameters or {})}, "
             "and a bound when at least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or "
             "vegeta behind its schedule).")
 
@@ -174,14 +190,14 @@ def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
                   f"{c.estimate.blocks}", check_words(c) or "not measured") for c in capacities)
 
 
-def capacity_parts(cells: list[RateCell], capacities: list[Capacity]) -> dict:
+def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters: dict | None = None) -> dict:
     """Return the RateSection fields of the capacities ({} without any: a run without an objective says nothing of it)."""
     if not capacities:
         return {}
     slo = capacities[0].slo
     return {"capacity": tuple(capacity_sentences(capacities, len({c.gomaxprocs for c in capacities}) > 1)),
             "objective": objective_sentence(slo, cells),
-            "capacity_method": said_over(capacity_method(slo), {c.setup for c in capacities}), "capacity_rows": capacity_rows(capacities)}
+            "capacity_method": said_over(capacity_method(slo, parameters), {c.setup for c in capacities}), "capacity_rows": capacity_rows(capacities)}
 
 
 def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: list[Capacity] | None = None) -> RateSection:
@@ -190,7 +206,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
     The table and the answer's per-rate sentences have the planned rates only; the capacity
     search's steps are in the chart, results.json and the capacity sentences.
     """
-    extra = capacity_parts(cells, list(capacities or []))
+    extra = capacity_parts(cells, list(capacities or []), parameters)
     cells = [c for c in cells if c.planned]
     if not cells:
         return RateSection((), (), "", littles_law(analysis, parameters), **extra)
