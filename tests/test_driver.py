@@ -292,10 +292,36 @@ def test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks(
     assert done.returncode == 0, done.stderr
     _, manifest = latest_run(out)
     record = manifest["precision"]
+    # the fixed-rate phase without an objective (the tests' BENCH_SLO=off): its least 4 blocks, then no more
+    assert manifest["capacity_precision"]["1"]["stop_reason"] == "no objective: the planned 4 block(s) ran"
+    assert len(manifest["fixed_rate_passes"]) == 4 and manifest["parameters"]["rate_blocks_max"] == 8
     # +/-90% is met as soon as there is an interval over blocks; the rule still waits for the minimum blocks.
     assert record["met"] is True and record["stop_reason"].startswith("target met")
     assert record["blocks"] == {"1": stats.MIN_BLOCKS} and record["worst_half_width_pct"] <= 90
     assert record["more_time_estimate_s"] == 0 and "precision target +/-90% met" in done.stderr
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@pytest.mark.alone  # how many fixed-rate blocks fit before --max-time depends on the machine being the run's
+@needs_tools
+def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wider_than_its_target(workdirs):
+    """Issue 42: past its least 4 blocks the phase goes on while a capacity is wider than --capacity-precision (here +/-0.1%, never
+    met) until --max-time, and the capacity check follows the search of the last block it ran."""
+    out, tmp = workdirs
+    ports = free_ports()
+    args = ["--rounds-per-block", "1", "--duration", "1", "--warmup", "0", "--setups", "go-http", "--gomaxprocs", "1", "--slo", "p99=10ms"]
+    done = run_script([*args, "--capacity-precision", "0.1", "--max-time", "120s", "--out", str(out), *port_args(ports)], tmp)
+    assert done.returncode == 0, done.stderr
+    _, manifest = latest_run(out)
+    record = manifest["capacity_precision"]["1"]
+    blocks = len(manifest["fixed_rate_passes"])
+    assert 4 < blocks == record["blocks"] <= 8 and record["worst"] == "go-http" and record["worst_half_width_pct"] > 0.1
+    assert record["stop_reason"].startswith(("time limit: 1 more fixed-rate block", "block ceiling: 8"))
+    checks = [e for e in manifest["fixed_rate_measurements"] if e.get("capacity_check")]
+    assert [(e["setup"], e["block"]) for e in checks] == [("go-http", blocks)]
+    assert "capacity target +/-0.1% NOT met at GOMAXPROCS=1: widest go-http" in done.stderr
+    assert f"fixed rate GOMAXPROCS=1: no more blocks after block {blocks}: " in done.stderr
     assert_nothing_left(manifest, ports, tmp)
 
 
