@@ -100,10 +100,12 @@ run_rate_block() {
 # (bench/capacity_rule.py: its least blocks, then more while a capacity or capacity ratio is wider than
 # --capacity-precision and --max-time allows, up to PLAN[rate_blocks_max]); true when N takes another block.
 capacity_more() {
-  local n="$1" joined going=0 k
+  local n="$1" joined going=0 k after=0
   shift
-  for k in "${!GOING[@]}"; do
-    ((GOING[${k}] == 0)) || going=$((going + 1))
+  for k in "${GOMAXPROCS_LIST[@]}"; do # the blocks another one must leave time for: this round's still to run, and the next round's
+    ((after == 0 || ${GOING[${k}]:-0} == 0)) || going=$((going + 1))
+    ((${GOING[${k}]:-0} == 0)) || going=$((going + 1))
+    [[ "${k}" != "${n}" ]] || after=1
   done
   printf -v joined '%s,' "$@"
   ask capacity-more --gomaxprocs "${n}" --setups "${joined%,}" --going "${going}" ||

@@ -47,8 +47,9 @@ def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, blo
     """Return why a GOMAXPROCS value takes no more fixed-rate blocks after `blocks` of them (None: it takes another).
 
     params: the manifest's (rate_blocks, rate_blocks_max, capacity_precision_pct, max_time_s);
-    block_s: the mean seconds of a fixed-rate block so far; going: the GOMAXPROCS values that
-    would take another block with this one (each one block's time before --max-time).
+    block_s: the mean seconds of a fixed-rate block so far; going: the blocks that must fit before
+    --max-time if this value takes another (this round's still to run at the other values, and the
+    next round's of every value still taking blocks, this one's among them).
 
     >>> params = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": 900}
     >>> wide = [Width("go-http", 0.12), Width("nginx-http/go-http", 0.21)]
@@ -57,7 +58,7 @@ def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, blo
     >>> decide([Width("go-http", 0.12)], 4, params, 400.0, 30.0, 2)
     'target met: every capacity and capacity ratio within +/-15% after 4 blocks'
     >>> decide(wide, 4, params, 850.0, 30.0, 2)
-    'time limit: 2 more fixed-rate blocks (~30s each, one per GOMAXPROCS value still going) would end after --max-time 900s (nginx-http/go-http at +/-21%)'
+    'time limit: 2 more fixed-rate blocks (~30s each) would end after --max-time 900s (nginx-http/go-http at +/-21%)'
     >>> decide([Width("go-http", None)], 1, {**params, "rate_blocks": 1}, 60.0, 30.0, 1)
     'no capacity interval to narrow after 1 block (one block, or bounds only)'
     >>> decide(wide, 8, params, 400.0, 30.0, 2)
@@ -76,6 +77,5 @@ def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, blo
         return f"block ceiling: {blocks} fixed-rate blocks ({left})"
     limit = params.get("max_time_s")
     if limit is not None and block_s is not None and elapsed_s + going * block_s > limit:
-        return (f"time limit: {going} more fixed-rate block{'s' if going > 1 else ''} (~{block_s:.0f}s each, one per GOMAXPROCS value still going) "
-                f"would end after --max-time {limit}s ({left})")
+        return f"time limit: {going} more fixed-rate block{'s' if going > 1 else ''} (~{block_s:.0f}s each) would end after --max-time {limit}s ({left})"
     return None
