@@ -1,7 +1,8 @@
 """Plan of the fixed-rate phase: --rates, the phase's blocks and time, and the rates a GOMAXPROCS value is measured at.
 
-After the throughput blocks, the phase runs `rate_blocks` blocks per GOMAXPROCS value
-(each a start of the servers, one round: every setup once per rate, in a shuffled order),
+After the throughput blocks, the phase runs `rate_blocks` blocks per GOMAXPROCS value, and with
+the stopping rule more up to `rate_blocks_max` while a capacity is wider than --capacity-precision
+(bench/capacity_rule.py; each block a start of the servers, one round: every setup once per rate, in a shuffled order),
 vegeta offering each rate for `rate_duration_s`. --rates LIST (BENCH_RATES) names the
 rates: whole req/s (`2000,5000`), shares of the slowest setup's measured req/s at that
 GOMAXPROCS (`25%,50%,75%`), or `off`. Without it, the profile's shares (default: a quarter of
@@ -11,7 +12,7 @@ enough for the whole run to fit. With --server-host vegeta runs here against the
 (as wrk does); with --client-hosts on every client at once, each at its share of the rate
 (bench/fixed_rate_clients.py).
 
---slo PCT=DURATION (BENCH_SLO; default p99=5ms, `off`: none) is the latency objective of
+--slo PCT=DURATION (BENCH_SLO; default p99=10ms, `off`: none) is the latency objective of
 the capacity search: after the planned rates, each block searches every setup's highest
 rate held with that percentile within the objective (fixedrate/capacity.py), in at most
 capacity.search_steps(lowest planned rate, the setup's closed-loop req/s) further
