@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.stats import Interval
 from ..fixedrate.capacity import Estimate
 
 
@@ -32,9 +33,9 @@ def half_width(estimate: Estimate | None) -> float | None:
     >>> round(half_width(Estimate(20000.0, 17391.3, 23000.0, None, 4)), 4), half_width(Estimate(20000.0, None, None, "at_least", 4))
     (0.15, None)
     """
-    if estimate is None or estimate.low is None or estimate.high is None or estimate.value <= 0:
+    if estimate is None or estimate.value <= 0:
         return None
-    return max(estimate.high / estimate.value - 1, 1 - estimate.low / estimate.value)
+    return Interval(estimate.value, estimate.low, estimate.high, estimate.blocks).half_width_rel  # the throughput rule's measure
 
 
 def widest(widths: list[Width]) -> Width | None:
