@@ -23,8 +23,7 @@ import sys
 from pathlib import Path
 
 from wrkreport.bench.capacity_rule import half_width
-from wrkreport.bench.stopping_rule import cpu_per_request_of, ratio_intervals
-from wrkreport.bench.values import parse_iso
+from wrkreport.bench.stopping_rule import block_durations, cpu_per_request_of, ratio_intervals
 from wrkreport.core import stats
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import slo_of
@@ -33,7 +32,7 @@ from wrkreport.fixedrate.reading import read_rate_measurements
 
 def seconds(entries: list[dict]) -> float:
     """Return the seconds the finished blocks took, start to stop of their servers."""
-    return sum((parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in entries if p.get("ended_at"))
+    return sum(block_durations(entries))
 
 
 def throughput_cut(run_dir: Path, manifest: dict, blocks: int) -> tuple[float, float | None]:

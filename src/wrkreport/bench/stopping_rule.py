@@ -80,9 +80,14 @@ def ratio_intervals(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of
     return {key: stats.block_ratio_interval(blocks) for key, blocks in ratio_blocks(run_dir, manifest, cache, value_of).items()}
 
 
+def block_durations(entries: list[dict]) -> list[float]:
+    """Return the wall seconds of each finished block of a list (`passes` or `fixed_rate_passes`): start of the servers to their stop."""
+    return [(parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in entries if p.get("ended_at")]
+
+
 def block_seconds(manifest: dict) -> float | None:
     """Return the mean wall time of the finished blocks (start of the servers to their stop), None before one has finished."""
-    times = [(parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in manifest["passes"] if p.get("ended_at")]
+    times = block_durations(manifest["passes"])
     return statistics.mean(times) if times else None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 import sys
@@ -23,13 +24,12 @@ from ..fixed_rate import Attack, measure_rate, rate_stem, warm_up
 from ..fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_up_on_clients
 from ..remote_clients.state import ClientError, load_clients
 from ..manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
-from ..stopping_rule import rate_of
+from ..stopping_rule import block_durations, rate_of
 from ..capacity_rule import Width, decide, half_width, widest
 from ..progress import elapsed_of
-from ...core.setups import baseline_of
 from ..rate_options import rate_setups, round_rate
 from ..profiles import MAX_RATE, PROG
-from ...core.setups import SETUP_BY_ID
+from ...core.setups import SETUP_BY_ID, baseline_of
 from ..values import iso, parse_iso, utc_now
 from ..vegeta_build import record_vegeta_version
 
@@ -305,7 +305,7 @@ def cmd_capacity_more(args) -> int:
 
 def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs: int, slo) -> list[Width]:
     """Return the half-width of every capacity and capacity ratio at GOMAXPROCS over the blocks so far, as `wrkreport build` finds them."""
-    blocks = {s: earlier_capacities(run_dir, manifest, searched_entries(manifest, s, gomaxprocs), 1 << 30, slo) for s in sorted(setups)}
+    blocks = {s: earlier_capacities(run_dir, manifest, searched_entries(manifest, s, gomaxprocs), math.inf, slo) for s in sorted(setups)}  # every block so far
     widths = [Width(s, half_width(combine(found))) for s, found in blocks.items() if found]
     widths += [Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])))
                for s, found in blocks.items() if found and baseline_of(s) != s and blocks.get(baseline_of(s))]
@@ -314,11 +314,11 @@ def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs
 
 def rate_block_seconds(manifest: dict) -> float | None:
     """Return the mean wall time of the finished fixed-rate blocks (any GOMAXPROCS), else the running one's so far; None before any."""
-    done = [(parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in manifest.get("fixed_rate_passes") or [] if p.get("ended_at")]
+    blocks = manifest.get("fixed_rate_passes") or []
+    done = block_durations(blocks)
     if done:
         return statistics.mean(done)
-    running = manifest.get("fixed_rate_passes") or []
-    return (utc_now() - parse_iso(running[-1]["started_at"])).total_seconds() if running else None
+    return (utc_now() - parse_iso(blocks[-1]["started_at"])).total_seconds() if blocks else None
 
 
 def searched_entries(manifest: dict, setup: str, gomaxprocs: int) -> list[dict]:
@@ -327,7 +327,7 @@ def searched_entries(manifest: dict, setup: str, gomaxprocs: int) -> list[dict]:
             if (e["setup"], e["gomaxprocs"]) == (setup, gomaxprocs) and not e.get("capacity_check")]
 
 
-def earlier_capacities(run_dir: Path, manifest: dict, measured: list[dict], block: int, slo) -> list:
+def earlier_capacities(run_dir: Path, manifest: dict, measured: list[dict], block: float, slo) -> list:
     """Return the capacities of one setup's blocks before `block` (at one GOMAXPROCS value), as `wrkreport build` finds them."""
     by_block: dict[int, list[dict]] = {}
     for e in measured:
