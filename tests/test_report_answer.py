@@ -17,7 +17,7 @@ from wrkreport.report.answer import MAX_SENTENCE_WORDS, answer
 from wrkreport.report.answercells import Figure, fmt_us
 from wrkreport.report.page import backend_of
 from wrkreport.report.render import environment
-from wrkreport.report.terminal import ascii_terminal
+from wrkreport.report.terminal import ascii_terminal, terminal_cell
 
 from helpers import RUNS
 
@@ -195,12 +195,12 @@ def test_the_terminal_prints_the_pages_sentence_and_every_figure_of_its_table(bu
     at = 0
     for setup, *cells in page_rows(page):
         figures, details = cells[:len(cells) // 2], cells[len(cells) // 2:]
-        # the row's line, after the one before it: the setup id, then its figures (the terminal's ASCII for µs, ≥, ✓ and ✗)
+        # the row's line, after the one before it: the setup id, then its figures (the terminal's cells: ASCII for µs, ≥, ✓ and ✗, shorter words below)
         at = next((i for i, line in enumerate(out) if i > at and line.startswith(setup + " ")), None)
         assert at is not None, (setup, figures)
-        assert all(ascii_terminal(f) in out[at] for f in figures), (setup, figures, out[at])
+        assert all(terminal_cell(f) in out[at] for f in figures), (setup, figures, out[at])
         if any(details):
-            assert all(ascii_terminal(d) in out[at + 1] for d in details if d), (setup, details, out[at + 1])
+            assert all(terminal_cell(d) in out[at + 1] for d in details if d), (setup, details, out[at + 1])
 
 
 def test_a_default_runs_terminal_fits_25_lines_of_80_columns_and_counts_the_warnings_in_one_line(built):

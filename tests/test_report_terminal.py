@@ -75,3 +75,22 @@ def test_a_quick_runs_widest_row_fits_80_columns(tmp_path):
     assert table[0].split() == ["setup", "CPU", "us/req", "+p50", "ms", "+p99", "ms", "capacity", "share"]
     assert max(len(line) for line in table) <= 80, [line for line in table if len(line) > 80]
     assert any(">= 32,000" in line for line in table) and any("<= 12,000" in line for line in table)
+
+
+def test_a_default_runs_widest_possible_row_fits_80_columns():
+    # What a loaded machine gave CI: the fixed load not held (its two columns 'not held' over 'held in 0 of 1') and a capacity
+    # at the search's edge ('highest rate held'), in the longest default setup's row, with the widest CPU and share cells.
+    from wrkreport.report.answer import Answer, AnswerGroup, AnswerRow, Column
+    from wrkreport.report.answercells import Figure
+    from wrkreport.report.terminal import answer_lines
+
+    columns = tuple(Column(k, k, "", short, k) for k, short in
+                    (("cpu", "CPU us/req"), ("p50", "+p50 ms"), ("p99", "+p99 ms"), ("capacity", "capacity"), ("share", "share")))
+    worst = (Figure("177 (+none)", "159-185"), Figure("not held", "held in 0 of 1"), Figure("not held", "held in 10 of 12"),
+             Figure("≥ 132,000 ✗", "highest rate held"), Figure("not measured", "156,200 req/s"))
+    lowest = worst[:3] + (Figure("≤ 1,000 ✗", "lowest rate missed"),) + worst[4:]
+    rows = tuple(AnswerRow(setup, setup, figures) for setup, figures in (("go-http", worst), ("nginx-fcgi-unix", worst), ("nginx-fcgi-tcp", lowest)))
+    answer = Answer("A sentence.", "Conditions.", columns, (AnswerGroup("GOMAXPROCS=2", rows, "fixed load 4,400 req/s"),))
+    lines = answer_lines(answer).splitlines()
+    assert any("held 0/1" in line for line in lines) and any("lowest missed" in line for line in lines)
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from ..analysis.cells import several_levels
@@ -23,7 +24,7 @@ def answer_lines(answer: Answer) -> str:
             rows.append((row.setup, *(f.main for f in row.figures)))
             if any(f.detail for f in row.figures):
                 rows.append(("", *(f.detail for f in row.figures)))
-    table = text_table(header, [tuple(ascii_terminal(c) for c in r) for r in rows], right=set(range(1, len(header)))).splitlines()
+    table = text_table(header, [tuple(terminal_cell(c) for c in r) for r in rows], right=set(range(1, len(header)))).splitlines()
     lines, headings = [table[0]], dict(groups)
     for i, line in enumerate(table[1:]):
         if i in headings:
@@ -47,6 +48,22 @@ def closing_line(path: str, warnings: int, failures: int, precision: tuple[str, 
     counts += f", {failures} failed check{'s' if failures != 1 else ''}" if failures else ""
     counts += f", precision target {precision[1].split(' (')[0]}" if precision is not None and precision[0] != "pass" else ""  # NOT met; not aimed at: a smoke test
     return f"report: {path} ({counts})"
+
+
+TERMINAL_WORDS = ((re.compile(r"^held in (\d+) of (\d+)$"), r"held \1/\2"), (re.compile(r"^highest rate held$"), "highest held"),
+                  (re.compile(r"^lowest rate missed$"), "lowest missed"))
+
+
+def terminal_cell(text: str) -> str:
+    """Return a table cell for the terminal: ascii_terminal's characters, and the page's longer words below a figure in fewer
+    columns, so that a default run's widest row (the fixed load not held, a capacity at the search's edge) fits 80.
+
+    >>> terminal_cell("held in 0 of 1"), terminal_cell("highest rate held"), terminal_cell("≥ 32,000 ✗")
+    ('held 0/1', 'highest held', '>= 32,000 X')
+    """
+    for pattern, short in TERMINAL_WORDS:
+        text = pattern.sub(short, text)
+    return ascii_terminal(text)
 
 
 def ascii_terminal(text: str) -> str:
