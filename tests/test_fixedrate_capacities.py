@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 import pytest
@@ -112,10 +114,27 @@ def test_the_check_is_the_measurement_at_the_capacity_read_from_its_file_and_not
         p99 = m.result.percentile_ms(99)
         assert (c.check.offered_rps, c.check.percentile_ms, c.check.held) == (m.rate, p99, m.held)
         assert c.check.met == (m.held and p99 <= 10.0 and not [f for f in m.failed if f.name != "rate-held"])
-        assert c.check.record() == {"offered_rps": m.rate, "percentile_ms": round(p99, 3), "held": m.held, "met": c.check.met}
+        assert c.check.record() == {"offered_rps": m.rate, "percentile_ms": round(p99, 3), "held": m.held, "met": c.check.met, "span_s": round(m.result.span_s, 3)}
+        assert c.record()["checks"] == [c.check.record()] and c.record()["sustained_rps"] == (m.rate if c.check.met else None)
         # not a step of the search: the blocks' capacities are those of the measurements without it
         without = capacities([x for x in measurements if x is not m], OBJECTIVE_10MS)
         assert next(x for x in without if x.setup == m.setup).blocks == c.blocks and c.record()["check"] == c.check.record()
     # this run's: go-http fell behind at its capacity (a backlog), nginx-http met the objective there
     assert not found["go-http"].check.held and check_words(found["go-http"]).startswith("at 3,700 req/s: not held (p99 ")
     assert found["nginx-http"].check.met and check_words(found["nginx-http"]) == "at 3,280 req/s: p99 4.88 ms, within"
+
+
+def test_checks_after_a_miss_are_kept_in_order_and_the_highest_that_met_is_the_sustained_rate():
+    # The run's go-http check (3,700 req/s, not held) followed by two lower ones made from its real measurements: a miss
+    # (block 4's 3,540 step, as measured) and a pass (its 970 light-load point); a check of an earlier block is left out.
+    measurements, _ = read_rate_run(CAPACITY_LADDER)
+    go = [m for m in measurements if m.setup == "go-http"]
+    first = next(m for m in go if m.capacity_check)
+    lower = [replace(next(m for m in go if (m.block, m.rate) == (4, rate)), capacity_check=True, search_high=None) for rate in (3540, 970)]
+    earlier = replace(next(m for m in go if (m.block, m.rate) == (3, 970)), capacity_check=True, search_high=None)
+    kept = [m for m in measurements if not (m.setup == "go-http" and m.block == 4 and m.rate in (3540, 970))]
+    found = next(c for c in capacities([earlier, *kept, *lower], OBJECTIVE_10MS) if c.setup == "go-http")
+    assert [c.offered_rps for c in found.checks] == [3700, 3540, 970] and found.check.offered_rps == first.rate
+    assert [c.met for c in found.checks] == [False, found.checks[1].met, True]
+    assert found.sustained.offered_rps == (3540 if found.checks[1].met else 970) and found.record()["sustained_rps"] == found.sustained.offered_rps
+    assert check_words(found).startswith("at 3,700 req/s: not held (p99 ") and "; at 970: p99 " in check_words(found)

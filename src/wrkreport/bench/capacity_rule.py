@@ -44,13 +44,14 @@ def widest(widths: list[Width]) -> Width | None:
     return max(found, key=lambda w: w.half_width) if found else None
 
 
-def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, block_s: float | None, going: int) -> str | None:
+def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, block_s: float | None, going: int, reserve_s: float = 0.0) -> str | None:
     """Return why a GOMAXPROCS value takes no more fixed-rate blocks after `blocks` of them (None: it takes another).
 
     params: the manifest's (rate_blocks, rate_blocks_max, capacity_precision_pct, max_time_s);
     block_s: the mean seconds of a fixed-rate block so far; going: the blocks that must fit before
     --max-time if this value takes another (this round's still to run at the other values, and the
-    next round's of every value still taking blocks, this one's among them).
+    next round's of every value still taking blocks, this one's among them); reserve_s: what must
+    fit after them (the capacity checks still to run).
 
     >>> params = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": 900}
     >>> wide = [Width("go-http", 0.12), Width("nginx-http/go-http", 0.21)]
@@ -77,6 +78,6 @@ def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, blo
     if blocks >= params.get("rate_blocks_max", params["rate_blocks"]):
         return f"block ceiling: {blocks} fixed-rate blocks ({left})"
     limit = params.get("max_time_s")
-    if limit is not None and block_s is not None and elapsed_s + going * block_s > limit:
+    if limit is not None and block_s is not None and elapsed_s + going * block_s + reserve_s > limit:
         return f"time limit: {going} more fixed-rate block{'s' if going > 1 else ''} (~{block_s:.0f}s each) would end after --max-time {limit}s ({left})"
     return None

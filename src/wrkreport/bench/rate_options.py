@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 
 from .profiles import (
-    CAPACITY_PRECISION_PCT, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
+    CAPACITY_PRECISION_PCT, CHECKS_EXPECTED, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
     SEARCH_STEPS_EXPECTED,
 )
 from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
@@ -123,7 +123,8 @@ def rate_phase_seconds(plan: dict, blocks: int | None = None) -> float:
     measured = len(plan["rates"] + plan["rate_shares"]) + (min(SEARCH_STEPS_EXPECTED, plan["search_steps"]) if plan.get("slo") else 0)
     per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + measured * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
     per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
-    checks = len(rate_setups(plan["setups"])) * (plan["rate_duration_s"] + RATE_OVERHEAD_S) if plan.get("slo") else 0  # at the capacity, after the last block's search
+    tries = min(CHECKS_EXPECTED, plan.get("check_tries", 1))  # at the capacity after the last block's search, then lower while missed
+    checks = len(rate_setups(plan["setups"])) * tries * (plan.get("check_duration_s", plan["rate_duration_s"]) + RATE_OVERHEAD_S) if plan.get("slo") else 0
     return len(plan["gomaxprocs"]) * ((plan["rate_blocks"] if blocks is None else blocks) * per_block + checks)
 
 
@@ -165,13 +166,14 @@ def rate_lines(plan: dict) -> list[str]:
     """Return the phase's `key value` lines for the script."""
     lines = [f"rate_phase {int(plan['rate_phase'])}", f"rate_blocks {plan['rate_blocks']}", f"rate_blocks_max {plan['rate_blocks_max']}",
              f"capacity_precision {plan['capacity_precision_pct']:g}"]
-    lines += [f"rate_duration_s {plan['rate_duration_s']:g}", f"rate_warmup_s {plan['rate_warmup_s']:g}"]
+    lines += [f"rate_duration_s {plan['rate_duration_s']:g}", f"rate_warmup_s {plan['rate_warmup_s']:g}", f"check_duration_s {plan['check_duration_s']:g}",
+              f"check_tries {plan['check_tries']}"]
     return lines + [f"rate_max_connections {plan['rate_max_connections']}", f"capacity_search {int(bool(plan.get('slo')))}",
                     f"slo {capacity_slo(plan).words if plan.get('slo') else 'off'}"]
 
 
 RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_blocks_max", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo",
-                   "search_steps", "capacity_precision_pct")
+                   "search_steps", "capacity_precision_pct", "check_duration_s", "check_tries")
 
 
 def rate_parameters(plan: dict) -> dict:

@@ -21,17 +21,18 @@ from .reading import RateMeasurement
 
 @dataclass(frozen=True)
 class CapacityCheck:
-    """The measurement at the capacity found, after the search (Nighthawk's testing stage): what the objective's percentile was there."""
+    """A measurement at the capacity found, after the search (Nighthawk's testing stage), or lower after a miss: what the objective's percentile was there."""
 
     offered_rps: int
     percentile_ms: float | None  # the objective's percentile of its latencies (None: no record)
     held: bool  # the rate was sustained
     met: bool  # held, every answer right, none lost and within the objective: a passing step
+    span_s: float | None = None  # its first request's start to its last's (None: no record)
 
     def record(self) -> dict:
-        """Return the results.json record: {'offered_rps', 'percentile_ms', 'held', 'met'}."""
+        """Return the results.json record: {'offered_rps', 'percentile_ms', 'held', 'met', 'span_s'}."""
         return {"offered_rps": self.offered_rps, "percentile_ms": None if self.percentile_ms is None else round(self.percentile_ms, 3),
-                "held": self.held, "met": self.met}
+                "held": self.held, "met": self.met, "span_s": None if self.span_s is None else round(self.span_s, 3)}
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,18 @@ class Capacity:
     blocks: tuple[BlockCapacity, ...]
     ratio: Estimate | None = None  # over the baseline's (None for the baseline, or when nothing can be said)
     generator_rps: float | None = None  # vegeta's ceiling at this GOMAXPROCS, when it was met
-    check: CapacityCheck | None = None  # the measurement at the capacity after the search (None: none was made)
+    checks: tuple[CapacityCheck, ...] = ()  # the measurements after the search: at the capacity, then lower after each miss
+
+    @property
+    def check(self) -> CapacityCheck | None:
+        """Return the check at the capacity itself (the first), None when none was made."""
+        return self.checks[0] if self.checks else None
+
+    @property
+    def sustained(self) -> CapacityCheck | None:
+        """Return the highest check that met the objective (the rate a check held for its whole attack), None when none did."""
+        met = [c for c in self.checks if c.met]
+        return max(met, key=lambda c: c.offered_rps) if met else None
 
     @property
     def baseline(self) -> str | None:
@@ -68,6 +80,8 @@ class Capacity:
                                   "steps": b.steps} for b in self.blocks],
             "generator_ceiling_rps": rounded(self.generator_rps),
             "check": None if self.check is None else self.check.record(),
+            "checks": [c.record() for c in self.checks],
+            "sustained_rps": None if self.sustained is None else self.sustained.offered_rps,
         }
         if self.baseline is not None:
             ratio = self.ratio
@@ -96,14 +110,18 @@ def block_steps(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str
     return found
 
 
-def capacity_checks(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str, int], CapacityCheck]:
-    """Return each (setup, GOMAXPROCS)'s capacity check: its last one, judged as a step of the search."""
-    found = {}
+def capacity_checks(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str, int], tuple[CapacityCheck, ...]]:
+    """Return each (setup, GOMAXPROCS)'s capacity checks of its last checked block, in the order measured, each judged as a step of the search."""
+    found: dict[tuple[str, int], list[tuple[int, CapacityCheck]]] = {}
     for m in measurements:
         if m.capacity_check:
             step = measurement_step(m, slo)
-            found[(m.setup, m.gomaxprocs)] = CapacityCheck(m.rate, step.value_ms, m.held, step.verdict == PASS)
-    return found
+            check = CapacityCheck(m.rate, step.value_ms, m.held, step.verdict == PASS, m.result.span_s if m.result is not None else None)
+            kept = found.setdefault((m.setup, m.gomaxprocs), [])
+            if kept and kept[-1][0] != m.block:
+                kept.clear()  # a later block's checks: the last ones stand
+            kept.append((m.block, check))
+    return {key: tuple(c for _, c in kept) for key, kept in found.items()}
 
 
 def generator_ceiling(steps: dict[int, list[Step]]) -> list[float]:
@@ -141,5 +159,5 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
         base = baseline_of(setup)
         ratio = combine_ratio(blocks, per_block.get((base, n), [])) if base != setup else None
         ceiling = statistics.median(ceilings[n]) if ceilings.get(n) else None
-        found.append(Capacity(setup, n, slo, estimate, tuple(blocks), ratio, ceiling, checks.get((setup, n))))
+        found.append(Capacity(setup, n, slo, estimate, tuple(blocks), ratio, ceiling, checks.get((setup, n), ())))
     return found

@@ -186,24 +186,31 @@ def capacity_words(c: Capacity) -> str:
 
 
 def check_words(c: Capacity) -> str:
-    """Return the capacity check in words: 'at 3,670 req/s: p99 7.20 ms, within' ('missed', 'not held'), or '' without one.
+    """Return the capacity checks in words: 'at 3,670 req/s: p99 7.20 ms, within' ('missed', 'not held'), each lower one after a miss
+    after it ('; at 3,300: ...'), an attack of 2 s or more with its length ('at 30,100 req/s for 5 s: ...'); '' without one.
 
     >>> from wrkreport.fixedrate.capacity import Slo
     >>> from wrkreport.fixedrate.capacities import CapacityCheck
     >>> from dataclasses import replace
     >>> found = Capacity("go-http", 1, Slo(99.0, 10.0), Estimate(3672, 3540, 3808, None, 4), ())
-    >>> check_words(replace(found, check=CapacityCheck(3670, 7.2, True, True))), check_words(replace(found, check=CapacityCheck(3670, 12.5, True, False)))
+    >>> check_words(replace(found, checks=(CapacityCheck(3670, 7.2, True, True),))), check_words(replace(found, checks=(CapacityCheck(3670, 12.5, True, False),)))
     ('at 3,670 req/s: p99 7.20 ms, within', 'at 3,670 req/s: p99 12.5 ms, missed')
-    >>> check_words(replace(found, check=CapacityCheck(3670, 80.0, False, False))), check_words(found)
+    >>> check_words(replace(found, checks=(CapacityCheck(3670, 80.0, False, False),))), check_words(found)
     ('at 3,670 req/s: not held (p99 80.0 ms)', '')
+    >>> check_words(replace(found, checks=(CapacityCheck(30100, 41.0, True, False, 5.0), CapacityCheck(27100, 6.2, True, True, 5.0))))
+    'at 30,100 req/s for 5 s: p99 41.0 ms, missed; at 27,100: p99 6.20 ms, within'
     """
-    check = c.check
-    if check is None:
-        return ""
-    value = "no record" if check.percentile_ms is None else f"{c.slo.name} {fmt_ms(check.percentile_ms)} ms"
+    return "; ".join(one_check_words(check, c.slo.name, first=i == 0) for i, check in enumerate(c.checks))
+
+
+def one_check_words(check, percentile: str, first: bool) -> str:
+    """Return one capacity check in words (check_words): the first with 'req/s' and its length when 2 s or more."""
+    value = "no record" if check.percentile_ms is None else f"{percentile} {fmt_ms(check.percentile_ms)} ms"
+    length = f" for {check.span_s:.0f} s" if first and check.span_s is not None and check.span_s >= 1.5 else ""
+    where = f"at {check.offered_rps:,}{' req/s' if first else ''}{length}"
     if not check.held:
-        return f"at {check.offered_rps:,} req/s: not held ({value})"
-    return f"at {check.offered_rps:,} req/s: {value}, {'within' if check.met else 'missed'}"
+        return f"{where}: not held ({value})"
+    return f"{where}: {value}, {'within' if check.met else 'missed'}"
 
 
 def ratio_words(c: Capacity, group: list[Capacity] | tuple[Capacity, ...] = ()) -> str:
@@ -229,7 +236,31 @@ def ratio_words(c: Capacity, group: list[Capacity] | tuple[Capacity, ...] = ()) 
 def capacity_clauses(capacities: list[Capacity]) -> list[str]:
     """Return one clause per setup: those with a baseline first, in their order, then the baselines ('go-http carries ...')."""
     ordered = [c for c in capacities if c.baseline is not None] + [c for c in capacities if c.baseline is None]
-    return [f"{c.setup} carries {capacity_words(c)}{ratio_words(c, capacities)}" for c in ordered]
+    return [f"{c.setup} carries {capacity_words(c)}{ratio_words(c, capacities)}{sustained_words(c)}" for c in ordered]
+
+
+def sustained_words(c: Capacity) -> str:
+    """Return what the capacity checks of 2 s or more say of the rate held for their length: ', held for 5 s there', ', held for 5 s
+    only at 27,100', ', held for 5 s at none of the 3 rates checked (down to 24,400)'; '' for shorter checks or none.
+
+    >>> from wrkreport.fixedrate.capacity import Slo
+    >>> from wrkreport.fixedrate.capacities import CapacityCheck
+    >>> from dataclasses import replace
+    >>> found = Capacity("go-http", 1, Slo(99.0, 10.0), Estimate(30100, 28000, 32400, None, 6), ())
+    >>> miss, hit = CapacityCheck(30100, 41.0, True, False, 5.0), CapacityCheck(27100, 6.2, True, True, 5.0)
+    >>> sustained_words(replace(found, checks=(hit,))), sustained_words(replace(found, checks=(miss, hit)))
+    (', held for 5 s there', ', held for 5 s only at 27,100')
+    >>> sustained_words(replace(found, checks=(miss, replace(miss, offered_rps=27100)))), sustained_words(replace(found, checks=(replace(hit, span_s=1.0),)))
+    (', held for 5 s at none of the 2 rates checked (down to 27,100)', '')
+    """
+    if not c.checks or c.checks[0].span_s is None or c.checks[0].span_s < 1.5:
+        return ""
+    length = f"held for {c.checks[0].span_s:.0f} s"
+    held = c.sustained
+    if held is None:
+        return f", {length} at none of the {len(c.checks)} rates checked (down to {min(x.offered_rps for x in c.checks):,})" if len(c.checks) > 1 \
+            else f", not {length} there"
+    return f", {length} there" if held is c.checks[0] else f", {length} only at {held.offered_rps:,}"
 
 
 def capacity_groups(capacities: list[Capacity]) -> list[tuple[int, list[Capacity]]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..fixedrate.analysis import BASELINE, RateCell
 from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import DEFAULT_SLO, HEADROOM, JITTER, LADDER, LADDER_STEP, MAX_EDGE, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
+from ..fixedrate.capacity import CHECK_STEP, DEFAULT_SLO, HEADROOM, JITTER, LADDER, LADDER_STEP, MAX_EDGE, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
 from ..core.stats import Interval
 from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words, check_words,
@@ -168,6 +168,22 @@ def blocks_clause(parameters: dict) -> str:
             f"reaches further than +/-{target:g}% from its estimate and its --max-time allows")
 
 
+def checks_clause(parameters: dict) -> str:
+    """Return how the run checked each capacity, when its checks were longer than a step or stepped down (profiles: check_duration_s, check_tries).
+
+    >>> checks_clause({"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3})
+    ' After the last block, each capacity is measured again for 5 s (a step is 1 s: a backlog that builds over seconds shows there), and while that misses the objective, again at 90% of the rate, 3 checks at most; the highest that met it is the rate held.'
+    >>> checks_clause({"rate_duration_s": 1, "check_duration_s": 1, "check_tries": 1}), checks_clause({"rate_duration_s": 1})
+    ('', '')
+    """
+    step, length, tries = parameters.get("rate_duration_s"), parameters.get("check_duration_s"), parameters.get("check_tries", 1)
+    if length is None or (length == step and tries <= 1):
+        return ""
+    longer = f" for {length:g} s (a step is {step:g} s: a backlog that builds over seconds shows there)" if length != step else ""
+    lower = f", and while that misses the objective, again at {CHECK_STEP:.0%} of the rate, {tries} checks at most; the highest that met it is the rate held" if tries > 1 else ""
+    return f" After the last block, each capacity is measured again{longer}{lower}."
+
+
 def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
     """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py) and the run's block rule."""
     low, high = (f"{share:.0%}" for share in JITTER)
@@ -181,7 +197,7 @@ def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
             f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks)"
             f"{blocks_clause(parameters or {})}, "
             "and a bound when at least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or "
-            "vegeta behind its schedule).")
+            "vegeta behind its schedule)." + checks_clause(parameters or {}))
 
 
 def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:

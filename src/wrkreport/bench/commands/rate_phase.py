@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...parsers.vegeta import read_client_files, read_vegeta_file
 from ...fixedrate.capacity import (
-    FAIL, HEADROOM, MAX_STEPS, Step, block_capacity, check_rate, combine, combine_ratio, ladder_centre, ladder_next, result_step, next_rate, search_rng,
+    FAIL, HEADROOM, MAX_STEPS, Step, block_capacity, combine, combine_ratio, ladder_centre, ladder_next, next_check_rate, result_step, next_rate, search_rng,
     search_steps, slo_of,
 )
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
@@ -28,7 +28,7 @@ from ..stopping_rule import block_durations, rate_of
 from ..capacity_rule import Width, decide, half_width, widest
 from ..progress import elapsed_of
 from ..rate_options import rate_setups, round_rate
-from ..profiles import MAX_RATE, PROG
+from ..profiles import CHECKS_EXPECTED, MAX_RATE, PROG, RATE_OVERHEAD_S
 from ...core.setups import SETUP_BY_ID, baseline_of
 from ..values import iso, parse_iso, utc_now
 from ..vegeta_build import record_vegeta_version
@@ -81,13 +81,14 @@ def cmd_rate_pass_start(args) -> int:
     return 0
 
 
-def run_attack(params: dict, setup: str, rate: int, headers: list[str] | None = None) -> Attack:
-    """Return the attack of one fixed-rate measurement (or warm-up) of a setup at a rate, from the run's parameters (headers: --app-header's)."""
+def run_attack(params: dict, setup: str, rate: int, headers: list[str] | None = None, check: bool = False) -> Attack:
+    """Return the attack of one fixed-rate measurement (or warm-up) of a setup at a rate, from the run's parameters (headers: --app-header's;
+    check: a capacity check, check_duration_s long, a run before 2026-11-29 having none: rate_duration_s)."""
     app = SETUP_BY_ID[setup].app if setup in SETUP_BY_ID else False
     return Attack(
         params["urls"][setup],
         rate,
-        float(params["rate_duration_s"]),
+        float(params.get("check_duration_s", params["rate_duration_s"]) if check else params["rate_duration_s"]),
         max_connections=params["rate_max_connections"],
         timeout_s=float(params["wrk_timeout_s"]),
         expect_body_bytes=None if app else params["body_bytes"],  # an app's body: its own (kept whole)
@@ -107,7 +108,7 @@ def cmd_measure_rate(args) -> int:
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
-    attack = run_attack(params, args.setup, args.rate, args.header)
+    attack = run_attack(params, args.setup, args.rate, args.header, check=bool(args.capacity_check))
     done = len(manifest.get("fixed_rate_measurements") or [])
     print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
           end="", file=sys.stderr, flush=True)
@@ -259,21 +260,27 @@ def cmd_capacity_next(args) -> int:
 
 
 def cmd_capacity_check(args) -> int:
-    """Print the capacity checks of a fixed-rate block: one line 'SETUP RATE' per setup whose capacity over the blocks so far is an estimate, not a bound (capacity.check_rate), in a shuffled order."""
+    """Print the next capacity checks of a fixed-rate block: one line 'SETUP RATE' per setup still checking (capacity.next_check_rate:
+    the first at its capacity over the blocks so far, none for a bound; after a miss, CHECK_STEP lower, up to the run's check_tries), in a shuffled order."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     params = manifest["parameters"]
     slo = slo_of(params.get("slo"))
     if slo is None:
         return 0
-    lines = []
+    lines, made = [], 0
     for setup in sorted(args.setups.split(",")):
-        searched = searched_entries(manifest, setup, args.gomaxprocs)  # the checks come after every search: none yet
-        rate = check_rate(combine(earlier_capacities(run_dir, manifest, searched, args.block + 1, slo)),
-                          {e["rate"] for e in searched if e["block"] == args.block})
+        searched = searched_entries(manifest, setup, args.gomaxprocs)
+        checks = [e for e in manifest.get("fixed_rate_measurements") or []
+                  if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block) and e.get("capacity_check")]
+        rate = next_check_rate(combine(earlier_capacities(run_dir, manifest, searched, args.block + 1, slo)),
+                               [measured_step(run_dir, e, manifest) for e in checks], params.get("check_tries", 1),
+                               {e["rate"] for e in searched + checks if e["block"] == args.block})
+        made += len(checks)
         if rate is not None:
             lines.append(f"{setup} {rate}")
-    random.Random(f"{params['seed']}:capacity-check:{args.gomaxprocs}:{args.block}").shuffle(lines)
+    again = f":{made}" if made else ""  # a later round's own order (the first's is what runs before 2026-11-29 drew)
+    random.Random(f"{params['seed']}:capacity-check:{args.gomaxprocs}:{args.block}{again}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
 
@@ -287,7 +294,7 @@ def cmd_capacity_more(args) -> int:
     widths = capacity_widths(run_dir, manifest, args.setups.split(","), args.gomaxprocs, slo) if slo is not None else []
     passes = [p for p in manifest.get("fixed_rate_passes") or [] if p["gomaxprocs"] == args.gomaxprocs]
     if slo is not None:
-        reason = decide(widths, len(passes), params, elapsed_of(manifest), rate_block_seconds(manifest), args.going)
+        reason = decide(widths, len(passes), params, elapsed_of(manifest), rate_block_seconds(manifest), args.going, checks_left_seconds(manifest))
     else:  # no search: the planned blocks
         reason = None if len(passes) < params.get("rate_blocks", 1) else f"no objective: the planned {len(passes)} block(s) ran"
     worst = widest(widths)
@@ -310,6 +317,16 @@ def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs
     widths += [Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])))
                for s, found in blocks.items() if found and baseline_of(s) != s and blocks.get(baseline_of(s))]
     return widths
+
+
+def checks_left_seconds(manifest: dict) -> float:
+    """Return the seconds the capacity checks not yet run are expected to take: per GOMAXPROCS value without one, each setup of the
+    phase CHECKS_EXPECTED times (at most check_tries) check_duration_s and its overhead."""
+    params = manifest["parameters"]
+    checked = {e["gomaxprocs"] for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check")}
+    values = [n for n in params["gomaxprocs"] if n not in checked]
+    each = min(CHECKS_EXPECTED, params.get("check_tries", 1)) * (params.get("check_duration_s", params["rate_duration_s"]) + RATE_OVERHEAD_S)
+    return len(values) * len(rate_setups(params["setups"])) * each
 
 
 def rate_block_seconds(manifest: dict) -> float | None:
