@@ -108,3 +108,15 @@ def test_a_missed_check_is_measured_again_lower_until_one_meets_the_objective_or
     assert first[1] == "nginx-http 3280"  # at the capacity, as the run measured it
     assert check(check_tries=3) == ["go-http 3330"]  # 0.9 of the missed 3,700; nginx-http's met: none more
     assert check(check_tries=1) == [] and check() == []  # one try (the quick profile, and runs before check_tries): none after a miss
+
+
+def test_a_blocks_capacity_checks_are_not_counted_in_its_duration():
+    # Two finished blocks of 30 s and 50 s, the second holding two 5.2-s checks and one search step: the capacity rule's
+    # mean block is 30 and 50 - 10.4 (checks_left_seconds counts the checks still to come apart).
+    passes = [{"gomaxprocs": 1, "block": 1, "started_at": "2026-11-29T04:00:00Z", "ended_at": "2026-11-29T04:00:30Z"},
+              {"gomaxprocs": 2, "block": 1, "started_at": "2026-11-29T04:00:30Z", "ended_at": "2026-11-29T04:01:20Z"}]
+    entries = [{"gomaxprocs": 2, "block": 1, "capacity_check": True, "started_at": f"2026-11-29T04:01:{s:02d}Z", "ended_at": f"2026-11-29T04:01:{s + 5}.2Z"}
+               for s in (5, 12)]
+    entries.append({"gomaxprocs": 2, "block": 1, "started_at": "2026-11-29T04:00:40Z", "ended_at": "2026-11-29T04:00:41.5Z"})
+    assert rate_phase.rate_block_seconds({"fixed_rate_passes": passes, "fixed_rate_measurements": entries}) == pytest.approx((30 + 50 - 10.4) / 2)
+    assert rate_phase.rate_block_seconds({"fixed_rate_passes": passes}) == pytest.approx(40)

@@ -330,9 +330,16 @@ def checks_left_seconds(manifest: dict) -> float:
 
 
 def rate_block_seconds(manifest: dict) -> float | None:
-    """Return the mean wall time of the finished fixed-rate blocks (any GOMAXPROCS), else the running one's so far; None before any."""
+    """Return the mean wall time of the finished fixed-rate blocks (any GOMAXPROCS) less their capacity checks' (checks_left_seconds
+    counts those apart), else the running one's so far; None before any."""
     blocks = manifest.get("fixed_rate_passes") or []
-    done = block_durations(blocks)
+    checks: dict[tuple[int, int], float] = {}
+    for e in manifest.get("fixed_rate_measurements") or []:
+        if e.get("capacity_check") and e.get("started_at") and e.get("ended_at"):
+            key = (e["gomaxprocs"], e["block"])
+            checks[key] = checks.get(key, 0.0) + (parse_iso(e["ended_at"]) - parse_iso(e["started_at"])).total_seconds()
+    finished = [p for p in blocks if p.get("ended_at")]
+    done = [d - checks.get((p["gomaxprocs"], p["block"]), 0.0) for p, d in zip(finished, block_durations(finished))]
     if done:
         return statistics.mean(done)
     return (utc_now() - parse_iso(blocks[-1]["started_at"])).total_seconds() if blocks else None
