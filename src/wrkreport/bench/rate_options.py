@@ -123,9 +123,19 @@ def rate_phase_seconds(plan: dict, blocks: int | None = None) -> float:
     measured = len(plan["rates"] + plan["rate_shares"]) + (min(SEARCH_STEPS_EXPECTED, plan["search_steps"]) if plan.get("slo") else 0)
     per_setup = plan["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + measured * (plan["rate_duration_s"] + RATE_OVERHEAD_S)
     per_block = PASS_OVERHEAD_S + len(rate_setups(plan["setups"])) * per_setup
-    tries = min(CHECKS_EXPECTED, plan.get("check_tries", 1))  # at the capacity after the last block's search, then lower while missed
-    checks = len(rate_setups(plan["setups"])) * tries * (plan.get("check_duration_s", plan["rate_duration_s"]) + RATE_OVERHEAD_S) if plan.get("slo") else 0
+    checks = len(rate_setups(plan["setups"])) * check_seconds(plan) if plan.get("slo") else 0
     return len(plan["gomaxprocs"]) * ((plan["rate_blocks"] if blocks is None else blocks) * per_block + checks)
+
+
+def check_seconds(plan: dict) -> float:
+    """Return the seconds one setup's capacity checks at one GOMAXPROCS value are expected to take (a plan's, or a manifest's
+    parameters): at the capacity after the last block's search, then lower while missed, CHECKS_EXPECTED of them at most
+    check_tries, each check_duration_s (rate_duration_s before 2026-11-29) and vegeta's overhead.
+
+    >>> round(check_seconds({"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3}), 3), check_seconds({"rate_duration_s": 1})
+    (8.1, 1.4)
+    """
+    return min(CHECKS_EXPECTED, plan.get("check_tries", 1)) * (plan.get("check_duration_s", plan["rate_duration_s"]) + RATE_OVERHEAD_S)
 
 
 def time_plan(plan: dict, throughput_s: int) -> dict:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import textwrap
 
 from .analysis import BASELINE, RateCell
-from .capacities import Capacity
+from .capacities import Capacity, CapacityCheck
 from .capacity import AT_LEAST, AT_MOST, Estimate, round_step
 from ..core.stats import Interval
 from ..core.units import fmt_ms
@@ -203,7 +203,7 @@ def check_words(c: Capacity) -> str:
     return "; ".join(one_check_words(check, c.slo.name, first=i == 0) for i, check in enumerate(c.checks))
 
 
-def one_check_words(check, percentile: str, first: bool) -> str:
+def one_check_words(check: CapacityCheck, percentile: str, first: bool) -> str:
     """Return one capacity check in words (check_words): the first with 'req/s' and its length when 2 s or more."""
     value = "no record" if check.percentile_ms is None else f"{percentile} {fmt_ms(check.percentile_ms)} ms"
     length = f" for {check.span_s:.0f} s" if first and check.span_s is not None and check.span_s >= 1.5 else ""

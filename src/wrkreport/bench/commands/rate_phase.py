@@ -27,8 +27,8 @@ from ..manifest import find_pass, levels_of, load_manifest, save_manifest, shuff
 from ..stopping_rule import block_durations, rate_of
 from ..capacity_rule import Width, decide, half_width, widest
 from ..progress import elapsed_of
-from ..rate_options import rate_setups, round_rate
-from ..profiles import CHECKS_EXPECTED, MAX_RATE, PROG, RATE_OVERHEAD_S
+from ..rate_options import check_seconds, rate_setups, round_rate
+from ..profiles import MAX_RATE, PROG
 from ...core.setups import SETUP_BY_ID, baseline_of
 from ..values import iso, parse_iso, utc_now
 from ..vegeta_build import record_vegeta_version
@@ -321,12 +321,11 @@ def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs
 
 def checks_left_seconds(manifest: dict) -> float:
     """Return the seconds the capacity checks not yet run are expected to take: per GOMAXPROCS value without one, each setup of the
-    phase CHECKS_EXPECTED times (at most check_tries) check_duration_s and its overhead."""
+    phase its expected checks (rate_options.check_seconds)."""
     params = manifest["parameters"]
     checked = {e["gomaxprocs"] for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check")}
     values = [n for n in params["gomaxprocs"] if n not in checked]
-    each = min(CHECKS_EXPECTED, params.get("check_tries", 1)) * (params.get("check_duration_s", params["rate_duration_s"]) + RATE_OVERHEAD_S)
-    return len(values) * len(rate_setups(params["setups"])) * each
+    return len(values) * len(rate_setups(params["setups"])) * check_seconds(params)
 
 
 def rate_block_seconds(manifest: dict) -> float | None:
