@@ -81,7 +81,8 @@ def ratio_intervals(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of
 
 
 def block_durations(entries: list[dict]) -> list[float]:
-    """Return the wall seconds of each finished block of a list (`passes` or `fixed_rate_passes`): start of the servers to their stop."""
+    """Return the wall seconds of each finished entry of a list, started_at to ended_at: a block's (`passes`, `fixed_rate_passes`: start
+    of the servers to their stop) or a measurement's (`fixed_rate_measurements`)."""
     return [(parse_iso(p["ended_at"]) - parse_iso(p["started_at"])).total_seconds() for p in entries if p.get("ended_at")]
 
 

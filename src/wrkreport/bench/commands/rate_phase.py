@@ -332,11 +332,10 @@ def rate_block_seconds(manifest: dict) -> float | None:
     """Return the mean wall time of the finished fixed-rate blocks (any GOMAXPROCS) less their capacity checks' (checks_left_seconds
     counts those apart), else the running one's so far; None before any."""
     blocks = manifest.get("fixed_rate_passes") or []
+    made = [e for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check") and e.get("started_at") and e.get("ended_at")]
     checks: dict[tuple[int, int], float] = {}
-    for e in manifest.get("fixed_rate_measurements") or []:
-        if e.get("capacity_check") and e.get("started_at") and e.get("ended_at"):
-            key = (e["gomaxprocs"], e["block"])
-            checks[key] = checks.get(key, 0.0) + (parse_iso(e["ended_at"]) - parse_iso(e["started_at"])).total_seconds()
+    for e, seconds in zip(made, block_durations(made)):  # a check's start to its end, as a block's
+        checks[(e["gomaxprocs"], e["block"])] = checks.get((e["gomaxprocs"], e["block"]), 0.0) + seconds
     finished = [p for p in blocks if p.get("ended_at")]
     done = [d - checks.get((p["gomaxprocs"], p["block"]), 0.0) for p, d in zip(finished, block_durations(finished))]
     if done:
