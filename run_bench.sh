@@ -111,6 +111,9 @@ declare -A PLAN=()
 declare -A DOWN=() # server name -> why it did not start in this pass
 declare -A APP_PIDS=() # app process name (app, app-unix, app-fcgi) -> its session leader (setsid), the session's and process group's ID
 declare -A APP_LOGS=() # app process name -> its log this block
+declare -A FRONT_PIDS=() # front end in nginx's place (haproxy, caddy, apache) -> its session leader (setsid) (front_ends.sh)
+declare -A FRONT_BINS=() # front end -> its program (front_end_binary)
+CADDY_ENV=()      # env's arguments for Caddy (caddy_environment)
 # --- Parts, by concern (src/driver/) ------------------------------------------------------
 readonly DRIVER="${ROOT}/src/driver"
 # shellcheck source=src/driver/common.sh
@@ -137,6 +140,8 @@ source "${DRIVER}/variant.sh"
 source "${DRIVER}/app.sh"
 # shellcheck source=src/driver/app_b.sh
 source "${DRIVER}/app_b.sh"
+# shellcheck source=src/driver/front_ends.sh
+source "${DRIVER}/front_ends.sh"
 
 # usage: the options, from their one place (src/driver/usage.txt).
 usage() {

@@ -197,8 +197,8 @@ def test_seconds_accept_a_trailing_s():
         (["--threads", "8", "--connections", "4"], "connections (4) must be >= threads (8), as wrk requires"),
         (
             ["--setups", "nginx-php"],
-            "unknown setup 'nginx-php'; choose from go-http, nginx-http, nginx-fcgi-tcp, nginx-fcgi-unix, "
-            "nginx-http-unix, go-fasthttp, nginx-static, node-http (or all)",
+            "unknown setup 'nginx-php'; choose from go-{http,fasthttp}, nginx-{http,fcgi-tcp,fcgi-unix,http-unix,static}, node-http, "
+            "{haproxy,caddy,apache}-{http,fcgi-tcp,fcgi-unix} (or all), tls, h2 or front-ends",
         ),
         (["--port", "nginx-http"], "--port 'nginx-http': expected NAME=PORT with NAME one of"),
         (["--port", "nginx-http=70000"], "--port nginx-http: port 70000 is above 65535"),
@@ -258,10 +258,13 @@ def test_connection_levels_sweep():
 
 def test_setups_all_and_the_new_setups_ports():
     p = plan("--setups", "all")
-    assert p["setups"] == list(SETUP_IDS[:8]) and len(p["setups"]) == 8  # all: every setup but the TLS ones (--setups tls)
+    # all: every setup but the TLS, h2 and --app ones: the article's four, four more, and the front ends' nine (issue 44)
+    assert p["setups"] == [*SETUP_IDS[:8], *SETUP_IDS[-9:]] and len(p["setups"]) == 17
     assert p["ports"] == {
         "go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083,
         "nginx-http-unix": 8084, "go-fasthttp": 8085, "nginx-static": 8086, "node-http": 8087, "go-fcgi-tcp": 9001,
+        "haproxy-http": 8093, "haproxy-fcgi-tcp": 8094, "haproxy-fcgi-unix": 8095, "caddy-http": 8096, "caddy-fcgi-tcp": 8097,
+        "caddy-fcgi-unix": 8098, "apache-http": 8099, "apache-fcgi-tcp": 8100, "apache-fcgi-unix": 8101,
     }  # fmt: skip
     assert p["needed_ports"] == {name: port for name, port in p["ports"].items()}
     assert p["urls"]["go-fasthttp"] == "http://127.0.0.1:8085/"
@@ -412,10 +415,10 @@ def test_estimate_counts_down_to_zero():
 
 def test_estimate_of_a_sweep_counts_a_warm_up_per_level():
     one, three = plan("--setups", "all", "--repeats", "5"), plan("--setups", "all", "--connections", "10,100,1000", "--repeats", "5")
-    assert three["measurements"] == 3 * one["measurements"] == 3 * 80
-    per_level = 8 * (1 + MEASUREMENT_OVERHEAD_S)
+    assert three["measurements"] == 3 * one["measurements"] == 3 * 17 * 2 * 5  # 17 setups, 2 GOMAXPROCS values, 5 repeats
+    per_level = 17 * (1 + MEASUREMENT_OVERHEAD_S)
     assert estimate_seconds(three, 0, 2) - 3 * estimate_seconds(one, 0, 2) == pytest.approx(-4 * PASS_OVERHEAD_S)
-    assert estimate_seconds(three, 240, 0, 1) == pytest.approx(per_level)
+    assert estimate_seconds(three, 3 * 170, 0, 1) == pytest.approx(per_level)
 
 
 

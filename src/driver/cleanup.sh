@@ -70,6 +70,7 @@ stop_servers() {
     FASTHTTP_PID=""
   fi
   stop_node
+  stop_front_ends # HAProxy, Caddy, Apache httpd: each with its whole session (front_ends.sh)
   stop_apps # each with its whole session (app.sh)
   stop_app_b # --app-b's, likewise (app_b.sh)
   if [[ -n "${GO_PID}" ]]; then

@@ -28,6 +28,7 @@ start_run() {
     return 0
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || render_nginx
+  [[ -z "${PLAN[front_ends]}" ]] || render_front_ends
 }
 
 

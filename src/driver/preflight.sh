@@ -25,6 +25,7 @@ apt_package() {
     taskset) echo util-linux ;;
     node) echo nodejs ;;
     ab) echo apache2-utils ;;
+    apache) echo apache2 ;;
     h2load) echo nghttp2-client ;;
     *) echo "$1" ;;
   esac
@@ -42,6 +43,7 @@ install_tools() {
       contains nginx "$@" && note=" (on releases without nginx-light: nginx)"
       contains taskset "$@" && note+=" (taskset, for --pin-client/--pin-server, comes with util-linux)"
       contains ab "$@" && note+=" (ab, for --load-generator ab, comes with apache2-utils)"
+      contains apache "$@" && note+=" (Apache httpd comes with apache2)"
       die 2 "missing: $*. Install with: sudo apt-get update && sudo apt-get install -y ${packages[*]}${note}"
     fi
     die 2 "missing: $*. Install them with your package manager."
@@ -57,6 +59,10 @@ install_tools() {
   if contains nginx "$@"; then
     log "note: the nginx package may enable its own nginx service; this script never uses or touches it"
   fi
+  local front
+  for front in haproxy caddy apache; do
+    ! contains "${front}" "$@" || log "note: the $(apt_package "${front}") package may enable its own service; this script never uses or touches it"
+  done
 }
 
 require_python() {
@@ -75,6 +81,7 @@ read_plan() {
   PLAN[node_setups]="${PLAN[node_setups]:-}"
   PLAN[vnginx_setups]="${PLAN[vnginx_setups]:-}"
   PLAN[app_setups]="${PLAN[app_setups]:-}"
+  PLAN[front_ends]="${PLAN[front_ends]:-}"
   PLAN[appb_setups]="${PLAN[appb_setups]:-}"
   app_header_args
   READY_TIMEOUT_S="${PLAN[ready_timeout_s]}" # how long a server may take to answer after its start (--ready-timeout)
@@ -121,11 +128,16 @@ preflight_tools() {
   if ((${#CLIENT_PIN[@]} + ${#SERVER_PIN[@]} > 0)) && ! command -v taskset >/dev/null 2>&1; then
     missing+=(taskset)
   fi
+  local front
+  for front in $(front_ends_missing); do # HAProxy, Caddy, Apache httpd: the packages of those a chosen setup needs
+    missing+=("${front}")
+  done
   if ((${#missing[@]} > 0)); then
     install_tools "${missing[@]}"
     NGINX="$(find_nginx)" || true
     NODE="$(find_node)" || true
   fi
+  find_front_ends
   if [[ -n "${PLAN[nginx_setups]}" ]]; then
     problems="$(helper check-nginx --plan "${WORK}/plan.json" --nginx "${NGINX}")" || die 2 "${problems:-cannot check ${NGINX}}"
   fi
@@ -234,6 +246,9 @@ prepare_work_dir() {
       die 2 "Unix socket path ${socket} is longer than ${SUN_PATH_MAX} bytes; set TMPDIR to a shorter directory"
     fi
   done
+  if [[ -n "${PLAN[front_ends]}" && ! "${WORK}" =~ ^[A-Za-z0-9_./+-]+$ ]]; then # HAProxy's, Caddy's, Apache httpd's files name it unquoted
+    die 2 "work dir ${WORK}: HAProxy, Caddy and Apache httpd need a path of letters, digits and _ . / + - only; set TMPDIR to such a directory"
+  fi
   mkdir -p "${WORK}/nginx/temp"
   local prefixes=("${WORK}/nginx" "${WORK}/nginx/temp")
   if [[ -n "${VARIANT_PREFIX}" ]]; then # --variant: its nginx's own prefix beside the run's

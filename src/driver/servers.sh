@@ -166,6 +166,11 @@ start_servers() {
   [[ -z "${PLAN[appb_setups]:-}" ]] || names+=("its build ${PLAN[app_b_name]}")
   [[ -z "${PLAN[nginx_setups]}" ]] || names+=(nginx)
   [[ -z "${PLAN[vnginx_setups]}" ]] || names+=("the variant's nginx (${PLAN[variant_name]})")
+  local front fronts=()
+  read -ra fronts <<<"${PLAN[front_ends]}"
+  for front in "${fronts[@]}"; do
+    names+=("$(front_end_name "${front}")")
+  done
   [[ -z "${PLAN[fasthttp_setups]}" ]] || names+=("the fasthttp server")
   if [[ -n "${PLAN[node_setups]}" ]]; then
     if ((n == 1)); then names+=("the Node server (one process)"); else names+=("the Node server (cluster of ${n} workers)"); fi
@@ -184,6 +189,7 @@ start_servers() {
   fi
   [[ -z "${PLAN[nginx_setups]}" ]] || start_nginx "${n}"
   [[ -z "${PLAN[vnginx_setups]}" ]] || start_variant_nginx "${n}"
+  [[ -z "${PLAN[front_ends]}" ]] || start_front_ends "${n}"
   if [[ -n "${PLAN[fasthttp_setups]}" ]] && ! start_fasthttp "${n}"; then
     DOWN[fasthttp]="$(not_started "the fasthttp server" "$(server_log fasthttp "${n}")")"
     if [[ -n "${TARGET}" ]]; then target_stop fasthttp; else stop_process "${FASTHTTP_PID}" "fasthttp server"; fi
@@ -217,6 +223,7 @@ server_pid() {
     node) printf '%s\n' "${NODE_PID}" ;;
     app | app-unix | app-fcgi) printf '%s\n' "${APP_PIDS[$1]:-}" ;;
     appb) printf '%s\n' "${APP_B_PID}" ;;
+    haproxy | caddy | apache) printf '%s\n' "${FRONT_PIDS[$1]:-}" ;;
   esac
 }
 
@@ -249,6 +256,11 @@ cell_args() {
     CELL=(--cell "${setup}" 0 "" "${error}")
   elif is_app_setup "${setup}" && wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
     app_capture "${setup}" "${url}" "${file}" || rc=$? # a GET: the app's status, headers and body
+    error=""
+    ((rc == 0)) || error="curl ${url} failed with exit status ${rc}"
+    CELL=(--cell "${setup}" 1 "${file}" "${error}")
+  elif is_front_end_setup "${setup}" && wait_answer "${url}" "${pid}" "${CELLS_DEADLINE}"; then
+    front_capture "${setup}" "${url}" "${file}" || rc=$? # a GET: its status, its own header block, go-http's body?
     error=""
     ((rc == 0)) || error="curl ${url} failed with exit status ${rc}"
     CELL=(--cell "${setup}" 1 "${file}" "${error}")
@@ -285,6 +297,9 @@ check_cells() {
     [[ -z "${APP_PIDS[${name}]}" ]] || args+=(--app-pid "${name}" "${APP_PIDS[${name}]}")
   done
   [[ -z "${APP_B_PID}" ]] || args+=(--app-b-pid "${APP_B_PID}")
+  for name in "${!FRONT_PIDS[@]}"; do
+    [[ -z "${FRONT_PIDS[${name}]}" ]] || args+=(--front-end-pid "${name}" "${FRONT_PIDS[${name}]}")
+  done
   CELLS_DEADLINE=$((SECONDS + READY_TIMEOUT_S))
   for setup in "${SETUPS[@]}"; do
     cell_args "${n}" "${setup}"

@@ -25,7 +25,7 @@ from ..core import stats
 from ..checks.measurements import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from ..core.cpucost import ms_per_1k_requests
-from ..core.setups import NGINX_SETUPS, baseline_in, said_over, setup_order, split_twin
+from ..core.setups import BACKEND_PROCESSES, NGINX_SETUPS, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
 from ..core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
@@ -215,12 +215,12 @@ def derive(table: pd.DataFrame, loads: dict | None = None) -> pd.DataFrame:
     CPU per 1,000 requests is the CPU seconds the driver read from /proc around the
     measurement, in ms, divided by the thousands of requests wrk completed: Go (net/http
     and fasthttp servers, Node with its cluster workers, or --app's whole session: the server in Go's place) and
-    nginx (master and workers) apart.
+    the front end (nginx's master and workers, or HAProxy's, Caddy's or Apache httpd's whole session; cpu_nginx_ms_per_1k) apart.
     """
     errors = table[["errors_connect", "errors_read", "errors_write", "errors_timeout"]].sum(axis=1)
     requests = table["requests"].where(table["requests"] > 0)
-    go = table[["cpu_go_s", "cpu_fasthttp_s", "cpu_node_s", "cpu_app_s"]].astype(float).sum(axis=1, min_count=1)
-    nginx = table["cpu_nginx_s"].astype(float)
+    go = table[[f"cpu_{name}_s" for name in BACKEND_PROCESSES]].astype(float).sum(axis=1, min_count=1)
+    nginx = table[[f"cpu_{name}_s" for name in SERVER_PROCESSES if name not in BACKEND_PROCESSES]].astype(float).sum(axis=1, min_count=1)
     server = pd.concat([go, nginx], axis=1).sum(axis=1, min_count=1)
     wall, wrk = table["cpu_wall_s"].astype(float), table["cpu_wrk_s"].astype(float)
     derived = table.assign(

@@ -34,7 +34,7 @@ from .commands.rate_phase import (
 )
 from .commands.finish import cmd_decide, cmd_finish, cmd_summary
 from .handshake import cmd_tls_record
-from .commands.preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_nginx, cmd_tune
+from .commands.preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_front_ends, cmd_render_nginx, cmd_tune
 from .commands.server_host import (
     TARGET_LOST,
     cmd_facts_script,
@@ -133,6 +133,17 @@ def main_parser() -> argparse.ArgumentParser:
     add("decide", cmd_decide, run)
     add("serve", cmd_serve, run, (("--ssh-control",), {}), (("--target-dir",), {}))
     add(
+        "render-front-ends",
+        cmd_render_front_ends,
+        run,
+        (("--work",), {"required": True}),  # the run's private work dir: each front end's state and pid files
+        (("--socket",), {"required": True}),  # Go's FastCGI socket
+        (("--cpus",), {"type": int}),  # workers or threads (default: the usable CPUs, as nginx's worker_processes auto)
+        (("--rlimit",), {"type": int, "required": True}),
+        (("--user",), {}),
+        (("--group",), {}),
+    )
+    add(
         "pass-ready",
         cmd_pass_ready,
         run,
@@ -145,7 +156,8 @@ def main_parser() -> argparse.ArgumentParser:
         (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
         (("--app-pid",), {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")}),  # an app process (app, app-unix, app-fcgi): its session leader
         (("--app-b-pid",), {"type": int}),  # --app-b: its second build's session leader
-        (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app setup's captured body
+        (("--front-end-pid",), {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")}),  # haproxy, caddy or apache: its session leader
+        (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app's or other front end's setup's captured body
         (("--h2-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an h2 setup's body (curl --http2)
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report

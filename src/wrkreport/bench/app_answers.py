@@ -94,6 +94,51 @@ def record_app_cell(setup: str, cell: dict, headers: bytes | None, body: str | N
                          f"{app['body_bytes']:,} bytes (sha256 {app['body_sha256'][:12]})")
 
 
+def record_front_end_cell(cell: dict, headers: bytes | None, body: str | None, expected_body: bytes, go: dict | None,
+                          go_headers: bytes | None) -> None:
+    """Add the body's size and sha256 to another front end's cell (HAProxy, Caddy, Apache httpd: a GET captured like an app's),
+    what it changed in go-http's header block (go: go-http's cell, go_headers its `curl -sI` block), and an error when its
+    body is not the hello world's: its status must be 200 (cell_from_headers), its header block is its own."""
+    raw = Path(body).read_bytes() if body and Path(body).is_file() else None
+    chunked = headers is not None and "chunked" in header_fields(headers).get("transfer-encoding", "").lower()
+    decoded = dechunked(raw) if chunked and raw is not None else raw
+    facts = (len(decoded), hashlib.sha256(decoded).hexdigest()) if decoded is not None else None
+    cell["body_bytes"], cell["body_sha256"] = facts if facts else (None, None)
+    if raw is not None and headers is not None:  # on the wire: the header block and the body as sent (chunked: with its framing)
+        cell["response_bytes"] = len(headers) + len(raw)
+    if cell["error"] or headers is None:
+        return
+    if chunked and decoded is None:
+        cell["error"] = "answered a chunked body that does not decode"
+        return
+    if facts is None or facts[1] != hashlib.sha256(expected_body).hexdigest():
+        got = "no body" if facts is None else f"a {facts[0]:,}-byte body (sha256 {facts[1][:12]})"
+        cell["error"] = f"answered {got} where go-http answers {len(expected_body):,} bytes (sha256 {hashlib.sha256(expected_body).hexdigest()[:12]})"
+        return
+    if go and not go.get("error") and go_headers is not None:
+        cell["headers_changed"] = changed_headers(go_headers, headers)
+
+
+def dechunked(data: bytes) -> bytes | None:
+    r"""Return the body of a chunked transfer encoding (RFC 9112 7.1), None when data is not one whole chunked body.
+
+    >>> dechunked(b"c\r\nHello World\n\r\n0\r\n\r\n"), dechunked(b"c\r\nHello")
+    (b'Hello World\n', None)
+    """
+    body, rest = b"", data
+    while True:
+        line, sep, rest = rest.partition(b"\r\n")
+        size_text = line.split(b";", 1)[0].strip()
+        if not sep or not size_text or any(c not in b"0123456789abcdefABCDEF" for c in size_text):
+            return None
+        size = int(size_text, 16)
+        if size == 0:
+            return body if rest.endswith(b"\r\n") else None  # trailer fields, then the final CRLF
+        if len(rest) < size + 2 or rest[size:size + 2] != b"\r\n":
+            return None
+        body, rest = body + rest[:size], rest[size + 2:]
+
+
 def status_code(status_line: str | None) -> str | None:
     """Return the code of a status line: 'HTTP/1.1 200 OK' -> '200'."""
     parts = (status_line or "").split()

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.cpucost import ms_per_1k_requests
-from .profiles import CPU_PROCESSES, SCHEMA
-from ..core.setups import APP_PROCESSES, SETUP_BY_ID, split_twin
+from .profiles import SCHEMA
+from ..core.setups import APP_PROCESSES, CPU_PROCESSES, FRONT_ENDS, SETUP_BY_ID, split_twin
 
 
 def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
@@ -74,7 +74,7 @@ def cpu_ticks(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
 def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
     """Return the PIDs whose CPU time counts per server: go and fasthttp as started; nginx's
     master and node's process with their children (nginx's workers, node's cluster workers);
-    the app's whole session (--app); servers not in the pass are left out."""
+    the app's and each other front end's whole session (--app; HAProxy, Caddy, Apache httpd); servers not in the pass are left out."""
     found = {}
     for name in ("go", "fasthttp"):
         if pids.get(name):
@@ -84,6 +84,9 @@ def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
             found[name] = [pids[name], *child_pids(pids[name], proc)]
     if pids.get("app"):  # --app: every process of its session, however deep (a server's worker processes)
         found["app"] = session_pids(pids["app"], proc)
+    for name in FRONT_ENDS:  # started with setsid: its session is every process and thread group it runs (Apache's children)
+        if pids.get(name):
+            found[name] = session_pids(pids[name], proc)
     return found
 
 
@@ -164,7 +167,7 @@ def cpu_record(
     on when it is the --server-host target; the record then says `"host": "target"`.
     """
     ticks_per_s, cores = target if target else (os.sysconf("SC_CLK_TCK"), os.cpu_count())
-    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES if name != "app"}  # the app's only in an --app run
+    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES if name not in ("app", *FRONT_ENDS)}  # those only in a run with them
     for name in after:
         processes[name] = cpu_delta(before.get(name, {}), after[name], ticks_per_s)
     processes["wrk"] = wrk

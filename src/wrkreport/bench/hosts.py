@@ -14,6 +14,7 @@ import re
 
 from ..core.display import argument
 from ..core.errors import UsageError
+from ..core.setups import FRONT_ENDS, SETUP_BY_ID
 from .values import dedupe, split_list
 
 ENV_SERVER_HOST, ENV_SERVER_ADDRESS, ENV_CLIENT_HOSTS, ENV_SSH_CONFIG = (
@@ -122,6 +123,9 @@ def check_combinations(plan: dict) -> None:
         raise UsageError("--tune sets this machine's sysctl values; with --server-host the servers run elsewhere: tune the target by hand (its values are recorded)")
     if plan["server_host"] and plan["pin_server"]:
         raise UsageError("--pin-server names this machine's CPUs; it cannot pin the servers on --server-host")
+    fronts = [s for s in plan["setups"] if SETUP_BY_ID[s].server in FRONT_ENDS]
+    if plan["server_host"] and fronts:
+        raise UsageError(f"{fronts[0]}: HAProxy, Caddy and Apache httpd run on this machine only; with --server-host choose nginx's setups")
     clients = len(plan["client_hosts"] or ())
     if clients > 1 and min(plan["connections_levels"]) < clients * plan["threads"]:
         raise UsageError(

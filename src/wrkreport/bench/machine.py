@@ -93,13 +93,17 @@ VERSION_PATTERNS = {
     "ab": re.compile(r"ApacheBench, Version (\S+)"),
     "h2load": re.compile(r"nghttp2/(\S+)"),
     "node": re.compile(r"^v([0-9][^\s]*)"),
+    "haproxy": re.compile(r"HAProxy version (\S+)"),
+    "caddy": re.compile(r"^v?([0-9][^\s]*)"),
+    "apache": re.compile(r"Apache/(\S+)"),
 }
 
 
 def tool_versions(nginx: str | None, extra: tuple[str, ...] = ()) -> tuple[dict, dict]:
-    """Return (versions, first version lines) of nginx, go, wrk and curl, and of ab, h2load and node when in extra."""
+    """Return (versions, first version lines) of nginx, go, wrk and curl, and of ab, h2load, node and the other front ends when in extra."""
     commands = {"nginx": [nginx, "-v"] if nginx else None, "go": ["go", "version"], "wrk": ["wrk", "-v"], "curl": ["curl", "--version"]}
-    optional = {"ab": ["ab", "-V"], "h2load": ["h2load", "--version"], "node": ["node", "--version"]}  # asked for only when the run uses them
+    optional = {"ab": ["ab", "-V"], "h2load": ["h2load", "--version"], "node": ["node", "--version"],  # asked for only when the run uses them
+                "haproxy": ["haproxy", "-v"], "caddy": ["caddy", "version"], "apache": ["apache2", "-v"]}
     commands.update({tool: optional[tool] for tool in extra})
     versions, raw = {}, {}
     for tool, argv in commands.items():

@@ -18,6 +18,7 @@ from .rate_options import rate_parameters
 from .tls_options import tls_parameters
 from .variant import variant_record
 from .values import iso, utc_now
+from .front_ends import front_ends_of
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
@@ -118,6 +119,7 @@ def point_latest(out: Path, run_dir: Path) -> str | None:
 def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None, app_version: str | None = None) -> dict:
     """Return the manifest of a run that is starting (status 'running'); app_version: --app-version's output, run on the target, else run here."""
     extra = ((plan["load_generator"],) if plan["load_generator"] != "wrk" else ()) + (("node",) if any(s == "node-http" for s in plan["setups"]) else ())
+    extra += tuple(front_ends_of(plan["setups"]))  # HAProxy's, Caddy's, Apache httpd's: each one's version line
     versions, version_lines = tool_versions(nginx, extra)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
     parameters.update(
@@ -256,12 +258,13 @@ def go_reported_gomaxprocs(log_text: str) -> int | None:
 STATUS_LINE = re.compile(r"HTTP/\S+ (?P<code>[0-9]{3})\b.*")
 
 
-def cell_from_headers(data: bytes | None, ready: bool, error: str | None, any_2xx: bool = False) -> dict:
-    """Return a cell record from its readiness and captured `curl -sI` bytes (None: not captured); any_2xx: an app's, any 2xx status is fine."""
+def cell_from_headers(data: bytes | None, ready: bool, error: str | None, any_2xx: bool = False, capture: str = "curl -sI") -> dict:
+    """Return a cell record from its readiness and captured header bytes (None: not captured; capture: how, for the message);
+    any_2xx: an app's, any 2xx status is fine."""
     cell = {"ready": ready, "headers_captured": bool(data), "status_line": None, "header_bytes": None, "error": error}
     if not data:
         if ready and error is None:
-            cell["error"] = "no response to curl -sI"
+            cell["error"] = f"no response to {capture}"
         return cell
     first = data.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1")
     cell["status_line"] = first

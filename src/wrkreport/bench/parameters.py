@@ -47,22 +47,13 @@ from .profiles import (
     url_for,
 )
 from ..core.setups import (
-    ALL_SETUPS,
-    BACKEND_PORTS,
-    DEFAULT_PORTS,
-    DEFAULT_SETUP_IDS,
-    SETUP_BY_ID,
-    SERVERS,
-    SETUP_IDS,
-    H2_GROUP,
-    H2_SETUP_IDS,
-    TLS_GROUP,
-    TLS_SETUP_IDS,
-    PLAIN_SETUP_IDS,
+    ALL_SETUPS, APP_BACKEND_PORTS, BACKEND_PORTS, DEFAULT_PORTS, DEFAULT_SETUP_IDS, SETUP_BY_ID, SERVERS,
+    SETUP_IDS, H2_GROUP, FRONT_ENDS_GROUP, FRONT_ENDS_GROUP_IDS, braced, H2_SETUP_IDS, TLS_GROUP, TLS_SETUP_IDS, PLAIN_SETUP_IDS,
 )
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.stats import MIN_BLOCKS
+from .front_ends import front_ends_of
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .h2_options import h2_lines, h2_options, h2_plan
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
@@ -357,7 +348,8 @@ def gomaxprocs_list(given: str | None, env: dict[str, str], nproc: int) -> list[
 def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     """Return the selected setups in table order (option, BENCH_SETUPS, else the article's four).
 
-    'all' selects every setup but the TLS ones; 'tls' go-http and every TLS setup, 'h2' go-http and every HTTP/2 setup (with any others named).
+    'all' selects every setup but the TLS ones; 'tls' go-http and every TLS setup, 'h2' go-http and every HTTP/2 setup, 'front-ends'
+    go-http, nginx-http and the HTTP proxies of HAProxy, Caddy and Apache httpd (with any others named).
     """
     text = given if given is not None else env.get(ENV_SETUPS)
     if text is None:
@@ -365,13 +357,13 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     chosen = split_list(text)
     if ALL_SETUPS in chosen:
         chosen = [s for s in chosen if s != ALL_SETUPS] + list(PLAIN_SETUP_IDS)
-    for group, ids in ((TLS_GROUP, TLS_SETUP_IDS), (H2_GROUP, H2_SETUP_IDS)):
+    for group, ids in ((TLS_GROUP, ("go-http", *TLS_SETUP_IDS)), (H2_GROUP, ("go-http", *H2_SETUP_IDS)), (FRONT_ENDS_GROUP, FRONT_ENDS_GROUP_IDS)):
         if group in chosen:
-            chosen = [s for s in chosen if s != group] + ["go-http", *ids]
+            chosen = [s for s in chosen if s != group] + list(ids)
     unknown = [s for s in chosen if s not in SETUP_IDS]  # a twin (nginx-http~x) comes with --variant only
     if unknown:
-        raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {', '.join(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), "
-                         f"{TLS_GROUP} or {H2_GROUP}")
+        raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {braced(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), "
+                         f"{TLS_GROUP}, {H2_GROUP} or {FRONT_ENDS_GROUP}")
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -388,8 +380,8 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            plain = ", ".join(n for n in ports if n in PLAIN_SETUP_IDS or n in BACKEND_PORTS)
-            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of {plain}, a TLS, h2 or an app setup")
+            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of the setups (--setups), "
+                             f"{', '.join(BACKEND_PORTS)} or {', '.join(APP_BACKEND_PORTS)}")
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
@@ -455,6 +447,10 @@ def plan_lines(plan: dict) -> list[str]:
         chosen = [s for s in plan["setups"] if server in run_needs(s, plan)]
         if chosen:
             lines.append(f"{server}_setups {' '.join(chosen)}")
+    fronts = front_ends_of(plan["setups"])
+    if fronts:  # HAProxy, Caddy, Apache httpd: each one's first setup (its readiness URL)
+        lines.append(f"front_ends {' '.join(fronts)}")
+        lines += [f"first_setup.{front} {next(s for s in plan['setups'] if SETUP_BY_ID[s].server == front)}" for front in fronts]
     for setup in plan["setups"]:
         lines.append(f"server.{setup} {SETUP_BY_ID[setup].server}")
         lines.append(f"needs.{setup} {' '.join(run_needs(setup, plan))}")

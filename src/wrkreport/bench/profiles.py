@@ -56,8 +56,6 @@ ENV_TLS_KEY, ENV_TLS_VERSION, ENV_TLS_RESUMPTION, ENV_CONNECTION_PER_REQUEST = (
 )
 
 
-# Processes whose CPU time each measurement records (docs/raw-format.md, the .cpu.json).
-CPU_PROCESSES = ("go", "fasthttp", "node", "app", "nginx", "wrk")  # "wrk": the load generator, wrk or ab
 
 
 # --load-generator: what loads each setup. ab (ApacheBench) is single-threaded and stops at

@@ -9,10 +9,9 @@ from pathlib import Path
 from ..core import stats
 from .cpu import read_cpu_record
 from .manifest import levels_of
-from ..core.setups import BASELINE, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
+from ..core.setups import BASELINE, SERVER_PROCESSES, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
 from .values import parse_iso
 
-SERVER_PROCESSES = ("go", "fasthttp", "node", "app", "nginx")  # a .cpu.json's server processes (wrk is the load generator)
 
 
 def counted(run_dir: Path, measurement: dict, cache: dict) -> object | None:

@@ -1,9 +1,11 @@
-"""Checks of --app's setups: the app's own answer, not the hello world's 141-byte header block.
+"""Checks of --app's setups and of the front ends in nginx's place: their own answer, not the hello world's 141-byte header block.
 
 The driver compares each app setup's status and body with the app alone's at every
 block's start (a difference is the cell's error, failed by the readiness check); here each
 capture's status must be 2xx, and its size and what nginx changed in the header block
-(the cell's headers_changed) are said.
+(the cell's headers_changed) are said. HAProxy, Caddy and Apache httpd answer go-http's
+status and body with a header block of their own (case, order, Server, Connection), so
+their setups are held likewise to their own size, what they changed from go-http's said.
 """
 
 from __future__ import annotations
@@ -18,14 +20,27 @@ def is_app(setup: str) -> bool:
     return known is not None and known.app
 
 
+def own_answer(setup: str) -> bool:
+    """Return True for a setup answering with its own header block (an --app setup, HAProxy's, Caddy's or Apache httpd's): held to
+    the size of its own answer at a block's start, what it changed from its reference's said."""
+    known = SETUP_BY_ID.get(setup)
+    return known is not None and known.own_answer
+
+
 def app_header_check(capture, cell: dict, where: str) -> Check:
-    """Return the header-bytes check of an app setup's capture (runs.sidecars.HeaderCapture; cell: its manifest cell): 2xx, its size and what nginx changed said."""
+    """Return the header-bytes check of an app's or another front end's setup's capture (runs.sidecars.HeaderCapture; cell: its manifest
+    cell): 2xx for an app's (200 for a front end's), its size and what the front end changed said."""
     changed = cell.get("headers_changed")
-    said = "" if changed is None else f"; changed from the app's: {', '.join(changed) or 'nothing'}"
+    front = not is_app(capture.setup)
+    reference = "go-http's" if front else "the app's"
+    said = "" if changed is None else f"; changed from {reference}: {', '.join(changed) or 'nothing'}"
+    if front and capture.status_code != 200:
+        return Check("header-bytes", "fail", f"{where} answered {capture.status_line!r}, not 200", capture.setup, capture.gomaxprocs, file=capture.file)
     body = f", {cell['body_bytes']:,}-byte body" if isinstance(cell.get("body_bytes"), int) else ""
     if capture.status_code is None or not 200 <= capture.status_code < 300:
         return Check("header-bytes", "fail", f"{where} answered {capture.status_line!r}, not 2xx", capture.setup, capture.gomaxprocs, file=capture.file)
-    message = f"{where}: {capture.status_line}, {capture.size_bytes} header bytes{body} (your app's own answer: no 141-byte rule){said}"
+    own = "its own header block, held to its own size" if front else "your app's own answer: no 141-byte rule"
+    message = f"{where}: {capture.status_line}, {capture.size_bytes} header bytes{body} ({own}){said}"
     return Check("header-bytes", "pass", message, capture.setup, capture.gomaxprocs, file=capture.file)
 
 
@@ -37,13 +52,17 @@ def app_conditions(app: dict) -> str:
 
 
 def app_response_sizes(manifest: dict | None) -> dict[tuple[str, int], int]:
-    """Return (setup, GOMAXPROCS) -> the bytes of an app setup's whole answer (header block + body) as captured at its first block's start."""
+    """Return (setup, GOMAXPROCS) -> the bytes of an app's or another front end's setup's whole answer (header block + body) as captured at its first block's start."""
     sizes: dict[tuple[str, int], int] = {}
     for entry in (manifest or {}).get("passes") or []:
         if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict) or not isinstance(entry.get("gomaxprocs"), int):
             continue
         for setup, cell in entry["cells"].items():
-            if is_app(setup) and isinstance(cell, dict) and all(isinstance(cell.get(k), int) for k in ("header_bytes", "body_bytes")):
+            if not own_answer(setup) or not isinstance(cell, dict):
+                continue
+            if isinstance(cell.get("response_bytes"), int):  # a front end's, as sent (a chunked body with its framing)
+                sizes.setdefault((setup, entry["gomaxprocs"]), cell["response_bytes"])
+            elif all(isinstance(cell.get(k), int) for k in ("header_bytes", "body_bytes")):
                 sizes.setdefault((setup, entry["gomaxprocs"]), cell["header_bytes"] + cell["body_bytes"])
     return sizes
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS
-from .app import app_header_check, app_response_checks, app_response_sizes, is_app
+from .app import app_header_check, app_response_checks, app_response_sizes, own_answer
 from .h2 import h2_header_check, h2_response_checks, is_h2
 from ..core.records import Check, worst
 from ..runs.directory import Run
@@ -174,7 +174,7 @@ def header_checks(run: Run, expected: int) -> list[Check]:
         if capture is None:
             found.append(Check("header-bytes", "warn", f"{where}: no header capture, so its response size was not checked", setup, gomaxprocs))
             continue
-        if is_app(setup) or is_h2(setup):  # --app, HTTP/2: their own answer, checked by the driver (readiness)
+        if own_answer(setup) or is_h2(setup):  # --app, other front ends, HTTP/2: their own answer, checked by the driver (readiness)
             cell = next((c for n, s, c in manifest_cells(run.manifest) if (s, n) == (setup, gomaxprocs)), {})
             found.append((h2_header_check if is_h2(setup) else app_header_check)(capture, cell, where))
             continue
@@ -352,7 +352,7 @@ def same_response_checks(table: pd.DataFrame, app_sizes: dict[tuple[str, int], i
     if h2.any():  # HTTP/2: HPACK makes the sizes differ; h2 negotiated instead
         agreed, others = same_response_checks(table[~h2], app_sizes) if not h2.all() else (None, [])
         return agreed, others + h2_response_checks(table[h2])
-    app = table["setup"].map(is_app).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
+    app = table["setup"].map(own_answer).astype(bool) if "setup" in table else pd.Series(False, index=table.index)
     if app.any():
         bounds = lambda row: response_size_bounds(row.bytes_read, row.requests, row.connections, row.errors_read)  # noqa: E731
         found = app_response_checks(table[app], app_sizes or {}, bounds)

@@ -24,6 +24,16 @@ APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups 
 # the baseline), --app-unix's (HTTP on a Unix socket) and --app-fcgi's (FastCGI on a port or socket).
 APP_PROCESSES = ("app", "app-unix", "app-fcgi")
 APP_B_SERVER = "appb"  # --app-b: the app's second build, serving app~NAME (and, through the variant's nginx, nginx-app~NAME)
+# The front ends in nginx's place (issue 44), each a Debian package run as a private process
+# from a configuration rendered into the run directory, in a session of its own (its CPU: the
+# whole session), answering with its own header block (what it changed from go-http's listed).
+FRONT_ENDS = ("haproxy", "caddy", "apache")
+# Processes whose CPU time a measurement's .cpu.json records (docs/raw-format.md): the servers, then "wrk", the load generator
+# (wrk, ab or h2load). The app's and the front ends' are there only when the run has them.
+SERVER_PROCESSES = ("go", "fasthttp", "node", "app", "nginx", *FRONT_ENDS)
+CPU_PROCESSES = (*SERVER_PROCESSES, "wrk")
+BACKEND_PROCESSES = ("go", "fasthttp", "node", "app")  # the server in Go's place: the CPU the page counts as Go's; the others the front end's
+FRONT_END_NAMES = {"nginx": "nginx", "haproxy": "HAProxy", "caddy": "Caddy", "apache": "Apache httpd"}  # as the page writes them
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,19 @@ class Setup:
         return tuple("nginx" if need == VARIANT_SERVER else "app" if need in (*APP_PROCESSES, APP_B_SERVER) else need for need in self.needs)
 
     @property
+    def front_end(self) -> str | None:
+        """Return the front end in front of the backend ("nginx", "haproxy", "caddy", "apache"; a --variant twin's nginx: "nginx"), None for a server alone."""
+        if self.server in FRONT_ENDS:
+            return self.server
+        return "nginx" if self.server in ("nginx", VARIANT_SERVER) and len(self.needs) > 1 else None
+
+    @property
+    def own_answer(self) -> bool:
+        """Return True for a setup whose header block is its own (an --app setup, another front end than nginx): held to its own
+        size and compared with its reference's (the app alone's, go-http's), not with the hello world's 141 bytes."""
+        return self.app or self.server in FRONT_ENDS
+
+    @property
     def nginx_to_go(self) -> bool:
         """Return True for an nginx-to-Go connection over plain HTTP: the setups whose share of Go's throughput the answer states."""
         return self.server == "nginx" and "go" in self.needs and not self.tls
@@ -96,6 +119,18 @@ FASTCGI = ("http_fastcgi", "http_upstream_keepalive")
 TLS_PROXY = ("+http_ssl", *PROXY)  # "+http_ssl": a module nginx is only built with on request
 H2_PROXY = ("+http_v2", *TLS_PROXY)  # nginx terminating TLS and HTTP/2 (nginx-light here has it)
 NGINX_AND_GO = ("nginx", "go")
+
+
+def front_end_setups(front: str, name: str, port: int) -> tuple[Setup, ...]:
+    """Return a front end's three setups in nginx's place: its HTTP proxy to go-http and its FastCGI to Go over TCP and a Unix socket."""
+    return (
+        Setup(f"{front}-http", front, port, f"{name} reverse proxy to Go net/http over TCP (HTTP/1.1, keep-alive to Go)", (), (front, "go"),
+              default=False),
+        Setup(f"{front}-fcgi-tcp", front, port + 1, f"{name} FastCGI to Go over TCP (connections to Go kept)", (), (front, "go"), default=False),
+        Setup(f"{front}-fcgi-unix", front, port + 2, f"{name} FastCGI to Go over a Unix socket (connections to Go kept)", (), (front, "go"),
+              default=False),
+    )
+
 
 # Order = display order. The first four are the article's; the others are off by default.
 SETUPS: tuple[Setup, ...] = (
@@ -156,6 +191,11 @@ SETUPS: tuple[Setup, ...] = (
           ("nginx", "app-fcgi"), default=False, divides_by=APP_BASELINE),
     Setup("nginx-app-fcgi-unix", "nginx", 8092, "nginx FastCGI to your app over a Unix socket (--app-fcgi with {socket}, fastcgi_keep_conn)", FASTCGI,
           ("nginx", "app-fcgi"), default=False, divides_by=APP_BASELINE),
+    # Other front ends in nginx's place (issue 44), off by default: --setups front-ends selects
+    # go-http, nginx-http and their three HTTP proxies; each divides by go-http as nginx's do.
+    *front_end_setups("haproxy", "HAProxy", 8093),
+    *front_end_setups("caddy", "Caddy", 8096),
+    *front_end_setups("apache", "Apache httpd", 8099),
 )
 
 SETUP_IDS = tuple(s.id for s in SETUPS)
@@ -167,9 +207,12 @@ APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app, ngi
 NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
 NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS handshake per request
 BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
+FRONT_END_SETUP_IDS = tuple(s.id for s in SETUPS if s.server in FRONT_ENDS)  # haproxy-http ... apache-fcgi-unix
+FRONT_ENDS_GROUP_IDS = ("go-http", "nginx-http", *(f"{front}-http" for front in FRONT_ENDS))  # --setups front-ends
 ALL_SETUPS = "all"  # --setups all: every setup in the table but the TLS ones (those need openssl: --setups all,tls)
 TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
 H2_GROUP = "h2"  # --setups h2: go-http and every HTTP/2 setup
+FRONT_ENDS_GROUP = "front-ends"  # --setups front-ends: go-http, nginx-http and the HTTP proxies of HAProxy, Caddy and Apache httpd
 
 # Ports the Go server always binds besides go-http's (which nginx-http proxies to).
 BACKEND_PORTS = {"go-fcgi-tcp": 9001}
@@ -194,7 +237,26 @@ VARIANT_PORT_OFFSET = 100
 VARIANT_SERVER = "vnginx"  # the variant's nginx among the servers a pass starts (SERVERS)
 
 # The servers a pass may start, in start order (each started only when a chosen setup needs it).
-SERVERS = ("go", "nginx", "fasthttp", "node", *APP_PROCESSES, APP_B_SERVER, VARIANT_SERVER)
+SERVERS = ("go", "nginx", "fasthttp", "node", *APP_PROCESSES, APP_B_SERVER, VARIANT_SERVER, *FRONT_ENDS)
+
+
+def braced(ids) -> str:
+    """Return setup ids as a shell's braces write them, those of one prefix together and prefixes of the same suffixes merged.
+
+    >>> braced(["go-http", "go-fasthttp", "node-http", "haproxy-http", "haproxy-fcgi-tcp", "caddy-http", "caddy-fcgi-tcp"])
+    'go-{http,fasthttp}, node-http, {haproxy,caddy}-{http,fcgi-tcp}'
+    """
+    suffixes: dict[str, list[str]] = {}
+    for setup in ids:
+        prefix, _, rest = setup.partition("-")
+        suffixes.setdefault(prefix, []).append(rest)
+    merged: dict[tuple[str, ...], list[str]] = {}
+    for prefix, rests in suffixes.items():
+        merged.setdefault(tuple(rests), []).append(prefix)
+    def one(prefixes: list[str], rests: tuple[str, ...]) -> str:
+        left = prefixes[0] if len(prefixes) == 1 else f"{{{','.join(prefixes)}}}"
+        return f"{left}-{rests[0]}" if len(rests) == 1 else f"{left}-{{{','.join(rests)}}}"
+    return ", ".join(one(prefixes, rests) for rests, prefixes in merged.items())
 
 
 def split_twin(setup: str) -> tuple[str, str | None]:

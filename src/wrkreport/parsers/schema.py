@@ -194,6 +194,7 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "passes[].cells.*.error": Spec("str"),
     "passes[].cells.*.status_line": Spec("str"),
     "passes[].cells.*.header_bytes": Spec("int", 0, MAX_INT),
+    "passes[].cells.*.response_bytes": Spec("int", 0, MAX_INT),  # a front end's whole answer as sent (its own header block, its body)
     "passes[].cells.*.headers_file": Spec("file"),
     "measurements": Spec("list"),
     "measurements[]": Spec("dict", required=True),
@@ -261,6 +262,10 @@ MANIFEST_FIELDS: dict[str, Spec] = {
     "fixed_rate_measurements[].clients[].problem": Spec("str"),
     "fixed_rate_measurements[].clients[].started_at": Spec("str"),
     "fixed_rate_measurements[].clients[].ended_at": Spec("str"),
+    # The front ends in nginx's place the run started (HAProxy, Caddy, Apache httpd): each one's configuration file in the run.
+    "front_ends": Spec("dict"),
+    "front_ends.*": Spec("dict"),
+    "front_ends.*.config": Spec("file"),
     # --variant: its name, options and nginx; its twins are setups ORIGINAL~NAME.
     "variant": Spec("dict"),
     "variant.name": Spec("variant", required=True),

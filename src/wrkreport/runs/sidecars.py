@@ -13,7 +13,7 @@ from ..core.latency_histogram import LatencyHistogram
 from ..core.records import Check
 from ..parsers.histogram import parse_histogram
 from ..parsers.rawfile import CAP_BYTES, read_bytes
-from ..core.setups import SETUP_PATTERN
+from ..core.setups import CPU_PROCESSES, SETUP_PATTERN
 from ..parsers.schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
@@ -23,7 +23,6 @@ WRK_FILE = re.compile(
 )
 HEADERS_FILE = re.compile(rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<gomaxprocs>[0-9]{{1,4}})\.headers\.txt")
 MANIFEST = "manifest.json"
-CPU_PROCESSES = ("go", "fasthttp", "node", "app", "nginx", "wrk")  # "wrk": the load generator (wrk or ab)
 
 MAX_FIELD_PROBLEMS = 20  # manifest values reported one by one; the rest are counted
 

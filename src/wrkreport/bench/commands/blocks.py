@@ -15,7 +15,7 @@ from ..manifest import (
     write_json_atomic,
 )
 from ..nginx import cap_log, nginx_error_logs
-from ..app_answers import record_app_cell, reference_of
+from ..app_answers import record_app_cell, record_front_end_cell, reference_of
 from ..h2_answers import h2_note, record_h2_cell
 from ..profiles import body_text
 from ..handshake import counted, record_probe, remote_counter
@@ -23,7 +23,7 @@ from ..handshake import read_counter as read_local_counter
 from ..remote_clients.measuring import ClientRun, client_argv, run_all
 from ..remote_clients.state import load_clients
 from ..progress import progress_result, progress_start
-from ...core.setups import APP_PROCESSES, H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
+from ...core.setups import APP_PROCESSES, BASELINE, FRONT_ENDS, H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
 from ...core.errors import UsageError
 from ..values import iso_ms, now_ms
 from ..app_options import redact_argv
@@ -71,6 +71,10 @@ def cmd_pass_ready(args) -> int:
         entry["pids"][name] = int(pid)
     if args.app_b_pid is not None:  # --app-b: its second build's, likewise
         entry["pids"]["app_b"] = args.app_b_pid
+    for name, pid in args.front_end_pid or []:  # HAProxy's, Caddy's, Apache httpd's session leader (setsid); its CPU: the whole session
+        if name not in FRONT_ENDS or not pid.isdigit():
+            raise UsageError(f"--front-end-pid {name} {pid}: expected NAME PID with NAME one of {', '.join(FRONT_ENDS)}")
+        entry["pids"][name] = int(pid)
     if args.variant_nginx_pid is not None:  # --variant: its own nginx master
         entry["pids"]["variant_nginx"] = args.variant_nginx_pid
         entry["pids"]["variant_nginx_workers"] = children_of(args.variant_nginx_pid)
@@ -80,7 +84,7 @@ def cmd_pass_ready(args) -> int:
         lines.append(" ".join(["variant_nginx_workers", *map(str, entry["pids"]["variant_nginx_workers"])]))
     probes, bodies, alone = dict(args.tls_probe or []), dict(args.app_body or []), {}
     cells = [cell[0] for cell in args.cell or []]
-    h2_bodies, h2_headers = dict(args.h2_body or []), None
+    h2_bodies, h2_headers, go_headers = dict(args.h2_body or []), None, None
     expected_body = body_text(manifest["parameters"].get("body_bytes", 12)).encode()
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
@@ -92,6 +96,11 @@ def cmd_pass_ready(args) -> int:
             verdict = f"skip {setup} {cell['error']}" if cell["error"] else f"measure {setup} note: {h2_note(setup, cell)}"
             lines.append(verdict + (f"; TLS: {note}" if note and not cell["error"] else ""))
             continue
+        if setup == BASELINE:  # go-http's header block: what another front end's is compared with
+            go_headers = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+        if setup in SETUP_BY_ID and SETUP_BY_ID[setup].server in FRONT_ENDS:  # go-http's status and body; its own header block
+            data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+            record_front_end_cell(cell, data, bodies.get(setup), expected_body, entry["cells"].get(BASELINE), go_headers)
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone (or --app-b's build alone) answers
             data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
             reference = reference_of(setup, cells)
@@ -116,7 +125,7 @@ def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: st
     if setup not in SETUP_BY_ID or ready not in ("0", "1"):
         raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)} (or a --variant twin)")
     data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
-    cell = cell_from_headers(data, ready == "1", error, SETUP_BY_ID[setup].app)
+    cell = cell_from_headers(data, ready == "1", error, SETUP_BY_ID[setup].app, "curl -s -D -" if SETUP_BY_ID[setup].own_answer else "curl -sI")
     cell["url"] = manifest["parameters"]["urls"][setup]
     kept = data and Path(headers).resolve().parent == run_dir.resolve()
     cell["headers_file"] = Path(headers).name if kept else None
@@ -128,7 +137,7 @@ def cell_verdict(setup: str, cell: dict, expect_header_bytes: int) -> str:
     """Return 'skip SETUP REASON', 'measure SETUP' or 'measure SETUP note: ...' for the script."""
     if cell["error"]:
         return f"skip {setup} {cell['error']}"
-    if SETUP_BY_ID[setup].app:  # the app's own header block: compared with the app's (record_app_cell), not with 141 bytes
+    if SETUP_BY_ID[setup].own_answer:  # its own header block: compared with the app's or go-http's (record_*_cell), not with 141 bytes
         changed = cell.get("headers_changed")
         return f"measure {setup} note: {cell['header_bytes']}-byte header block; changed: {', '.join(changed) or 'nothing'}" if changed is not None else f"measure {setup}"
     if cell["header_bytes"] != expect_header_bytes:

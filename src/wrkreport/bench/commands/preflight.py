@@ -8,6 +8,7 @@ from pathlib import Path
 from ..machine import apply_tune, command_output, read_sysctl, untraversable, user_ids
 from ...core.cpus import usable_cpus
 from ..manifest import create_run_dir, out_problem, load_manifest, new_manifest, point_latest, save_manifest, write_json_atomic
+from ..front_ends import CONFIG_FILES, render_front_ends
 from ..nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
 from ..parameters import build_plan, plan_lines
 from ..ports import busy_port_messages
@@ -102,6 +103,18 @@ def cmd_init(args) -> int:
     if warning:
         print(f"[run_bench] warning: {warning}", file=sys.stderr)
     print(run_dir)
+    return 0
+
+
+def cmd_render_front_ends(args) -> int:
+    """Render the configuration of each front end in nginx's place the run needs (HAProxy, Caddy, Apache httpd) into the run
+    directory; record their files in the manifest (front_ends) and print each front end's name."""
+    run_dir = Path(args.run)
+    manifest = load_manifest(run_dir)
+    fronts = render_front_ends(manifest, run_dir, args.work, args.socket, args.cpus or len(usable_cpus()), args.rlimit, args.user, args.group)
+    manifest["front_ends"] = {front: {"config": CONFIG_FILES[front]} for front in fronts}
+    save_manifest(run_dir, manifest)
+    print("\n".join(fronts))
     return 0
 
 

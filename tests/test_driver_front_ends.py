@@ -1,0 +1,210 @@
+"""End-to-end tests of ./run_bench.sh with HAProxy, Caddy and Apache httpd in nginx's place (issue 44): real front ends from
+Debian's packages, real Go and wrk on 127.0.0.1, then `wrkreport build` on what they wrote.
+
+Same rules as tests/test_driver.py: private ports, --out and TMPDIR per test; slow tests skip with a reason when a tool is
+missing (a failure under CI=true).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from wrkreport.core.setups import FRONT_END_SETUP_IDS, FRONT_ENDS
+
+from helpers import (
+    BASE_PORT_NAMES,
+    USED_PORTS,
+    alive_as,
+    assert_nothing_left,
+    copy_of_driver,
+    default_sigint,
+    free_port_block,
+    latest_run,
+    missing_tools,
+    port_args,
+    script_env,
+    SCRIPT,
+    wait_for_wrk,
+)
+
+FRONT_MISSING = missing_tools("wrk", "curl", "go", "nginx", "haproxy", "caddy", "apache2")
+needs_front_ends = pytest.mark.skipif(bool(FRONT_MISSING), reason=f"needs wrk, curl, go, nginx, haproxy, caddy and apache2; missing: {', '.join(FRONT_MISSING)}")
+HELLO_SHA = hashlib.sha256(b"Hello World\n").hexdigest()
+PROGRAMS = {"haproxy": "haproxy", "caddy": "caddy", "apache": "apache2"}
+
+
+def free_ports(setups) -> dict[str, int]:
+    """Return a free block of ports for the default four, Go's FastCGI port and the front ends' setups chosen."""
+    return free_port_block((*BASE_PORT_NAMES, *setups), 20100, 20900, USED_PORTS)
+
+
+def start(args: list[str], tmp: Path) -> subprocess.Popen:
+    return subprocess.Popen([str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(tmp),
+                            preexec_fn=default_sigint)
+
+
+def listening(pids: set[int]) -> list[str]:
+    """Return `address:port` of every TCP socket listening in one of pids (ss -ltnp)."""
+    text = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    found = []
+    for line in text.splitlines():
+        owners = {int(pid) for pid in re.findall(r"pid=(\d+)", line)}
+        if owners & pids:
+            found.append(line.split()[3])
+    return found
+
+
+def session_of(pid: int) -> set[int]:
+    """Return the PIDs of pid's session (a front end started with setsid: its processes)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[3] == str(pid):
+                found.add(int(entry.name))
+    return found
+
+
+def assert_no_front_end_left(manifest: dict) -> None:
+    for entry in manifest["passes"]:
+        for front in FRONT_ENDS:
+            pid = entry["pids"].get(front)
+            assert not alive_as(pid, PROGRAMS[front]), f"{front} {pid} still running"
+            assert not session_of(pid) if pid else True, f"{front}'s session {pid} still has processes"
+
+
+@pytest.mark.slow
+@needs_front_ends
+def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_only_and_builds(workdirs, tmp_path):
+    out, tmp = workdirs
+    setups = ["nginx-http", *FRONT_END_SETUP_IDS]
+    ports = free_ports(FRONT_END_SETUP_IDS)
+    chosen = ",".join(["front-ends", *(s for s in FRONT_END_SETUP_IDS if "fcgi" in s)])
+    proc = start(["--quick", "--setups", chosen, "--rates", "off", "--gomaxprocs", "1,2", "--seed", "3", "--out", str(out), *port_args(ports)], tmp)
+    try:
+        wait_for_wrk(proc, ports["haproxy-http"], timeout=90)  # every server of the block is up: its measurements run
+        run, manifest = latest_run(out)
+        front_pids = {front: pid for front in FRONT_ENDS if (pid := manifest["passes"][-1]["pids"].get(front))}
+        assert sorted(front_pids) == sorted(FRONT_ENDS)
+        for front, pid in front_pids.items():  # every socket a front end listens on is one of its setups' ports on 127.0.0.1
+            mine = {f"127.0.0.1:{ports[s]}" for s in FRONT_END_SETUP_IDS if s.startswith(front)}
+            assert set(listening(session_of(pid))) == mine, front
+    finally:
+        stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    assert "starting the Go server, nginx, HAProxy, Caddy and Apache httpd" in stderr
+    run, manifest = latest_run(out)
+    assert manifest["parameters"]["setups"] == ["go-http", *setups]
+    assert manifest["front_ends"] == {"haproxy": {"config": "haproxy.cfg"}, "caddy": {"config": "caddy.json"}, "apache": {"config": "apache2.conf"}}
+    assert all(manifest["versions"][front] for front in FRONT_ENDS) and manifest["version_lines"]["apache"].startswith("Server version: Apache/")
+    assert "127.0.0.1:" in (run / "haproxy.cfg").read_text() and json.loads((run / "caddy.json").read_text())["admin"] == {"disabled": True}
+    for entry in manifest["passes"]:
+        for setup in FRONT_END_SETUP_IDS:
+            cell = entry["cells"][setup]
+            assert (cell["error"], cell["status_line"], cell["body_sha256"]) == (None, "HTTP/1.1 200 OK", HELLO_SHA), (setup, cell)
+            assert isinstance(cell["headers_changed"], list) and cell["response_bytes"] >= cell["header_bytes"] + 12
+        n = entry["gomaxprocs"]
+        for setup in FRONT_END_SETUP_IDS:  # CPU per request counts the front end's whole session and Go's
+            cpu = json.loads((run / f"{setup}.gomaxprocs-{n}.block-1.run-1.cpu.json").read_text())["processes"]
+            front = setup.split("-")[0]
+            assert cpu[front]["user_s"] + cpu[front]["system_s"] > 0 and cpu["go"]["user_s"] + cpu["go"]["system_s"] > 0, (setup, cpu)
+            assert len(cpu[front]["pids"]) >= (3 if front == "apache" else 1)  # Apache httpd: its parent and one child per CPU
+    assert_no_front_end_left(manifest)
+    assert_nothing_left(manifest, ports, tmp)
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    results = json.loads((tmp_path / "rep" / "results.json").read_text())
+    checks = [c for c in results["checks"] if c["setup"] in FRONT_END_SETUP_IDS and c["name"] in ("header-bytes", "same-response")]
+    assert len(checks) == 2 * 2 * len(FRONT_END_SETUP_IDS) and all(c["status"] == "pass" for c in checks), [c for c in checks if c["status"] != "pass"]
+    assert all("changed from go-http's" in c["message"] for c in checks if c["name"] == "header-bytes")
+    ratios = {(r["setup"], r["gomaxprocs"]) for r in results["ratios"]}
+    assert {(s, n) for s in FRONT_END_SETUP_IDS for n in (1, 2)} <= ratios  # each over go-http, as nginx's
+
+
+@pytest.mark.slow
+@needs_front_ends
+def test_sigint_while_a_front_end_is_loaded_stops_every_front_ends_session(workdirs):
+    out, tmp = workdirs
+    setups = ("haproxy-http", "caddy-http", "apache-fcgi-unix")
+    ports = free_ports(setups)
+    proc = start(["--quick", "--setups", ",".join(("go-http", *setups)), "--rates", "off", "--gomaxprocs", "1", "--duration", "20",
+                  "--out", str(out), *port_args(ports)], tmp)
+    try:
+        wait_for_wrk(proc, ports["caddy-http"], timeout=120)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    run, manifest = latest_run(out)
+    assert manifest["status"] == "interrupted"
+    assert_no_front_end_left(manifest)
+    assert_nothing_left(manifest, ports, tmp)
+
+
+@pytest.mark.slow
+@needs_front_ends
+def test_a_work_dir_a_front_ends_configuration_cannot_name_is_refused_in_one_line_and_leaves_nothing():
+    top = Path(tempfile.mkdtemp(prefix="rbf x", dir="/tmp"))  # a space: HAProxy's, Caddy's and Apache's files take no such path
+    try:
+        top.chmod(0o711)
+        tmp, out = top / "tmp", Path(tempfile.mkdtemp(prefix="rbfo", dir="/tmp"))
+        tmp.mkdir()
+        ports = free_ports(("caddy-http",))
+        done = subprocess.run([str(SCRIPT), "--quick", "--setups", "go-http,caddy-http", "--rates", "off", "--out", str(out), *port_args(ports)],
+                              capture_output=True, text=True, env=script_env(tmp), timeout=120, check=False)
+        assert done.returncode == 2, done.stderr
+        errors = [line for line in done.stderr.splitlines() if "error:" in line]
+        assert len(errors) == 1 and "letters, digits and _ . / + - only; set TMPDIR" in errors[0], done.stderr
+        assert "Traceback" not in done.stderr and list(tmp.iterdir()) == [] and list(out.iterdir()) == []  # nothing started or written
+        shutil.rmtree(out)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"),
+                    reason="hides the installed front ends in a private mount namespace: needs root, unshare and setpriv")
+def test_missing_front_ends_as_a_user_name_the_exact_apt_get_line_and_exit_2():
+    top = Path(tempfile.mkdtemp(prefix="rbm", dir="/tmp"))
+    try:
+        top.chmod(0o755)
+        script = copy_of_driver(top / "checkout")  # nobody may not reach the checkout itself
+        bin_dir, tmp = top / "bin", top / "tmp"
+        bin_dir.mkdir(mode=0o755)
+        tmp.mkdir()
+        tmp.chmod(0o1777)
+        for tool in ("bash", "env", "dirname", "mktemp", "rm", "cat", "curl", "go", "grep", "sed", "head", "tail", "id", "apt-get", "wrk", "nginx"):
+            if found := shutil.which(tool) or shutil.which(tool, path="/usr/sbin"):
+                (bin_dir / tool).symlink_to(found)
+        (bin_dir / "python3").symlink_to(shutil.which("python3", path="/usr/bin:/bin") or sys.executable)
+        # A package not installed: each front end's program is /dev/null (not executable) in this namespace only.
+        hidden = [p for p in ("/usr/sbin/haproxy", "/usr/bin/caddy", "/usr/sbin/apache2") if Path(p).exists()]
+        mounts = " && ".join(f"mount --bind /dev/null {p}" for p in hidden) or "true"
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", f"PATH={bin_dir}", f"TMPDIR={tmp}", "HOME=/tmp",
+                     str(script), "--quick", "--setups", "front-ends", f"--out={tmp}/out"]
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh", *as_nobody],
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().endswith(
+            "error: missing: haproxy caddy apache. Install with: sudo apt-get update && sudo apt-get install -y haproxy caddy apache2 "
+            "(Apache httpd comes with apache2)"
+        ), done.stderr
+        assert not (tmp / "out").exists() and list(tmp.iterdir()) == []  # nothing started, the work dir removed
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
