@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh: the project's test command. Installs what the tests need on a fresh
-# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils), node (nodejs) and h2load (nghttp2-client)
-# with apt-get; the wrkreport package
+# Debian/Ubuntu machine (as root: nginx, wrk, curl, ab (apache2-utils), node (nodejs), h2load (nghttp2-client),
+# haproxy, caddy and apache2 with apt-get; the wrkreport package
 # with its test extras, in a virtualenv when the system Python refuses pip), then runs
 # `go test` for the Go servers and pytest, including the real end-to-end runs.
 set -Eeuo pipefail
@@ -9,7 +9,7 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
-readonly TOOLS=(nginx wrk curl ab node h2load)
+readonly TOOLS=(nginx wrk curl ab node h2load haproxy caddy apache2) # the last three: the front ends in nginx's place (issue 44)
 readonly REAL="(slow or browser)" # the tests that start a server, a tool or a browser (plain pytest leaves them out)
 readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-4}" # pytest-xdist's -n for those that judge no timing: runs side by side
 readonly STOP_GRACE_S=30 # how long the tests may take to tear down after SIGTERM before SIGKILL
@@ -24,8 +24,9 @@ Usage: ./run_tests.sh [--coverage] [--repeat N | --explore N] [pytest arguments.
 Run every test of the project: `go test ./...` in each Go module under src/, then pytest
 (unit tests, real wrk fixtures, and end-to-end tests that start nginx, wrk and the Go
 server on 127.0.0.1). Missing tools are installed first when run as root:
-  - nginx (nginx-light), wrk, curl, ab (apache2-utils), node (nodejs) and h2load (nghttp2-client)
-    with apt-get, said before it is done;
+  - nginx (nginx-light), wrk, curl, ab (apache2-utils), node (nodejs), h2load (nghttp2-client)
+    and the other front ends haproxy, caddy and apache2 with apt-get, said before it is done
+    (a server package's own service is left as the package sets it; the tests never use it);
   - sshd for the two-machine tests (tests/netlab.py: hosts in network namespaces): when
     /usr/sbin/sshd is absent, Debian's openssh-server is downloaded and unpacked into
     ~/.cache/wrkreport/openssh-server (not installed, so no system sshd is started);
@@ -75,7 +76,7 @@ die() {
 install_tools() {
   local missing=() tool
   for tool in "${TOOLS[@]}"; do
-    command -v "${tool}" >/dev/null 2>&1 || [[ "${tool}" == nginx && -x /usr/sbin/nginx ]] || missing+=("${tool}")
+    command -v "${tool}" >/dev/null 2>&1 || [[ -x "/usr/sbin/${tool}" ]] || missing+=("${tool}")
   done
   ((${#missing[@]} > 0)) || return 0
   local packages=("${missing[@]/#nginx/nginx-light}")
@@ -88,6 +89,7 @@ install_tools() {
   log "missing ${missing[*]}: apt-get install ${packages[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+  log "note: a server's package (nginx, haproxy, caddy, apache2) may enable its own service; the tests never use or touch it"
 }
 
 # lab_tools: ssh, ssh-keygen and ip (the lab's namespaces and veth pairs), as root when missing.
