@@ -237,3 +237,23 @@ def test_what_the_box_said_before_is_below_it_the_relative_figures_in_the_throug
     throughput = after.split('<h2 id="throughput">')[1].split("<h2")[0]
     assert '<p class="relative">' in throughput and "keeps" in text(throughput)
     assert '<p class="note precision">Precision target:' in after.split("<h2")[0]  # the precision target, right below the box
+
+
+def test_a_front_ends_run_names_each_front_end_and_counts_what_it_adds():
+    """A real quick run of nginx, HAProxy, Caddy and Apache httpd in front of Go (issue 44): every row names its front end and
+    connection, the CPU column says what the front end adds, and the sentence names the cheapest of all of them."""
+    done, said, box = answered("front-ends-quick")
+    rows = {r.setup: r for g in said.groups for r in g.rows if g.title == "GOMAXPROCS=1"}
+    assert {s: r.name for s, r in rows.items()} == {
+        "go-http": "Go alone", "nginx-http": "nginx's HTTP proxy", "haproxy-http": "HAProxy's HTTP proxy",
+        "haproxy-fcgi-unix": "HAProxy's FastCGI over a Unix socket", "caddy-http": "Caddy's HTTP proxy",
+        "apache-http": "Apache httpd's HTTP proxy", "apache-fcgi-tcp": "Apache httpd's FastCGI over TCP",
+    }  # fmt: skip
+    assert said.columns[0].unit == "µs (+ what the front end measurably adds)" and said.columns[0].label == "CPU µs/req (+front end)"
+    for setup in ("haproxy-http", "caddy-http", "apache-fcgi-tcp"):  # what each front end adds over Go alone, as nginx's
+        cpu = done.analysis.ratio(1, 100, setup, "cpu_server_ms_per_1k")
+        assert cpu is not None and rows[setup].figures[0].main.endswith(")") and " (+" in rows[setup].figures[0].main
+    shares = {s: done.analysis.ratio(1, 100, s).ratio for s in rows if s != "go-http"}
+    best = max(shares, key=shares.get)
+    assert said.sentence.startswith(f"{rows[best].name} leads, from one repeat each (no interval): it adds ")
+    assert "HAProxy's HTTP proxy" in text(box) and "Apache httpd's FastCGI over TCP" in text(box)

@@ -135,3 +135,17 @@ def test_ratio_verdict_states_the_band_and_the_baseline_and_exclusions():
     assert ratio_verdict(base) == f"no measurable overhead: the whole interval lies within {BAND_TEXT}"
     assert ratio_verdict(Ratio("requests_per_sec", 1, "nginx-http", None, None, None, 0, "every repeat was excluded")).startswith("excluded")
     assert ratio_verdict(Ratio("requests_per_sec", 1, "nginx-http", 0.5, None, None, 1)).startswith("one repeat")
+
+
+def test_a_front_ends_run_names_the_front_end_of_every_share_and_the_cheapest_of_all():
+    from wrkreport.analysis.analyze import load_analysis
+    from wrkreport.report.words import headline
+
+    paragraphs = headline(load_analysis(RUNS / "front-ends-quick").analysis)
+    first = paragraphs[0]
+    assert first.startswith("At GOMAXPROCS=1 with a front end in front, nginx's HTTP proxy keeps ")
+    for name in ("HAProxy's HTTP proxy keeps", "Caddy's HTTP proxy keeps", "Apache httpd's FastCGI over TCP keeps"):
+        assert name in first
+    assert "The cheapest front end and connection here is " in first and "Go's and the front end's CPU time per request" in first
+    plain = headline(load_analysis(RUNS / "default-run-4").analysis)[0]  # a run of nginx alone keeps its words
+    assert "with nginx in front, the HTTP proxy keeps" in plain and "front end" not in plain

@@ -25,7 +25,7 @@ from ..core import stats
 from ..checks.measurements import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from ..core.cpucost import ms_per_1k_requests
-from ..core.setups import BACKEND_PROCESSES, NGINX_SETUPS, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
+from ..core.setups import BACKEND_PROCESSES, FRONTED_SETUPS, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
 from ..core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
 from .design import precision_sentence
@@ -444,9 +444,9 @@ def first_reason(cell: Cell) -> str:
 
 
 def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int) -> list[Comparison]:
-    """Return every pair of nginx mechanisms measured here, the faster first."""
+    """Return every pair of front-end connections (nginx's, and HAProxy's, Caddy's, Apache httpd's) measured here, the faster first."""
     found = []
-    present = [s for s in cells if s in NGINX_SETUPS and cells[s].n]
+    present = [s for s in cells if s in FRONTED_SETUPS and cells[s].n]
     for a, b in itertools.combinations(present, 2):
         if not paired_values(cells[a], cells[b], THROUGHPUT):
             continue

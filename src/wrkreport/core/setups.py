@@ -205,9 +205,13 @@ H2_SETUP_IDS = tuple(s.id for s in SETUPS if s.h2)  # go-h2, nginx-h2, nginx-h2-
 PLAIN_SETUP_IDS = tuple(s.id for s in SETUPS if not s.tls and not s.app)  # what --setups all selects
 APP_SETUP_IDS = tuple(s.id for s in SETUPS if s.app)  # --app's setups: app, nginx-app and those of --app-unix and --app-fcgi
 NGINX_SETUPS = tuple(s.id for s in SETUPS if s.nginx_to_go)  # nginx-http, -fcgi-tcp, -fcgi-unix, -http-unix
+# Every front end's plain HTTP or FastCGI connection to Go: the candidates for the cheapest, compared head to head.
+FRONTED_SETUPS = (*NGINX_SETUPS, *(s.id for s in SETUPS if s.server in FRONT_ENDS))
 NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS handshake per request
 BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
 FRONT_END_SETUP_IDS = tuple(s.id for s in SETUPS if s.server in FRONT_ENDS)  # haproxy-http ... apache-fcgi-unix
+CONNECTION_WORDS = {"http": "HTTP proxy", "fcgi-tcp": "FastCGI over TCP", "fcgi-unix": "FastCGI over a Unix socket",
+                    "http-unix": "HTTP proxy over a Unix socket"}
 FRONT_ENDS_GROUP_IDS = ("go-http", "nginx-http", *(f"{front}-http" for front in FRONT_ENDS))  # --setups front-ends
 ALL_SETUPS = "all"  # --setups all: every setup in the table but the TLS ones (those need openssl: --setups all,tls)
 TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
@@ -257,6 +261,21 @@ def braced(ids) -> str:
         left = prefixes[0] if len(prefixes) == 1 else f"{{{','.join(prefixes)}}}"
         return f"{left}-{rests[0]}" if len(rests) == 1 else f"{left}-{{{','.join(rests)}}}"
     return ", ".join(one(prefixes, rests) for rests, prefixes in merged.items())
+
+
+def front_end_words(setup: str, setups=()) -> str | None:
+    """Return a front end's connection in words, its front end named: 'HAProxy's HTTP proxy', 'Apache httpd's FastCGI over TCP';
+    nginx's too ("nginx's HTTP proxy") in a run with another front end (setups); None for any other setup.
+
+    >>> front_end_words("caddy-fcgi-unix"), front_end_words("nginx-http", ["nginx-http", "haproxy-http"]), front_end_words("nginx-http")
+    ("Caddy's FastCGI over a Unix socket", "nginx's HTTP proxy", None)
+    """
+    known = SETUP_BY_ID.get(setup)
+    if known is None or (known.server == "nginx" and not any(s in FRONT_END_SETUP_IDS for s in setups)):
+        return None
+    if known.server in FRONT_ENDS or setup in NGINX_SETUPS:
+        return f"{FRONT_END_NAMES[known.server]}'s {CONNECTION_WORDS[setup.split('-', 1)[1]]}"
+    return None
 
 
 def split_twin(setup: str) -> tuple[str, str | None]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
-from ..core.setups import APP_BASELINE, BASELINE, NGINX_SETUPS, TWIN_SEPARATOR, baseline_of
+from ..core.setups import APP_BASELINE, BASELINE, FRONT_END_SETUP_IDS, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words
 from ..checks.app import app_conditions
 from ..core import stats
 from ..fixedrate.analysis import RateCell
@@ -97,13 +97,14 @@ def shown(setup: str) -> bool:
 
 
 def fronted(setup: str) -> bool:
-    """Return True for a setup with nginx in front (a --variant twin is not: the A/B part has those)."""
-    return setup in NGINX_SETUPS or setup in SHORT
+    """Return True for a setup with a front end (nginx, HAProxy, Caddy, Apache httpd) in front (a --variant twin is not: the A/B part has those)."""
+    return setup in FRONTED_SETUPS or setup in SHORT
 
 
-def name(setup: str) -> str:
-    """Return the connection's name in words ('the HTTP proxy'), the setup id for others."""
-    return SHORT.get(setup, MECHANISM.get(setup, setup))
+def name(setup: str, setups=()) -> str:
+    """Return the connection's name in words ('the HTTP proxy'; "HAProxy's HTTP proxy", and "nginx's HTTP proxy" in a run with
+    another front end than nginx: setups), the setup id for others."""
+    return front_end_words(setup, setups) or SHORT.get(setup, MECHANISM.get(setup, setup))
 
 
 def alone_name(baseline: str) -> str:
@@ -111,11 +112,11 @@ def alone_name(baseline: str) -> str:
     return {BASELINE: "Go alone", APP_BASELINE: "your app alone"}.get(baseline, baseline)
 
 
-def row_name(setup: str) -> str:
-    """Return a setup's name as a row heading: 'Go alone', 'HTTP proxy', 'FastCGI over TCP', 'go-https'."""
+def row_name(setup: str, setups=()) -> str:
+    """Return a setup's name as a row heading: 'Go alone', 'HTTP proxy', 'FastCGI over TCP', "HAProxy's HTTP proxy", 'go-https'."""
     if setup == baseline_of(setup) and setup in (BASELINE, APP_BASELINE):
         return alone_name(setup)
-    said = name(setup).removeprefix("the ")
+    said = name(setup, setups).removeprefix("the ")
     return capital(said) if said != setup else setup
 
 
@@ -148,12 +149,14 @@ def light_rate(rates: list[RateCell], gomaxprocs: int) -> tuple[RateCell, ...]:
     return tuple(c for c in rates if c.gomaxprocs == gomaxprocs and c.offered_rps == held[0] and c.planned and shown(c.setup))
 
 
-def column_heads(keys: list[str], loads: set[int], capacities: list[Capacity], backend: str) -> tuple[Column, ...]:
-    """Return the columns' heads: the fixed load named when it is one for every GOMAXPROCS (else each group's title names it), the objective."""
+def column_heads(keys: list[str], loads: set[int], capacities: list[Capacity], backend: str, front: str = "nginx") -> tuple[Column, ...]:
+    """Return the columns' heads: the fixed load named when it is one for every GOMAXPROCS (else each group's title names it), the objective,
+    and who is in front ('nginx', or 'the front end' in a run with HAProxy, Caddy or Apache httpd)."""
     load = f"at {next(iter(loads)):,} req/s" if len(loads) == 1 else "at the fixed load"
     objective = f"{capacities[0].slo.words} (✓ met, ✗ missed when measured again)" if capacities else ""
     heads = {
-        "cpu": Column("cpu", "server CPU per request", "µs (+ what nginx measurably adds)", "CPU us/req", "CPU µs/req (+nginx)"),
+        "cpu": Column("cpu", "server CPU per request", f"µs (+ what {front} measurably adds)", "CPU us/req",
+                      f"CPU µs/req (+{front.removeprefix('the ')})"),
         "p50": Column("p50", "p50 added", f"ms {load}", "+p50 ms", "p50 added, ms"),
         "p99": Column("p99", "p99 added", f"ms {load}", "+p99 ms", "p99 added, ms"),
         "capacity": Column("capacity", "capacity", f"req/s, {objective}", "capacity", "capacity, req/s"),
@@ -190,14 +193,14 @@ class Leader:
 def leader(analysis: Analysis, gomaxprocs: int, connections: int) -> Leader:
     """Return the cheapest connection of a group by the head-to-head comparisons of throughput (words.judge's rule), or why none is.
 
-    The candidates are the nginx setups with a throughput ratio; when those over go-http were compared head to head, the one
+    The candidates are the front ends' setups (nginx's, HAProxy's, Caddy's, Apache httpd's) with a throughput ratio; when those over go-http were compared head to head, the one
     ahead is named if its every comparison excludes 1.0.
     """
     ratios = {r.setup: r for r in analysis.ratios if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None
               and fronted(r.setup) and shown(r.setup)}
     if not ratios:
         return Leader(None, "none")
-    plain = {s: r for s, r in ratios.items() if s in NGINX_SETUPS} or ratios
+    plain = {s: r for s, r in ratios.items() if s in FRONTED_SETUPS} or ratios
     best = max(plain, key=lambda s: plain[s].ratio)
     if len(ratios) == 1:
         return Leader(best, "only")
@@ -245,6 +248,8 @@ def costs_clause(analysis: Analysis, setup: str, groups: list[tuple[int, int]], 
 def sentence(analysis: Analysis, groups: list[tuple[int, int]], titles: dict, leaders: dict) -> str:
     """Return the answer's first sentence: the cheapest connection and its cost at each group, or the one reason it cannot be named."""
     found = [leaders[g] for g in groups]
+    setups = analysis.setups  # the front end named where the run has another than nginx
+    several = any(s in FRONT_END_SETUP_IDS for s in setups)
     if all(f.kind == "none" for f in found):
         failed = any(fronted(r.setup) and r.ratio is None for r in analysis.ratios)
         if failed:
@@ -252,18 +257,18 @@ def sentence(analysis: Analysis, groups: list[tuple[int, int]], titles: dict, le
         return alternatives_sentence(analysis, groups, titles) or "No connection can be named: no nginx setup was measured beside Go."
     named = {f.setup for f in found if f.setup is not None}
     if len(named) > 1:
-        said = [f"{name(leaders[g].setup)} at {titles[g]}" for g in groups if leaders[g].setup is not None]
+        said = [f"{name(leaders[g].setup, setups)} at {titles[g]}" for g in groups if leaders[g].setup is not None]
         return f"No connection is the cheapest at every GOMAXPROCS: {join_names(said)} lead{'s' if len(said) == 1 else ''}."
     best = named.pop()
     costs = costs_clause(analysis, best, [g for g in groups if leaders[g].setup == best], titles)
     kinds = {f.kind for f in found if f.setup is not None}
     if "inconclusive" in kinds:
         where = join_names([titles[g] for g in groups if leaders[g].kind == "inconclusive"])
-        return f"No connection is measurably the cheapest yet: {name(best)} leads, but within the noise at {where}."
-    lead = {"named": f"The cheapest connection is {name(best)}",
-            "only": f"{capital(name(best))}, the only nginx connection measured",
-            "one-repeat": f"{capital(name(best))} leads, from one repeat each (no interval)",
-            "uncompared": f"{capital(name(best))} leads (not compared head to head)"}
+        return f"No connection is measurably the cheapest yet: {name(best, setups)} leads, but within the noise at {where}."
+    lead = {"named": f"The cheapest {'front end and connection' if several else 'connection'} is {name(best, setups)}",
+            "only": f"{capital(name(best, setups))}, the only {'front-end' if several else 'nginx'} connection measured",
+            "one-repeat": f"{capital(name(best, setups))} leads, from one repeat each (no interval)",
+            "uncompared": f"{capital(name(best, setups))} leads (not compared head to head)"}
     first = lead["one-repeat" if "one-repeat" in kinds else "uncompared" if "uncompared" in kinds else "only" if "only" in kinds else "named"]
     if not costs:
         return first + "."
@@ -328,7 +333,8 @@ def answer(analysis: Analysis, rates: list[RateCell], capacities: list[Capacity]
         context = GroupContext(analysis, gomaxprocs, connections, light, tuple(c for c in capacities if c.gomaxprocs == gomaxprocs and first))
         best = leaders[(gomaxprocs, connections)].setup
         present = [s for s in ordered(analysis.setups, base, best) if analysis.cell(gomaxprocs, connections, s) is not None]
-        rows = tuple(AnswerRow(s, row_name(s), tuple(COLUMNS[k][1](context, s) for k in keys), s == best) for s in present)
+        rows = tuple(AnswerRow(s, row_name(s, analysis.setups), tuple(COLUMNS[k][1](context, s) for k in keys), s == best) for s in present)
         groups.append(AnswerGroup(titles[(gomaxprocs, connections)], rows, group_at(light, context.capacities)))
     return Answer(sentence(analysis, list(analysis.groups), titles, leaders), conditions_line(analysis, parameters),
-                  column_heads(keys, loads, capacities, backend), tuple(groups))
+                  column_heads(keys, loads, capacities, backend, "the front end" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx"),
+                  tuple(groups))

@@ -14,7 +14,7 @@ from typing import Callable
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..analysis.noise import CEILING
 from ..core import stats
-from ..core.setups import APP_BASELINE, BASELINE, baseline_of, split_twin
+from ..core.setups import APP_BASELINE, BASELINE, FRONT_END_SETUP_IDS, baseline_of, split_twin
 from ..fixedrate.analysis import RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import AT_LEAST, AT_MOST
@@ -47,12 +47,13 @@ class GroupContext:
 # One table drives the columns: key -> (does the run have it, its figure). Heads come from column_heads.
 
 def in_front(setup: str) -> bool:
-    """Return True for a setup with nginx in front of a server (every nginx- setup but nginx-static, which answers by itself).
+    """Return True for a setup with a front end in front of a server (every nginx- setup but nginx-static, which answers by itself;
+    HAProxy's, Caddy's and Apache httpd's).
 
-    >>> in_front("nginx-https-new"), in_front("nginx-static"), in_front("go-https")
-    (True, False, False)
+    >>> in_front("nginx-https-new"), in_front("nginx-static"), in_front("go-https"), in_front("caddy-fcgi-tcp")
+    (True, False, False, True)
     """
-    return setup.startswith("nginx-") and split_twin(setup)[0] != CEILING
+    return (setup.startswith("nginx-") and split_twin(setup)[0] != CEILING) or setup in FRONT_END_SETUP_IDS
 
 
 def fmt_us(value: float) -> str:

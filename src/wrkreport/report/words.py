@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from ..core import stats
 from ..analysis.analyze import CPU_METRIC, Analysis
 from ..analysis.cells import Comparison
-from ..core.setups import APP_BASELINE, APP_SETUP_IDS, BASELINE, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, NGINX_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS
+from ..core.setups import (
+    APP_BASELINE, APP_SETUP_IDS, BASELINE, FRONT_END_SETUP_IDS, FRONTED_SETUPS, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS,
+    front_end_words,
+)
 from ..core.records import Ratio
 from .fmt import fmt_share, fmt_times, group_name
 
@@ -27,6 +30,12 @@ MECHANISM = {
     "nginx-app-fcgi-tcp": "nginx FastCGI to your app over TCP",
     "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
 }
+def mechanism(setup: str, setups=()) -> str:
+    """Return a setup's connection in words: MECHANISM's, a front end named where the run has another than nginx (setups):
+    "HAProxy's HTTP proxy", "nginx's HTTP proxy"."""
+    return front_end_words(setup, setups) or MECHANISM.get(setup, setup)
+
+
 STANDALONE_SETUPS = ("go-fasthttp", "node-http", "nginx-static")  # no nginx in front of net/http: shown apart
 NGINX_TLS_SETUPS = tuple(s for s in TLS_SETUP_IDS if s.startswith("nginx-"))  # nginx terminating TLS: divided by Go crypto/tls
 
@@ -135,12 +144,13 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
             why = baseline.excluded if baseline is not None else "not measured"
             paragraphs.append(f"At {where} there is no usable go-http measurement, so no ratio ({why}).")
             continue
-        shares, excluded = share_clauses(analysis, gomaxprocs, connections, NGINX_SETUPS, "keeps")
+        shares, excluded = share_clauses(analysis, gomaxprocs, connections, FRONTED_SETUPS, "keeps")
         extras, extras_excluded = share_clauses(analysis, gomaxprocs, connections, STANDALONE_SETUPS, "does")
         sentences = []
         tls = tls_clauses(analysis, gomaxprocs, connections)
         if shares:
-            sentences.append(f"At {where} with nginx in front, " + join_clauses(shares) + " of Go's throughput.")
+            front = "a front end" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx"
+            sentences.append(f"At {where} with {front} in front, " + join_clauses(shares) + " of Go's throughput.")
         elif not excluded and not extras and not tls:
             sentences.append(f"At {where} nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below."
                              if h2_fronted(analysis, gomaxprocs, connections) else f"At {where} no nginx setup was measured beside go-http.")
@@ -179,7 +189,7 @@ def share_clauses(analysis: Analysis, gomaxprocs: int, connections: int, setups:
         if ratio.ratio is None:
             notes.append(f"no ratio for {setup}: {ratio.excluded}")
             continue
-        name = MECHANISM.get(setup, setup)
+        name = mechanism(setup, analysis.setups)
         shares.append(f"{name} {verb} {fmt_share(ratio)}")
         found = judge(ratio.ratio, ratio.ci_low, ratio.ci_high, ratio.n)
         if found.kind == "same":
@@ -207,10 +217,11 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[
     for setup in analysis.setups:
         ratio = analysis.ratio(gomaxprocs, connections, setup, CPU_METRIC)
         if setup != BASELINE and ratio is not None and ratio.ratio is not None:
-            parts.append(f"{MECHANISM.get(setup, setup)} {fmt_times(ratio)}" + (f" of {ratio.baseline}'s" if ratio.baseline != BASELINE else ""))
+            parts.append(f"{mechanism(setup, analysis.setups)} {fmt_times(ratio)}" + (f" of {ratio.baseline}'s" if ratio.baseline != BASELINE else ""))
     if not parts:
         return []
-    return ["Server CPU per request (Go's and nginx's CPU time per request, the figure for capacity planning), as a multiple of Go "
+    front = "the front end's" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx's"
+    return [f"Server CPU per request (Go's and {front} CPU time per request, the figure for capacity planning), as a multiple of Go "
             "standalone's: " + join_clauses(parts) + "."]
 
 
@@ -227,7 +238,7 @@ def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) ->
     ratios = {
         r.setup: r.ratio
         for r in analysis.ratios
-        if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None and r.setup in NGINX_SETUPS
+        if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None and r.setup in FRONTED_SETUPS
     }
     if not group or not ratios:
         return []
@@ -236,23 +247,24 @@ def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) ->
     kinds = {id(c): judge(c.ratio, c.ci_low, c.ci_high, c.n) for c in against}
     unsure = [c for c in against if kinds[id(c)].kind == "inconclusive"]
     same = [c for c in against if kinds[id(c)].kind == "same"]
-    name = MECHANISM.get(best, best)
+    name = mechanism(best, analysis.setups)
+    which = "front end and connection" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx connection"
     if all(kinds[id(c)].kind == "no-interval" for c in against):
-        return [f"The cheapest nginx connection here is {name}, from one repeat each: no interval says how sure."]
+        return [f"The cheapest {which} here is {name}, from one repeat each: no interval says how sure."]
     sentences = []
     if unsure:
-        rivals = join_names([MECHANISM.get(other(c, best), other(c, best)) for c in unsure])
+        rivals = join_names([mechanism(other(c, best), analysis.setups) for c in unsure])
         most = max(kinds[id(c)].more_repeats or 0 for c in unsure)
         settle = Judgement("inconclusive", most).settle_text
         sentences.append(
-            f"The cheapest nginx connection here cannot be named yet: {name} is ahead, but against {rivals} the head-to-head "
+            f"The cheapest {which} here cannot be named yet: {name} is ahead, but against {rivals} the head-to-head "
             f"is inconclusive ({'; '.join(comparison_text(c) for c in unsure)}); {settle}."
         )
     elif same:
-        rivals = join_names([MECHANISM.get(other(c, best), other(c, best)) for c in same])
+        rivals = join_names([mechanism(other(c, best), analysis.setups) for c in same])
         sentences.append(f"{upper_first(name)} and {rivals} cost the same within {BAND_TEXT} ({'; '.join(comparison_text(c) for c in same)}).")
     else:
-        sentences.append(f"The cheapest nginx connection here is {name}.")
+        sentences.append(f"The cheapest {which} here is {name}.")
     return sentences
 
 
