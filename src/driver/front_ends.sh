@@ -44,16 +44,16 @@ render_front_ends() {
   helper "${args[@]}" >/dev/null
   for name in "${!FRONT_BINS[@]}"; do
     case "${name}" in
-      haproxy) output="$("${FRONT_BINS[haproxy]}" -c -q -f "${RUN_DIR}/haproxy.cfg" 2>&1)" ;;
-      apache) output="$("${FRONT_BINS[apache]}" -t -f "${RUN_DIR}/apache2.conf" 2>&1)" ;;
-      caddy) output="$(caddy_env "${FRONT_BINS[caddy]}" validate --config "${RUN_DIR}/caddy.json" 2>&1)" ;;
+      haproxy) output="$("${FRONT_BINS[haproxy]}" -c -q -f "${RUN_DIR}/$(front_end_config haproxy)" 2>&1)" ;;
+      apache) output="$("${FRONT_BINS[apache]}" -t -f "${RUN_DIR}/$(front_end_config apache)" 2>&1)" ;;
+      caddy) output="$(caddy_env "${FRONT_BINS[caddy]}" validate --config "${RUN_DIR}/$(front_end_config caddy)" 2>&1)" ;;
     esac || die 1 "$(front_end_name "${name}") rejected ${RUN_DIR}/$(front_end_config "${name}"): $(printf '%s' "${output}" | tail -n 3 | paste -sd ' ' -)"
   done
 }
 
-# front_end_config NAME: its configuration's file name in the run directory.
+# front_end_config NAME: its configuration's file name in the run directory (the plan's, from bench/front_ends.py).
 front_end_config() {
-  case "$1" in haproxy) echo haproxy.cfg ;; caddy) echo caddy.json ;; apache) echo apache2.conf ;; esac
+  printf '%s\n' "${PLAN[front_end_config.$1]}"
 }
 
 # caddy_env COMMAND...: run Caddy with CADDY_ENV (caddy_environment).
@@ -76,13 +76,13 @@ start_front_ends() {
   for name in "${names[@]}"; do
     log_file="${RUN_DIR}/$(server_log "${name}" "${n}")"
     case "${name}" in
-      haproxy) "${SERVER_PIN[@]}" setsid "${FRONT_BINS[haproxy]}" -db -f "${RUN_DIR}/haproxy.cfg" </dev/null >>"${log_file}" 2>&1 & ;;
+      haproxy) "${SERVER_PIN[@]}" setsid "${FRONT_BINS[haproxy]}" -db -f "${RUN_DIR}/$(front_end_config haproxy)" </dev/null >>"${log_file}" 2>&1 & ;;
       caddy) # env and setsid exec: $! is Caddy's own PID (a function here would put a subshell in between)
-        env "${CADDY_ENV[@]}" "${SERVER_PIN[@]}" setsid "${FRONT_BINS[caddy]}" run --config "${RUN_DIR}/caddy.json" </dev/null >>"${log_file}" 2>&1 &
+        env "${CADDY_ENV[@]}" "${SERVER_PIN[@]}" setsid "${FRONT_BINS[caddy]}" run --config "${RUN_DIR}/$(front_end_config caddy)" </dev/null >>"${log_file}" 2>&1 &
         ;;
       apache) # its ErrorLog is a link in the work dir: this block's log
         ln -sfn "${log_file}" "${WORK}/apache/error.log"
-        "${SERVER_PIN[@]}" setsid "${FRONT_BINS[apache]}" -f "${RUN_DIR}/apache2.conf" -DFOREGROUND </dev/null >>"${log_file}" 2>&1 &
+        "${SERVER_PIN[@]}" setsid "${FRONT_BINS[apache]}" -f "${RUN_DIR}/$(front_end_config apache)" -DFOREGROUND </dev/null >>"${log_file}" 2>&1 &
         ;;
     esac
     FRONT_PIDS["${name}"]=$!
@@ -95,9 +95,9 @@ start_front_ends() {
   done
 }
 
-# front_end_name NAME: how messages name it.
+# front_end_name NAME: how messages name it (the plan's, from core/setups.py).
 front_end_name() {
-  case "$1" in haproxy) echo HAProxy ;; caddy) echo Caddy ;; apache) echo "Apache httpd" ;; *) echo "$1" ;; esac
+  printf '%s\n' "${PLAN[front_end_name.$1]:-$1}"
 }
 
 # stop_front_end NAME: stop its whole session (stop_session: SIGTERM to its group, SIGKILL to whatever is left).

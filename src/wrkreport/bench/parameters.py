@@ -47,13 +47,13 @@ from .profiles import (
     url_for,
 )
 from ..core.setups import (
-    ALL_SETUPS, APP_BACKEND_PORTS, BACKEND_PORTS, DEFAULT_PORTS, DEFAULT_SETUP_IDS, SETUP_BY_ID, SERVERS,
+    ALL_SETUPS, APP_BACKEND_PORTS, BACKEND_PORTS, FRONT_END_NAMES, DEFAULT_PORTS, DEFAULT_SETUP_IDS, SETUP_BY_ID, SERVERS,
     SETUP_IDS, H2_GROUP, FRONT_ENDS_GROUP, FRONT_ENDS_GROUP_IDS, braced, H2_SETUP_IDS, TLS_GROUP, TLS_SETUP_IDS, PLAIN_SETUP_IDS,
 )
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.stats import MIN_BLOCKS
-from .front_ends import front_ends_of
+from .front_ends import CONFIG_FILES, front_ends_of
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .h2_options import h2_lines, h2_options, h2_plan
 from .hosts import LOCAL, check_combinations, hosts_plan, url_host
@@ -448,9 +448,11 @@ def plan_lines(plan: dict) -> list[str]:
         if chosen:
             lines.append(f"{server}_setups {' '.join(chosen)}")
     fronts = front_ends_of(plan["setups"])
-    if fronts:  # HAProxy, Caddy, Apache httpd: each one's first setup (its readiness URL)
+    if fronts:  # HAProxy, Caddy, Apache httpd: each one's first setup (its readiness URL), name in messages and configuration file
         lines.append(f"front_ends {' '.join(fronts)}")
-        lines += [f"first_setup.{front} {next(s for s in plan['setups'] if SETUP_BY_ID[s].server == front)}" for front in fronts]
+        for front in fronts:
+            lines.append(f"first_setup.{front} {next(s for s in plan['setups'] if SETUP_BY_ID[s].server == front)}")
+            lines += [f"front_end_name.{front} {FRONT_END_NAMES[front]}", f"front_end_config.{front} {CONFIG_FILES[front]}"]
     for setup in plan["setups"]:
         lines.append(f"server.{setup} {SETUP_BY_ID[setup].server}")
         lines.append(f"needs.{setup} {' '.join(run_needs(setup, plan))}")
