@@ -257,3 +257,11 @@ def test_a_front_ends_run_names_each_front_end_and_counts_what_it_adds():
     best = max(shares, key=shares.get)
     assert said.sentence.startswith(f"{rows[best].name} leads, from one repeat each (no interval): it adds ")
     assert "HAProxy's HTTP proxy" in text(box) and "Apache httpd's FastCGI over TCP" in text(box)
+
+
+def test_a_front_ends_runs_page_is_titled_for_a_front_end(tmp_path):
+    from helpers import built_fixture_page, visible_text
+
+    words = visible_text(built_fixture_page("front-ends-quick", tmp_path, WHEN))
+    assert "What a front end in front of Go costs on this machine" in words and "What nginx in front" not in words
+    assert "HAProxy's HTTP proxy" in words and "CPU µs/req (+front end)" in words

@@ -263,6 +263,16 @@ def braced(ids) -> str:
     return ", ".join(one(prefixes, rests) for rests, prefixes in merged.items())
 
 
+def backend_of(parameters: dict) -> str:
+    """Return what the front end is in front of, for the page's titles: 'your app' in an --app run without go-http, else 'Go'."""
+    return "your app" if parameters.get("app") and BASELINE not in (parameters.get("setups") or ()) else "Go"
+
+
+def other_front_ends(setups) -> bool:
+    """Return True for a run with another front end than nginx (HAProxy, Caddy, Apache httpd): its words name each front end."""
+    return any(s in FRONT_END_SETUP_IDS for s in setups)
+
+
 def front_end_words(setup: str, setups=()) -> str | None:
     """Return a front end's connection in words, its front end named: 'HAProxy's HTTP proxy', 'Apache httpd's FastCGI over TCP';
     nginx's too ("nginx's HTTP proxy") in a run with another front end (setups); None for any other setup.
@@ -271,7 +281,7 @@ def front_end_words(setup: str, setups=()) -> str | None:
     ("Caddy's FastCGI over a Unix socket", "nginx's HTTP proxy", None)
     """
     known = SETUP_BY_ID.get(setup)
-    if known is None or (known.server == "nginx" and not any(s in FRONT_END_SETUP_IDS for s in setups)):
+    if known is None or (known.server == "nginx" and not other_front_ends(setups)):
         return None
     if known.server in FRONT_ENDS or setup in NGINX_SETUPS:
         return f"{FRONT_END_NAMES[known.server]}'s {CONNECTION_WORDS[setup.split('-', 1)[1]]}"

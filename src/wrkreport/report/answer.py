@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
-from ..core.setups import APP_BASELINE, BASELINE, FRONT_END_SETUP_IDS, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words
+from ..core.setups import APP_BASELINE, BASELINE, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words, other_front_ends
 from ..checks.app import app_conditions
 from ..core import stats
 from ..fixedrate.analysis import RateCell
@@ -249,7 +249,7 @@ def sentence(analysis: Analysis, groups: list[tuple[int, int]], titles: dict, le
     """Return the answer's first sentence: the cheapest connection and its cost at each group, or the one reason it cannot be named."""
     found = [leaders[g] for g in groups]
     setups = analysis.setups  # the front end named where the run has another than nginx
-    several = any(s in FRONT_END_SETUP_IDS for s in setups)
+    several = other_front_ends(setups)
     if all(f.kind == "none" for f in found):
         failed = any(fronted(r.setup) and r.ratio is None for r in analysis.ratios)
         if failed:
@@ -336,5 +336,5 @@ def answer(analysis: Analysis, rates: list[RateCell], capacities: list[Capacity]
         rows = tuple(AnswerRow(s, row_name(s, analysis.setups), tuple(COLUMNS[k][1](context, s) for k in keys), s == best) for s in present)
         groups.append(AnswerGroup(titles[(gomaxprocs, connections)], rows, group_at(light, context.capacities)))
     return Answer(sentence(analysis, list(analysis.groups), titles, leaders), conditions_line(analysis, parameters),
-                  column_heads(keys, loads, capacities, backend, "the front end" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx"),
+                  column_heads(keys, loads, capacities, backend, "the front end" if other_front_ends(analysis.setups) else "nginx"),
                   tuple(groups))

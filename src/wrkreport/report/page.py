@@ -19,7 +19,7 @@ from ..charts import parallel
 from ..analysis import reference
 from ..analysis.analyze import CPU_METRIC, NO_BLOCKS_METHOD, RATIO_METHOD, THROUGHPUT, Analysed, Analysis
 from ..core.latency_histogram import SHOWN_PERCENTILES
-from ..core.setups import BASELINE, TLS_SETUP_IDS, baseline_of, divisor_words, hello_world, said_over, setup_description
+from ..core.setups import BASELINE, TLS_SETUP_IDS, baseline_of, divisor_words, backend_of, hello_world, other_front_ends, said_over, setup_description
 from ..core.records import worst
 from ..analysis.design import design_of, precision_of
 from ..runs.directory import relative_to
@@ -175,15 +175,11 @@ class Page:
     answer: Answer | None = None  # the top: one sentence, one table, the conditions (report/answer.py)
     badge: tuple[str, str] = ("pass", "checks: pass")  # the header's one status: the checks' and the precision target's (header_badge)
     backend: str = "Go"  # what nginx is in front of: "your app" in an --app run without go-http
+    front: str = "nginx"  # who is in front: "a front end" in a run with HAProxy, Caddy or Apache httpd
     client: str = "wrk"  # the load generator named in the CPU table's heads: wrk, ab or h2load
 
 
 # --- Run -> page data -----------------------------------------------------------------------
-
-
-def backend_of(parameters: dict) -> str:
-    """Return what nginx is in front of, for the page's titles: 'your app' in an --app run without go-http, else 'Go'."""
-    return "your app" if parameters.get("app") and BASELINE not in (parameters.get("setups") or ()) else "Go"
 
 
 def chart_jobs(done: Analysed) -> dict[str, Callable[[], str]]:
@@ -227,8 +223,9 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[
     svg = parallel.run_all(chart_jobs(done)) if svg is None else svg
     manifest = run.manifest or {}
     return with_charts(Page(
-        title=f"wrkreport: nginx in front of {backend_of(run.parameters)}, run {run.run_id}",
+        title=f"wrkreport: {'a front end' if other_front_ends(analysis.setups) else 'nginx'} in front of {backend_of(run.parameters)}, run {run.run_id}",
         backend=backend_of(run.parameters),
+        front="a front end" if other_front_ends(analysis.setups) else "nginx",
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
         run_id=run.run_id,

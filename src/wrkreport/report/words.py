@@ -9,8 +9,8 @@ from ..core import stats
 from ..analysis.analyze import CPU_METRIC, Analysis
 from ..analysis.cells import Comparison
 from ..core.setups import (
-    APP_BASELINE, APP_SETUP_IDS, BASELINE, FRONT_END_SETUP_IDS, FRONTED_SETUPS, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS,
-    front_end_words,
+    APP_BASELINE, APP_SETUP_IDS, BASELINE, FRONTED_SETUPS, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS,
+    front_end_words, other_front_ends,
 )
 from ..core.records import Ratio
 from .fmt import fmt_share, fmt_times, group_name
@@ -149,7 +149,7 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
         sentences = []
         tls = tls_clauses(analysis, gomaxprocs, connections)
         if shares:
-            front = "a front end" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx"
+            front = "a front end" if other_front_ends(analysis.setups) else "nginx"
             sentences.append(f"At {where} with {front} in front, " + join_clauses(shares) + " of Go's throughput.")
         elif not excluded and not extras and not tls:
             sentences.append(f"At {where} nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below."
@@ -220,7 +220,7 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[
             parts.append(f"{mechanism(setup, analysis.setups)} {fmt_times(ratio)}" + (f" of {ratio.baseline}'s" if ratio.baseline != BASELINE else ""))
     if not parts:
         return []
-    front = "the front end's" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx's"
+    front = "the front end's" if other_front_ends(analysis.setups) else "nginx's"
     return [f"Server CPU per request (Go's and {front} CPU time per request, the figure for capacity planning), as a multiple of Go "
             "standalone's: " + join_clauses(parts) + "."]
 
@@ -248,7 +248,7 @@ def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) ->
     unsure = [c for c in against if kinds[id(c)].kind == "inconclusive"]
     same = [c for c in against if kinds[id(c)].kind == "same"]
     name = mechanism(best, analysis.setups)
-    which = "front end and connection" if any(s in FRONT_END_SETUP_IDS for s in analysis.setups) else "nginx connection"
+    which = "front end and connection" if other_front_ends(analysis.setups) else "nginx connection"
     if all(kinds[id(c)].kind == "no-interval" for c in against):
         return [f"The cheapest {which} here is {name}, from one repeat each: no interval says how sure."]
     sentences = []
