@@ -88,21 +88,18 @@ def cmd_pass_ready(args) -> int:
     expected_body = body_text(manifest["parameters"].get("body_bytes", 12)).encode()
     for setup, ready, headers, error in args.cell or []:
         cell = record_cell(manifest, entry, setup, ready, headers, error or None, run_dir)
+        data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None  # the captured header block
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].h2:  # status, body, ALPN h2; header fields against go-h2's
-            data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
             h2_headers = data if setup == H2_BASELINE else h2_headers
             note = record_h2_cell(manifest, entry, setup, cell, data, h2_bodies.get(setup), probes.get(setup), expected_body,
                                   None if setup == H2_BASELINE else h2_headers)
             verdict = f"skip {setup} {cell['error']}" if cell["error"] else f"measure {setup} note: {h2_note(setup, cell)}"
             lines.append(verdict + (f"; TLS: {note}" if note and not cell["error"] else ""))
             continue
-        if setup == BASELINE:  # go-http's header block: what another front end's is compared with
-            go_headers = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
+        go_headers = data if setup == BASELINE else go_headers  # go-http's header block: what another front end's is compared with
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].server in FRONT_ENDS:  # go-http's status and body; its own header block
-            data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
             record_front_end_cell(cell, data, bodies.get(setup), expected_body, entry["cells"].get(BASELINE), go_headers)
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone (or --app-b's build alone) answers
-            data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
             reference = reference_of(setup, cells)
             alone[setup] = data if reference is None else None  # an app build alone: the header block the others are compared with
             record_app_cell(setup, cell, data, bodies.get(setup), entry["cells"].get(reference or setup), alone.get(reference or setup), reference)
