@@ -111,9 +111,10 @@ def record_front_end_cell(cell: dict, headers: bytes | None, body: str | None, e
     if chunked and decoded is None:
         cell["error"] = "answered a chunked body that does not decode"
         return
-    if facts is None or facts[1] != hashlib.sha256(expected_body).hexdigest():
+    expected = hashlib.sha256(expected_body).hexdigest()
+    if facts is None or facts[1] != expected:
         got = "no body" if facts is None else f"a {facts[0]:,}-byte body (sha256 {facts[1][:12]})"
-        cell["error"] = f"answered {got} where go-http answers {len(expected_body):,} bytes (sha256 {hashlib.sha256(expected_body).hexdigest()[:12]})"
+        cell["error"] = f"answered {got} where go-http answers {len(expected_body):,} bytes (sha256 {expected[:12]})"
         return
     if go and not go.get("error") and go_headers is not None:
         cell["headers_changed"] = changed_headers(go_headers, headers)

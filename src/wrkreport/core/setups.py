@@ -96,13 +96,6 @@ class Setup:
         return tuple("nginx" if need == VARIANT_SERVER else "app" if need in (*APP_PROCESSES, APP_B_SERVER) else need for need in self.needs)
 
     @property
-    def front_end(self) -> str | None:
-        """Return the front end in front of the backend ("nginx", "haproxy", "caddy", "apache"; a --variant twin's nginx: "nginx"), None for a server alone."""
-        if self.server in FRONT_ENDS:
-            return self.server
-        return "nginx" if self.server in ("nginx", VARIANT_SERVER) and len(self.needs) > 1 else None
-
-    @property
     def own_answer(self) -> bool:
         """Return True for a setup whose header block is its own (an --app setup, another front end than nginx): held to its own
         size and compared with its reference's (the app alone's, go-http's), not with the hello world's 141 bytes."""
@@ -126,9 +119,8 @@ def front_end_setups(front: str, name: str, port: int) -> tuple[Setup, ...]:
     return (
         Setup(f"{front}-http", front, port, f"{name} reverse proxy to Go net/http over TCP (HTTP/1.1, keep-alive to Go)", (), (front, "go"),
               default=False),
-        Setup(f"{front}-fcgi-tcp", front, port + 1, f"{name} FastCGI to Go over TCP (connections to Go kept)", (), (front, "go"), default=False),
-        Setup(f"{front}-fcgi-unix", front, port + 2, f"{name} FastCGI to Go over a Unix socket (connections to Go kept)", (), (front, "go"),
-              default=False),
+        Setup(f"{front}-fcgi-tcp", front, port + 1, f"{name} FastCGI to Go over TCP", (), (front, "go"), default=False),
+        Setup(f"{front}-fcgi-unix", front, port + 2, f"{name} FastCGI to Go over a Unix socket", (), (front, "go"), default=False),
     )
 
 

@@ -222,10 +222,11 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[
     refs, capacities = reference.article_ratios(), list(done.capacities)
     svg = parallel.run_all(chart_jobs(done)) if svg is None else svg
     manifest = run.manifest or {}
+    front = "a front end" if other_front_ends(analysis.setups) else "nginx"  # who is in front, for the titles
     return with_charts(Page(
-        title=f"wrkreport: {'a front end' if other_front_ends(analysis.setups) else 'nginx'} in front of {backend_of(run.parameters)}, run {run.run_id}",
+        title=f"wrkreport: {front} in front of {backend_of(run.parameters)}, run {run.run_id}",
         backend=backend_of(run.parameters),
-        front="a front end" if other_front_ends(analysis.setups) else "nginx",
+        front=front,
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
         run_id=run.run_id,

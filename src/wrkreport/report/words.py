@@ -30,6 +30,8 @@ MECHANISM = {
     "nginx-app-fcgi-tcp": "nginx FastCGI to your app over TCP",
     "nginx-app-fcgi-unix": "nginx FastCGI to your app over a Unix socket",
 }
+
+
 def mechanism(setup: str, setups=()) -> str:
     """Return a setup's connection in words: MECHANISM's, a front end named where the run has another than nginx (setups):
     "HAProxy's HTTP proxy", "nginx's HTTP proxy"."""
