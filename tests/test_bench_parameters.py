@@ -51,9 +51,9 @@ def test_default_plan_matches_the_documented_defaults():
     assert p["profile"] == "default"
     assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"], p["wrk_timeout_s"]) == (2, 100, 1, None, 1, 2)
     # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5%, then the
-    # fixed-rate phase's 4-8 blocks until +/-15%, within 1.25 x what the targets need (test_the_default_max_time_...).
+    # fixed-rate phase's 4-12 blocks until +/-15%, within 1.25 x what the targets need (test_the_default_max_time_...).
     assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"]) == (3, None, True, MIN_BLOCKS)
-    assert (p["precision_pct"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"]) == (5.0, 15.0, 4, 8)
+    assert (p["precision_pct"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"]) == (5.0, 15.0, 4, 12)
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}
@@ -71,7 +71,7 @@ def test_the_default_max_time_is_what_the_targets_need_with_room_and_a_given_one
     """Issue 42: a run plans its time by what it measures; --max-time given caps it, and then the phase keeps its least blocks."""
     for p in (plan(), plan("--setups", "h2"), plan("--setups", "tls")):
         assert p["max_time_s"] == max(460, round(1.25 * p["targets_s"])) and p["estimate_s"] == p["targets_s"] <= p["max_time_s"]
-        assert p["rate_phase_s"] == round(rate_phase_seconds(p, 6)) and "max_time_note the default: 1.25 x that" in plan_lines(p)
+        assert p["rate_phase_s"] == round(rate_phase_seconds(p, p["rate_blocks_expected"])) and "max_time_note the default: 1.25 x that" in plan_lines(p)
     short = plan("--max-time", "8m")
     assert short["max_time_s"] == 480 < short["targets_s"] and short["rate_phase_s"] == round(rate_phase_seconds(short)) < plan()["rate_phase_s"]
     assert short["estimate_s"] == 480 and "max_time_note given" in plan_lines(short)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import doctest
 import json
+import math
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from wrkreport.bench import rate_options as rateplan
 from wrkreport.bench.commands.rate_phase import rates_for, slowest_rate
@@ -61,8 +63,22 @@ def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_the
     checks = len(p["setups"]) * 1.5 * (5 + RATE_OVERHEAD_S)
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * (4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup) + checks))
     # What the throughput blocks leave it: its expected 6 blocks (the default --max-time covers the targets).
-    assert (p["rate_blocks_expected"], p["rate_blocks_max"]) == (6, 8) and p["rate_phase_s"] == round(rate_phase_seconds(p, 6))
+    assert (p["rate_blocks_expected"], p["rate_blocks_max"]) == (6, 12) and p["rate_phase_s"] == round(rate_phase_seconds(p, 6))
     assert set(rate_parameters(p)) == set(rateplan.RATE_PARAMETERS)
+
+
+def test_a_plan_counts_on_the_blocks_its_most_scattered_setup_needs():
+    """Issue 44: the FastCGI front ends' capacities scatter more than nginx's; a plan with them counts on more blocks, so the time it
+    announces and its default --max-time hold them (the FastCGI run of 2026-11-29 announced 6 blocks and needed more than 8)."""
+    default, fcgi, h2 = plan(), plan("--setups", "go-http,haproxy-fcgi-unix,caddy-fcgi-tcp"), plan("--setups", "h2")
+    assert default["rate_blocks_expected"] == 6 and fcgi["rate_blocks_expected"] == 11 and h2["rate_blocks_expected"] == 12
+    assert fcgi["rate_phase_s"] == round(rate_phase_seconds(fcgi, 11)) and fcgi["max_time_s"] == round(1.25 * fcgi["targets_s"])
+    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--capacity-precision", "30")["rate_blocks_expected"] == 6  # never below the profile's
+    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--blocks", "3")["rate_blocks_expected"] == 4  # a fixed design: its least
+    for spread in (0.05, 0.115, 0.15, 0.197, 0.3):  # the count is where the t interval's upper end reaches the target
+        b = rateplan.blocks_for_spread(spread, 15, 4, 12)
+        assert b == 12 or math.expm1(stats.t.ppf(0.975, b - 1) * spread / math.sqrt(b)) <= 0.15
+        assert b == 4 or math.expm1(stats.t.ppf(0.975, b - 2) * spread / math.sqrt(b - 1)) > 0.15
 
 
 def test_the_new_connection_setups_are_not_in_the_phase():

@@ -9,9 +9,9 @@ Step through step_verdict, the block's estimate comes from block_capacity (the c
 interpolated in its bracket), and a run's from combine and combine_ratio. The same starts
 searched the way the tool did before (a bisection in every block, the bracket's middle:
 design "bisection") cover too but are wider: the ladder's median half-width at 4 blocks is
-+/-12.0-14.9% for a capacity (bisection: +/-17.4-20.9%) and +/-16.8-17.6% for a ratio
-(+/-28.2-30.7%), at 6 blocks +/-7.9-10.0% (+/-12.6-14.9%) and +/-11.5-12.0% (+/-19.5-22.7%),
-for no more measurements per block (5.25 against 5.94).
++/-11.9-14.9% for a capacity (bisection: +/-17.4-20.9%) and +/-17.2-17.4% for a ratio
+(+/-28.2-30.7%), at 6 blocks +/-8.1-10.2% (+/-12.6-14.9%) and +/-11.5-11.8% (+/-19.5-22.7%),
+for no more measurements per block (5.26 against 5.94).
 
 The model, per setup (GOMAXPROCS=1, the default objective p99=10ms; Knee): a measurement's p99 is
 base * (1 + k * rho / (1 - rho)), rho = rate / the start's saturation rate, times the
@@ -54,10 +54,19 @@ which no profile runs.
 Measured figures at the default objective (p99 within 10 ms; 2,000 runs each, seeds
 below; `pytest -s` prints them):
 
-- capacity, go-http (true 34,797 req/s): 94.9% at 3 blocks, 95.3% at 4, 95.1% at 6; a bound in 1.2-1.4%, none false;
-- capacity, nginx-http (true 24,974): 94.2% at 3, 95.0% at 4, 95.6% at 6; a bound in 1.1-1.2%, none false;
-- ratio nginx-http / go-http (true 0.718): 95.0% at 3, 95.0% at 4, 95.2% at 6;
-- ratio nginx-fcgi-unix / go-http (true 0.389): 95.7% at 3, 94.6% at 4, 95.2% at 6;
+- capacity, go-http (true 34,797 req/s): 95.1% at 3 blocks, 95.2% at 4, 96.2% at 6; a bound in 0.0-0.3%, none false;
+- capacity, nginx-http (true 24,974): 95.5% at 3, 94.2% at 4, 95.2% at 6; no bound;
+- ratio nginx-http / go-http (true 0.718): 95.8% at 3, 95.5% at 4, 95.9% at 6;
+- ratio nginx-fcgi-unix / go-http (true 0.389): 95.1% at 3, 94.6% at 4, 94.9% at 6;
+- with the capacity rule's optional stopping (4 to 12 blocks, until every interval is within
+  +/-15%): nginx's setups 94.3-95.0% (the rule stopped at 4-8 blocks in 79% of runs); a
+  setup whose starts scatter as the FastCGI front ends' did ("scattered") 93.5% for its
+  capacity and its ratio, the rule going past 8 blocks in half the runs and meeting +/-15%
+  in 84%. At a wider scatter (start sd 0.18, block sd about 0.2, the widest measured) the
+  capacity's coverage falls to 92.3%: a run stopped because its blocks happened to agree
+  reports an interval that is a little too narrow, and the more the blocks scatter the
+  more often that happens. Without the doubling step past the ladder's edge (capacity.py)
+  it was 91.8%, and the ratio's 91.8% at a fixed 12 blocks;
 - a single pass (one block, its final bracket [low, high] as the interval, median width
   x1.09-1.12): covers 46.2% (go-http) and 32.5% (nginx-http).
 
@@ -83,6 +92,7 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 
 from wrkreport.bench.capacity_rule import Width, decide, half_width
+from wrkreport.bench.profiles import RATE_PHASE
 
 from wrkreport.fixedrate.capacity import (
     AT_LEAST, AT_MOST, DEFAULT_SLO, HEADROOM, BlockCapacity, Step, block_capacity, combine, combine_ratio, ladder_centre, ladder_next, next_rate,
@@ -112,6 +122,7 @@ class Knee:
     base_ms: float
     k: float
     closed_loop: int  # wrk's req/s: the search's untested upper end
+    start_sd: float = START_CAPACITY_SD  # log sd of a start's saturation rate
 
 
 SETUPS = {
@@ -119,6 +130,10 @@ SETUPS = {
     "nginx-http": Knee(31_000, 1.6, 1.2, 51_000),
     "nginx-fcgi-unix": Knee(17_000, 1.0, 2.2, 36_000),
     "nginx-fcgi-tcp": Knee(16_000, 1.0, 2.7, 24_500),  # the shape only: its capacity at 5 ms is 1.5 x LIGHT, a bound too often
+    # nginx-fcgi-unix's knee with starts that scatter as the FastCGI front ends' did: their block capacities scattered by
+    # 0.148-0.197 (log sd; haproxy-fcgi-tcp, caddy-fcgi-tcp, haproxy-fcgi-unix) in the FastCGI run of 2026-11-29, where
+    # nginx's scattered by 0.05-0.10; the model's blocks scatter by 0.168 (median over runs), its ratio's by 0.165.
+    "scattered": Knee(17_000, 1.0, 2.2, 36_000, start_sd=0.15),
 }
 BASELINE = "go-http"
 SIMULATED = ("go-http", "nginx-http", "nginx-fcgi-unix")
@@ -161,7 +176,7 @@ def draw_starts(rng: random.Random, names) -> dict[str, Start]:
     """Return one block's start of each setup: each effect half shared by the block's setups."""
     capacity, latency = rng.gauss(0, 1), rng.gauss(0, 1)
     own = lambda shared: math.sqrt(SHARED) * shared + math.sqrt(1 - SHARED) * rng.gauss(0, 1)  # noqa: E731
-    return {name: Start(SETUPS[name].saturation * math.exp(START_CAPACITY_SD * own(capacity)), math.exp(START_LATENCY_SD * own(latency)))
+    return {name: Start(SETUPS[name].saturation * math.exp(SETUPS[name].start_sd * own(capacity)), math.exp(START_LATENCY_SD * own(latency)))
             for name in names}
 
 
@@ -200,14 +215,14 @@ def search_block(rng: random.Random, run: str, block: int, name: str, start: Sta
 
 
 @functools.cache
-def simulated_runs(blocks: int, design: str = "ladder") -> tuple[dict[str, list[BlockCapacity]], ...]:
+def simulated_runs(blocks: int, design: str = "ladder", names: tuple[str, ...] = SIMULATED) -> tuple[dict[str, list[BlockCapacity]], ...]:
     """Return RUNS simulated runs of `blocks` blocks: each setup's block capacities, the setups of a block sharing its start in part."""
-    rng = random.Random(f"{SEED}:{blocks}")
+    rng = random.Random(f"{SEED}:{blocks}" if names == SIMULATED else f"{SEED}:{blocks}:{','.join(names)}")
     runs = []
     for number in range(RUNS):
-        run = {name: [] for name in SIMULATED}
+        run = {name: [] for name in names}
         for block in range(1, blocks + 1):
-            for name, start in draw_starts(rng, SIMULATED).items():
+            for name, start in draw_starts(rng, names).items():
                 run[name].append(search_block(rng, f"{SEED}:{blocks}:{number}", block, name, start, run[name], design))
         runs.append(run)
     return tuple(runs)
@@ -222,7 +237,7 @@ def pass_probability(knee: Knee, rate: float) -> float:
     total = 0.0
     limit = math.log(SLO.ms)
     for z_capacity, w_capacity in zip(NODES, WEIGHTS):
-        saturation = knee.saturation * math.exp(START_CAPACITY_SD * z_capacity)
+        saturation = knee.saturation * math.exp(knee.start_sd * z_capacity)
         if rate >= saturation:
             continue
         for z_latency, w_latency in zip(NODES, WEIGHTS):
@@ -347,38 +362,46 @@ def test_a_later_blocks_search_spends_no_more_measurements_than_a_bisection():
     assert statistics.mean(ladder) <= statistics.mean(before) + 0.25
 
 
-def stopped_runs(target: float = 0.15) -> list[dict[str, list[BlockCapacity]]]:
-    """Return the simulated runs of 8 blocks cut where the driver's capacity rule stops them (bench/capacity_rule.py): after the
-    least 4 blocks, the first block at which every capacity and ratio reaches at most `target` from its estimate (a bound
-    asks for nothing), else at the ceiling of 8 (--max-time left out: a run cut by time stops at a count fixed in advance)."""
-    params = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 100 * target, "max_time_s": None}
+CEILING = RATE_PHASE["default"]["rate_blocks_max"]  # 12: the most fixed-rate blocks the default profile runs per GOMAXPROCS
+
+
+def stopped_runs(target: float = 0.15, names: tuple[str, ...] = SIMULATED) -> list[dict[str, list[BlockCapacity]]]:
+    """Return the simulated runs of CEILING blocks cut where the driver's capacity rule stops them (bench/capacity_rule.py): after
+    the least 4 blocks, the first block at which every capacity and ratio reaches at most `target` from its estimate (a bound
+    asks for nothing), else at the ceiling (--max-time left out: a run cut by time stops at a count fixed in advance)."""
+    params = {"rate_blocks": 4, "rate_blocks_max": CEILING, "capacity_precision_pct": 100 * target, "max_time_s": None}
     cut = []
-    for run in simulated_runs(8):
-        for blocks in range(1, 9):
-            widths = [Width(name, half_width(combine(run[name][:blocks]))) for name in SIMULATED]
-            widths += [Width(name, half_width(combine_ratio(run[name][:blocks], run[BASELINE][:blocks]))) for name in SIMULATED if name != BASELINE]
+    for run in simulated_runs(CEILING, names=names):
+        for blocks in range(1, CEILING + 1):
+            widths = [Width(name, half_width(combine(run[name][:blocks]))) for name in names]
+            widths += [Width(name, half_width(combine_ratio(run[name][:blocks], run[BASELINE][:blocks]))) for name in names if name != BASELINE]
             if decide(widths, blocks, params, 0.0, None, 1) is not None:
                 cut.append({name: found[:blocks] for name, found in run.items()})
                 break
     return cut
 
 
-def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_target_in_most_runs():
-    """More blocks while an interval is wider than +/-15% (up to 8): a run that stops because its intervals happened to be narrow
-    must still cover; the intervals at the block counts the rule reaches, each capacity and ratio at least FLOOR."""
-    runs = stopped_runs()
+@pytest.mark.parametrize("names", [SIMULATED, (BASELINE, "scattered")], ids=["nginx", "scattered"])
+def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_target_in_most_runs(names):
+    """More blocks while an interval is wider than +/-15% (up to 12): a run that stops because its intervals happened to be narrow
+    must still cover; the intervals at the block counts the rule reaches, each capacity and ratio at least FLOOR. With nginx's
+    setups the rule stops at 4-8 blocks; with a setup whose starts scatter as HAProxy's FastCGI did it goes on past 8, where the
+    ladder's small bias (1-4%) weighs more against a narrower interval: the coverage must hold there too."""
+    runs = stopped_runs(names=names)
     counts = collections.Counter(len(run[BASELINE]) for run in runs)
     met = sum(all((w := half_width(e)) is None or w <= 0.15
-                  for e in [combine(run[n]) for n in SIMULATED] + [combine_ratio(run[n], run[BASELINE]) for n in SIMULATED if n != BASELINE])
+                  for e in [combine(run[n]) for n in names] + [combine_ratio(run[n], run[BASELINE]) for n in names if n != BASELINE])
               for run in runs)
     print(f"\nblocks the capacity rule ran: {dict(sorted(counts.items()))}; every interval within +/-15% in {met / len(runs):.1%} of {len(runs)} runs")
-    for name in SIMULATED:
+    for name in names:
         held, bounds, intervals, _ = coverage([combine(run[name]) for run in runs], true_capacity(name))
         print(f"{name}: capacity covers {held:.1%} of {intervals} (bound in {bounds:.1%})")
         assert held >= FLOOR and bounds <= MAX_BOUNDS
-    for name in SIMULATED[1:]:
+    for name in names[1:]:
         truth = true_capacity(name) / true_capacity(BASELINE)
         held, bounds, intervals, _ = coverage([combine_ratio(run[name], run[BASELINE]) for run in runs], truth)
         print(f"{name} / {BASELINE}: ratio covers {held:.1%} of {intervals} (bound or nothing in {bounds:.1%})")
         assert held >= FLOOR and bounds <= MAX_BOUNDS
-    assert counts[4] < len(runs) and max(counts) <= 8  # the rule both stops at its least and goes on
+    assert counts[4] < len(runs) and max(counts) <= CEILING  # the rule both stops at its least and goes on
+    if "scattered" in names:  # past the old ceiling of 8, and mostly meeting the target by the ceiling
+        assert sum(n for blocks, n in counts.items() if blocks > 8) >= 0.2 * len(runs) and met >= 0.8 * len(runs)

@@ -22,13 +22,15 @@ measurements. Standard library only.
 from __future__ import annotations
 
 import argparse
+import math
 
 from .profiles import (
-    CAPACITY_PRECISION_PCT, CHECKS_EXPECTED, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
+    CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, CHECKS_EXPECTED, DEFAULT_CAPACITY_SPREAD, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
     SEARCH_STEPS_EXPECTED,
 )
 from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
 from ..core.setups import SETUP_BY_ID
+from ..core.stats import t_975
 from ..core.errors import UsageError
 from ..core.units import round_figures
 from .values import parse_int, parse_percent, split_list
@@ -81,11 +83,13 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
         profile["rate_blocks"] = 0  # vegeta keeps connections alive; the phase compares with wrk's (h2load's) keep-alive runs only
     if not profile["rate_blocks"]:
         rates, shares = [], []
-    if not plan["adaptive"] or not profile["rate_blocks"]:  # more blocks only with the stopping rule (capacity_rule.py)
-        profile["rate_blocks_max"] = profile["rate_blocks_expected"] = profile["rate_blocks"]
     text = args.capacity_precision if args.capacity_precision is not None else env.get(ENV_CAPACITY_PRECISION)
     source = "--capacity-precision" if args.capacity_precision is not None else ENV_CAPACITY_PRECISION
     precision = CAPACITY_PRECISION_PCT if text is None else parse_percent(text, source)
+    if not plan["adaptive"] or not profile["rate_blocks"]:  # more blocks only with the stopping rule (capacity_rule.py)
+        profile["rate_blocks_max"] = profile["rate_blocks_expected"] = profile["rate_blocks"]
+    else:
+        profile["rate_blocks_expected"] = expected_rate_blocks(rate_setups(plan["setups"]), profile, precision)
     slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)
     slo = parse_slo(slo_text.strip(), "--slo" if args.slo is not None else ENV_SLO if ENV_SLO in env else "the default --slo")
     return {
@@ -114,6 +118,32 @@ def rate_setups(setups: list[str]) -> list[str]:
     ['go-http', 'go-https']
     """
     return [s for s in setups if not (s in SETUP_BY_ID and (SETUP_BY_ID[s].new_connection or SETUP_BY_ID[s].multiplexed))]
+
+
+def blocks_for_spread(spread: float, precision_pct: float, least: int, most: int) -> int:
+    """Return the blocks (least to most) at which a capacity whose block values scatter by `spread` (sd of their logs) is expected
+    within +/-precision_pct: the Student-t interval's upper end, exp(t(b-1) * spread / sqrt(b)) - 1, as the capacity rule measures it.
+
+    >>> blocks_for_spread(0.115, 15, 4, 12), blocks_for_spread(0.197, 15, 4, 12), blocks_for_spread(0.5, 15, 4, 12), blocks_for_spread(0.01, 15, 4, 12)
+    (6, 11, 12, 4)
+    """
+    b = least
+    while b < most and math.expm1(t_975(b - 1) * spread / math.sqrt(b)) > precision_pct / 100:
+        b += 1
+    return b
+
+
+def expected_rate_blocks(setups: list[str], profile: dict, precision_pct: float) -> int:
+    """Return the fixed-rate blocks per GOMAXPROCS a plan counts on: those its most scattered setup (profiles.CAPACITY_SPREAD) needs
+    for --capacity-precision, never fewer than the profile's rate_blocks_expected nor more than its rate_blocks_max.
+
+    >>> profile = {"rate_blocks": 4, "rate_blocks_expected": 6, "rate_blocks_max": 12}
+    >>> expected_rate_blocks(["go-http", "nginx-http"], profile, 15), expected_rate_blocks(["go-http", "haproxy-fcgi-unix"], profile, 15)
+    (6, 11)
+    """
+    spread = max([CAPACITY_SPREAD.get(s, DEFAULT_CAPACITY_SPREAD) for s in setups], default=DEFAULT_CAPACITY_SPREAD)
+    found = blocks_for_spread(spread, precision_pct, max(2, profile["rate_blocks"]), profile["rate_blocks_max"])
+    return min(profile["rate_blocks_max"], max(profile["rate_blocks_expected"], found))
 
 
 def rate_phase_seconds(plan: dict, blocks: int | None = None) -> float:

@@ -15,7 +15,9 @@ way on a log scale (next_rate), until the bracket's ends are within RESOLUTION o
 steps. Every later block starts where the earlier ones ended (ladder_next): four rates
 LADDER_STEP apart around the geometric mean of the earlier blocks' capacities, shifted by a
 random share of a step per block (each block's rates its own), then one rate past an edge
-when the bracket lies outside them (at most MAX_EDGE). A pause at one rate costs a block at
+when the bracket lies outside them (at most MAX_EDGE, the step doubling each time: a start
+whose capacity lies 30-50% from the earlier blocks' is still bracketed, where steps of 10%
+would end the search short of it and pull the block's value towards the others'). A pause at one rate costs a block at
 most one step of the ladder, where it could stop a bisection far below the knee; and the
 steps go where the capacity is, so more blocks fit in the same time. When nothing passed,
 the search measures just above the lowest rate once more before it gives up.
@@ -326,7 +328,9 @@ def ladder_next(steps: list[Step], planned: list[int], centre: float, high: int,
     centre: the earlier blocks' capacity (ladder_centre); offset: this block's random share
     of a step. The ladder's rates first, ascending; then, while the bracket is wider than
     a step, one rate past the ladder's edge it lies beyond (above its highest rate when
-    nothing above failed, else below the lowest rate above the bracket), at most MAX_EDGE;
+    nothing above failed, else below the lowest rate above the bracket), at most MAX_EDGE,
+    the step past the ladder doubling (LADDER_STEP, its square, its fourth power), one step
+    inside it (and the bracket's middle when a step would leave it);
     when nothing passed, one more look just above the lowest rate, as next_rate.
     """
     ladder = ladder_rates(centre, high, offset)
@@ -334,7 +338,8 @@ def ladder_next(steps: list[Step], planned: list[int], centre: float, high: int,
     for rate in ladder:
         if rate not in measured:
             return rate
-    if sum(1 for s in steps if s.rate not in planned and s.rate not in ladder) >= MAX_EDGE:
+    edges = sum(1 for s in steps if s.rate not in planned and s.rate not in ladder)
+    if edges >= MAX_EDGE:
         return None
     low, above = bracket(steps)
     if low is None:
@@ -344,7 +349,11 @@ def ladder_next(steps: list[Step], planned: list[int], centre: float, high: int,
     top = min(above.rate, high) if above is not None else high
     if top <= low.rate * LADDER_STEP * 1.05:
         return None
-    rate = round_step(low.rate * LADDER_STEP) if above is None or above.rate > high else round_step(above.rate / LADDER_STEP)
+    if above is None or above.rate > high:  # nothing above failed: up, by a step that doubles past the ladder's top
+        rate = round_step(low.rate * LADDER_STEP ** (2 ** edges if low.rate >= ladder[-1] else 1))
+    else:  # down from the lowest rate above that failed, by a step that doubles past the ladder's bottom
+        rate = round_step(above.rate / LADDER_STEP ** (2 ** edges if above.rate <= ladder[0] else 1))
+        rate = rate if rate > low.rate else round_step(math.sqrt(low.rate * above.rate))
     return rate if low.rate < rate < top and rate not in measured else None
 
 
