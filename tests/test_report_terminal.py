@@ -94,3 +94,29 @@ def test_a_default_runs_widest_possible_row_fits_80_columns():
     lines = answer_lines(answer).splitlines()
     assert any("held 0/1" in line for line in lines) and any("lowest missed" in line for line in lines)
     assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+
+
+def test_a_default_front_ends_runs_widest_row_fits_80_columns():
+    # The default --setups front-ends run of 2026-11-29 printed 84 columns: 'haproxy-http' and 'caddy-http', CPU '118 (+107)', a
+    # p50 read to three figures ('0.228-0.235'), a p99 interval across zero ('-0.0017 to 0.82'), capacities of five figures and
+    # go-http's '117,000 req/s' below its share. Its cells, as the page has them (span as the answer forms it):
+    from wrkreport.report.answer import Answer, AnswerGroup, AnswerRow, Column
+    from wrkreport.report.answercells import Figure, ms, span
+    from wrkreport.report.terminal import answer_lines
+
+    columns = tuple(Column(k, k, "", short, k) for k, short in
+                    (("cpu", "CPU us/req"), ("p50", "+p50 ms"), ("p99", "+p99 ms"), ("capacity", "capacity"), ("share", "share")))
+    rows = (
+        AnswerRow("go-http", "go-http", (Figure("10", "9.9-11"), Figure("0.12", "its own"), Figure("0.74", "its own"),
+                                         Figure("33,000 ✗", "31,400-34,700"), Figure("100%", "117,000 req/s"))),
+        AnswerRow("nginx-http", "nginx-http", (Figure("24 (+14)", "23-25"), Figure("+0.13", "0.12-0.14"), Figure("none", span(-0.0017, 0.82, ms)),
+                                               Figure("25,900 ✓", "24,900-26,900"), Figure("54%", "54-55%"))),
+        AnswerRow("haproxy-http", "haproxy-http", (Figure("26 (+14)", "24-27"), Figure("+0.12", "0.12-0.13"), Figure("none", span(-0.0764, 0.583, ms)),
+                                                   Figure("20,900 ✗", "19,100-22,800"), Figure("58%", "55-61%"))),
+        AnswerRow("caddy-http", "caddy-http", (Figure("118 (+107)", "113-123"), Figure("+0.23", span(0.228, 0.235, ms)), Figure("+2.7", "0.7-4.7"),
+                                               Figure("8,140 ✓", "7,490-8,850"), Figure("13%", "12-13%"))),
+    )
+    answer = Answer("A sentence.", "Conditions.", columns, (AnswerGroup("GOMAXPROCS=2", rows, "fixed load 3,700 req/s"),))
+    lines = answer_lines(answer).splitlines()
+    assert any("117,000/s" in line for line in lines) and any("-0.00 to 0.82" in line for line in lines)
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]

@@ -78,13 +78,20 @@ def ms(value: float) -> str:
 
 def span(low: float, high: float, fmt: Callable[[float], str]) -> str:
     """Return an interval as 'low-high', or 'low to high' when a bound is negative (a minus sign beside a dash misreads); a
-    figure more when both ends would read the same.
+    figure more when both ends would read the same; across zero, the end nearer it to the other's decimals (at least one),
+    as its figures past them say nothing the other end's precision allows.
 
-    >>> span(0.09, 0.19, ms), span(-0.35, 0.68, ms), span(22.6, 23.4, fmt_us)
-    ('0.09-0.19', '-0.35 to 0.68', '22.6-23.4')
+    >>> span(0.09, 0.19, ms), span(-0.35, 0.68, ms), span(22.6, 23.4, fmt_us), span(-0.0017, 0.82, ms), span(-0.3, 12, ms)
+    ('0.09-0.19', '-0.35 to 0.68', '22.6-23.4', '-0.00 to 0.82', '-0.3 to 12')
     """
     if fmt(low) == fmt(high) and low != high:
         fmt = lambda value: f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"  # noqa: E731
+    if low < 0 < high:
+        wide, near = (low, high) if abs(low) >= abs(high) else (high, low)
+        shown = fmt(wide)
+        places = max(1, len(shown.partition(".")[2]))
+        ends = {wide: shown, near: f"{near:.{places}f}" if len(fmt(near)) > len(shown) else fmt(near)}
+        return f"{ends[low]} to {ends[high]}"
     return f"{fmt(low)} to {fmt(high)}" if low < 0 or high < 0 else f"{fmt(low)}-{fmt(high)}"
 
 
@@ -203,4 +210,14 @@ def share_figure(context: GroupContext, setup: str) -> Figure:
     over = "" if ratio.baseline in (BASELINE, APP_BASELINE) else f" of {ratio.baseline}'s"
     if not ratio.has_interval:
         return Figure(f"{ratio.ratio:.0%}", over.strip())  # one repeat: no interval (the conditions say 1 server start)
-    return Figure(f"{ratio.ratio:.0%}", f"{ratio.ci_low * 100:.0f}-{ratio.ci_high:.0%}{over}")
+    return Figure(f"{ratio.ratio:.0%}", f"{percent_span(ratio.ci_low, ratio.ci_high)}{over}")
+
+
+def percent_span(low: float, high: float) -> str:
+    """Return a share's interval in whole percent, a decimal more when both ends would read the same ('15-15%' says nothing).
+
+    >>> percent_span(0.51, 0.60), percent_span(0.148, 0.154), percent_span(0.0912, 0.0949)
+    ('51-60%', '14.8-15.4%', '9.1-9.5%')
+    """
+    places = 1 if f"{low:.0%}" == f"{high:.0%}" and low != high else 0
+    return f"{100 * low:.{places}f}-{100 * high:.{places}f}%"

@@ -192,7 +192,7 @@ def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
             f"answer right, {slo.words}) and the lowest that did not (at first {HEADROOM:g}x the setup's closed-loop req/s) for up to "
             f"{MAX_STEPS} steps or until they are within {RESOLUTION - 1:.0%}; each later block measures {len(LADDER)} rates "
             f"{LADDER_STEP - 1:.0%} apart around the earlier blocks' capacity (its own random offset), and up to {MAX_EDGE} more past an "
-            "edge; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
+            "edge, each step past it twice the last on a log scale; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
             "above (log-log interpolation), the rate at which a typical second meets it (one second in two misses it there); the "
             f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks)"
             f"{blocks_clause(parameters or {})}, "
