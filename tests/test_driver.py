@@ -24,6 +24,7 @@ from wrkreport.core.cpus import cpu_count
 from wrkreport.fixedrate.capacity import round_step
 from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.bench.manifest import shuffled_orders
+from wrkreport.bench.profiles import RATE_PHASE
 from wrkreport.core.setups import DEFAULT_SETUP_IDS, FRONT_END_SETUP_IDS, PLAIN_SETUP_IDS
 from wrkreport.core import stats
 from wrkreport.parsers.histogram import hist_file_name, parse_histogram
@@ -297,7 +298,7 @@ def test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks(
     record = manifest["precision"]
     # the fixed-rate phase without an objective (the tests' BENCH_SLO=off): its least 4 blocks, then no more
     assert manifest["capacity_precision"]["1"]["stop_reason"] == "no objective: the planned 4 block(s) ran"
-    assert len(manifest["fixed_rate_passes"]) == 4 and manifest["parameters"]["rate_blocks_max"] == 8
+    assert len(manifest["fixed_rate_passes"]) == 4 and manifest["parameters"]["rate_blocks_max"] == RATE_PHASE["default"]["rate_blocks_max"]
     # +/-90% is met as soon as there is an interval over blocks; the rule still waits for the minimum blocks.
     assert record["met"] is True and record["stop_reason"].startswith("target met")
     assert record["blocks"] == {"1": stats.MIN_BLOCKS} and record["worst_half_width_pct"] <= 90
@@ -314,13 +315,14 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
     out, tmp = workdirs
     ports = free_ports()
     args = ["--rounds-per-block", "1", "--duration", "1", "--warmup", "0", "--setups", "go-http", "--gomaxprocs", "1", "--slo", "p99=10ms"]
-    done = run_script([*args, "--capacity-precision", "0.1", "--max-time", "120s", "--out", str(out), *port_args(ports)], tmp)
+    done = run_script([*args, "--capacity-precision", "0.1", "--max-time", "120s", "--out", str(out), *port_args(ports)], tmp, timeout=300)
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
     record = manifest["capacity_precision"]["1"]
     blocks = len(manifest["fixed_rate_passes"])
-    assert 4 < blocks == record["blocks"] <= 8 and record["worst"] == "go-http" and record["worst_half_width_pct"] > 0.1
-    assert record["stop_reason"].startswith(("time limit: 1 more fixed-rate block", "block ceiling: 8"))
+    ceiling = RATE_PHASE["default"]["rate_blocks_max"]
+    assert 4 < blocks == record["blocks"] <= ceiling and record["worst"] == "go-http" and record["worst_half_width_pct"] > 0.1
+    assert record["stop_reason"].startswith(("time limit: 1 more fixed-rate block", f"block ceiling: {ceiling}"))
     checks = [e for e in manifest["fixed_rate_measurements"] if e.get("capacity_check")]
     assert 1 <= len(checks) <= 3 and {(e["setup"], e["block"]) for e in checks} == {("go-http", blocks)}
     # each check an attack of 5 s (a step's is 1 s), the next one 0.9 of a missed one's rate, none after one that met
