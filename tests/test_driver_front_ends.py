@@ -16,6 +16,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -133,6 +135,57 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
     assert all("changed from go-http's" in c["message"] for c in checks if c["name"] == "header-bytes")
     ratios = {(r["setup"], r["gomaxprocs"]) for r in results["ratios"]}
     assert {(s, n) for s in FRONT_END_SETUP_IDS for n in (1, 2)} <= ratios  # each over go-http, as nginx's
+
+
+def unlink_when_made(pattern: str, where: Path, stop: threading.Event, gone: list[Path]) -> None:
+    """Unlink the first file matching pattern under where as soon as it exists (polling every millisecond), until stop."""
+    while not stop.is_set():
+        for path in where.glob(pattern):
+            path.unlink(missing_ok=True)
+            gone.append(path)
+            return
+        time.sleep(0.001)
+
+
+@pytest.mark.slow
+@needs_front_ends
+def test_a_front_end_that_cannot_reach_go_fails_its_check_with_its_answer_and_the_run_goes_on(workdirs, tmp_path):
+    """Issue 44, point 3, with the real front ends: Go's FastCGI socket unlinked as soon as Go makes it (Go still listens on it,
+    nobody reaches it by its path), so each front end answers the block's GET with an error: Caddy's 502 Bad Gateway, HAProxy's
+    and Apache httpd's 503. Each setup is skipped with its answer, go-http is measured, the build fails the three by name, and
+    no front end is left."""
+    out, tmp = workdirs
+    setups = ("caddy-fcgi-unix", "haproxy-fcgi-unix", "apache-fcgi-unix")
+    ports = free_ports(setups)
+    stop, gone = threading.Event(), []
+    watcher = threading.Thread(target=unlink_when_made, args=("wrkreport.*/go.sock", tmp, stop, gone), daemon=True)
+    watcher.start()
+    proc = start(["--quick", "--setups", ",".join(("go-http", *setups)), "--rates", "off", "--gomaxprocs", "1", "--out", str(out),
+                  *port_args(ports)], tmp)
+    try:
+        _, stderr = proc.communicate(timeout=180)
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and gone, stderr
+    run, manifest = latest_run(out)
+    answers = {s: manifest["passes"][0]["cells"][s]["error"] for s in setups}
+    print(f"\nwith Go's FastCGI socket gone: {answers}")
+    assert answers["caddy-fcgi-unix"] == "answered 'HTTP/1.1 502 Bad Gateway', not 200", answers
+    assert all(re.fullmatch(r"answered 'HTTP/1\.1 50[23] [A-Za-z ]+', not 200", answer) for answer in answers.values()), answers
+    for setup, answer in answers.items():
+        assert f"warning: not measured: {setup} GOMAXPROCS=1 block 1: {answer}" in stderr
+        assert not list(run.glob(f"{setup}.*.wrk.txt"))
+    assert list(run.glob("go-http.gomaxprocs-1.block-1.run-1.wrk.txt"))
+    assert_no_front_end_left(manifest)
+    assert_nothing_left(manifest, ports, tmp)
+    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr  # 1: a check failed
+    failed = {c["setup"]: c["message"] for c in json.loads((tmp_path / "rep" / "results.json").read_text())["checks"]
+              if c["name"] == "readiness" and c["status"] == "fail"}
+    assert failed == {s: f"{s} at GOMAXPROCS=1 was not measured: {answers[s]}" for s in setups}, failed
 
 
 @pytest.mark.slow
