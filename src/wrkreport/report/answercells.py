@@ -78,21 +78,26 @@ def ms(value: float) -> str:
 
 def span(low: float, high: float, fmt: Callable[[float], str]) -> str:
     """Return an interval as 'low-high', or 'low to high' when a bound is negative (a minus sign beside a dash misreads); a
-    figure more when both ends would read the same; across zero, the end nearer it to the other's decimals (at least one),
-    as its figures past them say nothing the other end's precision allows.
+    figure more when both ends would read the same; across zero, the end nearer it at most to the other's decimals (at least
+    one), as its figures past them say nothing the other end's precision allows.
 
     >>> span(0.09, 0.19, ms), span(-0.35, 0.68, ms), span(22.6, 23.4, fmt_us), span(-0.0017, 0.82, ms), span(-0.3, 12, ms)
     ('0.09-0.19', '-0.35 to 0.68', '22.6-23.4', '-0.00 to 0.82', '-0.3 to 12')
+    >>> span(-12.04, 36, ms), span(-0.0764, 0.583, ms), span(-0.82, 0.0017, ms)
+    ('-12 to 36', '-0.08 to 0.58', '-0.82 to 0.00')
     """
     if fmt(low) == fmt(high) and low != high:
         fmt = lambda value: f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"  # noqa: E731
     if low < 0 < high:
-        wide, near = (low, high) if abs(low) >= abs(high) else (high, low)
-        shown = fmt(wide)
-        places = max(1, len(shown.partition(".")[2]))
-        ends = {wide: shown, near: f"{near:.{places}f}" if len(fmt(near)) > len(shown) else fmt(near)}
-        return f"{ends[low]} to {ends[high]}"
+        places = max(1, decimals(fmt(max(low, high, key=abs))))
+        trimmed = lambda value: f"{value:.{places}f}" if decimals(fmt(value)) > places else fmt(value)  # noqa: E731
+        return f"{trimmed(low)} to {trimmed(high)}"
     return f"{fmt(low)} to {fmt(high)}" if low < 0 or high < 0 else f"{fmt(low)}-{fmt(high)}"
+
+
+def decimals(text: str) -> int:
+    """Return how many decimals a figure is written with: '0.0017' -> 4, '36' -> 0, '1.2e+03' -> 1."""
+    return len(text.partition(".")[2].partition("e")[0])
 
 
 # --- Figures: one function per column --------------------------------------------------------
