@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+from datetime import timedelta
 
 import pytest
 
 from wrkreport.bench.capacity_rule import Width, decide, half_width, widest
 from wrkreport.bench.commands import rate_phase
+from wrkreport.bench.values import iso, utc_now
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import Estimate, slo_of
 
@@ -86,17 +88,21 @@ def test_a_bound_asks_for_no_more_blocks():
 
 @pytest.fixture()
 def check(tmp_path, capsys):
-    """Return check(checks=True, **parameters) -> capacity-check's lines on a copy of the whole run (its checks kept, or left out)."""
+    """Return check(checks=True, started_at=None, **parameters) -> capacity-check's lines on a copy of the whole run (its checks kept,
+    or left out); check.err is what it said on stderr."""
     run = tmp_path / "check-run"
     shutil.copytree(CAPACITY_LADDER, run)
     full = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
 
-    def checking(checks: bool = True, **parameters) -> list[str]:
+    def checking(checks: bool = True, started_at: str | None = None, **parameters) -> list[str]:
         entries = [e for e in full["fixed_rate_measurements"] if checks or not e.get("capacity_check")]
-        (run / "manifest.json").write_text(json.dumps({**full, "parameters": {**full["parameters"], **parameters}, "fixed_rate_measurements": entries}))
+        (run / "manifest.json").write_text(json.dumps({**full, "parameters": {**full["parameters"], **parameters}, "fixed_rate_measurements": entries,
+                                                       "started_at": started_at or full["started_at"]}))
         rate_phase.STEPS.clear()
         assert rate_phase.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="nginx-http,go-http")) == 0
-        return sorted(capsys.readouterr().out.split("\n")[:-1])
+        said = capsys.readouterr()
+        checking.err = said.err
+        return sorted(said.out.split("\n")[:-1])
 
     return checking
 
@@ -108,6 +114,20 @@ def test_a_missed_check_is_measured_again_lower_until_one_meets_the_objective_or
     assert first[1] == "nginx-http 3280"  # at the capacity, as the run measured it
     assert check(check_tries=3) == ["go-http 3330"]  # 0.9 of the missed 3,700; nginx-http's met: none more
     assert check(check_tries=1) == [] and check() == []  # one try (the quick profile, and runs before check_tries): none after a miss
+
+
+def test_a_lower_check_starts_only_when_it_ends_before_max_time(check, tmp_path):
+    # The run started 100 s ago; the lower check of go-http takes rate_duration_s 1 + vegeta's overhead. A --max-time with
+    # room for it lets it run; one without (a run given 585 s took 615 s when its checks went lower) leaves it out, said.
+    started = iso(utc_now() - timedelta(seconds=100))
+    assert check(check_tries=3, max_time_s=110, started_at=started) == ["go-http 3330"]
+    assert "no lower check" not in check.err
+    assert check(check_tries=3, max_time_s=101, started_at=started) == []
+    err = check.err
+    assert err.startswith("[run_bench] capacity check GOMAXPROCS=1: no lower check of go-http: 1 more check of 1s would end after --max-time 101s"), err
+    cut = json.loads((tmp_path / "check-run" / "manifest.json").read_text())["capacity_checks_cut"]
+    assert cut == [{"gomaxprocs": 1, "setups": ["go-http"], "reason": "1 more check of 1s would end after --max-time 101s"}]
+    assert check(checks=False, check_tries=3, max_time_s=101, started_at=started) == ["go-http 3700", "nginx-http 3280"]  # the first checks: planned for
 
 
 def test_a_blocks_capacity_checks_are_not_counted_in_its_duration():

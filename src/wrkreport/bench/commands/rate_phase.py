@@ -279,10 +279,33 @@ def cmd_capacity_check(args) -> int:
         made += len(checks)
         if rate is not None:
             lines.append(f"{setup} {rate}")
+    reason = checks_cut_by_time(manifest, len(lines)) if lines and made else None
+    if reason is not None:
+        names = sorted(line.split()[0] for line in lines)
+        print(f"[run_bench] capacity check GOMAXPROCS={args.gomaxprocs}: no lower check of {', '.join(names)}: {reason}", file=sys.stderr)
+        manifest.setdefault("capacity_checks_cut", []).append({"gomaxprocs": args.gomaxprocs, "setups": names, "reason": reason})
+        save_manifest(run_dir, manifest)
+        lines = []
     again = f":{made}" if made else ""  # a later round's own order (the first's is what runs before 2026-11-29 drew)
     random.Random(f"{params['seed']}:capacity-check:{args.gomaxprocs}:{args.block}{again}").shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
+
+
+def checks_cut_by_time(manifest: dict, count: int) -> str | None:
+    """Return why a round of `count` lower capacity checks (after misses) does not start: it and the first checks of the GOMAXPROCS
+    values not yet checked would end after --max-time; None when they fit or no --max-time is set. The blocks' plan counts on
+    CHECKS_EXPECTED checks per setup (checks_left_seconds); a lower check beyond them takes only the time left, so --max-time
+    stays a cap (a run given 585 s took 615 s: its 8 setups took 17 checks, where the blocks' plan counted on 12)."""
+    params = manifest["parameters"]
+    limit = params.get("max_time_s")
+    if limit is None:
+        return None
+    one = check_seconds({**params, "check_tries": 1})
+    end = elapsed_of(manifest) + count * one + checks_left_seconds(manifest, first_only=True)
+    if end <= limit:
+        return None
+    return f"{count} more check{'s' if count > 1 else ''} of {one:.0f}s would end after --max-time {limit}s"
 
 
 def cmd_capacity_more(args) -> int:
@@ -319,13 +342,13 @@ def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs
     return widths
 
 
-def checks_left_seconds(manifest: dict) -> float:
+def checks_left_seconds(manifest: dict, first_only: bool = False) -> float:
     """Return the seconds the capacity checks not yet run are expected to take: per GOMAXPROCS value without one, each setup of the
-    phase its expected checks (rate_options.check_seconds)."""
+    phase its expected checks (rate_options.check_seconds), or with first_only its first check alone."""
     params = manifest["parameters"]
     checked = {e["gomaxprocs"] for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check")}
     values = [n for n in params["gomaxprocs"] if n not in checked]
-    return len(values) * len(rate_setups(params["setups"])) * check_seconds(params)
+    return len(values) * len(rate_setups(params["setups"])) * check_seconds({**params, "check_tries": 1} if first_only else params)
 
 
 def rate_block_seconds(manifest: dict) -> float | None:
