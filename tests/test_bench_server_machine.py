@@ -19,6 +19,8 @@ from wrkreport.core.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "src" / "wrkreport" / "bench" / "server_machine.sh"
+STOP_GRACE_S = 5  # the script's SIGTERM-to-SIGKILL grace (STOP_TIMEOUT_TENTHS / 10)
+TEST_GRACE_S = 1  # the copies' in these tests
 
 
 @pytest.mark.parametrize(
@@ -121,10 +123,13 @@ def test_the_target_records_the_versions_of_what_the_run_starts_there(setups, to
 
 @pytest.fixture
 def work(tmp_path):
-    """A copy of server_machine.sh in a dir named like run_bench.sh's (finish removes only such a dir)."""
+    """A copy of server_machine.sh in a dir named like run_bench.sh's (finish removes only such a dir), its stop grace
+    1 s where the script's is 5 s: the tests of a server that ignores SIGTERM wait out the grace, not judge its length."""
     top = Path(tmp_path) / "wrkreport.test"
     top.mkdir()
-    shutil.copy(SCRIPT, top / "server_machine.sh")
+    text = SCRIPT.read_text()
+    assert f"\nSTOP_TIMEOUT_TENTHS={10 * STOP_GRACE_S}\n" in text
+    (top / "server_machine.sh").write_text(text.replace(f"\nSTOP_TIMEOUT_TENTHS={10 * STOP_GRACE_S}\n", f"\nSTOP_TIMEOUT_TENTHS={10 * TEST_GRACE_S}\n"))
     yield top
     subprocess.run(["sh", str(top / "server_machine.sh"), "finish"], check=False)
 
@@ -179,7 +184,7 @@ def test_stop_kills_a_server_ignoring_sigterm_and_its_children_of_the_same_progr
     pid = int(sh(work, "start", "nginx", str(work / "n.log"), "1024", "sh", "-c", program).stdout)
     kids = children_once_forked(pid, 2)  # the trap is set before the first fork
     done = sh(work, "stop", "nginx")
-    assert "still running 5s after SIGTERM: SIGKILL" in done.stdout
+    assert f"still running {TEST_GRACE_S}s after SIGTERM: SIGKILL" in done.stdout
     assert not alive(pid)
     time.sleep(0.2)
     assert all(alive(k) for k in kids), "other programs (sleep, not sh) are not killed by exe"
@@ -264,7 +269,7 @@ def test_the_app_runs_in_its_own_session_its_cpu_counts_the_whole_session_and_st
     finally:
         shell.close()
     done = sh(work, "stop", "app")
-    assert "app (session " in done.stdout and "still running 5s after SIGTERM: SIGKILL" in done.stdout
+    assert "app (session " in done.stdout and f"still running {TEST_GRACE_S}s after SIGTERM: SIGKILL" in done.stdout
     time.sleep(0.2)
     assert not any(alive(int(p.name)) for p in members) and not (work / "pids" / "app").exists()
 

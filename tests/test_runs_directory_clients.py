@@ -193,10 +193,18 @@ def test_a_hand_edited_wrong_shape_is_one_line_and_exit_1(copy, tmp_path, change
     assert check.name == name and check.status == "fail" and text in check.message
     if name == "clients":
         assert row_of(run, FIRST) is None  # which files make up the measurement is not known
+    result, status = build(copy, tmp_path / "out")  # in-process: an exception would fail the test (test_cli_build runs the process)
+    assert status == 1 and "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert f"check failed: {name}: " in line and text in line
+
+
+def test_a_hand_edited_wrong_shape_as_a_real_process_is_one_line_and_exit_1(copy, tmp_path):
+    edit_manifest(copy, lambda m: m["measurements"][-1].update(clients="both"))
     proc = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(copy), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()
-    assert f"check failed: {name}: " in line and text in line
+    assert "check failed: clients: " in line and "measurements[3].clients: expected a list, found 'both'" in line
 
 
 def test_the_cpu_file_of_several_clients_is_checked_too(copy):
