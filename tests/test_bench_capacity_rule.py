@@ -26,13 +26,13 @@ def ask(tmp_path, capsys):
     run = tmp_path / "run"
     shutil.copytree(CAPACITY_LADDER, run)
     full = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
+    rate_phase.STEPS.clear()  # once: the copy's files (its steps, kept by path) stay the same; only the manifest changes
 
     def asking(blocks: int, going: int = 1, **parameters) -> tuple[str, dict]:
         entries = [e for e in full["fixed_rate_measurements"] if e["block"] <= blocks and not e.get("capacity_check")]
         cut = {**full, "parameters": {**full["parameters"], **PARAMS, **parameters},
                "fixed_rate_passes": [p for p in full["fixed_rate_passes"] if p["block"] <= blocks], "fixed_rate_measurements": entries}
         (run / "manifest.json").write_text(json.dumps(cut))
-        rate_phase.STEPS.clear()
         assert rate_phase.cmd_capacity_more(argparse.Namespace(run=str(run), gomaxprocs=1, setups="nginx-http,go-http", going=going)) == 0
         return capsys.readouterr().out.strip(), json.loads((run / "manifest.json").read_text())["capacity_precision"]["1"]
 
@@ -93,12 +93,12 @@ def check(tmp_path, capsys):
     run = tmp_path / "check-run"
     shutil.copytree(CAPACITY_LADDER, run)
     full = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
+    rate_phase.STEPS.clear()  # once: the copy's files (its steps, kept by path) stay the same; only the manifest's parameters change
 
     def checking(checks: bool = True, started_at: str | None = None, **parameters) -> list[str]:
         entries = [e for e in full["fixed_rate_measurements"] if checks or not e.get("capacity_check")]
         (run / "manifest.json").write_text(json.dumps({**full, "parameters": {**full["parameters"], **parameters}, "fixed_rate_measurements": entries,
                                                        "started_at": started_at or full["started_at"]}))
-        rate_phase.STEPS.clear()
         assert rate_phase.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="nginx-http,go-http")) == 0
         said = capsys.readouterr()
         checking.err = said.err
