@@ -184,17 +184,20 @@ def copy_of_driver(dest: Path) -> Path:
     return dest / SCRIPT.name
 
 
-def processes_mentioning(needles: list[str]) -> list[str]:
-    """Return 'pid: cmdline' of every process whose command line contains one of needles."""
+def processes_mentioning(needles: list[str], tmp: Path | None = None) -> list[str]:
+    """Return 'pid: cmdline' of every process whose command line contains one of needles; with tmp, only those a run of
+    this test started (TMPDIR=tmp in its environment, as script_env sets it) or that name tmp: a program every test runs
+    (tests/app_server.py) is then this test's alone, so tests that run it can run side by side."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            ours = tmp is None or str(tmp) in cmdline or f"TMPDIR={tmp}".encode() in (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(needle in cmdline for needle in needles):
+        if ours and any(needle in cmdline for needle in needles):
             found.append(f"{entry.name}: {cmdline}")
     return found
 

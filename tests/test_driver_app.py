@@ -31,9 +31,8 @@ HEADERS = ["--app-header", f"Authorization: Bearer {KEY}", "--app-header", f"X-A
 PORT_NAMES = ("app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix", "app-fcgi")
 APP_PROCESSES = ("app", "app-unix", "app-fcgi")
 
-# Both modules run the one tests/app_server.py and check that no process of it is left anywhere on the machine: beside
-# other real runs (4 workers) the check found app processes still ending and failed in a cascade, so they run alone.
-pytestmark = pytest.mark.alone
+# Both modules run the one tests/app_server.py and check that no process of it is left: their own, found by the
+# TMPDIR their run was given (helpers.processes_mentioning), so they run beside the other real runs, judging no timing.
 
 
 def app_command(*extra: str, where: str = "{port}") -> str:
@@ -76,7 +75,7 @@ def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
         assert sids, "no session of the app found"
         for sid in sids:
             assert session_left(sid) == [], f"the app's session {sid} still runs"
-    assert processes_mentioning([str(APP), str(tmp)]) == []
+    assert processes_mentioning([str(APP), str(tmp)], tmp) == []  # this test's app: the others may run beside it
     assert all(port_is_free(port) for port in ports.values())
     assert list(tmp.iterdir()) == [], "work dir left behind"
 
@@ -269,6 +268,7 @@ def test_a_signal_mid_measurement_stops_the_apps_whole_session(dirs, signum, sta
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
             time.sleep(0.05)
         time.sleep(0.5)  # wrk (or the header capture's curl) is loading one of them
+        assert processes_mentioning([str(APP)], tmp), "this run's app, as assert_nothing_left looks for it, not found"
         proc.send_signal(signum)  # to the script only: it must stop the app's session itself
         _, stderr = proc.communicate(timeout=60)
     finally:

@@ -22,9 +22,8 @@ from test_driver_app import APP, PORT_NAMES, SID, app_command, run_app, session_
 OFFSET = 100  # core.setups.VARIANT_PORT_OFFSET: a twin's port is its original's + 100
 SHORT = ["--blocks", "2", "--rates", "off"]  # two blocks: the smallest run whose A/B figure has an interval
 
-# Both modules run the one tests/app_server.py and check that no process of it is left anywhere on the machine: beside
-# other real runs (4 workers) the check found app processes still ending and failed in a cascade, so they run alone.
-pytestmark = pytest.mark.alone
+# Both modules run the one tests/app_server.py and check that no process of it is left: their own, found by the
+# TMPDIR their run was given (helpers.processes_mentioning), so they run beside the other real runs, judging no timing.
 
 
 def ports_with_twins() -> dict[str, int]:
@@ -42,7 +41,7 @@ def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
         assert sids, "no session of the app found"
         for sid in sids:
             assert session_left(sid) == [], f"the app's session {sid} still runs"
-    assert processes_mentioning([str(APP), str(tmp)]) == []
+    assert processes_mentioning([str(APP), str(tmp)], tmp) == []  # this test's app: the others may run beside it
     assert all(port_is_free(port) and port_is_free(port + OFFSET) for port in ports.values())
     assert list(tmp.iterdir()) == [], "work dir left behind"
 
