@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from helpers import REPO
+from helpers import REPO, default_sigint
 from netlab import command_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
@@ -56,8 +56,10 @@ def test_a_signal_in_the_real_tier_leaves_no_process_namespace_or_ssh_master(sig
     before = namespaces()
     env = {**os.environ, MARK: mark}
     env.pop("WRKREPORT_TEST_SESSION", None)  # its own session, as a user's
+    # default_sigint: a suite started in the background (`cmd &`, nohup) ignores SIGINT, and the inner ./run_tests.sh would
+    # inherit that and could not trap it (it ran to the end and exited 0)
     proc = subprocess.Popen([str(REPO / "run_tests.sh"), *VICTIM], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 240  # pip install -e and go test come first
         made: set[str] = set()
