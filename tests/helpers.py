@@ -194,11 +194,13 @@ def processes_mentioning(needles: list[str], tmp: Path | None = None) -> list[st
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            ours = tmp is None or str(tmp) in cmdline or f"TMPDIR={tmp}".encode() in (entry / "environ").read_bytes().split(b"\0")
+            if not any(needle in cmdline for needle in needles):
+                continue
+            if tmp is not None and str(tmp) not in cmdline and f"TMPDIR={tmp}".encode() not in (entry / "environ").read_bytes().split(b"\0"):
+                continue  # another test's
         except OSError:
             continue
-        if ours and any(needle in cmdline for needle in needles):
-            found.append(f"{entry.name}: {cmdline}")
+        found.append(f"{entry.name}: {cmdline}")
     return found
 
 

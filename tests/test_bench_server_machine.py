@@ -127,9 +127,9 @@ def work(tmp_path):
     1 s where the script's is 5 s: the tests of a server that ignores SIGTERM wait out the grace, not judge its length."""
     top = Path(tmp_path) / "wrkreport.test"
     top.mkdir()
-    text = SCRIPT.read_text()
-    assert f"\nSTOP_TIMEOUT_TENTHS={10 * STOP_GRACE_S}\n" in text
-    (top / "server_machine.sh").write_text(text.replace(f"\nSTOP_TIMEOUT_TENTHS={10 * STOP_GRACE_S}\n", f"\nSTOP_TIMEOUT_TENTHS={10 * TEST_GRACE_S}\n"))
+    text, grace = SCRIPT.read_text(), f"\nSTOP_TIMEOUT_TENTHS={10 * STOP_GRACE_S}\n"
+    assert grace in text
+    (top / "server_machine.sh").write_text(text.replace(grace, f"\nSTOP_TIMEOUT_TENTHS={10 * TEST_GRACE_S}\n"))
     yield top
     subprocess.run(["sh", str(top / "server_machine.sh"), "finish"], check=False)
 

@@ -157,15 +157,17 @@ def rate_phase_seconds(plan: dict, blocks: int | None = None) -> float:
     return len(plan["gomaxprocs"]) * ((plan["rate_blocks"] if blocks is None else blocks) * per_block + checks)
 
 
-def check_seconds(plan: dict) -> float:
+def check_seconds(plan: dict, tries: float | None = None) -> float:
     """Return the seconds one setup's capacity checks at one GOMAXPROCS value are expected to take (a plan's, or a manifest's
     parameters): at the capacity after the last block's search, then lower while missed, CHECKS_EXPECTED of them at most
-    check_tries, each check_duration_s (rate_duration_s before 2026-11-29) and vegeta's overhead.
+    check_tries (or `tries` of them), each check_duration_s (rate_duration_s before 2026-11-29) and vegeta's overhead.
 
-    >>> round(check_seconds({"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3}), 3), check_seconds({"rate_duration_s": 1})
-    (8.1, 1.4)
+    >>> plan = {"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3}
+    >>> round(check_seconds(plan), 3), round(check_seconds(plan, tries=1), 3), check_seconds({"rate_duration_s": 1})
+    (8.1, 5.4, 1.4)
     """
-    return min(CHECKS_EXPECTED, plan.get("check_tries", 1)) * (plan.get("check_duration_s", plan["rate_duration_s"]) + RATE_OVERHEAD_S)
+    count = min(CHECKS_EXPECTED, plan.get("check_tries", 1)) if tries is None else tries
+    return count * (plan.get("check_duration_s", plan["rate_duration_s"]) + RATE_OVERHEAD_S)
 
 
 def time_plan(plan: dict, throughput_s: int) -> dict:

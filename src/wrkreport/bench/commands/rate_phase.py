@@ -301,7 +301,7 @@ def checks_cut_by_time(manifest: dict, count: int) -> str | None:
     limit = params.get("max_time_s")
     if limit is None:
         return None
-    one = check_seconds({**params, "check_tries": 1})
+    one = check_seconds(params, tries=1)
     end = elapsed_of(manifest) + count * one + checks_left_seconds(manifest, first_only=True)
     if end <= limit:
         return None
@@ -348,7 +348,7 @@ def checks_left_seconds(manifest: dict, first_only: bool = False) -> float:
     params = manifest["parameters"]
     checked = {e["gomaxprocs"] for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check")}
     values = [n for n in params["gomaxprocs"] if n not in checked]
-    return len(values) * len(rate_setups(params["setups"])) * check_seconds({**params, "check_tries": 1} if first_only else params)
+    return len(values) * len(rate_setups(params["setups"])) * check_seconds(params, tries=1 if first_only else None)
 
 
 def rate_block_seconds(manifest: dict) -> float | None:
