@@ -210,17 +210,31 @@ def test_the_every_phase_run_shows_every_section_a_page_can_have(browser, report
     assert len(wanted) >= 10 and set(wanted) <= set(shown), f"sections missing from the every-phase page: {sorted(set(wanted) - set(shown))}"
 
 
+@pytest.fixture(scope="module")
+def phone_pages(browser):
+    """Return a function of a built page giving it opened at 390 px, once per module: SECTION_LAYOUT only reads it, so every section's
+    test reads the one load (a load of the every-phase page is about 2 s of Chromium's time, once per section before)."""
+    opened = {}
+
+    def phone_page(report: Path):
+        if report not in opened:
+            opened[report] = browser.new_page(viewport={"width": 390, "height": 900})
+            opened[report].goto(report.as_uri())
+        return opened[report]
+
+    yield phone_page
+    for page in opened.values():
+        page.close()
+
+
 @pytest.mark.parametrize("section", [s for s in section_ids() if s not in NOT_IN_EVERY_PHASE])
-def test_each_section_of_the_every_phase_page_reads_on_a_phone(browser, reports, section):
-    assert_reads_on_a_phone(browser, reports["every-phase"], section)
+def test_each_section_of_the_every_phase_page_reads_on_a_phone(phone_pages, reports, section):
+    assert_reads_on_a_phone(phone_pages(reports["every-phase"]), section)
 
 
-def assert_reads_on_a_phone(browser, report, section: str) -> None:
-    """Fail when a section of a built page, at 390 px, is empty, leaves the screen outside a scrolling box, squeezes cells or keeps a group column."""
-    page = browser.new_page(viewport={"width": 390, "height": 900})
-    page.goto(report.as_uri())
+def assert_reads_on_a_phone(page, section: str) -> None:
+    """Fail when a section of a page opened at 390 px is empty, leaves the screen outside a scrolling box, squeezes cells or keeps a group column."""
     found = page.evaluate(SECTION_LAYOUT, section)
-    page.close()
     assert found["elements"] > 1, f"{section}: nothing in the section"
     assert not found["wide"], f"{section} at 390 px: off the screen outside a scrolling box: {found['wide'][:4]}"
     assert not found["squeezed"], f"{section} at 390 px: cells squeezed to a letter or two per line: {found['squeezed'][:4]}"
@@ -228,8 +242,8 @@ def assert_reads_on_a_phone(browser, report, section: str) -> None:
 
 
 @pytest.mark.parametrize("section", [s for s, run in OTHER_RUN.items() if run])
-def test_a_section_of_another_run_reads_on_a_phone(browser, reports, section):
-    assert_reads_on_a_phone(browser, reports[OTHER_RUN[section]], section)
+def test_a_section_of_another_run_reads_on_a_phone(phone_pages, reports, section):
+    assert_reads_on_a_phone(phone_pages(reports[OTHER_RUN[section]]), section)
 
 
 def test_the_every_phase_page_prints_every_section(browser, reports):
