@@ -35,7 +35,8 @@ from helpers import SCRIPT, free_ports, latest_run, port_args, script_env, slow
 
 pytestmark = [*slow, pytest.mark.alone]  # a capacity is a rate: the machine must be the runs'
 
-ARGS = ["--setups", "go-http", "--gomaxprocs", "1", "--blocks", "2", "--connections", "10", "--handler-delay", "2ms", "--slo", "p99=10ms"]
+ARGS = ["--setups", "go-http", "--gomaxprocs", "1", "--blocks", "2", "--connections", "10", "--handler-delay", "2ms", "--slo", "p99=10ms",
+        "--rounds-per-block", "1", "--warmup", "0"]  # the throughput blocks at their least: only the fixed-rate phase is judged
 PAUSE_S = 0.2
 STEP = re.compile(r"\[rate \d+\] go-http GOMAXPROCS=1 block 2 at ([0-9,]+) req/s \.\.\. $")
 
