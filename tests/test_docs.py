@@ -3,12 +3,16 @@
 README.md is at most MAX_README_LINES; its Quick start block holds exactly the two
 commands; every relative link in README.md and docs/*.md names a file that exists and,
 with a #fragment, a heading of that file (GitHub's anchors: lower case, punctuation
-dropped, spaces to hyphens).
+dropped, spaces to hyphens). tests/README.md names each file of the real tiers with its
+count of tests there, as pytest collects them (issue 40).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +70,63 @@ def test_the_anchor_rule_and_the_link_check_can_fail(tmp_path):
     doc = tmp_path / "a.md"
     doc.write_text("# Title\n\n[ok](#title) [gone](b.md) [no heading](#nope)\n")
     assert links(doc) == ["#title", "b.md", "#nope"] and anchors(doc) == {"title"}
+
+
+# --- tests/README.md: which tier each file is in ---------------------------------------------------
+
+TESTS_README = REPO / "tests" / "README.md"
+TIER_ITEM = re.compile(r"^- \*\*(?P<tier>Side by side|Alone)\*\* \(`[^`]*`\): (?P<files>.*?)\.$", re.M | re.S)
+# Loaded into a collecting pytest (-p): prints each real test's tier and file, and each module skipped at import.
+TIER_PLUGIN = '''
+def pytest_collectreport(report):
+    if report.skipped:
+        print("SKIPPED\\t" + report.nodeid.split("::")[0])
+
+
+def pytest_collection_finish(session):
+    for item in session.items:
+        if item.get_closest_marker("slow") or item.get_closest_marker("browser"):
+            print(("Alone" if item.get_closest_marker("alone") else "Side by side") + "\\t" + item.nodeid.split("::")[0])
+'''
+
+
+def listed_tiers(text: str) -> dict[str, dict[str, int]]:
+    """Return {tier: {file stem: tests}} as the README's "Which tier each file is in" lists them."""
+    section = text.split("### Which tier each file is in", 1)[1].split("\n## ", 1)[0]
+    return {m["tier"]: {name: int(count) for name, count in re.findall(r"(test_\w+) \((\d+)\)", m["files"])}
+            for m in TIER_ITEM.finditer(section)}
+
+
+def collected_tiers(tmp_path: Path) -> tuple[dict[str, dict[str, int]], set[str]]:
+    """Return ({tier: {file stem: tests}}, the files skipped at import) as pytest collects every test here, its markers read."""
+    (tmp_path / "tier_plugin.py").write_text(TIER_PLUGIN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "", "-n", "0", "-p", "no:cacheprovider", "-p", "tier_plugin"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    tiers: dict[str, dict[str, int]] = {"Side by side": {}, "Alone": {}}
+    skipped = set()
+    for line in done.stdout.splitlines():
+        tier, _, path = line.partition("\t")
+        stem = Path(path).stem
+        if tier == "SKIPPED":
+            skipped.add(stem)
+        elif tier in tiers:
+            tiers[tier][stem] = tiers[tier].get(stem, 0) + 1
+    return tiers, skipped
+
+
+def test_the_tests_readme_names_every_real_tests_file_in_its_tier_with_its_count(tmp_path):
+    listed = listed_tiers(TESTS_README.read_text())
+    collected, skipped = collected_tiers(tmp_path)
+    assert set(listed) == {"Side by side", "Alone"} and all(listed.values()), listed
+    for tier, files in collected.items():
+        shown = {name: count for name, count in listed[tier].items() if name not in skipped}
+        assert shown == {name: count for name, count in files.items() if name not in skipped}, f"tests/README.md, {tier}"
+
+
+def test_the_tier_list_is_read_as_written():
+    text = "### Which tier each file is in\n\n- **Side by side** (`x`): test_a (2),\n  test_b (1).\n- **Alone** (`y`): test_c (3).\n\n## Names\n"
+    assert listed_tiers(text) == {"Side by side": {"test_a": 2, "test_b": 1}, "Alone": {"test_c": 3}}
+    assert listed_tiers(text.replace("test_b (1)", "test_b (4)"))["Side by side"]["test_b"] == 4
