@@ -108,8 +108,6 @@ DEFAULT_RATE_SHARES = [0.25]
 # search_steps: a first block's bisection steps per setup at most (capacity.MAX_STEPS by
 # default). --quick is a smoke test: 2 steps show the search and the check work (a bracket or
 # a bound); the 4-6 a bracket within capacity.RESOLUTION needs took 23 of its 55 measurements.
-# Its attacks are 0.5 s (a warm-up 0.25 s): 32 of them were 47 of a quick run's 68 s at 1 s;
-# it makes no interval claim, and 0.5 s at its lowest default rate is still thousands of requests.
 # rate_blocks is the phase's least blocks per GOMAXPROCS; with the stopping rule (the default
 # profile without --blocks) more follow, up to rate_blocks_max, while a capacity or capacity
 # ratio's interval is wider than --capacity-precision (bench/capacity_rule.py) and --max-time
@@ -134,8 +132,8 @@ DEFAULT_RATE_SHARES = [0.25]
 RATE_PHASE: dict[str, dict] = {
     "default": {"rate_blocks": 4, "rate_blocks_max": 12, "rate_blocks_expected": 6, "rate_duration_s": 1, "rate_warmup_s": 0.5,
                 "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6, "check_duration_s": 5, "check_tries": 3},
-    "quick": {"rate_blocks": 1, "rate_blocks_max": 1, "rate_blocks_expected": 1, "rate_duration_s": 0.5, "rate_warmup_s": 0.25,
-              "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 2, "check_duration_s": 0.5, "check_tries": 1},
+    "quick": {"rate_blocks": 1, "rate_blocks_max": 1, "rate_blocks_expected": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5,
+              "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 2, "check_duration_s": 1, "check_tries": 1},
     "article": {"rate_blocks": 0, "rate_blocks_max": 0, "rate_blocks_expected": 0, "rate_duration_s": 5, "rate_warmup_s": 1,
                 "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6, "check_duration_s": 5, "check_tries": 3},
 }
