@@ -26,6 +26,7 @@ from wrkreport.core.setups import FRONT_END_SETUP_IDS, FRONT_ENDS
 
 from helpers import (
     BASE_PORT_NAMES,
+    REPO,
     USED_PORTS,
     alive_as,
     assert_nothing_left,
@@ -137,7 +138,9 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
     assert {(s, n) for s in FRONT_END_SETUP_IDS for n in (1, 2)} <= ratios  # each over go-http, as nginx's
 
 
-FINAL_SOCKET_MODES = (0o660, 0o600)  # gohello's -socket-mode (driver/servers.sh), set after its chown to the workers' group
+# gohello's -socket-mode values, as src/driver/servers.sh passes them: set after its chown to the workers' group
+FINAL_SOCKET_MODES = tuple(int(mode, 8) for mode in re.findall(r"-socket-mode (0[0-7]{3})\b", (REPO / "src" / "driver" / "servers.sh").read_text()))
+assert FINAL_SOCKET_MODES, "src/driver/servers.sh passes gohello no -socket-mode"
 
 
 def unlink_when_made(pattern: str, where: Path, stop: threading.Event, gone: list[Path]) -> None:

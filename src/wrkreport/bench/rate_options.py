@@ -157,7 +157,7 @@ def rate_phase_seconds(plan: dict, blocks: int | None = None) -> float:
     return len(plan["gomaxprocs"]) * ((plan["rate_blocks"] if blocks is None else blocks) * per_block + checks)
 
 
-def check_seconds(plan: dict, tries: float | None = None) -> float:
+def check_seconds(plan: dict, tries: int | None = None) -> float:
     """Return the seconds one setup's capacity checks at one GOMAXPROCS value are expected to take (a plan's, or a manifest's
     parameters): at the capacity after the last block's search, then lower while missed, CHECKS_EXPECTED of them at most
     check_tries (or `tries` of them), each check_duration_s (rate_duration_s before 2026-11-29) and vegeta's overhead.
