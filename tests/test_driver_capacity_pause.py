@@ -1,16 +1,18 @@
-"""End-to-end test of the capacity search's robustness to a pause (issue 42): ./run_bench.sh twice with real vegeta and the Go server, once with the server stopped during one search step.
+"""End-to-end test of the capacity search's robustness to a pause (issue 42): ./run_bench.sh with real vegeta and the Go server stopped during one search step.
 
 go-http with a 2 ms handler on 10 connections has its knee near 3,700 req/s
 (tests/fixtures/runs/capacity-ladder), so a run with the default 4 fixed-rate blocks takes
-about a minute. In the second run the test stops the Go server (SIGSTOP) for PAUSE_S
-during the second search step of block 2 (a rate of the ladder, near the capacity), as a
-long GC pause or a descheduled process would: that step fails (its p99 is the pause), and
-its failure must not cap the estimate: the paused run's 95% interval must hold the unpaused
-run's capacity, and the paused block's capacity must be within about one ladder step of the
-run's other blocks. (The unpaused run's own interval is no yardstick on an idle machine: at
-+/-1.7% it is narrower than two runs' drift; the paused run once lay 0.5% below it.) Before
-the ladder, a bisection's failed step bounded its block for good: a block's capacity fell
-below the failed rate, whatever the rates above it did.
+about half a minute. The test stops the Go server (SIGSTOP) for PAUSE_S during the second
+search step of block 2 (a rate of the ladder, near the capacity), as a long GC pause or a
+descheduled process would: that step fails (its p99 is the pause), and its failure must not
+cap the estimate: the paused block's capacity must be within about one ladder step of the
+run's other blocks. Before the ladder, a
+bisection's failed step bounded its block for good: a block's capacity fell below the failed
+rate, whatever the rates above it did. (The test once compared with a second, unpaused run;
+two runs drift apart by more than either's interval: in CI the unpaused run found 1,057
+req/s, 694-1,610, the paused one 1,146-1,505, on a machine where this knee is near 3,700,
+and on an idle one the paused run once lay 0.5% below an unpaused run's +/-1.7%. The blocks
+of one run share its machine's state.)
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ PAUSE_S = 0.2
 STEP = re.compile(r"\[rate \d+\] go-http GOMAXPROCS=1 block 2 at ([0-9,]+) req/s \.\.\. $")
 
 
-def capacity(top: Path, name: str, pause: bool) -> tuple[dict, int | None]:
-    """Return (go-http's capacity record, the rate paused or None) of one run; with pause, SIGSTOP to Go during block 2's second search step."""
+def capacity(top: Path, name: str) -> tuple[dict, int | None]:
+    """Return (go-http's capacity record, the rate paused or None) of one run, with SIGSTOP to Go during block 2's second search step."""
     out, tmp, report = top / name, top / f"{name}-tmp", top / f"{name}-report"
     tmp.mkdir()
     proc = subprocess.Popen([str(SCRIPT), *ARGS, "--out", str(out), *port_args(free_ports())], stdout=subprocess.DEVNULL,
@@ -56,7 +58,7 @@ def capacity(top: Path, name: str, pause: bool) -> tuple[dict, int | None]:
             err += chunk
             line = (line + chunk).rsplit(b"\n", 1)[-1]
             match = STEP.search(line.decode(errors="replace"))
-            if pause and paused is None and match:
+            if paused is None and match:
                 rate = int(match[1].replace(",", ""))
                 planned = {r for p in json.loads((out / "latest" / "manifest.json").read_text())["fixed_rate_plan"] for r in p["rates"]}
                 seen += rate not in planned
@@ -84,30 +86,26 @@ def capacity(top: Path, name: str, pause: bool) -> tuple[dict, int | None]:
 
 
 @pytest.fixture(scope="module")
-def two_runs():
-    """Yield (unpaused capacity record, paused capacity record, the rate paused)."""
+def paused_run():
+    """Yield (the paused run's go-http capacity record, the rate paused)."""
     vegeta_or_skip()
     top = Path(tempfile.mkdtemp(prefix="rbp", dir="/tmp"))
     top.chmod(0o711)  # nginx's workers reach the run's sockets through it (as test_driver's workdirs)
     try:
-        plain, _ = capacity(top, "plain", pause=False)
-        stopped, rate = capacity(top, "paused", pause=True)
-        yield plain, stopped, rate
+        yield capacity(top, "paused")
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
 
-def test_a_paused_search_step_fails_and_the_capacity_stays_within_the_unpaused_runs_interval(two_runs):
-    plain, stopped, rate = two_runs
+def test_a_paused_search_step_fails_and_costs_its_block_at_most_a_ladder_step(paused_run):
+    record, rate = paused_run
     assert rate is not None, "the second search step of block 2 was never seen"
-    assert plain["bound"] is None and stopped["bound"] is None and plain["blocks"] == stopped["blocks"] == 4
-    for run in (plain, stopped):  # after the last block's search, the driver measured each capacity again (capacity-check)
-        assert abs(run["check"]["offered_rps"] - run["capacity_rps"]) <= 0.01 * run["capacity_rps"] and run["check"]["percentile_ms"] > 0  # to 3 figures
-    print(f"\nunpaused: {plain['capacity_rps']} ({plain['ci_low']}-{plain['ci_high']}); paused at {rate}: {stopped['capacity_rps']} "
-          f"({stopped['ci_low']}-{stopped['ci_high']}); block 2: {[b for b in stopped['block_capacities'] if b['block'] == 2]}")
-    # the paused run's interval holds the unpaused run's capacity: the pause did not move the estimate beyond what the run itself allows
-    assert stopped["ci_low"] <= plain["capacity_rps"] <= stopped["ci_high"]
-    # and it cost its block at most about one step of the ladder: the block's capacity is within LADDER_STEP (and 5%) of the others'
-    others = sorted(b["capacity_rps"] for b in stopped["block_capacities"] if b["block"] != 2)
-    paused = next(b["capacity_rps"] for b in stopped["block_capacities"] if b["block"] == 2)
-    assert paused >= others[len(others) // 2] / (LADDER_STEP * 1.05), (paused, others)
+    assert record["bound"] is None and record["blocks"] == 4
+    # after the last block's search, the driver measured the capacity again (capacity-check), at the capacity to 3 figures
+    assert abs(record["check"]["offered_rps"] - record["capacity_rps"]) <= 0.01 * record["capacity_rps"] and record["check"]["percentile_ms"] > 0
+    blocks = {b["block"]: b["capacity_rps"] for b in record["block_capacities"]}
+    print(f"\npaused at {rate}: {record['capacity_rps']} ({record['ci_low']}-{record['ci_high']}); blocks: {blocks}")
+    # the pause cost its block at most about one step of the ladder: the block's capacity is within LADDER_STEP (and 5%) of the
+    # others' median, where a failed step that capped the block would put it below the paused rate, wherever the rates above went
+    others = sorted(v for b, v in blocks.items() if b != 2)
+    assert blocks[2] >= others[len(others) // 2] / (LADDER_STEP * 1.05), (blocks[2], others)

@@ -3,7 +3,8 @@
 One quick run offers go-http and nginx-http 2,000, 5,000 and 200,000 req/s open loop:
 the first two are held on any machine the suite runs on, the last on none (vegeta is
 capped at the run's connection level, so it falls behind). Then the default objective's
-search (p99 within 10 ms) finds each setup's capacity between 5,000 and 200,000 req/s. The report must carry every
+search (p99 within 10 ms) finds each setup's capacity above the highest of the first two that
+met it (5,000 req/s but for a stall) and below 200,000 req/s. The report must carry every
 cell in results.json `fixed_rate`, say on the page that 200,000 req/s was not held and
 leave it out of the figures, and every kept .vegeta.csv.gz must give again the
 percentiles the report shows.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from wrkreport.bench.commands import rate_phase
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 from rate_servers import vegeta_or_skip
@@ -77,15 +79,20 @@ def test_the_search_finds_each_setups_capacity_between_the_held_and_the_unheld_r
     capacity = json.loads((report / "results.json").read_text())["capacity"]
     gomaxprocs = manifest["parameters"]["gomaxprocs"]
     assert [(c["setup"], c["gomaxprocs"]) for c in capacity] == [(s, n) for n in gomaxprocs for s in SETUPS]
+    rate_phase.STEPS.clear()
     for record in capacity:
         steps = [e for e in manifest["fixed_rate_measurements"] if (e["setup"], e["gomaxprocs"]) == (record["setup"], record["gomaxprocs"])]
         searched = [e for e in steps if "search_high" in e]
-        assert 1 <= len(searched) <= 6 and all(HELD[-1] < e["rate"] < min(NOT_HELD, e["search_high"]) for e in searched), steps
+        # the search starts above the highest planned rate that met the objective: 5,000 req/s nearly always, but one stall in its
+        # second can put its p99 past 10 ms (CI once: nginx-http at GOMAXPROCS=2), and then the search goes on from 2,000
+        verdicts = {e["rate"]: rate_phase.measured_step(run, e, manifest).verdict for e in steps if e["rate"] in HELD}
+        floor = max((rate for rate, verdict in verdicts.items() if verdict == "pass"), default=HELD[0])
+        assert 1 <= len(searched) <= 6 and all(floor < e["rate"] < min(NOT_HELD, e["search_high"]) for e in searched), (verdicts, steps)
         assert record["slo"] == {"percentile": 99, "ms": 10.0} and record["blocks"] == 1 and record["ci_low"] is None  # one block
         if record["bound"] is None:  # where the p99 crosses 10 ms between the bracket's ends, read from their files
             low, high = record["block_capacities"][0]["bracket"]
             p99 = {e["rate"]: read_vegeta_file(run / e["file"], e["rate"]).percentile_ms(99) if e.get("file") else None for e in steps}
-            assert HELD[-1] <= low < record["capacity_rps"] < high
+            assert floor <= low < record["capacity_rps"] < high
             assert record["capacity_rps"] == round(crossing_between(low, high, p99[low], p99[high], 10.0))
         print(f"capacity {record['setup']} GOMAXPROCS={record['gomaxprocs']}: {record['capacity_rps']:,} req/s ({record['bound']}), "
               f"{len(searched)} steps")
