@@ -211,6 +211,12 @@ def test_progress_lines_spliced_by_h2loads_threads_are_noise():
     assert spliced != text
     result = parse_text(spliced, "spliced")
     assert result.requests == parse_text(text, "whole").requests == 13195 and result.application_protocol == "h2"
+    # the server's key, its name and its rest two writes: another thread's progress line between them, the key on its own line
+    for head in ("Server Temp Key: progress: 30% of clients started\n", "Server Temp Key:\nprogress: 30% of clients started\n"):
+        keyed = text.replace("Server Temp Key: X25519 253 bits\n", head + "X25519 253 bits\n")
+        assert keyed != text and parse_text(keyed, "keyed").requests == 13195
+    with pytest.raises(ParseError):  # a line that only looks like the key's rest is still refused
+        parse_text(text.replace("Server Temp Key: X25519 253 bits\n", "Server Temp Key:\nX25519 253 bitsy\n"), "not a key")
     # a protocol line spliced with noise is not taken for noise
     broken = text.replace("Application protocol: h2\n", "Application protocol: progress: 40% of clients started\n")
     with pytest.raises(ParseError):
