@@ -2,7 +2,7 @@
 
 go-http with a 2 ms handler on 10 connections has its knee near 3,700 req/s
 (tests/fixtures/runs/capacity-ladder), so a run with the default 4 fixed-rate blocks takes
-about half a minute. The test stops the Go server (SIGSTOP) for PAUSE_S during the second
+about 40 s with its build. The test stops the Go server (SIGSTOP) for PAUSE_S during the second
 search step of block 2 (a rate of the ladder, near the capacity), as a long GC pause or a
 descheduled process would: that step fails (its p99 is the pause), and its failure must not
 cap the estimate: the paused block's capacity must be within about one ladder step of the
