@@ -29,9 +29,9 @@ def lab():
 
 
 def driver_last(stderr: str) -> str:
-    """Return the last line run_bench.sh printed itself ('[run_bench] ...', or its helper's 'run_bench.sh: ...'): a lab
-    host's login files may print after it over ssh (once: 'pyenv: cannot rehash: ...' from root's shell start-up there,
-    while another test held pyenv's lock)."""
+    """Return the last line run_bench.sh printed itself ('[run_bench] ...', or its helper's 'run_bench.sh: ...'): what a
+    lab host's shell or tools print over ssh may follow it (once, in a full run: "pyenv: cannot rehash: /root/.pyenv/shims
+    isn't writable", this machine's pyenv on a host whose mount namespace hides part of the file system)."""
     return [line for line in stderr.splitlines() if line.startswith(("[run_bench] ", "run_bench.sh: "))][-1]
 
 
