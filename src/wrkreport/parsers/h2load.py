@@ -104,8 +104,8 @@ def is_noise(text: str) -> bool:
 
 TLS_PROTOCOL_LINE = re.compile(r"TLS Protocol: (?P<protocol>\S+)", re.A)
 # 'Server Temp Key: ' and the key ('X25519 253 bits', 'ECDH prime256v1 256 bits', 'DH 2048 bits') are two writes to an
-# unsynchronised stream: another thread's progress line can fall between them, leaving the key on a line of its own
-# (a -t2 run in the suite: 'Server Temp Key: progress: 30% of clients started', then 'X25519 253 bits').
+# unsynchronised stream: another thread's output can fall between them, leaving the key on a line of its own (a -t2
+# run in the suite wrote 'X25519 253 bits' alone on a line, after its 'Server Temp Key:' line).
 INFO_LINE = re.compile(
     r"Cipher: \S+|Server Temp Key:(?: .+)?|(?:[A-Za-z0-9_-]+ ){1,2}[0-9]+ bits|No protocol negotiated\. Fallback behaviour may be activated|"
     r"Server does not support NPN/ALPN\. Falling back to HTTP/1\.1\.",
