@@ -74,20 +74,24 @@ def handler_class(key: str | None, echo_peer: bool, items: int = 20, tcp: bool =
     return Handler
 
 
+# Both servers' listen backlog: a real server's (Go's: somaxconn), not socketserver's 5. Past it a Unix socket refuses
+# the connection (nginx: 502) and TCP drops the SYN, retried 1 s later: with nginx opening a connection per request (a
+# variant without upstream keepalive) on a busy machine, a whole 1-s measurement once completed 0 requests.
+BACKLOG = 1024
+
+
 class TcpHTTPServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer with a listen backlog a server has (Go's: somaxconn), not socketserver's 5."""
+    """ThreadingHTTPServer with BACKLOG."""
 
     daemon_threads = True
-    # past the backlog a SYN is dropped and retried 1 s later: with nginx opening a connection per request (a variant
-    # without upstream keepalive) on a busy machine, a whole 1-s measurement once completed 0 requests
-    request_queue_size = 1024
+    request_queue_size = BACKLOG
 
 
 class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """ThreadingHTTPServer's twin on a Unix socket."""
+    """ThreadingHTTPServer's twin on a Unix socket, with BACKLOG."""
 
     daemon_threads = True
-    request_queue_size = 1024  # socketserver's 5: a Unix socket refuses (nginx: 502) what does not fit in the backlog
+    request_queue_size = BACKLOG
 
 
 def wsgi_app(key: str | None, echo_peer: bool, items: int):
