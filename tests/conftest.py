@@ -65,16 +65,18 @@ def draw_in_a_pure_worker(config) -> None:
 
     The workers already fill every CPU, so charts.parallel.run_all's forked children (one per chart, on the usable
     CPUs) buy no time there: they only add the forks and the copy-on-write faults of children touching the worker's
-    pages (measured on 2 CPUs: the first tier's system time 42.7 s -> 22.4 s, its wall time 163-170 s -> 152 s). The processes a test starts (a real
-    `wrkreport build`) still draw as a user's does, and tests/test_charts_parallel.py gives run_all its workers.
-    A session that may run real runs (./run_tests.sh's other tiers, `pytest -m ''`) is left as it is."""
+    pages (measured on 2 CPUs: the first tier's system time 42.7 s -> 22.4 s, its wall time 163-170 s -> 152 s).
+    The processes a test starts (a real `wrkreport build`) still draw as a user's does, and
+    tests/test_charts_parallel.py gives run_all its workers. A session whose -m may select a test marked with any of
+    STRICT_MARKERS (./run_tests.sh's other tiers, `pytest -m ''`) is left as it is."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if not worker.startswith("gw") or not config.option.markexpr:
         return
     from _pytest.mark.expression import Expression
 
     selects = Expression.compile(config.option.markexpr).evaluate
-    if any(selects(lambda mark, real=real: mark in real) for real in ({"slow"}, {"browser"}, {"slow", "browser"})):
+    marked = [{name} for name in STRICT_MARKERS] + [set(STRICT_MARKERS)]  # a test with one of them, or with all
+    if any(selects(lambda mark, real=real: mark in real) for real in marked):
         return
     from wrkreport.charts import parallel
 
