@@ -4,9 +4,14 @@
 
 # --- Stopping: only the PIDs this script started ------------------------------------------
 
-# stop_process PID NAME: SIGTERM, up to STOP_TIMEOUT_S for it to exit, then SIGKILL; reap it.
+# stop_process PID NAME [GRACE_S]: SIGTERM, up to STOP_TIMEOUT_S for it to exit, then SIGKILL;
+# reap it. GRACE_S: first wait that long for it to exit on its own (it was asked another way).
 stop_process() {
-  local pid="$1" name="$2" i
+  local pid="$1" name="$2" grace="${3:-0}" i
+  for ((i = 0; i < grace * 10; i++)); do
+    is_running "${pid}" || return 0
+    sleep 0.1
+  done
   kill -TERM "${pid}" 2>/dev/null || true
   for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
     is_running "${pid}" || break

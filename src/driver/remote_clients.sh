@@ -61,12 +61,25 @@ clients_down() {
   [[ -z "${problems}" ]] || log "warning: ${problems//$'\n'/; }"
 }
 
-# ssh_close_all: end every master connection (each ends its sessions).
+# ssh_close_all: end every master connection (each ends its sessions), and wait until its
+# process is gone: `ssh -O exit` only asks, and the master exits after the script would have
+# (a test once found one still there as the script's exit status arrived).
 ssh_close_all() {
-  local host
+  local host pid
   for host in "${SSH_HOSTS[@]}"; do
+    pid="$(ssh_master_pid "${host}")"
     ssh_cmd -O exit -- "${host}"
     "${SSH[@]}" 2>/dev/null || true
+    [[ -z "${pid}" ]] || stop_process "${pid}" "ssh master to ${host}" 1
   done
   SSH_HOSTS=()
+}
+
+# ssh_master_pid HOST: print the PID of HOST's master connection (ssh -O check), nothing when none runs.
+ssh_master_pid() {
+  local said
+  ssh_cmd -O check -- "$1"
+  said="$("${SSH[@]}" 2>&1)" || return 0
+  [[ "${said}" =~ \(pid=([0-9]+)\) ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+  return 0
 }
