@@ -3,16 +3,21 @@
 go-http with a 2 ms handler on 10 connections has its knee near 3,700 req/s
 (tests/fixtures/runs/capacity-ladder), so a run with the default 4 fixed-rate blocks takes
 about 40 s with its build. The test stops the Go server (SIGSTOP) for PAUSE_S during the second
-search step of block 2 (a rate of the ladder, near the capacity), as a long GC pause or a
+search step of block 2 (the ladder's second rung, near the capacity), as a long GC pause or a
 descheduled process would: that step fails (its p99 is the pause), and its failure must not
-cap the estimate: the paused block's capacity must be within about one ladder step of the
-run's other blocks, and the run's capacity within the 95% interval of those blocks alone. Before the ladder, a
-bisection's failed step bounded its block for good: a block's capacity fell below the failed
-rate, whatever the rates above it did. (The test once compared with a second, unpaused run;
-two runs drift apart by more than either's interval: in CI the unpaused run found 1,057
-req/s, 694-1,610, the paused one 1,146-1,505, on a machine where this knee is near 3,700,
-and on an idle one the paused run once lay 0.5% below an unpaused run's +/-1.7%. The blocks
-of one run share its machine's state.)
+end the block's search: the ladder goes on to its rungs above it, a rung above that passes
+makes the failure bound nothing, and when none passes the block's bracket is the rung below
+the paused one and the paused rate, one step of the ladder. Before the ladder, a bisection's
+failed step bounded its block for good: nothing above it was measured again.
+
+What it does not judge: the paused block's value against the run's other blocks. The pause
+can cost a block up to two steps of the ladder (its bracket one rung lower, and the crossing
+anywhere in it: CI once saw 3,057 req/s beside 3,316-3,705), and whether that lies within
+the other blocks' spread depends on how close this machine's blocks fell (the
+capacity-ladder fixture's four lie within 3%). What pauses do to the interval over blocks is
+a coverage claim, simulated with pauses in tests/test_fixedrate_capacity_coverage.py. (The
+test once compared with a second, unpaused run; two runs drift apart by more than either's
+interval: in CI the unpaused run found 1,057 req/s, 694-1,610, the paused one 1,146-1,505.)
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.core.stats import ratio_interval
-from wrkreport.fixedrate.capacity import LADDER_STEP
+from wrkreport.fixedrate.capacities import block_steps
+from wrkreport.fixedrate.capacity import LADDER_STEP, PASS, Slo, Step
+from wrkreport.fixedrate.reading import read_rate_measurements
 
 from rate_servers import vegeta_or_skip
 from helpers import SCRIPT, free_ports, latest_run, port_args, script_env, slow
@@ -44,8 +50,8 @@ PAUSE_S = 0.2
 STEP = re.compile(r"\[rate \d+\] go-http GOMAXPROCS=1 block 2 at ([0-9,]+) req/s \.\.\. $")
 
 
-def capacity(top: Path, name: str) -> tuple[dict, int | None]:
-    """Return (go-http's capacity record, the rate paused or None) of one run, with SIGSTOP to Go during block 2's second search step."""
+def capacity(top: Path, name: str) -> tuple[dict, int | None, list[Step]]:
+    """Return (go-http's capacity record, the rate paused or None, block 2's steps as the search read them) of one run, with SIGSTOP to Go during block 2's second search step."""
     out, tmp, report = top / name, top / f"{name}-tmp", top / f"{name}-report"
     tmp.mkdir()
     proc = subprocess.Popen([str(SCRIPT), *ARGS, "--out", str(out), *port_args(free_ports())], stdout=subprocess.DEVNULL,
@@ -76,14 +82,16 @@ def capacity(top: Path, name: str) -> tuple[dict, int | None]:
     finally:
         if proc.poll() is None:
             proc.kill()
-    run, _ = latest_run(out)
+    run, manifest = latest_run(out)
     built = subprocess.run(["wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, timeout=300, check=False)
     assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr[-2000:]
     data = json.loads((report / "results.json").read_text())
     if paused is not None:  # the pause hit the step: it failed on it (a backlog: not held, no figures; or held with the pause in its p99)
         step = next(r for r in data["fixed_rate"] if r["setup"] == "go-http" and r["offered_rps"] == paused)
         assert not step["held"] or step["p99_ms"] >= 100, step
-    return next(c for c in data["capacity"] if c["setup"] == "go-http"), paused
+    measurements, _ = read_rate_measurements(run, manifest)
+    steps = block_steps(measurements, Slo(99, 10.0))[("go-http", 1)][2]
+    return next(c for c in data["capacity"] if c["setup"] == "go-http"), paused, steps
 
 
 @pytest.fixture(scope="module")
@@ -99,18 +107,22 @@ def paused_run():
 
 
 def test_a_paused_search_step_fails_and_costs_its_block_at_most_a_ladder_step(paused_run):
-    record, rate = paused_run
+    record, rate, steps = paused_run
     assert rate is not None, "the second search step of block 2 was never seen"
     assert record["bound"] is None and record["blocks"] == 4
     # after the last block's search, the driver measured the capacity again (capacity-check), at the capacity to 3 figures
     assert abs(record["check"]["offered_rps"] - record["capacity_rps"]) <= 0.01 * record["capacity_rps"] and record["check"]["percentile_ms"] > 0
-    blocks = {b["block"]: b["capacity_rps"] for b in record["block_capacities"]}
-    print(f"\npaused at {rate}: {record['capacity_rps']} ({record['ci_low']}-{record['ci_high']}); blocks: {blocks}")
-    # the pause cost its block at most about one step of the ladder: the block's capacity is within LADDER_STEP (and 5%) of the
-    # others' median, where a failed step that capped the block would put it below the paused rate, wherever the rates above went
-    others = sorted(v for b, v in blocks.items() if b != 2)
-    assert blocks[2] >= others[len(others) // 2] / (LADDER_STEP * 1.05), (blocks[2], others)
-    # and the pause did not move the estimate beyond what the run allows without it: the capacity over all 4 blocks lies within
-    # the 95% interval of the 3 unpaused blocks (the comparison with a second, unpaused run, within one run's blocks)
-    unpaused = ratio_interval([(v, 1.0) for v in others])
-    assert unpaused.low <= record["capacity_rps"] <= unpaused.high, (record["capacity_rps"], unpaused)
+    mine = next(b for b in record["block_capacities"] if b["block"] == 2)
+    print(f"\npaused at {rate}: {record['capacity_rps']} ({record['ci_low']}-{record['ci_high']}); block 2 {mine}; its steps {steps}; "
+          f"blocks: {[b['capacity_rps'] for b in record['block_capacities']]}")
+    at = [s.rate for s in steps].index(rate)
+    assert steps[at].verdict != PASS, steps[at]
+    # the search went on above the failed step: the ladder's rungs above it (a bisection's failure ended its block's climb there)
+    above = [s for s in steps[at + 1:] if s.rate > rate]
+    assert above, steps
+    passed_above = [s.rate for s in above if s.verdict == PASS]
+    if passed_above:  # a rung above passed: the failure bounds nothing, the pause cost the block nothing
+        assert mine["bracket"][0] >= max(passed_above), (mine, steps)
+    elif not [s for s in steps if s.verdict != PASS and s.rate < rate]:  # the pause bounds the block: the rung below it and the paused rate
+        assert mine["bracket"][1] == rate and mine["bracket"][0] * LADDER_STEP * 1.02 >= rate, (mine, steps)
+        assert mine["bracket"][0] <= mine["capacity_rps"] <= rate, mine

@@ -17,8 +17,9 @@ LADDER_STEP apart around the geometric mean of the earlier blocks' capacities, s
 random share of a step per block (each block's rates its own), then one rate past an edge
 when the bracket lies outside them (at most MAX_EDGE, the step doubling each time: a start
 whose capacity lies 30-50% from the earlier blocks' is still bracketed, where steps of 10%
-would end the search short of it and pull the block's value towards the others'). A pause at one rate costs a block at
-most one step of the ladder, where it could stop a bisection far below the knee; and the
+would end the search short of it and pull the block's value towards the others'). A pause at one rate moves a block's
+bracket at most one step of the ladder down (nothing when a rung above it passes), where it could stop a
+bisection far below the knee; and the
 steps go where the capacity is, so more blocks fit in the same time. When nothing passed,
 the search measures just above the lowest rate once more before it gives up.
 
