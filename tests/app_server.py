@@ -112,7 +112,7 @@ def serve_fcgi(where: str, key: str | None, echo_peer: bool, items: int) -> int:
     from flup.server.fcgi import WSGIServer
 
     address = ("127.0.0.1", int(where)) if where.isdigit() else where
-    print(f"app_server: FastCGI on {where}, GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
+    print(f"app_server: FastCGI on {where}, GOMAXPROCS={os.environ.get('GOMAXPROCS')}, pgid {os.getpgid(0)}", flush=True)
     WSGIServer(wsgi_app(key, echo_peer, items), bindAddress=address, umask=0o077).run()
     return 0
 
@@ -137,7 +137,7 @@ def main() -> int:
     else:
         server = TcpHTTPServer((args.host, args.port), handler_class(key, args.echo_peer, args.items))
     print(f"app_server: {args.unix or f'port {args.port} on {args.host}'}, {args.workers} worker process(es), "
-          f"GOMAXPROCS={os.environ.get('GOMAXPROCS')}, sid {os.getsid(0)}", flush=True)
+          f"GOMAXPROCS={os.environ.get('GOMAXPROCS')}, pgid {os.getpgid(0)}", flush=True)
     children = []
     for _ in range(args.workers):
         pid = os.fork()

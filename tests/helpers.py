@@ -204,6 +204,50 @@ def processes_mentioning(needles: list[str], tmp: Path | None = None) -> list[st
     return found
 
 
+def members(index: int, of: int) -> dict[int, str]:
+    """Return {pid: cmdline} of every process still running (not a zombie) whose /proc/PID/stat field index (after the name:
+    state, ppid, pgrp, session) is of."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if fields[index] == str(of) and fields[0] != "Z":
+            found[int(entry.name)] = cmdline
+    return found
+
+
+def group_members(pgid: int) -> dict[int, str]:
+    """Return {pid: cmdline} of every process of process group pgid still running (an app's or a front end's, here)."""
+    return members(2, pgid)
+
+
+def session_members(sid: int) -> dict[int, str]:
+    """Return {pid: cmdline} of every process of session sid still running (an app's on a --server-host target, started with setsid)."""
+    return members(3, sid)
+
+
+def scheduling_group(pid: int) -> tuple[str, str | None]:
+    """Return (pid's session ID, its autogroup as /proc/PID/autogroup names it, None without autogroups): where the scheduler groups it."""
+    session = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3]
+    try:
+        autogroup = Path(f"/proc/{pid}/autogroup").read_text().split()[0]  # "/autogroup-123 nice 0"
+    except OSError:
+        autogroup = None
+    return session, autogroup
+
+
+def assert_in_its_own_group_beside(pid: int, beside: int, who: str) -> None:
+    """pid leads a process group of its own (stopped whole), in the session and autogroup of beside (the script, or Go): not setsid's own
+    autogroup, which the scheduler would give as much CPU as wrk, nginx and Go together."""
+    assert pid in group_members(pid), f"{who} {pid} leads no process group of its own"
+    assert scheduling_group(pid) == scheduling_group(beside), f"{who} {pid}: {scheduling_group(pid)}, not {beside}'s {scheduling_group(beside)}"
+
+
 def alive_as(pid: int | None, marker: str) -> bool:
     """Return True if pid runs and its command line contains marker (guards against PID reuse)."""
     if pid is None:

@@ -34,10 +34,10 @@ def test_child_pids_without_the_kernels_children_file_scans_parents(tmp_path):
     assert child_pids(10, tmp_path) == [11, 12]
 
 
-def fake_stat(proc: Path, pid: int, utime: int, stime: int, ppid: int = 1) -> None:
+def fake_stat(proc: Path, pid: int, utime: int, stime: int, ppid: int = 1, pgrp: int = 0, session: int = 0) -> None:
     """Write a /proc/<pid>/stat whose command name has spaces and parentheses, as nginx's can."""
     (proc / str(pid)).mkdir(exist_ok=True)
-    fields = ["S", str(ppid), *["0"] * 9, str(utime), str(stime), *["0"] * 8]
+    fields = ["S", str(ppid), str(pgrp), str(session), *["0"] * 7, str(utime), str(stime), *["0"] * 8]
     (proc / str(pid) / "stat").write_text(f"{pid} (nginx: worker (x)) {' '.join(fields)}\n")
 
 
@@ -67,6 +67,18 @@ def test_server_pids_count_node_with_its_cluster_workers(tmp_path):
     pids = {"go": 5, "nginx": None, "nginx_workers": [], "fasthttp": None, "node": 200, "node_workers": [201, 202]}
     assert server_pids(pids, tmp_path) == {"go": [5], "node": [200, 201, 202]}
     assert server_pids({"go": None, "node": 200}, tmp_path) == {"node": [200, 201, 202]}
+
+
+def test_server_pids_count_an_apps_and_a_front_ends_whole_process_group_not_their_session(tmp_path):
+    # the driver starts each in a process group of its own inside its own session (start_in_group): the session is everybody's
+    for pid, ppid in ((300, 1), (301, 300), (302, 301)):  # the app's bash, the app, a worker of it
+        fake_stat(tmp_path, pid, 0, 0, ppid=ppid, pgrp=300, session=50)
+    for pid, ppid in ((400, 1), (401, 400)):  # Apache httpd's parent and a child
+        fake_stat(tmp_path, pid, 0, 0, ppid=ppid, pgrp=400, session=50)
+    fake_stat(tmp_path, 50, 0, 0, pgrp=50, session=50)  # the script: same session, its own group
+    fake_stat(tmp_path, 303, 0, 0, ppid=300, pgrp=303, session=50)  # a process the app put in a group of its own: beyond it
+    found = server_pids({"go": None, "app": 300, "apache": 400}, tmp_path)
+    assert found == {"app": [300, 301, 302], "apache": [400, 401]}
 
 
 def test_cpu_delta_sums_the_group_over_the_measurement():

@@ -1,7 +1,7 @@
 """End-to-end tests of ./run_bench.sh --app: a real app that is not the project's Go code (tests/app_server.py,
 Python's standard library, with worker processes and an API key; as FastCGI under flup) through every app setup
 (app, nginx-app, nginx-app-unix, nginx-app-fcgi-unix) in one run, then `wrkreport build`; each bad --app, --app-unix
-or --app-fcgi input exits 2 with one line and leaves nothing running (checked by the app processes' sessions).
+or --app-fcgi input exits 2 with one line and leaves nothing running (checked by the app processes' process groups).
 
 Same rules as tests/test_driver.py: private ports, --out and TMPDIR per test.
 """
@@ -21,7 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SCRIPT, USED_PORTS, default_sigint, free_port_block, latest_run, needs_tools, port_args, port_is_free, processes_mentioning, script_env
+from helpers import (
+    SCRIPT, USED_PORTS, assert_in_its_own_group_beside, default_sigint, free_port_block, group_members, latest_run, needs_tools, port_args, port_is_free,
+    processes_mentioning, script_env,
+)
 
 APP = Path(__file__).parent / "app_server.py"
 KEY = "s3cr3t-Key-4711"  # the API key: must appear nowhere under raw/ or reports/
@@ -46,35 +49,19 @@ def run_app(args: list[str], out: Path, tmp: Path, ports: dict[str, int], timeou
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
 
 
-def session_left(sid: int) -> list[str]:
-    """Return 'pid: cmdline' of every process still in session sid (the app's: started with setsid)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError):
-            continue
-        if fields[3] == str(sid) and fields[0] != "Z":
-            found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
-SID = re.compile(r"\bsid ([0-9]+)\b")
+PGID = re.compile(r"\bpgid ([0-9]+)\b")
 
 
 def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
-    """No process of the app's sessions runs (the manifest's, and those its log names: a run stopped before recording
+    """No process of the app's process groups runs (the manifest's, and those its log names: a run stopped before recording
     them), no app mentions the run's paths, its ports are free, the work dir is gone."""
     if (out / "latest").exists():
         run, manifest = latest_run(out)
-        sids = {entry["pids"].get(name) for entry in manifest["passes"] for name in APP_PROCESSES} - {None}
-        sids |= {int(m[1]) for log in (run / "logs").glob("app*.log") for m in SID.finditer(log.read_text(errors="replace"))}
-        assert sids, "no session of the app found"
-        for sid in sids:
-            assert session_left(sid) == [], f"the app's session {sid} still runs"
+        groups = {entry["pids"].get(name) for entry in manifest["passes"] for name in APP_PROCESSES} - {None}
+        groups |= {int(m[1]) for log in (run / "logs").glob("app*.log") for m in PGID.finditer(log.read_text(errors="replace"))}
+        assert groups, "no process group of the app found"
+        for pgid in groups:
+            assert group_members(pgid) == {}, f"the app's process group {pgid} still runs"
     assert processes_mentioning([str(APP), str(tmp)], tmp) == []  # this test's app: the others may run beside it
     assert all(port_is_free(port) for port in ports.values())
     assert list(tmp.iterdir()) == [], "work dir left behind"
@@ -130,13 +117,13 @@ def test_an_app_through_every_app_setup_then_build(app_run):
     assert len(cpu["processes"]["app"]["pids"]) == 3  # the app and its 2 worker processes
     assert cpu["processes"]["app"]["user_s"] + cpu["processes"]["app"]["system_s"] > 0
     pids = manifest["passes"][0]["pids"]
-    sessions = {"nginx-app": ("app", 3), "nginx-app-unix": ("app-unix", 3), "nginx-app-fcgi-unix": ("app-fcgi", 1)}  # flup: one process, threads
-    for setup, (process, count) in sessions.items():  # each setup's CPU: nginx and the one app process serving it, not the idle others
+    serving = {"nginx-app": ("app", 3), "nginx-app-unix": ("app-unix", 3), "nginx-app-fcgi-unix": ("app-fcgi", 1)}  # flup: one process, threads
+    for setup, (process, count) in serving.items():  # each setup's CPU: nginx and the one app process serving it, not the idle others
         proxied = json.loads((run / f"{setup}.gomaxprocs-1.block-1.run-1.cpu.json").read_text())["processes"]
         assert proxied["nginx"]["user_s"] + proxied["nginx"]["system_s"] > 0, setup
         assert len(proxied["app"]["pids"]) == count and pids[process] in proxied["app"]["pids"], (setup, proxied["app"])
         assert proxied["app"]["user_s"] + proxied["app"]["system_s"] > 0, setup
-    assert len({pids[name] for name in APP_PROCESSES}) == 3  # three sessions
+    assert len({pids[name] for name in APP_PROCESSES}) == 3  # three process groups
     measured = {m["setup"] for m in manifest["measurements"]}
     assert measured == set(manifest["parameters"]["setups"])
     assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
@@ -168,9 +155,9 @@ def test_a_secret_header_appears_nowhere_under_the_run_or_the_report(app_run):
 
 
 BAD = {
-    "exits at once": (["--app", "echo boom sid $$ {port} >&2; exit 3"], "exited with status 3", "boom"),
+    "exits at once": (["--app", "echo boom pgid $$ {port} >&2; exit 3"], "exited with status 3", "boom"),
     # --ready-timeout 2: it is refused when the wait ends, so the test need not wait the default 10 s to see it
-    "never listens": (["--app", "echo waiting sid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer", "waiting"),
+    "never listens": (["--app", "echo waiting pgid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer", "waiting"),
     "listens elsewhere": (["--app", app_command().replace("{port}", "OTHER") + " # {port}", "--ready-timeout", "2s"], "did not answer",
                           "app_server: port"),
     "answers non-2xx": (["--app", app_command(), "--app-path", "/missing.json"], "answered 'HTTP/1.1 404 Not Found', not 2xx", "app_server: port"),
@@ -200,9 +187,9 @@ def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, ca
 
 # --app-unix and --app-fcgi: (their args beside a good --app, what the one error line says, the option named, the log named, its text).
 BAD_BESIDE = {
-    "unix exits at once": (["--app-unix", "echo boom sid $$ {socket} >&2; exit 3"], "exited with status 3 before answering on its Unix socket",
+    "unix exits at once": (["--app-unix", "echo boom pgid $$ {socket} >&2; exit 3"], "exited with status 3 before answering on its Unix socket",
                            "your app (--app-unix '", "app-unix", "boom"),
-    "fcgi never listens": (["--app-fcgi", "echo waiting sid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer on 127.0.0.1:",
+    "fcgi never listens": (["--app-fcgi", "echo waiting pgid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer on 127.0.0.1:",
                            "your app (--app-fcgi '", "app-fcgi", "waiting"),
     "unix answers otherwise behind nginx": (["--app-unix", app_command("--echo-peer", where="--unix {socket}")], "where the app alone answers",
                                             "nginx-app-unix (nginx in front of your app, --app-unix '", "app-unix", "app_server"),
@@ -256,7 +243,7 @@ def test_an_app_setup_without_app_is_a_usage_error(dirs):
 @pytest.mark.slow
 @needs_tools
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_mid_measurement_stops_the_apps_whole_session(dirs, signum, status):
+def test_a_signal_mid_measurement_stops_the_apps_whole_process_group(dirs, signum, status):
     out, tmp = dirs
     ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
     argv = [str(SCRIPT), "--quick", "--duration", "4", "--gomaxprocs", "1", "--warmup", "0", "--out", str(out), *port_args(ports),
@@ -269,7 +256,10 @@ def test_a_signal_mid_measurement_stops_the_apps_whole_session(dirs, signum, sta
             time.sleep(0.05)
         time.sleep(0.5)  # wrk (or the header capture's curl) is loading one of them
         assert processes_mentioning([str(APP)], tmp), "this run's app, as assert_nothing_left looks for it, not found"
-        proc.send_signal(signum)  # to the script only: it must stop the app's session itself
+        app = latest_run(out)[1]["passes"][-1]["pids"]["app"]
+        assert_in_its_own_group_beside(app, proc.pid, "the app")  # the script's session: its autogroup, as nginx's and Go's
+        assert len(group_members(app)) >= 3, group_members(app)  # bash, the app, its 2 workers: stopped whole
+        proc.send_signal(signum)  # to the script only: it must stop the app's process group itself
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import USED_PORTS, free_port_block, latest_run, needs_tools, port_is_free, processes_mentioning
-from test_driver_app import APP, PORT_NAMES, SID, app_command, run_app, session_left
+from helpers import USED_PORTS, free_port_block, group_members, latest_run, needs_tools, port_is_free, processes_mentioning
+from test_driver_app import APP, PGID, PORT_NAMES, app_command, run_app
 
 OFFSET = 100  # core.setups.VARIANT_PORT_OFFSET: a twin's port is its original's + 100
 SHORT = ["--blocks", "2", "--rates", "off"]  # two blocks: the smallest run whose A/B figure has an interval
@@ -32,15 +32,15 @@ def ports_with_twins() -> dict[str, int]:
 
 
 def assert_nothing_left(out: Path, tmp: Path, ports: dict[str, int]) -> None:
-    """No process of either build's sessions runs (the manifest's, and those the logs name), no app mentions the run's
+    """No process of either build's process groups runs (the manifest's, and those the logs name), no app mentions the run's
     paths, the ports (the twins' too) are free, the work dir is gone."""
     if (out / "latest").exists():
         run, manifest = latest_run(out)
-        sids = {entry["pids"].get(key) for entry in manifest["passes"] for key in ("app", "app_b")} - {None}
-        sids |= {int(m[1]) for log in (run / "logs").glob("app*.log") for m in SID.finditer(log.read_text(errors="replace"))}
-        assert sids, "no session of the app found"
-        for sid in sids:
-            assert session_left(sid) == [], f"the app's session {sid} still runs"
+        groups = {entry["pids"].get(key) for entry in manifest["passes"] for key in ("app", "app_b")} - {None}
+        groups |= {int(m[1]) for log in (run / "logs").glob("app*.log") for m in PGID.finditer(log.read_text(errors="replace"))}
+        assert groups, "no process group of the app found"
+        for pgid in groups:
+            assert group_members(pgid) == {}, f"the app's process group {pgid} still runs"
     assert processes_mentioning([str(APP), str(tmp)], tmp) == []  # this test's app: the others may run beside it
     assert all(port_is_free(port) and port_is_free(port + OFFSET) for port in ports.values())
     assert list(tmp.iterdir()) == [], "work dir left behind"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from helpers import SCRIPT, Bench, Serve, default_sigint, wait_for
+from helpers import SCRIPT, Bench, Serve, default_sigint, session_members, wait_for
 from wrkreport.bench.remote_clients.session import END_MARGIN_S
 from wrkreport.parsers.histogram import merge_files, read_histogram_file
 from wrkreport.parsers import parse_file
@@ -277,7 +277,7 @@ APP_KEY = "k-lab-4711"  # the test app's API key: requests without `Authorizatio
 def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tmp_path):
     """--app on the target (tests/app_server.py, copied there: the lab hides the checkout), wrk and vegeta on a remote
     client with --app-header, the app's CPU read there by its session; after the run and after SIGINT nothing of it runs."""
-    from test_driver_app import APP, session_left
+    from test_driver_app import APP
 
     target, client = bench.lab.hosts[0], bench.clients[0]
     copy = "/tmp/lab-app/app_server.py"  # the target's own /tmp
@@ -304,7 +304,7 @@ def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tm
     assert not cells["app"]["error"] and not cells["nginx-app"]["error"], cells  # status, body sha256: the checks passed
     assert cells["app"]["body_sha256"] == cells["nginx-app"]["body_sha256"] and cells["app"]["body_bytes"] > 500
     log = (run / "logs" / "app.gomaxprocs-1.log").read_text()
-    assert f"on {target.address}," in log and "GOMAXPROCS=1" in log and f"sid {sid}" in log, log  # fetched from the target
+    assert f"on {target.address}," in log and "GOMAXPROCS=1" in log and f"pgid {sid}" in log, log  # fetched from the target (setsid there: the session's ID is its group's)
     conf = (run / "nginx.conf").read_text()
     assert f"server {target.address}:{params['ports']['app']};" in conf, "nginx proxies to the app where it listens"
     assert {m["setup"] for m in manifest["measurements"]} == {"app", "nginx-app"}
@@ -326,7 +326,7 @@ def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tm
         assert result.requests > 0 and ("search_high" in m or result.status_count(200) == result.requests), m
         assert len(json.loads((run / m["cpu_file"]).read_text())["processes"]["app"]["pids"]) == 3
     assert not [p for p in run.rglob("*") if p.is_file() and APP_KEY.encode() in (gzip.decompress if p.suffix == ".gz" else bytes)(p.read_bytes())]
-    assert session_left(sid) == [], "the app's session on the target still runs"
+    assert session_members(sid) == {}, "the app's session on the target still runs"
     assert bench.leftovers() == {}
 
     # SIGINT mid-run (wrk here): the app's whole session stopped on the target too.
@@ -345,6 +345,6 @@ def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tm
             proc.communicate()
     assert proc.returncode == 130, stderr[-3000:]
     (entry,) = json.loads((stopped / "latest" / "manifest.json").read_text())["passes"]
-    assert session_left(entry["pids"]["app"]) == [], "the app's session on the target still runs after SIGINT"
+    assert session_members(entry["pids"]["app"]) == {}, "the app's session on the target still runs after SIGINT"
     assert bench.leftovers() == {}
     bench.lab.ssh(target, "rm -r /tmp/lab-app")

@@ -29,10 +29,12 @@ from helpers import (
     REPO,
     USED_PORTS,
     alive_as,
+    assert_in_its_own_group_beside,
     assert_nothing_left,
     copy_of_driver,
     default_sigint,
     free_port_block,
+    group_members,
     latest_run,
     missing_tools,
     port_args,
@@ -68,26 +70,12 @@ def listening(pids: set[int]) -> list[str]:
     return found
 
 
-def session_of(pid: int) -> set[int]:
-    """Return the PIDs of pid's session (a front end started with setsid: its processes)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[3] == str(pid):
-                found.add(int(entry.name))
-    return found
-
-
 def assert_no_front_end_left(manifest: dict) -> None:
     for entry in manifest["passes"]:
         for front in FRONT_ENDS:
             pid = entry["pids"].get(front)
             assert not alive_as(pid, PROGRAMS[front]), f"{front} {pid} still running"
-            assert not session_of(pid) if pid else True, f"{front}'s session {pid} still has processes"
+            assert not group_members(pid) if pid else True, f"{front}'s process group {pid} still has processes"
 
 
 @pytest.mark.slow
@@ -105,7 +93,10 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
         assert sorted(front_pids) == sorted(FRONT_ENDS)
         for front, pid in front_pids.items():  # every socket a front end listens on is one of its setups' ports on 127.0.0.1
             mine = {f"127.0.0.1:{ports[s]}" for s in FRONT_END_SETUP_IDS if s.startswith(front)}
-            assert set(listening(session_of(pid))) == mine, front
+            assert set(listening(set(group_members(pid)))) == mine, front
+            # its own process group, in the scheduler's group of Go, nginx and the script (not a session of its own: an autogroup)
+            assert_in_its_own_group_beside(pid, manifest["passes"][-1]["pids"]["go"], front)
+            assert_in_its_own_group_beside(pid, proc.pid, front)
     finally:
         stdout, stderr = proc.communicate(timeout=180)
     assert proc.returncode == 0, stderr
@@ -121,7 +112,7 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
             assert (cell["error"], cell["status_line"], cell["body_sha256"]) == (None, "HTTP/1.1 200 OK", HELLO_SHA), (setup, cell)
             assert isinstance(cell["headers_changed"], list) and cell["response_bytes"] >= cell["header_bytes"] + 12
         n = entry["gomaxprocs"]
-        for setup in FRONT_END_SETUP_IDS:  # CPU per request counts the front end's whole session and Go's
+        for setup in FRONT_END_SETUP_IDS:  # CPU per request counts the front end's whole process group and Go's
             cpu = json.loads((run / f"{setup}.gomaxprocs-{n}.block-1.run-1.cpu.json").read_text())["processes"]
             front = setup.split("-")[0]
             assert cpu[front]["user_s"] + cpu[front]["system_s"] > 0 and cpu["go"]["user_s"] + cpu["go"]["system_s"] > 0, (setup, cpu)
@@ -203,7 +194,7 @@ def test_a_front_end_that_cannot_reach_go_fails_its_check_with_its_answer_and_th
 
 @pytest.mark.slow
 @needs_front_ends
-def test_sigint_while_a_front_end_is_loaded_stops_every_front_ends_session(workdirs):
+def test_sigint_while_a_front_end_is_loaded_stops_every_front_ends_process_group(workdirs):
     out, tmp = workdirs
     setups = ("haproxy-http", "caddy-http", "apache-fcgi-unix")
     ports = free_ports(setups)

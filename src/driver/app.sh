@@ -1,8 +1,8 @@
 # app.sh: --app, --app-unix and --app-fcgi, the user's own server as processes by name (app, the
-# baseline; app-unix; app-fcgi): each started per block in a session of its own, ready when it
-# answers (a FastCGI one: when it accepts a connection), its answer captured, stopped with its
-# whole session; bad input exits 2. --app-b's second build has its own start and stop (app_b.sh)
-# and shares the rest (app_ready, stop_session, app_refuse).
+# baseline; app-unix; app-fcgi): each started per block in a process group of its own, ready when
+# it answers (a FastCGI one: when it accepts a connection), its answer captured, stopped with its
+# whole group; bad input exits 2. --app-b's second build has its own start and stop (app_b.sh)
+# and shares the rest (app_ready, stop_group, app_refuse).
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -63,8 +63,8 @@ start_apps() {
 
 # start_app NAME N: app process NAME's command line ({port}: its port, {socket}: its socket, {host}:
 # the address it listens on, 127.0.0.1 or --server-host's address) run
-# by bash with GOMAXPROCS=N, in a session of its own (setsid: a background job here is no group
-# leader, so setsid does not fork and its PID is the session's and its process group's ID), on
+# by bash with GOMAXPROCS=N, in a process group of its own (start_in_group: bash's PID is the
+# group's ID; in this script's session, so in the scheduler's autogroup of nginx and Go), on
 # the servers' CPUs when pinned, stdout and stderr appended (O_APPEND, so capping the log is
 # safe) to its log; then wait until it is ready. With --server-host all that on the target
 # (target_start_app: --app's process only). False with APP_WHY when it exits or is not ready in time.
@@ -84,8 +84,8 @@ start_app() {
     target_start_app "${n}" "${command}" "${log_file}"
     return
   fi
-  GOMAXPROCS="${n}" "${SERVER_PIN[@]}" setsid bash -c "${command}" </dev/null >>"${log_file}" 2>&1 &
-  APP_PIDS["${name}"]=$!
+  start_in_group env GOMAXPROCS="${n}" "${SERVER_PIN[@]}" bash -c "${command}" </dev/null >>"${log_file}" 2>&1
+  APP_PIDS["${name}"]="${GROUP_PID}"
   app_ready "${APP_PIDS[${name}]}" "$(app_where "${name}")" "${name}"
 }
 
@@ -137,18 +137,18 @@ app_answers() {
   [[ "${code}" != 000 ]]
 }
 
-# session_members SID: the PIDs (space-separated) of the processes of session SID still running.
-session_members() {
+# group_members PGID: the PIDs (space-separated) of the processes of process group PGID still running.
+group_members() {
   local dir stat fields=()
   for dir in /proc/[0-9]*; do
     { read -r stat <"${dir}/stat"; } 2>/dev/null || continue
     read -ra fields <<<"${stat##*) }"
-    [[ "${fields[3]:-}" == "$1" && "${fields[0]}" != Z ]] && printf '%s ' "${dir#/proc/}"
+    [[ "${fields[2]:-}" == "$1" && "${fields[0]}" != Z ]] && printf '%s ' "${dir#/proc/}"
   done
   return 0
 }
 
-# stop_app NAME: stop app process NAME's whole session (stop_session) and remove its socket.
+# stop_app NAME: stop app process NAME's whole process group (stop_group) and remove its socket.
 stop_app() {
   local name="$1" pid="${APP_PIDS[$1]:-}" socket
   [[ -n "${pid}" ]] || return 0
@@ -157,33 +157,33 @@ stop_app() {
     APP_PIDS["${name}"]=""
     return 0
   fi
-  stop_session "${pid}" "your app (${PLAN[app_option.${name}]})"
+  stop_group "${pid}" "your app (${PLAN[app_option.${name}]})"
   APP_PIDS["${name}"]=""
   socket="$(app_socket "${name}")"
   [[ -z "${socket}" ]] || rm -f -- "${socket}"
 }
 
-# stop_session SID WHO: SIGTERM to an app's process group, up to STOP_TIMEOUT_S for its whole
-# session to end, then SIGKILL to the group and to every process left in the session; reap it.
-stop_session() {
-  local sid="$1" who="$2" i left
-  kill -TERM -- "-${sid}" 2>/dev/null || true
+# stop_group PGID WHO: SIGTERM to a server's process group (an app's, a front end's), up to
+# STOP_TIMEOUT_S for the whole group to end, then SIGKILL to the group and to every process left in it; reap it.
+stop_group() {
+  local pgid="$1" who="$2" i left
+  kill -TERM -- "-${pgid}" 2>/dev/null || true
   for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-    left="$(session_members "${sid}")"
+    left="$(group_members "${pgid}")"
     [[ -n "${left}" ]] || break
     sleep 0.1
   done
-  left="$(session_members "${sid}")"
+  left="$(group_members "${pgid}")"
   if [[ -n "${left}" ]]; then
-    log "${who} (session ${sid}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
-    kill -KILL -- "-${sid}" 2>/dev/null || true
+    log "${who} (process group ${pgid}: ${left% }) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
+    kill -KILL -- "-${pgid}" 2>/dev/null || true
     # shellcheck disable=SC2086 # a list of PIDs
     kill -KILL ${left} 2>/dev/null || true
   fi
-  wait "${sid}" 2>/dev/null || true
+  wait "${pgid}" 2>/dev/null || true
 }
 
-# stop_apps: stop every app process started (each with its whole session).
+# stop_apps: stop every app process started (each with its whole process group).
 stop_apps() {
   local name
   for name in "${!APP_PIDS[@]}"; do

@@ -75,8 +75,8 @@ stop_servers() {
     FASTHTTP_PID=""
   fi
   stop_node
-  stop_front_ends # HAProxy, Caddy, Apache httpd: each with its whole session (front_ends.sh)
-  stop_apps # each with its whole session (app.sh)
+  stop_front_ends # HAProxy, Caddy, Apache httpd: each with its whole process group (front_ends.sh)
+  stop_apps # each with its whole process group (app.sh)
   stop_app_b # --app-b's, likewise (app_b.sh)
   if [[ -n "${GO_PID}" ]]; then
     stop_process "${GO_PID}" "Go server"

@@ -1,6 +1,6 @@
 # front_ends.sh: HAProxy, Caddy and Apache httpd in nginx's place (issue 44): each one's binary found (its Debian package
 # installed as root when missing), its configuration rendered into the run directory and checked, started per block in a
-# session of its own on the setups' ports (127.0.0.1 only), its answer captured like an app's, stopped with its session.
+# process group of its own on the setups' ports (127.0.0.1 only), its answer captured like an app's, stopped with its group.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.
 # shellcheck shell=bash
 
@@ -67,25 +67,25 @@ caddy_environment() {
   CADDY_ENV=(-u GOMAXPROCS HOME="${WORK}/caddy" XDG_CONFIG_HOME="${WORK}/caddy" XDG_DATA_HOME="${WORK}/caddy")
 }
 
-# start_front_ends N: start each front end the run needs in a session of its own (setsid: its PID is the session's and its
-# process group's ID), on the servers' CPUs when pinned, its output appended to its log; ready when its first setup
-# answers. One that does not start leaves its reason in DOWN[NAME]; the setups needing it are not measured in this block.
+# start_front_ends N: start each front end the run needs in a process group of its own (start_in_group: its PID is the
+# group's ID; in this script's session, so in the scheduler's autogroup of nginx and Go), on the servers' CPUs when pinned,
+# its output appended to its log; ready when its first setup answers. One that does not start leaves its reason in DOWN[NAME]; the setups needing it are not measured in this block.
 start_front_ends() {
   local n="$1" name names=() log_file url
   read -ra names <<<"${PLAN[front_ends]:-}"
   for name in "${names[@]}"; do
     log_file="${RUN_DIR}/$(server_log "${name}" "${n}")"
     case "${name}" in
-      haproxy) "${SERVER_PIN[@]}" setsid "${FRONT_BINS[haproxy]}" -db -f "${RUN_DIR}/$(front_end_config haproxy)" </dev/null >>"${log_file}" 2>&1 & ;;
-      caddy) # env and setsid exec: $! is Caddy's own PID (a function here would put a subshell in between)
-        env "${CADDY_ENV[@]}" "${SERVER_PIN[@]}" setsid "${FRONT_BINS[caddy]}" run --config "${RUN_DIR}/$(front_end_config caddy)" </dev/null >>"${log_file}" 2>&1 &
+      haproxy) start_in_group "${SERVER_PIN[@]}" "${FRONT_BINS[haproxy]}" -db -f "${RUN_DIR}/$(front_end_config haproxy)" </dev/null >>"${log_file}" 2>&1 ;;
+      caddy) # env execs: the group's PID is Caddy's own
+        start_in_group env "${CADDY_ENV[@]}" "${SERVER_PIN[@]}" "${FRONT_BINS[caddy]}" run --config "${RUN_DIR}/$(front_end_config caddy)" </dev/null >>"${log_file}" 2>&1
         ;;
       apache) # its ErrorLog is a link in the work dir: this block's log
         ln -sfn "${log_file}" "${WORK}/apache/error.log"
-        "${SERVER_PIN[@]}" setsid "${FRONT_BINS[apache]}" -f "${RUN_DIR}/$(front_end_config apache)" -DFOREGROUND </dev/null >>"${log_file}" 2>&1 &
+        start_in_group "${SERVER_PIN[@]}" "${FRONT_BINS[apache]}" -f "${RUN_DIR}/$(front_end_config apache)" -DFOREGROUND </dev/null >>"${log_file}" 2>&1
         ;;
     esac
-    FRONT_PIDS["${name}"]=$!
+    FRONT_PIDS["${name}"]="${GROUP_PID}"
     url="${PLAN[url.${PLAN[first_setup.${name}]}]}"
     if ! wait_answer "${url}" "${FRONT_PIDS[${name}]}" "$((SECONDS + READY_TIMEOUT_S))"; then
       DOWN["${name}"]="$(front_end_name "${name}") did not answer ${url} within ${READY_TIMEOUT_S}s: $(app_log_tail "${log_file}") ($(server_log "${name}" "${n}"))"
@@ -100,11 +100,11 @@ front_end_name() {
   printf '%s\n' "${PLAN[front_end_name.$1]:-$1}"
 }
 
-# stop_front_end NAME: stop its whole session (stop_session: SIGTERM to its group, SIGKILL to whatever is left).
+# stop_front_end NAME: stop its whole process group (stop_group: SIGTERM to it, SIGKILL to whatever is left).
 stop_front_end() {
   local pid="${FRONT_PIDS[$1]:-}"
   [[ -n "${pid}" ]] || return 0
-  stop_session "${pid}" "$(front_end_name "$1")"
+  stop_group "${pid}" "$(front_end_name "$1")"
   FRONT_PIDS["$1"]=""
 }
 

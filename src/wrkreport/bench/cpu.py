@@ -74,7 +74,7 @@ def cpu_ticks(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
 def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
     """Return the PIDs whose CPU time counts per server: go and fasthttp as started; nginx's
     master and node's process with their children (nginx's workers, node's cluster workers);
-    the app's and each other front end's whole session (--app; HAProxy, Caddy, Apache httpd); servers not in the pass are left out."""
+    the app's and each other front end's whole process group (--app; HAProxy, Caddy, Apache httpd); servers not in the pass are left out."""
     found = {}
     for name in ("go", "fasthttp"):
         if pids.get(name):
@@ -82,16 +82,16 @@ def server_pids(pids: dict, proc: Path = Path("/proc")) -> dict[str, list[int]]:
     for name in ("nginx", "node"):
         if pids.get(name):
             found[name] = [pids[name], *child_pids(pids[name], proc)]
-    if pids.get("app"):  # --app: every process of its session, however deep (a server's worker processes)
-        found["app"] = session_pids(pids["app"], proc)
-    for name in FRONT_ENDS:  # started with setsid: its session is every process and thread group it runs (Apache's children)
+    if pids.get("app"):  # --app: every process of its process group, however deep (a server's worker processes)
+        found["app"] = group_pids(pids["app"], proc)
+    for name in FRONT_ENDS:  # started in a process group of its own: every process and thread group it runs (Apache's children)
         if pids.get(name):
-            found[name] = session_pids(pids[name], proc)
+            found[name] = group_pids(pids[name], proc)
     return found
 
 
-def session_pids(sid: int, proc: Path = Path("/proc")) -> list[int]:
-    """Return the PIDs of session sid (the app, started with setsid, and every process it started), sid first."""
+def group_pids(pgid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Return the PIDs of process group pgid (an app or a front end, started in a group of its own, and every process it started), pgid first."""
     found = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -100,9 +100,9 @@ def session_pids(sid: int, proc: Path = Path("/proc")) -> list[int]:
             fields = stat_fields((entry / "stat").read_text())
         except (OSError, IndexError):
             continue
-        if len(fields) > 3 and fields[3] == str(sid):  # proc(5) field 6: the session ID
+        if len(fields) > 2 and fields[2] == str(pgid):  # proc(5) field 5: the process group ID
             found.append(int(entry.name))
-    return sorted(found, key=lambda pid: (pid != sid, pid))
+    return sorted(found, key=lambda pid: (pid != pgid, pid))
 
 
 def pids_for(pids: dict, setup: str) -> dict:

@@ -65,13 +65,13 @@ def cmd_pass_ready(args) -> int:
     if args.nginx_pid is not None:
         entry["pids"]["nginx"] = args.nginx_pid
         entry["pids"]["nginx_workers"] = children_of(args.nginx_pid)
-    for name, pid in args.app_pid or []:  # --app's, --app-unix's, --app-fcgi's session leader (setsid); its CPU: the whole session
+    for name, pid in args.app_pid or []:  # --app's, --app-unix's, --app-fcgi's PID, its process group's ID; its CPU: the whole group
         if name not in APP_PROCESSES or not pid.isdigit():
             raise UsageError(f"--app-pid {name} {pid}: expected NAME PID with NAME one of {', '.join(APP_PROCESSES)}")
         entry["pids"][name] = int(pid)
     if args.app_b_pid is not None:  # --app-b: its second build's, likewise
         entry["pids"]["app_b"] = args.app_b_pid
-    for name, pid in args.front_end_pid or []:  # HAProxy's, Caddy's, Apache httpd's session leader (setsid); its CPU: the whole session
+    for name, pid in args.front_end_pid or []:  # HAProxy's, Caddy's, Apache httpd's PID, its process group's ID; its CPU: the whole group
         if name not in FRONT_ENDS or not pid.isdigit():
             raise UsageError(f"--front-end-pid {name} {pid}: expected NAME PID with NAME one of {', '.join(FRONT_ENDS)}")
         entry["pids"][name] = int(pid)
