@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 import netlab
+from wrkreport.bench.cpu import stat_fields
 from wrkreport.bench.nginx import nginx_flags, nginx_sections, nginx_values, render_template
 from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.remote_clients.agent import AGENT
@@ -212,12 +213,11 @@ def members(index: int, of: int) -> dict[int, str]:
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = stat_fields((entry / "stat").read_text())
+            if fields[index] == str(of) and fields[0] != "Z":
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, IndexError):
             continue
-        if fields[index] == str(of) and fields[0] != "Z":
-            found[int(entry.name)] = cmdline
     return found
 
 
@@ -233,7 +233,7 @@ def session_members(sid: int) -> dict[int, str]:
 
 def scheduling_group(pid: int) -> tuple[str, str | None]:
     """Return (pid's session ID, its autogroup as /proc/PID/autogroup names it, None without autogroups): where the scheduler groups it."""
-    session = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3]
+    session = stat_fields(Path(f"/proc/{pid}/stat").read_text())[3]
     try:
         autogroup = Path(f"/proc/{pid}/autogroup").read_text().split()[0]  # "/autogroup-123 nice 0"
     except OSError:

@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from wrkreport.fixedrate.capacities import block_steps
-from wrkreport.fixedrate.capacity import LADDER_STEP, PASS, Slo, Step
+from wrkreport.fixedrate.capacity import LADDER_STEP, PASS, Step, slo_of
 from wrkreport.fixedrate.reading import read_rate_measurements
 
 from rate_servers import vegeta_or_skip
@@ -89,9 +89,9 @@ def capacity(top: Path, name: str) -> tuple[dict, int | None, list[Step]]:
     if paused is not None:  # the pause hit the step: it failed on it (a backlog: not held, no figures; or held with the pause in its p99)
         step = next(r for r in data["fixed_rate"] if r["setup"] == "go-http" and r["offered_rps"] == paused)
         assert not step["held"] or step["p99_ms"] >= 100, step
+    found = next(c for c in data["capacity"] if c["setup"] == "go-http")
     measurements, _ = read_rate_measurements(run, manifest)
-    steps = block_steps(measurements, Slo(99, 10.0))[("go-http", 1)][2]
-    return next(c for c in data["capacity"] if c["setup"] == "go-http"), paused, steps
+    return found, paused, block_steps(measurements, slo_of(found["slo"]))[("go-http", 1)][2]  # judged by the run's own objective
 
 
 @pytest.fixture(scope="module")

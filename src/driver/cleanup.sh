@@ -7,19 +7,13 @@
 # stop_process PID NAME [GRACE_S]: SIGTERM, up to STOP_TIMEOUT_S for it to exit, then SIGKILL;
 # reap it. GRACE_S: first wait that long for it to exit on its own (it was asked another way).
 stop_process() {
-  local pid="$1" name="$2" grace="${3:-0}" i
-  for ((i = 0; i < grace * 10; i++)); do
-    is_running "${pid}" || return 0
-    sleep 0.1
-  done
-  kill -TERM "${pid}" 2>/dev/null || true
-  for ((i = 0; i < STOP_TIMEOUT_S * 10; i++)); do
-    is_running "${pid}" || break
-    sleep 0.1
-  done
-  if is_running "${pid}"; then
-    log "${name} (pid ${pid}) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
-    kill -KILL "${pid}" 2>/dev/null || true
+  local pid="$1" name="$2" grace="${3:-0}"
+  if ((grace == 0)) || ! gone_within "${pid}" "${grace}"; then
+    kill -TERM "${pid}" 2>/dev/null || true
+    if ! gone_within "${pid}" "${STOP_TIMEOUT_S}"; then
+      log "${name} (pid ${pid}) still running ${STOP_TIMEOUT_S}s after SIGTERM: SIGKILL"
+      kill -KILL "${pid}" 2>/dev/null || true
+    fi
   fi
   wait "${pid}" 2>/dev/null || true
 }

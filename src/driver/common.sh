@@ -66,13 +66,9 @@ ask() {
 # stop_helper: close the helper's input and wait for it (it has written everything).
 stop_helper() {
   [[ -n "${HELPER_PROC}" ]] || return 0
-  local fd="${HELPER[1]:-}" i
+  local fd="${HELPER[1]:-}"
   [[ -z "${fd}" ]] || exec {fd}>&-
-  for ((i = 0; i < 50; i++)); do
-    is_running "${HELPER_PROC}" || break
-    sleep 0.1
-  done
-  is_running "${HELPER_PROC}" && kill -TERM "${HELPER_PROC}" 2>/dev/null
+  gone_within "${HELPER_PROC}" 5 || kill -TERM "${HELPER_PROC}" 2>/dev/null
   wait "${HELPER_PROC}" 2>/dev/null || true
   HELPER_PROC=""
 }
@@ -104,6 +100,17 @@ start_in_group() {
   "$@" &
   GROUP_PID=$!
   set +m
+}
+
+# gone_within PID SECONDS: true once PID is no longer running (is_running), checked every 0.1 s;
+# false if it still runs after SECONDS (0: checked once).
+gone_within() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    is_running "$1" || return 0
+    sleep 0.1
+  done
+  ! is_running "$1"
 }
 
 # is_running PID: true while the process exists and is not a zombie.

@@ -69,7 +69,8 @@ caddy_environment() {
 
 # start_front_ends N: start each front end the run needs in a process group of its own (start_in_group: its PID is the
 # group's ID; in this script's session, so in the scheduler's autogroup of nginx and Go), on the servers' CPUs when pinned,
-# its output appended to its log; ready when its first setup answers. One that does not start leaves its reason in DOWN[NAME]; the setups needing it are not measured in this block.
+# its output appended to its log; ready when its first setup answers. One that does not start leaves its reason in
+# DOWN[NAME]; the setups needing it are not measured in this block.
 start_front_ends() {
   local n="$1" name names=() log_file url
   read -ra names <<<"${PLAN[front_ends]:-}"
