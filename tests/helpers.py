@@ -232,13 +232,14 @@ def session_members(sid: int) -> dict[int, str]:
 
 
 def scheduling_group(pid: int) -> tuple[str, str | None]:
-    """Return (pid's session ID, its autogroup as /proc/PID/autogroup names it, None without autogroups): where the scheduler groups it."""
+    """Return (pid's session ID, its autogroup as /proc/PID/autogroup names it, None without autogroups: a kernel built without them, or
+    with them off, where the file reads empty): where the scheduler groups it."""
     session = stat_fields(Path(f"/proc/{pid}/stat").read_text())[3]
     try:
-        autogroup = Path(f"/proc/{pid}/autogroup").read_text().split()[0]  # "/autogroup-123 nice 0"
-    except OSError:
-        autogroup = None
-    return session, autogroup
+        autogroup = Path(f"/proc/{pid}/autogroup").read_text().split()  # "/autogroup-123 nice 0"; empty where autogroups are off
+    except OSError:  # a kernel built without them
+        autogroup = []
+    return session, autogroup[0] if autogroup else None
 
 
 def assert_in_its_own_group_beside(pid: int, beside: int, who: str) -> None:

@@ -240,6 +240,15 @@ def test_an_app_setup_without_app_is_a_usage_error(dirs):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "give its command line with --app" in done.stderr, done.stderr
 
 
+def recorded_app(out: Path) -> int | None:
+    """Return the app's PID as the latest pass recorded it (None: no manifest, no pass or no pass-ready yet)."""
+    try:
+        passes = latest_run(out)[1]["passes"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return passes[-1]["pids"].get("app") if passes else None
+
+
 @pytest.mark.slow
 @needs_tools
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -251,12 +260,12 @@ def test_a_signal_mid_measurement_stops_the_apps_whole_process_group(dirs, signu
     proc = subprocess.Popen(argv, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
-        while not processes_mentioning([f"127.0.0.1:{ports['app']}/data.json", f"127.0.0.1:{ports['nginx-app']}/data.json"]):
+        # pass-ready has recorded the app (after the header capture's curl) and wrk is loading it, or nginx in front of it
+        while not ((app := recorded_app(out)) and processes_mentioning([f"127.0.0.1:{ports['app']}/data.json", f"127.0.0.1:{ports['nginx-app']}/data.json"])):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
             time.sleep(0.05)
-        time.sleep(0.5)  # wrk (or the header capture's curl) is loading one of them
+        time.sleep(0.5)
         assert processes_mentioning([str(APP)], tmp), "this run's app, as assert_nothing_left looks for it, not found"
-        app = latest_run(out)[1]["passes"][-1]["pids"]["app"]
         assert_in_its_own_group_beside(app, proc.pid, "the app")  # the script's session: its autogroup, as nginx's and Go's
         assert len(group_members(app)) >= 3, group_members(app)  # bash, the app, its 2 workers: stopped whole
         proc.send_signal(signum)  # to the script only: it must stop the app's process group itself
