@@ -74,6 +74,17 @@ def test_capacity_more_takes_the_least_blocks_first_and_stops_at_the_ceiling_or_
     assert line.startswith("stop time limit: 2 more fixed-rate blocks (~") and "would end after --max-time 60s" in line
 
 
+def test_a_setup_known_to_scatter_is_judged_by_its_usual_spread_too(ask):
+    """The run's capacity_spreads (profiles.CAPACITY_SPREAD): a setup there does not stop because its blocks happened to agree."""
+    target = 100 * max(report_widths().values()) + 0.01
+    assert ask(4, capacity_precision_pct=target)[0].startswith("stop target met")
+    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.5})[0] == "more"
+    line, record = ask(4, capacity_precision_pct=target, rate_blocks_max=4, capacity_spreads={"nginx-http": 0.5})
+    assert line.startswith("stop block ceiling: 4 fixed-rate blocks (nginx-http") and line.endswith("at its usual spread)"), line
+    assert record["worst_half_width_pct"] < target  # the record keeps the interval's own width
+    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.01})[0].startswith("stop target met")  # narrower: no effect
+
+
 def test_without_an_objective_the_planned_blocks_run(ask):
     assert ask(3, slo=None)[0] == "more"
     assert ask(4, slo=None)[0] == "stop no objective: the planned 4 block(s) ran"

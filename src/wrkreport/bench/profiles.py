@@ -143,12 +143,15 @@ RATE_PHASE: dict[str, dict] = {
 # on the blocks the most scattered of its setups needs for --capacity-precision
 # (rate_options.expected_rate_blocks): the default four scattered by 0.02-0.19 over eight
 # default runs (median 0.07), and DEFAULT_CAPACITY_SPREAD is what rate_blocks_expected (6)
-# allows; the others were measured wider: the FastCGI front ends in the run of 2026-11-29
-# with every FastCGI setup (8 blocks), the h2 setups in the --setups h2 runs of 2026-11-28 (8 blocks).
+# allows; the others were measured wider: the front ends in the runs of 2026-11-29 and 30 with
+# them in the script's session (a --setups front-ends run, 6 fixed-rate blocks, and one of every
+# FastCGI setup, 11-12; before, each in an autogroup of its own, they scattered less: 0.119-0.197),
+# the h2 setups in the --setups h2 runs of 2026-11-28 (8 blocks). benchmarks/capacity_spread.py
+# prints these figures for finished runs.
 DEFAULT_CAPACITY_SPREAD = 0.115
 CAPACITY_SPREAD: dict[str, float] = {
-    "haproxy-fcgi-tcp": 0.148, "haproxy-fcgi-unix": 0.197, "caddy-fcgi-tcp": 0.167, "caddy-fcgi-unix": 0.119,
-    "apache-fcgi-unix": 0.129, "go-h2": 0.144, "nginx-h2": 0.213, "nginx-h2-unix": 0.148,
+    "haproxy-fcgi-tcp": 0.217, "haproxy-fcgi-unix": 0.310, "caddy-http": 0.315, "caddy-fcgi-tcp": 0.204, "caddy-fcgi-unix": 0.208,
+    "apache-http": 0.186, "apache-fcgi-tcp": 0.199, "apache-fcgi-unix": 0.220, "go-h2": 0.144, "nginx-h2": 0.213, "nginx-h2-unix": 0.148,
 }
 CHECKS_EXPECTED = 1.5  # capacity checks per setup and GOMAXPROCS a plan counts on when it may take more than one
 ENV_RATES = "BENCH_RATES"

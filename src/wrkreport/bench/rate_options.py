@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from .capacity_rule import spread_half_width
 from .profiles import (
     CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, CHECKS_EXPECTED, DEFAULT_CAPACITY_SPREAD, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
     SEARCH_STEPS_EXPECTED,
@@ -86,10 +87,12 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
     text = args.capacity_precision if args.capacity_precision is not None else env.get(ENV_CAPACITY_PRECISION)
     source = "--capacity-precision" if args.capacity_precision is not None else ENV_CAPACITY_PRECISION
     precision = CAPACITY_PRECISION_PCT if text is None else parse_percent(text, source)
+    spreads = {}
     if not plan["adaptive"] or not profile["rate_blocks"]:  # more blocks only with the stopping rule (capacity_rule.py)
         profile["rate_blocks_max"] = profile["rate_blocks_expected"] = profile["rate_blocks"]
     else:
         profile["rate_blocks_expected"] = expected_rate_blocks(rate_setups(plan["setups"]), profile, precision)
+        spreads = {s: CAPACITY_SPREAD[s] for s in rate_setups(plan["setups"]) if s in CAPACITY_SPREAD}  # the rule's usual spreads
     slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)
     slo = parse_slo(slo_text.strip(), "--slo" if args.slo is not None else ENV_SLO if ENV_SLO in env else "the default --slo")
     return {
@@ -103,6 +106,7 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
         "rate_phase": bool(profile["rate_blocks"]),
         "slo": slo.record() if slo is not None and profile["rate_blocks"] else None,  # no phase: no search
         "capacity_precision_pct": precision,
+        "capacity_spreads": spreads,
     }
 
 
@@ -128,7 +132,7 @@ def blocks_for_spread(spread: float, precision_pct: float, least: int, most: int
     (6, 11, 12, 4)
     """
     b = least
-    while b < most and math.expm1(t_975(b - 1) * spread / math.sqrt(b)) > precision_pct / 100:
+    while b < most and spread_half_width(spread, b) > precision_pct / 100:
         b += 1
     return b
 
@@ -138,8 +142,10 @@ def expected_rate_blocks(setups: list[str], profile: dict, precision_pct: float)
     for --capacity-precision, never fewer than the profile's rate_blocks_expected nor more than its rate_blocks_max.
 
     >>> profile = {"rate_blocks": 4, "rate_blocks_expected": 6, "rate_blocks_max": 12}
-    >>> expected_rate_blocks(["go-http", "nginx-http"], profile, 15), expected_rate_blocks(["go-http", "haproxy-fcgi-unix"], profile, 15)
-    (6, 11)
+    >>> expected_rate_blocks(["go-http", "nginx-http"], profile, 15), expected_rate_blocks(["go-http", "apache-http"], profile, 15)
+    (6, 10)
+    >>> expected_rate_blocks(["go-http", "haproxy-fcgi-unix"], profile, 15)  # 22 for +/-15%: the ceiling
+    12
     """
     spread = max([CAPACITY_SPREAD.get(s, DEFAULT_CAPACITY_SPREAD) for s in setups], default=DEFAULT_CAPACITY_SPREAD)
     found = blocks_for_spread(spread, precision_pct, max(2, profile["rate_blocks"]), profile["rate_blocks_max"])
@@ -215,7 +221,7 @@ def rate_lines(plan: dict) -> list[str]:
 
 
 RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_blocks_max", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo",
-                   "search_steps", "capacity_precision_pct", "check_duration_s", "check_tries")
+                   "search_steps", "capacity_precision_pct", "capacity_spreads", "check_duration_s", "check_tries")
 
 
 def rate_parameters(plan: dict) -> dict:

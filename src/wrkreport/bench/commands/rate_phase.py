@@ -25,7 +25,7 @@ from ..fixed_rate_clients import install_vegeta, measure_rate_on_clients, warm_u
 from ..remote_clients.state import ClientError, load_clients
 from ..manifest import find_pass, levels_of, load_manifest, save_manifest, shuffled_orders
 from ..stopping_rule import block_durations, rate_of
-from ..capacity_rule import Width, decide, half_width, widest
+from ..capacity_rule import Width, decide, half_width, usual_width, widest
 from ..progress import elapsed_of
 from ..rate_options import check_seconds, rate_setups, round_rate
 from ..profiles import MAX_RATE, PROG
@@ -336,8 +336,9 @@ def cmd_capacity_more(args) -> int:
 def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs: int, slo) -> list[Width]:
     """Return the half-width of every capacity and capacity ratio at GOMAXPROCS over the blocks so far, as `wrkreport build` finds them."""
     blocks = {s: earlier_capacities(run_dir, manifest, searched_entries(manifest, s, gomaxprocs), math.inf, slo) for s in sorted(setups)}  # every block so far
-    widths = [Width(s, half_width(combine(found))) for s, found in blocks.items() if found]
-    widths += [Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])))
+    spreads = manifest["parameters"].get("capacity_spreads") or {}  # absent before 2026-11-30: intervals alone
+    widths = [Width(s, half_width(combine(found)), usual_width(s, len(found), spreads)) for s, found in blocks.items() if found]
+    widths += [Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])), usual_width(s, len(found), spreads))
                for s, found in blocks.items() if found and baseline_of(s) != s and blocks.get(baseline_of(s))]
     return widths
 
