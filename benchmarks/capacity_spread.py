@@ -7,9 +7,9 @@ A plan counts on the fixed-rate blocks its most scattered setup needs for --capa
 (rate_options.expected_rate_blocks), from profiles.CAPACITY_SPREAD: per setup, the standard
 deviation over blocks of the log of its capacity, or of its capacity ratio to its baseline
 (paired by block) where that is larger, the larger over GOMAXPROCS values. This prints those
-figures per run (blocks whose capacity is a bound left out, as the estimate leaves them), the
-table's value and the blocks each would need for +/-15%, so the table can be kept to what runs
-show. Run by hand on finished runs (raw/<run-id>/).
+figures per run (blocks whose capacity is a bound left out, as the estimate leaves them), pooled
+over the runs, the table's value and the blocks each would need for +/-15%, so the table can be
+kept to what runs show. Run by hand on finished runs (raw/<run-id>/).
 """
 
 from __future__ import annotations
@@ -58,13 +58,20 @@ def main() -> None:
     for run_dir in args.runs:
         for setup, figure in spreads(run_dir).items():
             per_setup.setdefault(setup, []).append(figure)
-    print(f"setup | log-sd each run (blocks) | table | blocks for +/-{CAPACITY_PRECISION_PCT:.0f}% at the largest, at the table's")
+    print(f"setup | log-sd each run (blocks) | pooled | table | blocks for +/-{CAPACITY_PRECISION_PCT:.0f}% at the pooled, at the table's")
     for setup, figures in sorted(per_setup.items()):
         table = CAPACITY_SPREAD.get(setup, DEFAULT_CAPACITY_SPREAD)
-        need = [blocks_for_spread(s, CAPACITY_PRECISION_PCT, 2, 99) for s in (max(f[0] for f in figures), table)]
+        pooled = pooled_sd(figures)
+        need = [blocks_for_spread(s, CAPACITY_PRECISION_PCT, 2, 99) for s in (pooled, table)]
         shown = ", ".join(f"{s:.3f} ({b})" for s, b in figures)
-        print(f"{setup} | {shown} | {table:.3f}{'' if setup in CAPACITY_SPREAD else ' (default)'} | {need[0]}, {need[1]}"
+        print(f"{setup} | {shown} | {pooled:.3f} | {table:.3f}{'' if setup in CAPACITY_SPREAD else ' (default)'} | {need[0]}, {need[1]}"
               f" (ceiling {profile['rate_blocks_max']})")
+
+
+def pooled_sd(figures: list[tuple[float, int]]) -> float:
+    """Return the runs' spreads pooled: the root of their variances weighted by degrees of freedom (blocks - 1), as a table entry should be
+    (one run's sd over 6 blocks is itself uncertain by about +/-30%; the largest of several overstates the spread)."""
+    return math.sqrt(sum((b - 1) * s * s for s, b in figures) / sum(b - 1 for _, b in figures))
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ SETUPS = {
     "nginx-fcgi-unix": Knee(17_000, 1.0, 2.2, 36_000),
     "nginx-fcgi-tcp": Knee(16_000, 1.0, 2.7, 24_500),  # the shape only: its capacity at 5 ms is 1.5 x LIGHT, a bound too often
     # nginx-fcgi-unix's knee with starts that scatter as the front ends' did (profiles.CAPACITY_SPREAD, measured with them in the
-    # script's session: log sd 0.186-0.315, where nginx's scattered by 0.05-0.10): as Apache httpd's FastCGI over a Unix socket
+    # script's session: log sd 0.186-0.310, where nginx's scattered by 0.05-0.10): as Apache httpd's FastCGI over a Unix socket
     # (0.220) and as HAProxy's (0.310), the widest FastCGI (test_the_scattered_models_scatter_as_the_setups_they_stand_for).
     "scattered": Knee(17_000, 1.0, 2.2, 36_000, start_sd=0.21),
     "most scattered": Knee(17_000, 1.0, 2.2, 36_000, start_sd=0.31),

@@ -100,9 +100,9 @@ def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, blo
     'no capacity interval to narrow after 1 block (one block, or bounds only)'
     >>> decide(wide, 8, params, 400.0, 30.0, 2)
     'block ceiling: 8 fixed-rate blocks (nginx-http/go-http at +/-21%)'
-    >>> agreed = [Width("go-http", 0.06), Width("caddy-http", 0.09, usual_width("caddy-http", 8, {"caddy-http": 0.315}))]
+    >>> agreed = [Width("go-http", 0.06), Width("caddy-http", 0.09, usual_width("caddy-http", 8, {"caddy-http": 0.227}))]
     >>> decide(agreed, 8, params, 400.0, 30.0, 2)
-    'block ceiling: 8 fixed-rate blocks (caddy-http at +/-9%, +/-30% at its usual spread)'
+    'block ceiling: 8 fixed-rate blocks (caddy-http at +/-9%, +/-21% at its usual spread)'
     """
     if blocks < params["rate_blocks"]:
         return None
