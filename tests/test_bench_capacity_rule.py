@@ -17,6 +17,7 @@ from wrkreport.fixedrate.capacity import Estimate, slo_of
 
 from helpers import CAPACITY_LADDER, read_rate_run
 
+FULL = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
 PARAMS = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": None}
 
 
@@ -99,17 +100,20 @@ def test_a_bound_asks_for_no_more_blocks():
 
 @pytest.fixture()
 def check(tmp_path, capsys):
-    """Return check(checks=True, started_at=None, **parameters) -> capacity-check's lines on a copy of the whole run (its checks kept,
-    or left out); check.err is what it said on stderr."""
+    """Return check(checks=True, started_at=None, capacity_precision=None, fixed_rate_passes=None, **parameters) -> capacity-check's
+    lines on a copy of the whole run (its checks kept, or left out; its rule's verdicts and blocks replaced); check.err is what it said
+    on stderr."""
     run = tmp_path / "check-run"
     shutil.copytree(CAPACITY_LADDER, run)
     full = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
     rate_phase.STEPS.clear()  # once: the copy's files (its steps, kept by path) stay the same; only the manifest's parameters change
 
-    def checking(checks: bool = True, started_at: str | None = None, **parameters) -> list[str]:
+    def checking(checks: bool = True, started_at: str | None = None, capacity_precision: dict | None = None, fixed_rate_passes: list | None = None,
+                 **parameters) -> list[str]:
         entries = [e for e in full["fixed_rate_measurements"] if checks or not e.get("capacity_check")]
         (run / "manifest.json").write_text(json.dumps({**full, "parameters": {**full["parameters"], **parameters}, "fixed_rate_measurements": entries,
-                                                       "started_at": started_at or full["started_at"]}))
+                                                       "started_at": started_at or full["started_at"], "capacity_precision": capacity_precision,
+                                                       "fixed_rate_passes": fixed_rate_passes or full["fixed_rate_passes"]}))
         assert rate_phase.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="nginx-http,go-http")) == 0
         said = capsys.readouterr()
         checking.err = said.err
@@ -139,6 +143,20 @@ def test_a_lower_check_starts_only_when_it_ends_before_max_time(check, tmp_path)
     cut = json.loads((tmp_path / "check-run" / "manifest.json").read_text())["capacity_checks_cut"]
     assert cut == [{"gomaxprocs": 1, "setups": ["go-http"], "reason": "1 more check of 1s would end after --max-time 101s"}]
     assert check(checks=False, check_tries=3, max_time_s=101, started_at=started) == ["go-http 3700", "nginx-http 3280"]  # the first checks: planned for
+
+
+def test_a_lower_check_leaves_the_time_of_a_block_already_granted_to_another_gomaxprocs_value(check):
+    # As above, with room for the lower check (110 s) but not for it and a block the rule granted GOMAXPROCS=2 before these checks
+    # (its 4 blocks run, its verdict after them `more`; this run's blocks took about 14 s each): the block's time is not the check's.
+    started = iso(utc_now() - timedelta(seconds=100))
+    granted = {"2": {"blocks": 4, "stop_reason": None}, "1": {"blocks": 4, "stop_reason": "target met"}}
+    passes = FULL["fixed_rate_passes"] + [{**p, "gomaxprocs": 2} for p in FULL["fixed_rate_passes"]]
+    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=granted, fixed_rate_passes=passes) == []
+    assert "would end after --max-time 110s (after the 1 fixed-rate block still to run)" in check.err, check.err
+    started_block = passes + [{**FULL["fixed_rate_passes"][0], "gomaxprocs": 2, "block": 5}]  # it has started: nothing to leave
+    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=granted, fixed_rate_passes=started_block) == ["go-http 3330"]
+    stopped = {**granted, "2": {"blocks": 4, "stop_reason": "target met"}}  # or the rule stopped it
+    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=stopped, fixed_rate_passes=passes) == ["go-http 3330"]
 
 
 def test_a_blocks_capacity_checks_are_not_counted_in_its_duration():

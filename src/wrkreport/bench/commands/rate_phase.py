@@ -293,19 +293,31 @@ def cmd_capacity_check(args) -> int:
 
 
 def checks_cut_by_time(manifest: dict, count: int) -> str | None:
-    """Return why a round of `count` lower capacity checks (after misses) does not start: it and the first checks of the GOMAXPROCS
-    values not yet checked would end after --max-time; None when they fit or no --max-time is set. The blocks' plan counts on
-    CHECKS_EXPECTED checks per setup (checks_left_seconds); a lower check beyond them takes only the time left, so --max-time
-    stays a cap (a run given 585 s took 615 s: its 8 setups took 17 checks, where the blocks' plan counted on 12)."""
+    """Return why a round of `count` lower capacity checks (after misses) does not start: it, the fixed-rate blocks the capacity
+    rule has granted that have not started (promised_blocks) and the first checks of the GOMAXPROCS values not yet checked would
+    end after --max-time; None when they fit or no --max-time is set. The blocks' plan counts on CHECKS_EXPECTED checks per setup
+    (checks_left_seconds); a lower check beyond them takes only the time left, so --max-time stays a cap (a run given 585 s took
+    615 s: its 8 setups took 17 checks, where the blocks' plan counted on 12; a front-ends run given 1,121 s took 1,145 s: 14
+    checks at GOMAXPROCS=1 ran into the time of GOMAXPROCS=2's last block, granted before them)."""
     params = manifest["parameters"]
     limit = params.get("max_time_s")
     if limit is None:
         return None
     one = check_seconds(params, tries=1)
-    end = elapsed_of(manifest) + count * one + checks_left_seconds(manifest, first_only=True)
+    promised = promised_blocks(manifest)
+    end = elapsed_of(manifest) + count * one + promised * (rate_block_seconds(manifest) or 0.0) + checks_left_seconds(manifest, first_only=True)
     if end <= limit:
         return None
-    return f"{count} more check{'s' if count > 1 else ''} of {one:.0f}s would end after --max-time {limit}s"
+    still = f" (after the {promised} fixed-rate block{'s' if promised > 1 else ''} still to run)" if promised else ""
+    return f"{count} more check{'s' if count > 1 else ''} of {one:.0f}s would end after --max-time {limit}s{still}"
+
+
+def promised_blocks(manifest: dict) -> int:
+    """Return the fixed-rate blocks the capacity rule has granted that have not started: one per GOMAXPROCS value whose last
+    `capacity-more` verdict (capacity_precision) was more after as many blocks as that value has run."""
+    passes = manifest.get("fixed_rate_passes") or []
+    return sum(1 for n, record in (manifest.get("capacity_precision") or {}).items()
+               if record.get("stop_reason") is None and record.get("blocks") == sum(p["gomaxprocs"] == int(n) for p in passes))
 
 
 def cmd_capacity_more(args) -> int:
