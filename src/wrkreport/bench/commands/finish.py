@@ -67,6 +67,9 @@ def capacity_lines(records: dict) -> list[str]:
 
     >>> capacity_lines({"1": {"target_pct": 15.0, "blocks": 6, "worst": "nginx-http/go-http", "worst_half_width_pct": 12.1, "stop_reason": "target met: ..."}})
     ['capacity target +/-15% met at GOMAXPROCS=1: widest nginx-http/go-http +/-12.1% (6 fixed-rate blocks)']
+    >>> capacity_lines({"1": {"target_pct": 15.0, "blocks": 12, "worst": "caddy-http", "worst_half_width_pct": 9.6,
+    ...                       "stop_reason": "block ceiling: 12 fixed-rate blocks (caddy-http at +/-10%, +/-22% at its usual spread)"}})[0].split("); ")[1]
+    'stopped: block ceiling: 12 fixed-rate blocks (caddy-http at +/-10%, +/-22% at its usual spread)'
     """
     lines = []
     for n, record in records.items():
@@ -74,7 +77,8 @@ def capacity_lines(records: dict) -> list[str]:
         if worst is None or target is None:
             continue
         met = "met" if worst <= target else "NOT met"
-        why = "" if worst <= target else f"; stopped: {record['stop_reason']}"
+        reason = record.get("stop_reason") or ""
+        why = "" if reason.startswith("target met") or not reason and worst <= target else f"; stopped: {reason}"  # met, yet judged wider
         lines.append(f"capacity target +/-{target:g}% {met} at GOMAXPROCS={n}: widest {record['worst']} +/-{worst:g}% ({record['blocks']} fixed-rate blocks){why}")
     return lines
 
