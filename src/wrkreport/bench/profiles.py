@@ -146,13 +146,15 @@ RATE_PHASE: dict[str, dict] = {
 # allows; the others were measured wider: the front ends in the runs of 2026-11-29 and 30 with
 # them in the script's session (a --setups front-ends run, 6 fixed-rate blocks, and one of every
 # FastCGI setup, 11-12; before, each in an autogroup of its own, they scattered less: 0.119-0.197),
-# the h2 setups in the --setups h2 runs of 2026-11-28 (8 blocks); caddy-http pooled over two runs
-# (0.315 over 6 blocks, 0.173 over 12, on the 30th: one run's sd over 6 blocks is uncertain by
-# about +/-30%). benchmarks/capacity_spread.py prints these figures, pooled, for finished runs.
+# the h2 setups in the --setups h2 runs of 2026-11-28 (8 blocks); the HTTP proxies pooled over the
+# runs that had them (caddy-http 0.315 over 6 blocks, 0.173 and 0.214 over 12; apache-http 0.186
+# and 0.132; haproxy-http 0.116 and 0.182: one run's sd over 6 blocks is uncertain by about +/-30%).
+# nginx-http scattered by 0.148-0.151 in those runs, beside four front ends; it stays out, as in
+# the default runs it scatters less. benchmarks/capacity_spread.py prints these figures, pooled.
 DEFAULT_CAPACITY_SPREAD = 0.115
 CAPACITY_SPREAD: dict[str, float] = {
-    "haproxy-fcgi-tcp": 0.217, "haproxy-fcgi-unix": 0.310, "caddy-http": 0.227, "caddy-fcgi-tcp": 0.204, "caddy-fcgi-unix": 0.208,
-    "apache-http": 0.186, "apache-fcgi-tcp": 0.199, "apache-fcgi-unix": 0.220, "go-h2": 0.144, "nginx-h2": 0.213, "nginx-h2-unix": 0.148,
+    "haproxy-fcgi-tcp": 0.217, "haproxy-fcgi-unix": 0.310, "haproxy-http": 0.164, "caddy-http": 0.221, "caddy-fcgi-tcp": 0.204, "caddy-fcgi-unix": 0.208,
+    "apache-http": 0.151, "apache-fcgi-tcp": 0.199, "apache-fcgi-unix": 0.220, "go-h2": 0.144, "nginx-h2": 0.213, "nginx-h2-unix": 0.148,
 }
 CHECKS_EXPECTED = 1.5  # capacity checks per setup and GOMAXPROCS a plan counts on when it may take more than one
 ENV_RATES = "BENCH_RATES"

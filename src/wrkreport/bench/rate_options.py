@@ -142,8 +142,8 @@ def expected_rate_blocks(setups: list[str], profile: dict, precision_pct: float)
     for --capacity-precision, never fewer than the profile's rate_blocks_expected nor more than its rate_blocks_max.
 
     >>> profile = {"rate_blocks": 4, "rate_blocks_expected": 6, "rate_blocks_max": 12}
-    >>> expected_rate_blocks(["go-http", "nginx-http"], profile, 15), expected_rate_blocks(["go-http", "apache-http"], profile, 15)
-    (6, 10)
+    >>> expected_rate_blocks(["go-http", "nginx-http"], profile, 15), expected_rate_blocks(["go-http", "caddy-fcgi-tcp"], profile, 15)
+    (6, 11)
     >>> expected_rate_blocks(["go-http", "haproxy-fcgi-unix"], profile, 15)  # 22 for +/-15%: the ceiling
     12
     """
