@@ -22,7 +22,6 @@ measurements. Standard library only.
 from __future__ import annotations
 
 import argparse
-import math
 
 from .capacity_rule import spread_half_width
 from .profiles import (
@@ -31,7 +30,6 @@ from .profiles import (
 )
 from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
 from ..core.setups import SETUP_BY_ID
-from ..core.stats import t_975
 from ..core.errors import UsageError
 from ..core.units import round_figures
 from .values import parse_int, parse_percent, split_list
