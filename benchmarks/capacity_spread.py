@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 from pathlib import Path
 
 from wrkreport.bench.profiles import CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, DEFAULT_CAPACITY_SPREAD, RATE_PHASE
 from wrkreport.bench.rate_options import blocks_for_spread
+from wrkreport.core.stats import stdev
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import slo_of
 from wrkreport.fixedrate.reading import read_rate_measurements
@@ -29,7 +29,7 @@ from wrkreport.fixedrate.reading import read_rate_measurements
 
 def log_sd(values: list[float]) -> float | None:
     """Return the standard deviation of the logs of values (None below two)."""
-    return statistics.stdev(math.log(v) for v in values) if len(values) >= 2 else None
+    return stdev([math.log(v) for v in values])
 
 
 def spreads(run_dir: Path) -> dict[str, tuple[float, int]]:
