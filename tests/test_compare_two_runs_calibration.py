@@ -19,6 +19,26 @@ CEILING = 0.065  # 5% nominal plus 2.4 standard errors of a rate over 1,200 comp
 FIXTURE_RUNS = ("default-2cores", "keepalive-on", "keepalive-on-again", "quick-1-repeat", "sweep-all-setups")
 
 
+def bootstrap_interval(statistic, samples: tuple[list, ...], resamples: int = 4000, seed: int = 2013) -> tuple[float, float] | None:
+    """Return the 95% percentile-bootstrap interval of statistic(*samples), None when a sample has < 2 items.
+
+    Each sample is resampled with replacement on its own (independent groups, e.g. the
+    repeats of two runs); the seed makes the interval the same for the same input. No
+    longer used by compare (kept here, out of core/stats.py): at 3-5 samples it is too narrow, which this file shows.
+    (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13.)
+
+    >>> low, high = bootstrap_interval(lambda a, b: stats.mean(b) / stats.mean(a), ([10.0, 11.0, 9.0], [20.0, 22.0, 18.0]))
+    >>> round(low, 2), round(high, 2)
+    (1.75, 2.29)
+    """
+    if any(len(sample) < 2 for sample in samples):
+        return None
+    rng = random.Random(seed)
+    found = sorted(statistic(*([rng.choice(sample) for _ in sample] for sample in samples)) for _ in range(resamples))
+    return found[int(0.025 * resamples)], found[int(0.975 * resamples) - 1]
+
+
+
 def run_units(rng: random.Random, n: int, blocked: bool, ratio: float = simruns.TRUE_RATIO):
     """Return one simulated run's (go-http req/s units, ratio units) as compare builds them."""
     if blocked:
@@ -59,7 +79,7 @@ def test_the_bootstrap_used_before_flags_too_often():
     trials, flagged = 400, 0
     for _ in range(trials):
         a, b = simruns.one_start_run(rng, 3), simruns.one_start_run(rng, 3)
-        low, high = stats.bootstrap_interval(lambda x, y: stats.mean(y) / stats.mean(x), ([g for _, g in a], [g for _, g in b]), resamples=500)
+        low, high = bootstrap_interval(lambda x, y: stats.mean(y) / stats.mean(x), ([g for _, g in a], [g for _, g in b]), resamples=500)
         flagged += not low <= 1.0 <= high
     print(f"\npercentile bootstrap at 3 repeats: false-change rate {flagged / trials:.1%}")
     assert flagged / trials > 0.10

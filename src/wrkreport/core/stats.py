@@ -22,15 +22,14 @@ blocks - 1 degrees of freedom. This is the "analysis of cluster means" of a two-
 Time", ISMM 2013 (repeat the level with the largest variance, here the server start).
 Runs recorded before blocks have one start per GOMAXPROCS pass: their interval is over
 repeats within that one start (unit "repeat") and does not cover start-to-start spread.
-The coverage of both, including the driver's sequential stopping rule, is shown by
-simulation in tests/test_core_stats_coverage.py.
+Runs that stop by themselves read every interval as a repeated interval (core/sequential.py);
+coverage under the stopping is shown by simulation (tests/test_core_sequential_coverage.py).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import random
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
@@ -63,12 +62,8 @@ HUBER_K = 1.345
 PAIR_DIFF_TO_SIGMA = 1 / (NormalDist().inv_cdf(0.75) * math.sqrt(2))
 
 BLOCK, REPEAT = "block", "repeat"  # units of replication of an Interval
-# Fewest blocks before the stopping rule may stop. Stopping as soon as an interval is narrow
-# favours intervals whose spread happened to come out small: in the worst simulated case
-# (5% start and 10% measurement noise, at most 10 blocks, one ratio deciding alone) the
-# early stops covered only about 80%, and overall coverage was 93.5% with a minimum of 5
-# blocks, 93.8% with 6 and 94.7% with 7 (6,000 simulated runs each; at a fixed 5 or 10
-# blocks 95%). 7 keeps a margin over the 93% floor (tests/test_core_stats_coverage.py).
+# Fewest blocks of the stopping rule before repeated intervals (core/sequential.py), whose plain 95% intervals covered 94.7%
+# with 7 at least under its optional stopping (93.5% with 5, 80% for the early stops): what runs recorded then planned by.
 MIN_BLOCKS = 7
 PRECISION_TARGET = 0.05  # default --precision: every ratio within +/-5%
 
@@ -200,8 +195,8 @@ def stdev(values: list[float]) -> float | None:
     return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1))
 
 
-def mean_interval(values: list[float]) -> Interval:
-    """Return the mean with its 95% t-interval.
+def mean_interval(values: list[float], critical: float | None = None) -> Interval:
+    """Return the mean with its 95% t-interval (critical: another t multiplier, a repeated interval's: core/sequential.py).
 
     >>> found = mean_interval([10.0, 12.0, 11.0])
     >>> found.estimate, round(found.low, 3), round(found.high, 3), found.n
@@ -211,7 +206,7 @@ def mean_interval(values: list[float]) -> Interval:
     sd = stdev(values)
     if sd is None:
         return Interval(centre, None, None, len(values))
-    half = t_975(len(values) - 1) * sd / math.sqrt(len(values))
+    half = (t_975(len(values) - 1) if critical is None else critical) * sd / math.sqrt(len(values))
     return Interval(centre, centre - half, centre + half, len(values))
 
 
@@ -232,8 +227,9 @@ def ratio_interval(pairs: list[tuple[float, float]]) -> Interval:
     return Interval(math.exp(inner.estimate), math.exp(inner.low), math.exp(inner.high), inner.n)
 
 
-def block_mean_interval(blocks: list[list[float]]) -> Interval:
-    """Return the mean of block means with a 95% t-interval over blocks (over values when fewer than 2 blocks).
+def block_mean_interval(blocks: list[list[float]], design=None) -> Interval:
+    """Return the mean of block means with a 95% t-interval over blocks (over values when fewer than 2 blocks); with a
+    core.sequential.Design, its repeated interval (none below its first look), as block_ratio_interval.
 
     >>> found = block_mean_interval([[10.0, 12.0], [11.0], [13.0, 15.0]])
     >>> found.estimate, found.unit, found.blocks, found.n
@@ -241,10 +237,20 @@ def block_mean_interval(blocks: list[list[float]]) -> Interval:
     """
     used = [block for block in blocks if block]
     values = [value for block in used for value in block]
-    if len(used) < 2:
+    if len(used) < 2 and not (design is not None and design.sequential and used):
         return replace(mean_interval(values), blocks=len(used))
-    inner = mean_interval([mean(block) for block in used])
-    return Interval(inner.estimate, inner.low, inner.high, len(values), BLOCK, len(used))
+    return summary_interval([mean(block) for block in used], len(values), design)
+
+
+def summary_interval(summaries: list[float], n: int, design=None) -> Interval:
+    """Return the Student-t interval over block summaries (unit block, n values behind them): 95%, or with a core.sequential.Design
+    its repeated interval, none below its first look."""
+    sequential = design is not None and design.sequential
+    critical = design.critical(len(summaries)) if sequential else None
+    if sequential and critical is None:
+        return Interval(mean(summaries), None, None, n, BLOCK, len(summaries))
+    inner = mean_interval(summaries, critical)
+    return Interval(inner.estimate, inner.low, inner.high, n, BLOCK, len(summaries))
 
 
 def pooled_pair_scale(blocks: list[list[float]]) -> float:
@@ -317,8 +323,11 @@ def block_summaries(blocks: list[list[float]]) -> list[float]:
     return [huber_location(block, scale) for block in used]
 
 
-def block_ratio_interval(blocks: list[list[tuple[float, float]]]) -> Interval:
+def block_ratio_interval(blocks: list[list[tuple[float, float]]], design=None) -> Interval:
     """Return the geometric-mean ratio a/b with a 95% t-interval over blocks (the unit of replication).
+
+    design: a core.sequential.Design, whose repeated interval (valid wherever the run stopped) replaces
+    the plain one; below its first look, none (low and high None, unit block).
 
     Each block is a list of (a, b) pairs, one per round (a setup's round k with go-http's
     round k). The blocks' summaries are block_summaries of their log ratios; the interval is a
@@ -336,10 +345,11 @@ def block_ratio_interval(blocks: list[list[tuple[float, float]]]) -> Interval:
     if any(a <= 0 or b <= 0 for block in used for a, b in block):
         raise ValueError("ratios need positive values")
     pairs = [pair for block in used for pair in block]
-    if len(used) < 2:
+    if len(used) < 2 and not (design is not None and design.sequential and used):
         return replace(ratio_interval(pairs), blocks=len(used))
-    inner = mean_interval(block_summaries([[math.log(a / b) for a, b in block] for block in used]))
-    return Interval(math.exp(inner.estimate), math.exp(inner.low), math.exp(inner.high), len(pairs), BLOCK, len(used))
+    inner = summary_interval(block_summaries([[math.log(a / b) for a, b in block] for block in used]), len(pairs), design)
+    low, high = (None, None) if inner.low is None else (math.exp(inner.low), math.exp(inner.high))
+    return Interval(math.exp(inner.estimate), low, high, len(pairs), BLOCK, len(used))
 
 
 def block_difference_interval(blocks: list[list[tuple[float, float]]]) -> Interval:
@@ -478,23 +488,3 @@ def modified_z(value: float, values: list[float]) -> float | None:
     if mad == 0:
         return None
     return 0.6745 * (value - median(values)) / mad
-
-
-def bootstrap_interval(statistic, samples: tuple[list, ...], resamples: int = 4000, seed: int = 2013) -> tuple[float, float] | None:
-    """Return the 95% percentile-bootstrap interval of statistic(*samples), None when a sample has < 2 items.
-
-    Each sample is resampled with replacement on its own (independent groups, e.g. the
-    repeats of two runs); the seed makes the interval the same for the same input. No
-    longer used by compare: at 3-5 samples it is too narrow, which
-    tests/test_compare_two_runs_calibration.py shows with it.
-    (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13.)
-
-    >>> low, high = bootstrap_interval(lambda a, b: mean(b) / mean(a), ([10.0, 11.0, 9.0], [20.0, 22.0, 18.0]))
-    >>> round(low, 2), round(high, 2)
-    (1.75, 2.29)
-    """
-    if any(len(sample) < 2 for sample in samples):
-        return None
-    rng = random.Random(seed)
-    found = sorted(statistic(*([rng.choice(sample) for _ in sample] for sample in samples)) for _ in range(resamples))
-    return found[int(0.025 * resamples)], found[int(0.975 * resamples) - 1]

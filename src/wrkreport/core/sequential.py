@@ -1,0 +1,189 @@
+"""Repeated confidence intervals: intervals over blocks that keep their coverage wherever a run stops.
+
+A run looks at its intervals after every block and stops when its question is decided, when
+--max-time comes or when the user presses Ctrl-C. A plain 95% t-interval read at every look
+covers less than 95% at the look where the run happens to stop. Repeated confidence
+intervals (Jennison and Turnbull, "Group Sequential Methods with Applications to Clinical
+Trials", 2000, ch. 9) widen every look's interval so that all the looks of a run, from the
+first to the planned last, hold together with 95%: then the interval at any look, however
+that look was chosen, covers with at least 95%.
+
+The looks here are the block counts FIRST_LOOK to the design's last (the block ceiling per
+GOMAXPROCS value). Each look's interval is a Student-t interval over the blocks so far at
+one nominal level 1 - nominal, the same at every look (Pocock's shape); nominal is the
+largest level at which, for normal block summaries (whose t statistics are pivotal: their
+joint law depends on nothing unknown), the probability that any look misses is alpha. It is
+found by simulation with a fixed seed, so the driver and `wrkreport build` compute the same
+boundary from the design the manifest records (Design.record). The coverage under the
+heavy-tailed, per-start noise real runs have is checked by tests/test_core_sequential_coverage.py.
+
+Standard library only: the driver's helper uses it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+
+ALPHA = 0.05  # every interval's stated miss rate, over all its looks
+FIRST_LOOK = 4  # the fewest blocks with an interval: t with 3 degrees of freedom (at 3 blocks t(2) alone is 4.3)
+DEFAULT_LAST_LOOK = 10  # the block ceiling per GOMAXPROCS value of a run that stops by itself
+PRECISION_LAST_LOOK = 40  # with --precision PCT given: a run aiming at a width may need more blocks
+SIMULATED_RUNS = 40_000  # nominal's Monte Carlo: at alpha 0.05 its standard error is about 2% of alpha
+SEED = 2013
+METHOD = "repeated-t"
+FIXED = "fixed-t"  # runs recorded before repeated intervals: a plain 95% t-interval at the blocks there are
+
+
+def t_two_sided_cdf(t: float, df: int) -> float:
+    """Return P(|T| <= t) for Student's t with integer df: exact (Abramowitz and Stegun 26.7.3 and 26.7.4).
+
+    >>> round(t_two_sided_cdf(12.706, 1), 4), round(t_two_sided_cdf(2.776, 4), 4), round(t_two_sided_cdf(2.228, 10), 4)
+    (0.95, 0.95, 0.95)
+    """
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, not {df}")
+    t = abs(t)
+    theta = math.atan(t / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2:  # odd
+        if df == 1:
+            return 2 * theta / math.pi
+        term, total = math.cos(theta), math.cos(theta)
+        for k in range(3, df, 2):  # cos^(k) terms: 2.4...(k-1) / 1.3...k
+            term *= c2 * (k - 1) / k
+            total += term
+        return min(1.0, 2 / math.pi * (theta + s * total))
+    term, total = 1.0, 1.0
+    for k in range(2, df, 2):  # cos^k terms: 1.3...(k-1) / 2.4...k
+        term *= c2 * (k - 1) / k
+        total += term
+    return min(1.0, s * total)
+
+
+def t_quantile(level: float, df: int) -> float:
+    """Return the two-sided critical value c with P(|T| <= c) = level, df degrees of freedom (bisection on the exact CDF).
+
+    >>> round(t_quantile(0.95, 4), 3), round(t_quantile(0.99, 9), 3)
+    (2.776, 3.25)
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be within (0, 1), not {level}")
+    low, high = 0.0, 1.0
+    while t_two_sided_cdf(high, df) < level:
+        high *= 2
+    for _ in range(100):
+        mid = (low + high) / 2
+        if t_two_sided_cdf(mid, df) < level:
+            low = mid
+        else:
+            high = mid
+        if high - low < 1e-9 * high:
+            break
+    return (low + high) / 2
+
+
+@lru_cache(maxsize=64)
+def nominal_level(alpha: float, first: int, last: int, runs: int = SIMULATED_RUNS, seed: int = SEED) -> float:
+    """Return the per-look miss rate at which looks first..last of normal data miss together with probability alpha.
+
+    Each simulated run is `last` standard normal values; at each look b its t statistic over
+    the first b values gives a two-sided p-value; a run's smallest p-value over the looks is
+    below the returned level in a share alpha of the runs.
+
+    >>> a = nominal_level(0.05, 3, 12)
+    >>> 0.008 < a < 0.02
+    True
+    >>> nominal_level(0.05, 5, 5, runs=2000) == 0.05  # one look: no widening
+    True
+    """
+    if not 0 < alpha < 1 or first < 2 or last < first:
+        raise ValueError(f"no design: alpha {alpha}, looks {first}..{last}")
+    if first == last:
+        return alpha
+    rng = random.Random(seed)
+    smallest = []
+    for _ in range(runs):
+        total = squares = 0.0
+        least = 1.0
+        for b in range(1, last + 1):
+            x = rng.gauss(0.0, 1.0)
+            total += x
+            squares += x * x
+            if b >= first:
+                mean = total / b
+                var = max((squares - b * mean * mean) / (b - 1), 1e-300)
+                least = min(least, 1 - t_two_sided_cdf(mean / math.sqrt(var / b), b - 1))
+        smallest.append(least)
+    smallest.sort()
+    return smallest[min(runs - 1, int(alpha * runs))]  # a share alpha of the runs lies below it
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a run's intervals are read at its looks: the method, the stated miss rate, the looks, the per-look level."""
+
+    method: str = METHOD
+    alpha: float = ALPHA
+    first: int = FIRST_LOOK
+    last: int = DEFAULT_LAST_LOOK
+    nominal: float = ALPHA  # the per-look miss rate (alpha itself for FIXED)
+
+    @classmethod
+    def repeated(cls, last: int = DEFAULT_LAST_LOOK, alpha: float = ALPHA, first: int = FIRST_LOOK) -> "Design":
+        """Return the repeated-interval design for looks first..last."""
+        return cls(METHOD, alpha, first, last, nominal_level(alpha, first, max(first, last)))
+
+    @classmethod
+    def fixed(cls) -> "Design":
+        """Return the plain design of runs recorded before repeated intervals: a 95% t-interval from 2 blocks."""
+        return cls(FIXED, ALPHA, 2, 2, ALPHA)
+
+    @property
+    def sequential(self) -> bool:
+        return self.method == METHOD
+
+    def family(self, comparisons: int) -> "Design":
+        """Return the design for one of `comparisons` comparisons whose misses together stay within alpha (Bonferroni)."""
+        if comparisons <= 1:
+            return self
+        if not self.sequential:
+            return Design(FIXED, self.alpha / comparisons, self.first, self.last, self.alpha / comparisons)
+        return Design.repeated(self.last, self.alpha / comparisons, self.first)
+
+    def critical(self, blocks: int) -> float | None:
+        """Return the t multiplier of an interval over `blocks` blocks; None below the first look (no interval yet)."""
+        if blocks < self.first or blocks < 2:
+            return None
+        return t_quantile(1 - self.nominal, blocks - 1)
+
+    def record(self) -> dict:
+        """Return the design as the manifest keeps it."""
+        return {"method": self.method, "alpha": self.alpha, "first_look": self.first, "last_look": self.last, "nominal_alpha": round(self.nominal, 6)}
+
+    @property
+    def words(self) -> str:
+        """Return the method in one sentence, for the page."""
+        if not self.sequential:
+            return "Each interval is a 95% Student-t interval over the blocks."
+        return (f"Each interval is a repeated 95% confidence interval (Jennison and Turnbull): a Student-t interval over the blocks at "
+                f"{1 - self.nominal:.1%} per look, so that all looks from block {self.first} to block {self.last} hold together with 95% "
+                f"and the interval stays valid wherever the run stopped.")
+
+
+def design_of(record) -> Design:
+    """Return the design a manifest's record gives (Design.record's shape); the plain design for a run recorded without one."""
+    if not isinstance(record, dict) or record.get("method") != METHOD:
+        return Design.fixed()
+    try:
+        alpha, first, last = float(record["alpha"]), int(record["first_look"]), int(record["last_look"])
+    except (KeyError, TypeError, ValueError):
+        return Design.fixed()
+    if not (0 < alpha < 1 and 2 <= first <= last <= 100_000):
+        return Design.fixed()
+    nominal = record.get("nominal_alpha")
+    if isinstance(nominal, (int, float)) and 0 < nominal <= alpha:
+        return Design(METHOD, alpha, first, last, float(nominal))
+    return Design.repeated(last, alpha, first)
