@@ -25,12 +25,13 @@ from wrkreport.bench.profiles import (
     MEASUREMENT_OVERHEAD_S,
     PARAMS,
     PASS_OVERHEAD_S,
+    VERDICT_BLOCKS_EXPECTED,
     body_text,
     expect_header_bytes,
 )
 from wrkreport.core.setups import SETUPS, SETUP_IDS
 from wrkreport.core.errors import UsageError
-from wrkreport.core.stats import MIN_BLOCKS
+from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, Design
 from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
 from wrkreport.runs.sidecars import WRK_FILE
 
@@ -50,16 +51,18 @@ def test_default_plan_matches_the_documented_defaults():
     p = plan()
     assert p["profile"] == "default"
     assert (p["threads"], p["connections"], p["duration_s"], p["repeats"], p["warmup_s"], p["wrk_timeout_s"]) == (2, 100, 1, None, 1, 2)
-    # The block design with the stopping rule: blocks of 3 rounds, at least MIN_BLOCKS per GOMAXPROCS, +/-5%, then the
-    # fixed-rate phase's 4-12 blocks until +/-15%, within 1.25 x what the targets need (test_the_default_max_time_...).
-    assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"]) == (3, None, True, MIN_BLOCKS)
-    assert (p["precision_pct"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"]) == (5.0, 15.0, 4, 12)
+    # The block design with the verdict rule: blocks of 3 rounds, repeated intervals from the first look (4 blocks per
+    # GOMAXPROCS) to the ceiling (10), the cheapest connection's ratios within +/-10%, then the fixed-rate phase's 4 blocks
+    # (no capacity search without --slo), within 1.25 x what the targets are expected to need (test_the_default_max_time_...).
+    assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"], p["max_blocks"]) == (3, None, True, FIRST_LOOK, DEFAULT_LAST_LOOK)
+    assert (p["precision_pct"], p["precision_given"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"], p["slo"]) == (10.0, False, 15.0, 4, 4, None)
+    assert p["intervals"] == {**Design.repeated(DEFAULT_LAST_LOOK, first=FIRST_LOOK).record(), "rule": "verdict", "comparisons": 6, "tie_margin": 0.05}
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}
     assert p["urls"]["nginx-fcgi-unix"] == "http://127.0.0.1:8083/"
     assert p["out"] == "/repo/raw"
-    assert p["measurements"] == 2 * 4 * MIN_BLOCKS * 3  # at least
+    assert p["measurements"] == 2 * 4 * VERDICT_BLOCKS_EXPECTED * 3  # expected
     assert p["tune"] is False and p["seed"] == 7
     assert p["expect_header_bytes"] == 141
     assert p["connections_levels"] == [100] and p["connections"] == 100
@@ -69,14 +72,15 @@ def test_default_plan_matches_the_documented_defaults():
 
 def test_the_default_max_time_is_what_the_targets_need_with_room_and_a_given_one_caps_it():
     """Issue 42: a run plans its time by what it measures; --max-time given caps it, and then the phase keeps its least blocks."""
-    for p in (plan(), plan("--setups", "h2"), plan("--setups", "tls")):
-        assert p["max_time_s"] == max(460, round(1.25 * p["targets_s"])) and p["estimate_s"] == p["targets_s"] <= p["max_time_s"]
+    for p in (plan(), plan("--setups", "h2"), plan("--setups", "tls"), plan("--slo", "p99=10ms")):
+        assert p["max_time_s"] == round(1.25 * p["targets_s"]) and p["estimate_s"] == p["targets_s"] <= p["max_time_s"]
         assert p["rate_phase_s"] == round(rate_phase_seconds(p, p["rate_blocks_expected"])) and "max_time_note the default: 1.25 x that" in plan_lines(p)
-    short = plan("--max-time", "8m")
-    assert short["max_time_s"] == 480 < short["targets_s"] and short["rate_phase_s"] == round(rate_phase_seconds(short)) < plan()["rate_phase_s"]
+    short = plan("--max-time", "8m", "--slo", "p99=10ms")
+    assert short["max_time_s"] == 480 < short["targets_s"]
+    assert short["rate_phase_s"] == round(rate_phase_seconds(short)) < plan("--slo", "p99=10ms")["rate_phase_s"]
     assert short["estimate_s"] == 480 and "max_time_note given" in plan_lines(short)
     small = plan("--setups", "go-http,nginx-http", "--gomaxprocs", "1")
-    assert small["max_time_s"] == 460 > small["targets_s"]  # the floor
+    assert small["max_time_s"] == round(1.25 * small["targets_s"]) < 460  # no floor any more: a small run is not held back
 
 
 def test_capacity_precision_is_an_option_and_a_variable_and_the_fixed_designs_have_fixed_phases():
@@ -127,8 +131,8 @@ def test_block_design(argv, env, expected):
     [
         (["--precision", "2", "--max-time", "30m"], {}, (2.0, 1800)),
         ([], {"BENCH_PRECISION": "2.5%", "BENCH_MAX_TIME": "90s"}, (2.5, 90)),
-        (["--max-time", "1h"], {"BENCH_MAX_TIME": "5"}, (5.0, 3600)),
-        (["--max-time", "20"], {}, (5.0, 20)),
+        (["--max-time", "1h"], {"BENCH_MAX_TIME": "5"}, (10.0, 3600)),  # without --precision: the verdict rule's +/-10%
+        (["--max-time", "20"], {}, (10.0, 20)),
     ],
 )
 def test_precision_and_max_time(argv, env, expected):
@@ -172,7 +176,7 @@ def test_environment_lists_and_ports():
     assert p["gomaxprocs"] == [2, 1]
     assert p["setups"] == ["go-http", "nginx-http"]  # table order, whatever the given order
     assert p["needed_ports"] == {"go-http": 18080, "go-fcgi-tcp": 9001, "nginx-http": 18081}
-    assert p["measurements"] == 2 * 2 * MIN_BLOCKS * 3
+    assert p["measurements"] == 2 * 2 * VERDICT_BLOCKS_EXPECTED * 3
 
 
 def test_port_option_overrides_environment_and_is_repeatable():
@@ -250,7 +254,7 @@ def test_connection_levels_sweep():
     p = plan("--connections", "10,100,1000,100", "--setups", "go-http,nginx-http")
     assert p["connections_levels"] == [10, 100, 1000]  # given order, deduplicated
     assert p["connections"] is None  # several levels: no single value
-    assert p["measurements"] == 2 * 3 * 2 * MIN_BLOCKS * 3
+    assert p["measurements"] == 2 * 3 * 2 * VERDICT_BLOCKS_EXPECTED * 3
     assert p["needed_fds"] == 2 * 1000 + 256
     assert plan("--connections", "50", env={"BENCH_CONNECTIONS": "1,2"})["connections_levels"] == [50]
     assert plan(env={"BENCH_CONNECTIONS": "20 40"})["connections_levels"] == [20, 40]
@@ -515,7 +519,7 @@ def test_node_http_needs_only_the_node_server_and_its_port():
 def test_the_plan_says_what_the_precision_targets_need():
     default, h2 = plan(), plan("--setups", "h2")
     for p in (default, h2):
-        throughput = estimate_seconds(p, 0, len(p["gomaxprocs"]) * p["min_blocks"])  # the least blocks the stopping rule asks for
+        throughput = estimate_seconds(p, 0, len(p["gomaxprocs"]) * VERDICT_BLOCKS_EXPECTED)  # the blocks a verdict is expected to take
         assert p["targets_s"] == round(throughput) + round(rate_phase_seconds(p, p["rate_blocks_expected"])) == p["estimate_s"]
     assert h2["targets_s"] > default["targets_s"]  # seven setups' throughput blocks
     assert f"targets {format_duration(default['targets_s'])}" in plan_lines(default)

@@ -53,8 +53,17 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
-def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_four_to_eight_blocks_then_the_checks():
+def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_in_four_blocks_and_no_search():
     p = plan()
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_blocks_max"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 4, 1, True)
+    assert p["slo"] is None and "capacity_search 0" in rateplan.rate_lines(p)  # the capacity search only on request
+    per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
+    assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
+    assert p["rate_blocks_expected"] == 4 and p["rate_phase_s"] == round(rate_phase_seconds(p, 4))
+
+
+def test_slo_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_four_to_twelve_blocks_then_the_checks():
+    p = plan("--slo", "p99=10ms")
     assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 1, True)
     assert p["slo"] == {"percentile": 99, "ms": 10.0}
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + (1 + SEARCH_STEPS_EXPECTED) * (p["rate_duration_s"] + RATE_OVERHEAD_S)
@@ -70,12 +79,14 @@ def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_the
 def test_a_plan_counts_on_the_blocks_its_most_scattered_setup_needs():
     """Issue 44: the FastCGI front ends' capacities scatter more than nginx's; a plan with them counts on more blocks, so the time it
     announces and its default --max-time hold them (the FastCGI run of 2026-11-29 announced 6 blocks and needed more than 8)."""
-    default, fcgi, h2 = plan(), plan("--setups", "go-http,caddy-fcgi-tcp"), plan("--setups", "h2")
+    slo = ("--slo", "p99=10ms")
+    default, fcgi, h2 = plan(*slo), plan("--setups", "go-http,caddy-fcgi-tcp", *slo), plan("--setups", "h2", *slo)
     assert default["rate_blocks_expected"] == 6 and fcgi["rate_blocks_expected"] == 11 and h2["rate_blocks_expected"] == 12
-    assert plan("--setups", "go-http,caddy-fcgi-tcp,haproxy-fcgi-unix")["rate_blocks_expected"] == 12  # 22 for +/-15%: the ceiling
+    assert plan("--setups", "go-http,caddy-fcgi-tcp,haproxy-fcgi-unix", *slo)["rate_blocks_expected"] == 12  # 22 for +/-15%: the ceiling
     assert fcgi["rate_phase_s"] == round(rate_phase_seconds(fcgi, 11)) and fcgi["max_time_s"] == round(1.25 * fcgi["targets_s"])
-    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--capacity-precision", "50")["rate_blocks_expected"] == 6  # never below the profile's
-    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--blocks", "3")["rate_blocks_expected"] == 4  # a fixed design: its least
+    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--capacity-precision", "50", *slo)["rate_blocks_expected"] == 6  # never below the profile's
+    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--blocks", "3", *slo)["rate_blocks_expected"] == 4  # a fixed design: its least
+    assert plan("--setups", "go-http,haproxy-fcgi-unix")["rate_blocks_expected"] == 4  # no objective, no capacity: the least
     for spread in (0.05, 0.115, 0.15, 0.197, 0.3):  # the count is where the t interval's upper end reaches the target
         b = rateplan.blocks_for_spread(spread, 15, 4, 12)
         assert b == 12 or math.expm1(stats.t.ppf(0.975, b - 1) * spread / math.sqrt(b)) <= 0.15
@@ -91,7 +102,8 @@ def test_the_new_connection_setups_are_not_in_the_phase():
 
 
 @pytest.mark.parametrize("options, env, expected", [
-    ((), {}, {"percentile": 99, "ms": 10.0}),
+    ((), {}, None),  # the capacity search only on request
+    (("--slo", "p99=10ms"), {}, {"percentile": 99, "ms": 10.0}),
     (("--slo", "p99=2ms"), {}, {"percentile": 99, "ms": 2.0}),
     (("--slo", "p50=500us"), {}, {"percentile": 50, "ms": 0.5}),
     (("--slo", "p99.9=20ms"), {"BENCH_SLO": "p90=1ms"}, {"percentile": 99.9, "ms": 20.0}),
@@ -106,7 +118,7 @@ def test_slo_option_environment_and_off(options, env, expected):
 
 
 def test_the_search_takes_time_out_of_the_phase():
-    assert plan()["rate_phase_s"] > plan("--slo", "off")["rate_phase_s"] > 0
+    assert plan("--slo", "p99=10ms")["rate_phase_s"] > plan()["rate_phase_s"] == plan("--slo", "off")["rate_phase_s"] > 0
 
 
 @pytest.mark.parametrize("options, env, message", [

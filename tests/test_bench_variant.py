@@ -20,6 +20,7 @@ from wrkreport.core.setups import SETUP_BY_ID, split_twin, twin_id
 from wrkreport.core.errors import UsageError
 from wrkreport.bench.variant import variant_record
 from wrkreport.core import stats
+from wrkreport.bench.profiles import VERDICT_BLOCKS_EXPECTED
 
 from helpers import run_helper
 
@@ -57,8 +58,8 @@ def test_a_variant_adds_a_twin_after_each_nginx_setup_on_its_port_plus_100():
     lines = plan_lines(p)
     assert "vnginx_setups nginx-http~nokeep nginx-fcgi-unix~nokeep" in lines and "nginx_setups nginx-http nginx-fcgi-unix" in lines
     assert "needs.nginx-http~nokeep vnginx go" in lines and "variant_name nokeep" in lines
-    assert p["measurements"] == 2 * 5 * stats.MIN_BLOCKS * 3  # at least MIN_BLOCKS blocks of 3 rounds of the 5 setups
-    assert plan("--variant", "nokeep:no-upstream-keepalive")["measurements"] == 2 * 7 * stats.MIN_BLOCKS * 3
+    assert p["measurements"] == 2 * 5 * VERDICT_BLOCKS_EXPECTED * 3  # the verdict rule's expected blocks of 3 rounds of the 5 setups
+    assert plan("--variant", "nokeep:no-upstream-keepalive")["measurements"] == 2 * 7 * VERDICT_BLOCKS_EXPECTED * 3
 
 
 def test_the_variant_comes_from_bench_variant_too_and_another_nginx_and_cpus(tmp_path):

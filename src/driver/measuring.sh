@@ -16,8 +16,8 @@ start_run() {
   fi
   RUN_DIR="$(helper "${args[@]}")"
   if ((PLAN[adaptive])); then
-    log "run ${RUN_DIR##*/}: blocks until every ratio is within +/-${PLAN[precision_pct]}%: at least ${PLAN[measurements]} measurements (about ${PLAN[estimate]}), at most ${PLAN[max_time]:-no limit}; writing ${RUN_DIR}"
-    log "the precision targets need about ${PLAN[targets]} here (at least ${PLAN[min_blocks]} throughput blocks per GOMAXPROCS, then the fixed-rate phase's ${PLAN[rate_blocks_expected]} blocks); --max-time ${PLAN[max_time]:-none} (${PLAN[max_time_note]}) caps both"
+    log "run ${RUN_DIR##*/}: ${PLAN[plan_words]}; writing ${RUN_DIR}"
+    log "intervals: repeated 95% intervals, valid at whichever block from ${PLAN[min_blocks]} to ${PLAN[max_blocks]} the run stops (by its rule, --max-time or Ctrl-C)"
   else
     log "run ${RUN_DIR##*/}: ${PLAN[measurements]} measurements, about ${PLAN[estimate]}; writing ${RUN_DIR}"
   fi
@@ -201,7 +201,10 @@ stop_rule() {
   ((PLAN[adaptive])) || return 1
   ask decide || die 1 "could not assess the precision after block ${BLOCK}"
   read -r verdict worst reason <<<"${ANSWER[0]}"
-  if [[ "${worst}" == - ]]; then worst="no interval yet"; else worst="worst ratio +/-${worst}%"; fi
+  local what="worst ratio"
+  [[ "${PLAN[rule]:-}" != verdict ]] || what="widest deciding ratio"
+  if [[ "${worst}" == - ]]; then worst="no interval yet"; else worst="${what} +/-${worst}%"; fi
+  [[ -z "${ANSWER[1]:-}" ]] || log "after block ${BLOCK} GOMAXPROCS=$1: ${ANSWER[1]}"
   if [[ "${verdict}" == stop ]]; then
     log "after block ${BLOCK} GOMAXPROCS=$1: ${worst} (target +/-${PLAN[precision_pct]}%)"
     log "stopping: ${reason}"

@@ -195,6 +195,43 @@ def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, in
     return n, (baseline, *bases, *outside), f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}"
 
 
+def next_verdict_block(records: dict[str, dict], blocks_done: dict[int, int], gomaxprocs: list[int], setups: list[str], baseline: str,
+                       first_look: int) -> tuple[int, tuple[str, ...], str]:
+    """Return the next block's GOMAXPROCS, setups (() for all) and why, under the verdict rule (bench/stopping_rule.py).
+
+    records: each group's verdict record. The GOMAXPROCS value not yet done with the fewest
+    blocks goes next (ties in list order); until it has the first look's blocks it measures
+    every setup; after, its baseline and the setups still deciding something: the leader,
+    those tied with it and those still open against it. A connection measurably slower than
+    the leader is settled and measured no more; its figures keep the precision they reached.
+
+    >>> records = {"1": {"gomaxprocs": 1, "done": False, "deciding": ["nginx-http"], "open": ["nginx-fcgi-unix"], "beaten": ["nginx-fcgi-tcp"]},
+    ...            "2": {"gomaxprocs": 2, "done": True, "deciding": ["nginx-http"], "open": [], "beaten": []}}
+    >>> next_verdict_block(records, {1: 5, 2: 4}, [1, 2], ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"], "go-http", 4)[:2]
+    (1, ('go-http', 'nginx-fcgi-unix', 'nginx-http'))
+    >>> next_verdict_block(records, {1: 3, 2: 4}, [1, 2], ["go-http", "nginx-http"], "go-http", 4)[:2]
+    (1, ())
+    """
+    going = [n for n in gomaxprocs if not all(r["done"] for r in records.values() if r["gomaxprocs"] == n)] or list(gomaxprocs)
+    n = min(going, key=lambda v: (blocks_done.get(v, 0), gomaxprocs.index(v)))
+    if blocks_done.get(n, 0) < first_look:
+        return n, (), f"every GOMAXPROCS value gets {first_look} blocks of every setup first (the first look)"
+    wanted: set[str] = set()
+    settled: set[str] = set()
+    for record in records.values():
+        if record["gomaxprocs"] == n and not record["done"]:
+            wanted |= set(record["deciding"]) | set(record["open"])
+        if record["gomaxprocs"] == n:
+            settled |= set(record["beaten"])
+    chosen = with_partners(sorted(wanted), set(setups))
+    bases = sorted({baseline_of(s) for s in chosen} - {baseline} - set(chosen))  # go-https beside the TLS setups
+    measured = [baseline, *bases, *chosen]
+    if set(setups) <= set(measured):
+        return n, (), f"GOMAXPROCS={n}: every setup still decides something"
+    left = f"; settled: {', '.join(sorted(settled))}" if settled else ""
+    return n, tuple(measured), f"GOMAXPROCS={n}: measuring {', '.join(chosen) or 'nothing'} beside {baseline}{left}"
+
+
 def with_partners(setups: list[str], known: set[str]) -> list[str]:
     """Return setups with each --variant twin's original and each original's twin: the A/B figure pairs them within a block.
 
@@ -223,7 +260,7 @@ def ratio_intervals_and_blocks(run_dir: Path, manifest: dict, cache: dict) -> tu
     intervals, blocks = {}, {}
     for kind, value_of in (("rps", precision.rate_of), ("cpu", precision.cpu_per_request_of)):
         for (n, c, setup), found in precision.ratio_blocks(run_dir, manifest, cache, value_of).items():
-            intervals[n, c, setup, kind] = stats.block_ratio_interval(found)
+            intervals[n, c, setup, kind] = stats.block_ratio_interval(found, precision.interval_design(manifest["parameters"]))
             blocks[n, c, setup, kind] = found
     return intervals, blocks
 
@@ -260,8 +297,11 @@ def block_sequences(run_dir: Path, manifest: dict, cache: dict, warmed: bool, de
     return found
 
 
-def plan_next(run_dir: Path, manifest: dict, cache: dict) -> dict:
-    """Return the next block's plan: GOMAXPROCS, setups (None: all), rounds, warm-up seconds, and why each."""
+def plan_next(run_dir: Path, manifest: dict, cache: dict, record: dict | None = None) -> dict:
+    """Return the next block's plan: GOMAXPROCS, setups (None: all), rounds, warm-up seconds, and why each.
+
+    record: the stopping rule's record after the last block (stopping_rule.assess); with the verdict rule its groups' verdicts
+    choose the next block (next_verdict_block), else the widest interval does (next_block)."""
     params = manifest["parameters"]
     target = params.get("precision_pct", stats.PRECISION_TARGET * 100) / 100
     default_rounds, default_warmup = params.get("rounds_per_block") or 3, params.get("warmup_s", 0)
@@ -270,17 +310,23 @@ def plan_next(run_dir: Path, manifest: dict, cache: dict) -> dict:
     gomaxprocs = [int(n) for n in params["gomaxprocs"]]
     # go-http, or in a run without it (--app alone) its first setup's divisor: the app
     baseline = precision.BASELINE if precision.BASELINE in params["setups"] else baseline_of(params["setups"][0])
-    n, setups, why = next_block(intervals, done, gomaxprocs, baseline, target, stats.MIN_BLOCKS)
+    verdicts = (record or {}).get("verdicts")
+    minimum = params.get("min_blocks", stats.MIN_BLOCKS)
+    if verdicts:
+        n, setups, why = next_verdict_block(verdicts, done, gomaxprocs, params["setups"], baseline, minimum)
+    else:
+        n, setups, why = next_block(intervals, done, gomaxprocs, baseline, target, minimum)
     plan = {"gomaxprocs": n, "setups": list(setups) or None, "rounds": default_rounds, "warmup_s": default_warmup, "why": why}
     if default_warmup > 0:
         warmed = first_measurement_effect(block_sequences(run_dir, manifest, cache, True, default_warmup))
         cold = first_measurement_effect(block_sequences(run_dir, manifest, cache, False, default_warmup))
         keep, plan["warmup_why"] = warmup_decision(warmed, cold)
         plan["warmup_s"] = default_warmup if keep else 0
-    if any(b < stats.MIN_BLOCKS for b in done.values()) or len(done) < len(gomaxprocs):
+    if any(b < minimum for b in done.values()) or len(done) < len(gomaxprocs):
         plan["rounds_why"] = "as planned until every GOMAXPROCS value has the minimum blocks"
         return plan
-    outside = [key for key, interval in intervals.items() if key[0] == n and not within(interval, target)]
+    deciding = set(setups) if setups else {key[2] for key in intervals}
+    outside = [key for key, interval in intervals.items() if key[0] == n and key[2] in deciding and not within(interval, target)]
     if outside:
         key = max(outside, key=lambda k: intervals[k].half_width_rel or math.inf)
         found = components([[math.log(a / b) for a, b in block] for block in blocks[key]])

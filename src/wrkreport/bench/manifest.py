@@ -146,6 +146,8 @@ def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx
         min_blocks=plan["min_blocks"],
         max_blocks=plan["max_blocks"],
         precision_pct=plan["precision_pct"],
+        precision_given=plan["precision_given"],
+        intervals=plan["intervals"],  # the interval design (core/sequential.py) and the stopping rule; None for a fixed design
         max_time_s=plan["max_time_s"],
         server_host=plan.get("server_host"),
         server_address=plan.get("server_address"),

@@ -12,6 +12,8 @@ from .profiles import (
     AB_MAX_CONCURRENCY,
     AB_MAX_REQUESTS_PER_S,
     DEFAULT_MAX_TIME_FACTOR,
+    VERDICT_BLOCKS_EXPECTED,
+    VERDICT_PRECISION_PCT,
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
     ENV_HANDLER_DELAY,
@@ -52,7 +54,8 @@ from ..core.setups import (
 )
 from ..core.display import argument
 from ..core.errors import UsageError
-from ..core.stats import MIN_BLOCKS
+from ..core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, PRECISION_LAST_LOOK
+from .stopping_plan import interval_plan, plan_words
 from .front_ends import CONFIG_FILES, front_ends_of
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .h2_options import h2_lines, h2_options, h2_plan
@@ -177,6 +180,7 @@ def build_plan(
     app_combinations(plan)
     out, source = given_or_env(args.out, "--out", env, ENV_OUT)
     plan["out"] = safe_out(os.path.abspath(out or str(root / "raw")), source if out else "--out (default)")
+    plan["intervals"] = interval_plan(plan)
     plan["measurements"] = measurement_count(plan)
     plan.update(rate_plan(args, env, plan))
     plan.update(time_plan(plan, round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))))
@@ -200,8 +204,7 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
 
     --blocks N fixes the blocks (N x --rounds-per-block rounds); --repeats N the rounds in
     all (in blocks of --rounds-per-block, the last one shorter when they do not divide);
-    neither: the profile's blocks, or, for the default profile, blocks until every ratio is
-    within --precision (at least stats.MIN_BLOCKS per GOMAXPROCS) or --max-time is near.
+    neither: the profile's blocks, or, for the default profile, the stopping rule (stopping_plan.interval_plan).
     """
     if {"blocks", "repeats"} <= given:
         raise UsageError("give --blocks or --repeats, not both (--repeats N: N rounds in all, in blocks of --rounds-per-block)")
@@ -214,7 +217,7 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
     if repeats is not None and repeats > MAX_REPEATS:
         raise UsageError(f"--blocks x --rounds-per-block must be at most {MAX_REPEATS} rounds, not {repeats}")
     text, source = given_or_env(args.precision, "--precision", env, ENV_PRECISION)
-    precision = 5.0 if text is None else parse_percent(text, source)
+    precision_given, precision = text is not None, (VERDICT_PRECISION_PCT if text is None else parse_percent(text, source))
     text, source = given_or_env(args.max_time, "--max-time", env, ENV_MAX_TIME)
     max_time = None if text is None else parse_max_time(text, source)  # None: the plan's own (default_max_time)
     if blocks is not None and (args.precision is not None or args.max_time is not None):
@@ -224,9 +227,10 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
         "repeats": repeats,
         "blocks": blocks,
         "adaptive": blocks is None,
-        "min_blocks": MIN_BLOCKS if blocks is None else blocks,
-        "max_blocks": MAX_REPEATS // rounds if blocks is None else blocks,
+        "min_blocks": FIRST_LOOK if blocks is None else blocks,
+        "max_blocks": (PRECISION_LAST_LOOK if precision_given else DEFAULT_LAST_LOOK) if blocks is None else blocks,
         "precision_pct": precision,
+        "precision_given": precision_given,
         "max_time_s": max_time if blocks is None else None,
         "max_time_given": text is not None,
     }
@@ -290,9 +294,11 @@ def knobs(args: argparse.Namespace, env: dict[str, str]) -> dict:
 
 
 def planned_rounds(parameters: dict) -> int:
-    """Return the rounds per cell the run plans: its repeats, or with the stopping rule the minimum blocks' rounds."""
-    repeats = parameters.get("repeats")
-    return repeats if repeats is not None else parameters["min_blocks"] * parameters["rounds_per_block"]
+    """Return the rounds per cell the run plans: its repeats, or the stopping rule's expected blocks (verdict) or least (precision) times their rounds."""
+    if parameters.get("repeats") is not None:
+        return parameters["repeats"]
+    verdict = (parameters.get("intervals") or {}).get("rule") == "verdict"
+    return (max(parameters["min_blocks"], VERDICT_BLOCKS_EXPECTED) if verdict else parameters["min_blocks"]) * parameters["rounds_per_block"]
 
 
 def block_count(parameters: dict) -> int:
@@ -486,6 +492,9 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"targets {format_duration(plan['targets_s'])}")
     lines.append(f"max_time_note {'given' if plan['max_time_given'] else f'the default: {DEFAULT_MAX_TIME_FACTOR:g} x that'}")
+    if plan["adaptive"]:
+        lines.append(f"rule {plan['intervals']['rule']}")
+        lines.append(f"plan_words {plan_words(plan)}")
     lines.append(f"rate_blocks_expected {plan['rate_blocks_expected']}")
     lines.append(f"out {plan['out']}")
     return lines

@@ -82,12 +82,17 @@ PROFILES: dict[str, dict[str, int | None]] = {
 
 
 # --max-time of the profiles with a stopping rule, when not given: the time the precision
-# targets are expected to need here (parameters.plan: the throughput blocks' least, the
-# fixed-rate phase at RATE_PHASE's rate_blocks_expected), times this, so that a run whose
-# ratios or capacities scatter more than the least blocks allow still meets its targets;
-# a run stops as soon as both are met. Never below DEFAULT_MAX_TIME_FLOOR_S.
+# targets are expected to need here (parameters.plan: the throughput blocks a verdict is
+# expected to take, or the precision rule's least, and the fixed-rate phase at RATE_PHASE's
+# rate_blocks_expected), times this, so that a run whose ratios or capacities scatter more
+# still meets its targets; a run stops as soon as both are met. No floor: a run that is
+# decided early is not held back (the 460 s floor went with the verdict rule). Never below DEFAULT_MAX_TIME_FLOOR_S.
 DEFAULT_MAX_TIME_FACTOR = 1.25
-DEFAULT_MAX_TIME_FLOOR_S = {"default": 460}
+# The verdict rule's target (no --precision given): the cheapest connection's throughput and CPU-cost ratios within +/-10%,
+# enough to say what it costs in µs; the other ratios keep the precision they reached.
+VERDICT_PRECISION_PCT = 10.0
+# The throughput blocks per GOMAXPROCS value a verdict is expected to take, for the plan's time (at least the first look's).
+VERDICT_BLOCKS_EXPECTED = 6
 
 
 # The fixed-rate phase (bench/fixed_rate.py): per profile, its blocks per GOMAXPROCS

@@ -12,8 +12,8 @@ enough for the whole run to fit. With --server-host vegeta runs here against the
 (as wrk does); with --client-hosts on every client at once, each at its share of the rate
 (bench/fixed_rate_clients.py).
 
---slo PCT=DURATION (BENCH_SLO; default p99=10ms, `off`: none) is the latency objective of
-the capacity search: after the planned rates, each block searches every setup's highest
+--slo PCT=DURATION (BENCH_SLO; none by default, `off`: none; p99=10ms is the one suggested) is the latency objective of
+the capacity search, which runs only when one is given: after the planned rates, each block searches every setup's highest
 rate held with that percentile within the objective (fixedrate/capacity.py), in at most
 capacity.search_steps(lowest planned rate, the setup's closed-loop req/s) further
 measurements. Standard library only.
@@ -25,10 +25,10 @@ import argparse
 
 from .capacity_rule import spread_half_width
 from .profiles import (
-    CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, CHECKS_EXPECTED, DEFAULT_CAPACITY_SPREAD, DEFAULT_MAX_TIME_FACTOR, DEFAULT_MAX_TIME_FLOOR_S, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
+    CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, CHECKS_EXPECTED, DEFAULT_CAPACITY_SPREAD, DEFAULT_MAX_TIME_FACTOR, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
     SEARCH_STEPS_EXPECTED,
 )
-from ..fixedrate.capacity import DEFAULT_SLO, Slo, parse_slo
+from ..fixedrate.capacity import Slo, parse_slo
 from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
 from ..core.units import round_figures
@@ -86,13 +86,13 @@ def rate_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict
     source = "--capacity-precision" if args.capacity_precision is not None else ENV_CAPACITY_PRECISION
     precision = CAPACITY_PRECISION_PCT if text is None else parse_percent(text, source)
     spreads = {}
-    if not plan["adaptive"] or not profile["rate_blocks"]:  # more blocks only with the stopping rule (capacity_rule.py)
+    slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, OFF)  # the capacity search only on request
+    slo = parse_slo(slo_text.strip(), "--slo" if args.slo is not None else ENV_SLO)
+    if not plan["adaptive"] or not profile["rate_blocks"] or slo is None:  # more blocks only for the capacity (capacity_rule.py)
         profile["rate_blocks_max"] = profile["rate_blocks_expected"] = profile["rate_blocks"]
     else:
         profile["rate_blocks_expected"] = expected_rate_blocks(rate_setups(plan["setups"]), profile, precision)
         spreads = {s: CAPACITY_SPREAD[s] for s in rate_setups(plan["setups"]) if s in CAPACITY_SPREAD}  # the rule's usual spreads
-    slo_text = args.slo if args.slo is not None else env.get(ENV_SLO, DEFAULT_SLO)
-    slo = parse_slo(slo_text.strip(), "--slo" if args.slo is not None else ENV_SLO if ENV_SLO in env else "the default --slo")
     return {
         **profile,
         "rates": rates,
@@ -191,16 +191,17 @@ def time_plan(plan: dict, throughput_s: int) -> dict:
 
 
 def default_max_time(plan: dict) -> int | None:
-    """Return the run's --max-time in seconds: the one given; else, with the stopping rule, what the targets need times DEFAULT_MAX_TIME_FACTOR (at least the profile's floor); None without a limit.
+    """Return the run's --max-time in seconds: the one given; else, with the stopping rule, what the targets are expected to need
+    times DEFAULT_MAX_TIME_FACTOR; None without a limit.
 
     >>> default_max_time({"max_time_s": None, "max_time_given": False, "adaptive": True, "profile": "default", "targets_s": 600})
     750
     >>> default_max_time({"max_time_s": None, "max_time_given": False, "adaptive": True, "profile": "default", "targets_s": 200}), default_max_time({"max_time_s": 90, "max_time_given": True, "adaptive": True, "profile": "default", "targets_s": 600})
-    (460, 90)
+    (250, 90)
     """
-    if plan["max_time_given"] or not plan["adaptive"] or plan["profile"] not in DEFAULT_MAX_TIME_FLOOR_S:
+    if plan["max_time_given"] or not plan["adaptive"]:
         return plan["max_time_s"]
-    return max(DEFAULT_MAX_TIME_FLOOR_S[plan["profile"]], round(DEFAULT_MAX_TIME_FACTOR * plan["targets_s"]))
+    return round(DEFAULT_MAX_TIME_FACTOR * plan["targets_s"])
 
 
 def capacity_slo(plan: dict) -> Slo:

@@ -7,10 +7,14 @@ import statistics
 from pathlib import Path
 
 from ..core import stats
+from ..core import verdict as verdicts
+from ..core.sequential import Design, design_of
 from .cpu import read_cpu_record
 from .manifest import levels_of
 from ..core.setups import BASELINE, SERVER_PROCESSES, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
 from .values import parse_iso
+
+VERDICT, PRECISION = "verdict", "precision"  # the stopping rules: the answer decided; every ratio within --precision
 
 
 
@@ -58,14 +62,30 @@ def read_cpu_per_request(run_dir: Path, measurement: dict, cache: dict) -> float
     return sum(busy) / result.requests if busy and sum(busy) > 0 else None
 
 
+def values_by_round(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple, float]:
+    """Return value_of (req/s by default) of every measurement that counts, keyed (GOMAXPROCS, level, setup, block, repeat)."""
+    levels = levels_of(manifest["parameters"])
+    found: dict[tuple, float] = {}
+    for m in manifest["measurements"]:
+        value = value_of(run_dir, m, cache)
+        if value is not None:
+            found[(m["gomaxprocs"], m.get("connections", levels[0]), m["setup"], m.get("block", 1), m["repeat"])] = value
+    return found
+
+
+def paired(values: dict[tuple, float], gomaxprocs: int, level: int, a: str, b: str) -> list[list[tuple[float, float]]]:
+    """Return the (a, b) pairs of one group, round k with round k, grouped by block (blocks where both were measured)."""
+    by_block: dict[int, list] = {}
+    for (n, c, setup, block, k), value in sorted(values.items()):
+        other = values.get((n, c, b, block, k))
+        if (n, c, setup) == (gomaxprocs, level, a) and other is not None:
+            by_block.setdefault(block, []).append((value, other))
+    return [by_block[block] for block in sorted(by_block)]
+
+
 def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
     """Return, per (GOMAXPROCS, level, setup), the (setup, go-http) pairs of value_of (req/s by default) of each block, paired on the round."""
-    levels = levels_of(manifest["parameters"])
-    rates: dict[tuple, float] = {}
-    for m in manifest["measurements"]:
-        rate = value_of(run_dir, m, cache)
-        if rate is not None:
-            rates[(m["gomaxprocs"], m.get("connections", levels[0]), m["setup"], m.get("block", 1), m["repeat"])] = rate
+    rates = values_by_round(run_dir, manifest, cache, value_of)
     found: dict[tuple[int, int, str], dict[int, list]] = {}
     for (n, c, setup, block, k), rate in sorted(rates.items()):
         base = rates.get((n, c, baseline_of(setup), block, k))  # TLS setups: over go-https
@@ -75,8 +95,32 @@ def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -
 
 
 def ratio_intervals(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], stats.Interval]:
-    """Return every overhead ratio's interval (block as unit; one block: over its rounds); of CPU per request with value_of=cpu_per_request_of."""
-    return {key: stats.block_ratio_interval(blocks) for key, blocks in ratio_blocks(run_dir, manifest, cache, value_of).items()}
+    """Return every overhead ratio's interval (block as unit; one block: over its rounds); of CPU per request with value_of=cpu_per_request_of.
+
+    A run with repeated intervals (core/sequential.py) gets them: none below the first look."""
+    design = interval_design(manifest["parameters"])
+    return {key: stats.block_ratio_interval(blocks, design) for key, blocks in ratio_blocks(run_dir, manifest, cache, value_of).items()}
+
+
+def interval_design(params: dict) -> Design | None:
+    """Return the run's repeated-interval design (the manifest's parameters.intervals), None for a run recorded before one."""
+    design = design_of(params.get("intervals"))
+    return design if design.sequential else None
+
+
+def rule_of(params: dict) -> str:
+    """Return the run's stopping rule: VERDICT (stop when the answer is decided) or PRECISION (every ratio within --precision)."""
+    record = params.get("intervals")
+    return VERDICT if isinstance(record, dict) and record.get("rule") == VERDICT else PRECISION
+
+
+def family_design(params: dict) -> Design | None:
+    """Return the design of one head-to-head comparison of the run's verdicts: its repeated interval at the family's level."""
+    design = interval_design(params)
+    if design is None:
+        return None
+    comparisons = (params.get("intervals") or {}).get("comparisons")
+    return design.family(comparisons if isinstance(comparisons, int) and comparisons > 0 else 1)
 
 
 def block_durations(entries: list[dict]) -> list[float]:
@@ -100,13 +144,14 @@ def blocks_per_gomaxprocs(manifest: dict) -> dict[str, int]:
     return counts
 
 
-def more_blocks_needed(blocks: dict[str, int], worst: float, target: float, min_blocks: int) -> int:
+def more_blocks_needed(blocks: dict[str, int], worst: float, target: float, min_blocks: int, critical=None) -> int:
     """Return about how many more blocks (all GOMAXPROCS together) would meet the target.
 
     The half-width is t(b-1) * sd / sqrt(b) over b blocks: the sd per block is worked back
     from the worst half-width, and b grows until t * sd / sqrt(b) is within the target (the
     t quantile shrinks too, so 1/sqrt(b) alone overstates what is left). One block has no
-    block-unit interval yet: it needs the minimum.
+    block-unit interval yet: it needs the minimum. critical(b): the multiplier at b blocks
+    (a repeated interval's, core/sequential.py); the plain 95% t by default.
 
     >>> more_blocks_needed({"1": 7, "2": 7}, 0.10, 0.05, 7)
     28
@@ -116,40 +161,134 @@ def more_blocks_needed(blocks: dict[str, int], worst: float, target: float, min_
     short = sum(max(0, min_blocks - b) for b in blocks.values())
     if worst == float("inf"):
         return short
-    return max(short, sum(blocks_for(b, worst, target) - b for b in blocks.values() if b >= 2))
+    return max(short, sum(blocks_for(b, worst, target, critical) - b for b in blocks.values() if b >= max(2, min_blocks)))
 
 
 MAX_BLOCKS_ESTIMATED = 100_000  # past this the answer is "far more than anyone will run"
 
 
-def blocks_for(done: int, worst: float, target: float) -> int:
+def blocks_for(done: int, worst: float, target: float, critical=None) -> int:
     """Return the blocks (at least done) at which a half-width of worst after done blocks would shrink to target.
 
     >>> blocks_for(10, 0.0526, 0.05)
     11
     """
-    sd = worst * math.sqrt(done) / stats.t_975(done - 1)
+    multiplier = critical or (lambda b: stats.t_975(b - 1))
+    sd = worst * math.sqrt(done) / multiplier(done)
     b = done
-    while b < MAX_BLOCKS_ESTIMATED and stats.t_975(b - 1) * sd / math.sqrt(b) > target:
+    while b < MAX_BLOCKS_ESTIMATED and multiplier(b) * sd / math.sqrt(b) > target:
         b += 1
     return b
 
 
+def group_verdicts(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int], verdicts.Verdict]:
+    """Return each group's verdict so far (core/verdict.py): the contenders' throughput ratios, the leader's head-to-head intervals."""
+    params = manifest["parameters"]
+    family = family_design(params)
+    rates = values_by_round(run_dir, manifest, cache)
+    found = {}
+    for n in params["gomaxprocs"]:
+        for c in levels_of(params):
+            ratios = {}
+            for setup in verdicts.contenders(params["setups"]):
+                blocks = paired(rates, n, c, setup, baseline_of(setup))
+                if blocks:
+                    ratios[setup] = stats.block_ratio_interval(blocks).estimate
+
+            def against(best: str, other: str, n=n, c=c) -> tuple[float | None, float | None]:
+                blocks = paired(rates, n, c, best, other) if verdicts.comparable(best, other) else []
+                found_interval = stats.block_ratio_interval(blocks, family) if blocks else None
+                return (None, None) if found_interval is None else (found_interval.low, found_interval.high)
+
+            found[(n, c)] = verdicts.decide(ratios, against)
+    return found
+
+
+def deciding_setups(found: verdicts.Verdict, setups: list[str]) -> list[str]:
+    """Return the setups whose ratios must reach the target for a group's verdict: the leader and those tied with it, or without
+    a contender every setup with a ratio (Go's alternatives alone: node-http, go-fasthttp).
+
+    >>> deciding_setups(verdicts.Verdict("named", "nginx-http", beaten=("nginx-fcgi-tcp",)), ["go-http", "nginx-http", "nginx-fcgi-tcp"])
+    ['nginx-http']
+    >>> deciding_setups(verdicts.Verdict("none"), ["go-http", "node-http"])
+    ['node-http']
+    """
+    twins = [s for s in setups if verdicts.TWIN_SEPARATOR in s]  # --variant: the A/B figure is what that run asks
+    pairs = [*twins, *(s.split(verdicts.TWIN_SEPARATOR)[0] for s in twins)]
+    if found.kind == verdicts.NONE:
+        return [s for s in setups if s != baseline_of(s) and verdicts.TWIN_SEPARATOR not in s] + twins
+    return list(dict.fromkeys([*found.leaders, *pairs]))
+
+
+def group_key(n: int, c: int, levels: list[int]) -> str:
+    """Return a group's key in the precision record: '1' for GOMAXPROCS=1, '1/100' in a sweep of connection levels."""
+    return str(n) if len(levels) == 1 else f"{n}/{c}"
+
+
+def verdict_records(run_dir: Path, manifest: dict, cache: dict, intervals: dict[tuple, stats.Interval], target: float, last: int) -> dict[str, dict]:
+    """Return each group's verdict record: kind, leader, tied, beaten, open, the deciding setups' widest half-width, and done
+    (decided with every deciding ratio within the target, or at the block ceiling)."""
+    params = manifest["parameters"]
+    levels = levels_of(params)
+    blocks = blocks_per_gomaxprocs(manifest)
+    records = {}
+    for (n, c), found in group_verdicts(run_dir, manifest, cache).items():
+        deciding = deciding_setups(found, params["setups"])
+        widths = [i.half_width_rel for (g, lvl, setup, _), i in intervals.items() if (g, lvl) == (n, c) and setup in deciding]
+        precise = bool(widths) and all(w is not None and w <= target for w in widths)
+        worst = None if not widths or any(w is None for w in widths) else max(widths)
+        decided = found.decided or found.kind == verdicts.NONE
+        records[group_key(n, c, levels)] = {
+            "gomaxprocs": n, "connections": c, "kind": found.kind, "best": found.best, "tied": list(found.tied), "beaten": list(found.beaten),
+            "open": list(found.open), "deciding": deciding, "worst_half_width_pct": None if worst is None else round(100 * worst, 2),
+            "precise": precise, "decided": found.decided, "answered": decided and precise,
+            "done": (decided and precise) or blocks.get(str(n), 0) >= last,  # answered, or at the block ceiling
+        }
+    return records
+
+
+def all_intervals(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple, stats.Interval]:
+    """Return every throughput and CPU-cost ratio's interval, keyed (GOMAXPROCS, level, setup, 'rps' or 'cpu')."""
+    found = {}
+    for kind, value_of in (("rps", rate_of), ("cpu", cpu_per_request_of)):
+        for (n, c, setup), interval in ratio_intervals(run_dir, manifest, cache, value_of).items():
+            found[n, c, setup, kind] = interval
+    return found
+
+
 def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict:
-    """Return the precision record of the run so far: target, met, worst and median half-width, blocks, time per block, more-time estimate."""
+    """Return the precision record of the run so far: target, met, worst and median half-width, blocks, time per block, more-time estimate;
+    with the verdict rule, each group's verdict too (met: every group done)."""
     params = manifest["parameters"]
     target = params.get("precision_pct", stats.PRECISION_TARGET * 100) / 100
-    throughput = list(ratio_intervals(run_dir, manifest, cache).values())
-    cpu = list(ratio_intervals(run_dir, manifest, cache, cpu_per_request_of).values())
+    keyed = all_intervals(run_dir, manifest, cache)
+    throughput = [i for k, i in keyed.items() if k[3] == "rps"]
+    cpu = [i for k, i in keyed.items() if k[3] == "cpu"]
     intervals = throughput + cpu  # the target covers the CPU cost ratios too (none without .cpu.json records)
-    widths = [i.half_width_rel for i in intervals if i.half_width_rel is not None]
-    worst = stats.worst_half_width(intervals)
+    design = interval_design(params)
+    min_blocks = design.first if design is not None else stats.MIN_BLOCKS
+    critical = design.critical if design is not None else None
     blocks = blocks_per_gomaxprocs(manifest)
-    min_blocks = stats.MIN_BLOCKS
-    met = stats.precision_met(intervals, target, min_blocks) and all(b >= min_blocks for b in blocks.values())
+    rule = rule_of(params)
+    records = None
+    if rule == VERDICT:
+        records = verdict_records(run_dir, manifest, cache, keyed, target, design.last)
+        deciding = [i for (n, c, setup, _), i in keyed.items() if setup in records[group_key(n, c, levels_of(params))]["deciding"]]
+        met = bool(records) and all(r["answered"] for r in records.values())
+        counted = deciding or intervals
+    else:
+        met = stats.precision_met(intervals, target, min_blocks) and all(b >= min_blocks for b in blocks.values())
+        counted = intervals
+    widths = [i.half_width_rel for i in counted if i.half_width_rel is not None]
+    worst = stats.worst_half_width(counted)
     per_block = block_seconds(manifest)
-    more = 0 if met else more_blocks_needed(blocks, worst, target, min_blocks)
-    return {
+    if rule == VERDICT:
+        going = {n: b for n, b in blocks.items() if not any(r["done"] for k, r in records.items() if str(r["gomaxprocs"]) == n)}
+        more = 0 if met else more_blocks_needed(going or blocks, worst, target, min_blocks, critical)
+    else:
+        more = 0 if met else more_blocks_needed(blocks, worst, target, min_blocks, critical)
+    record = {
+        "rule": rule,
         "target_pct": params.get("precision_pct"),
         "max_time_s": params.get("max_time_s"),
         "met": met,
@@ -165,15 +304,41 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
         "more_blocks_estimate": more,
         "more_time_estimate_s": None if per_block is None else round(more * per_block),
     }
+    if records is not None:
+        record["verdicts"] = records
+    return record
+
+
+def verdict_words(record: dict) -> str:
+    """Return each group's verdict in a few words: 'GOMAXPROCS=1: nginx-http named; GOMAXPROCS=2: nginx-http leads, open against nginx-fcgi-unix'."""
+    said = []
+    for key, group in (record.get("verdicts") or {}).items():
+        where = f"GOMAXPROCS={key}"
+        if group["kind"] == verdicts.NAMED:
+            said.append(f"{where}: {group['best']} cheapest")
+        elif group["kind"] == verdicts.TIED:
+            said.append(f"{where}: {', '.join([group['best'], *group['tied']])} tied")
+        elif group["kind"] == verdicts.OPEN:
+            said.append(f"{where}: {group['best']} leads, open against {', '.join(group['open'])}")
+        elif group["kind"] == verdicts.ONLY:
+            said.append(f"{where}: {group['best']} alone")
+    return "; ".join(said)
 
 
 def decide(record: dict, params: dict) -> str | None:
-    """Return why the run stops after this block (None: go on): target met, time limit, or block ceiling."""
+    """Return why the run stops after this block (None: go on): target met (the verdict rule: every group's answer decided
+    and its deciding ratios within the target), time limit, or block ceiling."""
+    verdict_rule = record.get("rule") == VERDICT
     if record["met"]:
+        if verdict_rule:
+            return f"answer decided: {verdict_words(record)}, their ratios within +/-{params['precision_pct']:g}%"
         what = "every throughput and CPU-cost ratio" if record.get("cpu_ratios") else "every ratio"
-        return f"target met: {what} within +/-{params['precision_pct']:g}% with at least {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
-    if record["ratios"] == 0 and all(b >= stats.MIN_BLOCKS for b in record["blocks"].values()):
-        return f"no ratio to aim at ({BASELINE} not measured): stopped after {stats.MIN_BLOCKS} blocks per GOMAXPROCS"
+        return f"target met: {what} within +/-{params['precision_pct']:g}% with at least {params.get('min_blocks', stats.MIN_BLOCKS)} blocks per GOMAXPROCS"
+    minimum = params.get("min_blocks", stats.MIN_BLOCKS)
+    if record["ratios"] == 0 and all(b >= minimum for b in record["blocks"].values()):
+        return f"no ratio to aim at ({BASELINE} not measured): stopped after {minimum} blocks per GOMAXPROCS"
+    if verdict_rule and all(r["done"] for r in record["verdicts"].values()):
+        return f"block ceiling: {params['max_blocks']} blocks per GOMAXPROCS ({verdict_words(record)})"
     if min(record["blocks"].values()) >= params["max_blocks"]:
         return f"block ceiling: {params['max_blocks']} blocks per GOMAXPROCS"
     limit, per_block = params.get("max_time_s"), record["block_s"]

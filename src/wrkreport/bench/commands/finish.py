@@ -5,7 +5,7 @@ from pathlib import Path
 from ..manifest import load_manifest, save_manifest
 from ..progress import elapsed_of, summary_lines
 from ..allocation import plan_next
-from ..stopping_rule import assess, decide, gap_record
+from ..stopping_rule import assess, decide, gap_record, verdict_words
 from ..values import format_duration, iso, utc_now
 
 
@@ -13,7 +13,8 @@ PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `s
 
 
 def cmd_decide(args) -> int:
-    """After a block: record the precision so far and print `stop WORST REASON`, or `continue WORST N ROUNDS WARMUP SETUPS` (the next block: GOMAXPROCS, rounds, warm-up seconds, comma list or `all`; WORST: worst half-width in %, or -)."""
+    """After a block: record the precision so far and print `stop WORST REASON`, or `continue WORST N ROUNDS WARMUP SETUPS` (the next block: GOMAXPROCS, rounds, warm-up seconds, comma list or `all`; WORST: worst half-width in %, or -);
+    with the verdict rule a second line, `answer so far: ...`."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
     record = assess(run_dir, manifest, PARSED, elapsed_of(manifest))
@@ -24,10 +25,12 @@ def cmd_decide(args) -> int:
         record["next"] = None
         print(f"stop {worst} {reason}")
     else:
-        plan = plan_next(run_dir, manifest, PARSED)
+        plan = plan_next(run_dir, manifest, PARSED, record)
         record["next"] = plan
         setups = ",".join(plan["setups"]) if plan["setups"] else "all"
         print(f"continue {worst} {plan['gomaxprocs']} {plan['rounds']} {plan['warmup_s']:g} {setups}")
+    if record.get("verdicts"):
+        print(f"answer so far: {verdict_words(record) or 'no connection compared yet'}")
     record["warmup_found"] = (manifest.get("precision") or {}).get("warmup_found")
     if record["next"] and "warmup_why" in record["next"]:
         record["warmup_found"] = record["next"]["warmup_why"]

@@ -1,0 +1,50 @@
+"""The stopping rule's plan: the interval design a run records and the sentence that opens it (what it sets out to do, how long that takes)."""
+
+from __future__ import annotations
+
+from ..core import verdict as verdicts
+from ..core.sequential import Design
+from .profiles import DEFAULT_MAX_TIME_FACTOR, VERDICT_BLOCKS_EXPECTED
+from .values import format_duration
+
+
+def interval_plan(plan: dict) -> dict | None:
+    """Return the run's interval design as the manifest keeps it (core/sequential.py, core/verdict.py), None for a fixed design.
+
+    A run that stops by itself reads its intervals as repeated intervals at every block from
+    the first look to its block ceiling. Without --precision it stops when each GOMAXPROCS
+    value's answer is decided (rule 'verdict'): the head-to-head comparisons are one family
+    (Bonferroni over every pair of contenders in every group: 'comparisons'); with it, when
+    every ratio is within PCT (rule 'precision').
+    """
+    if not plan["adaptive"]:
+        return None
+    design = Design.repeated(plan["max_blocks"], first=plan["min_blocks"])
+    contenders = verdicts.contenders(plan["setups"])
+    pairs = sum(verdicts.comparable(a, b) for i, a in enumerate(contenders) for b in contenders[i + 1:])
+    groups = len(plan["gomaxprocs"]) * len(plan["connections_levels"])
+    return {**design.record(), "rule": "precision" if plan["precision_given"] else "verdict", "comparisons": pairs * groups,
+            "tie_margin": verdicts.TIE_MARGIN}
+
+
+def plan_words(plan: dict) -> str:
+    """Return what a run with a stopping rule sets out to do and how long that is expected to take here, for its first line.
+
+    >>> plan = {"intervals": {"rule": "verdict", "first_look": 4, "last_look": 10}, "precision_pct": 10.0, "targets_s": 195,
+    ...         "max_time_s": 244, "max_time_given": False, "rate_blocks_expected": 4, "rate_phase": True}
+    >>> plan_words(plan).split(": about ")[1]
+    "3m 15s expected here (6 blocks per GOMAXPROCS, then the fixed-rate phase's 4 blocks), at most 4m 04s (--max-time, the default: 1.25 x that)"
+    """
+    intervals = plan["intervals"]
+    if intervals["rule"] == "verdict":
+        goal = (f"blocks until each GOMAXPROCS value's answer is decided (which connection is cheapest, its throughput and CPU ratios "
+                f"within +/-{plan['precision_pct']:g}%)")
+        expected = f"{max(VERDICT_BLOCKS_EXPECTED, intervals['first_look'])} blocks per GOMAXPROCS"
+    else:
+        goal = f"blocks until every ratio is within +/-{plan['precision_pct']:g}% (--precision)"
+        expected = f"at least {intervals['first_look']} blocks per GOMAXPROCS"
+    phase = f", then the fixed-rate phase's {plan['rate_blocks_expected']} blocks" if plan.get("rate_phase") else ""
+    cap = "given" if plan["max_time_given"] else f"the default: {DEFAULT_MAX_TIME_FACTOR:g} x that"
+    limit = f"at most {format_duration(plan['max_time_s'])} (--max-time, {cap})" if plan["max_time_s"] is not None else "no time limit"
+    return (f"{goal}, {intervals['first_look']} to {intervals['last_look']} blocks per GOMAXPROCS: about {format_duration(plan['targets_s'])} "
+            f"expected here ({expected}{phase}), {limit}")
