@@ -25,10 +25,12 @@ from ..core import stats
 from ..checks.measurements import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from ..core.cpucost import ms_per_1k_requests
-from ..core.setups import BACKEND_PROCESSES, FRONTED_SETUPS, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
+from ..core.sequential import Design
+from ..core.verdict import comparable, contenders
+from ..core.setups import BACKEND_PROCESSES, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
 from ..core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
-from .design import precision_sentence
+from .design import Intervals, interval_design, precision_sentence
 from ..runs.directory import Run, load_run, require_measurements
 from ..fixedrate.analysis import RateCell, rate_cells
 from ..fixedrate.capacities import Capacity, capacities
@@ -146,7 +148,7 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     require_measurements(run)
     checked = check_run(run, expect_header_bytes)
     table = annotate(run.measurements, checked)
-    analysis = analyze(table, checked.unmeasured, run.client_loads)
+    analysis = analyze(table, checked.unmeasured, run.client_loads, interval_design(run.manifest))
     note = precision_sentence(run.manifest)
     if note:
         analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
@@ -160,14 +162,18 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     )
 
 
-def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None) -> Analysis:
+def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None,
+            intervals: Intervals | None = None) -> Analysis:
     """Analyse the annotated measurements (runs.directory.load_run + checks.measurements.annotate).
+
+    intervals: the run's repeated-interval design (interval_design); None: plain 95% t-intervals, as for runs recorded before it.
 
     unmeasured: (setup, GOMAXPROCS) cells the run knows of but has no measurement for,
     with the reason; they appear as excluded cells in every group of their GOMAXPROCS.
     loads: run.client_loads, each measurement's wrk clients with their machines' cores.
     """
     unmeasured = unmeasured or {}
+    design, family = intervals or Intervals(None, None)
     table = derive(table, loads)
     groups = tuple(sorted(set(zip(table["gomaxprocs"], table["connections"]))))
     groups = tuple((int(g), int(c)) for g, c in groups)
@@ -180,23 +186,23 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
         group_cells = {
             setup: unmeasured_cell(gomaxprocs, connections, setup, missing[setup])
             if setup in missing
-            else summarise(gomaxprocs, connections, setup, by_cell[gomaxprocs, connections, setup])
+            else summarise(gomaxprocs, connections, setup, by_cell[gomaxprocs, connections, setup], design)
             for setup in setups
         }
         cells.extend(group_cells.values())
         for setup in setups:
             base = baseline_in(setup, group_cells)  # go-http; go-https for the TLS setups behind nginx; app~b for nginx-app~b
-            ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(base), base))
+            ratios.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(base), base, design))
             for metric in LATENCY_RATIO_METRICS:
-                latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(base), base))
-            cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(base), base))
+                latency.append(paired_ratio(metric, group_cells[setup], group_cells.get(base), base, design))
+            cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(base), base, design))
             if CEILING in group_cells:
-                ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING))
+                ceiling.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells[CEILING], CEILING, design))
             original = split_twin(setup)[0]
             if original != setup:  # the A/B figure: twin / original, both measured in the same rounds
-                variant.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(original), original))
-                variant_cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(original), original))
-        comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections))
+                variant.append(paired_ratio(THROUGHPUT, group_cells[setup], group_cells.get(original), original, design))
+                variant_cpu.append(paired_ratio(CPU_METRIC, group_cells[setup], group_cells.get(original), original, design))
+        comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections, family))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
     method = said_over(BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD, {c.setup for c in cells})
     if all(r.excluded == NO_CPU for r in cpu):
@@ -309,14 +315,14 @@ def cpu_sharing(table: pd.DataFrame) -> CpuSharing | None:
     )
 
 
-def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame) -> Cell:
+def summarise(gomaxprocs: int, connections: int, setup: str, rows: pd.DataFrame, design: Design | None = None) -> Cell:
     """Return one cell: spreads of every metric over its included repeats."""
     rows = rows.sort_values("repeat")
     kept = rows[rows["excluded"].isna()]
     dropped = rows[rows["excluded"].notna()]
     blocks = kept["block"] if "block" in kept else pd.Series([None] * len(kept), index=kept.index, dtype=object)
     block_of = {int(r): int(b) for r, b in zip(kept["repeat"], blocks) if b is not None and not pd.isna(b)}
-    metrics = {metric: spread(values_of(kept, metric), block_of) for metric in CELL_METRICS}
+    metrics = {metric: spread(values_of(kept, metric), block_of, design) for metric in CELL_METRICS}
     return Cell(
         gomaxprocs,
         connections,
@@ -356,7 +362,7 @@ def values_of(rows: pd.DataFrame, metric: str) -> list[tuple[int, float]]:
     return [(int(k), float(v)) for k, v in zip(rows["repeat"], rows[metric]) if v is not None and not pd.isna(v)]
 
 
-def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None = None) -> Spread | None:
+def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None = None, design: Design | None = None) -> Spread | None:
     """Return the spread of some (repeat, value) pairs (None for none); the mean's interval is over blocks when every repeat has one."""
     if not by_repeat:
         return None
@@ -366,7 +372,7 @@ def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None =
         groups: dict[int, list[float]] = {}
         for k, value in by_repeat:
             groups.setdefault(block_of[k], []).append(value)
-        interval = stats.block_mean_interval([groups[b] for b in sorted(groups)])
+        interval = stats.block_mean_interval([groups[b] for b in sorted(groups)], design)
     return Spread(
         tuple(by_repeat),
         stats.median(values),
@@ -377,7 +383,7 @@ def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None =
     )
 
 
-def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: str) -> Ratio:
+def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: str, design: Design | None = None) -> Ratio:
     """Return cell / baseline cell for metric, paired by repeat, or a Ratio saying why not."""
 
     def make(ratio=None, low=None, high=None, n=0, excluded=None, blocks=0, measurements=0, unit=stats.REPEAT) -> Ratio:
@@ -399,17 +405,17 @@ def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: 
         if metric != THROUGHPUT and cell.metrics.get(metric) is None:
             return make(excluded=f"no {metric_label(metric)} in the wrk output (run without --latency?)")
         return make(excluded=f"no repeat measured for both {cell.setup} and {baseline_name}")
-    found = pair_interval(cell, baseline, metric)
+    found = pair_interval(cell, baseline, metric, design)
     if cell.setup == baseline_name:  # 1 by definition: no interval to give
         return make(1.0, None, None, len(pairs), blocks=found.blocks, measurements=len(pairs), unit=found.unit)
     return make(found.estimate, found.low, found.high, found.n, blocks=found.blocks, measurements=2 * found.n, unit=found.unit)
 
 
-def pair_interval(a: Cell, b: Cell, metric: str) -> stats.Interval:
-    """Return a / b for metric with its interval: over blocks when both cells have them, else over repeats."""
+def pair_interval(a: Cell, b: Cell, metric: str, design: Design | None = None) -> stats.Interval:
+    """Return a / b for metric with its interval: over blocks when both cells have them (a repeated interval with a design), else over repeats."""
     groups = paired_blocks(a, b, metric)
     if groups is not None and any(groups):
-        return stats.block_ratio_interval(groups)
+        return stats.block_ratio_interval(groups, design)
     return stats.ratio_interval([(x, y) for _, x, y in paired_by_repeat(a, b, metric)])
 
 
@@ -443,17 +449,20 @@ def first_reason(cell: Cell) -> str:
     return cell.excluded[0][1] if cell.excluded else "no measurement"
 
 
-def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int) -> list[Comparison]:
-    """Return every pair of front-end connections (nginx's, and HAProxy's, Caddy's, Apache httpd's) measured here, the faster first."""
+def compare_mechanisms(cells: dict[str, Cell], gomaxprocs: int, connections: int, family: Design | None = None) -> list[Comparison]:
+    """Return every pair of the verdict's contenders measured here (core/verdict.py: the front ends' connections, nginx's and HAProxy's,
+    Caddy's, Apache httpd's; without any, TLS, HTTP/2 or your app behind nginx) over the same baseline, the faster first.
+
+    family: the repeated interval of one comparison of the run's family (Bonferroni over its verdicts' comparisons)."""
     found = []
-    present = [s for s in cells if s in FRONTED_SETUPS and cells[s].n]
+    present = [s for s in contenders(cells) if cells[s].n]
     for a, b in itertools.combinations(present, 2):
-        if not paired_values(cells[a], cells[b], THROUGHPUT):
+        if not comparable(a, b) or not paired_values(cells[a], cells[b], THROUGHPUT):
             continue
-        result = pair_interval(cells[a], cells[b], THROUGHPUT)
+        result = pair_interval(cells[a], cells[b], THROUGHPUT, family)
         if result.estimate < 1:
             a, b = b, a
-            result = pair_interval(cells[a], cells[b], THROUGHPUT)
+            result = pair_interval(cells[a], cells[b], THROUGHPUT, family)
         found.append(Comparison(gomaxprocs, connections, a, b, result.estimate, result.low, result.high, result.n))
     return found
 

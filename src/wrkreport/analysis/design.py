@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
+
+from ..core.sequential import Design, design_of as sequential_design
 
 
 def number(value, kind=(int, float)) -> float | int | None:
@@ -10,6 +13,25 @@ def number(value, kind=(int, float)) -> float | int | None:
     if isinstance(value, bool) or not isinstance(value, kind):
         return None
     return value if math.isfinite(value) else None
+
+
+class Intervals(NamedTuple):
+    """How a run's intervals are read: the repeated interval of every figure, and of one head-to-head comparison of the verdict's
+    family; both None for a run recorded before repeated intervals (plain 95% t-intervals)."""
+
+    design: Design | None
+    family: Design | None
+
+
+def interval_design(manifest) -> Intervals:
+    """Return how a run's intervals are read: the manifest's design (core/sequential.py) and its family of verdict comparisons."""
+    params = manifest.get("parameters") if isinstance(manifest, dict) else None
+    record = params.get("intervals") if isinstance(params, dict) else None
+    design = sequential_design(record)
+    if not design.sequential:
+        return Intervals(None, None)
+    comparisons = record.get("comparisons")
+    return Intervals(design, design.family(comparisons if isinstance(comparisons, int) and comparisons > 0 else 1))
 
 
 def design_of(manifest: dict | None) -> dict:
@@ -47,8 +69,8 @@ PRECISION_KEYS = ("target_pct", "met", "worst_half_width_pct", "median_half_widt
 def precision_of(manifest: dict | None) -> dict | None:
     """Return the run's precision record (target, met, worst/median half-width in %, stop reason, more-time estimate in s); None when the run has none.
 
-    >>> precision_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "median_half_width_pct": 3.1, "stop_reason": "time limit", "more_time_estimate_s": 170, "blocks": {"1": 8}}})
-    {'target_pct': 5.0, 'met': False, 'worst_half_width_pct': 6.8, 'median_half_width_pct': 3.1, 'stop_reason': 'time limit', 'more_time_estimate_s': 170, 'cpu_ratios': None}
+    >>> precision_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "median_half_width_pct": 3.1, "stop_reason": "time limit", "more_time_estimate_s": 170, "blocks": {"1": 8}}})["stop_reason"]
+    'time limit'
     """
     record = (manifest or {}).get("precision") if isinstance(manifest, dict) else None
     if not isinstance(record, dict) or number(record.get("target_pct")) is None:
@@ -61,6 +83,8 @@ def precision_of(manifest: dict | None) -> dict | None:
         "stop_reason": record.get("stop_reason") if isinstance(record.get("stop_reason"), str) else None,
         "more_time_estimate_s": number(record.get("more_time_estimate_s")),
         "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
+        "rule": record.get("rule") if record.get("rule") in ("verdict", "precision") else "precision",  # runs before the verdict rule: precision
+        "verdicts": record.get("verdicts") if isinstance(record.get("verdicts"), dict) else {},
     }
 
 
@@ -74,7 +98,9 @@ def about(seconds: float) -> str:
 
 
 def precision_sentence(manifest: dict | None) -> str:
-    """Return what the page and the terminal say about the run's precision target ('' for runs without one).
+    """Return what the page and the terminal say about the run's precision target ('' for runs without one): with the verdict
+    rule, whether each GOMAXPROCS value's answer was decided; a run stopped by Ctrl-C says so; a GOMAXPROCS value with fewer
+    blocks than the repeated intervals' first look says it has no interval.
 
     >>> precision_sentence({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}})
     'Precision target: every overhead ratio within +/-5%: met (worst +/-4.2%).'
@@ -82,12 +108,65 @@ def precision_sentence(manifest: dict | None) -> str:
     'Precision target: every overhead ratio within +/-5%: NOT met (worst +/-6.8%; stopped: time limit); about 3 minutes more would likely meet it.'
     >>> precision_sentence({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2, "cpu_ratios": 6}})
     'Precision target: every throughput and CPU-cost ratio within +/-5%: met (worst +/-4.2%).'
+    >>> verdicts = {"1": {"gomaxprocs": 1, "kind": "named", "answered": True}, "2": {"gomaxprocs": 2, "kind": "open", "answered": False}}
+    >>> precision_sentence({"status": "interrupted", "parameters": {"intervals": {"method": "repeated-t", "first_look": 4}},
+    ...     "passes": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 2, "block": 1}, {"gomaxprocs": 1, "block": 2}],
+    ...     "precision": {"rule": "verdict", "target_pct": 10.0, "met": False, "worst_half_width_pct": None, "blocks": {"1": 2, "2": 1}}})
+    'Stopped by you after 3 blocks. GOMAXPROCS=1 has 2 blocks and GOMAXPROCS=2 has 1: intervals start at 4 blocks (repeated intervals), so their figures have none yet.'
     """
     design, record = design_of(manifest), precision_of(manifest)
     if design["smoke_test"]:
         return "This run is a smoke test (--quick): one short measurement per cell, so no interval; run the default profile for figures."
-    if record is None:
+    said = [stopped_by_you(manifest), too_few_blocks(manifest, design)]
+    if record is not None:
+        said.append(verdict_sentence(record) if record["rule"] == "verdict" else target_sentence(record))
+    return " ".join(part for part in said if part)
+
+
+def stopped_by_you(manifest: dict | None) -> str:
+    """Return 'Stopped by you after 5 blocks.' for a run ended by Ctrl-C (status interrupted), '' otherwise."""
+    if not isinstance(manifest, dict) or manifest.get("status") != "interrupted":
         return ""
+    passes = manifest.get("passes") if isinstance(manifest.get("passes"), list) else []
+    done = len([p for p in passes if isinstance(p, dict)])
+    return f"Stopped by you after {done} block{'s' if done != 1 else ''}."
+
+
+def too_few_blocks(manifest: dict | None, design: dict) -> str:
+    """Return which GOMAXPROCS values have fewer blocks than the repeated intervals' first look ('' when none, or for a run without them)."""
+    params = (manifest or {}).get("parameters") if isinstance(manifest, dict) else None
+    intervals = params.get("intervals") if isinstance(params, dict) else None
+    first = number(intervals.get("first_look"), int) if isinstance(intervals, dict) and intervals.get("method") == "repeated-t" else None
+    if first is None or not design["blocks"]:
+        return ""
+    short = [(n, b) for n, b in sorted(design["blocks"].items(), key=lambda item: int(item[0])) if b < first]
+    if not short:
+        return ""
+    said = [f"GOMAXPROCS={n} has {b} block{'s' if b != 1 else ''}" if i == 0 else f"GOMAXPROCS={n} has {b}" for i, (n, b) in enumerate(short)]
+    which = "its figures have" if len(short) == 1 else "their figures have"
+    return f"{' and '.join(said)}: intervals start at {first} blocks (repeated intervals), so {which} none yet."
+
+
+def verdict_sentence(record: dict) -> str:
+    """Return whether the verdict rule decided each GOMAXPROCS value's answer, with the cheapest connection's precision."""
+    groups = record["verdicts"]
+    if not groups:
+        return ""
+    answered = [k for k, g in groups.items() if isinstance(g, dict) and g.get("answered")]
+    worst = record["worst_half_width_pct"]
+    shown = f" (widest +/-{worst:g}%)" if worst is not None else ""
+    aim = f"the cheapest connection's throughput and CPU-cost ratios within +/-{record['target_pct']:g}%"
+    if record["met"]:
+        return f"The answer was decided at every GOMAXPROCS value, with {aim}{shown}."
+    open_ = [f"GOMAXPROCS={k}" for k in groups if k not in answered]
+    stopped = f" (stopped: {record['stop_reason']})" if record["stop_reason"] else ""
+    more = record["more_time_estimate_s"]
+    tail = f"; {about(more)} more would likely decide it" if more else ""
+    return f"The answer is not decided at {' and '.join(open_)}: the run aims at {aim}{shown}{stopped}{tail}."
+
+
+def target_sentence(record: dict) -> str:
+    """Return the precision rule's sentence: every ratio within the target, met or not."""
     worst = record["worst_half_width_pct"]
     shown = f"worst +/-{worst:g}%" if worst is not None else "no interval yet"
     what = "every throughput and CPU-cost ratio" if record["cpu_ratios"] else "every overhead ratio"

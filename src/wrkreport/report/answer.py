@@ -17,13 +17,15 @@ from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..core.setups import APP_BASELINE, BASELINE, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words, other_front_ends
 from ..checks.app import app_conditions
 from ..core import stats
+from ..core import verdict as verdicts
+from ..core.verdict import contenders
 from ..fixedrate.analysis import RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.summary import fmt_rps
 from .answercells import Figure, GroupContext, capacity_figure, cpu_added, cpu_figure, fmt_us, latency_figure, share_figure
 from .fmt import group_name
 from .study import load_generator_of
-from .words import MECHANISM, join_names, judge
+from .words import MECHANISM, join_names
 
 # Short names for the answer: the connection, not the setup id (the tables below use the ids).
 SHORT = {
@@ -187,33 +189,42 @@ class Leader:
     """The connection ahead in one group, and how far the run can tell."""
 
     setup: str | None
-    kind: str  # named | only | one-repeat | inconclusive | uncompared | none
+    kind: str  # named | tied | only | one-repeat | inconclusive | uncompared | none
+    tied: tuple[str, ...] = ()  # with kind tied: the connections within TIE_MARGIN of the leader's throughput
 
 
 def leader(analysis: Analysis, gomaxprocs: int, connections: int) -> Leader:
-    """Return the cheapest connection of a group by the head-to-head comparisons of throughput (words.judge's rule), or why none is.
+    """Return the cheapest connection of a group by the head-to-head comparisons of throughput (core/verdict.py, the rule the run
+    stopped by), or why none is.
 
-    The candidates are the front ends' setups (nginx's, HAProxy's, Caddy's, Apache httpd's) with a throughput ratio; when those over go-http were compared head to head, the one
-    ahead is named if its every comparison excludes 1.0.
+    The contenders are the front ends' setups (nginx's, HAProxy's, Caddy's, Apache httpd's) with a throughput ratio, or without any
+    the other connections the answer names; the one ahead is named when its every comparison lies above 1.0, and tied with those
+    whose comparison lies within TIE_MARGIN of it.
     """
     ratios = {r.setup: r for r in analysis.ratios if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None
               and fronted(r.setup) and shown(r.setup)}
-    if not ratios:
+    plain = {s: ratios[s].ratio for s in contenders(ratios)}
+    if not plain:
         return Leader(None, "none")
-    plain = {s: r for s, r in ratios.items() if s in FRONTED_SETUPS} or ratios
-    best = max(plain, key=lambda s: plain[s].ratio)
-    if len(ratios) == 1:
-        return Leader(best, "only")
-    against = [c for c in analysis.comparisons if (c.gomaxprocs, c.connections) == (gomaxprocs, connections) and best in (c.setup_a, c.setup_b)
-               and {c.setup_a, c.setup_b} <= set(plain)]
-    if not against:
-        return Leader(best, "uncompared")
-    kinds = [judge(c.ratio, c.ci_low, c.ci_high, c.n).kind for c in against]
-    if all(k in ("lower", "higher") for k in kinds):
-        return Leader(best, "named")
-    if all(k == "no-interval" for k in kinds):
-        return Leader(best, "one-repeat")
-    return Leader(best, "inconclusive")
+    comparisons = {(c.setup_a, c.setup_b): c for c in analysis.comparisons if (c.gomaxprocs, c.connections) == (gomaxprocs, connections)}
+
+    def against(best: str, other: str) -> tuple[float | None, float | None]:
+        found = comparisons.get((best, other)) or comparisons.get((other, best))
+        if found is None or found.ci_low is None or found.ci_high is None:
+            return None, None
+        return (found.ci_low, found.ci_high) if found.setup_a == best else (1 / found.ci_high, 1 / found.ci_low)
+
+    found = verdicts.decide(plain, against)
+    if found.kind == verdicts.ONLY:
+        return Leader(found.best, "only")
+    if found.kind in (verdicts.NAMED, verdicts.TIED):
+        return Leader(found.best, found.kind, found.tied)
+    mine = [c for key, c in comparisons.items() if found.best in key and set(key) <= set(plain)]
+    if not mine:
+        return Leader(found.best, "uncompared")
+    if all(c.ci_low is None for c in mine):
+        return Leader(found.best, "one-repeat")
+    return Leader(found.best, "inconclusive")
 
 
 def cost_words(analysis: Analysis, gomaxprocs: int, connections: int, setup: str) -> str:
@@ -265,6 +276,12 @@ def sentence(analysis: Analysis, groups: list[tuple[int, int]], titles: dict, le
     if "inconclusive" in kinds:
         where = join_names([titles[g] for g in groups if leaders[g].kind == "inconclusive"])
         return f"No connection is measurably the cheapest yet: {name(best, setups)} leads, but within the noise at {where}."
+    if "tied" in kinds:
+        together = sorted({t for g in groups for t in leaders[g].tied if leaders[g].setup == best})
+        where = join_names([titles[g] for g in groups if leaders[g].kind == "tied"])
+        head = (f"{capital(join_names([name(s, setups) for s in (best, *together)]))} tie for the cheapest "
+                f"{'front end and connection' if several else 'connection'} (throughput within {verdicts.TIE_MARGIN:.0%} of each other at {where})")
+        return f"{head}: {costs.replace('it ', f'{name(best, setups)} ', 1)}." if costs else head + "."
     lead = {"named": f"The cheapest {'front end and connection' if several else 'connection'} is {name(best, setups)}",
             "only": f"{capital(name(best, setups))}, the only {'front-end' if several else 'nginx'} connection measured",
             "one-repeat": f"{capital(name(best, setups))} leads, from one repeat each (no interval)",
