@@ -56,7 +56,9 @@ def test_default_plan_matches_the_documented_defaults():
     # (no capacity search without --slo), within 1.25 x what the targets are expected to need (test_the_default_max_time_...).
     assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"], p["max_blocks"]) == (3, None, True, FIRST_LOOK, DEFAULT_LAST_LOOK)
     assert (p["precision_pct"], p["precision_given"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"], p["slo"]) == (10.0, False, 15.0, 4, 4, None)
-    assert p["intervals"] == {**Design.repeated(DEFAULT_LAST_LOOK, first=FIRST_LOOK).record(), "rule": "verdict", "comparisons": 6, "tie_margin": 0.05}
+    design = Design.repeated(DEFAULT_LAST_LOOK, first=FIRST_LOOK)
+    assert p["intervals"] == {**design.record(), "rule": "verdict", "comparisons": 6, "tie_margin": 0.05,
+                              "family_nominal_alpha": round(design.family(6).nominal, 8)}  # 3 pairs of connections at 2 GOMAXPROCS values
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}

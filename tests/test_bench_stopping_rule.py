@@ -10,7 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from wrkreport.core import stats
+from wrkreport.bench.allocation import plan_next
+from wrkreport.bench.stopping_plan import interval_plan
 from wrkreport.bench.stopping_rule import assess, cpu_per_request_of, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
+from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK
 
 
 def measurement(setup: str, n: int, block: int, k: int, start: str = "", end: str = "") -> dict:
@@ -133,3 +136,79 @@ def test_gaps_are_measured_within_a_block_from_millisecond_timestamps():
     assert sorted(gaps({"measurements": ms})) == pytest.approx([0.05, 0.1, 0.2])
     assert gap_record({"measurements": ms}) == {"median": 0.1, "max": 0.2, "count": 3}
     assert gap_record({"measurements": ms[:1]}) is None
+
+
+# --- The verdict rule: stop when each GOMAXPROCS value's answer is decided -------------------------------------------------
+
+
+def verdict_run(blocks: int, ratio_of: dict, gomaxprocs=(1, 2), rounds: int = 3) -> tuple[dict, dict]:
+    """Return (manifest, parsed req/s by file) of a default run under the verdict rule: go-http at 1000 req/s, each other setup at 1000 x
+    ratio_of[setup](block, round), `blocks` blocks per GOMAXPROCS value."""
+    setups = ["go-http", *ratio_of]
+    params = {"gomaxprocs": list(gomaxprocs), "connections_levels": [100], "setups": setups, "precision_pct": 10.0, "max_time_s": 600,
+              "min_blocks": FIRST_LOOK, "max_blocks": DEFAULT_LAST_LOOK, "precision_given": False}
+    params["intervals"] = interval_plan({**params, "adaptive": True})
+    manifest = {"parameters": params, "passes": [], "measurements": []}
+    cache = {}
+    for b in range(1, blocks + 1):
+        for n in gomaxprocs:
+            manifest["passes"].append({"gomaxprocs": n, "block": b, "started_at": "2026-12-07T10:00:00.000Z", "ended_at": "2026-12-07T10:00:10.000Z"})
+            for r in range(1, rounds + 1):
+                k = (b - 1) * rounds + r
+                for setup in setups:
+                    m = measurement(setup, n, b, k)
+                    manifest["measurements"].append(m)
+                    rate = 1000.0 if setup == "go-http" else 1000.0 * ratio_of[setup](b, r)
+                    cache[m["file"]] = SimpleNamespace(requests_per_sec=rate, requests=int(rate))
+    return manifest, cache
+
+
+def wobble(ratio: float, size: float = 0.01):
+    return lambda b, r: ratio * (1 + size * (((b + r) % 3) - 1))
+
+
+CLEAR = {"nginx-http": wobble(0.6), "nginx-fcgi-tcp": wobble(0.27), "nginx-fcgi-unix": wobble(0.35)}
+
+
+def test_no_verdict_is_decided_before_the_first_look():
+    manifest, cache = verdict_run(FIRST_LOOK - 1, CLEAR)
+    record = assess(Path("."), manifest, cache, 30.0)
+    assert record["rule"] == "verdict" and record["met"] is False and record["worst_half_width_pct"] is None
+    assert {k: v["kind"] for k, v in record["verdicts"].items()} == {"1": "open", "2": "open"}
+    assert decide(record, manifest["parameters"]) is None
+
+
+def test_a_clear_leader_is_named_at_the_first_look_and_the_run_stops():
+    manifest, cache = verdict_run(FIRST_LOOK, CLEAR)
+    record = assess(Path("."), manifest, cache, 60.0)
+    group = record["verdicts"]["1"]
+    assert (group["kind"], group["best"], group["beaten"], group["deciding"], group["answered"]) == (
+        "named", "nginx-http", ["nginx-fcgi-tcp", "nginx-fcgi-unix"], ["nginx-http"], True)
+    assert record["met"] and record["worst_half_width_pct"] <= 10
+    assert decide(record, manifest["parameters"]) == (
+        "answer decided: GOMAXPROCS=1: nginx-http cheapest; GOMAXPROCS=2: nginx-http cheapest, their ratios within +/-10%")
+
+
+def test_a_decided_leader_with_a_wide_ratio_goes_on_measuring_only_it_beside_go_http():
+    noisy = {**CLEAR, "nginx-http": lambda b, r: 0.6 * (1 + 0.15 * (((b * 7 + r) % 5) - 2) / 2)}  # +/-15% round to round
+    manifest, cache = verdict_run(FIRST_LOOK, noisy)
+    record = assess(Path("."), manifest, cache, 60.0)
+    group = record["verdicts"]["2"]
+    assert group["kind"] == "named" and not group["precise"] and not record["met"] and decide(record, manifest["parameters"]) is None
+    plan = plan_next(Path("."), manifest, cache, record)
+    assert plan["gomaxprocs"] == 1 and plan["setups"] == ["go-http", "nginx-http"]  # the beaten connections are settled
+    assert "settled: nginx-fcgi-tcp, nginx-fcgi-unix" in plan["why"]
+
+
+def test_an_a_a_pair_measured_tightly_is_tied_and_a_noisy_one_stays_open_until_the_block_ceiling():
+    same = {"nginx-http": wobble(0.6, 0.02), "nginx-http-unix": wobble(0.6, 0.02), "nginx-fcgi-tcp": wobble(0.27)}
+    manifest, cache = verdict_run(FIRST_LOOK + 2, same)
+    record = assess(Path("."), manifest, cache, 60.0)
+    assert record["verdicts"]["1"]["kind"] == "tied" and record["met"] and "nginx-http-unix, nginx-http tied" in decide(record, manifest["parameters"])
+    noisy = {**same, "nginx-http-unix": lambda b, r: 0.6 * (1 + 0.2 * (((b * 7 + r) % 5) - 2) / 2)}
+    manifest, cache = verdict_run(DEFAULT_LAST_LOOK - 1, noisy)
+    record = assess(Path("."), manifest, cache, 60.0)
+    assert record["verdicts"]["1"]["kind"] == "open" and decide(record, manifest["parameters"]) is None
+    manifest, cache = verdict_run(DEFAULT_LAST_LOOK, noisy)
+    record = assess(Path("."), manifest, cache, 60.0)
+    assert not record["met"] and decide(record, manifest["parameters"]).startswith("block ceiling: 10 blocks per GOMAXPROCS (GOMAXPROCS=1: ")

@@ -46,6 +46,8 @@ RATIO_METHOD = (
     "interval on the mean of their logarithms (n - 1 degrees of freedom), back-transformed. "
     "With one repeat there is no interval."
 )  # the page's paragraph for runs without blocks (kept word for word: the gold page has it)
+VERDICT_WORDS = ("The cheapest connection is named from head-to-head comparisons of throughput, each a repeated {:.3g}% interval "
+                 "(Bonferroni over every pair in every group), so a named or tied verdict is wrong in at most 5% of runs.")
 NO_BLOCKS_METHOD = (
     RATIO_METHOD + " The throughput measurements of this run started the servers once per GOMAXPROCS value (one block), so the interval covers "
     "the spread between repeats after one server start only, not the start-to-start spread (about 5% on this "
@@ -100,6 +102,7 @@ class Analysis:
     # --variant: each twin's req/s over its original's (baseline), paired by round within a block
     variant_ratios: tuple[Ratio, ...] = ()
     variant_cpu_ratios: tuple[Ratio, ...] = ()  # twin / original server CPU per request, paired per round (lower: the twin is cheaper)
+    first_look: int | None = None  # repeated intervals (core/sequential.py): the fewest blocks with an interval; None without them
 
     def cell(self, gomaxprocs: int, connections: int, setup: str) -> Cell | None:
         """Return one cell, or None."""
@@ -205,6 +208,8 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
         comparisons.extend(compare_mechanisms(group_cells, gomaxprocs, connections, family))
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
     method = said_over(BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD, {c.setup for c in cells})
+    if design is not None:  # a run that stopped by itself: its intervals are repeated ones, and the verdict's comparisons a family
+        method += f" {design.words}" + (f" {VERDICT_WORDS.format(100 - family.alpha * 100)}" if family is not None and family.alpha < design.alpha else "")
     if all(r.excluded == NO_CPU for r in cpu):
         cpu = []  # a run without CPU records (recorded before them, or ab on a remote client): no CPU figure at all
     if all(r.excluded == NO_CPU for r in variant_cpu):
@@ -212,6 +217,7 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     return Analysis(
         groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method,
         cpu_ratios=tuple(cpu), variant_ratios=tuple(variant), variant_cpu_ratios=tuple(variant_cpu),
+        first_look=design.first if design is not None else None,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..core.sequential import Design, design_of as sequential_design
+from ..core.sequential import Design, design_of as sequential_design, family_of
 
 
 def number(value, kind=(int, float)) -> float | int | None:
@@ -28,10 +28,7 @@ def interval_design(manifest) -> Intervals:
     params = manifest.get("parameters") if isinstance(manifest, dict) else None
     record = params.get("intervals") if isinstance(params, dict) else None
     design = sequential_design(record)
-    if not design.sequential:
-        return Intervals(None, None)
-    comparisons = record.get("comparisons")
-    return Intervals(design, design.family(comparisons if isinstance(comparisons, int) and comparisons > 0 else 1))
+    return Intervals(design, family_of(record)) if design.sequential else Intervals(None, None)
 
 
 def design_of(manifest: dict | None) -> dict:

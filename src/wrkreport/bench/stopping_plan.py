@@ -23,8 +23,9 @@ def interval_plan(plan: dict) -> dict | None:
     contenders = verdicts.contenders(plan["setups"])
     pairs = sum(verdicts.comparable(a, b) for i, a in enumerate(contenders) for b in contenders[i + 1:])
     groups = len(plan["gomaxprocs"]) * len(plan["connections_levels"])
+    family = design.family(max(1, pairs * groups))
     return {**design.record(), "rule": "precision" if plan["precision_given"] else "verdict", "comparisons": pairs * groups,
-            "tie_margin": verdicts.TIE_MARGIN}
+            "family_nominal_alpha": round(family.nominal, 8), "tie_margin": verdicts.TIE_MARGIN}
 
 
 def plan_words(plan: dict) -> str:

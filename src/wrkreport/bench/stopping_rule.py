@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core import stats
 from ..core import verdict as verdicts
-from ..core.sequential import Design, design_of
+from ..core.sequential import Design, design_of, family_of
 from .cpu import read_cpu_record
 from .manifest import levels_of
 from ..core.setups import BASELINE, SERVER_PROCESSES, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
@@ -116,11 +116,7 @@ def rule_of(params: dict) -> str:
 
 def family_design(params: dict) -> Design | None:
     """Return the design of one head-to-head comparison of the run's verdicts: its repeated interval at the family's level."""
-    design = interval_design(params)
-    if design is None:
-        return None
-    comparisons = (params.get("intervals") or {}).get("comparisons")
-    return design.family(comparisons if isinstance(comparisons, int) and comparisons > 0 else 1)
+    return family_of(params.get("intervals"))
 
 
 def block_durations(entries: list[dict]) -> list[float]:

@@ -189,7 +189,7 @@ class Leader:
     """The connection ahead in one group, and how far the run can tell."""
 
     setup: str | None
-    kind: str  # named | tied | only | one-repeat | inconclusive | uncompared | none
+    kind: str  # named | tied | only | one-repeat | too-few (blocks below the first look) | inconclusive | uncompared | none
     tied: tuple[str, ...] = ()  # with kind tied: the connections within TIE_MARGIN of the leader's throughput
 
 
@@ -223,7 +223,8 @@ def leader(analysis: Analysis, gomaxprocs: int, connections: int) -> Leader:
     if not mine:
         return Leader(found.best, "uncompared")
     if all(c.ci_low is None for c in mine):
-        return Leader(found.best, "one-repeat")
+        few = analysis.first_look is not None and ratios[found.best].blocks < analysis.first_look
+        return Leader(found.best, "too-few" if few else "one-repeat")
     return Leader(found.best, "inconclusive")
 
 
@@ -285,8 +286,9 @@ def sentence(analysis: Analysis, groups: list[tuple[int, int]], titles: dict, le
     lead = {"named": f"The cheapest {'front end and connection' if several else 'connection'} is {name(best, setups)}",
             "only": f"{capital(name(best, setups))}, the only {'front-end' if several else 'nginx'} connection measured",
             "one-repeat": f"{capital(name(best, setups))} leads, from one repeat each (no interval)",
+            "too-few": f"{capital(name(best, setups))} leads so far, from too few blocks for an interval (they start at {analysis.first_look})",
             "uncompared": f"{capital(name(best, setups))} leads (not compared head to head)"}
-    first = lead["one-repeat" if "one-repeat" in kinds else "uncompared" if "uncompared" in kinds else "only" if "only" in kinds else "named"]
+    first = lead[next((k for k in ("too-few", "one-repeat", "uncompared", "only") if k in kinds), "named")]
     if not costs:
         return first + "."
     return f"{first}: {costs}."
@@ -329,7 +331,7 @@ def conditions_line(analysis: Analysis, parameters: dict) -> str:
     else:
         where = f"{tool} on CPUs {sharing.pin_client}, servers on CPUs {sharing.pin_server}"
     levels = sorted({c for _, c in analysis.groups})
-    starts = sorted({r.n for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != baseline_of(r.setup)})
+    starts = sorted({r.blocks for r in analysis.ratios if r.unit == stats.BLOCK and r.setup != baseline_of(r.setup)})
     said = f"{starts[0]}{'-' + str(starts[-1]) if starts[-1] != starts[0] else ''}" if starts else "1"
     load = f"saturated at {', '.join(f'{c:,}' for c in levels)} connections, {said} server {'start' if said == '1' else 'starts'}"
     return f"Conditions: {handler}; {where}; {load}."
