@@ -10,6 +10,7 @@ import pytest
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.parameters import build_plan, estimate_seconds, plan_lines, plan_parser
 from wrkreport.bench.rate_options import rate_phase_seconds
+from wrkreport.bench.stopping_plan import verdict_seconds
 from wrkreport.bench.profiles import (
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
@@ -521,7 +522,7 @@ def test_node_http_needs_only_the_node_server_and_its_port():
 def test_the_plan_says_what_the_precision_targets_need():
     default, h2 = plan(), plan("--setups", "h2")
     for p in (default, h2):
-        throughput = estimate_seconds(p, 0, len(p["gomaxprocs"]) * VERDICT_BLOCKS_EXPECTED)  # the blocks a verdict is expected to take
+        throughput = verdict_seconds(p)  # the blocks a verdict is expected to take: every setup to the first look, then the cheapest alone
         assert p["targets_s"] == round(throughput) + round(rate_phase_seconds(p, p["rate_blocks_expected"])) == p["estimate_s"]
     assert h2["targets_s"] > default["targets_s"]  # seven setups' throughput blocks
     assert f"targets {format_duration(default['targets_s'])}" in plan_lines(default)

@@ -107,14 +107,16 @@ def precision_sentence(manifest: dict | None) -> str:
     'Precision target: every throughput and CPU-cost ratio within +/-5%: met (worst +/-4.2%).'
     >>> verdicts = {"1": {"gomaxprocs": 1, "kind": "named", "answered": True}, "2": {"gomaxprocs": 2, "kind": "open", "answered": False}}
     >>> precision_sentence({"status": "interrupted", "parameters": {"intervals": {"method": "repeated-t", "first_look": 4}},
-    ...     "passes": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 2, "block": 1}, {"gomaxprocs": 1, "block": 2}],
+    ...     "passes": [{"gomaxprocs": 1, "block": 1, "ended_at": "t"}, {"gomaxprocs": 2, "block": 1, "ended_at": "t"},
+    ...                {"gomaxprocs": 1, "block": 2, "ended_at": "t"}, {"gomaxprocs": 2, "block": 2}],
+    ...     "measurements": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 2, "block": 1}, {"gomaxprocs": 1, "block": 2}],
     ...     "precision": {"rule": "verdict", "target_pct": 10.0, "met": False, "worst_half_width_pct": None, "blocks": {"1": 2, "2": 1}}})
     'Stopped by you after 3 blocks. GOMAXPROCS=1 has 2 blocks and GOMAXPROCS=2 has 1: intervals start at 4 blocks (repeated intervals), so their figures have none yet.'
     """
     design, record = design_of(manifest), precision_of(manifest)
     if design["smoke_test"]:
         return "This run is a smoke test (--quick): one short measurement per cell, so no interval; run the default profile for figures."
-    said = [stopped_by_you(manifest), too_few_blocks(manifest, design)]
+    said = [stopped_by_you(manifest), too_few_blocks(manifest)]
     if record is not None:
         said.append(verdict_sentence(record) if record["rule"] == "verdict" else target_sentence(record))
     return " ".join(part for part in said if part)
@@ -124,19 +126,31 @@ def stopped_by_you(manifest: dict | None) -> str:
     """Return 'Stopped by you after 5 blocks.' for a run ended by Ctrl-C (status interrupted), '' otherwise."""
     if not isinstance(manifest, dict) or manifest.get("status") != "interrupted":
         return ""
-    passes = manifest.get("passes") if isinstance(manifest.get("passes"), list) else []
-    done = len([p for p in passes if isinstance(p, dict)])
+    def finished(key: str) -> int:
+        entries = manifest.get(key) if isinstance(manifest.get(key), list) else []
+        return len([p for p in entries if isinstance(p, dict) and p.get("ended_at")])
+
+    done, rate = finished("passes"), finished("fixed_rate_passes")
+    if rate or manifest.get("fixed_rate_passes"):  # in the fixed-rate phase: the throughput blocks had all run
+        return f"Stopped by you in the fixed-rate phase, after {done} throughput block{'s' if done != 1 else ''} and {rate} fixed-rate."
     return f"Stopped by you after {done} block{'s' if done != 1 else ''}."
 
 
-def too_few_blocks(manifest: dict | None, design: dict) -> str:
+def too_few_blocks(manifest: dict | None) -> str:
     """Return which GOMAXPROCS values have fewer blocks than the repeated intervals' first look ('' when none, or for a run without them)."""
-    params = (manifest or {}).get("parameters") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict):  # a run without a manifest (recorded by hand): no design
+        return ""
+    params = manifest.get("parameters")
     intervals = params.get("intervals") if isinstance(params, dict) else None
     first = number(intervals.get("first_look"), int) if isinstance(intervals, dict) and intervals.get("method") == "repeated-t" else None
-    if first is None or not design["blocks"]:
+    measurements = manifest.get("measurements") if isinstance(manifest.get("measurements"), list) else []
+    blocks: dict[str, set] = {}  # the blocks each value's figures rest on: those with a measurement (not one stopped before its first)
+    for m in measurements:
+        if isinstance(m, dict) and number(m.get("gomaxprocs"), int) and number(m.get("block"), int):
+            blocks.setdefault(str(m["gomaxprocs"]), set()).add(m["block"])
+    if first is None or not blocks:
         return ""
-    short = [(n, b) for n, b in sorted(design["blocks"].items(), key=lambda item: int(item[0])) if b < first]
+    short = [(n, len(b)) for n, b in sorted(blocks.items(), key=lambda item: int(item[0])) if len(b) < first]
     if not short:
         return ""
     said = [f"GOMAXPROCS={n} has {b} block{'s' if b != 1 else ''}" if i == 0 else f"GOMAXPROCS={n} has {b}" for i, (n, b) in enumerate(short)]

@@ -55,7 +55,7 @@ from ..core.setups import (
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, PRECISION_LAST_LOOK
-from .stopping_plan import interval_plan, plan_words
+from .stopping_plan import interval_plan, stopping_lines, verdict_seconds
 from .front_ends import CONFIG_FILES, front_ends_of
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .h2_options import h2_lines, h2_options, h2_plan
@@ -183,7 +183,8 @@ def build_plan(
     plan["intervals"] = interval_plan(plan)
     plan["measurements"] = measurement_count(plan)
     plan.update(rate_plan(args, env, plan))
-    plan.update(time_plan(plan, round(estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan)))))
+    throughput = verdict_seconds(plan) if (plan["intervals"] or {}).get("rule") == "verdict" else estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan))
+    plan.update(time_plan(plan, round(throughput)))
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
     plan["needed_fds"] = 2 * max(levels) + 256
@@ -492,9 +493,7 @@ def plan_lines(plan: dict) -> list[str]:
     lines.append(f"estimate {format_duration(plan['estimate_s'])}")
     lines.append(f"targets {format_duration(plan['targets_s'])}")
     lines.append(f"max_time_note {'given' if plan['max_time_given'] else f'the default: {DEFAULT_MAX_TIME_FACTOR:g} x that'}")
-    if plan["adaptive"]:
-        lines.append(f"rule {plan['intervals']['rule']}")
-        lines.append(f"plan_words {plan_words(plan)}")
+    lines += stopping_lines(plan)
     lines.append(f"rate_blocks_expected {plan['rate_blocks_expected']}")
     lines.append(f"out {plan['out']}")
     return lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import verdict as verdicts
 from ..core.sequential import Design
-from .profiles import DEFAULT_MAX_TIME_FACTOR, VERDICT_BLOCKS_EXPECTED
+from .profiles import DEFAULT_MAX_TIME_FACTOR, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, VERDICT_BLOCKS_EXPECTED
 from .values import format_duration
 
 
@@ -34,13 +34,13 @@ def plan_words(plan: dict) -> str:
     >>> plan = {"intervals": {"rule": "verdict", "first_look": 4, "last_look": 10}, "precision_pct": 10.0, "targets_s": 195,
     ...         "max_time_s": 244, "max_time_given": False, "rate_blocks_expected": 4, "rate_phase": True}
     >>> plan_words(plan).split(": about ")[1]
-    "3m 15s expected here (6 blocks per GOMAXPROCS, then the fixed-rate phase's 4 blocks), at most 4m 04s (--max-time, the default: 1.25 x that)"
+    "3m 15s expected here (5 blocks per GOMAXPROCS, the last ones of the cheapest alone, then the fixed-rate phase's 4 blocks), at most 4m 04s (--max-time, the default: 1.25 x that)"
     """
     intervals = plan["intervals"]
     if intervals["rule"] == "verdict":
         goal = (f"blocks until each GOMAXPROCS value's answer is decided (which connection is cheapest, its throughput and CPU ratios "
                 f"within +/-{plan['precision_pct']:g}%)")
-        expected = f"{max(VERDICT_BLOCKS_EXPECTED, intervals['first_look'])} blocks per GOMAXPROCS"
+        expected = f"{max(VERDICT_BLOCKS_EXPECTED, intervals['first_look'])} blocks per GOMAXPROCS, the last ones of the cheapest alone"
     else:
         goal = f"blocks until every ratio is within +/-{plan['precision_pct']:g}% (--precision)"
         expected = f"at least {intervals['first_look']} blocks per GOMAXPROCS"
@@ -49,3 +49,26 @@ def plan_words(plan: dict) -> str:
     limit = f"at most {format_duration(plan['max_time_s'])} (--max-time, {cap})" if plan["max_time_s"] is not None else "no time limit"
     return (f"{goal}, {intervals['first_look']} to {intervals['last_look']} blocks per GOMAXPROCS: about {format_duration(plan['targets_s'])} "
             f"expected here ({expected}{phase}), {limit}")
+
+
+def verdict_seconds(plan: dict) -> float:
+    """Return the throughput blocks' expected seconds under the verdict rule: per GOMAXPROCS value, the first look's blocks of every
+    setup (the warm-up in the first only: later blocks drop it while no first-measurement effect shows), then the expected blocks
+    after it of go-http and the cheapest connection alone (the others settled), VERDICT_BLOCKS_EXPECTED in all.
+
+    >>> plan = {"duration_s": 1, "rounds_per_block": 3, "connections_levels": [100], "gomaxprocs": [1, 2], "warmup_s": 1,
+    ...         "setups": ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"], "min_blocks": 4}
+    >>> round(verdict_seconds(plan))  # 2 x ((4 x 12 + 1 x 6) x 1.1 s + 5 x 2 s + 4 x 1.1 s)
+    148
+    """
+    setups, levels = len(plan["setups"]), len(plan["connections_levels"])
+    deciding = 2 if verdicts.contenders(plan["setups"]) else setups
+    first, expected = plan["min_blocks"], max(plan["min_blocks"], VERDICT_BLOCKS_EXPECTED)
+    measurements = (first * setups + (expected - first) * deciding) * plan["rounds_per_block"] * levels
+    warm_up = setups * levels * (plan["warmup_s"] + MEASUREMENT_OVERHEAD_S)
+    return len(plan["gomaxprocs"]) * (measurements * (plan["duration_s"] + MEASUREMENT_OVERHEAD_S) + expected * PASS_OVERHEAD_S + warm_up)
+
+
+def stopping_lines(plan: dict) -> list[str]:
+    """Return the stopping rule's `key value` lines for the script: its rule and the sentence that opens the run (none for a fixed design)."""
+    return [f"rule {plan['intervals']['rule']}", f"plan_words {plan_words(plan)}"] if plan["adaptive"] else []

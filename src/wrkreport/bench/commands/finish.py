@@ -49,13 +49,20 @@ def precision_lines(manifest: dict) -> list[str]:
         worst, median = record.get("worst_half_width_pct"), record.get("median_half_width_pct")
         shown = "no interval yet" if worst is None else f"worst ratio half-width +/-{worst:g}%, median +/-{median:g}%"
         blocks = ", ".join(f"GOMAXPROCS={n}: {b}" for n, b in record["blocks"].items())
-        if record["met"]:
+        if record.get("rule") == "verdict":
+            shown = "no interval yet" if worst is None else f"widest deciding ratio +/-{worst:g}%"
+            more = record.get("more_time_estimate_s")
+            extra = "" if record["met"] or not more else f"; about {format_duration(more)} more would likely decide it"
+            state = "decided" if record["met"] else "NOT decided everywhere"
+            lines.append(f"answer {state}: {verdict_words(record) or 'nothing compared'}; {shown}, target +/-{record['target_pct']:g}% "
+                         f"({blocks} blocks){extra}")
+        elif record["met"]:
             lines.append(f"precision target +/-{record['target_pct']:g}% met: {shown} ({blocks} blocks)")
         else:
             more = record.get("more_time_estimate_s")
             extra = f"; about {format_duration(more)} more would meet it" if more else ""
             lines.append(f"precision target +/-{record['target_pct']:g}% NOT met: {shown} ({blocks} blocks){extra}")
-        if record.get("stop_reason"):
+        if record.get("stop_reason") and not (record.get("rule") == "verdict" and record["met"]):  # a decided answer says it above
             lines.append(f"stopped: {record['stop_reason']}")
         if record.get("warmup_found"):
             lines.append(f"warm-up: {record['warmup_found']}")
