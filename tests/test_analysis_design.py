@@ -88,3 +88,31 @@ def test_odd_values_in_a_precision_record_are_left_out_not_shown():
     assert record == {"target_pct": 5, "met": False, "worst_half_width_pct": None, "median_half_width_pct": None, "stop_reason": None, "more_time_estimate_s": None,
                       "cpu_ratios": None, "rule": "precision", "verdicts": {}}
     assert precision_sentence({"precision": {"target_pct": 5, "met": False}}) == "Precision target: every overhead ratio within +/-5%: NOT met (no interval yet)."
+
+
+def test_a_verdict_run_builds_the_repeated_intervals_its_driver_stopped_by():
+    """verdict-default (a real default run under the verdict rule): the page reads every interval with the manifest's design, so each
+    throughput and CPU-cost ratio is the interval the driver's helper judged (the same boundary, recomputed), and it says how it stopped."""
+    from wrkreport.bench.stopping_rule import all_intervals
+    from wrkreport.core.records import CPU_METRIC, THROUGHPUT
+    from wrkreport.report.answer import answer
+
+    run = RUNS / "verdict-default"
+    manifest = json.loads((run / "manifest.json").read_text())
+    analysed = load_analysis(run)
+    judged = all_intervals(run, manifest, {})
+    assert len(judged) == 12  # 3 connections x 2 GOMAXPROCS values x throughput and CPU
+    for (n, c, setup, kind), interval in judged.items():
+        ratio = analysed.analysis.ratio(n, c, setup, THROUGHPUT if kind == "rps" else CPU_METRIC)
+        assert (ratio.ratio, ratio.ci_low, ratio.ci_high) == pytest.approx((interval.estimate, interval.low, interval.high), rel=1e-9)
+        assert ratio.blocks == interval.blocks >= 4
+    # the settled FastCGI connections stopped at GOMAXPROCS=2's first look; the HTTP proxy went on to the ceiling beside go-http
+    assert {s: analysed.analysis.ratio(2, 100, s).blocks for s in ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")} == {
+        "nginx-http": 10, "nginx-fcgi-tcp": 4, "nginx-fcgi-unix": 4}
+    assert analysed.analysis.precision_note == ("The answer was decided at every GOMAXPROCS value, with the cheapest connection's throughput "
+                                                 "and CPU-cost ratios within +/-10% (widest +/-9.16%).")
+    assert "a repeated 95% confidence interval (Jennison and Turnbull)" in analysed.analysis.method
+    assert "each a repeated 99.2% interval (Bonferroni over every pair in every group)" in analysed.analysis.method
+    said = answer(analysed.analysis, list(analysed.rates), list(analysed.capacities), manifest["parameters"])
+    assert said.sentence.startswith("The cheapest connection is the HTTP proxy: it adds ")
+    assert not analysed.capacities  # no capacity search without --slo
