@@ -209,6 +209,8 @@ def test_an_a_a_pair_measured_tightly_is_tied_and_a_noisy_one_stays_open_until_t
     manifest, cache = verdict_run(DEFAULT_LAST_LOOK - 1, noisy)
     record = assess(Path("."), manifest, cache, 60.0)
     assert record["verdicts"]["1"]["kind"] == "open" and decide(record, manifest["parameters"]) is None
+    # how many blocks would settle it, from the width of the open comparison: more than it has, and said as time
+    assert record["verdicts"]["1"]["blocks_to_decide"] > DEFAULT_LAST_LOOK - 1 and record["more_time_estimate_s"] > 0
     manifest, cache = verdict_run(DEFAULT_LAST_LOOK, noisy)
     record = assess(Path("."), manifest, cache, 60.0)
     assert not record["met"] and decide(record, manifest["parameters"]).startswith("block ceiling: 10 blocks per GOMAXPROCS (GOMAXPROCS=1: ")

@@ -177,8 +177,9 @@ def blocks_for(done: int, worst: float, target: float, critical=None) -> int:
     return b
 
 
-def group_verdicts(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int], verdicts.Verdict]:
-    """Return each group's verdict so far (core/verdict.py): the contenders' throughput ratios, the leader's head-to-head intervals."""
+def group_verdicts(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int, int], tuple[verdicts.Verdict, dict[str, stats.Interval]]]:
+    """Return each group's verdict so far (core/verdict.py) from the contenders' throughput ratios and the leader's head-to-head
+    intervals, with those intervals (leader / other, keyed by the other)."""
     params = manifest["parameters"]
     family = family_design(params)
     rates = values_by_round(run_dir, manifest, cache)
@@ -190,14 +191,35 @@ def group_verdicts(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int
                 blocks = paired(rates, n, c, setup, baseline_of(setup))
                 if blocks:
                     ratios[setup] = stats.block_ratio_interval(blocks).estimate
+            compared: dict[str, stats.Interval] = {}
 
-            def against(best: str, other: str, n=n, c=c) -> tuple[float | None, float | None]:
+            def against(best: str, other: str, n=n, c=c, compared=compared) -> tuple[float | None, float | None]:
                 blocks = paired(rates, n, c, best, other) if verdicts.comparable(best, other) else []
-                found_interval = stats.block_ratio_interval(blocks, family) if blocks else None
-                return (None, None) if found_interval is None else (found_interval.low, found_interval.high)
+                if not blocks:
+                    return None, None
+                compared[other] = stats.block_ratio_interval(blocks, family)
+                return compared[other].low, compared[other].high
 
-            found[(n, c)] = verdicts.decide(ratios, against)
+            found[(n, c)] = (verdicts.decide(ratios, against), compared)
     return found
+
+
+def blocks_to_decide(found: stats.Interval, critical, margin: float = verdicts.TIE_MARGIN) -> int | None:
+    """Return about how many blocks would settle an open comparison (its interval clear of 1.0 on the side of its estimate, or
+    within the tie margin), from the sd per block its width implies; None without an interval.
+
+    >>> blocks_to_decide(stats.Interval(1.06, 0.97, 1.16, 12, "block", 4), lambda b: 3.0)
+    10
+    """
+    if found.low is None or found.high is None or found.blocks < 2:
+        return None
+    sd = (math.log(found.high) - math.log(found.low)) / 2 * math.sqrt(found.blocks) / critical(found.blocks)
+    distance = abs(math.log(found.estimate))
+    room = max(distance, math.log(1 + margin) - distance)  # to exclude 1.0, or to fit the margin: whichever needs fewer
+    b = found.blocks
+    while b < MAX_BLOCKS_ESTIMATED and critical(b) * sd / math.sqrt(b) >= room:
+        b += 1
+    return b
 
 
 def deciding_setups(found: verdicts.Verdict, setups: list[str]) -> list[str]:
@@ -228,8 +250,10 @@ def verdict_records(run_dir: Path, manifest: dict, cache: dict, intervals: dict[
     levels = levels_of(params)
     blocks = blocks_per_gomaxprocs(manifest)
     records = {}
-    for (n, c), found in group_verdicts(run_dir, manifest, cache).items():
+    family = family_design(params)
+    for (n, c), (found, compared) in group_verdicts(run_dir, manifest, cache).items():
         deciding = deciding_setups(found, params["setups"])
+        needed = [blocks_to_decide(compared[o], family.critical) for o in found.open if o in compared] if family is not None else []
         widths = [i.half_width_rel for (g, lvl, setup, _), i in intervals.items() if (g, lvl) == (n, c) and setup in deciding]
         precise = bool(widths) and all(w is not None and w <= target for w in widths)
         worst = None if not widths or any(w is None for w in widths) else max(widths)
@@ -239,6 +263,7 @@ def verdict_records(run_dir: Path, manifest: dict, cache: dict, intervals: dict[
             "open": list(found.open), "deciding": deciding, "worst_half_width_pct": None if worst is None else round(100 * worst, 2),
             "precise": precise, "decided": found.decided, "answered": decided and precise,
             "done": (decided and precise) or blocks.get(str(n), 0) >= last,  # answered, or at the block ceiling
+            "blocks_to_decide": max((b for b in needed if b is not None), default=None),  # an open verdict: about how many would settle it
         }
     return records
 
@@ -279,8 +304,10 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
     worst = stats.worst_half_width(counted)
     per_block = block_seconds(manifest)
     if rule == VERDICT:
-        going = {n: b for n, b in blocks.items() if not any(r["done"] for k, r in records.items() if str(r["gomaxprocs"]) == n)}
-        more = 0 if met else more_blocks_needed(going or blocks, worst, target, min_blocks, critical)
+        going = {n: b for n, b in blocks.items() if not any(r["done"] and r["answered"] for r in records.values() if str(r["gomaxprocs"]) == n)}
+        to_decide = sum(max(0, r["blocks_to_decide"] - blocks.get(str(r["gomaxprocs"]), 0)) for r in records.values()
+                        if not r["answered"] and r["blocks_to_decide"] is not None)
+        more = 0 if met else max(more_blocks_needed(going or blocks, worst, target, min_blocks, critical), to_decide)
     else:
         more = 0 if met else more_blocks_needed(blocks, worst, target, min_blocks, critical)
     record = {

@@ -466,6 +466,8 @@ def precision_badge(manifest: dict | None) -> tuple[str, str] | None:
         return None
     worst = record["worst_half_width_pct"]
     said = "met" if record["met"] else "NOT met"
+    undecided = [k for k, g in record["verdicts"].items() if isinstance(g, dict) and not g.get("decided") and not record["met"]]
+    said += f": undecided at GOMAXPROCS={', '.join(undecided)}" if undecided else ""  # the verdict rule: the answer itself is missing
     return ("pass" if record["met"] else "warn"), said + (f" (+/-{worst:g}%)" if worst is not None else "")
 
 
