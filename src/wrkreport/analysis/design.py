@@ -105,8 +105,8 @@ def precision_sentence(manifest: dict | None) -> str:
     'Precision target: every overhead ratio within +/-5%: NOT met (worst +/-6.8%; stopped: time limit); about 3 minutes more would likely meet it.'
     >>> precision_sentence({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2, "cpu_ratios": 6}})
     'Precision target: every throughput and CPU-cost ratio within +/-5%: met (worst +/-4.2%).'
-    >>> verdicts = {"1": {"gomaxprocs": 1, "kind": "named", "answered": True}, "2": {"gomaxprocs": 2, "kind": "open", "answered": False}}
-    >>> precision_sentence({"status": "interrupted", "parameters": {"intervals": {"method": "repeated-t", "first_look": 4}},
+    >>> precision_sentence({"status": "interrupted", "parameters": {"intervals": {"method": "repeated-t", "alpha": 0.05, "first_look": 4,
+    ...                                                                          "last_look": 10, "nominal_alpha": 0.0148}},
     ...     "passes": [{"gomaxprocs": 1, "block": 1, "ended_at": "t"}, {"gomaxprocs": 2, "block": 1, "ended_at": "t"},
     ...                {"gomaxprocs": 1, "block": 2, "ended_at": "t"}, {"gomaxprocs": 2, "block": 2}],
     ...     "measurements": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 2, "block": 1}, {"gomaxprocs": 1, "block": 2}],
@@ -126,6 +126,7 @@ def stopped_by_you(manifest: dict | None) -> str:
     """Return 'Stopped by you after 5 blocks.' for a run ended by Ctrl-C (status interrupted), '' otherwise."""
     if not isinstance(manifest, dict) or manifest.get("status") != "interrupted":
         return ""
+
     def finished(key: str) -> int:
         entries = manifest.get(key) if isinstance(manifest.get(key), list) else []
         return len([p for p in entries if isinstance(p, dict) and p.get("ended_at")])
@@ -140,9 +141,8 @@ def too_few_blocks(manifest: dict | None) -> str:
     """Return which GOMAXPROCS values have fewer blocks than the repeated intervals' first look ('' when none, or for a run without them)."""
     if not isinstance(manifest, dict):  # a run without a manifest (recorded by hand): no design
         return ""
-    params = manifest.get("parameters")
-    intervals = params.get("intervals") if isinstance(params, dict) else None
-    first = number(intervals.get("first_look"), int) if isinstance(intervals, dict) and intervals.get("method") == "repeated-t" else None
+    design = interval_design(manifest).design
+    first = design.first if design is not None else None
     measurements = manifest.get("measurements") if isinstance(manifest.get("measurements"), list) else []
     blocks: dict[str, set] = {}  # the blocks each value's figures rest on: those with a measurement (not one stopped before its first)
     for m in measurements:
