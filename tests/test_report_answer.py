@@ -265,3 +265,24 @@ def test_a_front_ends_runs_page_is_titled_for_a_front_end(tmp_path):
     words = visible_text(built_fixture_page("front-ends-quick", tmp_path, WHEN))
     assert "What a front end in front of Go costs on this machine" in words and "What nginx in front" not in words
     assert "HAProxy's HTTP proxy" in words and "CPU µs/req (+front end)" in words
+
+
+def test_a_tie_within_five_percent_is_said_as_one_and_an_open_comparison_as_within_the_noise():
+    """verdict-default with its GOMAXPROCS=2 comparison of the HTTP proxy and FastCGI over a Unix socket replaced: within 0.97-1.03
+    the two tie (core/verdict.py's margin), at 0.98-1.12 the proxy leads but within the noise; both read by the page's leader."""
+    from dataclasses import replace
+
+    from wrkreport.analysis.cells import Comparison
+
+    done = load_analysis(RUNS / "verdict-default")
+
+    def with_comparison(low: float, high: float):
+        kept = [c for c in done.analysis.comparisons if not (c.gomaxprocs == 2 and {c.setup_a, c.setup_b} == {"nginx-http", "nginx-fcgi-unix"})]
+        changed = replace(done.analysis, comparisons=(*kept, Comparison(2, 100, "nginx-http", "nginx-fcgi-unix", (low * high) ** 0.5, low, high, 30)))
+        return answer(changed, list(done.rates), [], done.run.manifest["parameters"]).sentence
+
+    tied = with_comparison(0.97, 1.03)
+    assert tied.startswith("The HTTP proxy and FastCGI over a Unix socket tie for the cheapest connection (throughput within 5% of each "
+                           "other at GOMAXPROCS=2): the HTTP proxy adds "), tied
+    assert with_comparison(0.98, 1.12) == ("No connection is measurably the cheapest yet: the HTTP proxy leads, but within the noise at "
+                                           "GOMAXPROCS=2.")
