@@ -40,7 +40,7 @@ def test_a_target_not_met_is_in_results_json_the_method_paragraph_and_the_summar
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["design"] == {"rounds_per_block": 3, "blocks": {"1": 2, "2": 2}, "duration_s": 6, "stopping_rule": True, "smoke_test": False}
     assert data["precision"] == {**{k: NOT_MET.get(k) for k in ("target_pct", "met", "worst_half_width_pct", "median_half_width_pct", "stop_reason", "more_time_estimate_s", "cpu_ratios")},
-                                 "rule": "precision", "verdicts": {}}  # a record from before the verdict rule: the precision rule's
+                                 "rule": "precision", "verdicts": {}, "ceiling": None, "beyond_ceiling": False}  # from before the verdict rule
     sentence = (
         "Precision target: every overhead ratio within +/-5%: NOT met (worst +/-6.8%; stopped: time limit: another block (~21s) "
         "would end after --max-time 360s); about 3 minutes more would likely meet it."
@@ -86,7 +86,7 @@ def test_a_missing_or_broken_precision_record_is_no_record(record):
 def test_odd_values_in_a_precision_record_are_left_out_not_shown():
     record = precision_of({"precision": {"target_pct": 5, "met": "yes", "worst_half_width_pct": "6%", "stop_reason": 3, "more_time_estimate_s": float("inf"), "cpu_ratios": "6"}})
     assert record == {"target_pct": 5, "met": False, "worst_half_width_pct": None, "median_half_width_pct": None, "stop_reason": None, "more_time_estimate_s": None,
-                      "cpu_ratios": None, "rule": "precision", "verdicts": {}}
+                      "cpu_ratios": None, "rule": "precision", "verdicts": {}, "ceiling": None, "beyond_ceiling": False}
     assert precision_sentence({"precision": {"target_pct": 5, "met": False}}) == "Precision target: every overhead ratio within +/-5%: NOT met (no interval yet)."
 
 

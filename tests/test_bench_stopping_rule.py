@@ -11,6 +11,7 @@ import pytest
 
 from wrkreport.core import stats
 from wrkreport.bench.allocation import plan_next
+from wrkreport.bench.commands.finish import precision_lines
 from wrkreport.bench.stopping_plan import interval_plan
 from wrkreport.bench.stopping_rule import assess, cpu_per_request_of, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
 from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK
@@ -214,3 +215,16 @@ def test_an_a_a_pair_measured_tightly_is_tied_and_a_noisy_one_stays_open_until_t
     manifest, cache = verdict_run(DEFAULT_LAST_LOOK, noisy)
     record = assess(Path("."), manifest, cache, 60.0)
     assert not record["met"] and decide(record, manifest["parameters"]).startswith("block ceiling: 10 blocks per GOMAXPROCS (GOMAXPROCS=1: ")
+
+
+def test_an_open_verdict_that_needs_more_than_the_ceiling_says_so_at_the_end():
+    close = {"nginx-http": wobble(0.6, 0.08), "nginx-http-unix": lambda b, r: 0.59 * (1 + 0.2 * (((b * 7 + r) % 5) - 2) / 2),
+             "nginx-fcgi-tcp": wobble(0.27)}
+    manifest, cache = verdict_run(DEFAULT_LAST_LOOK, close)
+    record = assess(Path("."), manifest, cache, 60.0)
+    assert record["verdicts"]["1"]["kind"] == "open" and record["ceiling"] == DEFAULT_LAST_LOOK
+    assert record["verdicts"]["1"]["blocks_to_decide"] > DEFAULT_LAST_LOOK and record["beyond_ceiling"] is True
+    manifest["precision"] = {**record, "stop_reason": decide(record, manifest["parameters"])}
+    line = precision_lines(manifest)[0]
+    assert line.startswith("answer NOT decided everywhere: GOMAXPROCS=1: nginx-http leads, open against nginx-http-unix")
+    assert line.endswith("more would likely decide it, past this run's ceiling of 10 blocks per GOMAXPROCS (--precision allows 40)")

@@ -82,6 +82,8 @@ def precision_of(manifest: dict | None) -> dict | None:
         "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
         "rule": record.get("rule") if record.get("rule") in ("verdict", "precision") else "precision",  # runs before the verdict rule: precision
         "verdicts": record.get("verdicts") if isinstance(record.get("verdicts"), dict) else {},
+        "ceiling": number(record.get("ceiling"), int),  # the verdict rule's blocks per GOMAXPROCS at most (absent before 2026-12-07)
+        "beyond_ceiling": record.get("beyond_ceiling") is True and number(record.get("ceiling"), int) is not None,
     }
 
 
@@ -173,6 +175,8 @@ def verdict_sentence(record: dict) -> str:
     stopped = f" (stopped: {record['stop_reason']})" if record["stop_reason"] else ""
     more = record["more_time_estimate_s"]
     tail = f"; {about(more)} more would likely decide it" if more else ""
+    if tail and record["beyond_ceiling"]:
+        tail += f", past the run's ceiling of {record['ceiling']} blocks per GOMAXPROCS (--precision allows 40)"
     return f"The answer is not decided at {' and '.join(open_)}: the run aims at {aim}{shown}{stopped}{tail}."
 
 

@@ -329,6 +329,8 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
     }
     if records is not None:
         record["verdicts"] = records
+        record["ceiling"] = design.last  # blocks per GOMAXPROCS; an open verdict that needs more says so (beyond_ceiling)
+        record["beyond_ceiling"] = any(not r["answered"] and (r["blocks_to_decide"] or 0) > design.last for r in records.values())
     return record
 
 

@@ -53,6 +53,8 @@ def precision_lines(manifest: dict) -> list[str]:
             shown = "no interval yet" if worst is None else f"widest deciding ratio +/-{worst:g}%"
             more = record.get("more_time_estimate_s")
             extra = "" if record["met"] or not more else f"; about {format_duration(more)} more would likely decide it"
+            if not record["met"] and record.get("beyond_ceiling"):
+                extra += f", past this run's ceiling of {record['ceiling']} blocks per GOMAXPROCS (--precision allows 40)"
             state = "decided" if record["met"] else "NOT decided everywhere"
             lines.append(f"answer {state}: {verdict_words(record) or 'nothing compared'}; {shown}, target +/-{record['target_pct']:g}% "
                          f"({blocks} blocks){extra}")
