@@ -22,16 +22,14 @@ from pathlib import Path
 
 from wrkreport.bench.profiles import VERDICT_PRECISION_PCT
 from wrkreport.bench.stopping_rule import assess, verdict_words
-from wrkreport.core import verdict as verdicts
-from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, Design
+from wrkreport.bench.stopping_plan import interval_plan
+from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK
 
 
 def design_record(params: dict, first: int, last: int) -> dict:
-    """Return the verdict rule's interval record for a run's setups and GOMAXPROCS values (as bench/parameters.interval_plan)."""
-    contenders = verdicts.contenders(params["setups"])
-    pairs = sum(verdicts.comparable(a, b) for i, a in enumerate(contenders) for b in contenders[i + 1:])
-    groups = len(params["gomaxprocs"]) * len(params.get("connections_levels") or [1])
-    return {**Design.repeated(last, first=first).record(), "rule": "verdict", "comparisons": pairs * groups, "tie_margin": verdicts.TIE_MARGIN}
+    """Return the verdict rule's interval record for a run's setups and GOMAXPROCS values, as a new run would record it."""
+    return interval_plan({**params, "adaptive": True, "precision_given": False, "min_blocks": first, "max_blocks": last,
+                          "connections_levels": params.get("connections_levels") or [1]})
 
 
 def width(pct: float | None) -> str:

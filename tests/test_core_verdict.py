@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wrkreport.core import verdict
-from wrkreport.core.verdict import TIE_MARGIN, Verdict, comparable, contenders, decide, pairs_in_family, standing
+from wrkreport.core.verdict import TIE_MARGIN, Verdict, comparable, contenders, decide, family_size, standing
 
 
 @pytest.mark.parametrize(("low", "high", "expected"), [
@@ -51,7 +51,9 @@ def test_the_contenders_are_the_plain_front_end_connections_else_the_named_ones_
 def test_only_connections_over_the_same_baseline_are_compared_and_the_family_counts_every_pair():
     assert comparable("nginx-http", "haproxy-fcgi-tcp") and comparable("nginx-https", "nginx-https-unix")
     assert not comparable("nginx-https", "nginx-app")
-    assert pairs_in_family([3, 3]) == 6 and pairs_in_family([5]) == 10 and pairs_in_family([1, 2]) == 1
+    five = ["go-http", "nginx-http", "haproxy-http", "caddy-http", "apache-http", "nginx-fcgi-unix"]  # five contenders: 10 pairs
+    assert family_size(five, 2) == 20 and family_size(["go-http", "go-https", "nginx-https", "nginx-https-unix", "nginx-app"], 1) == 1
+    assert family_size(["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"], 3) == 9
 
 
 def test_the_named_connections_are_the_answers_words():

@@ -25,12 +25,12 @@ from ..core import stats
 from ..checks.measurements import CheckReport, annotate, check_run
 from .cells import Cell, Comparison, CpuSharing, Spread, cpu_list, several_levels
 from ..core.cpucost import ms_per_1k_requests
-from ..core.sequential import Design
+from ..core.sequential import Design, Intervals
 from ..core.verdict import comparable, contenders
 from ..core.setups import BACKEND_PROCESSES, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
 from ..core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from .noise import CEILING, client_warnings, noise_warnings
-from .design import Intervals, interval_design, precision_sentence
+from .design import interval_design, precision_sentence
 from ..runs.directory import Run, load_run, require_measurements
 from ..fixedrate.analysis import RateCell, rate_cells
 from ..fixedrate.capacities import Capacity, capacities

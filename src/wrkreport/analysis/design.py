@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
-
-from ..core.sequential import Design, design_of as sequential_design, family_of
+from ..core.sequential import Intervals, intervals_of
 
 
 def number(value, kind=(int, float)) -> float | int | None:
@@ -15,20 +13,10 @@ def number(value, kind=(int, float)) -> float | int | None:
     return value if math.isfinite(value) else None
 
 
-class Intervals(NamedTuple):
-    """How a run's intervals are read: the repeated interval of every figure, and of one head-to-head comparison of the verdict's
-    family; both None for a run recorded before repeated intervals (plain 95% t-intervals)."""
-
-    design: Design | None
-    family: Design | None
-
-
 def interval_design(manifest) -> Intervals:
     """Return how a run's intervals are read: the manifest's design (core/sequential.py) and its family of verdict comparisons."""
     params = manifest.get("parameters") if isinstance(manifest, dict) else None
-    record = params.get("intervals") if isinstance(params, dict) else None
-    design = sequential_design(record)
-    return Intervals(design, family_of(record)) if design.sequential else Intervals(None, None)
+    return intervals_of(params.get("intervals") if isinstance(params, dict) else None)
 
 
 def design_of(manifest: dict | None) -> dict:

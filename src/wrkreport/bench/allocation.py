@@ -260,7 +260,7 @@ def ratio_intervals_and_blocks(run_dir: Path, manifest: dict, cache: dict) -> tu
     intervals, blocks = {}, {}
     for kind, value_of in (("rps", precision.rate_of), ("cpu", precision.cpu_per_request_of)):
         for (n, c, setup), found in precision.ratio_blocks(run_dir, manifest, cache, value_of).items():
-            intervals[n, c, setup, kind] = stats.block_ratio_interval(found, precision.interval_design(manifest["parameters"]))
+            intervals[n, c, setup, kind] = stats.block_ratio_interval(found, precision.designs(manifest["parameters"]).design)
             blocks[n, c, setup, kind] = found
     return intervals, blocks
 

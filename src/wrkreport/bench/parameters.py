@@ -55,7 +55,7 @@ from ..core.setups import (
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, PRECISION_LAST_LOOK
-from .stopping_plan import interval_plan, stopping_lines, verdict_seconds
+from .stopping_plan import VERDICT, interval_plan, rule_of, stopping_lines, verdict_seconds
 from .front_ends import CONFIG_FILES, front_ends_of
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_port_names, app_setup_list
 from .h2_options import h2_lines, h2_options, h2_plan
@@ -183,7 +183,7 @@ def build_plan(
     plan["intervals"] = interval_plan(plan)
     plan["measurements"] = measurement_count(plan)
     plan.update(rate_plan(args, env, plan))
-    throughput = verdict_seconds(plan) if (plan["intervals"] or {}).get("rule") == "verdict" else estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan))
+    throughput = verdict_seconds(plan) if rule_of(plan) == VERDICT else estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan))
     plan.update(time_plan(plan, round(throughput)))
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
@@ -298,7 +298,7 @@ def planned_rounds(parameters: dict) -> int:
     """Return the rounds per cell the run plans: its repeats, or the stopping rule's expected blocks (verdict) or least (precision) times their rounds."""
     if parameters.get("repeats") is not None:
         return parameters["repeats"]
-    verdict = (parameters.get("intervals") or {}).get("rule") == "verdict"
+    verdict = rule_of(parameters) == VERDICT
     return (max(parameters["min_blocks"], VERDICT_BLOCKS_EXPECTED) if verdict else parameters["min_blocks"]) * parameters["rounds_per_block"]
 
 

@@ -7,6 +7,8 @@ from ..core.sequential import Design
 from .profiles import DEFAULT_MAX_TIME_FACTOR, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, VERDICT_BLOCKS_EXPECTED
 from .values import format_duration
 
+VERDICT, PRECISION = "verdict", "precision"  # the stopping rules: the answer decided; every ratio within --precision
+
 
 def interval_plan(plan: dict) -> dict | None:
     """Return the run's interval design as the manifest keeps it (core/sequential.py, core/verdict.py), None for a fixed design.
@@ -20,12 +22,17 @@ def interval_plan(plan: dict) -> dict | None:
     if not plan["adaptive"]:
         return None
     design = Design.repeated(plan["max_blocks"], first=plan["min_blocks"])
-    contenders = verdicts.contenders(plan["setups"])
-    pairs = sum(verdicts.comparable(a, b) for i, a in enumerate(contenders) for b in contenders[i + 1:])
-    groups = len(plan["gomaxprocs"]) * len(plan["connections_levels"])
-    family = design.family(max(1, pairs * groups))
-    return {**design.record(), "rule": "precision" if plan["precision_given"] else "verdict", "comparisons": pairs * groups,
+    comparisons = verdicts.family_size(plan["setups"], len(plan["gomaxprocs"]) * len(plan["connections_levels"]))
+    family = design.family(max(1, comparisons))
+    return {**design.record(), "rule": PRECISION if plan["precision_given"] else VERDICT, "comparisons": comparisons,
             "family_nominal_alpha": round(family.nominal, 8), "tie_margin": verdicts.TIE_MARGIN}
+
+
+def rule_of(params: dict) -> str:
+    """Return a run's stopping rule from its parameters: VERDICT (stop when the answer is decided), else PRECISION (every ratio
+    within --precision; also runs recorded before the verdict rule)."""
+    record = params.get("intervals")
+    return VERDICT if isinstance(record, dict) and record.get("rule") == VERDICT else PRECISION
 
 
 def plan_words(plan: dict) -> str:
@@ -37,7 +44,7 @@ def plan_words(plan: dict) -> str:
     "3m 15s expected here (5 blocks per GOMAXPROCS, the last ones of the cheapest alone, then the fixed-rate phase's 4 blocks), at most 4m 04s (--max-time, the default: 1.25 x that)"
     """
     intervals = plan["intervals"]
-    if intervals["rule"] == "verdict":
+    if intervals["rule"] == VERDICT:
         goal = (f"blocks until each GOMAXPROCS value's answer is decided (which connection is cheapest, its throughput and CPU ratios "
                 f"within +/-{plan['precision_pct']:g}%)")
         expected = f"{max(VERDICT_BLOCKS_EXPECTED, intervals['first_look'])} blocks per GOMAXPROCS, the last ones of the cheapest alone"

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from ..core import stats
 from ..core import verdict as verdicts
-from ..core.sequential import Design, design_of, family_of
+from ..core.sequential import Intervals, intervals_of
 from .cpu import read_cpu_record
 from .manifest import levels_of
 from ..core.setups import BASELINE, SERVER_PROCESSES, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
+from .stopping_plan import VERDICT, rule_of
 from .values import parse_iso
 
-VERDICT, PRECISION = "verdict", "precision"  # the stopping rules: the answer decided; every ratio within --precision
 
 
 
@@ -76,47 +76,33 @@ def values_by_round(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of
 def paired(values: dict[tuple, float], gomaxprocs: int, level: int, a: str, b: str) -> list[list[tuple[float, float]]]:
     """Return the (a, b) pairs of one group, round k with round k, grouped by block (blocks where both were measured)."""
     by_block: dict[int, list] = {}
-    for (n, c, setup, block, k), value in sorted(values.items()):
+    for (n, c, setup, block, k), value in values.items():
         other = values.get((n, c, b, block, k))
         if (n, c, setup) == (gomaxprocs, level, a) and other is not None:
-            by_block.setdefault(block, []).append((value, other))
-    return [by_block[block] for block in sorted(by_block)]
+            by_block.setdefault(block, []).append((k, value, other))
+    return [[(x, y) for _, x, y in sorted(by_block[block])] for block in sorted(by_block)]
 
 
 def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
     """Return, per (GOMAXPROCS, level, setup), the (setup, go-http) pairs of value_of (req/s by default) of each block, paired on the round."""
     rates = values_by_round(run_dir, manifest, cache, value_of)
-    found: dict[tuple[int, int, str], dict[int, list]] = {}
-    for (n, c, setup, block, k), rate in sorted(rates.items()):
-        base = rates.get((n, c, baseline_of(setup), block, k))  # TLS setups: over go-https
-        if setup != baseline_of(setup) and base is not None:  # not a baseline over itself (go-http, app)
-            found.setdefault((n, c, setup), {}).setdefault(block, []).append((rate, base))
-    return {key: [by_block[b] for b in sorted(by_block)] for key, by_block in found.items()}
+    groups = sorted({(n, c, setup) for n, c, setup, _, _ in rates if setup != baseline_of(setup)})  # not a baseline over itself (go-http, app)
+    found = {(n, c, setup): paired(rates, n, c, setup, baseline_of(setup)) for n, c, setup in groups}  # TLS setups: over go-https
+    return {key: blocks for key, blocks in found.items() if blocks}
 
 
 def ratio_intervals(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], stats.Interval]:
     """Return every overhead ratio's interval (block as unit; one block: over its rounds); of CPU per request with value_of=cpu_per_request_of.
 
     A run with repeated intervals (core/sequential.py) gets them: none below the first look."""
-    design = interval_design(manifest["parameters"])
+    design = designs(manifest["parameters"]).design
     return {key: stats.block_ratio_interval(blocks, design) for key, blocks in ratio_blocks(run_dir, manifest, cache, value_of).items()}
 
 
-def interval_design(params: dict) -> Design | None:
-    """Return the run's repeated-interval design (the manifest's parameters.intervals), None for a run recorded before one."""
-    design = design_of(params.get("intervals"))
-    return design if design.sequential else None
-
-
-def rule_of(params: dict) -> str:
-    """Return the run's stopping rule: VERDICT (stop when the answer is decided) or PRECISION (every ratio within --precision)."""
-    record = params.get("intervals")
-    return VERDICT if isinstance(record, dict) and record.get("rule") == VERDICT else PRECISION
-
-
-def family_design(params: dict) -> Design | None:
-    """Return the design of one head-to-head comparison of the run's verdicts: its repeated interval at the family's level."""
-    return family_of(params.get("intervals"))
+def designs(params: dict) -> Intervals:
+    """Return the run's repeated-interval designs (parameters.intervals): every ratio's, and one verdict comparison's; both None
+    for a run recorded before them."""
+    return intervals_of(params.get("intervals"))
 
 
 def block_durations(entries: list[dict]) -> list[float]:
@@ -181,7 +167,7 @@ def group_verdicts(run_dir: Path, manifest: dict, cache: dict) -> dict[tuple[int
     """Return each group's verdict so far (core/verdict.py) from the contenders' throughput ratios and the leader's head-to-head
     intervals, with those intervals (leader / other, keyed by the other)."""
     params = manifest["parameters"]
-    family = family_design(params)
+    family = designs(params).family
     rates = values_by_round(run_dir, manifest, cache)
     found = {}
     for n in params["gomaxprocs"]:
@@ -250,7 +236,7 @@ def verdict_records(run_dir: Path, manifest: dict, cache: dict, intervals: dict[
     levels = levels_of(params)
     blocks = blocks_per_gomaxprocs(manifest)
     records = {}
-    family = family_design(params)
+    family = designs(params).family
     for (n, c), (found, compared) in group_verdicts(run_dir, manifest, cache).items():
         deciding = deciding_setups(found, params["setups"])
         needed = [blocks_to_decide(compared[o], family.critical) for o in found.open if o in compared] if family is not None else []
@@ -286,7 +272,7 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
     throughput = [i for k, i in keyed.items() if k[3] == "rps"]
     cpu = [i for k, i in keyed.items() if k[3] == "cpu"]
     intervals = throughput + cpu  # the target covers the CPU cost ratios too (none without .cpu.json records)
-    design = interval_design(params)
+    design = designs(params).design
     min_blocks = design.first if design is not None else stats.MIN_BLOCKS
     critical = design.critical if design is not None else None
     blocks = blocks_per_gomaxprocs(manifest)

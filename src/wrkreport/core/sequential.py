@@ -26,6 +26,7 @@ import math
 import random
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 ALPHA = 0.05  # every interval's stated miss rate, over all its looks
 FIRST_LOOK = 4  # the fewest blocks with an interval: t with 3 degrees of freedom (at 3 blocks t(2) alone is 4.3)
@@ -203,3 +204,17 @@ def family_of(record) -> Design | None:
     if isinstance(nominal, (int, float)) and 0 < nominal <= design.alpha / count:
         return Design(METHOD, design.alpha / count, design.first, design.last, float(nominal))
     return design.family(count)
+
+
+class Intervals(NamedTuple):
+    """How a run's intervals are read: the repeated interval of every figure, and of one head-to-head comparison of the verdict's
+    family; both None for a run recorded without repeated intervals (plain 95% t-intervals)."""
+
+    design: Design | None
+    family: Design | None
+
+
+def intervals_of(record) -> Intervals:
+    """Return the designs a manifest's parameters.intervals record gives (Intervals(None, None) without repeated intervals)."""
+    design = design_of(record)
+    return Intervals(design, family_of(record)) if design.sequential else Intervals(None, None)

@@ -95,15 +95,6 @@ def decide(ratios: dict[str, float], against: Callable[[str, str], tuple[float |
     return Verdict(kind, best, tuple(found["tied"]), tuple(found["beaten"]), tuple(found["open"]))
 
 
-def pairs_in_family(candidates_per_group: list[int]) -> int:
-    """Return how many head-to-head comparisons a run's verdicts rest on: every pair of candidates in every group.
-
-    >>> pairs_in_family([3, 3]), pairs_in_family([1, 1]), pairs_in_family([])
-    (6, 0, 0)
-    """
-    return sum(k * (k - 1) // 2 for k in candidates_per_group)
-
-
 def contenders(setups: Iterable[str]) -> list[str]:
     """Return the setups a group's verdict chooses among: the front ends' plain connections to Go (nginx's, HAProxy's, Caddy's,
     Apache httpd's), or without any, the other connections the answer names (TLS, HTTP/2, your app behind nginx); never a --variant twin.
@@ -124,3 +115,13 @@ def comparable(a: str, b: str) -> bool:
     (True, False)
     """
     return baseline_of(a) == baseline_of(b)
+
+
+def family_size(setups: Iterable[str], groups: int) -> int:
+    """Return how many head-to-head comparisons a run's verdicts rest on: every comparable pair of its contenders in each of its groups.
+
+    >>> family_size(["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"], 2), family_size(["go-http", "nginx-http"], 2)
+    (6, 0)
+    """
+    found = contenders(setups)
+    return groups * sum(comparable(a, b) for i, a in enumerate(found) for b in found[i + 1:])
