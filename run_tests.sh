@@ -9,7 +9,7 @@ set -Eeuo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
-readonly TOOLS=(nginx wrk curl ab node h2load haproxy caddy apache2) # the last three: the front ends in nginx's place (issue 44)
+readonly TOOLS=(nginx wrk curl ab node h2load haproxy caddy apache2) # the last three: the front ends in nginx's place (HAProxy, Caddy, Apache httpd)
 readonly REAL="(slow or browser)" # the tests that start a server, a tool or a browser (plain pytest leaves them out)
 readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-4}" # pytest-xdist's -n for those that judge no timing: runs side by side
 readonly STOP_GRACE_S=30 # how long the tests may take to tear down after SIGTERM before SIGKILL

@@ -410,3 +410,23 @@ def test_the_shipping_check_finds_a_package_left_out(tmp_path):
     listed = ", ".join(f'"wrkreport.{name}"' for name in STAGES[:-1] if name != "charts")
     pyproject = f'[tool.setuptools]\npackages = [\n    "wrkreport", {listed},\n    "wrkreport.fixedrate",\n]\n'
     assert unshipped(pyproject, package) == ["wrkreport.bench", "wrkreport.charts"]
+
+
+ISSUE_NUMBER = re.compile(r"\bissue [0-9]", re.I)
+
+
+def issue_numbers(roots: list[Path]) -> list[str]:
+    """Return 'path:line' of every line under roots (files of any kind) that names an issue by its number."""
+    return [f"{path}:{number}" for root in roots for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1) if ISSUE_NUMBER.search(line)]
+
+
+def test_no_source_file_or_template_names_the_issue_that_brought_it():
+    """A file says what it does, not which issue brought it: the reader of src/ and templates/ has no tracker open."""
+    assert issue_numbers([SRC, SRC.parent / "templates"]) == []
+
+
+def test_the_issue_number_finder_finds_one_in_a_comment(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n# the front ends (Issue 44)\n")
+    (tmp_path / "b.html").write_text("<p>an issue tracker, issues 4</p>\n")
+    assert issue_numbers([tmp_path]) == [f"{tmp_path / 'a.py'}:2"]

@@ -1,4 +1,4 @@
-# front_ends.sh: HAProxy, Caddy and Apache httpd in nginx's place (issue 44): each one's binary found (its Debian package
+# front_ends.sh: HAProxy, Caddy and Apache httpd in nginx's place: each one's binary found (its Debian package
 # installed as root when missing), its configuration rendered into the run directory and checked, started per block in a
 # process group of its own on the setups' ports (127.0.0.1 only), its answer captured like an app's, stopped with its group.
 # Sourced by run_bench.sh (its settings and state are there); not run on its own.

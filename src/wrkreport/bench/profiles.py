@@ -167,7 +167,7 @@ CHECKS_EXPECTED = 1.5  # capacity checks per setup and GOMAXPROCS a plan counts 
 ENV_RATES = "BENCH_RATES"
 ENV_SLO = "BENCH_SLO"
 ENV_CAPACITY_PRECISION = "BENCH_CAPACITY_PRECISION"
-CAPACITY_PRECISION_PCT = 15.0  # --capacity-precision's default: every capacity and capacity ratio within +/-15% (issue 42)
+CAPACITY_PRECISION_PCT = 15.0  # --capacity-precision's default: every capacity and capacity ratio within +/-15%
 # The capacity search's measurements per setup and block, for the phase's time estimate: three
 # default runs on 2026-11-28 made 4.3 on average (a bisection's 4-5 in a setup's first block,
 # the ladder's 4 and an edge now and then after it); their phases took 247 s where 5 said 315.

@@ -37,7 +37,7 @@ SETUP_STYLES = {
     "nginx-h2-unix-mux": ("#AA4499", 5, "-\\"),
     "app": ("#000000", "4", "/"), "nginx-app": ("#0072B2", "+", "x"),  # --app's: Go's colours for the same connection (app: the baseline's)
     "nginx-app-unix": ("#56B4E9", "x", "\\"), "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."), "nginx-app-fcgi-unix": ("#009E73", "_", "."),
-    # The other front ends (issue 44): a colour per front end, the marker of nginx's setup of the same connection, and its
+    # The other front ends (HAProxy, Caddy, Apache httpd): a colour per front end, the marker of nginx's setup of the same connection, and its
     # hatch with a stroke of the front end's own (each bar reads apart in grey print).
     **{f"{front}-{kind}": (colour, marker, hatch + stroke)
        for front, colour, stroke in (("haproxy", "#8C510A", "-"), ("caddy", "#6A3D9A", "+"), ("apache", "#B2182B", "|"))

@@ -24,7 +24,7 @@ APP_BASELINE = "app"  # --app: the user's own server alone, what the app setups 
 # the baseline), --app-unix's (HTTP on a Unix socket) and --app-fcgi's (FastCGI on a port or socket).
 APP_PROCESSES = ("app", "app-unix", "app-fcgi")
 APP_B_SERVER = "appb"  # --app-b: the app's second build, serving app~NAME (and, through the variant's nginx, nginx-app~NAME)
-# The front ends in nginx's place (issue 44), each a Debian package run as a private process
+# The front ends in nginx's place, each a Debian package run as a private process
 # from a configuration rendered into the run directory, in a session of its own (its CPU: the
 # whole session), answering with its own header block (what it changed from go-http's listed).
 FRONT_ENDS = ("haproxy", "caddy", "apache")
@@ -183,7 +183,7 @@ SETUPS: tuple[Setup, ...] = (
           ("nginx", "app-fcgi"), default=False, divides_by=APP_BASELINE),
     Setup("nginx-app-fcgi-unix", "nginx", 8092, "nginx FastCGI to your app over a Unix socket (--app-fcgi with {socket}, fastcgi_keep_conn)", FASTCGI,
           ("nginx", "app-fcgi"), default=False, divides_by=APP_BASELINE),
-    # Other front ends in nginx's place (issue 44), off by default: --setups front-ends selects
+    # Other front ends in nginx's place, off by default: --setups front-ends selects
     # go-http, nginx-http and their three HTTP proxies; each divides by go-http as nginx's do.
     *front_end_setups("haproxy", "HAProxy", 8093),
     *front_end_setups("caddy", "Caddy", 8096),
