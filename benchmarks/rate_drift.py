@@ -22,6 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from wrkreport.core import between_runs
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from wrkreport.core import stats  # noqa: E402
@@ -49,7 +51,7 @@ def shares(units_by_run: list[dict[str, list[float]]]) -> dict[str, tuple[float,
     found = {}
     for key in sorted(set.intersection(*(set(u) for u in units_by_run))):
         runs = [u[key] for u in units_by_run]
-        spread = stats.dersimonian_laird(runs)
+        spread = between_runs.dersimonian_laird(runs)
         between, within = spread.sd, math.sqrt(spread.pooled)
         level = abs(statistics.mean(statistics.mean(r) for r in runs))
         found[key] = (between, within, between / level if level else math.inf)

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from wrkreport.bench.capacity_rule import Width, decide, half_width, widest
-from wrkreport.bench.commands import rate_phase
+from wrkreport.bench.commands import capacity_search, rate_phase
 from wrkreport.bench.values import iso, utc_now
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import Estimate, slo_of
@@ -34,7 +34,7 @@ def ask(tmp_path, capsys):
         cut = {**full, "parameters": {**full["parameters"], **PARAMS, **parameters},
                "fixed_rate_passes": [p for p in full["fixed_rate_passes"] if p["block"] <= blocks], "fixed_rate_measurements": entries}
         (run / "manifest.json").write_text(json.dumps(cut))
-        assert rate_phase.cmd_capacity_more(argparse.Namespace(run=str(run), gomaxprocs=1, setups="nginx-http,go-http", going=going)) == 0
+        assert capacity_search.cmd_capacity_more(argparse.Namespace(run=str(run), gomaxprocs=1, setups="nginx-http,go-http", going=going)) == 0
         return capsys.readouterr().out.strip(), json.loads((run / "manifest.json").read_text())["capacity_precision"]["1"]
 
     return asking
@@ -114,7 +114,7 @@ def check(tmp_path, capsys):
         (run / "manifest.json").write_text(json.dumps({**full, "parameters": {**full["parameters"], **parameters}, "fixed_rate_measurements": entries,
                                                        "started_at": started_at or full["started_at"], "capacity_precision": capacity_precision,
                                                        "fixed_rate_passes": fixed_rate_passes or full["fixed_rate_passes"]}))
-        assert rate_phase.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="nginx-http,go-http")) == 0
+        assert capacity_search.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="nginx-http,go-http")) == 0
         said = capsys.readouterr()
         checking.err = said.err
         return sorted(said.out.split("\n")[:-1])
@@ -167,5 +167,5 @@ def test_a_blocks_capacity_checks_are_not_counted_in_its_duration():
     entries = [{"gomaxprocs": 2, "block": 1, "capacity_check": True, "started_at": f"2026-11-29T04:01:{s:02d}Z", "ended_at": f"2026-11-29T04:01:{s + 5}.2Z"}
                for s in (5, 12)]
     entries.append({"gomaxprocs": 2, "block": 1, "started_at": "2026-11-29T04:00:40Z", "ended_at": "2026-11-29T04:00:41.5Z"})
-    assert rate_phase.rate_block_seconds({"fixed_rate_passes": passes, "fixed_rate_measurements": entries}) == pytest.approx((30 + 50 - 10.4) / 2)
-    assert rate_phase.rate_block_seconds({"fixed_rate_passes": passes}) == pytest.approx(40)
+    assert capacity_search.rate_block_seconds({"fixed_rate_passes": passes, "fixed_rate_measurements": entries}) == pytest.approx((30 + 50 - 10.4) / 2)
+    assert capacity_search.rate_block_seconds({"fixed_rate_passes": passes}) == pytest.approx(40)

@@ -1,4 +1,4 @@
-"""The driver's capacity search (the helper's `capacity-next`, bench/commands/rate_phase.py) replayed on a real run.
+"""The driver's capacity search (the helper's `capacity-next`, bench/commands/capacity_search.py) replayed on a real run.
 
 tests/fixtures/runs/capacity-ladder is a run whose fixed-rate blocks searched every setup's
 capacity at p99 within 10 ms: a bisection in block 1, the ladder in blocks 2-4. Replaying it, the manifest cut back to what the driver had
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.commands import rate_phase
+from wrkreport.bench.commands import capacity_search, rate_phase
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import HEADROOM, LADDER, MAX_EDGE, round_step, search_steps, slo_of
 
@@ -37,7 +37,7 @@ def replay(tmp_path):
     def ask(entries: list[dict], n: int, block: int, setups: list[str], capsys) -> list[str]:
         cut = {**full, "fixed_rate_measurements": entries}
         (run / "manifest.json").write_text(json.dumps(cut))
-        assert rate_phase.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=n, block=block, setups=",".join(setups))) == 0
+        assert capacity_search.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=n, block=block, setups=",".join(setups))) == 0
         return capsys.readouterr().out.splitlines()
 
     yield run, full, ask
@@ -107,7 +107,7 @@ def test_an_app_run_searches_past_its_light_load_judged_by_the_apps_own_body(tmp
     assert [rate_phase.measured_step(run, e, full).verdict for e in planned] == ["pass", "pass"]  # p99 3.6 and 4.7 ms, within 10 ms
     (run / "manifest.json").write_text(json.dumps({**full, "fixed_rate_measurements": planned}))
     rate_phase.STEPS.clear()
-    assert rate_phase.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=1, block=1, setups="app,nginx-app")) == 0
+    assert capacity_search.cmd_capacity_next(argparse.Namespace(run=str(run), gomaxprocs=1, block=1, setups="app,nginx-app")) == 0
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert sorted(setup for setup, _, _ in lines) == ["app", "nginx-app"]
     assert all(740 * 1.1 < int(rate) < int(high) for _, rate, high in lines), lines  # a bisection step, not a 2% retry
@@ -122,7 +122,7 @@ def test_capacity_check_names_the_check_the_driver_made_at_the_capacity_over_eve
     cut = {**full, "fixed_rate_measurements": entries[:checks[0]]}
     (run / "manifest.json").write_text(json.dumps(cut))
     rate_phase.STEPS.clear()
-    assert rate_phase.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="go-http,nginx-http")) == 0
+    assert capacity_search.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="go-http,nginx-http")) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines == [f"{entries[i]['setup']} {entries[i]['rate']}" for i in checks]
     # the rate is the capacity the report gives (wrkreport build reads the same steps), to three figures

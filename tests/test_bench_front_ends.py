@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from helpers import plan
 from wrkreport.bench.app_answers import dechunked, record_front_end_cell
 from wrkreport.bench.commands.blocks import cell_verdict
 from wrkreport.bench.front_ends import (
@@ -23,11 +24,10 @@ from wrkreport.bench.front_ends import (
     render_front_ends,
 )
 from wrkreport.bench.manifest import cell_from_headers
-from wrkreport.bench.parameters import plan_lines, setup_list
+from wrkreport.bench.option_values import setup_list
+from wrkreport.bench.parameters import plan_lines
 from wrkreport.core.errors import UsageError
 from wrkreport.core.setups import FRONT_END_SETUP_IDS, SETUP_BY_ID, braced
-
-from helpers import plan
 
 PORTS = {"go-http": 8080, "go-fcgi-tcp": 9001, **{s: SETUP_BY_ID[s].default_port for s in FRONT_END_SETUP_IDS}}
 ALL = ["go-http", *FRONT_END_SETUP_IDS]

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from wrkreport.analysis.analyze import load_analysis
+from wrkreport.checks.tls import answer, negotiated_checks, resumed_checks, share_text, tls_part
 from wrkreport.core.setups import baseline_of
 from wrkreport.report.fmt import fmt_share
-from wrkreport.checks.tls import answer, negotiated_checks, resumed_checks, share_text, tls_part
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "tls-quick"
 
@@ -126,7 +126,7 @@ def test_one_run_answers_for_keep_alive_and_for_handshakes():
         assert text.index(share_text(new) + f" at GOMAXPROCS={n}") > text.index("throughput with keep-alive")
     rows = {(r.gomaxprocs, r.setup): r for r in part.rows}
     new_row, keep_row = rows[(1, "go-https-new")], rows[(1, "go-https")]
-    from wrkreport.report.page import cell_figure  # the TLS table's figures are the results table's
+    from wrkreport.report.page_sections import cell_figure
 
     assert keep_row.requests_per_sec == pytest.approx(cell_figure(analysis.cell(1, 100, "go-https"), "requests_per_sec"))
     assert new_row.new_connection and not keep_row.new_connection and keep_row.handshakes_per_sec is None

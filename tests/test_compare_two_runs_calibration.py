@@ -8,11 +8,10 @@ import random
 import pytest
 
 import simruns
-from wrkreport.compare import two_runs as compare
-from wrkreport.core import stats
-from wrkreport.analysis.analyze import load_analysis, paired_values
-
 from helpers import RUNS
+from wrkreport.analysis.analyze import load_analysis, paired_values
+from wrkreport.compare import two_runs as compare
+from wrkreport.core import between_runs, stats
 
 COMPARISONS = 1200  # per figure: the rate's standard error near 5% is about 0.6 points
 CEILING = 0.065  # 5% nominal plus 2.4 standard errors of a rate over 1,200 comparisons (0.63 points)
@@ -91,7 +90,7 @@ def test_without_widening_one_start_runs_flag_too_often():
     flagged = 0
     for _ in range(COMPARISONS):
         (go_a, _), (go_b, _) = run_units(rng, 10, False), run_units(rng, 10, False)
-        flagged += not stats.welch_interval(go_a[0], go_b[0]).includes(1.0)
+        flagged += not between_runs.welch_interval(go_a[0], go_b[0]).includes(1.0)
     print(f"\nWelch without widening at 10 repeats: false-change rate {flagged / COMPARISONS:.1%}")
     assert flagged / COMPARISONS > 0.10
 
@@ -119,7 +118,7 @@ def test_start_sd_is_what_the_recorded_runs_show():
         analysis = load_analysis(RUNS / name).analysis
         pairs = paired_values(analysis.cell(2, 100, "nginx-http"), analysis.cell(2, 100, "go-http"), "requests_per_sec")
         runs.append([math.log(x / y) for x, y in pairs])
-    found = stats.dersimonian_laird(runs)
+    found = between_runs.dersimonian_laird(runs)
     tau2, q = found.tau2, found.q
     print(f"\nbetween-run sd of the nginx-http ratio: {math.sqrt(tau2):.3f} (Q = {q:.1f}, df {len(runs) - 1})")
     assert math.sqrt(tau2) <= compare.START_SD < math.sqrt(tau2) + 0.01
@@ -141,7 +140,7 @@ def between_run_sds(metric: str) -> tuple[dict[str, float], dict[str, float]]:
     taus, within = {}, {}
     for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
         runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[metric].values] for name in FIXTURE_RUNS]
-        found = stats.dersimonian_laird(runs)
+        found = between_runs.dersimonian_laird(runs)
         tau2, pooled = found.tau2, found.pooled
         taus[setup], within[setup] = math.sqrt(max(tau2, 0.0)), math.sqrt(pooled)
     return taus, within
@@ -263,7 +262,7 @@ def test_the_run_to_run_sds_are_what_the_recorded_runs_show():
                     units = [compare.ratio_units(a.cell(n, 100, setup), a.cell(n, 100, "go-http"))[0] for a in runs]
                 else:
                     units = [compare.metric_units(a.cell(n, 100, setup), figure)[0] for a in runs]
-                tau2 = stats.dersimonian_laird(units).tau2
+                tau2 = between_runs.dersimonian_laird(units).tau2
                 taus[figure].append(math.sqrt(max(tau2, 0.0)))
     print("\nlargest run-to-run sd: " + ", ".join(f"{figure} {max(values):.3f}" for figure, values in taus.items()))
     for figure, values in taus.items():

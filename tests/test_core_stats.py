@@ -8,7 +8,7 @@ from statistics import NormalDist
 
 import pytest
 
-from wrkreport.core import stats
+from wrkreport.core import between_runs, stats
 
 
 def test_doctests():
@@ -161,9 +161,9 @@ def test_welch_interval_by_hand():
     var = 0.01 / 3 + (0.02 / 3) / 4
     df = var**2 / ((0.01 / 3) ** 2 / 2 + ((0.02 / 3) / 4) ** 2 / 3)  # 3.86, rounded down to 3
     assert 3 < df < 4
-    found = stats.welch_interval(a, b)
+    found = between_runs.welch_interval(a, b)
     assert found.low == pytest.approx(math.exp(0.2 - 3.182 * math.sqrt(var)))
-    widened = stats.welch_interval(a, b, extra_variance=0.005, extra_df=4)
+    widened = between_runs.welch_interval(a, b, extra_variance=0.005, extra_df=4)
     df = (2 * var) ** 2 / ((0.01 / 3) ** 2 / 2 + ((0.02 / 3) / 4) ** 2 / 3 + 0.005**2 / 4)  # 7.7, rounded down to 7
     assert 7 < df < 8 and widened.low == pytest.approx(math.exp(0.2 - 2.365 * math.sqrt(2 * var)))
-    assert stats.welch_interval([1.0], b) is None
+    assert between_runs.welch_interval([1.0], b) is None

@@ -9,15 +9,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.compare.two_runs import gate
+from helpers import RUNS
+from wrkreport.compare.gate import gate
 from wrkreport.fixedrate import common_rate
 from wrkreport.fixedrate.analysis import RateCell
-from wrkreport.fixedrate.common_rate import (NOT_FLAGGED, common_rate as pick_rate, curve_change_lines, curve_changes, curve_coverage,
-                                             curve_value, log_interpolate)
+from wrkreport.fixedrate.common_rate import NOT_FLAGGED, curve_change_lines, curve_changes, curve_coverage, curve_value, log_interpolate
+from wrkreport.fixedrate.common_rate import common_rate as pick_rate
 from wrkreport.report import build_compare
 from wrkreport.report.terminal import compare_table
-
-from helpers import RUNS
 
 WHEN = datetime(2026, 11, 27, 12, tzinfo=timezone.utc)
 

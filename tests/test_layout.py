@@ -49,7 +49,7 @@ BENCH = "wrkreport.bench"
 # What the driver's helper may import of the rest of wrkreport (run_bench.sh runs it before any pip install).
 BENCH_MAY_IMPORT = ("wrkreport.core", "wrkreport.parsers", "wrkreport.fixedrate")
 CORE = "wrkreport.core"
-CORE_MODULES = ("setups", "records", "stats", "units", "errors", "cpucost", "cpus", "display", "latency_histogram")
+CORE_MODULES = ("setups", "records", "stats", "between_runs", "units", "errors", "cpucost", "cpus", "display", "latency_histogram")
 FORBIDDEN_IN_CORE = ("pandas", "matplotlib", "jinja2", "click", "wrkreport.report", "wrkreport.bench")
 # The setup rules (core/setups.py): a module-level name in this list defined anywhere else is a second copy.
 SETUP_RULES = (

@@ -11,15 +11,14 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.cli import cli
+from wrkreport.core.setups import backend_of
 from wrkreport.report.answer import MAX_SENTENCE_WORDS, answer
 from wrkreport.report.answercells import Figure, fmt_us
-from wrkreport.report.page import backend_of
 from wrkreport.report.render import environment
 from wrkreport.report.terminal import ascii_terminal, terminal_cell
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # every fixture run analysed, some built: quick-rates-slo's 690,000 vegeta rows among them
 

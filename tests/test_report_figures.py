@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.charts import styles as chart_styles
-from wrkreport.charts import saturation as charts
+from helpers import FIXTURES, RUNS
 from wrkreport.analysis.analyze import THROUGHPUT, load_analysis
+from wrkreport.charts import latency_curves
+from wrkreport.charts import saturation as charts
+from wrkreport.charts import styles as chart_styles
 from wrkreport.core.display import cut_words
+from wrkreport.report.building import build
+from wrkreport.report.compare_page import build_compare
 from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
-from wrkreport.report.page import result_rows
-from wrkreport.report.compare_page import build_compare
-from wrkreport.report.building import build
-
-from helpers import FIXTURES, RUNS
+from wrkreport.report.page_sections import result_rows
 
 
 @pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])
@@ -135,7 +135,7 @@ def test_a_healthy_run_has_no_failure_lines():
 
 def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_values():
     from wrkreport.analysis import reference
-    from wrkreport.report.page import ratio_caption
+    from wrkreport.report.page_sections import ratio_caption
 
     sweep = load_analysis(RUNS / "sweep-all-setups").analysis  # GOMAXPROCS=2 only
     caption = ratio_caption(sweep, reference.article_ratios())
@@ -149,7 +149,7 @@ def test_ratio_chart_marks_each_study_apart_and_the_caption_names_only_our_value
 
 def test_the_2012_study_sits_beside_node_http_only_with_markers_of_its_own():
     from wrkreport.analysis import reference
-    from wrkreport.report.page import ratio_caption
+    from wrkreport.report.page_sections import ratio_caption
 
     node = load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis  # real ab run, GOMAXPROCS=1
     study = reference.study_ratios()
@@ -177,7 +177,7 @@ def test_each_chart_comes_in_a_wide_and_a_narrow_layout_that_never_shrinks_its_t
 
     sweep = load_analysis(RUNS / "sweep-all-setups").analysis
     drawn = {"throughput": charts.throughput_chart(sweep), "cpu": charts.cpu_chart(sweep), "latency": charts.latency_chart(sweep),
-             "sweep-p99": charts.sweep_chart(sweep, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")}
+             "sweep-p99": latency_curves.sweep_chart(sweep, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")}
     for name, svg in drawn.items():
         opened = re.findall(r'<svg [^>]*class="layout-(wide|narrow)"[^>]*aria-labelledby="([^ "]+)[^>]*style="min-width:(\d+)px" width="([0-9.]+)pt"', svg)
         assert [(layout, ids, float(width)) for layout, ids, _, width in opened] == [
@@ -257,7 +257,7 @@ def test_the_rates_parameter_says_the_rates_measured_when_they_were_shares():
     import doctest
 
     from wrkreport.report import page
-    from wrkreport.report.page import parameter_value
+    from wrkreport.report.page_sections import parameter_value
 
     assert doctest.testmod(page).failed == 0
     plan = {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"},

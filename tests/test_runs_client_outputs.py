@@ -6,14 +6,22 @@ import doctest
 
 import pytest
 
-from wrkreport.runs import client_outputs as clients
-from wrkreport.runs.client_outputs import ClientLoad, ClientsProblem, by_names, from_entry, group_paths, merge_files, merge_results, numbering_problem
-from wrkreport.analysis.analyze import client_saturation
-from wrkreport.core.errors import ParseError
-from wrkreport.parsers.histogram import read_histogram_file
-from wrkreport.parsers import parse_file
-
 from helpers import FIXTURES, PERCENTILE_FIELDS, brute_percentile_ms
+from wrkreport.analysis.client_load import client_saturation
+from wrkreport.core.errors import ParseError
+from wrkreport.parsers import parse_file
+from wrkreport.parsers.histogram import read_histogram_file
+from wrkreport.runs import client_outputs as clients
+from wrkreport.runs.client_outputs import (
+    ClientLoad,
+    ClientsProblem,
+    by_names,
+    from_entry,
+    group_paths,
+    merge_files,
+    merge_results,
+    numbering_problem,
+)
 
 HIST = FIXTURES / "hist"
 PAIR = [HIST / "client-1.wrk.txt", HIST / "client-2.wrk.txt"]  # two real wrk processes started together

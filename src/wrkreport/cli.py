@@ -99,11 +99,11 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
 
         wrkreport parse go-http.gomaxprocs-1.run-1.wrk.txt --json
     """
-    from .runs.client_outputs import group_paths, merge_files
     from .core.latency_histogram import SUFFIX, histogram_record
-    from .parsers.histogram import read_histogram_file
     from .parsers import parse_file
+    from .parsers.histogram import read_histogram_file
     from .parsers.vegeta import read_client_files, read_vegeta_file
+    from .runs.client_outputs import group_paths, merge_files
 
     records, failed = [], 0
     for group in group_paths(list(files)):
@@ -245,14 +245,13 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
         wrkreport compare raw/20261126T113000Z     # a run with --variant: in-run A/B
         wrkreport compare raw/main-run raw/branch-run --fail-on worse || echo regression
     """
+    import textwrap
     from datetime import datetime, timezone
 
-    import textwrap
-
     with frozen_imports():
-        from .compare.two_runs import gate
-        from .report import build_compare, compare_table
+        from .compare.gate import gate
         from .compare.variants import DRIFT_NOTE
+        from .report import build_compare, compare_table
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
     if result.in_run and result.variant.app_b is not None:  # --app-b: two builds of the app, alone and behind nginx

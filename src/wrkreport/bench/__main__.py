@@ -10,21 +10,29 @@ question the script asked (a busy port, an unusable cell), explained on stdout.
 """
 
 from __future__ import annotations
+
 import argparse
 import os
 import sys
-from .manifest import CACHE
-from .remote_clients.session import SESSIONS
-from .profiles import PROG
-from ..core.setups import SETUP_BY_ID, SETUP_IDS
+
 from ..core.errors import UsageError
+from ..core.setups import SETUP_BY_ID, SETUP_IDS
 from . import server_machine
 from .commands.blocks import cmd_measure, cmd_pass_end, cmd_pass_note, cmd_pass_ready, cmd_pass_start, cmd_warm_up
+from .commands.capacity_search import cmd_capacity_check, cmd_capacity_more, cmd_capacity_next
 from .commands.clients import cmd_clients_down, cmd_clients_preflight, cmd_clients_record
+from .commands.finish import cmd_decide, cmd_finish, cmd_summary
+from .commands.preflight import (
+    cmd_check_nginx,
+    cmd_check_ports,
+    cmd_check_reach,
+    cmd_init,
+    cmd_plan,
+    cmd_render_front_ends,
+    cmd_render_nginx,
+    cmd_tune,
+)
 from .commands.rate_phase import (
-    cmd_capacity_check,
-    cmd_capacity_more,
-    cmd_capacity_next,
     cmd_clients_vegeta,
     cmd_measure_rate,
     cmd_rate_pass_start,
@@ -32,9 +40,6 @@ from .commands.rate_phase import (
     cmd_rate_warm_up,
     cmd_vegeta_record,
 )
-from .commands.finish import cmd_decide, cmd_finish, cmd_summary
-from .handshake import cmd_tls_record
-from .commands.preflight import cmd_check_nginx, cmd_check_ports, cmd_check_reach, cmd_init, cmd_plan, cmd_render_front_ends, cmd_render_nginx, cmd_tune
 from .commands.server_host import (
     TARGET_LOST,
     cmd_facts_script,
@@ -44,6 +49,10 @@ from .commands.server_host import (
     cmd_target_record,
     cmd_target_running,
 )
+from .handshake import cmd_tls_record
+from .manifest import CACHE
+from .profiles import PROG
+from .remote_clients.session import SESSIONS
 
 
 def setup_id(text: str) -> str:

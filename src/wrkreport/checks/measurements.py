@@ -9,18 +9,18 @@ the reason kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS
-from .app import app_header_check, app_response_checks, app_response_sizes, own_answer
-from .h2 import h2_header_check, h2_response_checks, is_h2
 from ..core.records import Check, worst
+from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS
 from ..runs.directory import Run
+from .app import app_header_check, app_response_checks, app_response_sizes, own_answer
+from .duplicates import duplicate_checks
+from .h2 import h2_header_check, h2_response_checks, is_h2
 from .tls import negotiated_checks, resumed_checks
 
 DEFAULT_HEADER_BYTES = 141
@@ -192,63 +192,12 @@ def header_checks(run: Run, expected: int) -> list[Check]:
 # --- Two files for one measurement -------------------------------------------------------------
 
 
-def duplicate_checks(run: Run) -> list[Check]:
-    """Fail every measurement that another file, or another manifest entry, also claims to be."""
-    found = []
-    table = run.measurements
-    cells: dict[tuple, list[str]] = {}
-    for row in table.itertuples(index=False):
-        cells.setdefault((row.setup, row.gomaxprocs, row.connections, row.repeat), []).append(row.file)
-    for (setup, gomaxprocs, connections, repeat), names in cells.items():
-        if len(names) > 1:
-            what = f"repeat {repeat} of {setup} at GOMAXPROCS={gomaxprocs}, {connections} connections"
-            for name in names:
-                others = " and ".join(n for n in names if n != name)
-                found.append(duplicate(f"{name} and {others} are both {what}: neither is used", setup, gomaxprocs, repeat, name))
-    found.extend(manifest_duplicates(run, {row.file: row for row in table.itertuples(index=False)}))
-    return found
 
 
-def manifest_duplicates(run: Run, rows: dict) -> list[Check]:
-    """Fail measurements the manifest lists twice, or lists with another file's identity or a different one."""
-    entries = (run.manifest or {}).get("measurements") or []
-    by_file: dict[str, list[int]] = {}
-    by_cell: dict[tuple, list[str]] = {}
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or entry["file"] not in rows:
-            continue
-        by_file.setdefault(entry["file"], []).append(index)
-        cell = tuple(entry.get(key) for key in ("setup", "gomaxprocs", "connections", "repeat"))
-        if None not in cell and entry["file"] not in by_cell.setdefault(cell, []):
-            by_cell[cell].append(entry["file"])
-    found = []
-    for name, indexes in by_file.items():
-        row = rows[name]
-        if len(indexes) > 1:
-            listed = ", ".join(map(str, indexes))
-            found.append(duplicate(f"manifest.json lists {name} {len(indexes)} times (measurements {listed}): it is not used", row.setup, row.gomaxprocs, row.repeat, name))
-        entry = entries[indexes[0]]
-        said = {key: entry.get(key) for key in ("setup", "gomaxprocs", "connections", "repeat") if entry.get(key) is not None}
-        named = {key: plain(getattr(row, key)) for key in said}
-        if said != named:
-            found.append(duplicate(f"manifest.json says {name} is {said}, its name and output say {named}: it is not used", row.setup, row.gomaxprocs, row.repeat, name))
-    for cell, names in by_cell.items():
-        if len(names) > 1:
-            for name in names:
-                row = rows[name]
-                others = " and ".join(n for n in names if n != name)
-                found.append(duplicate(f"manifest.json lists {name} and {others} as the same measurement {list(cell)}: neither is used", row.setup, row.gomaxprocs, row.repeat, name))
-    return found
 
 
-def plain(value):
-    """Return a numpy scalar as the Python value it holds (for messages)."""
-    return value.item() if hasattr(value, "item") else value
 
 
-def duplicate(message: str, setup: str, gomaxprocs: int, repeat: int, name: str) -> Check:
-    """Return the failed `duplicate` check of one file."""
-    return Check("duplicate", "fail", message, setup=setup, gomaxprocs=int(gomaxprocs), repeat=int(repeat), file=name)
 
 
 # --- One measurement at a time -------------------------------------------------------------

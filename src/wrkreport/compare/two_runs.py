@@ -30,12 +30,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..core import stats
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from ..analysis.cells import Cell
+from ..core import between_runs, stats
 from ..core.setups import BASELINE, baseline_of, setup_order
 from ..fixedrate.common_rate import CurveChange, curve_changes, curve_coverage
 from ..fixedrate.comparison import RateChange, planned_only, rate_changes, rate_only_lines
+from .settings import raw_differences, show
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
 # between-run sd (DerSimonian & Laird, Controlled Clinical Trials 7, 1986) of nginx-http's
@@ -115,7 +116,6 @@ FIGURES = {
 NO_START_SD = "a run without blocks: no start-to-start sd measured for this figure, so no interval (measure both runs in blocks)"
 MIN_UNITS = 2
 TOO_FEW = "need at least 2 blocks (or repeats) in each run: no interval"
-DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
 
 
 @dataclass(frozen=True)
@@ -369,7 +369,7 @@ def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool], st
         return None
     extra = unblocked * (start_sd or 0.0) ** 2 + (2 - unblocked) * run_sd**2
     df = min(([START_DF] if unblocked else []) + ([RUN_DF] if unblocked < 2 and run_sd > 0 else []), default=math.inf)
-    found = stats.welch_interval(units_a, units_b, extra, df)
+    found = between_runs.welch_interval(units_a, units_b, extra, df)
     unit = stats.BLOCK if blocked_a and blocked_b else stats.REPEAT
     return stats.Interval(found.estimate, found.low, found.high, found.n, unit, 1, found.se, found.df)
 
@@ -416,65 +416,11 @@ def change_of(cell: Cell | tuple[int, int, str], metric: str, a: tuple[list[floa
                   detectable_change=detectable_change(found, len(units_a) + len(units_b)))
 
 
-FAIL_ON = ("never", "worse", "change")  # `wrkreport compare --fail-on`: what makes the comparison fail a CI job
 
 
-def gate(result: RunComparison, fail_on: str) -> list[str]:
-    """Return the figures that fail the gate `fail_on`: every flagged change that is worse (worse) or any (change); none for never.
-
-    Counted: the flagged changes of req/s, ratios, p99 and CPU per request, and the fixed-rate
-    added latencies (worse: more added in B). When machine drift is named (the ratios held
-    while every req/s moved together), req/s figures are left out: the machine moved, not nginx.
-    """
-    if fail_on not in FAIL_ON:
-        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
-    if fail_on == "never":
-        return []
-    drifted = result.drift is not None and result.drift.named
-    found = [f"{c.setup} GOMAXPROCS={c.gomaxprocs} c{c.connections} {c.label} {c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
-             for c in result.flagged
-             if (fail_on == "change" or not c.better) and not (drifted and c.metric == THROUGHPUT)]
-    found += [f"{c.setup} GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s added {c.percentile} {c.change_ms:+.3f} ms"
-              for c in result.rate_changes if c.flagged and (fail_on == "change" or c.change_ms > 0)]
-    return found
 
 
-def differences(a: Analysed, b: Analysed) -> list[tuple[str, str, str]]:
-    """Return the parameters, machine facts and versions that differ between the runs, as (what, in A, in B) text."""
-    return [(f"{section} {key}", show(value_a), show(value_b)) for section, key, value_a, value_b in raw_differences(a, b)]
 
 
-def raw_differences(a: Analysed, b: Analysed) -> list[tuple[str, str, object, object]]:
-    """Return (section, key, value in A, value in B) for each parameter, machine fact and version that differs."""
-    found = []
-    manifest_a, manifest_b = a.run.manifest or {}, b.run.manifest or {}
-    keys = [k for k in dict.fromkeys([*a.run.parameters, *b.run.parameters]) if k not in DERIVED_PARAMETERS]
-    for key in keys:
-        value_a, value_b = a.run.parameters.get(key), b.run.parameters.get(key)
-        if value_a != value_b:
-            found.append(("parameter", key, value_a, value_b))
-    for section in ("machine", "versions"):
-        part_a, part_b = manifest_a.get(section) or {}, manifest_b.get(section) or {}
-        if not isinstance(part_a, dict) or not isinstance(part_b, dict):
-            continue
-        for key in sorted(set(part_a) | set(part_b)):
-            if part_a.get(key) != part_b.get(key):
-                found.append((section, key, part_a.get(key), part_b.get(key)))
-    return found
 
 
-def show(value, missing: str = "unknown", switches: bool = False) -> str:
-    """Return a value for the differences table: missing for None, 'on'/'off' for a switch when switches, lists and objects joined.
-
-    >>> show(None), show(True), show([1, 2]), show({"a": 1}), show(None, "not pinned"), show(False, switches=True)
-    ('unknown', 'True', '1, 2', 'a=1', 'not pinned', 'off')
-    """
-    if value is None:
-        return missing
-    if switches and isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value))
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
-    return str(value)

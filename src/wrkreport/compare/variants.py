@@ -14,14 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..core import stats
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
 from ..analysis.cells import Cell
-from .two_runs import P99, Change, RunComparison, show
+from ..analysis.variant_ratio import Variant, variant_of
+from ..core import stats
 from ..core.errors import NothingToCompare
 from ..core.setups import baseline_of, setup_order, split_twin
 from ..fixedrate.comparison import planned_only, variant_rate_changes
-from ..analysis.variant_ratio import Variant, variant_of
+from .settings import show
+from .two_runs import P99, Change, RunComparison
 
 METHOD = (
     "A is each nginx setup as the run measured it, B its --variant twin (the same setup served by the variant's nginx); "

@@ -125,6 +125,8 @@ def front_end_setups(front: str, name: str, port: int) -> tuple[Setup, ...]:
 
 
 # Order = display order. The first four are the article's; the others are off by default.
+# (a table: one setup per entry, as written, not as the formatter would spread it)
+# fmt: off
 SETUPS: tuple[Setup, ...] = (
     Setup("go-http", "go", 8080, "Go net/http standalone (the control group)"),
     Setup("nginx-http", "nginx", 8081, "nginx reverse proxy to Go net/http over TCP", PROXY, NGINX_AND_GO),
@@ -189,6 +191,7 @@ SETUPS: tuple[Setup, ...] = (
     *front_end_setups("caddy", "Caddy", 8096),
     *front_end_setups("apache", "Apache httpd", 8099),
 )
+# fmt: on
 
 SETUP_IDS = tuple(s.id for s in SETUPS)
 DEFAULT_SETUP_IDS = tuple(s.id for s in SETUPS if s.default)

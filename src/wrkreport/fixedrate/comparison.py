@@ -4,7 +4,7 @@ For a setup other than go-http measured at the same GOMAXPROCS and offered rate 
 runs, with that cell and go-http's held in both (the runs' rate_cells, as their analysis has them), each
 run's units are its blocks' mean added latencies (setup - go-http in the same block, the
 units of the run's own interval); the change is B's mean minus A's, in ms, with Welch's
-95% t-interval on the two sets of blocks (stats.welch_difference_interval), as compare/two_runs.py
+95% t-interval on the two sets of blocks (between_runs.welch_difference_interval), as compare/two_runs.py
 does for the ratios on logs, widened by each run's own shift (RATE_RUN_SD, as two_runs.py's
 RUN_SD). Flagged when the interval excludes 0. Pure functions.
 """
@@ -15,10 +15,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .analysis import ADDED, BASELINE, RateCell, added_pairs, rate_cells
+from ..core.between_runs import welch_difference_interval
 from ..core.setups import baseline_of, split_twin
+from ..core.stats import Interval, block_difference_interval
+from .analysis import ADDED, BASELINE, RateCell, added_pairs, rate_cells
 from .reading import RateMeasurement
-from ..core.stats import Interval, block_difference_interval, welch_difference_interval
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
 # Runs drift: a run's added latency carries a shift of its own, which its blocks
