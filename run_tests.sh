@@ -37,7 +37,9 @@ through Playwright, which the test extras install without downloading a browser.
 Chromium or Playwright they are skipped with their reason; with CI=true a skipped slow or
 browser test, or a test module skipped at import, fails.
 
-Without arguments pytest runs three times (tests/README.md, "Tiers"): plain `pytest`, the
+Without arguments the code's style is checked first (ruff check and ruff format --check on
+src/, tests/ and benchmarks/, as pyproject.toml's [tool.ruff] configures them: a breach fails
+the run, after the tests), then pytest runs three times (tests/README.md, "Tiers"): plain `pytest`, the
 tests that start nothing (pyproject's addopts: -m "not slow and not browser", on every CPU
 with pytest-xdist); then the real runs and browser tests that judge no timing or rate, side
 by side on 4 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
@@ -166,6 +168,16 @@ go_tests() {
   done
 }
 
+# style_check PYTHON: the code's style by its tool (pyproject.toml's [tool.ruff]): the rules, then the format, on
+# src/, tests/ and benchmarks/; 1 on a breach, each one printed with its file and line.
+style_check() {
+  local python="$1" rc=0
+  log "ruff check and ruff format --check (src, tests, benchmarks)"
+  (cd "${ROOT}" && "${python}" -m ruff check --quiet src tests benchmarks) || rc=1
+  (cd "${ROOT}" && "${python}" -m ruff format --check --quiet src tests benchmarks) || rc=1
+  return "${rc}"
+}
+
 # test_once PYTHON [pytest arguments...]: go test, then pytest; return the first failure's status.
 # Without arguments pytest runs in three parts (tests/README.md, "Tiers"):
 #   1. plain `pytest`: the tests that start nothing (pyproject's addopts: -m "not slow and not
@@ -185,8 +197,11 @@ test_once() {
     return
   fi
   local rc=0 part
+  style_check "${python}" || rc=$?
   log "pytest (the tests that start nothing: pyproject's addopts, on every CPU)"
-  in_session "${python}" -m pytest || rc=$?
+  part=0
+  in_session "${python}" -m pytest || part=$?
+  ((rc != 0)) || rc=${part}
   log "pytest -m '${REAL} and not alone' -n ${REAL_WORKERS} (the real runs and the browser, side by side)"
   part=0
   in_session "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup || part=$?

@@ -30,9 +30,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from wrkreport.charts import saturation as charts
 from wrkreport.analysis import reference
 from wrkreport.analysis.analyze import load_analysis
+from wrkreport.charts import saturation as charts
 from wrkreport.report import build_page, render_html, results_json, write_outputs
 
 SETUPS = {"go-http": 1.0, "nginx-http": 0.62, "nginx-fcgi-tcp": 0.24, "nginx-fcgi-unix": 0.29}
@@ -85,8 +85,16 @@ def wrk_output(rps: float, seconds: float = 6.0, threads: int = 2, connections: 
         f"Running {seconds:.0f}s test @ http://127.0.0.1:8080/",
         f"  {threads} threads and {connections} connections",
         "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
-        "    Latency   " + cell(time_us(latency_us), 8) + cell(time_us(latency_us / 4), 10) + cell(time_us(latency_us * 8), 9) + f"{88.5:8.2f}%",
-        "    Req/Sec   " + cell(metric(rps / threads), 8) + cell(metric(rps / 40), 10) + cell(metric(rps / threads * 1.2), 9) + f"{70.0:8.2f}%",
+        "    Latency   "
+        + cell(time_us(latency_us), 8)
+        + cell(time_us(latency_us / 4), 10)
+        + cell(time_us(latency_us * 8), 9)
+        + f"{88.5:8.2f}%",
+        "    Req/Sec   "
+        + cell(metric(rps / threads), 8)
+        + cell(metric(rps / 40), 10)
+        + cell(metric(rps / threads * 1.2), 9)
+        + f"{70.0:8.2f}%",
         "  Latency Distribution",
         *(f"{p:>6}%" + f"{time_us(latency_us * f):>10}" for p, f in ((50, 0.9), (75, 1.1), (90, 1.4), (99, 3.0))),
         f"  {requests} requests in {seconds:.2f}s, {binary(requests * RESPONSE_BYTES)}B read",
@@ -103,7 +111,7 @@ def make_run(root: Path, measurements: int, seed: int = 1) -> Path:
     run.mkdir(parents=True)
     repeats = max(1, measurements // (len(SETUPS) * len(GOMAXPROCS)))
     for gomaxprocs in GOMAXPROCS:
-        base = 40_000 * gomaxprocs ** 0.5
+        base = 40_000 * gomaxprocs**0.5
         for setup, share in SETUPS.items():
             (run / f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt").write_bytes(HEAD)
             for k in range(1, repeats + 1):
@@ -141,11 +149,15 @@ def against_floor(run: Path, tries: int, what: str, goal: float) -> None:
     load = os.getloadavg()[0]
     print(f"import floor ({FLOOR}): {floor[0]:.2f} s wall, {floor[1]:.2f} s CPU")
     print(f"wrkreport build of {what}:  {build[0]:.2f} s wall, {build[1]:.2f} s CPU")
-    print(f"ratio: {build[0] / floor[0]:.2f}x the floor in wall time, {build[1] / floor[1]:.2f}x in CPU time (goal: at most {goal:g}x); "
-          f"best of {tries}, load average {load:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"ratio: {build[0] / floor[0]:.2f}x the floor in wall time, {build[1] / floor[1]:.2f}x in CPU time (goal: at most {goal:g}x); "
+        f"best of {tries}, load average {load:.1f} on {os.cpu_count()} CPUs"
+    )
     if sys.flags.dont_write_bytecode:
-        print("  (PYTHONDONTWRITEBYTECODE is set: unless its bytecode is already cached, every build compiles wrkreport's own modules, "
-              "which the floor barely imports: about 0.1 s of CPU time on the 2-core machine)")
+        print(
+            "  (PYTHONDONTWRITEBYTECODE is set: unless its bytecode is already cached, every build compiles wrkreport's own modules, "
+            "which the floor barely imports: about 0.1 s of CPU time on the 2-core machine)"
+        )
 
 
 def steps(run_dir: Path, out: Path) -> None:

@@ -167,7 +167,7 @@ def grid_bisection(rng: random.Random, measure, top: int) -> list[tuple[int, obj
 
 def pooled_run(rng: random.Random, blocks: int) -> dict[str, tuple[float, float]]:
     """Return each setup's pooled log capacity and jackknife standard error over blocks of one simulated run."""
-    grid = lambda j: M.LIGHT * STEP ** j  # noqa: E731
+    grid = lambda j: M.LIGHT * STEP**j  # noqa: E731
     kept: dict[str, list[list[tuple[int, object]]]] = {n: [] for n in NAMES}
 
     def estimate(rows: list[tuple[int, object]]) -> float:
@@ -182,7 +182,7 @@ def pooled_run(rng: random.Random, blocks: int) -> dict[str, tuple[float, float]
             knee, start = M.SETUPS[name], starts[name]
             top = int(math.log(knee.closed_loop * M.HEADROOM / M.LIGHT) / math.log(STEP))
             if block == 0:
-                rows = grid_bisection(rng, lambda j: second(rng, knee, start, grid(j)), top)
+                rows = grid_bisection(rng, lambda j, knee=knee, start=start: second(rng, knee, start, grid(j)), top)
             else:
                 centre = estimate([row for b in kept[name] for row in b])
                 j0 = math.floor(math.log(math.exp(centre) / M.LIGHT) / math.log(STEP))
@@ -242,8 +242,11 @@ def fitted_share_capacity(blocks: list[tuple[object, list]], share: float = 0.9)
         if capacity.bound is not None:
             return None
         crossings[capacity.block] = math.log(capacity.rps)
-        rows += [(capacity.block, math.log(s.rate), math.log(s.value_ms)) for s in steps
-                 if s.value_ms is not None and s.value_ms != M.BACKLOG_MS and -math.log(1.5) <= math.log(s.rate / capacity.rps) <= math.log(1.15)]
+        rows += [
+            (capacity.block, math.log(s.rate), math.log(s.value_ms))
+            for s in steps
+            if s.value_ms is not None and s.value_ms != M.BACKLOG_MS and -math.log(1.5) <= math.log(s.rate / capacity.rps) <= math.log(1.15)
+        ]
     index = {b: i for i, b in enumerate(sorted(crossings))}
     if len(rows) < len(index) + 4 or {r[0] for r in rows} != set(index):
         return None
@@ -253,8 +256,11 @@ def fitted_share_capacity(blocks: list[tuple[object, list]], share: float = 0.9)
     found = []
     for block, column in index.items():
         rest = math.log(OBJECTIVE) - margin - coef[column]  # slope * u + bend * u**2 = rest, on the rising side
-        roots = [(-slope + sign * math.sqrt(slope * slope + 4 * bend * rest)) / (2 * bend) for sign in (1, -1)] \
-            if abs(bend) > 1e-9 and slope * slope + 4 * bend * rest >= 0 else ([rest / slope] if slope > 0 else [])
+        roots = (
+            [(-slope + sign * math.sqrt(slope * slope + 4 * bend * rest)) / (2 * bend) for sign in (1, -1)]
+            if abs(bend) > 1e-9 and slope * slope + 4 * bend * rest >= 0
+            else ([rest / slope] if slope > 0 else [])
+        )
         roots = [u for u in roots if slope + 2 * bend * u > 0]
         if not roots:
             return None
@@ -278,8 +284,12 @@ def pooled_fit_capacity(blocks: list[tuple[object, list]], window: float = 1.3) 
     if len(crossings) < len(blocks):
         return None
     centre = math.exp(statistics.mean(map(math.log, crossings)))
-    rows = [(capacity.block, math.log(s.rate), math.log(s.value_ms)) for capacity, steps in blocks for s in steps
-            if s.value_ms is not None and s.value_ms != M.BACKLOG_MS and centre / window <= s.rate <= centre * window]
+    rows = [
+        (capacity.block, math.log(s.rate), math.log(s.value_ms))
+        for capacity, steps in blocks
+        for s in steps
+        if s.value_ms is not None and s.value_ms != M.BACKLOG_MS and centre / window <= s.rate <= centre * window
+    ]
     index = {b: i for i, b in enumerate(sorted({r[0] for r in rows}))}
     if len(index) < len(blocks) or len(rows) < len(index) + 3:
         return None
@@ -319,8 +329,12 @@ def there_block_steps(rng: random.Random, run: str, block: int, name: str, start
 
 def there_share_capacity(blocks: list[tuple[object, list]], centre: float, share: float = 0.9) -> float | None:
     """Return design 5's log capacity from its ladder blocks: a linear Huber fit near centre, the 90% residual quantile added, the mean over blocks."""
-    rows = [(capacity.block, math.log(s.rate), math.log(s.value_ms)) for capacity, steps in blocks for s in steps
-            if s.value_ms is not None and s.value_ms != M.BACKLOG_MS and centre / WINDOW[0] <= s.rate <= centre * WINDOW[1]]
+    rows = [
+        (capacity.block, math.log(s.rate), math.log(s.value_ms))
+        for capacity, steps in blocks
+        for s in steps
+        if s.value_ms is not None and s.value_ms != M.BACKLOG_MS and centre / WINDOW[0] <= s.rate <= centre * WINDOW[1]
+    ]
     index = {b: i for i, b in enumerate(sorted({r[0] for r in rows}))}
     if len(index) < len(blocks) or len(rows) < len(index) + 3:
         return None
@@ -339,12 +353,18 @@ def there_runs(rng: random.Random, blocks: int, runs: int) -> list[dict[str, tup
         kept = {n: [] for n in NAMES}
         for block in range(1, blocks + 1):
             for name, start in M.draw_starts(rng, NAMES).items():
-                kept[name].append(there_block_steps(rng, f"there:{blocks}:{number}", block, name, start, kept[name][0][0] if kept[name] else None))
+                kept[name].append(
+                    there_block_steps(rng, f"there:{blocks}:{number}", block, name, start, kept[name][0][0] if kept[name] else None)
+                )
         one = {}
         for name in NAMES:
             first, ladder = kept[name][0][0], kept[name][1:]
             every = there_share_capacity(ladder, first.rps * GUESS) if first.bound is None else None
-            left_out = [there_share_capacity(ladder[:i] + ladder[i + 1:], first.rps * GUESS) for i in range(len(ladder))] if every is not None else [None]
+            left_out = (
+                [there_share_capacity(ladder[:i] + ladder[i + 1 :], first.rps * GUESS) for i in range(len(ladder))]
+                if every is not None
+                else [None]
+            )
             if None in left_out:
                 one[name] = None
                 continue
@@ -369,7 +389,12 @@ def summary(label: str, intervals: list[tuple[float, float]], truth: float) -> s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=400, help="simulated runs per design and block count (400: a coverage's standard error about 1.1 points)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=400,
+        help="simulated runs per design and block count (400: a coverage's standard error about 1.1 points)",
+    )
     parser.add_argument("--blocks", default="3,4,6", help="block counts, comma-separated")
     parser.add_argument("--seed", default="capacity-designs")
     args = parser.parse_args()
@@ -377,8 +402,10 @@ def main() -> None:
     pooled = {n: math.log(pooled_truth(n)) for n in NAMES}
     print("true capacities (req/s): one second meets the objective half the time / 99% of all requests within it")
     for name in NAMES:
-        print(f"  {name:<16} {math.exp(half[name]):>8,.0f} / {math.exp(pooled[name]):>8,.0f}  ({math.exp(pooled[name] - half[name]):.2f}x); "
-              f"9 seconds in 10: {share_truth(name, 0.9):,.0f} ({share_truth(name, 0.9) / math.exp(half[name]):.2f}x)")
+        print(
+            f"  {name:<16} {math.exp(half[name]):>8,.0f} / {math.exp(pooled[name]):>8,.0f}  ({math.exp(pooled[name] - half[name]):.2f}x); "
+            f"9 seconds in 10: {share_truth(name, 0.9):,.0f} ({share_truth(name, 0.9) / math.exp(half[name]):.2f}x)"
+        )
     M.RUNS = args.runs
     for blocks in (int(b) for b in args.blocks.split(",")):
         print(f"\n{blocks} blocks, {args.runs} runs each")
@@ -395,12 +422,24 @@ def main() -> None:
                 print(summary(label, intervals([M.combine(run[name]) for run in runs]), half[name]))
             print(summary("pooled (SLO meaning)", [(v, t * se) for v, se in (r[name] for r in pooled_runs)], pooled[name]))
             found = [ratio_interval([(v, 1.0) for v in r[name]]) for r in fitted if r[name]]
-            print(summary("9 seconds in 10, fitted", [(math.log(f.estimate), math.log(f.high / f.estimate)) for f in found], math.log(share_truth(name, 0.9))))
+            print(
+                summary(
+                    "9 seconds in 10, fitted",
+                    [(math.log(f.estimate), math.log(f.high / f.estimate)) for f in found],
+                    math.log(share_truth(name, 0.9)),
+                )
+            )
             pooled_fit = [ratio_interval([(v, 1.0) for v in r[f"{name} pooled"]]) for r in fitted if r[f"{name} pooled"]]
-            print(summary("typical second, pooled fit", [(math.log(f.estimate), math.log(f.high / f.estimate)) for f in pooled_fit], half[name]))
+            print(
+                summary(
+                    "typical second, pooled fit", [(math.log(f.estimate), math.log(f.high / f.estimate)) for f in pooled_fit], half[name]
+                )
+            )
             measured = [r[name] for r in there if r[name] is not None]
-            print(summary("9 seconds in 10, measured there", [(v, t_there * se) for v, se in measured], math.log(share_truth(name, 0.9)))
-                  + f"   (no estimate in {1 - len(measured) / len(there):.0%})")
+            print(
+                summary("9 seconds in 10, measured there", [(v, t_there * se) for v, se in measured], math.log(share_truth(name, 0.9)))
+                + f"   (no estimate in {1 - len(measured) / len(there):.0%})"
+            )
         for name in NAMES[1:]:
             print(f" {name} / go-http")
             for label, runs in designs.items():
@@ -409,6 +448,7 @@ def main() -> None:
             print(summary("pooled (SLO meaning, se unpaired)", pooled_ratio, pooled[name] - pooled["go-http"]))
         for label, runs in designs.items():
             print(f" measurements per block on go-http, {label}: {statistics.mean(b.steps for run in runs for b in run['go-http']):.2f}")
+
 
 if __name__ == "__main__":
     main()

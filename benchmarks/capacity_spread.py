@@ -64,8 +64,10 @@ def main() -> None:
         pooled = pooled_sd(figures)
         need = [blocks_for_spread(s, CAPACITY_PRECISION_PCT, 2, 99) for s in (pooled, table)]
         shown = ", ".join(f"{s:.3f} ({b})" for s, b in figures)
-        print(f"{setup} | {shown} | {pooled:.3f} | {table:.3f}{'' if setup in CAPACITY_SPREAD else ' (default)'} | {need[0]}, {need[1]}"
-              f" (ceiling {profile['rate_blocks_max']})")
+        print(
+            f"{setup} | {shown} | {pooled:.3f} | {table:.3f}{'' if setup in CAPACITY_SPREAD else ' (default)'} | {need[0]}, {need[1]}"
+            f" (ceiling {profile['rate_blocks_max']})"
+        )
 
 
 def pooled_sd(figures: list[tuple[float, int]]) -> float:

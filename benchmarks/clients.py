@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import netlab  # noqa: E402
 from helpers import Bench  # noqa: E402
-
 from wrkreport.bench.remote_clients.state import load_clients, save_clients  # noqa: E402
 from wrkreport.bench.values import parse_iso  # noqa: E402
 
@@ -43,8 +42,12 @@ from wrkreport.bench.values import parse_iso  # noqa: E402
 def outlives_session(bench: Bench) -> str:
     """Start wrk over a session of the master, kill the local ssh, report whether wrk still runs there."""
     host = bench.clients[0]
-    ssh = subprocess.Popen(bench.lab.in_controller("ssh", *bench.ssh_options(), "--", host.ssh, f"wrk -t1 -c10 -d20s {bench.url}"),
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ssh = subprocess.Popen(
+        bench.lab.in_controller("ssh", *bench.ssh_options(), "--", host.ssh, f"wrk -t1 -c10 -d20s {bench.url}"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 10
     while not bench.wrk_pids()[host.name] and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -60,8 +63,13 @@ def outlives_session(bench: Bench) -> str:
 def serve(bench: Bench, run: Path, commands: list[list[str]]) -> list[int]:
     """Send commands to one `serve` helper (run_bench.sh's protocol); return their statuses."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.Popen(bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     data = b"".join(b"".join(a.encode() + b"\0" for a in c) + b"\x1e\0" for c in commands)
     out, _ = proc.communicate(data, timeout=600)
     return [int(line.split()[1]) for line in out.decode().splitlines() if line.startswith("@@done ")]
@@ -89,8 +97,10 @@ def series(bench: Bench, tmp: Path, hosts: int, count: int) -> None:
         if len(starts) > 1:
             skews.append((max(starts) - min(starts)).total_seconds() * 1000)
     shown = f"; start skew median {statistics.median(skews):.0f} ms, max {max(skews):.0f} ms" if skews else ""
-    print(f"{hosts} client(s): {len(manifest['measurements'])} measurements of 1 s in {wall:.1f} s (statuses {sorted(set(statuses))}); "
-          f"gap median {gaps.get('median')} s, max {gaps.get('max')} s ({gaps.get('count')} gaps){shown}")
+    print(
+        f"{hosts} client(s): {len(manifest['measurements'])} measurements of 1 s in {wall:.1f} s (statuses {sorted(set(statuses))}); "
+        f"gap median {gaps.get('median')} s, max {gaps.get('max')} s ({gaps.get('count')} gaps){shown}"
+    )
 
 
 def stop_time(bench: Bench, tmp: Path) -> None:
@@ -104,7 +114,9 @@ def stop_time(bench: Bench, tmp: Path) -> None:
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=30)
-    print(f"SIGINT to measure with 2 clients: exited {proc.returncode} after {time.monotonic() - started:.2f} s, wrk left: {bench.wrk_pids()}")
+    print(
+        f"SIGINT to measure with 2 clients: exited {proc.returncode} after {time.monotonic() - started:.2f} s, wrk left: {bench.wrk_pids()}"
+    )
     bench.helper("clients-down", "--state", str(state))
 
 

@@ -47,7 +47,12 @@ def figures(tree: Path) -> dict:
     loose = sorted(f.stem for f in package.glob("*.py"))
     packages = sorted(p.name for p in package.iterdir() if (p / "__init__.py").is_file())
     rooms = {room_of(m) for m in graph}
-    room_edges = {(room_of(a), room_of(b)) for a, deps in graph.items() for b in deps if room_of(a) != room_of(b) and "wrkreport" not in (room_of(a), room_of(b))}
+    room_edges = {
+        (room_of(a), room_of(b))
+        for a, deps in graph.items()
+        for b in deps
+        if room_of(a) != room_of(b) and "wrkreport" not in (room_of(a), room_of(b))
+    }
     room_graph = {r: {b for a, b in room_edges if a == r} for r in rooms}
     per_package = {}
     for name in packages + ["(top)"]:

@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from wrkreport.bench import allocation  # noqa: E402
+from wrkreport.bench import stopping_rule as precision
 from wrkreport.core import stats  # noqa: E402
 from wrkreport.core.setups import BASELINE  # noqa: E402
-from wrkreport.bench import allocation, stopping_rule as precision  # noqa: E402
-
 
 
 def series(run_dir: Path) -> tuple[dict, list[dict]]:
@@ -44,7 +44,16 @@ def series(run_dir: Path) -> tuple[dict, list[dict]]:
     for m in manifest["measurements"]:
         rate = precision.rate_of(run_dir, m, cache)
         if rate and m.get("block") is not None and m.get("started_at"):
-            found.append({"setup": m["setup"], "g": m["gomaxprocs"], "block": m["block"], "round": m["repeat"], "t": m["started_at"], "log": math.log(rate)})
+            found.append(
+                {
+                    "setup": m["setup"],
+                    "g": m["gomaxprocs"],
+                    "block": m["block"],
+                    "round": m["repeat"],
+                    "t": m["started_at"],
+                    "log": math.log(rate),
+                }
+            )
     return manifest["parameters"], sorted(found, key=lambda x: x["t"])
 
 
@@ -140,15 +149,22 @@ def report(run_dir: Path, target: float) -> list[str]:
             continue
         sd_w, sd_b = math.sqrt(found.within), math.sqrt(found.between)
         needed[(g, setup)] = pairs_needed(sd_w, target)
-        lines.append(f"  GOMAXPROCS={g} {setup:<16} within-block sd {sd_w:.3f}  between-block sd {sd_b:.3f}  "
-                     f"blocks {found.blocks}  pairs for +/-{target:.0%}: {needed[(g, setup)]}")
+        lines.append(
+            f"  GOMAXPROCS={g} {setup:<16} within-block sd {sd_w:.3f}  between-block sd {sd_b:.3f}  "
+            f"blocks {found.blocks}  pairs for +/-{target:.0%}: {needed[(g, setup)]}"
+        )
     lags = lag_correlations(items)
     lines.append("  lag correlation of residuals: " + ", ".join(f"{k}: {v:+.2f}" for k, v in lags.items()))
     dist = distance_sds(items)
-    lines.append("  sd of log ratio to a go-http measurement d places away: " + ", ".join(f"d={d}: {sd:.3f} (n={n})" for d, (n, sd) in sorted(dist.items())))
+    lines.append(
+        "  sd of log ratio to a go-http measurement d places away: "
+        + ", ".join(f"d={d}: {sd:.3f} (n={n})" for d, (n, sd) in sorted(dist.items()))
+    )
     if needed:
-        lines.append(f"  measuring time the target needs at this noise: {seconds_needed(needed, duration):.0f} s "
-                     f"(block starts and the fixed-rate phase not counted)")
+        lines.append(
+            f"  measuring time the target needs at this noise: {seconds_needed(needed, duration):.0f} s "
+            f"(block starts and the fixed-rate phase not counted)"
+        )
     return lines
 
 

@@ -39,7 +39,9 @@ def throughput_cut(run_dir: Path, manifest: dict, blocks: int) -> tuple[float, f
     """Return (seconds, worst throughput or CPU-cost ratio half-width) of the run's first `blocks` blocks per GOMAXPROCS value."""
     cut = {**manifest, "measurements": [m for m in manifest["measurements"] if m.get("block", 1) <= blocks]}
     cache: dict = {}
-    intervals = list(ratio_intervals(run_dir, cut, cache).values()) + list(ratio_intervals(run_dir, cut, cache, cpu_per_request_of).values())
+    intervals = list(ratio_intervals(run_dir, cut, cache).values()) + list(
+        ratio_intervals(run_dir, cut, cache, cpu_per_request_of).values()
+    )
     worst = stats.worst_half_width(intervals)
     return seconds([p for p in manifest["passes"] if p.get("block", 1) <= blocks]), None if worst == float("inf") else worst
 
@@ -72,7 +74,9 @@ def main() -> None:
     by_j: dict[int, list] = {}
     for run_dir in args.runs:
         manifest = json.loads((run_dir / "manifest.json").read_text())
-        print(f"{run_dir}: {manifest.get('status')}, {len(manifest['passes'])} throughput and {len(manifest.get('fixed_rate_passes') or [])} fixed-rate blocks")
+        print(
+            f"{run_dir}: {manifest.get('status')}, {len(manifest['passes'])} throughput and {len(manifest.get('fixed_rate_passes') or [])} fixed-rate blocks"
+        )
         for k in map(int, args.throughput.split(",")):
             if max((p.get("block", 1) for p in manifest["passes"]), default=0) >= k:
                 spent, worst = throughput_cut(run_dir, manifest, k)
@@ -89,7 +93,9 @@ def main() -> None:
         print(f"{k:17d} | {len(rows):4d} | {statistics.median(r[0] for r in rows):16.0f} | {', '.join(pct(r[1]) for r in rows)}")
     print("\nfixed-rate blocks | runs | seconds (median) | worst capacity, worst capacity ratio, each run")
     for j, rows in sorted(by_j.items()):
-        print(f"{j:17d} | {len(rows):4d} | {statistics.median(r[0] for r in rows):16.0f} | {'; '.join(f'{pct(r[1])}, {pct(r[2])}' for r in rows)}")
+        print(
+            f"{j:17d} | {len(rows):4d} | {statistics.median(r[0] for r in rows):16.0f} | {'; '.join(f'{pct(r[1])}, {pct(r[2])}' for r in rows)}"
+        )
 
 
 if __name__ == "__main__":

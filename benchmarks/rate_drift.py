@@ -26,7 +26,6 @@ from wrkreport.core import between_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from wrkreport.core import stats  # noqa: E402
 from wrkreport.fixedrate.analysis import ADDED, BASELINE  # noqa: E402
 from wrkreport.fixedrate.comparison import block_units  # noqa: E402
 from wrkreport.fixedrate.reading import read_rate_measurements  # noqa: E402

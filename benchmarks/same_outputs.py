@@ -32,7 +32,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 # The pairs `wrkreport compare` is run on (RUN_B absent: one run's --variant).
-COMPARE_PAIRS = (("default-run-1", "default-run-2"), ("keepalive-on", "keepalive-on-again"), ("variant-nokeep", None), ("tls-quick", "tls-both-modes"))
+COMPARE_PAIRS = (
+    ("default-run-1", "default-run-2"),
+    ("keepalive-on", "keepalive-on-again"),
+    ("variant-nokeep", None),
+    ("tls-quick", "tls-both-modes"),
+)
 # Runs the CLI with the time it hands the report fixed, so two builds of one run are byte-comparable
 # (the commands take `build` and `build_compare` from wrkreport.report when they run).
 DRIVER = """
@@ -53,7 +58,13 @@ def install(tree: Path, venv: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(tree)], check=True)
-    where = subprocess.run([str(python), "-c", "import wrkreport.cli, wrkreport; print(wrkreport.__file__)"], cwd=venv, check=True, capture_output=True, text=True)
+    where = subprocess.run(
+        [str(python), "-c", "import wrkreport.cli, wrkreport; print(wrkreport.__file__)"],
+        cwd=venv,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert str(venv) in where.stdout, f"wrkreport imported from {where.stdout.strip()}, not the install"
     return python
 
@@ -63,9 +74,19 @@ def build_all(python: Path, runs: Path, work: Path) -> None:
     env = {**os.environ, "WRKREPORT_NO_TEMPLATE_CACHE": "1", "MPLCONFIGDIR": str(work / ".mpl"), "PYTHONHASHSEED": "0"}
     env.pop("PYTHONPATH", None)
     shutil.copytree(runs, work / "raw", ignore=shutil.ignore_patterns("*.py", "README.md"))
-    commands = {f"build-{run.name}": ["build", f"raw/{run.name}", "--out", f"reports/{run.name}"] for run in sorted((work / "raw").iterdir()) if run.is_dir()}
+    commands = {
+        f"build-{run.name}": ["build", f"raw/{run.name}", "--out", f"reports/{run.name}"]
+        for run in sorted((work / "raw").iterdir())
+        if run.is_dir()
+    }
     for a, b in COMPARE_PAIRS:
-        commands[f"compare-{a}-{b or 'variant'}"] = ["compare", f"raw/{a}", *([f"raw/{b}"] if b else []), "--out", f"compared/{a}-{b or 'variant'}"]
+        commands[f"compare-{a}-{b or 'variant'}"] = [
+            "compare",
+            f"raw/{a}",
+            *([f"raw/{b}"] if b else []),
+            "--out",
+            f"compared/{a}-{b or 'variant'}",
+        ]
     (work / "terminal").mkdir()
     for name, argv in commands.items():
         done = subprocess.run([str(python), "-c", DRIVER, *argv], cwd=work, env=env, capture_output=True, text=True)
@@ -81,7 +102,9 @@ def outputs(work: Path) -> dict[str, Path]:
 def differences(a: Path, b: Path) -> tuple[int, list[str]]:
     """Return how many files were compared and what differs between two working directories."""
     left, right = outputs(a), outputs(b)
-    differ = [f"only in {a.name}: {n}" for n in sorted(left.keys() - right.keys())] + [f"only in {b.name}: {n}" for n in sorted(right.keys() - left.keys())]
+    differ = [f"only in {a.name}: {n}" for n in sorted(left.keys() - right.keys())] + [
+        f"only in {b.name}: {n}" for n in sorted(right.keys() - left.keys())
+    ]
     differ += [f"differs: {n}" for n in sorted(left.keys() & right.keys()) if not filecmp.cmp(left[n], right[n], shallow=False)]
     return len(left.keys() | right.keys()), differ
 

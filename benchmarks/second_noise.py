@@ -39,15 +39,20 @@ def stretches_p99(path: Path, windows: int) -> tuple[float, list[float]] | None:
         return None
     starts, latency = data[:, 0], data[:, 1]
     cut = np.linspace(starts.min(), starts.max() + 1, windows + 1)
-    found = [np.percentile(latency[(starts >= a) & (starts < b)], 99) / 1e6 for a, b in zip(cut, cut[1:])
-             if ((starts >= a) & (starts < b)).sum() >= MIN_REQUESTS]
+    found = [
+        np.percentile(latency[(starts >= a) & (starts < b)], 99) / 1e6
+        for a, b in zip(cut, cut[1:])
+        if ((starts >= a) & (starts < b)).sum() >= MIN_REQUESTS
+    ]
     return float(np.percentile(latency, 99) / 1e6), found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (a run_bench.sh --out directory or one run in it)")
-    parser.add_argument("--windows", type=int, default=4, help="stretches per attack (4: a quarter second each, ~5,000 requests at 20,000 req/s)")
+    parser.add_argument(
+        "--windows", type=int, default=4, help="stretches per attack (4: a quarter second each, ~5,000 requests at 20,000 req/s)"
+    )
     parser.add_argument("--objective-ms", type=float, default=10.0)
     args = parser.parse_args()
     files = sorted({f.resolve() for run in args.runs for f in run.rglob("*.vegeta.csv.gz") if NAME.match(f.name)})
@@ -55,8 +60,10 @@ def main() -> None:
     near = [(whole, parts) for whole, parts in attacks if whole < 30 and len(parts) == args.windows]
     spread = sorted(statistics.stdev(math.log(p) for p in parts) for _, parts in near)
     print(f"{len(files)} vegeta files, {len(near)} attacks held below 30 ms split in {args.windows} stretches")
-    print(f"sd of log p99 within one attack: quartiles {spread[len(spread) // 4]:.2f} / {spread[len(spread) // 2]:.2f} / "
-          f"{spread[3 * len(spread) // 4]:.2f} (the coverage model's per-measurement log-sd: 0.52)")
+    print(
+        f"sd of log p99 within one attack: quartiles {spread[len(spread) // 4]:.2f} / {spread[len(spread) // 2]:.2f} / "
+        f"{spread[3 * len(spread) // 4]:.2f} (the coverage model's per-measurement log-sd: 0.52)"
+    )
     for low, high in ((0, 5), (5, 10), (10, 20), (20, 30)):
         group = [parts for whole, parts in near if low <= whole < high]
         if group:

@@ -61,7 +61,9 @@ def summary(clone: Path, wall: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--reinstall", action="store_true", help="pip uninstall wrkreport before each run: the script installs it from the clone")
+    parser.add_argument(
+        "--reinstall", action="store_true", help="pip uninstall wrkreport before each run: the script installs it from the clone"
+    )
     parser.add_argument("--keep", type=Path, help="copy each run's raw/<run-id>/ into this directory")
     parser.add_argument("options", nargs="*", help="run_bench.sh options after --")
     args = parser.parse_args()

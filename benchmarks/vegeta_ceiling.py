@@ -29,14 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from wrkreport.bench.fixed_rate import Attack, measure_rate
 from wrkreport.bench.cpu import read_cpu_record
+from wrkreport.bench.fixed_rate import Attack, measure_rate
 from wrkreport.bench.machine import command_output
 from wrkreport.bench.nginx import nginx_flags, nginx_values, render_template
 from wrkreport.bench.vegeta_build import VEGETA_VERSION, build_vegeta
 from wrkreport.core.cpucost import ms_per_1k_requests
-from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.rate_checks import rate_held_check
+from wrkreport.parsers.vegeta import read_vegeta_file
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"
@@ -63,8 +63,11 @@ def start_nginx_static(work: Path, gomaxprocs: int) -> tuple[subprocess.Popen, s
     text = text.replace("worker_processes auto;", f"worker_processes {gomaxprocs};")  # as the driver's GOMAXPROCS pass
     (work / "nginx.conf").write_text(text)
     log = work / "nginx-error.log"
-    proc = subprocess.Popen([nginx, "-c", str(work / "nginx.conf"), "-p", f"{prefix}/", "-e", str(log), "-g", f'error_log "{log}" crit;'],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [nginx, "-c", str(work / "nginx.conf"), "-p", f"{prefix}/", "-e", str(log), "-g", f'error_log "{log}" crit;'],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 10
     while subprocess.run(["curl", "-s", "-o", "/dev/null", url]).returncode != 0:
@@ -102,8 +105,15 @@ def settle(limit: int = SETTLED_TIME_WAIT, timeout_s: float = 180) -> float:
 def measure(vegeta: Path, url: str, rate: int, duration_s: float, work: Path, nginx_pid: int, max_connections: int | None) -> dict:
     """Run one fixed-rate measurement against nginx; return its figures."""
     stem = f"nginx-static.ceiling.rate-{rate}"
-    ran = measure_rate(vegeta, Attack(url=url, rate=rate, duration_s=duration_s, expect_body_bytes=BODY_BYTES, max_connections=max_connections), work, work, stem,
-                       {"setup": "nginx-static"}, {"nginx": nginx_pid})
+    ran = measure_rate(
+        vegeta,
+        Attack(url=url, rate=rate, duration_s=duration_s, expect_body_bytes=BODY_BYTES, max_connections=max_connections),
+        work,
+        work,
+        stem,
+        {"setup": "nginx-static"},
+        {"nginx": nginx_pid},
+    )
     if ran.problem:
         raise SystemExit(f"vegeta_ceiling.py: {rate} req/s: {ran.problem}")
     result = read_vegeta_file(work / ran.file, offered_rps=rate)
@@ -129,10 +139,12 @@ def measure(vegeta: Path, url: str, rate: int, duration_s: float, work: Path, ng
 
 def line(m: dict) -> str:
     """Return one measurement as a line."""
-    return (f"{m['rate']:>7,} req/s  {'held' if m['held'] else 'NOT held':8}  achieved {m['achieved']:>9,.1f}  errors {m['errors']:>5}  "
-            f"p50 {m['p50_ms']:7.3f} ms  p99 {m['p99_ms']:8.3f} ms  vegeta {m['vegeta_cores']:.2f} cores  nginx {m['nginx_cores']:.2f} cores  "
-            f"vegeta CPU {m['vegeta_ms_per_1k']:6.1f} ms per 1,000 requests  TIME_WAIT after {m['time_wait_after']:,}"
-            + (f"\n{'':17}first error: {m['first_error']}" if m["first_error"] else ""))
+    return (
+        f"{m['rate']:>7,} req/s  {'held' if m['held'] else 'NOT held':8}  achieved {m['achieved']:>9,.1f}  errors {m['errors']:>5}  "
+        f"p50 {m['p50_ms']:7.3f} ms  p99 {m['p99_ms']:8.3f} ms  vegeta {m['vegeta_cores']:.2f} cores  nginx {m['nginx_cores']:.2f} cores  "
+        f"vegeta CPU {m['vegeta_ms_per_1k']:6.1f} ms per 1,000 requests  TIME_WAIT after {m['time_wait_after']:,}"
+        + (f"\n{'':17}first error: {m['first_error']}" if m["first_error"] else "")
+    )
 
 
 def search(probe, start: int, precision_pct: float) -> tuple[dict | None, list[dict]]:
@@ -172,6 +184,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="wrkreport-vegeta-ceiling-") as tmp:
         proc, url = start_nginx_static(Path(tmp), args.gomaxprocs)
         try:
+
             def probe(rate: int) -> dict:
                 waited = settle()
                 if waited > 1:
@@ -181,7 +194,9 @@ def main() -> int:
                 return m
 
             limit = f", -max-connections {args.max_connections}" if args.max_connections else ", no connection limit"
-            print(f"vegeta {VEGETA_VERSION} against nginx-static ({url}, {args.gomaxprocs} workers), {args.duration:g} s per rate{limit}, on {os.cpu_count()} CPUs")
+            print(
+                f"vegeta {VEGETA_VERSION} against nginx-static ({url}, {args.gomaxprocs} workers), {args.duration:g} s per rate{limit}, on {os.cpu_count()} CPUs"
+            )
             held, _ = search(probe, args.start, args.precision)
         finally:
             proc.terminate()
@@ -190,8 +205,10 @@ def main() -> int:
     if held is None:
         print(f"ceiling: below {args.start:,} req/s (no rate held; try --start lower)")
     else:
-        print(f"ceiling: {held['rate']:,} req/s held within 1% (achieved {held['achieved']:,.1f}); there vegeta used {held['vegeta_cores']:.2f} cores, "
-              f"{held['vegeta_ms_per_1k']:.1f} ms of CPU per 1,000 requests (nginx {held['nginx_cores']:.2f} cores)")
+        print(
+            f"ceiling: {held['rate']:,} req/s held within 1% (achieved {held['achieved']:,.1f}); there vegeta used {held['vegeta_cores']:.2f} cores, "
+            f"{held['vegeta_ms_per_1k']:.1f} ms of CPU per 1,000 requests (nginx {held['nginx_cores']:.2f} cores)"
+        )
     print(f"load average {before} before, {after} after ({os.cpu_count()} CPUs)")
     return 0
 

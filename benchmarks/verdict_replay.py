@@ -21,15 +21,23 @@ import json
 from pathlib import Path
 
 from wrkreport.bench.profiles import VERDICT_PRECISION_PCT
-from wrkreport.bench.stopping_rule import assess, verdict_words
 from wrkreport.bench.stopping_plan import interval_plan
+from wrkreport.bench.stopping_rule import assess, verdict_words
 from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK
 
 
 def design_record(params: dict, first: int, last: int) -> dict:
     """Return the verdict rule's interval record for a run's setups and GOMAXPROCS values, as a new run would record it."""
-    return interval_plan({**params, "adaptive": True, "precision_given": False, "min_blocks": first, "max_blocks": last,
-                          "connections_levels": params.get("connections_levels") or [1]})
+    return interval_plan(
+        {
+            **params,
+            "adaptive": True,
+            "precision_given": False,
+            "min_blocks": first,
+            "max_blocks": last,
+            "connections_levels": params.get("connections_levels") or [1],
+        }
+    )
 
 
 def width(pct: float | None) -> str:
@@ -41,12 +49,19 @@ def replay(run_dir: Path, first: int, last: int) -> None:
     """Print one line per block of the run: the verdict so far and the widest deciding ratio."""
     manifest = json.loads((run_dir / "manifest.json").read_text())
     params = manifest["parameters"]
-    params = {**params, "intervals": design_record(params, first, last), "precision_pct": VERDICT_PRECISION_PCT, "min_blocks": first,
-              "max_blocks": last}
+    params = {
+        **params,
+        "intervals": design_record(params, first, last),
+        "precision_pct": VERDICT_PRECISION_PCT,
+        "min_blocks": first,
+        "max_blocks": last,
+    }
     cache: dict = {}
     passes = [p for p in manifest["passes"] if p.get("ended_at")]
-    print(f"{run_dir.name}: {len(passes)} blocks; looks {first}..{last}, nominal {params['intervals']['nominal_alpha']:.4f} per look, "
-          f"{params['intervals']['comparisons']} comparisons")
+    print(
+        f"{run_dir.name}: {len(passes)} blocks; looks {first}..{last}, nominal {params['intervals']['nominal_alpha']:.4f} per look, "
+        f"{params['intervals']['comparisons']} comparisons"
+    )
     for i in range(1, len(passes) + 1):
         kept = passes[:i]
         ends = {(p["gomaxprocs"], p.get("block", 1)) for p in kept}
@@ -55,9 +70,13 @@ def replay(run_dir: Path, first: int, last: int) -> None:
         cut["passes"] = kept
         cut["measurements"] = [m for m in manifest["measurements"] if (m["gomaxprocs"], m.get("block", 1)) in ends]
         record = assess(run_dir, cut, cache, 0.0)
-        widths = ", ".join(f"G{k}: {width(r['worst_half_width_pct'])}{' answered' if r['answered'] else ''}" for k, r in record["verdicts"].items())
+        widths = ", ".join(
+            f"G{k}: {width(r['worst_half_width_pct'])}{' answered' if r['answered'] else ''}" for k, r in record["verdicts"].items()
+        )
         blocks = ", ".join(f"G{n}: {b}" for n, b in record["blocks"].items())
-        print(f"  after {i:2d} ({blocks}): {verdict_words(record) or 'no verdict yet'}; deciding {widths}{'  => STOP' if record['met'] else ''}")
+        print(
+            f"  after {i:2d} ({blocks}): {verdict_words(record) or 'no verdict yet'}; deciding {widths}{'  => STOP' if record['met'] else ''}"
+        )
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import socketserver
+import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -136,8 +136,11 @@ def main() -> int:
         server = UnixHTTPServer(args.unix, handler_class(key, args.echo_peer, args.items, tcp=False))
     else:
         server = TcpHTTPServer((args.host, args.port), handler_class(key, args.echo_peer, args.items))
-    print(f"app_server: {args.unix or f'port {args.port} on {args.host}'}, {args.workers} worker process(es), "
-          f"GOMAXPROCS={os.environ.get('GOMAXPROCS')}, pgid {os.getpgid(0)}", flush=True)
+    print(
+        f"app_server: {args.unix or f'port {args.port} on {args.host}'}, {args.workers} worker process(es), "
+        f"GOMAXPROCS={os.environ.get('GOMAXPROCS')}, pgid {os.getpgid(0)}",
+        flush=True,
+    )
     children = []
     for _ in range(args.workers):
         pid = os.fork()

@@ -13,11 +13,17 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
+from helpers import RUNS
 from wrkreport.report import build
 
-from helpers import RUNS
-
-BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "") if p and Path(p).is_file()), None)
+BINARY = next(
+    (
+        p
+        for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
+        if p and Path(p).is_file()
+    ),
+    None,
+)
 BUILT_AT = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 

@@ -96,7 +96,10 @@ def pytest_unconfigure(config):
 
 
 TESTS = Path(__file__).resolve().parent
-UNSHARED = {"parsed_and_drawn_once", "vegeta_parsed_once"}  # module-scoped, but what it keeps is per process: its tests may go to any worker
+UNSHARED = {
+    "parsed_and_drawn_once",
+    "vegeta_parsed_once",
+}  # module-scoped, but what it keeps is per process: its tests may go to any worker
 
 
 def shared_fixture(item) -> str | None:
@@ -106,7 +109,8 @@ def shared_fixture(item) -> str | None:
         (fixturedef.scope, name)
         for name, fixturedefs in item._fixtureinfo.name2fixturedefs.items()
         for fixturedef in fixturedefs[-1:]
-        if fixturedef.scope in ("module", "session") and Path(fixturedef.func.__code__.co_filename).resolve().is_relative_to(TESTS)
+        if fixturedef.scope in ("module", "session")
+        and Path(fixturedef.func.__code__.co_filename).resolve().is_relative_to(TESTS)
         and name not in UNSHARED
     ]
     if not shared:
@@ -234,7 +238,9 @@ def once(parse: bool, draw: bool):
 
     with pytest.MonkeyPatch.context() as patch:
         if parse:
-            patch.setattr(vegeta, "parse_vegeta", parse_vegeta_once(vegeta.parse_vegeta))  # read_vegeta_file's (clients' files, fixed-rate readers)
+            patch.setattr(
+                vegeta, "parse_vegeta", parse_vegeta_once(vegeta.parse_vegeta)
+            )  # read_vegeta_file's (clients' files, fixed-rate readers)
             patch.setattr(reading, "parse_results", parse_vegeta_once(reading.parse_results))  # the run's fixed-rate measurements (in bulk)
         if draw:
             patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all

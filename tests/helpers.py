@@ -40,7 +40,6 @@ from wrkreport.fixedrate.record import RateResult
 from wrkreport.report import build
 from wrkreport.runs.sidecars import read_manifest
 
-
 # --- Paths: the repository and the fixtures ----------------------------------------------------
 
 REPO = Path(__file__).resolve().parent.parent
@@ -197,7 +196,11 @@ def processes_mentioning(needles: list[str], tmp: Path | None = None) -> list[st
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             if not any(needle in cmdline for needle in needles):
                 continue
-            if tmp is not None and str(tmp) not in cmdline and f"TMPDIR={tmp}".encode() not in (entry / "environ").read_bytes().split(b"\0"):
+            if (
+                tmp is not None
+                and str(tmp) not in cmdline
+                and f"TMPDIR={tmp}".encode() not in (entry / "environ").read_bytes().split(b"\0")
+            ):
                 continue  # another test's
         except OSError:
             continue
@@ -246,7 +249,9 @@ def assert_in_its_own_group_beside(pid: int, beside: int, who: str) -> None:
     """pid leads a process group of its own (stopped whole), in the session and autogroup of beside (the script, or Go): not setsid's own
     autogroup, which the scheduler would give as much CPU as wrk, nginx and Go together."""
     assert pid in group_members(pid), f"{who} {pid} leads no process group of its own"
-    assert scheduling_group(pid) == scheduling_group(beside), f"{who} {pid}: {scheduling_group(pid)}, not {beside}'s {scheduling_group(beside)}"
+    assert scheduling_group(pid) == scheduling_group(
+        beside
+    ), f"{who} {pid}: {scheduling_group(pid)}, not {beside}'s {scheduling_group(beside)}"
 
 
 def alive_as(pid: int | None, marker: str) -> bool:
@@ -309,15 +314,40 @@ class Bench:
 
     def ssh_options(self) -> list[str]:
         """Return run_bench.sh's ssh_cmd options (ControlPath in the work dir, BatchMode, -F)."""
-        return ["-o", f"ControlPath={self.control}/%C", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
-                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-F", str(self.lab.ssh_config)]
+        return [
+            "-o",
+            f"ControlPath={self.control}/%C",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ConnectTimeout=10",
+            "-o",
+            "ServerAliveInterval=5",
+            "-o",
+            "ServerAliveCountMax=3",
+            "-F",
+            str(self.lab.ssh_config),
+        ]
 
     def start(self) -> None:
         binary = self.work / "gohello"
-        subprocess.run(["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=REPO / "src" / "gohello", check=True, capture_output=True)
+        subprocess.run(
+            ["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=REPO / "src" / "gohello", check=True, capture_output=True
+        )
         log = open(self.work / "gohello.log", "wb")
-        self.procs.append(subprocess.Popen(self.lab.in_controller(str(binary), "-http-port", str(HTTP_PORT), "-fcgi-port", str(FCGI_PORT)), stdout=log, stderr=subprocess.STDOUT))
-        relay = subprocess.Popen(self.lab.in_controller(sys.executable, str(Path(__file__).parent / "tcp_relay.py"), self.lab.controller_address, str(HTTP_PORT), str(HTTP_PORT)), stdout=subprocess.PIPE)
+        self.procs.append(
+            subprocess.Popen(
+                self.lab.in_controller(str(binary), "-http-port", str(HTTP_PORT), "-fcgi-port", str(FCGI_PORT)),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        relay = subprocess.Popen(
+            self.lab.in_controller(
+                sys.executable, str(Path(__file__).parent / "tcp_relay.py"), self.lab.controller_address, str(HTTP_PORT), str(HTTP_PORT)
+            ),
+            stdout=subprocess.PIPE,
+        )
         self.procs.append(relay)
         assert relay.stdout.readline().strip() == b"ready"
         deadline = time.monotonic() + 10
@@ -326,8 +356,15 @@ class Bench:
             time.sleep(0.05)
         self.control.mkdir(mode=0o700)
         for host in self.clients:  # run_bench.sh's ssh_open
-            done = subprocess.run(self.lab.in_controller("ssh", *self.ssh_options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-f", "-N", "--", host.ssh),
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+            done = subprocess.run(
+                self.lab.in_controller(
+                    "ssh", *self.ssh_options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-f", "-N", "--", host.ssh
+                ),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=30,
+            )
             assert done.returncode == 0, done.stderr
 
     @property
@@ -336,30 +373,71 @@ class Bench:
 
     def stop(self) -> None:
         for host in self.clients:  # run_bench.sh's ssh_close_all
-            subprocess.run(self.lab.in_controller("ssh", *self.ssh_options(), "-O", "exit", "--", host.ssh), capture_output=True, timeout=30)
+            subprocess.run(
+                self.lab.in_controller("ssh", *self.ssh_options(), "-O", "exit", "--", host.ssh), capture_output=True, timeout=30
+            )
         for proc in reversed(self.procs):
             proc.terminate()
             proc.wait(timeout=10)
 
     def helper(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-        return subprocess.run(self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), capture_output=True, text=True, env=env, timeout=timeout)
+        return subprocess.run(
+            self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), capture_output=True, text=True, env=env, timeout=timeout
+        )
 
     def helper_bg(self, *args: str) -> subprocess.Popen:
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-        return subprocess.Popen(self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        return subprocess.Popen(
+            self.lab.in_controller(sys.executable, "-m", "wrkreport.bench", *args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
 
     def prepared_run(self, tmp_path: Path) -> tuple[Path, Path]:
         """Return (run directory with pass 1 ready, clients state file) made as run_bench.sh makes them."""
         plan = tmp_path / "plan.json"
         hosts = ",".join(h.ssh for h in self.clients)
-        done = self.helper("plan", "--root", str(REPO), "--save", str(plan), "--", "--quick", "--setups", "go-http", "--port", f"go-http={HTTP_PORT}",
-                           "--server-host", self.lab.hosts[0].ssh, "--server-address", self.lab.controller_address,
-                           "--client-hosts", hosts, "--ssh-config", str(self.lab.ssh_config), "--out", str(tmp_path / "raw"))
+        done = self.helper(
+            "plan",
+            "--root",
+            str(REPO),
+            "--save",
+            str(plan),
+            "--",
+            "--quick",
+            "--setups",
+            "go-http",
+            "--port",
+            f"go-http={HTTP_PORT}",
+            "--server-host",
+            self.lab.hosts[0].ssh,
+            "--server-address",
+            self.lab.controller_address,
+            "--client-hosts",
+            hosts,
+            "--ssh-config",
+            str(self.lab.ssh_config),
+            "--out",
+            str(tmp_path / "raw"),
+        )
         assert done.returncode == 0, done.stderr
         state = tmp_path / "clients.json"
-        done = self.helper("clients-preflight", "--plan", str(plan), "--control-path", f"{self.control}/%C", "--hist-script", str(HIST_SCRIPT),
-                           "--target", self.lab.controller_address, "--save", str(state))
+        done = self.helper(
+            "clients-preflight",
+            "--plan",
+            str(plan),
+            "--control-path",
+            f"{self.control}/%C",
+            "--hist-script",
+            str(HIST_SCRIPT),
+            "--target",
+            self.lab.controller_address,
+            "--save",
+            str(state),
+        )
         assert done.returncode == 0, done.stderr
         run = Path(self.helper("init", "--plan", str(plan), "--command-line", "test").stdout.strip())
         # In this layer the servers run here, in the controller namespace (the plan needed --server-host for remote
@@ -377,9 +455,29 @@ class Bench:
 
     def measure(self, run: Path, state: Path, repeat: int, tmp_path: Path, seconds: int = 1) -> list[str]:
         stem = f"go-http.gomaxprocs-1.run-{repeat}"
-        return ["measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", str(repeat), "--file", f"{stem}.wrk.txt",
-                "--cpu-file", f"{stem}.cpu.json", "--hist-file", f"{stem}.hist.json", "--stderr", str(tmp_path / "wrk.stderr"),
-                "--clients", str(state), "--", *self.wrk(seconds)]
+        return [
+            "measure",
+            "--run",
+            str(run),
+            "--gomaxprocs",
+            "1",
+            "--setup",
+            "go-http",
+            "--repeat",
+            str(repeat),
+            "--file",
+            f"{stem}.wrk.txt",
+            "--cpu-file",
+            f"{stem}.cpu.json",
+            "--hist-file",
+            f"{stem}.hist.json",
+            "--stderr",
+            str(tmp_path / "wrk.stderr"),
+            "--clients",
+            str(state),
+            "--",
+            *self.wrk(seconds),
+        ]
 
     def leftovers(self) -> dict[str, list[str]]:
         """Return lab.leftovers() without this fixture's own processes (gohello, the relay, the ssh masters)."""
@@ -405,8 +503,13 @@ class Serve:
 
     def __init__(self, bench: Bench, run: Path):
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-        self.proc = subprocess.Popen(bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.proc = subprocess.Popen(
+            bench.lab.in_controller(sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
 
     def send(self, command: list[str]) -> None:
         """Send one command (its arguments without --run)."""
@@ -539,7 +642,15 @@ def rate_file_name(setup: str, block: int, rate: int = 500) -> str:
 
 def rate_entry(setup: str, block: int, rate: int = 500, **extra) -> dict:
     """Return its manifest entry (fixed_rate_measurements), with extra fields."""
-    return {"setup": setup, "gomaxprocs": 1, "block": block, "repeat": block, "rate": rate, "file": rate_file_name(setup, block, rate), **extra}
+    return {
+        "setup": setup,
+        "gomaxprocs": 1,
+        "block": block,
+        "repeat": block,
+        "rate": rate,
+        "file": rate_file_name(setup, block, rate),
+        **extra,
+    }
 
 
 def shifted_vegeta(by_us: int) -> bytes:
@@ -587,7 +698,11 @@ def block_files(block_in_name: bool = True) -> dict:
         for setup in BLOCKS_SETUPS:
             files[f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"] = BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"
             for k, b in BLOCK_OF_ROUND.items():
-                name = f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt" if block_in_name else f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+                name = (
+                    f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt"
+                    if block_in_name
+                    else f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+                )
                 files[name] = BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
     return files
 
@@ -651,7 +766,13 @@ def measured_p99(measurements, setup: str, gomaxprocs: int, rate: int, block: in
 # --- Percentiles worked out by brute force from histogram files ------------------------------------
 
 # The percentiles a merged record carries, and the field of each.
-PERCENTILE_FIELDS = {50: "latency_p50_ms", 75: "latency_p75_ms", 90: "latency_p90_ms", 99: "latency_p99_ms", Decimal("99.9"): "latency_p999_ms"}
+PERCENTILE_FIELDS = {
+    50: "latency_p50_ms",
+    75: "latency_p75_ms",
+    90: "latency_p90_ms",
+    99: "latency_p99_ms",
+    Decimal("99.9"): "latency_p999_ms",
+}
 
 
 def brute_percentile_ms(hist_files, p) -> float:
@@ -771,4 +892,3 @@ def assert_parse_error(path: Path, line: int | None, message: str) -> None:
         parse_file(path)
     assert (info.value.path, info.value.line, info.value.detail) == (str(path), line, message)
     assert info.value.message() == (str(path) if line is None else f"{path}:{line}") + f": {message}"
-

@@ -126,7 +126,7 @@ class Lab:
         """Return every namespace of the lab, controller first."""
         return [self.controller] + [f"{self.prefix}-{i}" for i in range(1, self.count + 1)]
 
-    def up(self) -> "Lab":
+    def up(self) -> Lab:
         """Make the namespaces, the links, the keys and start each host's sshd; tear down on failure."""
         self.subnet = f"10.231.{os.getpid() % 200 + 20}"
         self.work = Path(tempfile.mkdtemp(prefix="wrkreport-lab."))
@@ -194,13 +194,14 @@ class Lab:
             shutil.copytree(libs, files / "lib")
         (files / "empty").write_text("")  # a file hidden: an empty file that is not executable bound over it
         hide = " ".join(
-            f"mount --bind /run/lab/empty {quote(path)} &&" if os.path.isfile(path) else f"mount -t tmpfs tmpfs {quote(path)} &&" for path in self.hide
+            f"mount --bind /run/lab/empty {quote(path)} &&" if os.path.isfile(path) else f"mount -t tmpfs tmpfs {quote(path)} &&"
+            for path in self.hide
         )
         script = (
             "set -e; mount -t tmpfs tmpfs /run && mkdir -p /run/sshd /run/lab && chmod 0755 /run/sshd && "
             f"cp -a {quote(str(files))}/. /run/lab/ && "
             + (f"mkdir -p /run/lab/home && chown {USER_ID}:{USER_ID} /run/lab/home && " if self.user else "")
-            + 
+            +
             # the checkout first: it may be under /tmp, which hides it too but then has no mount point for it
             f"mount --bind /run/lab/passwd /etc/passwd && {hide} mount -t tmpfs tmpfs /tmp && "
             "exec env LD_LIBRARY_PATH=/run/lab/lib /run/lab/sshd -D -e -f /run/lab/sshd_config"
@@ -209,7 +210,9 @@ class Lab:
         with open(host.log, "wb") as log:
             host.sshd = subprocess.Popen(
                 ["ip", "netns", "exec", host.netns, "unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         return host
 
@@ -245,7 +248,9 @@ class Lab:
         """Return argv prefixed to run in the controller namespace."""
         return ["ip", "netns", "exec", self.controller, *argv]
 
-    def ssh(self, host: Host, command: str, check: bool = True, timeout: float = 60, user: str | None = None) -> subprocess.CompletedProcess:
+    def ssh(
+        self, host: Host, command: str, check: bool = True, timeout: float = 60, user: str | None = None
+    ) -> subprocess.CompletedProcess:
         """Run a shell command on a host over ssh from the controller namespace (as root, or as user)."""
         destination = f"{user}@{host.address}" if user else host.address
         return sh(*self.in_controller("ssh", "-F", str(self.ssh_config), destination, command), check=check, timeout=timeout)
@@ -292,7 +297,7 @@ class Lab:
         if self.work is not None:
             shutil.rmtree(self.work, ignore_errors=True)
 
-    def __enter__(self) -> "Lab":
+    def __enter__(self) -> Lab:
         return self.up()
 
     def __exit__(self, *exc) -> None:

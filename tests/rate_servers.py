@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.vegeta_build import VegetaBuildError, build_vegeta, find_go
-
 from helpers import free_port_block
+from wrkreport.bench.vegeta_build import VegetaBuildError, build_vegeta, find_go
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,8 +44,12 @@ def gohello(binary: Path, *args: str, gomaxprocs: int | None = None):
     """Run gohello on free loopback ports; yield (its URL, its process); stop it after."""
     ports = free_port_block(("http", "fcgi"), 28000, 32000)
     env = {**os.environ, **({"GOMAXPROCS": str(gomaxprocs)} if gomaxprocs else {})}
-    proc = subprocess.Popen([str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"]), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"]), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     url = f"http://127.0.0.1:{ports['http']}/"
     try:
         deadline = time.monotonic() + 10
@@ -80,7 +83,7 @@ class Staller:
                 os.kill(self.pid, signal.SIGCONT)
             self.stalls.append(time.monotonic() - began)
 
-    def __enter__(self) -> "Staller":
+    def __enter__(self) -> Staller:
         self.thread.start()
         return self
 

@@ -57,9 +57,19 @@ def noise(rng: random.Random, sd: float = NOISE_SD, tail_df: int | None = TAIL_D
     return value
 
 
-def drifting_run(rng: random.Random, blocks: int, rounds: int = ROUNDS, ratio: float = TRUE_RATIO, run_sd: float = RUN_SD,
-                 drift_sd: float = DRIFT_SD, start_sd: float = START_SD, noise_sd: float = NOISE_SD, tail_df: int | None = TAIL_DF,
-                 outlier_rate: float = OUTLIER_RATE, go_run_sd: float = 0.0) -> tuple[list[list[tuple[float, float]]], list[float]]:
+def drifting_run(
+    rng: random.Random,
+    blocks: int,
+    rounds: int = ROUNDS,
+    ratio: float = TRUE_RATIO,
+    run_sd: float = RUN_SD,
+    drift_sd: float = DRIFT_SD,
+    start_sd: float = START_SD,
+    noise_sd: float = NOISE_SD,
+    tail_df: int | None = TAIL_DF,
+    outlier_rate: float = OUTLIER_RATE,
+    go_run_sd: float = 0.0,
+) -> tuple[list[list[tuple[float, float]]], list[float]]:
     """Return a run's blocks of (setup, go-http) req/s pairs and each block's true log ratio (run shift, drift, start).
 
     go_run_sd: the run's own shift of go-http's log req/s (both sides of the ratio move with it)."""
@@ -78,8 +88,15 @@ def drifting_run(rng: random.Random, blocks: int, rounds: int = ROUNDS, ratio: f
     return found, truths
 
 
-def block(rng: random.Random, rounds: int = ROUNDS, ratio: float = TRUE_RATIO, go_rps: float = GO_RPS,
-          start_sd: float = START_SD, noise_sd: float = NOISE_SD, go_start_sd: float = GO_START_SD) -> list[tuple[float, float]]:
+def block(
+    rng: random.Random,
+    rounds: int = ROUNDS,
+    ratio: float = TRUE_RATIO,
+    go_rps: float = GO_RPS,
+    start_sd: float = START_SD,
+    noise_sd: float = NOISE_SD,
+    go_start_sd: float = GO_START_SD,
+) -> list[tuple[float, float]]:
     """Return one server start's rounds as (setup req/s, go-http req/s) pairs."""
     return rounds_after(rng, start(rng, start_sd, go_start_sd), rounds, ratio, go_rps, noise_sd)
 
@@ -89,8 +106,14 @@ def start(rng: random.Random, start_sd: float = START_SD, go_start_sd: float = G
     return rng.gauss(0, go_start_sd), rng.gauss(0, start_sd)
 
 
-def rounds_after(rng: random.Random, shifts: tuple[float, float], rounds: int = ROUNDS, ratio: float = TRUE_RATIO,
-                 go_rps: float = GO_RPS, noise_sd: float = NOISE_SD) -> list[tuple[float, float]]:
+def rounds_after(
+    rng: random.Random,
+    shifts: tuple[float, float],
+    rounds: int = ROUNDS,
+    ratio: float = TRUE_RATIO,
+    go_rps: float = GO_RPS,
+    noise_sd: float = NOISE_SD,
+) -> list[tuple[float, float]]:
     """Return rounds measured after a start with the given shifts, as (setup req/s, go-http req/s) pairs."""
     go_shift, ratio_shift = shifts
     pairs = []
@@ -122,16 +145,32 @@ THROUGHPUT_RUN_SD = 0.13
 THROUGHPUT_DRIFT_SD = 0.05
 
 
-def ab_run(rng: random.Random, blocks: int, change: float = 1.0, rounds: int = ROUNDS, rps: float = GO_RPS * TRUE_RATIO,
-           run_sd: float = THROUGHPUT_RUN_SD, drift_sd: float = THROUGHPUT_DRIFT_SD, go_start_sd: float = GO_START_SD,
-           start_sd: float = START_SD, noise_sd: float = NOISE_SD, outlier_rate: float = OUTLIER_RATE) -> list[list[tuple[float, float]]]:
+def ab_run(
+    rng: random.Random,
+    blocks: int,
+    change: float = 1.0,
+    rounds: int = ROUNDS,
+    rps: float = GO_RPS * TRUE_RATIO,
+    run_sd: float = THROUGHPUT_RUN_SD,
+    drift_sd: float = THROUGHPUT_DRIFT_SD,
+    go_start_sd: float = GO_START_SD,
+    start_sd: float = START_SD,
+    noise_sd: float = NOISE_SD,
+    outlier_rate: float = OUTLIER_RATE,
+) -> list[list[tuple[float, float]]]:
     """Return one run's blocks of (variant req/s, original req/s) pairs, one per round; the variant's true req/s is change x the original's."""
     shift, drift = rng.gauss(0, run_sd), rng.gauss(0, drift_sd)
     found = []
     for i in range(blocks):
         machine = shift + drift * (i / (blocks - 1) - 0.5 if blocks > 1 else 0.0) + rng.gauss(0, go_start_sd)
         own_a, own_b = rng.gauss(0, start_sd), rng.gauss(0, start_sd)
-        found.append([(rps * change * math.exp(machine + own_b + noise(rng, noise_sd, outlier_rate=outlier_rate)),
-                       rps * math.exp(machine + own_a + noise(rng, noise_sd, outlier_rate=outlier_rate)))
-                      for _ in range(rounds)])
+        found.append(
+            [
+                (
+                    rps * change * math.exp(machine + own_b + noise(rng, noise_sd, outlier_rate=outlier_rate)),
+                    rps * math.exp(machine + own_a + noise(rng, noise_sd, outlier_rate=outlier_rate)),
+                )
+                for _ in range(rounds)
+            ]
+        )
     return found

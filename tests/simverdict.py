@@ -29,7 +29,8 @@ import random
 from dataclasses import dataclass, field
 
 import simruns
-from wrkreport.core import stats, verdict as verdicts
+from wrkreport.core import stats
+from wrkreport.core import verdict as verdicts
 from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, Design
 
 ROUNDS = 3
@@ -94,8 +95,13 @@ def measure_block(rng: random.Random, group: Group, truths: dict[str, float], sh
     for s in sorted(group.measuring):
         group.rps.setdefault(s, []).append(list(zip(rounds[s], go_rounds)))
         cpu_shift = rng.gauss(0, shape["start_sd"])
-        cpu = [(CPU_TRUTHS.get(s, 2.0) * math.exp(cpu_shift + simruns.noise(rng, shape["cpu_noise_sd"])), math.exp(simruns.noise(rng, shape["cpu_noise_sd"])))
-               for _ in range(ROUNDS)]
+        cpu = [
+            (
+                CPU_TRUTHS.get(s, 2.0) * math.exp(cpu_shift + simruns.noise(rng, shape["cpu_noise_sd"])),
+                math.exp(simruns.noise(rng, shape["cpu_noise_sd"])),
+            )
+            for _ in range(ROUNDS)
+        ]
         group.cpu.setdefault(s, []).append(cpu)
     group.raw.append(rounds)
     group.blocks += 1
@@ -123,7 +129,11 @@ def assess(group: Group, rule: Rule) -> None:
         deciding = list(group.rps)
         others = tuple(other for other in ratios if other != found.best)
         named = all(low is not None and low > 1 for low, _ in (against(found.best, other) for other in others))
-        found = verdicts.Verdict(verdicts.NAMED, found.best, beaten=others) if named else verdicts.Verdict(verdicts.OPEN, found.best, open=others)
+        found = (
+            verdicts.Verdict(verdicts.NAMED, found.best, beaten=others)
+            if named
+            else verdicts.Verdict(verdicts.OPEN, found.best, open=others)
+        )
     else:
         deciding = list(found.leaders)
     widths = [interval(kind[s], rule.design).half_width_rel for s in deciding for kind in (group.rps, group.cpu)]
@@ -157,8 +167,12 @@ def run(rng: random.Random, rule: Rule, shape: dict, truths: dict[str, float] | 
         total += 1
     best = max(truths, key=truths.get)
     measured = [g for g in groups.values() if g.blocks]  # Ctrl-C after one block: the other value has none
-    return Outcome(tuple(g.verdict for g in measured), tuple({s: interval(g.rps[s], rule.design) for s in g.rps} for g in measured),
-                   tuple(interval(g.cpu[best], rule.design) for g in measured), total)
+    return Outcome(
+        tuple(g.verdict for g in measured),
+        tuple({s: interval(g.rps[s], rule.design) for s in g.rps} for g in measured),
+        tuple(interval(g.cpu[best], rule.design) for g in measured),
+        total,
+    )
 
 
 def wrong(found: verdicts.Verdict | None, truths: dict[str, float]) -> bool:

@@ -106,8 +106,14 @@ def test_fully_excluded_setup_and_baseline_give_reasons():
 def test_one_repeat_gives_a_ratio_without_interval(article_run):
     run = load_run(article_run)
     analysis = analyze(annotate(run.measurements, check_run(run)))
-    published = {(1, "nginx-http"): 0.936, (1, "nginx-fcgi-tcp"): 0.224, (1, "nginx-fcgi-unix"): 0.273,
-                 (8, "nginx-http"): 0.580, (8, "nginx-fcgi-tcp"): 0.187, (8, "nginx-fcgi-unix"): 0.236}
+    published = {
+        (1, "nginx-http"): 0.936,
+        (1, "nginx-fcgi-tcp"): 0.224,
+        (1, "nginx-fcgi-unix"): 0.273,
+        (8, "nginx-http"): 0.580,
+        (8, "nginx-fcgi-tcp"): 0.187,
+        (8, "nginx-fcgi-unix"): 0.236,
+    }
     for (gomaxprocs, setup), value in published.items():
         ratio = analysis.ratio(gomaxprocs, 5000, setup)
         assert round(ratio.ratio, 3) == value and ratio.ci_low is None and ratio.n == 1
@@ -130,7 +136,9 @@ def test_mechanisms_that_cannot_be_told_apart():
     tcp = [30.0, 31.0, 29.0, 30.5, 29.5]
     unix = [30.2, 30.6, 29.4, 30.1, 29.9]
     http = [60.0, 61.0, 59.0, 60.0, 60.0]
-    analysis = analyze(table(series("go-http", go) + series("nginx-http", http) + series("nginx-fcgi-tcp", tcp) + series("nginx-fcgi-unix", unix)))
+    analysis = analyze(
+        table(series("go-http", go) + series("nginx-http", http) + series("nginx-fcgi-tcp", tcp) + series("nginx-fcgi-unix", unix))
+    )
     pairs = {(c.setup_a, c.setup_b): c for c in analysis.comparisons}
     assert pairs[("nginx-http", "nginx-fcgi-tcp")].distinguishable is True
     assert pairs[("nginx-http", "nginx-fcgi-tcp")].ratio == pytest.approx(2.0, rel=0.02)
@@ -160,7 +168,9 @@ def test_noise_outlier_cold_start_spread_and_wide_interval():
     analysis = analyze(table(series("go-http", go) + series("nginx-http", outlier)))
     warned = [w for w in analysis.noise if w.kind == "outlier"]
     assert [(w.setup, w.repeat) for w in warned] == [("nginx-http", 3)]
-    assert warned[0].message.startswith("nginx-http at GOMAXPROCS=1, repeat 3: 38 req/s is 24.0% from the cell's median 50 (modified z-score -80.9)")
+    assert warned[0].message.startswith(
+        "nginx-http at GOMAXPROCS=1, repeat 3: 38 req/s is 24.0% from the cell's median 50 (modified z-score -80.9)"
+    )
     assert "spread" in kinds(analysis) and "wide-interval" in kinds(analysis)
 
     cold = [40.0, 50.2, 49.8, 50.1, 49.9]
@@ -184,8 +194,18 @@ def test_groups_are_gomaxprocs_and_connection_levels():
 
 def cpu(go: float, nginx: float | None, wrk: float, wall: float = 10.0, cores: int = 2, client=None, server=None) -> dict:
     """Return the CPU columns of one measurement (seconds)."""
-    return {"cpu": {"cpu_go_s": go, "cpu_fasthttp_s": None, "cpu_nginx_s": nginx, "cpu_wrk_s": wrk, "cpu_wall_s": wall,
-                    "cpu_cores": cores, "pin_client": client, "pin_server": server}}
+    return {
+        "cpu": {
+            "cpu_go_s": go,
+            "cpu_fasthttp_s": None,
+            "cpu_nginx_s": nginx,
+            "cpu_wrk_s": wrk,
+            "cpu_wall_s": wall,
+            "cpu_cores": cores,
+            "pin_client": client,
+            "pin_server": server,
+        }
+    }
 
 
 def test_cpu_per_thousand_requests_by_hand():
@@ -252,7 +272,9 @@ def test_client_core_shortage_in_every_cell_is_one_warning():
     rows += series("nginx-http", [500.0] * 3, requests=5_000, **cpu(8.0, 8.0, 3.0))
     warned = [w for w in analyze(table(rows)).noise if w.kind == "client-cores"]
     assert [w.setup for w in warned] == [None]
-    assert warned[0].message.startswith("In every one of the 2 cells wrk ran more threads than there were cores free of the servers (0.20-0.25 free")
+    assert warned[0].message.startswith(
+        "In every one of the 2 cells wrk ran more threads than there were cores free of the servers (0.20-0.25 free"
+    )
 
 
 def test_client_core_shortage_names_the_runs_load_generator():

@@ -8,20 +8,23 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.core import stats
-from wrkreport.bench import stopping_rule as precision
-from wrkreport.analysis.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
-from wrkreport.compare.two_runs import compare
-from wrkreport.report import build
-
 from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files
+from wrkreport.analysis.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
+from wrkreport.bench import stopping_rule as precision
+from wrkreport.compare.two_runs import compare
+from wrkreport.core import stats
+from wrkreport.report import build
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 
 
 def req_per_sec(setup: str, gomaxprocs: int, k: int) -> float:
     """Return the req/s line of one source file, read by hand."""
-    line = next(x for x in (BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt").read_text().splitlines() if x.startswith("Requests/sec:"))
+    line = next(
+        x
+        for x in (BLOCKS_SOURCE / f"{setup}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt").read_text().splitlines()
+        if x.startswith("Requests/sec:")
+    )
     return float(line.split()[1])
 
 
@@ -29,7 +32,13 @@ def expected_ratio(setup: str, gomaxprocs: int) -> tuple[float, float, float]:
     """Return the block-unit ratio worked out from the raw files: (estimate, low, high)."""
     blocks = []
     for b in sorted(set(BLOCK_OF_ROUND.values())):
-        blocks.append([math.log(req_per_sec(setup, gomaxprocs, k) / req_per_sec("go-http", gomaxprocs, k)) for k, kb in BLOCK_OF_ROUND.items() if kb == b])
+        blocks.append(
+            [
+                math.log(req_per_sec(setup, gomaxprocs, k) / req_per_sec("go-http", gomaxprocs, k))
+                for k, kb in BLOCK_OF_ROUND.items()
+                if kb == b
+            ]
+        )
     summaries = stats.block_summaries(blocks)  # Huber's estimate per block (worked by hand in tests/test_core_stats.py)
     centre = sum(summaries) / 2
     half = 12.706 * math.sqrt(sum((s - centre) ** 2 for s in summaries)) / math.sqrt(2)  # t(0.975, 1)
@@ -88,7 +97,9 @@ def test_a_block_run_builds_and_compares(make_run, tmp_path):
 
 
 def test_block_zero_is_not_a_block_name(make_run):
-    analysed = load_analysis(make_run({**block_files(), "go-http.gomaxprocs-1.block-0.run-9.wrk.txt": BLOCKS_SOURCE / "go-http.gomaxprocs-1.run-1.wrk.txt"}))
+    analysed = load_analysis(
+        make_run({**block_files(), "go-http.gomaxprocs-1.block-0.run-9.wrk.txt": BLOCKS_SOURCE / "go-http.gomaxprocs-1.run-1.wrk.txt"})
+    )
     assert [(p.name, p.file) for p in analysed.run.problems] == [("file-name", "go-http.gomaxprocs-1.block-0.run-9.wrk.txt")]
     assert 9 not in set(analysed.run.measurements["repeat"])
 
@@ -133,7 +144,11 @@ def test_a_real_allocated_run_reads_with_block_intervals_and_no_problem(tmp_path
     ratios = [r for r in (*done.analysis.ratios, *done.analysis.cpu_ratios) if r.setup != "go-http"]
     assert len(ratios) == 12 and all(r.unit == stats.BLOCK and r.blocks >= stats.MIN_BLOCKS for r in ratios)
     # The blocks a setup sat out are not in its ratio: its blocks are those it was measured in.
-    fcgi_blocks = {p["block"] for p in manifest["passes"] if p["gomaxprocs"] == 2 and "nginx-fcgi-unix" in (p.get("setups") or manifest["parameters"]["setups"])}
+    fcgi_blocks = {
+        p["block"]
+        for p in manifest["passes"]
+        if p["gomaxprocs"] == 2 and "nginx-fcgi-unix" in (p.get("setups") or manifest["parameters"]["setups"])
+    }
     assert done.analysis.ratio(2, 100, "nginx-fcgi-unix").blocks == len(fcgi_blocks) < done.analysis.ratio(2, 100, "nginx-http").blocks
     built = build(RUNS / "default-run-1", tmp_path, WHEN)
     assert built.status == "pass"

@@ -15,14 +15,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wrkreport.core import stats
+from helpers import RUNS
 from wrkreport.analysis.analyze import CPU_METRIC, load_analysis
 from wrkreport.bench import stopping_rule as precision
+from wrkreport.core import stats
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
 from wrkreport.report.answercells import fmt_us
-
-from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 BLOCKED = RUNS / "default-blocks-2cores"
@@ -87,7 +86,9 @@ def test_the_driver_stops_on_the_same_cpu_intervals_the_page_shows():
     page = {(r.gomaxprocs, r.connections, r.setup): r for r in load_analysis(BLOCKED).analysis.cpu_ratios}
     assert set(driver) == {key for key, r in page.items() if r.setup != "go-http"}
     for key, interval in driver.items():
-        assert (interval.estimate, interval.low, interval.high) == pytest.approx((page[key].ratio, page[key].ci_low, page[key].ci_high), rel=1e-9)
+        assert (interval.estimate, interval.low, interval.high) == pytest.approx(
+            (page[key].ratio, page[key].ci_low, page[key].ci_high), rel=1e-9
+        )
     worst = stats.worst_half_width(list(driver.values()))
     assert 0 < worst < 0.05 and not math.isinf(worst)  # +/-4.4% at worst on this run
 

@@ -7,11 +7,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files
 from wrkreport.analysis.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.analysis.design import design_of, precision_of, precision_sentence
 from wrkreport.report import build
-
-from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 NOT_MET = {
@@ -38,9 +37,31 @@ def test_a_target_not_met_is_in_results_json_the_method_paragraph_and_the_summar
     run = make_run(block_files(), blocked_manifest(NOT_MET))
     built = build(run, tmp_path / "out", WHEN)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert data["design"] == {"rounds_per_block": 3, "blocks": {"1": 2, "2": 2}, "duration_s": 6, "stopping_rule": True, "smoke_test": False}
-    assert data["precision"] == {**{k: NOT_MET.get(k) for k in ("target_pct", "met", "worst_half_width_pct", "median_half_width_pct", "stop_reason", "more_time_estimate_s", "cpu_ratios")},
-                                 "rule": "precision", "verdicts": {}, "ceiling": None, "beyond_ceiling": False}  # from before the verdict rule
+    assert data["design"] == {
+        "rounds_per_block": 3,
+        "blocks": {"1": 2, "2": 2},
+        "duration_s": 6,
+        "stopping_rule": True,
+        "smoke_test": False,
+    }
+    assert data["precision"] == {
+        **{
+            k: NOT_MET.get(k)
+            for k in (
+                "target_pct",
+                "met",
+                "worst_half_width_pct",
+                "median_half_width_pct",
+                "stop_reason",
+                "more_time_estimate_s",
+                "cpu_ratios",
+            )
+        },
+        "rule": "precision",
+        "verdicts": {},
+        "ceiling": None,
+        "beyond_ceiling": False,
+    }  # from before the verdict rule
     sentence = (
         "Precision target: every overhead ratio within +/-5%: NOT met (worst +/-6.8%; stopped: time limit: another block (~21s) "
         "would end after --max-time 360s); about 3 minutes more would likely meet it."
@@ -49,7 +70,7 @@ def test_a_target_not_met_is_in_results_json_the_method_paragraph_and_the_summar
     assert built.closing.endswith("precision target NOT met)")  # the terminal names it; the page's method says why and what more would do
     assert max(map(len, built.summary.splitlines())) <= 80
     html = (tmp_path / "out" / "index.html").read_text().replace("&#x27;", "'")
-    after = html[html.index("</section>", html.index('<section class="answer"')) + len("</section>"):]
+    after = html[html.index("</section>", html.index('<section class="answer"')) + len("</section>") :]
     assert after.lstrip().startswith(f'<p class="note precision">{sentence}</p>')  # right under the answer box, not only in the method
     ratio = next(r for r in data["ratios"] if r["setup"] == "nginx-http")
     assert (ratio["unit"], ratio["blocks"], ratio["measurements"]) == ("block", 2, 10)
@@ -69,25 +90,51 @@ def test_runs_recorded_before_blocks_have_no_design_blocks_and_no_precision(tmp_
 
 
 def test_a_smoke_test_says_it_makes_no_interval_claims():
-    manifest = {"parameters": {"smoke_test": True, "rounds_per_block": 1, "duration_s": 1}, "passes": [{"gomaxprocs": 1, "block": 1}], "precision": NOT_MET}
+    manifest = {
+        "parameters": {"smoke_test": True, "rounds_per_block": 1, "duration_s": 1},
+        "passes": [{"gomaxprocs": 1, "block": 1}],
+        "precision": NOT_MET,
+    }
     assert precision_sentence(manifest).startswith("This run is a smoke test (--quick)")
     assert design_of(manifest)["smoke_test"] is True
 
 
-@pytest.mark.parametrize(
-    "record",
-    [None, "x", {"met": True}, {"target_pct": "5"}, {"target_pct": True}, {"target_pct": float("nan")}],
-)
+@pytest.mark.parametrize("record", [None, "x", {"met": True}, {"target_pct": "5"}, {"target_pct": True}, {"target_pct": float("nan")}])
 def test_a_missing_or_broken_precision_record_is_no_record(record):
     assert precision_of({"precision": record}) is None
     assert precision_sentence({"precision": record}) == ""
 
 
 def test_odd_values_in_a_precision_record_are_left_out_not_shown():
-    record = precision_of({"precision": {"target_pct": 5, "met": "yes", "worst_half_width_pct": "6%", "stop_reason": 3, "more_time_estimate_s": float("inf"), "cpu_ratios": "6"}})
-    assert record == {"target_pct": 5, "met": False, "worst_half_width_pct": None, "median_half_width_pct": None, "stop_reason": None, "more_time_estimate_s": None,
-                      "cpu_ratios": None, "rule": "precision", "verdicts": {}, "ceiling": None, "beyond_ceiling": False}
-    assert precision_sentence({"precision": {"target_pct": 5, "met": False}}) == "Precision target: every overhead ratio within +/-5%: NOT met (no interval yet)."
+    record = precision_of(
+        {
+            "precision": {
+                "target_pct": 5,
+                "met": "yes",
+                "worst_half_width_pct": "6%",
+                "stop_reason": 3,
+                "more_time_estimate_s": float("inf"),
+                "cpu_ratios": "6",
+            }
+        }
+    )
+    assert record == {
+        "target_pct": 5,
+        "met": False,
+        "worst_half_width_pct": None,
+        "median_half_width_pct": None,
+        "stop_reason": None,
+        "more_time_estimate_s": None,
+        "cpu_ratios": None,
+        "rule": "precision",
+        "verdicts": {},
+        "ceiling": None,
+        "beyond_ceiling": False,
+    }
+    assert (
+        precision_sentence({"precision": {"target_pct": 5, "met": False}})
+        == "Precision target: every overhead ratio within +/-5%: NOT met (no interval yet)."
+    )
 
 
 def test_a_verdict_run_builds_the_repeated_intervals_its_driver_stopped_by():
@@ -108,9 +155,14 @@ def test_a_verdict_run_builds_the_repeated_intervals_its_driver_stopped_by():
         assert ratio.blocks == interval.blocks >= 4
     # the settled FastCGI connections stopped at GOMAXPROCS=2's first look; the HTTP proxy went on to the ceiling beside go-http
     assert {s: analysed.analysis.ratio(2, 100, s).blocks for s in ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")} == {
-        "nginx-http": 10, "nginx-fcgi-tcp": 4, "nginx-fcgi-unix": 4}
-    assert analysed.analysis.precision_note == ("The answer was decided at every GOMAXPROCS value, with the cheapest connection's throughput "
-                                                 "and CPU-cost ratios within +/-10% (widest +/-9.16%).")
+        "nginx-http": 10,
+        "nginx-fcgi-tcp": 4,
+        "nginx-fcgi-unix": 4,
+    }
+    assert analysed.analysis.precision_note == (
+        "The answer was decided at every GOMAXPROCS value, with the cheapest connection's throughput "
+        "and CPU-cost ratios within +/-10% (widest +/-9.16%)."
+    )
     assert "a repeated 95% confidence interval (Jennison and Turnbull)" in analysed.analysis.method
     assert "each a repeated 99.2% interval (Bonferroni over every pair in every group)" in analysed.analysis.method
     said = answer(analysed.analysis, list(analysed.rates), list(analysed.capacities), manifest["parameters"])

@@ -12,14 +12,13 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis.latency import cell_latencies
 from wrkreport.core.latency_histogram import SHOWN_PERCENTILES, merge_pairs, percentile_us, rank_of
 from wrkreport.parsers.histogram import hist_file_name
-from wrkreport.analysis.latency import cell_latencies
 from wrkreport.report import build
 from wrkreport.runs.directory import load_run
-
-from helpers import RUNS
 
 WHEN = datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc)
 QUICK_HIST = RUNS / "quick-hist"

@@ -59,16 +59,20 @@ def rates(blocks: int, change: float, seed: int) -> dict[str, float]:
 @pytest.mark.parametrize("blocks", BLOCK_COUNTS)
 def test_the_in_run_interval_covers_and_flags_no_change_at_about_its_nominal_rate(blocks):
     found = rates(blocks, 1.0, seed=2000 + blocks)
-    print(f"\n{blocks} blocks, no true change: in-run coverage {found['coverage']:.1%}, flagged {found['in-run']:.1%}; "
-          f"two runs (Welch on block summaries) flagged {found['two runs']:.1%}, widened by compare's run sd {found['two runs, widened']:.1%}")
+    print(
+        f"\n{blocks} blocks, no true change: in-run coverage {found['coverage']:.1%}, flagged {found['in-run']:.1%}; "
+        f"two runs (Welch on block summaries) flagged {found['two runs']:.1%}, widened by compare's run sd {found['two runs, widened']:.1%}"
+    )
     assert found["coverage"] >= FLOOR and found["in-run"] <= FALSE_CEILING
 
 
 @pytest.mark.parametrize("blocks", BLOCK_COUNTS)
 def test_the_in_run_interval_covers_a_true_change(blocks):
     found = rates(blocks, 0.9, seed=3000 + blocks)
-    print(f"\n{blocks} blocks, a true 10% drop: in-run coverage {found['coverage']:.1%}, flagged {found['in-run']:.1%}; "
-          f"two runs widened flagged {found['two runs, widened']:.1%}")
+    print(
+        f"\n{blocks} blocks, a true 10% drop: in-run coverage {found['coverage']:.1%}, flagged {found['in-run']:.1%}; "
+        f"two runs widened flagged {found['two runs, widened']:.1%}"
+    )
     assert found["coverage"] >= FLOOR
 
 
@@ -82,7 +86,9 @@ def test_the_same_data_compared_as_two_runs_without_pairing_flags_drift(blocks):
 
 def test_pairing_finds_a_10_percent_change_that_two_runs_cannot_tell_from_drift():
     found = rates(stats.MIN_BLOCKS, 0.9, seed=3000 + stats.MIN_BLOCKS)
-    print(f"\n{stats.MIN_BLOCKS} blocks, a true 10% drop: flagged in-run {found['in-run']:.1%}, between two runs (compare, widened) {found['two runs, widened']:.1%}")
+    print(
+        f"\n{stats.MIN_BLOCKS} blocks, a true 10% drop: flagged in-run {found['in-run']:.1%}, between two runs (compare, widened) {found['two runs, widened']:.1%}"
+    )
     assert found["in-run"] >= 0.5 and found["two runs, widened"] <= 0.1
 
 

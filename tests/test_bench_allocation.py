@@ -11,14 +11,17 @@ from types import SimpleNamespace
 import pytest
 
 import simruns
-from wrkreport.core import stats
 from wrkreport.bench import allocation
+from wrkreport.core import stats
 
 SETUPS = ("nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
 TRUE_LOG = {"nginx-http": math.log(0.65), "nginx-fcgi-tcp": math.log(0.32), "nginx-fcgi-unix": math.log(0.38)}
 # Per-setup noise a side of one 1-second measurement, as measured on default-blocks-2cores (issue 20): the
 # FastCGI setups are the noisy ones at GOMAXPROCS=1 (within-block sd of the log ratio 0.11-0.13).
-NOISE = {1: {"nginx-http": 0.09, "nginx-fcgi-tcp": 0.08, "nginx-fcgi-unix": 0.08}, 2: {"nginx-http": 0.055, "nginx-fcgi-tcp": 0.057, "nginx-fcgi-unix": 0.057}}
+NOISE = {
+    1: {"nginx-http": 0.09, "nginx-fcgi-tcp": 0.08, "nginx-fcgi-unix": 0.08},
+    2: {"nginx-http": 0.055, "nginx-fcgi-tcp": 0.057, "nginx-fcgi-unix": 0.057},
+}
 BUDGET_S = 360.0
 START_S = 1.5  # starting the servers and the readiness checks
 WARMUP_S = 1.0  # per setup
@@ -100,7 +103,9 @@ def simulate_run(rng: random.Random, allocate: bool, shape: dict) -> tuple[dict,
             pairs = []
             for _ in range(rounds):
                 go = 1000 * math.exp(go_shift + simruns.noise(rng, sd, shape["tail_df"], shape["outlier_rate"]))
-                pairs.append((1000 * math.exp(truth + go_shift + start + simruns.noise(rng, sd, shape["tail_df"], shape["outlier_rate"])), go))
+                pairs.append(
+                    (1000 * math.exp(truth + go_shift + start + simruns.noise(rng, sd, shape["tail_df"], shape["outlier_rate"])), go)
+                )
             blocks[n, s].append(pairs)
             truths[n, s].append(truth)
         if allocate and done[1] >= stats.MIN_BLOCKS and done[2] >= stats.MIN_BLOCKS:
@@ -131,8 +136,10 @@ def test_every_ratio_covers_under_the_allocation(shape):
         worst = stats.worst_half_width([interval for interval, _ in found.values()])
         met += worst <= stats.PRECISION_TARGET
         widths.append(worst)
-    print(f"\n{shape}: coverage {held / total:.1%} over {total} ratios; target met in {met / RUNS:.0%} of runs; "
-          f"median worst half-width {stats.median(widths):.2%}")
+    print(
+        f"\n{shape}: coverage {held / total:.1%} over {total} ratios; target met in {met / RUNS:.0%} of runs; "
+        f"median worst half-width {stats.median(widths):.2%}"
+    )
     assert held / total >= 0.93
 
 
@@ -149,18 +156,30 @@ def test_the_allocation_meets_the_target_more_often_than_measuring_everything():
     worst_all = [stats.worst_half_width([i for i, _ in simulate_run(rng_b, False, shape)[0].values()]) for _ in range(COMPARED_RUNS)]
     met_alloc = sum(w <= stats.PRECISION_TARGET for w in worst_alloc) / COMPARED_RUNS
     met_all = sum(w <= stats.PRECISION_TARGET for w in worst_all) / COMPARED_RUNS
-    print(f"\ntarget met in 6 minutes: {met_alloc:.0%} with the allocation, {met_all:.0%} measuring every setup in every block; "
-          f"median worst +/-{stats.median(worst_alloc):.2%} against +/-{stats.median(worst_all):.2%}")
+    print(
+        f"\ntarget met in 6 minutes: {met_alloc:.0%} with the allocation, {met_all:.0%} measuring every setup in every block; "
+        f"median worst +/-{stats.median(worst_alloc):.2%} against +/-{stats.median(worst_all):.2%}"
+    )
     assert met_alloc > met_all and stats.median(worst_alloc) < stats.median(worst_all)
 
 
 # --- plan_next: the helper's `decide` on a run's manifest ------------------------------------
 
 
-def manifest_of(blocks: int, setups: dict, gomaxprocs=(1, 2), warmup_s: float = 1.0, first_effect: float = 1.0, cold_from: int | None = None):
+def manifest_of(
+    blocks: int, setups: dict, gomaxprocs=(1, 2), warmup_s: float = 1.0, first_effect: float = 1.0, cold_from: int | None = None
+):
     """Return (manifest, cache) of a finished blocked run: per block 3 rounds of every setup (go-http at 1000 req/s, others at setups[s](b, r) x 1000), 1 s each."""
-    params = {"gomaxprocs": list(gomaxprocs), "connections_levels": [100], "precision_pct": 5.0, "max_time_s": 360, "max_blocks": 3333,
-              "rounds_per_block": 3, "warmup_s": warmup_s, "setups": ["go-http", *setups]}
+    params = {
+        "gomaxprocs": list(gomaxprocs),
+        "connections_levels": [100],
+        "precision_pct": 5.0,
+        "max_time_s": 360,
+        "max_blocks": 3333,
+        "rounds_per_block": 3,
+        "warmup_s": warmup_s,
+        "setups": ["go-http", *setups],
+    }
     manifest, cache, t = {"parameters": params, "passes": [], "measurements": []}, {}, 0.0
     stamp = lambda s: f"2026-11-25T10:{int(s) // 60:02d}:{s % 60:06.3f}Z"
     for b in range(1, blocks + 1):
@@ -177,8 +196,17 @@ def manifest_of(blocks: int, setups: dict, gomaxprocs=(1, 2), warmup_s: float = 
                     if first:
                         rate *= first_effect if cold else 1.0
                         first = False
-                    m = {"setup": setup, "gomaxprocs": n, "connections": 100, "repeat": (b - 1) * 3 + r, "block": b, "file": f"{setup}.{n}.{b}.{r}",
-                         "exit_code": 0, "started_at": stamp(t), "ended_at": stamp(t + 1.0)}
+                    m = {
+                        "setup": setup,
+                        "gomaxprocs": n,
+                        "connections": 100,
+                        "repeat": (b - 1) * 3 + r,
+                        "block": b,
+                        "file": f"{setup}.{n}.{b}.{r}",
+                        "exit_code": 0,
+                        "started_at": stamp(t),
+                        "ended_at": stamp(t + 1.0),
+                    }
                     t += 1.06
                     manifest["measurements"].append(m)
                     cache[m["file"]] = SimpleNamespace(requests_per_sec=rate, requests=int(rate))
@@ -211,7 +239,9 @@ def test_the_warm_up_is_tested_from_the_second_block_not_after_the_minimum():
 def test_after_the_minimum_the_widest_value_and_only_its_unfinished_setups_go_next():
     wobbly = lambda b, r: 0.6 * (1 + 0.15 * ((b % 3) - 1) + 0.01 * r)  # +/-15% from start to start: wide
     steady = lambda b, r: 0.3 * (1 + 0.002 * r)
-    manifest, cache = manifest_of(stats.MIN_BLOCKS, {"nginx-http": steady, "nginx-fcgi-tcp": wobbly, "nginx-fcgi-unix": steady}, gomaxprocs=(1,))
+    manifest, cache = manifest_of(
+        stats.MIN_BLOCKS, {"nginx-http": steady, "nginx-fcgi-tcp": wobbly, "nginx-fcgi-unix": steady}, gomaxprocs=(1,)
+    )
     plan = allocation.plan_next(Path("."), manifest, cache)
     assert (plan["gomaxprocs"], plan["setups"]) == (1, ["go-http", "nginx-fcgi-tcp"])
     # Starts differ far more than rounds: few rounds per start.
@@ -227,7 +257,9 @@ def test_quiet_starts_get_more_rounds_per_block():
     noisy_rounds = round_noise
     manifest, cache = manifest_of(stats.MIN_BLOCKS, {"nginx-http": noisy_rounds}, gomaxprocs=(1,))
     plan = allocation.plan_next(Path("."), manifest, cache)
-    assert plan["setups"] == ["go-http", "nginx-http"] and plan["rounds"] > 3  # more than the default: 5 here (the sample's between-block variance is small, not 0)
+    assert (
+        plan["setups"] == ["go-http", "nginx-http"] and plan["rounds"] > 3
+    )  # more than the default: 5 here (the sample's between-block variance is small, not 0)
 
 
 def test_the_warm_up_is_dropped_without_a_first_measurement_effect_and_comes_back_with_one():
@@ -235,6 +267,8 @@ def test_the_warm_up_is_dropped_without_a_first_measurement_effect_and_comes_bac
     manifest, cache = manifest_of(stats.MIN_BLOCKS, {"nginx-http": noisy}, gomaxprocs=(1,))
     plan = allocation.plan_next(Path("."), manifest, cache)
     assert plan["warmup_s"] == 0 and plan["warmup_why"].startswith("after the warm-up no first-measurement effect")
-    cold, cache = manifest_of(stats.MIN_BLOCKS + 3, {"nginx-http": noisy}, gomaxprocs=(1,), first_effect=0.7, cold_from=stats.MIN_BLOCKS + 1)
+    cold, cache = manifest_of(
+        stats.MIN_BLOCKS + 3, {"nginx-http": noisy}, gomaxprocs=(1,), first_effect=0.7, cold_from=stats.MIN_BLOCKS + 1
+    )
     plan = allocation.plan_next(Path("."), cold, cache)
     assert plan["warmup_s"] == 1.0 and plan["warmup_why"].startswith("blocks without a warm-up had a first measurement at 70.0%")

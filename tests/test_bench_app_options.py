@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import plan
 from wrkreport.bench.app_options import bash_quoted, is_secret, redact, redact_argv, redacted_command_line, shown_header
 from wrkreport.bench.parameters import plan_lines
 from wrkreport.core.errors import UsageError
 from wrkreport.core.setups import baseline_of
 
-from helpers import plan
-
 APP = ["--app", "python3 app.py {port}"]
 
 
-@pytest.mark.parametrize("name", ["Authorization", "authorization", "Proxy-Authorization", "Cookie", "X-API-Key", "X-Auth-Token", "Client-Secret",
-                                  "X-Password", "Set-Cookie", "X-Session-Id"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "authorization",
+        "Proxy-Authorization",
+        "Cookie",
+        "X-API-Key",
+        "X-Auth-Token",
+        "Client-Secret",
+        "X-Password",
+        "Set-Cookie",
+        "X-Session-Id",
+    ],
+)
 def test_a_header_whose_name_says_secret_is_secret(name):
     assert is_secret(name)
     assert shown_header(f"{name}: abc def") == f"{name}: <redacted>"
@@ -31,7 +43,13 @@ def test_redact_finds_a_value_as_given_quoted_or_as_bash_printf_q_writes_it():
     assert bash_quoted(value) == "Bearer\\ a\\ b\\;c\\,d\\!"
     for text in (value, f"'{value}'", bash_quoted(value)):
         assert redact(f"x {text} y", [value]) == "x <redacted> y"
-    assert redact_argv(["wrk", "-H", "Authorization: Bearer x", "-H", "Host: h"]) == ["wrk", "-H", "Authorization: <redacted>", "-H", "Host: h"]
+    assert redact_argv(["wrk", "-H", "Authorization: Bearer x", "-H", "Host: h"]) == [
+        "wrk",
+        "-H",
+        "Authorization: <redacted>",
+        "-H",
+        "Host: h",
+    ]
 
 
 def test_the_plan_of_an_app_run_chooses_its_setups_and_keeps_the_secret_out_of_the_command_line():
@@ -40,7 +58,10 @@ def test_the_plan_of_an_app_run_chooses_its_setups_and_keeps_the_secret_out_of_t
     assert found["urls"]["nginx-app"].endswith(":8089/api?x=1") and found["ports"]["app"] == 8088
     lines = plan_lines(found)
     assert "app_header.0 Authorization: Bearer K1" in lines and "app_shown.app python3 app.py {port}" in lines
-    assert redacted_command_line("./run_bench.sh --app-header Authorization:\\ Bearer\\ K1", found) == "./run_bench.sh --app-header Authorization:\\ <redacted>"
+    assert (
+        redacted_command_line("./run_bench.sh --app-header Authorization:\\ Bearer\\ K1", found)
+        == "./run_bench.sh --app-header Authorization:\\ <redacted>"
+    )
 
 
 def test_setups_may_add_the_go_ones_and_app_comes_with_nginx_app():
@@ -59,8 +80,15 @@ def test_app_unix_and_app_fcgi_add_their_setups_by_default_each_a_process_of_its
     assert found["needed_ports"]["app-fcgi"] == 9002 and found["urls"]["nginx-app-unix"].endswith(":8090/")
     lines = plan_lines(found)
     assert "app_processes app app-unix app-fcgi" in lines
-    assert {"app_endpoint.app port", "app_endpoint.app-unix socket", "app_socket.app-unix app-http.sock", "app_endpoint.app-fcgi port",
-            "app_option.app-fcgi --app-fcgi", "needs.nginx-app-fcgi-tcp nginx app-fcgi", "app-unix_setups nginx-app-unix"} <= set(lines)
+    assert {
+        "app_endpoint.app port",
+        "app_endpoint.app-unix socket",
+        "app_socket.app-unix app-http.sock",
+        "app_endpoint.app-fcgi port",
+        "app_option.app-fcgi --app-fcgi",
+        "needs.nginx-app-fcgi-tcp nginx app-fcgi",
+        "app-unix_setups nginx-app-unix",
+    } <= set(lines)
     assert not any(line.startswith("app_socket.app-fcgi") for line in lines)  # {port}: no socket
 
 
@@ -84,34 +112,40 @@ def test_the_manifest_records_the_commands_secrets_redacted():
     assert recorded["unix_command"] == "app --unix {socket} --key <redacted>" and recorded["fcgi_command"] == "python3 app.py --fcgi {port}"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--setups", "app"], "give its command line with --app"),
-    (UNIX, "--app-unix starts your app beside --app 'CMD' ({port}), which is not given"),
-    (FCGI_TCP, "--app-fcgi starts your app beside --app 'CMD'"),
-    ([*APP, "--app-unix", "python3 app.py --unix /tmp/a.sock"], "no {socket} in it"),
-    ([*APP, "--app-unix", "python3 app.py {port}"], "no {socket} in it"),
-    ([*APP, "--app-fcgi", "php-fpm"], "no {port} or {socket} in it"),
-    ([*APP, "--app-fcgi", "x {port} {socket}"], "{port} and {socket} both in it"),
-    ([*APP, "--app-unix", " "], "--app-unix is empty"),
-    ([*APP, "--setups", "nginx-app-unix"], "setup nginx-app-unix serves your app started by --app-unix"),
-    ([*APP, *FCGI_TCP, "--setups", "nginx-app-fcgi-unix"], "setup nginx-app-fcgi-unix serves your app started by --app-fcgi"),
-    (["--app", "python3 app.py 8000"], "no {port} in it"),
-    (["--app", "  "], "is empty"),
-    ([*APP, "--app-path", "data.json"], "expected an absolute path"),
-    ([*APP, "--app-header", "no colon"], "expected 'Name: value'"),
-    (["--app-path", "/x"], "--app 'CMD', which is not given"),
-    ([*APP, "--load-generator", "ab"], "does not take it yet"),
-    ([*APP, "--app-b", "python3 app.py 8000"], "--app-b 'python3 app.py 8000': no {port} in it"),
-    ([*APP, "--app-b", " "], "--app-b is empty"),
-    ([*APP, "--app-b", "b {port}", "--app-b-name", "B-2"], "--app-b-name 'B-2': expected a short lowercase word"),
-    ([*APP, "--app-b-name", "new"], "--app-b 'CMD', which is not given"),
-    (["--app-b", "b {port}"], "--app 'CMD', which is not given"),
-    ([*APP, "--app-b", "b {port}", "--variant", "v:no-upstream-keepalive"], "--app-b and --variant do not go together"),
-    ([*APP, "--app-b", "b {port}", "--setups", "go-http"], "--app-b: the run has no app setup"),
-    (["--app", "./app -listen 127.0.0.1:{port}", "--server-host", "bench@t", "--server-address", "10.0.0.2"], "write {host} for the address to listen on"),
-    (["--app", "./app -listen localhost:{port}", "--server-host", "t", "--server-address", "10.0.0.2"], "not its loopback"),
-    ([*APP, "--app-b", "b {port}", "--server-host", "t", "--server-address", "10.0.0.2"], "--app-b runs on this machine only"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--setups", "app"], "give its command line with --app"),
+        (UNIX, "--app-unix starts your app beside --app 'CMD' ({port}), which is not given"),
+        (FCGI_TCP, "--app-fcgi starts your app beside --app 'CMD'"),
+        ([*APP, "--app-unix", "python3 app.py --unix /tmp/a.sock"], "no {socket} in it"),
+        ([*APP, "--app-unix", "python3 app.py {port}"], "no {socket} in it"),
+        ([*APP, "--app-fcgi", "php-fpm"], "no {port} or {socket} in it"),
+        ([*APP, "--app-fcgi", "x {port} {socket}"], "{port} and {socket} both in it"),
+        ([*APP, "--app-unix", " "], "--app-unix is empty"),
+        ([*APP, "--setups", "nginx-app-unix"], "setup nginx-app-unix serves your app started by --app-unix"),
+        ([*APP, *FCGI_TCP, "--setups", "nginx-app-fcgi-unix"], "setup nginx-app-fcgi-unix serves your app started by --app-fcgi"),
+        (["--app", "python3 app.py 8000"], "no {port} in it"),
+        (["--app", "  "], "is empty"),
+        ([*APP, "--app-path", "data.json"], "expected an absolute path"),
+        ([*APP, "--app-header", "no colon"], "expected 'Name: value'"),
+        (["--app-path", "/x"], "--app 'CMD', which is not given"),
+        ([*APP, "--load-generator", "ab"], "does not take it yet"),
+        ([*APP, "--app-b", "python3 app.py 8000"], "--app-b 'python3 app.py 8000': no {port} in it"),
+        ([*APP, "--app-b", " "], "--app-b is empty"),
+        ([*APP, "--app-b", "b {port}", "--app-b-name", "B-2"], "--app-b-name 'B-2': expected a short lowercase word"),
+        ([*APP, "--app-b-name", "new"], "--app-b 'CMD', which is not given"),
+        (["--app-b", "b {port}"], "--app 'CMD', which is not given"),
+        ([*APP, "--app-b", "b {port}", "--variant", "v:no-upstream-keepalive"], "--app-b and --variant do not go together"),
+        ([*APP, "--app-b", "b {port}", "--setups", "go-http"], "--app-b: the run has no app setup"),
+        (
+            ["--app", "./app -listen 127.0.0.1:{port}", "--server-host", "bench@t", "--server-address", "10.0.0.2"],
+            "write {host} for the address to listen on",
+        ),
+        (["--app", "./app -listen localhost:{port}", "--server-host", "t", "--server-address", "10.0.0.2"], "not its loopback"),
+        ([*APP, "--app-b", "b {port}", "--server-host", "t", "--server-address", "10.0.0.2"], "--app-b runs on this machine only"),
+    ],
+)
 def test_bad_app_options_are_usage_errors(argv, message):
     with pytest.raises(UsageError, match=None) as caught:
         plan(*argv)
@@ -128,6 +162,8 @@ def test_the_app_commands_may_come_from_the_environment_and_options_win():
     env = {"BENCH_APP": "a {port}", "BENCH_APP_UNIX": "b {socket}", "BENCH_APP_FCGI": "c {socket}"}
     assert plan(env=env)["setups"] == ["app", "nginx-app", "nginx-app-unix", "nginx-app-fcgi-unix"]
     assert plan("--app-fcgi", "d {port}", env=env)["setups"][-1] == "nginx-app-fcgi-tcp"
+
+
 def test_app_b_makes_the_app_setups_twins_beside_their_originals_on_the_offset_ports():
     found = plan(*APP, "--app-path", "/d.json", "--app-b", "python3 app.py {port} --items 5", "--app-b-name", "new")
     assert found["setups"] == ["app", "app~new", "nginx-app", "nginx-app~new"]
@@ -152,8 +188,13 @@ def test_app_with_variant_twins_nginx_app_in_front_of_the_same_app():
     assert "needs.nginx-app~v vnginx app" in plan_lines(found)
 
 
-@pytest.mark.parametrize("extra, said", [(["--app-b", "b {port}"], "--app-unix does not go together with --app-b yet"),
-                                         (["--variant", "v:no-upstream-keepalive"], "--app-unix does not go together with --variant yet")])
+@pytest.mark.parametrize(
+    "extra, said",
+    [
+        (["--app-b", "b {port}"], "--app-unix does not go together with --app-b yet"),
+        (["--variant", "v:no-upstream-keepalive"], "--app-unix does not go together with --variant yet"),
+    ],
+)
 def test_app_unix_and_app_fcgi_are_refused_with_twins(extra, said):
     with pytest.raises(UsageError) as caught:
         plan(*APP, *UNIX, *extra)
@@ -162,7 +203,9 @@ def test_app_unix_and_app_fcgi_are_refused_with_twins(extra, said):
 
 def test_host_is_the_address_the_clients_reach_here_or_on_the_server_host():
     assert "app_host 127.0.0.1" in plan_lines(plan("--app", "./app -listen {host}:{port}"))
-    remote = plan("--app", "./app -listen {host}:{port}", "--server-host", "bench@t", "--server-address", "10.0.0.2", "--client-hosts", "c1,c2")
+    remote = plan(
+        "--app", "./app -listen {host}:{port}", "--server-host", "bench@t", "--server-address", "10.0.0.2", "--client-hosts", "c1,c2"
+    )
     assert "app_host 10.0.0.2" in plan_lines(remote) and remote["urls"]["app"] == "http://10.0.0.2:8088/"
     assert "app_host 127.0.0.1" in plan_lines(plan("--app", "./app -listen 127.0.0.1:{port}"))  # the loopback is right here
 

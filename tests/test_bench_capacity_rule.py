@@ -9,13 +9,12 @@ from datetime import timedelta
 
 import pytest
 
+from helpers import CAPACITY_LADDER, read_rate_run
 from wrkreport.bench.capacity_rule import Width, decide, half_width, widest
 from wrkreport.bench.commands import capacity_search, rate_phase
 from wrkreport.bench.values import iso, utc_now
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import Estimate, slo_of
-
-from helpers import CAPACITY_LADDER, read_rate_run
 
 FULL = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
 PARAMS = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": None}
@@ -31,10 +30,16 @@ def ask(tmp_path, capsys):
 
     def asking(blocks: int, going: int = 1, **parameters) -> tuple[str, dict]:
         entries = [e for e in full["fixed_rate_measurements"] if e["block"] <= blocks and not e.get("capacity_check")]
-        cut = {**full, "parameters": {**full["parameters"], **PARAMS, **parameters},
-               "fixed_rate_passes": [p for p in full["fixed_rate_passes"] if p["block"] <= blocks], "fixed_rate_measurements": entries}
+        cut = {
+            **full,
+            "parameters": {**full["parameters"], **PARAMS, **parameters},
+            "fixed_rate_passes": [p for p in full["fixed_rate_passes"] if p["block"] <= blocks],
+            "fixed_rate_measurements": entries,
+        }
         (run / "manifest.json").write_text(json.dumps(cut))
-        assert capacity_search.cmd_capacity_more(argparse.Namespace(run=str(run), gomaxprocs=1, setups="nginx-http,go-http", going=going)) == 0
+        assert (
+            capacity_search.cmd_capacity_more(argparse.Namespace(run=str(run), gomaxprocs=1, setups="nginx-http,go-http", going=going)) == 0
+        )
         return capsys.readouterr().out.strip(), json.loads((run / "manifest.json").read_text())["capacity_precision"]["1"]
 
     return asking
@@ -64,7 +69,7 @@ def test_capacity_more_judges_the_widths_the_report_gives(ask):
 def test_capacity_more_stops_once_every_interval_is_within_the_target(ask):
     worst = max(report_widths().values())
     line, record = ask(4, capacity_precision_pct=100 * worst + 0.01)
-    assert line.startswith("stop target met: every capacity and capacity ratio within") and record["stop_reason"] == line[len("stop "):]
+    assert line.startswith("stop target met: every capacity and capacity ratio within") and record["stop_reason"] == line[len("stop ") :]
     assert ask(4, capacity_precision_pct=100 * worst - 0.5)[0] == "more"
 
 
@@ -83,7 +88,9 @@ def test_a_setup_known_to_scatter_is_judged_by_its_usual_spread_too(ask):
     line, record = ask(4, capacity_precision_pct=target, rate_blocks_max=4, capacity_spreads={"nginx-http": 0.5})
     assert line.startswith("stop block ceiling: 4 fixed-rate blocks (nginx-http") and line.endswith("at its usual spread)"), line
     assert record["worst_half_width_pct"] < target  # the record keeps the interval's own width
-    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.01})[0].startswith("stop target met")  # narrower: no effect
+    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.01})[0].startswith(
+        "stop target met"
+    )  # narrower: no effect
 
 
 def test_without_an_objective_the_planned_blocks_run(ask):
@@ -108,12 +115,26 @@ def check(tmp_path, capsys):
     full = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
     rate_phase.STEPS.clear()  # once: the copy's files (its steps, kept by path) stay the same; only the manifest's parameters change
 
-    def checking(checks: bool = True, started_at: str | None = None, capacity_precision: dict | None = None, fixed_rate_passes: list | None = None,
-                 **parameters) -> list[str]:
+    def checking(
+        checks: bool = True,
+        started_at: str | None = None,
+        capacity_precision: dict | None = None,
+        fixed_rate_passes: list | None = None,
+        **parameters,
+    ) -> list[str]:
         entries = [e for e in full["fixed_rate_measurements"] if checks or not e.get("capacity_check")]
-        (run / "manifest.json").write_text(json.dumps({**full, "parameters": {**full["parameters"], **parameters}, "fixed_rate_measurements": entries,
-                                                       "started_at": started_at or full["started_at"], "capacity_precision": capacity_precision,
-                                                       "fixed_rate_passes": fixed_rate_passes or full["fixed_rate_passes"]}))
+        (run / "manifest.json").write_text(
+            json.dumps(
+                {
+                    **full,
+                    "parameters": {**full["parameters"], **parameters},
+                    "fixed_rate_measurements": entries,
+                    "started_at": started_at or full["started_at"],
+                    "capacity_precision": capacity_precision,
+                    "fixed_rate_passes": fixed_rate_passes or full["fixed_rate_passes"],
+                }
+            )
+        )
         assert capacity_search.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="nginx-http,go-http")) == 0
         said = capsys.readouterr()
         checking.err = said.err
@@ -139,10 +160,15 @@ def test_a_lower_check_starts_only_when_it_ends_before_max_time(check, tmp_path)
     assert "no lower check" not in check.err
     assert check(check_tries=3, max_time_s=101, started_at=started) == []
     err = check.err
-    assert err.startswith("[run_bench] capacity check GOMAXPROCS=1: no lower check of go-http: 1 more check of 1s would end after --max-time 101s"), err
+    assert err.startswith(
+        "[run_bench] capacity check GOMAXPROCS=1: no lower check of go-http: 1 more check of 1s would end after --max-time 101s"
+    ), err
     cut = json.loads((tmp_path / "check-run" / "manifest.json").read_text())["capacity_checks_cut"]
     assert cut == [{"gomaxprocs": 1, "setups": ["go-http"], "reason": "1 more check of 1s would end after --max-time 101s"}]
-    assert check(checks=False, check_tries=3, max_time_s=101, started_at=started) == ["go-http 3700", "nginx-http 3280"]  # the first checks: planned for
+    assert check(checks=False, check_tries=3, max_time_s=101, started_at=started) == [
+        "go-http 3700",
+        "nginx-http 3280",
+    ]  # the first checks: planned for
 
 
 def test_a_lower_check_leaves_the_time_of_a_block_already_granted_to_another_gomaxprocs_value(check):
@@ -154,18 +180,34 @@ def test_a_lower_check_leaves_the_time_of_a_block_already_granted_to_another_gom
     assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=granted, fixed_rate_passes=passes) == []
     assert "would end after --max-time 110s (after the 1 fixed-rate block still to run)" in check.err, check.err
     started_block = passes + [{**FULL["fixed_rate_passes"][0], "gomaxprocs": 2, "block": 5}]  # it has started: nothing to leave
-    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=granted, fixed_rate_passes=started_block) == ["go-http 3330"]
+    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=granted, fixed_rate_passes=started_block) == [
+        "go-http 3330"
+    ]
     stopped = {**granted, "2": {"blocks": 4, "stop_reason": "target met"}}  # or the rule stopped it
-    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=stopped, fixed_rate_passes=passes) == ["go-http 3330"]
+    assert check(check_tries=3, max_time_s=110, started_at=started, capacity_precision=stopped, fixed_rate_passes=passes) == [
+        "go-http 3330"
+    ]
 
 
 def test_a_blocks_capacity_checks_are_not_counted_in_its_duration():
     # Two finished blocks of 30 s and 50 s, the second holding two 5.2-s checks and one search step: the capacity rule's
     # mean block is 30 and 50 - 10.4 (checks_left_seconds counts the checks still to come apart).
-    passes = [{"gomaxprocs": 1, "block": 1, "started_at": "2026-11-29T04:00:00Z", "ended_at": "2026-11-29T04:00:30Z"},
-              {"gomaxprocs": 2, "block": 1, "started_at": "2026-11-29T04:00:30Z", "ended_at": "2026-11-29T04:01:20Z"}]
-    entries = [{"gomaxprocs": 2, "block": 1, "capacity_check": True, "started_at": f"2026-11-29T04:01:{s:02d}Z", "ended_at": f"2026-11-29T04:01:{s + 5}.2Z"}
-               for s in (5, 12)]
+    passes = [
+        {"gomaxprocs": 1, "block": 1, "started_at": "2026-11-29T04:00:00Z", "ended_at": "2026-11-29T04:00:30Z"},
+        {"gomaxprocs": 2, "block": 1, "started_at": "2026-11-29T04:00:30Z", "ended_at": "2026-11-29T04:01:20Z"},
+    ]
+    entries = [
+        {
+            "gomaxprocs": 2,
+            "block": 1,
+            "capacity_check": True,
+            "started_at": f"2026-11-29T04:01:{s:02d}Z",
+            "ended_at": f"2026-11-29T04:01:{s + 5}.2Z",
+        }
+        for s in (5, 12)
+    ]
     entries.append({"gomaxprocs": 2, "block": 1, "started_at": "2026-11-29T04:00:40Z", "ended_at": "2026-11-29T04:00:41.5Z"})
-    assert capacity_search.rate_block_seconds({"fixed_rate_passes": passes, "fixed_rate_measurements": entries}) == pytest.approx((30 + 50 - 10.4) / 2)
+    assert capacity_search.rate_block_seconds({"fixed_rate_passes": passes, "fixed_rate_measurements": entries}) == pytest.approx(
+        (30 + 50 - 10.4) / 2
+    )
     assert capacity_search.rate_block_seconds({"fixed_rate_passes": passes}) == pytest.approx(40)

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import CAPACITY_LADDER, read_rate_run
 from wrkreport.bench.commands import capacity_search, rate_phase
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import HEADROOM, LADDER, MAX_EDGE, round_step, search_steps, slo_of
-
-from helpers import CAPACITY_LADDER, read_rate_run
 
 RUN = CAPACITY_LADDER
 
@@ -53,20 +52,20 @@ def test_capacity_next_names_every_step_the_driver_made_in_order(replay, capsys)
     for n, block in blocks:
         mine = [i for i, e in enumerate(entries) if (e["gomaxprocs"], e["block"]) == (n, block)]
         planned = [i for i in mine if "search_high" not in entries[i]]
-        assert planned == mine[:len(planned)] and len(planned) == len(setups), "the planned rate first, every setup once"
+        assert planned == mine[: len(planned)] and len(planned) == len(setups), "the planned rate first, every setup once"
         at = planned[-1] + 1
         rounds = 0
         while True:
             lines = ask(entries[:at], n, block, setups, capsys)
             if not lines:
                 break
-            made = entries[at:at + len(lines)]
+            made = entries[at : at + len(lines)]
             assert lines == [f"{e['setup']} {e['rate']} {e['search_high']}" for e in made], (n, block, rounds)
             at += len(lines)
             rounds += 1
         assert at == mine[-1] + 1, "nothing asked after the block's last step, and every step was asked for"
         if block == 1:  # a bisection: at most its steps
-            assert 1 <= rounds <= max(search_steps(entries[planned[0]]["rate"], e["search_high"]) for e in made or entries[at - 1:at])
+            assert 1 <= rounds <= max(search_steps(entries[planned[0]]["rate"], e["search_high"]) for e in made or entries[at - 1 : at])
         else:  # the ladder, then its edges
             assert len(LADDER) <= rounds <= len(LADDER) + MAX_EDGE
         done += len(mine) - len(planned)
@@ -119,7 +118,7 @@ def test_capacity_check_names_the_check_the_driver_made_at_the_capacity_over_eve
     checks = [i for i, e in enumerate(entries) if e.get("capacity_check")]
     assert len(checks) == 2 and checks == list(range(len(entries) - 2, len(entries))), "one per setup, after the last block's search"
     assert all(entries[i]["block"] == 4 and "search_high" not in entries[i] for i in checks)
-    cut = {**full, "fixed_rate_measurements": entries[:checks[0]]}
+    cut = {**full, "fixed_rate_measurements": entries[: checks[0]]}
     (run / "manifest.json").write_text(json.dumps(cut))
     rate_phase.STEPS.clear()
     assert capacity_search.cmd_capacity_check(argparse.Namespace(run=str(run), gomaxprocs=1, block=4, setups="go-http,nginx-http")) == 0

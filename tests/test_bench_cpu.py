@@ -10,7 +10,6 @@ from pathlib import Path
 
 from wrkreport.bench.cpu import child_pids, cpu_delta, cpu_ms_per_1k_requests, cpu_snapshot, cpu_ticks, run_measured, server_pids
 
-
 # --- processes ---------------------------------------------------------------------------------
 
 
@@ -108,5 +107,3 @@ def test_run_measured_returns_the_childs_own_cpu_and_status(tmp_path):
     assert (tmp_path / "out").read_text() == "out\n" and (tmp_path / "err").read_text() == "err\n"
     killed = run_measured([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"], tmp_path / "o", tmp_path / "e")
     assert killed.status == 128 + 9
-
-

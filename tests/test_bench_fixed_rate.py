@@ -10,13 +10,11 @@ import subprocess
 
 import pytest
 
+from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 from wrkreport.bench import fixed_rate
 from wrkreport.bench.fixed_rate import Attack, attack_argv, measure_rate, rate_stem
+from wrkreport.fixedrate.rate_checks import Expected, rate_checks, rate_held_check
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.fixedrate.rate_checks import rate_checks, rate_held_check
-from wrkreport.fixedrate.rate_checks import Expected
-
-from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
@@ -28,10 +26,33 @@ def test_the_doctests_hold():
 
 
 def test_the_command_is_an_open_loop_attack_at_the_rate(tmp_path):
-    attack = Attack(url="http://127.0.0.1:8080/", rate=2000, duration_s=1.5, connections=100, timeout_s=2, expect_body_bytes=12, client_pin="0")
+    attack = Attack(
+        url="http://127.0.0.1:8080/", rate=2000, duration_s=1.5, connections=100, timeout_s=2, expect_body_bytes=12, client_pin="0"
+    )
     argv = attack_argv("/c/vegeta", attack, tmp_path / "t")
-    assert argv == ["taskset", "-c", "0", "/c/vegeta", "attack", "-targets", str(tmp_path / "t"), "-rate", "2000/1s", "-duration", "1.5s",
-                    "-timeout", "2s", "-connections", "100", "-keepalive=true", "-http2=false", "-laddr", "127.0.0.2", "-max-body", "13"]
+    assert argv == [
+        "taskset",
+        "-c",
+        "0",
+        "/c/vegeta",
+        "attack",
+        "-targets",
+        str(tmp_path / "t"),
+        "-rate",
+        "2000/1s",
+        "-duration",
+        "1.5s",
+        "-timeout",
+        "2s",
+        "-connections",
+        "100",
+        "-keepalive=true",
+        "-http2=false",
+        "-laddr",
+        "127.0.0.2",
+        "-max-body",
+        "13",
+    ]
     # Off loopback (a --server-host target) vegeta keeps its default source address.
     assert "-laddr" not in attack_argv("v", Attack(url="http://10.200.0.2:8080/", rate=1, duration_s=1), tmp_path / "t")
     assert rate_stem("go-http", 1, 2, 5, 2000, connections=100) == "go-http.gomaxprocs-1.c100.block-2.run-5.rate-2000"
@@ -84,8 +105,9 @@ def test_one_measurement_keeps_every_request_and_its_cpu_and_passes_the_checks(s
     entry = ran.entry(ids, attack)
     assert entry["rate"] == 1000 and entry["file"] == ran.file and entry["command"].startswith(f"{vegeta} attack -targets ")
     # vegeta's own report reads the kept file too, and counts the same requests and bytes
-    report = subprocess.run([str(vegeta), "report", "-type", "json"], input=gzip.decompress((run_dir / ran.file).read_bytes()),
-                            capture_output=True, check=True)
+    report = subprocess.run(
+        [str(vegeta), "report", "-type", "json"], input=gzip.decompress((run_dir / ran.file).read_bytes()), capture_output=True, check=True
+    )
     metrics = json.loads(report.stdout)
     assert metrics["requests"] == result.requests and metrics["status_codes"] == {"200": result.requests}
     assert metrics["bytes_in"]["total"] == 12 * result.requests and metrics["latencies"]["max"] == result.latencies_ns[-1]
@@ -141,8 +163,10 @@ def test_a_server_paused_in_short_spells_is_held_and_its_p99_shows_the_pauses(tm
     with gohello(binary, gomaxprocs=1) as (url, proc), Staller(proc.pid, stall_s=0.15, period_s=0.7) as staller:
         result = attack_once(vegeta, url, Attack(url=url, rate=1000, duration_s=2, expect_body_bytes=12), tmp_path, "paused")
     held = rate_held_check(result)
-    print(f"paused: {len(staller.stalls)} stalls; p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.1f} ms; wait {1000 * result.wait_s:.1f} ms; "
-          f"windows {[round(w, 1) for w in result.window_p50_ms]}; {held.message}")
+    print(
+        f"paused: {len(staller.stalls)} stalls; p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.1f} ms; wait {1000 * result.wait_s:.1f} ms; "
+        f"windows {[round(w, 1) for w in result.window_p50_ms]}; {held.message}"
+    )
     assert staller.stalls and held.status == "pass", held.message
     assert result.p99_ms >= 0.6 * 150  # a quarter of the requests met a pause: p99 is near its length
     assert result.p50_ms < 10  # most did not
@@ -157,6 +181,8 @@ def test_a_rate_well_above_the_servers_capacity_is_not_held(tmp_path):
         attack = Attack(url=url, rate=1500, duration_s=2, max_connections=10, timeout_s=5, expect_body_bytes=12)
         result = attack_once(vegeta, url, attack, tmp_path, "overloaded")
     held = rate_held_check(result)
-    print(f"overloaded: achieved {result.achieved_rps:,.0f} req/s; p50 {result.p50_ms:.1f} ms; windows "
-          f"{[round(w, 1) for w in result.window_p50_ms]}; {held.message}")
+    print(
+        f"overloaded: achieved {result.achieved_rps:,.0f} req/s; p50 {result.p50_ms:.1f} ms; windows "
+        f"{[round(w, 1) for w in result.window_p50_ms]}; {held.message}"
+    )
     assert held.status == "fail" and held.message.startswith("rate not held"), held.message

@@ -12,18 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from helpers import VEGETA_HELD, make_rate_run, problem_messages, read_rate_run
 from wrkreport.bench.fixed_rate import Attack
 from wrkreport.bench.fixed_rate_clients import client_runs, install_script, rate_of_run
 from wrkreport.bench.remote_clients.agent import GENERATORS, down_script, kill_lines, stop_script
 from wrkreport.bench.remote_clients.measuring import ClientRun, run_line
 from wrkreport.bench.remote_clients.state import Client, Clients
 from wrkreport.core.latency_histogram import rank_of
-from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta_file
-from wrkreport.fixedrate.rate_checks import rate_checks
-from wrkreport.fixedrate.rate_checks import Expected
+from wrkreport.fixedrate.rate_checks import Expected, rate_checks
 from wrkreport.fixedrate.record import RateResult, merge_results, rate_shares
-
-from helpers import VEGETA_HELD, make_rate_run, problem_messages, read_rate_run
+from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta_file
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
@@ -35,8 +33,19 @@ def client_name(i: int, stem: str = STEM) -> str:
 
 
 def result(latencies: list[int], span_s: float = 1.0, wait_s: float = 0.001, offered: float | None = None) -> RateResult:
-    return RateResult("x", offered, len(latencies), span_s, span_s + wait_s, ((200, len(latencies)),), 0, 0, (), ((12, len(latencies)),),
-                      tuple(sorted(latencies)))
+    return RateResult(
+        "x",
+        offered,
+        len(latencies),
+        span_s,
+        span_s + wait_s,
+        ((200, len(latencies)),),
+        0,
+        0,
+        (),
+        ((12, len(latencies)),),
+        tuple(sorted(latencies)),
+    )
 
 
 # --- The split ---------------------------------------------------------------------------
@@ -55,13 +64,18 @@ def test_a_rate_below_one_per_client_cannot_be_split():
 
 
 def test_each_client_runs_its_share_of_the_rate_and_of_the_connection_cap(tmp_path):
-    state = Clients("/c/%C", None, [Client("client-1", "root@h1", "/tmp/d1"), Client("client-2", "local"), Client("client-3", "root@h3", "/tmp/d3")])
+    state = Clients(
+        "/c/%C", None, [Client("client-1", "root@h1", "/tmp/d1"), Client("client-2", "local"), Client("client-3", "root@h3", "/tmp/d3")]
+    )
     attack = Attack("http://10.0.0.2:8081/", 1000, 2.0, max_connections=100, timeout_s=2.0, expect_body_bytes=12)
     runs = client_runs(state, tmp_path / "vegeta", attack, "nginx-http", STEM, tmp_path)
     assert [rate_of_run(r) for r in runs] == [334, 333, 333]
     caps = [int(r.argv[r.argv.index("-max-connections") + 1]) for r in runs]
     assert sum(caps) == 100
-    assert runs[0].argv[:2] == ["/tmp/d1/vegeta", "attack"] and runs[0].argv[runs[0].argv.index("-targets") + 1] == "/tmp/d1/targets.nginx-http"
+    assert (
+        runs[0].argv[:2] == ["/tmp/d1/vegeta", "attack"]
+        and runs[0].argv[runs[0].argv.index("-targets") + 1] == "/tmp/d1/targets.nginx-http"
+    )
     assert runs[1].argv[0] == str(tmp_path / "vegeta") and (tmp_path / "targets.nginx-http").read_text() == "GET http://10.0.0.2:8081/\n"
     assert all(r.generator == "vegeta" and r.duration_s == 4.0 for r in runs)
     assert run_line(runs[0]).split()[2] == "v", "the agent encodes a remote vegeta's results to CSV"
@@ -83,7 +97,9 @@ def test_the_copy_is_checked_by_sha256_before_it_becomes_the_work_dirs_vegeta(tm
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
     assert done.returncode == 1 and "arrived damaged" in done.stdout and not (tmp_path / "vegeta").exists()
     digest = subprocess.run(["sha256sum", str(binary)], capture_output=True, text=True).stdout.split()[0]
-    done = subprocess.run(["sh", "-c", install_script(str(tmp_path), digest, {"go-http": "http://h:8080/"})], capture_output=True, text=True)
+    done = subprocess.run(
+        ["sh", "-c", install_script(str(tmp_path), digest, {"go-http": "http://h:8080/"})], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout
     assert (tmp_path / "vegeta").stat().st_mode & 0o777 == 0o700 and (tmp_path / "targets.go-http").read_text() == "GET http://h:8080/\n"
 
@@ -92,10 +108,12 @@ def test_a_client_of_another_architecture_gets_vegeta_built_for_its_own(tmp_path
     from wrkreport.bench import fixed_rate_clients, vegeta_build
 
     go = tmp_path / "go"
-    go.write_text('#!/bin/sh\n'
-                  'if [ "$1" = version ]; then printf "%s: go1.26\\n\\tmod\\tgithub.com/tsenart/vegeta/v12\\tv12.13.0\\th1:x\\n\\tbuild\\tGOARCH=arm64\\n" "$3"; exit 0; fi\n'
-                  '[ -z "$GOBIN" ] && [ "$GOOS/$GOARCH" = linux/arm64 ] || exit 9\n'
-                  'mkdir -p "$GOPATH/bin/linux_$GOARCH" && echo arm > "$GOPATH/bin/linux_$GOARCH/vegeta"\n')
+    go.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = version ]; then printf "%s: go1.26\\n\\tmod\\tgithub.com/tsenart/vegeta/v12\\tv12.13.0\\th1:x\\n\\tbuild\\tGOARCH=arm64\\n" "$3"; exit 0; fi\n'
+        '[ -z "$GOBIN" ] && [ "$GOOS/$GOARCH" = linux/arm64 ] || exit 9\n'
+        'mkdir -p "$GOPATH/bin/linux_$GOARCH" && echo arm > "$GOPATH/bin/linux_$GOARCH/vegeta"\n'
+    )
     go.chmod(0o755)
     monkeypatch.setattr(vegeta_build, "find_go", lambda: str(go))
     monkeypatch.setattr(fixed_rate_clients.platform, "machine", lambda: "x86_64")
@@ -145,8 +163,14 @@ def test_statuses_errors_and_bodies_add_up():
 # --- The files of a run --------------------------------------------------------------------
 
 
-def clients_entry(files=(client_name(1), client_name(2)), rates=(500, 500), **extra) -> dict:
-    clients = [{"client": f"client-{i}", "host": f"root@h{i}", "rate": r, "file": f, "exit_code": 0} for i, (f, r) in enumerate(zip(files, rates), 1)]
+TWO_CLIENTS = (client_name(1), client_name(2))
+
+
+def clients_entry(files=TWO_CLIENTS, rates=(500, 500), **extra) -> dict:
+    clients = [
+        {"client": f"client-{i}", "host": f"root@h{i}", "rate": r, "file": f, "exit_code": 0}
+        for i, (f, r) in enumerate(zip(files, rates), 1)
+    ]
     return {"setup": "go-http", "gomaxprocs": 1, "block": 1, "repeat": 1, "rate": sum(rates), "file": files[0], "clients": clients, **extra}
 
 
@@ -159,15 +183,27 @@ def test_a_two_client_measurement_reads_as_one_exact_held_record(tmp_path):
     assert found.result.p99_ms == one.p99_ms and found.result.latencies_ns == tuple(sorted(one.latencies_ns * 2))
 
 
-@pytest.mark.parametrize("change,said", [
-    (lambda e: e["clients"][1].update(file=None, problem="client-2 (root@h2): vegeta attack exit 1: boom"), "client-2 (root@h2): vegeta attack exit 1: boom"),
-    (lambda e: e["clients"][1].update(rate=400), "clients' rates do not add up to 1000"),
-    (lambda e: e["clients"][1].update(file=client_name(1)), "does not say this measurement's setup, GOMAXPROCS, block, run, rate and client"),
-    (lambda e: e["clients"][1].update(file="../" + client_name(2)), "is not a plain file name in the run: a path to a parent directory"),
-    (lambda e: e.update(clients=e["clients"][:1]), "not a list of two or more clients"),
-    (lambda e: e.update(file=client_name(2)), "is not its first client's"),
-    (lambda e: (e["clients"].reverse(), e.update(file=e["clients"][0]["file"])), "not listed as client-1 to client-2 in order"),
-])
+@pytest.mark.parametrize(
+    "change,said",
+    [
+        (
+            lambda e: e["clients"][1].update(file=None, problem="client-2 (root@h2): vegeta attack exit 1: boom"),
+            "client-2 (root@h2): vegeta attack exit 1: boom",
+        ),
+        (lambda e: e["clients"][1].update(rate=400), "clients' rates do not add up to 1000"),
+        (
+            lambda e: e["clients"][1].update(file=client_name(1)),
+            "does not say this measurement's setup, GOMAXPROCS, block, run, rate and client",
+        ),
+        (
+            lambda e: e["clients"][1].update(file="../" + client_name(2)),
+            "is not a plain file name in the run: a path to a parent directory",
+        ),
+        (lambda e: e.update(clients=e["clients"][:1]), "not a list of two or more clients"),
+        (lambda e: e.update(file=client_name(2)), "is not its first client's"),
+        (lambda e: (e["clients"].reverse(), e.update(file=e["clients"][0]["file"])), "not listed as client-1 to client-2 in order"),
+    ],
+)
 def test_a_broken_client_list_fails_the_measurement_with_one_line(tmp_path, change, said):
     bad = clients_entry()
     change(bad)
@@ -182,7 +218,9 @@ def test_a_damaged_client_file_fails_the_measurement_naming_that_file(tmp_path):
     cut = VEGETA_HELD.read_bytes()[: len(VEGETA_HELD.read_bytes()) // 2]
     run = make_rate_run(tmp_path / "run", [clients_entry()], {client_name(1): VEGETA_HELD, client_name(2): cut})
     (found,), problems = read_rate_run(run)
-    assert not found.usable and any(m.startswith(client_name(2)) or client_name(2) in m for m in problem_messages(problems)), problem_messages(problems)
+    assert not found.usable and any(
+        m.startswith(client_name(2)) or client_name(2) in m for m in problem_messages(problems)
+    ), problem_messages(problems)
 
 
 def test_a_client_file_linked_out_of_the_run_is_refused(tmp_path):
@@ -237,7 +275,7 @@ def test_an_answer_of_megabytes_is_cut_at_its_end_marker_even_when_the_marker_is
         session = ClientSession.__new__(ClientSession)
         session.buffer, session.scanned = bytearray(), 0
         for start in range(0, len(body), 65536):
-            session.buffer += body[start:start + 65536]
+            session.buffer += body[start : start + 65536]
             assert session.take_answer() is None
         session.buffer += marker[:cut]
         early = session.take_answer()
@@ -246,15 +284,28 @@ def test_an_answer_of_megabytes_is_cut_at_its_end_marker_even_when_the_marker_is
         assert (early or session.take_answer()) == (body, 0) and bytes(session.buffer) == b"next" and session.scanned == 0
 
 
-@pytest.mark.parametrize("clients", ["two", [1, 2], [], {"client-1": {}}, [{"client": "client-1"}, {"client": "client-2"}],
-                                     [{"client": "client-1", "rate": True, "file": client_name(1)}, {"client": "client-2", "rate": 999, "file": client_name(2)}],
-                                     [{"client": "nobody", "rate": 500, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
-                                     [{"client": "client-1", "rate": 500, "file": ["x"]}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
-                                     [{"client": "client-1", "rate": 10**12, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}]])
+@pytest.mark.parametrize(
+    "clients",
+    [
+        "two",
+        [1, 2],
+        [],
+        {"client-1": {}},
+        [{"client": "client-1"}, {"client": "client-2"}],
+        [{"client": "client-1", "rate": True, "file": client_name(1)}, {"client": "client-2", "rate": 999, "file": client_name(2)}],
+        [{"client": "nobody", "rate": 500, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
+        [{"client": "client-1", "rate": 500, "file": ["x"]}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
+        [{"client": "client-1", "rate": 10**12, "file": client_name(1)}, {"client": "client-2", "rate": 500, "file": client_name(2)}],
+    ],
+)
 def test_a_hostile_client_list_is_one_line_never_a_traceback(tmp_path, clients):
-    run = make_rate_run(tmp_path / "run", [clients_entry() | {"clients": clients}], {client_name(1): VEGETA_HELD, client_name(2): VEGETA_HELD})
+    run = make_rate_run(
+        tmp_path / "run", [clients_entry() | {"clients": clients}], {client_name(1): VEGETA_HELD, client_name(2): VEGETA_HELD}
+    )
     found, problems = read_rate_run(run)
     assert all(not m.usable for m in found) and problems
     assert all("\n" not in m and "Traceback" not in m for m in problem_messages(problems)), problem_messages(problems)
-    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300
+    )
     assert "Traceback" not in built.stderr

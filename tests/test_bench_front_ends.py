@@ -79,7 +79,10 @@ def test_caddy_has_no_admin_endpoint_no_automatic_https_and_only_its_setups_port
     assert all(s["automatic_https"] == {"disable": True} and s["idle_timeout"] == "300s" for s in servers.values())
     handlers = {name: s["routes"][0]["handle"][0] for name, s in servers.items()}
     assert handlers["caddy_http"]["upstreams"] == [{"dial": "127.0.0.1:8080"}] and handlers["caddy_http"]["transport"]["protocol"] == "http"
-    assert handlers["caddy_fcgi_unix"]["upstreams"] == [{"dial": "unix//w/go.sock"}] and handlers["caddy_fcgi_unix"]["transport"]["protocol"] == "fastcgi"
+    assert (
+        handlers["caddy_fcgi_unix"]["upstreams"] == [{"dial": "unix//w/go.sock"}]
+        and handlers["caddy_fcgi_unix"]["transport"]["protocol"] == "fastcgi"
+    )
     assert "logs" not in json.dumps(handlers)  # no access log
 
 
@@ -127,7 +130,9 @@ def front_cell(headers: bytes, body: bytes | None, tmp_path, go_cell=None) -> di
 
 
 def test_a_front_ends_answer_keeps_its_own_header_block_and_lists_what_it_changed(tmp_path):
-    haproxy = b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\ncontent-type: text/plain\r\nserver: gophr\r\ndate: Sun, 29 Nov 2026 06:08:20 GMT\r\n\r\n"
+    haproxy = (
+        b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\ncontent-type: text/plain\r\nserver: gophr\r\ndate: Sun, 29 Nov 2026 06:08:20 GMT\r\n\r\n"
+    )
     cell = front_cell(haproxy, HELLO, tmp_path)
     assert cell["error"] is None and cell["headers_changed"] == ["Connection (removed)"]  # lower case names are the same fields
     assert (cell["body_bytes"], cell["response_bytes"], cell["body_sha256"]) == (12, 117 + 12, hashlib.sha256(HELLO).hexdigest())
@@ -135,8 +140,10 @@ def test_a_front_ends_answer_keeps_its_own_header_block_and_lists_what_it_change
 
 
 def test_a_chunked_answer_is_decoded_for_the_body_and_counted_as_sent(tmp_path):
-    apache = (b"HTTP/1.1 200 OK\r\nDate: Sun, 29 Nov 2026 06:08:45 GMT\r\nServer: gophr\r\nConnection: keep-alive\r\n"
-              b"Transfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n")
+    apache = (
+        b"HTTP/1.1 200 OK\r\nDate: Sun, 29 Nov 2026 06:08:45 GMT\r\nServer: gophr\r\nConnection: keep-alive\r\n"
+        b"Transfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"
+    )
     wire = b"c\r\nHello World\n\r\n0\r\n\r\n"
     cell = front_cell(apache, wire, tmp_path)
     assert cell["error"] is None and cell["body_bytes"] == 12 and cell["response_bytes"] == len(apache) + len(wire)

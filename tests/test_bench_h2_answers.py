@@ -21,8 +21,17 @@ def record(tmp_path, setup, headers, body=b"Hello World\n", alpn="ALPN protocol:
     manifest, entry = {}, {"cells": {}}
     cell = cell_from_headers(headers, True, None)
     entry["cells"][setup] = cell
-    note = record_h2_cell(manifest, entry, setup, cell, headers, str(tmp_path / "body"), str(tmp_path / "probe"), b"Hello World\n",
-                          None if setup == "go-h2" else baseline)
+    note = record_h2_cell(
+        manifest,
+        entry,
+        setup,
+        cell,
+        headers,
+        str(tmp_path / "body"),
+        str(tmp_path / "probe"),
+        b"Hello World\n",
+        None if setup == "go-h2" else baseline,
+    )
     return manifest, cell, note
 
 
@@ -31,7 +40,10 @@ def test_an_h2_answer_is_checked_and_nginxs_changes_listed_but_date(tmp_path):
     assert cell["error"] is None and note is None and cell["http_version"] == "HTTP/2" and cell["body_bytes"] == 12
     assert cell["headers_changed"] == ["Server (changed)"]  # Date differs too: not listed
     assert manifest["tls"]["setups"]["nginx-h2"]["alpn"] == "h2" and cell["tls"]["cipher"] == "TLS_AES_128_GCM_SHA256"
-    assert h2_note("nginx-h2", cell) == "HTTP/2 200, 12-byte body (no 141-byte rule over HTTP/2); header fields changed from go-h2's: Server (changed)"
+    assert (
+        h2_note("nginx-h2", cell)
+        == "HTTP/2 200, 12-byte body (no 141-byte rule over HTTP/2); header fields changed from go-h2's: Server (changed)"
+    )
 
 
 def test_a_fallback_to_http1_a_wrong_body_or_no_alpn_h2_is_an_error(tmp_path):
@@ -49,8 +61,28 @@ def tls_server(tmp_path, protocols):
     import ssl
     import threading
 
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")], capture_output=True, check=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(tmp_path / "key.pem"),
+            "-out",
+            str(tmp_path / "cert.pem"),
+        ],
+        capture_output=True,
+        check=True,
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     context.set_alpn_protocols(protocols)
@@ -72,16 +104,24 @@ def tls_server(tmp_path, protocols):
 
 def probe(port: int) -> str:
     """Return the driver's probe of an h2 setup (src/driver/tls.sh tls_probe): -brief offering h2, then the full report's ALPN line."""
-    brief = subprocess.run(["openssl", "s_client", "-brief", "-alpn", "h2", "-connect", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=10).stderr
-    full = subprocess.run(["openssl", "s_client", "-alpn", "h2", "-connect", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=10).stdout.decode("latin-1")
+    brief = subprocess.run(
+        ["openssl", "s_client", "-brief", "-alpn", "h2", "-connect", f"127.0.0.1:{port}"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stderr
+    full = subprocess.run(
+        ["openssl", "s_client", "-alpn", "h2", "-connect", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
+    ).stdout.decode("latin-1")
     return brief + "".join(line + "\n" for line in full.splitlines() if line.startswith(("ALPN protocol: ", "No ALPN negotiated")))
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 # A server offering http/1.1 only, or no ALPN at all (go-https), selects nothing of the probe's h2: no ALPN protocol.
-@pytest.mark.parametrize("protocols, error", [(["h2", "http/1.1"], None), (["http/1.1"], "no ALPN protocol, not h2"), ([], "no ALPN protocol, not h2")])
+@pytest.mark.parametrize(
+    "protocols, error", [(["h2", "http/1.1"], None), (["http/1.1"], "no ALPN protocol, not h2"), ([], "no ALPN protocol, not h2")]
+)
 def test_a_real_server_falling_back_to_http1_is_caught_by_the_probe(tmp_path, protocols, error):
     report = probe(tls_server(tmp_path, protocols))
     (tmp_path / "probe.txt").write_text(report)

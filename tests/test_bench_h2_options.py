@@ -6,12 +6,11 @@ import subprocess
 
 import pytest
 
+from helpers import REPO, plan
 from wrkreport.bench.parameters import plan_lines
 from wrkreport.bench.rate_options import rate_setups
 from wrkreport.core.errors import UsageError
 from wrkreport.core.setups import H2_SETUP_IDS, SETUP_BY_ID, TLS_SETUP_IDS, baseline_of
-
-from helpers import REPO, plan
 
 
 def test_the_h2_setups_and_what_they_divide_by():
@@ -62,18 +61,38 @@ def test_streams_is_h2loads_m_for_the_h2_setups_only():
 @pytest.mark.parametrize(
     "argv, env, message",
     [
-        (["--setups", "h2", "--load-generator", "wrk"], {},
-         "--load-generator 'wrk' speaks no HTTP/2: the h2 setups are loaded with h2load (leave it out, or --load-generator h2load)"),
-        (["--setups", "nginx-h2"], {"BENCH_LOAD_GENERATOR": "ab"},
-         "BENCH_LOAD_GENERATOR 'ab' speaks no HTTP/2: the h2 setups are loaded with h2load (leave it out, or --load-generator h2load)"),
-        (["--setups", "h2", "--streams", "10"], {},
-         "--streams '10': the -mux setups need more streams than the others (10 is not more than 10); give two counts, e.g. --streams 1,10"),
-        (["--setups", "h2", "--streams", "1,2,3"], {}, "--streams '1,2,3': one or two counts, e.g. 1 or 1,10 (the h2 setups', then their -mux twins')"),
+        (
+            ["--setups", "h2", "--load-generator", "wrk"],
+            {},
+            "--load-generator 'wrk' speaks no HTTP/2: the h2 setups are loaded with h2load (leave it out, or --load-generator h2load)",
+        ),
+        (
+            ["--setups", "nginx-h2"],
+            {"BENCH_LOAD_GENERATOR": "ab"},
+            "BENCH_LOAD_GENERATOR 'ab' speaks no HTTP/2: the h2 setups are loaded with h2load (leave it out, or --load-generator h2load)",
+        ),
+        (
+            ["--setups", "h2", "--streams", "10"],
+            {},
+            "--streams '10': the -mux setups need more streams than the others (10 is not more than 10); give two counts, e.g. --streams 1,10",
+        ),
+        (
+            ["--setups", "h2", "--streams", "1,2,3"],
+            {},
+            "--streams '1,2,3': one or two counts, e.g. 1 or 1,10 (the h2 setups', then their -mux twins')",
+        ),
         (["--setups", "h2", "--streams", "0"], {}, "--streams must be at least 1, not 0"),
         (["--setups", "h2", "--streams", "129"], {}, "--streams must be at most 128, not '129'"),
-        (["--setups", "h2", "--client-hosts", "local,10.0.0.9"], {},
-         "--load-generator h2load writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk"),
-        (["--setups", "h2", "--app", "app {port}"], {}, "--app is measured with wrk: --load-generator h2load (the h2 setups' h2load too) does not take it yet"),
+        (
+            ["--setups", "h2", "--client-hosts", "local,10.0.0.9"],
+            {},
+            "--load-generator h2load writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk",
+        ),
+        (
+            ["--setups", "h2", "--app", "app {port}"],
+            {},
+            "--app is measured with wrk: --load-generator h2load (the h2 setups' h2load too) does not take it yet",
+        ),
     ],
 )
 def test_bad_h2_options_are_usage_errors(argv, env, message):
@@ -83,6 +102,8 @@ def test_bad_h2_options_are_usage_errors(argv, env, message):
 
 
 def test_wrk_with_an_h2_setup_is_one_line_and_exit_2():
-    out = subprocess.run([str(REPO / "run_bench.sh"), "--setups", "h2", "--load-generator", "wrk"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [str(REPO / "run_bench.sh"), "--setups", "h2", "--load-generator", "wrk"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "speaks no HTTP/2" in out.stderr

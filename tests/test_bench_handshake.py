@@ -19,16 +19,42 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(missing_tools("go", "ope
 def make_key_and_cert(where: Path) -> tuple[Path, Path]:
     """Return (key, certificate): ECDSA P-256, self-signed, as the driver makes them."""
     key, cert = where / "key.pem", where / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return key, cert
 
 
 def probe(port: int, out: Path) -> Path:
     """Run one handshake as the driver's tls_probe does, its report into out."""
     with open(out, "wb") as f:
-        subprocess.run(["openssl", "s_client", "-brief", "-connect", f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL, stdout=f,
-                       stderr=subprocess.STDOUT, timeout=10, check=False)
+        subprocess.run(
+            ["openssl", "s_client", "-brief", "-connect", f"127.0.0.1:{port}"],
+            stdin=subprocess.DEVNULL,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            timeout=10,
+            check=False,
+        )
     return out
 
 
@@ -36,16 +62,36 @@ def probe(port: int, out: Path) -> Path:
 def two_versions(tmp_path):
     """Yield {version: TLS port} of two real gohello servers offering only TLS 1.3 and only TLS 1.2, with the same key."""
     binary = tmp_path / "gohello"
-    subprocess.run(["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=ROOT / "src" / "gohello", check=True, capture_output=True)
+    subprocess.run(
+        ["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=ROOT / "src" / "gohello", check=True, capture_output=True
+    )
     key, cert = make_key_and_cert(tmp_path)
     used: set[int] = set()
     procs, ports = [], {}
     try:
         for version in ("1.3", "1.2"):
             p = free_port_block(("http", "fcgi", "tls"), 28000, 32000, used)
-            procs.append(subprocess.Popen([str(binary), "-http-port", str(p["http"]), "-fcgi-port", str(p["fcgi"]), "-tls-port", str(p["tls"]),
-                                           "-tls-cert", str(cert), "-tls-key", str(key), "-tls-version", version],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        str(binary),
+                        "-http-port",
+                        str(p["http"]),
+                        "-fcgi-port",
+                        str(p["fcgi"]),
+                        "-tls-port",
+                        str(p["tls"]),
+                        "-tls-cert",
+                        str(cert),
+                        "-tls-key",
+                        str(key),
+                        "-tls-version",
+                        version,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             ports[version] = p["tls"]
         deadline = time.monotonic() + 10
         for version, port in ports.items():

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.core.latency_histogram import merge, rank_of
-from wrkreport.parsers.histogram import parse_histogram
-from wrkreport.parsers import parse_file
-
 from helpers import free_port_block, missing_tools
+from wrkreport.core.latency_histogram import merge, rank_of
+from wrkreport.parsers import parse_file
+from wrkreport.parsers.histogram import parse_histogram
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "src" / "wrkreport" / "bench" / "histogram.lua"
@@ -32,9 +31,15 @@ def server(tmp_path_factory):
     """Return the URL of a real gohello on 127.0.0.1 (built here), stopped after the module."""
     tmp = tmp_path_factory.mktemp("gohello")
     binary = tmp / "gohello"
-    subprocess.run(["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=ROOT / "src" / "gohello", check=True, capture_output=True)
+    subprocess.run(
+        ["go", "build", "-buildvcs=false", "-o", str(binary), "."], cwd=ROOT / "src" / "gohello", check=True, capture_output=True
+    )
     ports = free_port_block(("http", "fcgi"), 28000, 32000)
-    proc = subprocess.Popen([str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(binary), "-http-port", str(ports["http"]), "-fcgi-port", str(ports["fcgi"])],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 10
         while subprocess.run(["curl", "-s", "-o", "/dev/null", f"http://127.0.0.1:{ports['http']}/"]).returncode != 0:
@@ -53,7 +58,12 @@ def start_wrk(url: str, script: Path, out: Path, hist: Path | None, connections:
         env["WRKREPORT_HIST_FILE"] = str(hist)
     env["WRKREPORT_HIST_SCRIPT"] = str(SCRIPT)
     with open(out, "wb") as f:
-        return subprocess.Popen(["wrk", "--latency", "-s", str(script), "-t1", f"-c{connections}", "-d1s", "--timeout", "2s", url], stdout=f, stderr=subprocess.STDOUT, env=env)
+        return subprocess.Popen(
+            ["wrk", "--latency", "-s", str(script), "-t1", f"-c{connections}", "-d1s", "--timeout", "2s", url],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
 
 
 def check_against_wrk(hist: Path, text: Path):
@@ -99,7 +109,9 @@ def test_a_histogram_that_cannot_be_written_costs_only_the_histogram(server, tmp
     out, err = tmp_path / "out.wrk.txt", tmp_path / "stderr.txt"
     env = {**os.environ, "WRKREPORT_HIST_FILE": str(tmp_path / "missing-dir" / "out.hist.json")}
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
-        code = subprocess.run(["wrk", "--latency", "-s", str(SCRIPT), "-t1", "-c10", "-d1s", server], stdout=stdout, stderr=stderr, env=env, timeout=30).returncode
+        code = subprocess.run(
+            ["wrk", "--latency", "-s", str(SCRIPT), "-t1", "-c10", "-d1s", server], stdout=stdout, stderr=stderr, env=env, timeout=30
+        ).returncode
     assert code == 0
     message = err.read_text()
     assert message.startswith("histogram.lua: no latency histogram: cannot write ") and "No such file or directory" in message

@@ -17,19 +17,22 @@ def plan(*argv, env=None):
     return build_plan(["--quick", *argv], env or {}, ROOT, nproc=2, euid=0)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("root@10.0.0.2", "root@10.0.0.2"),
-    ("bench-box", "bench-box"),
-    ("alice@bench.example.org", "alice@bench.example.org"),
-    ("root@::1", "root@::1"),
-    ("root@0010.0.0.2", None),
-    ("-oProxyCommand=touch /tmp/x", None),
-    ("root;rm@host", None),
-    ("root@host;rm", None),
-    ("root@-host", None),
-    ("root@host name", None),
-    ("root@", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("root@10.0.0.2", "root@10.0.0.2"),
+        ("bench-box", "bench-box"),
+        ("alice@bench.example.org", "alice@bench.example.org"),
+        ("root@::1", "root@::1"),
+        ("root@0010.0.0.2", None),
+        ("-oProxyCommand=touch /tmp/x", None),
+        ("root;rm@host", None),
+        ("root@host;rm", None),
+        ("root@-host", None),
+        ("root@host name", None),
+        ("root@", None),
+    ],
+)
 def test_ssh_target_takes_names_ssh_reads_verbatim(text, expected):
     if expected is None:
         with pytest.raises(UsageError, match="--server-host"):
@@ -69,15 +72,18 @@ def test_environment_sets_hosts_and_option_wins():
     assert p["client_hosts"] == [LOCAL]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("--server-address", "10.0.0.2"), "needs --server-host"),
-    (("--client-hosts", "root@c1"), "need --server-host"),
-    (("--server-host", "t", "--client-hosts", "c1,c2", "--load-generator", "ab"), "no latency histogram"),
-    (("--server-host", "t", "--client-hosts", "c1", "--load-generator", "ab"), "ab runs on this machine only"),
-    (("--server-host", "t", "--pin-server", "0"), "--pin-server"),
-    (("--server-host", "t", "--client-hosts", "c1", "--pin-client", "0"), "--pin-client"),
-    (("--server-host", "t", "--ssh-config", "/nonexistent/ssh_config"), "not a readable file"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("--server-address", "10.0.0.2"), "needs --server-host"),
+        (("--client-hosts", "root@c1"), "need --server-host"),
+        (("--server-host", "t", "--client-hosts", "c1,c2", "--load-generator", "ab"), "no latency histogram"),
+        (("--server-host", "t", "--client-hosts", "c1", "--load-generator", "ab"), "ab runs on this machine only"),
+        (("--server-host", "t", "--pin-server", "0"), "--pin-server"),
+        (("--server-host", "t", "--client-hosts", "c1", "--pin-client", "0"), "--pin-client"),
+        (("--server-host", "t", "--ssh-config", "/nonexistent/ssh_config"), "not a readable file"),
+    ],
+)
 def test_contradictions_are_usage_errors(argv, message):
     with pytest.raises(UsageError, match=message):
         plan(*argv)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from wrkreport.bench.machine import ARTICLE_SYSCTL, apply_tune, read_sysctl, sysctl_path, untraversable
 
-
 # --- sysctl ---------------------------------------------------------------------------------
 
 
@@ -57,8 +56,6 @@ def test_tune_writes_announces_first_and_never_lowers_limits(tmp_path):
     assert read_sysctl(root)["fs.file-max"] == "9223372036854775807"
     announce = [s for s in said if s[0] == "sysctl net.core.somaxconn: 4096 -> 65535"]
     assert announce and announce[0][1] == "4096\n"  # printed before the write
-
-
 
 
 def test_tune_hands_over_every_planned_write_before_the_first_write(tmp_path):

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers import CLIENT_1_HIST, FAKE_WRK, run_helper, started_run
 from wrkreport.bench.cpu import child_pids, cpu_ticks
 from wrkreport.bench.manifest import shuffled_orders
-from wrkreport.core.setups import DEFAULT_SETUP_IDS
 from wrkreport.checks.measurements import readiness_checks
+from wrkreport.core.setups import DEFAULT_SETUP_IDS
 from wrkreport.runs.directory import load_run
-
-from helpers import CLIENT_1_HIST, FAKE_WRK, run_helper, started_run
 
 REPO = Path(__file__).resolve().parent.parent
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
@@ -46,7 +45,9 @@ def documented_manifest() -> dict:
 def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     out = tmp_path / "raw"
     plan_file = tmp_path / "plan.json"
-    done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--quick", "--out", str(out), "--seed", "3", "--gomaxprocs", "1,2")
+    done = run_helper(
+        "plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--quick", "--out", str(out), "--seed", "3", "--gomaxprocs", "1,2"
+    )
     assert done.returncode == 0, done.stderr
     done = run_helper("init", "--plan", str(plan_file), "--command-line", "./run_bench.sh --quick", "--ulimit-n", "4096")
     assert done.returncode == 0, done.stderr
@@ -88,7 +89,9 @@ def test_manifest_lifecycle_follows_the_documented_contract(tmp_path):
     assert run_helper("pass-note", "--run", str(run), "--gomaxprocs", "1", "--note", "x: y").returncode == 0
     assert run_helper("pass-end", "--run", str(run), "--gomaxprocs", "1").returncode == 0
     finished = run_helper("finish", "--run", str(run), "--status", "complete")
-    assert finished.returncode == 0 and finished.stdout.splitlines()[0].startswith("GOMAXPROCS=1 go-http          60,042 req/s (median of 1); CPU ms per 1k requests: go ")
+    assert finished.returncode == 0 and finished.stdout.splitlines()[0].startswith(
+        "GOMAXPROCS=1 go-http          60,042 req/s (median of 1); CPU ms per 1k requests: go "
+    )
 
     manifest = json.loads((run / "manifest.json").read_text())
     doc = documented_manifest()
@@ -130,7 +133,18 @@ def documented_cpu_file() -> dict:
 
 def measure_args(run: Path, name: str, tmp_path: Path, *ids: str) -> list[str]:
     """Return the arguments of `measure` for the wrk file name, as the script passes them."""
-    return ["measure", "--run", str(run), *ids, "--file", name, "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "wrk.stderr")]
+    return [
+        "measure",
+        "--run",
+        str(run),
+        *ids,
+        "--file",
+        name,
+        "--cpu-file",
+        name.replace(".wrk.txt", ".cpu.json"),
+        "--stderr",
+        str(tmp_path / "wrk.stderr"),
+    ]
 
 
 def test_measure_writes_the_output_the_documented_cpu_file_and_the_manifest_entry(tmp_path):
@@ -160,7 +174,9 @@ def test_measure_writes_the_output_the_documented_cpu_file_and_the_manifest_entr
     assert cpu["pinning"] == {"client": "0", "server": "1"}
 
     name2 = name.replace("run-1", "run-2")
-    failed = run_helper(*measure_args(run, name2, tmp_path, *ids, "--repeat", "2"), "--", sys.executable, "-c", FAKE_WRK + "sys.exit(1)\n", str(fixture))
+    failed = run_helper(
+        *measure_args(run, name2, tmp_path, *ids, "--repeat", "2"), "--", sys.executable, "-c", FAKE_WRK + "sys.exit(1)\n", str(fixture)
+    )
     assert failed.returncode == 0, failed.stderr  # wrk's own failure is recorded, not the helper's
     assert failed.stderr.endswith("... 60,042 req/s (wrk exit 1)\n")
     measurements = json.loads((run / "manifest.json").read_text())["measurements"]
@@ -176,7 +192,12 @@ def test_measure_passes_sigterm_on_removes_its_partial_files_and_records_nothing
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     marker = tmp_path / "started"
     child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\nprint('partial', flush=True)\ntime.sleep(30)"
-    args = [sys.executable, "-m", "wrkreport.bench", *measure_args(run, "x.wrk.txt", tmp_path, "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1")]
+    args = [
+        sys.executable,
+        "-m",
+        "wrkreport.bench",
+        *measure_args(run, "x.wrk.txt", tmp_path, "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1"),
+    ]
     proc = subprocess.Popen([*args, "--", sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10
@@ -281,7 +302,27 @@ def test_a_save_path_that_is_not_a_regular_file_is_never_replaced(tmp_path):
 def test_serve_answers_each_command_with_its_output_and_status_and_keeps_the_manifest_written(tmp_path):
     out = tmp_path / "raw"
     plan_file = tmp_path / "plan.json"
-    assert run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--blocks", "2", "--rounds-per-block", "2", "--out", str(out), "--seed", "3", "--gomaxprocs", "1").returncode == 0
+    assert (
+        run_helper(
+            "plan",
+            "--root",
+            str(tmp_path),
+            "--save",
+            str(plan_file),
+            "--",
+            "--blocks",
+            "2",
+            "--rounds-per-block",
+            "2",
+            "--out",
+            str(out),
+            "--seed",
+            "3",
+            "--gomaxprocs",
+            "1",
+        ).returncode
+        == 0
+    )
     run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
     name = "go-http.gomaxprocs-1.block-2.run-3.wrk.txt"
     commands = [
@@ -297,7 +338,14 @@ def test_serve_answers_each_command_with_its_output_and_status_and_keeps_the_man
     ]  # fmt: skip
     stdin = b"".join(b"".join(arg.encode() + b"\0" for arg in [*command, "\x1e"]) for command in commands)
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    done = subprocess.run([sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)], input=stdin, capture_output=True, env=env, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport.bench", "serve", "--run", str(run)],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     answers = done.stdout.decode().split("@@done ")
     statuses = [int(answer.split("\n", 1)[0]) for answer in answers[1:]]

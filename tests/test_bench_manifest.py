@@ -9,11 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.manifest import cell_from_headers, create_run_dir, go_reported_gomaxprocs, new_pass, point_latest, shuffled_orders, write_json_atomic
+from helpers import plan
+from wrkreport.bench.manifest import (
+    cell_from_headers,
+    create_run_dir,
+    go_reported_gomaxprocs,
+    new_pass,
+    point_latest,
+    shuffled_orders,
+    write_json_atomic,
+)
 from wrkreport.bench.progress import progress_result, progress_start
 from wrkreport.core.setups import DEFAULT_SETUP_IDS
-
-from helpers import plan
 
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk" / "captured"
 HEADERS_200 = (
@@ -129,7 +136,11 @@ def test_progress_names_the_block_and_with_the_stopping_rule_the_precision_so_fa
 
 
 def test_progress_in_a_sweep_names_the_level():
-    manifest = {"parameters": plan("--connections", "10,50", "--blocks", "1", "--rounds-per-block", "2"), "passes": [], "measurements": [{}] * 28}
+    manifest = {
+        "parameters": plan("--connections", "10,50", "--blocks", "1", "--rounds-per-block", "2"),
+        "passes": [],
+        "measurements": [{}] * 28,
+    }
     new_pass(manifest, 1)
     second = new_pass(manifest, 2)
     assert second["order_connections"] == [10, 10, 50, 50]
@@ -147,5 +158,3 @@ def test_pass_orders_one_per_level_and_repeat_and_unchanged_for_one_level():
     sweep = {"parameters": plan("--repeats", "3", "--connections", "100,200"), "passes": [], "measurements": []}
     orders = new_pass(sweep, 2)["order"]
     assert orders[:3] == entry["order"] and len(orders) == 6  # the first level draws as a single one would
-
-

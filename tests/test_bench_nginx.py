@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
-from wrkreport.core.setups import H2_SETUP_IDS, SETUP_BY_ID, SETUP_IDS
-from wrkreport.core.errors import UsageError
-from wrkreport.bench.profiles import body_text
-
 from helpers import NGINX_TEMPLATE, fake_nginx_V, plan, render_with
-
+from wrkreport.bench.nginx import cap_log, nginx_flags, nginx_missing_modules, nginx_values, render_template, static_body_values
+from wrkreport.bench.profiles import body_text
+from wrkreport.core.errors import UsageError
+from wrkreport.core.setups import H2_SETUP_IDS, SETUP_BY_ID, SETUP_IDS
 
 # --- nginx configuration ----------------------------------------------------------------------
 
@@ -95,7 +93,9 @@ def test_rendered_config_of_the_h2_setups(tmp_path):
 
 def test_the_h2_setups_need_nginx_http_v2_module(tmp_path):
     without = "nginx version: nginx/1.22.1\nconfigure arguments: --with-http_ssl_module\n"
-    assert nginx_missing_modules(without, ["nginx-h2", "nginx-https"]) == ["nginx-h2 needs nginx's http_v2 module, which this nginx was built without"]
+    assert nginx_missing_modules(without, ["nginx-h2", "nginx-https"]) == [
+        "nginx-h2 needs nginx's http_v2 module, which this nginx was built without"
+    ]
     assert nginx_missing_modules(without + " --with-http_v2_module", ["nginx-h2", "nginx-h2-unix"]) == []
 
 
@@ -127,10 +127,21 @@ def test_rendered_config_keeps_only_the_selected_setups(tmp_path):
 
 def test_the_app_setups_proxy_to_its_socket_and_speak_fastcgi_to_its_port_or_socket(tmp_path):
     conf = render(tmp_path, ["app", "nginx-app-unix", "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix"])
-    for directive in ("server unix:/tmp/wrkreport.abc/app-http.sock;", "server 127.0.0.1:9002;", "server unix:/tmp/wrkreport.abc/app-fcgi.sock;",
-                      "listen 127.0.0.1:8090;", "listen 127.0.0.1:8091;", "listen 127.0.0.1:8092;", "proxy_pass http://your_app_unix;",
-                      "fastcgi_pass your_app_fcgi_tcp;", "fastcgi_pass your_app_fcgi_unix;", 'fastcgi_param SCRIPT_NAME "";',
-                      "fastcgi_param PATH_INFO $uri;", "fastcgi_param REQUEST_URI $request_uri;", "fastcgi_param QUERY_STRING $query_string;"):
+    for directive in (
+        "server unix:/tmp/wrkreport.abc/app-http.sock;",
+        "server 127.0.0.1:9002;",
+        "server unix:/tmp/wrkreport.abc/app-fcgi.sock;",
+        "listen 127.0.0.1:8090;",
+        "listen 127.0.0.1:8091;",
+        "listen 127.0.0.1:8092;",
+        "proxy_pass http://your_app_unix;",
+        "fastcgi_pass your_app_fcgi_tcp;",
+        "fastcgi_pass your_app_fcgi_unix;",
+        'fastcgi_param SCRIPT_NAME "";',
+        "fastcgi_param PATH_INFO $uri;",
+        "fastcgi_param REQUEST_URI $request_uri;",
+        "fastcgi_param QUERY_STRING $query_string;",
+    ):
         assert directive in conf, directive
     assert conf.count("fastcgi_keep_conn on;") == 2 and "include" not in conf  # every param once: no stock file beside them
     params = re.findall(r"fastcgi_param (\S+)", conf)
@@ -191,8 +202,6 @@ def test_template_flags_keep_one_branch():
     template = "a\n    #@if on\nyes\n    #@else\nno\n    #@endif\nb\n#@if on\nonly\n#@endif\n"
     assert render_template(template, [], {}, {"on": True}) == "a\nyes\nb\nonly\n"
     assert render_template(template, [], {}, {"on": False}) == "a\nno\nb\n"
-
-
 
 
 # --- the error log's cap ------------------------------------------------------------------

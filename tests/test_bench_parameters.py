@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import plan
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.parameters import build_plan, estimate_seconds, plan_lines, plan_parser
-from wrkreport.bench.rate_options import rate_phase_seconds
-from wrkreport.bench.stopping_plan import verdict_seconds
 from wrkreport.bench.profiles import (
     ENV_BODY_BYTES,
     ENV_GOMAXPROCS,
@@ -30,13 +29,13 @@ from wrkreport.bench.profiles import (
     body_text,
     expect_header_bytes,
 )
-from wrkreport.core.setups import SETUPS, SETUP_IDS
+from wrkreport.bench.rate_options import rate_phase_seconds
+from wrkreport.bench.stopping_plan import verdict_seconds
+from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
 from wrkreport.core.errors import UsageError
 from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, Design
-from wrkreport.bench.values import format_cpu_list, format_duration, format_rate, parse_cpu_list, parse_duration_ns
+from wrkreport.core.setups import SETUP_IDS, SETUPS
 from wrkreport.runs.sidecars import WRK_FILE
-
-from helpers import plan
 
 REPO = Path(__file__).resolve().parent.parent
 HEADERS_200 = (
@@ -55,11 +54,29 @@ def test_default_plan_matches_the_documented_defaults():
     # The block design with the verdict rule: blocks of 3 rounds, repeated intervals from the first look (4 blocks per
     # GOMAXPROCS) to the ceiling (10), the cheapest connection's ratios within +/-10%, then the fixed-rate phase's 4 blocks
     # (no capacity search without --slo), within 1.25 x what the targets are expected to need (test_the_default_max_time_...).
-    assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"], p["max_blocks"]) == (3, None, True, FIRST_LOOK, DEFAULT_LAST_LOOK)
-    assert (p["precision_pct"], p["precision_given"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"], p["slo"]) == (10.0, False, 15.0, 4, 4, None)
+    assert (p["rounds_per_block"], p["blocks"], p["adaptive"], p["min_blocks"], p["max_blocks"]) == (
+        3,
+        None,
+        True,
+        FIRST_LOOK,
+        DEFAULT_LAST_LOOK,
+    )
+    assert (p["precision_pct"], p["precision_given"], p["capacity_precision_pct"], p["rate_blocks"], p["rate_blocks_max"], p["slo"]) == (
+        10.0,
+        False,
+        15.0,
+        4,
+        4,
+        None,
+    )
     design = Design.repeated(DEFAULT_LAST_LOOK, first=FIRST_LOOK)
-    assert p["intervals"] == {**design.record(), "rule": "verdict", "comparisons": 6, "tie_margin": 0.05,
-                              "family_nominal_alpha": round(design.family(6).nominal, 8)}  # 3 pairs of connections at 2 GOMAXPROCS values
+    assert p["intervals"] == {
+        **design.record(),
+        "rule": "verdict",
+        "comparisons": 6,
+        "tie_margin": 0.05,
+        "family_nominal_alpha": round(design.family(6).nominal, 8),
+    }  # 3 pairs of connections at 2 GOMAXPROCS values
     assert p["gomaxprocs"] == [1, 2]
     assert p["setups"] == ["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
     assert p["ports"] == {"go-http": 8080, "nginx-http": 8081, "nginx-fcgi-tcp": 8082, "nginx-fcgi-unix": 8083, "go-fcgi-tcp": 9001}
@@ -77,11 +94,15 @@ def test_the_default_max_time_is_what_the_targets_need_with_room_and_a_given_one
     """Issue 42: a run plans its time by what it measures; --max-time given caps it, and then the phase keeps its least blocks."""
     for p in (plan(), plan("--setups", "h2"), plan("--setups", "tls"), plan("--slo", "p99=10ms")):
         assert p["max_time_s"] == round(1.25 * p["targets_s"]) and p["estimate_s"] == p["targets_s"] <= p["max_time_s"]
-        assert p["rate_phase_s"] == round(rate_phase_seconds(p, p["rate_blocks_expected"])) and "max_time_note the default: 1.25 x that" in plan_lines(p)
+        assert p["rate_phase_s"] == round(
+            rate_phase_seconds(p, p["rate_blocks_expected"])
+        ) and "max_time_note the default: 1.25 x that" in plan_lines(p)
     short = plan("--max-time", "8m", "--slo", "p99=10ms")
     assert short["max_time_s"] == 480 < short["targets_s"]
     assert short["rate_phase_s"] == round(rate_phase_seconds(short)) < plan("--slo", "p99=10ms")["rate_phase_s"]
-    assert short["estimate_s"] == min(480, round(verdict_seconds(short)) + short["rate_phase_s"]) and "max_time_note given" in plan_lines(short)
+    assert short["estimate_s"] == min(480, round(verdict_seconds(short)) + short["rate_phase_s"]) and "max_time_note given" in plan_lines(
+        short
+    )
     small = plan("--setups", "go-http,nginx-http", "--gomaxprocs", "1")
     assert small["max_time_s"] == round(1.25 * small["targets_s"]) < 460  # no floor any more: a small run is not held back
 
@@ -102,11 +123,7 @@ def test_gomaxprocs_is_deduplicated_on_one_core():
 
 @pytest.mark.parametrize(
     ("argv", "expected"),
-    [
-        (["--quick"], (2, 100, 1, 1, 1)),
-        (["--profile", "quick"], (2, 100, 1, 1, 1)),
-        (["--profile", "article"], (100, 5000, 30, 1, 5)),
-    ],
+    [(["--quick"], (2, 100, 1, 1, 1)), (["--profile", "quick"], (2, 100, 1, 1, 1)), (["--profile", "article"], (100, 5000, 30, 1, 5))],
 )
 def test_profiles(argv, expected):
     p = plan(*argv)
@@ -147,7 +164,9 @@ def test_precision_and_max_time(argv, env, expected):
 def test_precision_with_a_fixed_design_is_a_warning_not_a_setting():
     p = plan("--quick", "--max-time", "1m")
     assert p["max_time_s"] is None
-    assert p["warnings"] == ["--precision and --max-time steer the stopping rule, which a fixed design (1 block(s) per GOMAXPROCS) does not use"]
+    assert p["warnings"] == [
+        "--precision and --max-time steer the stopping rule, which a fixed design (1 block(s) per GOMAXPROCS) does not use"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -246,8 +265,16 @@ def test_bad_options_are_usage_errors(argv, message):
     assert str(excinfo.value).startswith(message)
 
 
-@pytest.mark.parametrize("argv, env, expected", [((), {}, 10), (("--ready-timeout", "30"), {}, 30), (("--ready-timeout", "2s"), {}, 2),
-                                                 ((), {"BENCH_READY_TIMEOUT": "45"}, 45), (("--ready-timeout", "5"), {"BENCH_READY_TIMEOUT": "45"}, 5)])
+@pytest.mark.parametrize(
+    "argv, env, expected",
+    [
+        ((), {}, 10),
+        (("--ready-timeout", "30"), {}, 30),
+        (("--ready-timeout", "2s"), {}, 2),
+        ((), {"BENCH_READY_TIMEOUT": "45"}, 45),
+        (("--ready-timeout", "5"), {"BENCH_READY_TIMEOUT": "45"}, 5),
+    ],
+)
 def test_the_ready_timeout_is_ten_seconds_unless_given_and_goes_to_the_script(argv, env, expected):
     p = plan(*argv, env=env)
     assert p["ready_timeout_s"] == expected and f"ready_timeout_s {expected}" in plan_lines(p)
@@ -306,7 +333,10 @@ def test_format_cpu_list():
     assert format_cpu_list([]) == ""
 
 
-@pytest.mark.parametrize(("text", "ns"), [("0", 0), ("1ms", 10**6), ("500us", 500_000), ("500µs", 500_000), ("1.5ms", 1_500_000), ("2s", 2 * 10**9), ("250ns", 250)])
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [("0", 0), ("1ms", 10**6), ("500us", 500_000), ("500µs", 500_000), ("1.5ms", 1_500_000), ("2s", 2 * 10**9), ("250ns", 250)],
+)
 def test_handler_delay_durations(text, ns):
     assert parse_duration_ns(text, "--handler-delay") == ns
 
@@ -324,7 +354,9 @@ def test_knobs_and_their_environment_variables():
         plan(env={"BENCH_UPSTREAM_KEEPALIVE": "maybe"})
 
 
-@pytest.mark.parametrize(("body_bytes", "header_bytes"), [(1, 140), (9, 140), (12, 141), (99, 141), (100, 142), (4096, 143), (1048576, 146)])
+@pytest.mark.parametrize(
+    ("body_bytes", "header_bytes"), [(1, 140), (9, 140), (12, 141), (99, 141), (100, 142), (4096, 143), (1048576, 146)]
+)
 def test_expected_header_bytes_follow_the_content_length_digits(body_bytes, header_bytes):
     assert expect_header_bytes(body_bytes) == header_bytes
     assert len(HEADERS_200.replace(b"Content-Length: 12", f"Content-Length: {body_bytes}".encode())) == header_bytes
@@ -363,7 +395,9 @@ def test_plan_lines_for_the_script():
 
 
 def test_plan_lines_for_a_sweep_with_the_new_setups_and_pinning():
-    lines = plan_lines(plan("--setups", "all", "--connections", "10,100", "--pin-client", "0", "--pin-server", "1", "--handler-delay", "1.5ms"))
+    lines = plan_lines(
+        plan("--setups", "all", "--connections", "10,100", "--pin-client", "0", "--pin-server", "1", "--handler-delay", "1.5ms")
+    )
     assert "connections 10 100" in lines and "connections_max 100" in lines and "sweep 1" in lines
     assert "nginx_setups nginx-http nginx-fcgi-tcp nginx-fcgi-unix nginx-http-unix nginx-static" in lines
     assert "fasthttp_setups go-fasthttp" in lines
@@ -428,8 +462,6 @@ def test_estimate_of_a_sweep_counts_a_warm_up_per_level():
     assert estimate_seconds(three, 3 * 170, 0, 1) == pytest.approx(per_level)
 
 
-
-
 # --- limits: what the reader's file-name pattern accepts, and numbers too long to convert ----
 
 BIG = "9" * 5000  # over Python's 4,300-digit conversion limit
@@ -470,7 +502,9 @@ def test_out_with_a_character_nginx_or_the_shell_would_read_is_refused(char):
     with pytest.raises(UsageError) as excinfo:
         plan("--out", f"/tmp/a{char}b")
     message = str(excinfo.value)
-    assert message.startswith(f"--out {'/tmp/a' + char + 'b'!r}: the character {char!r} would be read by nginx's configuration or the shell")
+    assert message.startswith(
+        f"--out {'/tmp/a' + char + 'b'!r}: the character {char!r} would be read by nginx's configuration or the shell"
+    )
     assert "\n" not in message and "\x1b" not in message  # one line, nothing raw to the terminal
     with pytest.raises(UsageError, match="^BENCH_OUT "):
         plan(env={"BENCH_OUT": f"/tmp/x{char}"})
@@ -502,7 +536,11 @@ def test_load_generator_is_wrk_by_default_ab_by_option_or_variable_with_one_thre
     [
         (["--load-generator", "siege"], {}, "--load-generator 'siege': choose one of wrk, ab, h2load"),
         ([], {"BENCH_LOAD_GENERATOR": "webbench"}, "BENCH_LOAD_GENERATOR 'webbench': choose one of wrk, ab, h2load"),
-        (["--load-generator", "ab", "--connections", "20001"], {}, "--load-generator ab takes at most 20000 connections (ab -c), not 20001"),
+        (
+            ["--load-generator", "ab", "--connections", "20001"],
+            {},
+            "--load-generator ab takes at most 20000 connections (ab -c), not 20001",
+        ),
     ],
 )
 def test_bad_load_generator_is_a_usage_error(argv, env, message):

@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+from helpers import plan
 from wrkreport.bench import rate_options as rateplan
 from wrkreport.bench.commands.rate_phase import rates_for, slowest_rate
-from wrkreport.bench.rate_options import parse_rates, rate_parameters, rate_phase_seconds, round_rate
 from wrkreport.bench.profiles import MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, SEARCH_STEPS_EXPECTED
+from wrkreport.bench.rate_options import parse_rates, rate_parameters, rate_phase_seconds, round_rate
 from wrkreport.core.errors import UsageError
-
-from helpers import plan
 
 TLS_RUN = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
 
@@ -25,28 +24,34 @@ def test_the_doctests_hold():
     assert doctest.testmod(rateplan).failed == 0
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2000", ([2000], [])),
-    ("5000, 2000,5000", ([2000, 5000], [])),
-    ("25%,50%,75%", ([], [0.25, 0.5, 0.75])),
-    ("2000,50%", ([2000], [0.5])),
-    ("10000000", ([10_000_000], [])),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2000", ([2000], [])),
+        ("5000, 2000,5000", ([2000, 5000], [])),
+        ("25%,50%,75%", ([], [0.25, 0.5, 0.75])),
+        ("2000,50%", ([2000], [0.5])),
+        ("10000000", ([10_000_000], [])),
+    ],
+)
 def test_rates_are_req_per_s_or_shares(text, expected):
     assert parse_rates(text, "--rates") == expected
 
 
-@pytest.mark.parametrize("text, message", [
-    ("abc", "--rates value must be a whole number, not 'abc'"),
-    ("0", "--rates value must be at least 1, not 0"),
-    ("-5", "--rates value must be a whole number, not '-5'"),
-    ("2.5", "--rates value must be a whole number, not '2.5'"),
-    ("10000001", "--rates value must be at most 10000000, not '10000001'"),
-    ("150%", "--rates value must be a percentage above 0 and at most 100"),
-    ("0%", "--rates value must be a percentage above 0 and at most 100"),
-    ("", "--rates needs at least one rate"),
-    (",", "--rates needs at least one rate"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("abc", "--rates value must be a whole number, not 'abc'"),
+        ("0", "--rates value must be at least 1, not 0"),
+        ("-5", "--rates value must be a whole number, not '-5'"),
+        ("2.5", "--rates value must be a whole number, not '2.5'"),
+        ("10000001", "--rates value must be at most 10000000, not '10000001'"),
+        ("150%", "--rates value must be a percentage above 0 and at most 100"),
+        ("0%", "--rates value must be a percentage above 0 and at most 100"),
+        ("", "--rates needs at least one rate"),
+        (",", "--rates needs at least one rate"),
+    ],
+)
 def test_a_bad_rate_is_a_one_line_usage_error(text, message):
     with pytest.raises(UsageError) as raised:
         parse_rates(text, "--rates")
@@ -55,7 +60,14 @@ def test_a_bad_rate_is_a_one_line_usage_error(text, message):
 
 def test_the_default_profile_runs_one_rate_at_a_quarter_of_the_slowest_setup_in_four_blocks_and_no_search():
     p = plan()
-    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_blocks_max"], p["rate_duration_s"], p["rate_phase"]) == ([], [0.25], 4, 4, 1, True)
+    assert (p["rates"], p["rate_shares"], p["rate_blocks"], p["rate_blocks_max"], p["rate_duration_s"], p["rate_phase"]) == (
+        [],
+        [0.25],
+        4,
+        4,
+        1,
+        True,
+    )
     assert p["slo"] is None and "capacity_search 0" in rateplan.rate_lines(p)  # the capacity search only on request
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + p["rate_duration_s"] + RATE_OVERHEAD_S
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup))
@@ -84,7 +96,9 @@ def test_a_plan_counts_on_the_blocks_its_most_scattered_setup_needs():
     assert default["rate_blocks_expected"] == 6 and fcgi["rate_blocks_expected"] == 11 and h2["rate_blocks_expected"] == 12
     assert plan("--setups", "go-http,caddy-fcgi-tcp,haproxy-fcgi-unix", *slo)["rate_blocks_expected"] == 12  # 22 for +/-15%: the ceiling
     assert fcgi["rate_phase_s"] == round(rate_phase_seconds(fcgi, 11)) and fcgi["max_time_s"] == round(1.25 * fcgi["targets_s"])
-    assert plan("--setups", "go-http,haproxy-fcgi-unix", "--capacity-precision", "50", *slo)["rate_blocks_expected"] == 6  # never below the profile's
+    assert (
+        plan("--setups", "go-http,haproxy-fcgi-unix", "--capacity-precision", "50", *slo)["rate_blocks_expected"] == 6
+    )  # never below the profile's
     assert plan("--setups", "go-http,haproxy-fcgi-unix", "--blocks", "3", *slo)["rate_blocks_expected"] == 4  # a fixed design: its least
     assert plan("--setups", "go-http,haproxy-fcgi-unix")["rate_blocks_expected"] == 4  # no objective, no capacity: the least
     for spread in (0.05, 0.115, 0.15, 0.197, 0.3):  # the count is where the t interval's upper end reaches the target
@@ -101,16 +115,19 @@ def test_the_new_connection_setups_are_not_in_the_phase():
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * 4 * (PASS_OVERHEAD_S + 4 * per_setup))  # no objective: no checks
 
 
-@pytest.mark.parametrize("options, env, expected", [
-    ((), {}, None),  # the capacity search only on request
-    (("--slo", "p99=10ms"), {}, {"percentile": 99, "ms": 10.0}),
-    (("--slo", "p99=2ms"), {}, {"percentile": 99, "ms": 2.0}),
-    (("--slo", "p50=500us"), {}, {"percentile": 50, "ms": 0.5}),
-    (("--slo", "p99.9=20ms"), {"BENCH_SLO": "p90=1ms"}, {"percentile": 99.9, "ms": 20.0}),
-    ((), {"BENCH_SLO": "p90=1ms"}, {"percentile": 90, "ms": 1.0}),
-    (("--slo", "off"), {}, None),
-    (("--rates", "off"), {}, None),  # no phase, no search
-])
+@pytest.mark.parametrize(
+    "options, env, expected",
+    [
+        ((), {}, None),  # the capacity search only on request
+        (("--slo", "p99=10ms"), {}, {"percentile": 99, "ms": 10.0}),
+        (("--slo", "p99=2ms"), {}, {"percentile": 99, "ms": 2.0}),
+        (("--slo", "p50=500us"), {}, {"percentile": 50, "ms": 0.5}),
+        (("--slo", "p99.9=20ms"), {"BENCH_SLO": "p90=1ms"}, {"percentile": 99.9, "ms": 20.0}),
+        ((), {"BENCH_SLO": "p90=1ms"}, {"percentile": 90, "ms": 1.0}),
+        (("--slo", "off"), {}, None),
+        (("--rates", "off"), {}, None),  # no phase, no search
+    ],
+)
 def test_slo_option_environment_and_off(options, env, expected):
     p = plan(*options, env=env)
     assert p["slo"] == expected
@@ -121,13 +138,16 @@ def test_the_search_takes_time_out_of_the_phase():
     assert plan("--slo", "p99=10ms")["rate_phase_s"] > plan()["rate_phase_s"] == plan("--slo", "off")["rate_phase_s"] > 0
 
 
-@pytest.mark.parametrize("options, env, message", [
-    (("--slo", "p101=5ms"), {}, "--slo 'p101=5ms': the percentile must be one of p50, p90, p99, p99.9"),
-    (("--slo", "p99=fast"), {}, "--slo 'p99=fast': expected PERCENTILE=DURATION"),
-    (("--slo", "p99=-1ms"), {}, "--slo 'p99=-1ms': expected PERCENTILE=DURATION"),
-    (("--slo", "p99=0ms"), {}, "--slo 'p99=0ms': the duration must be above 0"),
-    ((), {"BENCH_SLO": "p99"}, "BENCH_SLO 'p99': expected PERCENTILE=DURATION"),
-])
+@pytest.mark.parametrize(
+    "options, env, message",
+    [
+        (("--slo", "p101=5ms"), {}, "--slo 'p101=5ms': the percentile must be one of p50, p90, p99, p99.9"),
+        (("--slo", "p99=fast"), {}, "--slo 'p99=fast': expected PERCENTILE=DURATION"),
+        (("--slo", "p99=-1ms"), {}, "--slo 'p99=-1ms': expected PERCENTILE=DURATION"),
+        (("--slo", "p99=0ms"), {}, "--slo 'p99=0ms': the duration must be above 0"),
+        ((), {"BENCH_SLO": "p99"}, "BENCH_SLO 'p99': expected PERCENTILE=DURATION"),
+    ],
+)
 def test_a_bad_slo_is_a_one_line_usage_error(options, env, message):
     with pytest.raises(UsageError) as raised:
         plan(*options, env=env)

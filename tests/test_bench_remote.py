@@ -29,16 +29,18 @@ def test_facts_of_this_machine_match_the_local_readers():
 
 
 def test_hostile_output_is_cut_and_numbers_read_strictly():
-    text = "\n".join([
-        "usable_cores\t2; rm -rf /",
-        "memory_kb\t-5",
-        "logical_cores\t99999999999999999999",
-        "cpu_model\t" + "x" * 5000,
-        "Not A Key\tvalue",
-        "version.nginx\tnginx version: nginx/1.22.1",
-        "ulimit_n\tunlimited",
-        "boot_id\t../../etc/passwd",
-    ])
+    text = "\n".join(
+        [
+            "usable_cores\t2; rm -rf /",
+            "memory_kb\t-5",
+            "logical_cores\t99999999999999999999",
+            "cpu_model\t" + "x" * 5000,
+            "Not A Key\tvalue",
+            "version.nginx\tnginx version: nginx/1.22.1",
+            "ulimit_n\tunlimited",
+            "boot_id\t../../etc/passwd",
+        ]
+    )
     facts = parse_facts(text)
     assert facts["machine"]["usable_cores"] is None
     assert facts["machine"]["memory_bytes"] is None

@@ -65,7 +65,9 @@ def test_the_client_rtt_script_times_after_one_connect_it_does_not_count():
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
         port = listener.getsockname()[1]
-        done = subprocess.run([sys.executable, "-c", RTT_PY, "127.0.0.1", str(port), "3"], capture_output=True, text=True, timeout=30, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", RTT_PY, "127.0.0.1", str(port), "3"], capture_output=True, text=True, timeout=30, check=True
+        )
         listener.settimeout(1)
         accepted = 0
         try:
@@ -92,7 +94,22 @@ def run_sh(script: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 
 FAKE_WRK = "import os, sys\nsys.stdout.write(open(sys.argv[1]).read()); print('to stderr', file=sys.stderr)\nh = os.environ.get('WRKREPORT_HIST_FILE')\nh and open(h, 'w').write('{}')\nsys.exit(int(sys.argv[2]))\n"
 ECHO_ARGV = "import json, sys\nprint(json.dumps(sys.argv[1:]))\nsys.stderr.write('no newline at the end')\n"
-HOSTILE = ["a b", "it's", '"$(touch pwned)"', "`touch pwned`", "back\\slash", "*", "two\nlines", "", "$NL", "'\"'", "tab\there", "ünï", "run x 1 y", "go"]
+HOSTILE = [
+    "a b",
+    "it's",
+    '"$(touch pwned)"',
+    "`touch pwned`",
+    "back\\slash",
+    "*",
+    "two\nlines",
+    "",
+    "$NL",
+    "'\"'",
+    "tab\there",
+    "ünï",
+    "run x 1 y",
+    "go",
+]
 
 
 def answers(stdout: bytes) -> list[tuple[bytes, int]]:
@@ -107,7 +124,14 @@ def answers(stdout: bytes) -> list[tuple[bytes, int]]:
 
 def remote_run(tmp_path: Path, name: str, argv: list[str], hist: bool) -> ClientRun:
     out = tmp_path / f"{name}.local.wrk.txt"
-    return ClientRun(Client("client-1", "root@h", str(tmp_path / "work")), name, argv, out, tmp_path / f"{name}.err", tmp_path / f"{name}.local.hist.json" if hist else None)
+    return ClientRun(
+        Client("client-1", "root@h", str(tmp_path / "work")),
+        name,
+        argv,
+        out,
+        tmp_path / f"{name}.err",
+        tmp_path / f"{name}.local.hist.json" if hist else None,
+    )
 
 
 @pytest.mark.parametrize("status", [0, 3])
@@ -124,7 +148,7 @@ def test_one_agent_runs_measurements_one_line_each_and_answers_with_output_recor
     assert (one_status, two_status) == (status, 0)
     assert one.startswith(READY) and two.startswith(READY)
     for run, answer in ((first, one), (second, two)):
-        read_answer(run, answer[len(READY):])
+        read_answer(run, answer[len(READY) :])
     assert first.out.read_bytes() == fixture.read_bytes(), "the raw file is wrk's stdout alone"
     assert first.err.read_bytes() == b"to stderr\n"
     assert first.hist.read_text() == "{}"
@@ -156,7 +180,13 @@ def test_an_agent_told_stop_or_seeing_a_stop_file_never_starts_wrk_and_answers_1
 
 @pytest.mark.parametrize(
     ("argv", "seconds"),
-    [(["wrk", "-t2", "-d30s", "u"], 30), (["wrk", "-d", "2m", "u"], 120), (["wrk", "--duration=1h", "u"], 3600), (["wrk", "--duration", "5", "u"], 5), (["wrk", "-c10", "u"], 10)],
+    [
+        (["wrk", "-t2", "-d30s", "u"], 30),
+        (["wrk", "-d", "2m", "u"], 120),
+        (["wrk", "--duration=1h", "u"], 3600),
+        (["wrk", "--duration", "5", "u"], 5),
+        (["wrk", "-c10", "u"], 10),
+    ],
 )
 def test_wrk_duration_reads_every_form_of_d(argv, seconds):
     assert wrk_duration_s(argv) == seconds
@@ -186,20 +216,50 @@ def test_stop_and_down_scripts_kill_only_a_recorded_wrk_and_agent_then_remove_th
 
 
 def test_measure_on_a_local_client_keeps_the_single_client_names_and_records_where(tmp_path):
-    from helpers import FAKE_WRK as BENCH_FAKE_WRK
     from helpers import CLIENT_1_HIST, run_helper, started_run
+    from helpers import FAKE_WRK as BENCH_FAKE_WRK
 
     run = started_run(tmp_path, "--setups", "go-http", "--client-hosts", "local")
     state = tmp_path / "clients.json"
     save_clients(state, Clients(str(tmp_path / "ssh" / "%C"), None, [Client("client-1", "local")]))
     fixture = CAPTURED / "wrk-4.1.0__latency.txt"
     name = "go-http.gomaxprocs-1.run-1.wrk.txt"
-    done = run_helper("measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--repeat", "1", "--file", name, "--cpu-file", "c.cpu.json",
-                      "--hist-file", "go-http.gomaxprocs-1.run-1.hist.json", "--stderr", str(tmp_path / "err"), "--clients", str(state),
-                      "--", sys.executable, "-c", BENCH_FAKE_WRK, str(fixture), str(CLIENT_1_HIST))
+    done = run_helper(
+        "measure",
+        "--run",
+        str(run),
+        "--gomaxprocs",
+        "1",
+        "--setup",
+        "go-http",
+        "--repeat",
+        "1",
+        "--file",
+        name,
+        "--cpu-file",
+        "c.cpu.json",
+        "--hist-file",
+        "go-http.gomaxprocs-1.run-1.hist.json",
+        "--stderr",
+        str(tmp_path / "err"),
+        "--clients",
+        str(state),
+        "--",
+        sys.executable,
+        "-c",
+        BENCH_FAKE_WRK,
+        str(fixture),
+        str(CLIENT_1_HIST),
+    )
     assert done.returncode == 0, done.stderr
     entry = json.loads((run / "manifest.json").read_text())["measurements"][0]
-    assert (entry["file"], entry["hist_file"], entry["client"], entry["host"], entry["exit_code"]) == (name, "go-http.gomaxprocs-1.run-1.hist.json", "client-1", "local", 0)
+    assert (entry["file"], entry["hist_file"], entry["client"], entry["host"], entry["exit_code"]) == (
+        name,
+        "go-http.gomaxprocs-1.run-1.hist.json",
+        "client-1",
+        "local",
+        0,
+    )
     assert "clients" not in entry
     assert (run / name).read_bytes() == fixture.read_bytes() + b"stderr line\n"
     wrk = json.loads((run / "c.cpu.json").read_text())["processes"]["wrk"]
@@ -212,8 +272,27 @@ def test_warm_up_on_a_local_client_passes_sigterm_on(tmp_path):
     marker = tmp_path / "started"
     child = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(30)"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen([sys.executable, "-m", "wrkreport.bench", "warm-up", "--run", str(tmp_path), "--clients", str(state), "--stderr", str(tmp_path / "err"),
-                             "--", sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wrkreport.bench",
+            "warm-up",
+            "--run",
+            str(tmp_path),
+            "--clients",
+            str(state),
+            "--stderr",
+            str(tmp_path / "err"),
+            "--",
+            sys.executable,
+            "-c",
+            child,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 10
         while not marker.exists():

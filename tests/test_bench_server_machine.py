@@ -93,7 +93,15 @@ def test_rtt_of_real_connects_to_a_local_listener():
         times = target.rtt_samples("127.0.0.1", listener.getsockname()[1], samples=5)
     assert len(times) == 5 and all(0 < t < 5 for t in times)
     record = target.rtt_record([0.0002, 0.0001, 0.0004], "local", "10.0.0.2")
-    assert record == {"from": "local", "to": "10.0.0.2", "method": target.RTT_METHOD, "samples": 3, "min_ms": 0.1, "median_ms": 0.2, "max_ms": 0.4}
+    assert record == {
+        "from": "local",
+        "to": "10.0.0.2",
+        "method": target.RTT_METHOD,
+        "samples": 3,
+        "min_ms": 0.1,
+        "median_ms": 0.2,
+        "max_ms": 0.4,
+    }
 
 
 def test_server_host_record_from_the_facts_of_this_machine():
@@ -158,8 +166,17 @@ def children_once_forked(pid: int, count: int, timeout: float = 10) -> list[int]
 
 
 def test_start_records_the_servers_own_pid_in_its_session_with_the_environment(work):
-    done = sh(work, "start", "go", str(work / "go.log"), "1024", "GOMAXPROCS=3", sys.executable, "-c",
-              "import os, time; print(os.environ['GOMAXPROCS'], os.getsid(0) == os.getpid(), flush=True); print('x ready', flush=True); time.sleep(60)")
+    done = sh(
+        work,
+        "start",
+        "go",
+        str(work / "go.log"),
+        "1024",
+        "GOMAXPROCS=3",
+        sys.executable,
+        "-c",
+        "import os, time; print(os.environ['GOMAXPROCS'], os.getsid(0) == os.getpid(), flush=True); print('x ready', flush=True); time.sleep(60)",
+    )
     assert done.returncode == 0, done.stderr
     pid = int(done.stdout)
     assert (work / "pids" / "go").read_text().strip() == str(pid)
@@ -295,8 +312,19 @@ def target_facts(tmp_path: Path, setups: list[str], drop: tuple[str, ...] = ()) 
     (tmp_path / "facts").write_text("\n".join(kept) + "\n")
     (tmp_path / "plan.json").write_text(json.dumps({"setups": setups}))
     return subprocess.run(
-        [sys.executable, "-m", "wrkreport.bench", "target-facts", "--plan", str(tmp_path / "plan.json"), "--facts", str(tmp_path / "facts")],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        [
+            sys.executable,
+            "-m",
+            "wrkreport.bench",
+            "target-facts",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            "--facts",
+            str(tmp_path / "facts"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
 
 

@@ -28,7 +28,9 @@ print(json.dumps({{"status": status, "summary": out.getvalue(), "modules": sorte
 
 
 def test_the_bench_package_imports_only_the_standard_library():
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE.format(src=str(SRC), run=str(RUN))], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", PROBE.format(src=str(SRC), run=str(RUN))], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["status"] == 0 and "req/s (median of 1)" in report["summary"]  # the lazy imports ran

@@ -9,25 +9,52 @@ from types import SimpleNamespace
 
 import pytest
 
-from wrkreport.core import stats
 from wrkreport.bench.allocation import plan_next
 from wrkreport.bench.commands.finish import precision_lines
 from wrkreport.bench.stopping_plan import interval_plan
 from wrkreport.bench.stopping_rule import assess, cpu_per_request_of, decide, gap_record, gaps, more_blocks_needed, ratio_blocks
+from wrkreport.core import stats
 from wrkreport.core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK
 
 
 def measurement(setup: str, n: int, block: int, k: int, start: str = "", end: str = "") -> dict:
-    return {"setup": setup, "gomaxprocs": n, "connections": 100, "repeat": k, "block": block, "file": f"{setup}.{n}.{block}.{k}", "exit_code": 0, "started_at": start, "ended_at": end}
+    return {
+        "setup": setup,
+        "gomaxprocs": n,
+        "connections": 100,
+        "repeat": k,
+        "block": block,
+        "file": f"{setup}.{n}.{block}.{k}",
+        "exit_code": 0,
+        "started_at": start,
+        "ended_at": end,
+    }
 
 
 def blocked_run(blocks: int, rounds: int, ratio_of_block, gomaxprocs=(1,)) -> tuple[dict, dict]:
     """Return (manifest, parsed req/s by file) of a run: go-http at 1000 req/s, nginx-http at 1000 x ratio_of_block(b, r)."""
-    manifest = {"parameters": {"gomaxprocs": list(gomaxprocs), "connections_levels": [100], "precision_pct": 5.0, "max_time_s": 360, "max_blocks": 3333}, "passes": [], "measurements": []}
+    manifest = {
+        "parameters": {
+            "gomaxprocs": list(gomaxprocs),
+            "connections_levels": [100],
+            "precision_pct": 5.0,
+            "max_time_s": 360,
+            "max_blocks": 3333,
+        },
+        "passes": [],
+        "measurements": [],
+    }
     cache = {}
     for b in range(1, blocks + 1):
         for n in gomaxprocs:
-            manifest["passes"].append({"gomaxprocs": n, "block": b, "started_at": f"2026-11-23T10:00:{2 * b:02d}.000Z", "ended_at": f"2026-11-23T10:00:{2 * b + 1:02d}.500Z"})
+            manifest["passes"].append(
+                {
+                    "gomaxprocs": n,
+                    "block": b,
+                    "started_at": f"2026-11-23T10:00:{2 * b:02d}.000Z",
+                    "ended_at": f"2026-11-23T10:00:{2 * b + 1:02d}.500Z",
+                }
+            )
             for r in range(1, rounds + 1):
                 k = (b - 1) * rounds + r
                 for setup, rate in (("go-http", 1000.0), ("nginx-http", 1000.0 * ratio_of_block(b, r))):
@@ -42,7 +69,11 @@ def with_cpu(run_dir: Path, manifest: dict, cpu_s_of) -> None:
     for m in manifest["measurements"]:
         m["cpu_file"] = f"{m['file']}.cpu.json"
         busy = cpu_s_of(m)
-        processes = {"go": {"user_s": busy / 2, "system_s": 0.0}, "nginx": {"user_s": busy / 4, "system_s": busy / 4}, "wrk": {"user_s": 5.0, "system_s": 5.0}}
+        processes = {
+            "go": {"user_s": busy / 2, "system_s": 0.0},
+            "nginx": {"user_s": busy / 4, "system_s": busy / 4},
+            "wrk": {"user_s": 5.0, "system_s": 5.0},
+        }
         (run_dir / m["cpu_file"]).write_text(json.dumps({"processes": processes}))
 
 
@@ -69,7 +100,11 @@ def test_the_target_covers_the_cpu_cost_ratios(tmp_path):
     with_cpu(tmp_path, manifest, lambda m: 0.1 if m["setup"] == "go-http" else 0.15 * (1 + 0.2 * ((m["block"] % 3) - 1)))
     record = assess(tmp_path, manifest, cache, 100.0)
     assert (record["ratios"], record["cpu_ratios"]) == (1, 1)
-    assert record["met"] is False and record["cpu_worst_half_width_pct"] > 5 and record["worst_half_width_pct"] == record["cpu_worst_half_width_pct"]
+    assert (
+        record["met"] is False
+        and record["cpu_worst_half_width_pct"] > 5
+        and record["worst_half_width_pct"] == record["cpu_worst_half_width_pct"]
+    )
     with_cpu(tmp_path, manifest, lambda m: 0.1 if m["setup"] == "go-http" else 0.15)
     cached = {name for name in cache if name.endswith(" cpu")}
     assert len(cached) == len(manifest["measurements"])  # each .cpu.json read once (a written one never changes) ...
@@ -117,8 +152,14 @@ def test_one_block_has_no_interval_yet_and_needs_the_minimum():
 
 @pytest.mark.parametrize(
     ("blocks", "worst", "target", "expected"),
-    [({"1": 7, "2": 7}, 0.10, 0.05, 28), ({"1": 7}, 0.05, 0.05, 0), ({"1": 3, "2": 2}, math.inf, 0.05, 9), ({"1": 10}, 0.06, 0.05, 4),
-     ({"1": 2}, 0.30, 0.05, 5), ({"1": 20}, 0.02, 0.05, 0)],
+    [
+        ({"1": 7, "2": 7}, 0.10, 0.05, 28),
+        ({"1": 7}, 0.05, 0.05, 0),
+        ({"1": 3, "2": 2}, math.inf, 0.05, 9),
+        ({"1": 10}, 0.06, 0.05, 4),
+        ({"1": 2}, 0.30, 0.05, 5),
+        ({"1": 20}, 0.02, 0.05, 0),
+    ],
 )
 def test_more_blocks_needed(blocks, worst, target, expected):
     assert more_blocks_needed(blocks, worst, target, 7) == expected
@@ -146,14 +187,24 @@ def verdict_run(blocks: int, ratio_of: dict, gomaxprocs=(1, 2), rounds: int = 3)
     """Return (manifest, parsed req/s by file) of a default run under the verdict rule: go-http at 1000 req/s, each other setup at 1000 x
     ratio_of[setup](block, round), `blocks` blocks per GOMAXPROCS value."""
     setups = ["go-http", *ratio_of]
-    params = {"gomaxprocs": list(gomaxprocs), "connections_levels": [100], "setups": setups, "precision_pct": 10.0, "max_time_s": 600,
-              "min_blocks": FIRST_LOOK, "max_blocks": DEFAULT_LAST_LOOK, "precision_given": False}
+    params = {
+        "gomaxprocs": list(gomaxprocs),
+        "connections_levels": [100],
+        "setups": setups,
+        "precision_pct": 10.0,
+        "max_time_s": 600,
+        "min_blocks": FIRST_LOOK,
+        "max_blocks": DEFAULT_LAST_LOOK,
+        "precision_given": False,
+    }
     params["intervals"] = interval_plan({**params, "adaptive": True})
     manifest = {"parameters": params, "passes": [], "measurements": []}
     cache = {}
     for b in range(1, blocks + 1):
         for n in gomaxprocs:
-            manifest["passes"].append({"gomaxprocs": n, "block": b, "started_at": "2026-12-07T10:00:00.000Z", "ended_at": "2026-12-07T10:00:10.000Z"})
+            manifest["passes"].append(
+                {"gomaxprocs": n, "block": b, "started_at": "2026-12-07T10:00:00.000Z", "ended_at": "2026-12-07T10:00:10.000Z"}
+            )
             for r in range(1, rounds + 1):
                 k = (b - 1) * rounds + r
                 for setup in setups:
@@ -184,10 +235,16 @@ def test_a_clear_leader_is_named_at_the_first_look_and_the_run_stops():
     record = assess(Path("."), manifest, cache, 60.0)
     group = record["verdicts"]["1"]
     assert (group["kind"], group["best"], group["beaten"], group["deciding"], group["answered"]) == (
-        "named", "nginx-http", ["nginx-fcgi-tcp", "nginx-fcgi-unix"], ["nginx-http"], True)
+        "named",
+        "nginx-http",
+        ["nginx-fcgi-tcp", "nginx-fcgi-unix"],
+        ["nginx-http"],
+        True,
+    )
     assert record["met"] and record["worst_half_width_pct"] <= 10
     assert decide(record, manifest["parameters"]) == (
-        "answer decided: GOMAXPROCS=1: nginx-http cheapest; GOMAXPROCS=2: nginx-http cheapest, their ratios within +/-10%")
+        "answer decided: GOMAXPROCS=1: nginx-http cheapest; GOMAXPROCS=2: nginx-http cheapest, their ratios within +/-10%"
+    )
 
 
 def test_a_decided_leader_with_a_wide_ratio_goes_on_measuring_only_it_beside_go_http():
@@ -205,7 +262,11 @@ def test_an_a_a_pair_measured_tightly_is_tied_and_a_noisy_one_stays_open_until_t
     same = {"nginx-http": wobble(0.6, 0.02), "nginx-http-unix": wobble(0.6, 0.02), "nginx-fcgi-tcp": wobble(0.27)}
     manifest, cache = verdict_run(FIRST_LOOK + 2, same)
     record = assess(Path("."), manifest, cache, 60.0)
-    assert record["verdicts"]["1"]["kind"] == "tied" and record["met"] and "nginx-http-unix, nginx-http tied" in decide(record, manifest["parameters"])
+    assert (
+        record["verdicts"]["1"]["kind"] == "tied"
+        and record["met"]
+        and "nginx-http-unix, nginx-http tied" in decide(record, manifest["parameters"])
+    )
     noisy = {**same, "nginx-http-unix": lambda b, r: 0.6 * (1 + 0.2 * (((b * 7 + r) % 5) - 2) / 2)}
     manifest, cache = verdict_run(DEFAULT_LAST_LOOK - 1, noisy)
     record = assess(Path("."), manifest, cache, 60.0)
@@ -214,12 +275,17 @@ def test_an_a_a_pair_measured_tightly_is_tied_and_a_noisy_one_stays_open_until_t
     assert record["verdicts"]["1"]["blocks_to_decide"] > DEFAULT_LAST_LOOK - 1 and record["more_time_estimate_s"] > 0
     manifest, cache = verdict_run(DEFAULT_LAST_LOOK, noisy)
     record = assess(Path("."), manifest, cache, 60.0)
-    assert not record["met"] and decide(record, manifest["parameters"]).startswith("block ceiling: 10 blocks per GOMAXPROCS (GOMAXPROCS=1: ")
+    assert not record["met"] and decide(record, manifest["parameters"]).startswith(
+        "block ceiling: 10 blocks per GOMAXPROCS (GOMAXPROCS=1: "
+    )
 
 
 def test_an_open_verdict_that_needs_more_than_the_ceiling_says_so_at_the_end():
-    close = {"nginx-http": wobble(0.6, 0.08), "nginx-http-unix": lambda b, r: 0.59 * (1 + 0.2 * (((b * 7 + r) % 5) - 2) / 2),
-             "nginx-fcgi-tcp": wobble(0.27)}
+    close = {
+        "nginx-http": wobble(0.6, 0.08),
+        "nginx-http-unix": lambda b, r: 0.59 * (1 + 0.2 * (((b * 7 + r) % 5) - 2) / 2),
+        "nginx-fcgi-tcp": wobble(0.27),
+    }
     manifest, cache = verdict_run(DEFAULT_LAST_LOOK, close)
     record = assess(Path("."), manifest, cache, 60.0)
     assert record["verdicts"]["1"]["kind"] == "open" and record["ceiling"] == DEFAULT_LAST_LOOK

@@ -7,25 +7,36 @@ import subprocess
 
 import pytest
 
-from helpers import REPO, plan, render_with as render
+from helpers import REPO, plan
+from helpers import render_with as render
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.handshake import differences, parse_probe
 from wrkreport.bench.nginx import nginx_missing_modules
 from wrkreport.bench.parameters import plan_lines
-from wrkreport.core.errors import UsageError
 from wrkreport.core import stats
+from wrkreport.core.errors import UsageError
 
 
 def test_setups_tls_selects_go_http_and_the_tls_setups_in_both_connection_modes_on_their_ports():
     p = plan("--setups", "tls,nginx-http")
-    assert p["setups"] == ["go-http", "nginx-http", "go-https", "nginx-https", "nginx-https-unix",
-                           "go-https-new", "nginx-https-new", "nginx-https-unix-new"]
+    assert p["setups"] == [
+        "go-http",
+        "nginx-http",
+        "go-https",
+        "nginx-https",
+        "nginx-https-unix",
+        "go-https-new",
+        "nginx-https-new",
+        "nginx-https-unix-new",
+    ]
     assert p["urls"]["go-https"] == "https://127.0.0.1:8443/" and p["urls"]["nginx-https-unix"] == "https://127.0.0.1:8445/"
     assert p["needed_ports"]["go-https"] == 8443 and p["needed_ports"]["nginx-https"] == 8444
     lines = plan_lines(p)
     assert "tls 1" in lines and "tls_key ecdsa-p256" in lines and "tls_version 1.3" in lines and "tls_resumption 0" in lines
     assert "connection_per_request 0" in lines and "go-https" not in plan()["setups"]
-    assert "new_connection.nginx-https-new 1" in lines and "new_connection.nginx-https 0" in lines and "serves.go-https-new go-https" in lines
+    assert (
+        "new_connection.nginx-https-new 1" in lines and "new_connection.nginx-https 0" in lines and "serves.go-https-new go-https" in lines
+    )
 
 
 def test_a_new_connection_setup_loads_its_servers_port_and_binds_nothing_of_its_own():
@@ -42,7 +53,12 @@ def test_ratios_divide_by_go_crypto_tls_in_the_same_connection_mode_in_the_drive
     from wrkreport.core.setups import baseline_of as reader_baseline_of
 
     assert [baseline_of(s) for s in ("go-https", "nginx-https", "go-https-new", "nginx-https-new", "nginx-https-unix-new")] == [
-        "go-http", "go-https", "go-https", "go-https-new", "go-https-new"]
+        "go-http",
+        "go-https",
+        "go-https",
+        "go-https-new",
+        "go-https-new",
+    ]
     assert all(baseline_of(s) == reader_baseline_of(s) for s in SETUP_IDS)
 
 
@@ -93,16 +109,29 @@ def test_nginx_gets_the_same_tls_as_go(tmp_path):
 def test_nginx_without_the_ssl_module_is_refused():
     assert nginx_missing_modules("configure arguments: --with-http_ssl_module", ["nginx-https"]) == []
     assert nginx_missing_modules("configure arguments: --prefix=/x", ["nginx-https", "nginx-http"]) == [
-        "nginx-https needs nginx's http_ssl module, which this nginx was built without"]
+        "nginx-https needs nginx's http_ssl module, which this nginx was built without"
+    ]
 
 
 def test_the_handshake_probe_is_read_and_compared():
-    text = ("CONNECTION ESTABLISHED\nProtocol version: TLSv1.2\nCiphersuite: ECDHE-RSA-AES128-GCM-SHA256\n"
-            "Signature type: RSA-PSS\nServer Temp Key: X25519, 253 bits\n")
+    text = (
+        "CONNECTION ESTABLISHED\nProtocol version: TLSv1.2\nCiphersuite: ECDHE-RSA-AES128-GCM-SHA256\n"
+        "Signature type: RSA-PSS\nServer Temp Key: X25519, 253 bits\n"
+    )
     probe = parse_probe(text)
-    assert probe == {"protocol": "TLSv1.2", "cipher": "ECDHE-RSA-AES128-GCM-SHA256", "signature": "RSA-PSS", "group": "X25519", "alpn": None, "error": None}
+    assert probe == {
+        "protocol": "TLSv1.2",
+        "cipher": "ECDHE-RSA-AES128-GCM-SHA256",
+        "signature": "RSA-PSS",
+        "group": "X25519",
+        "alpn": None,
+        "error": None,
+    }
     reference = {"setup": "go-https", "protocol": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "group": "X25519", "signature": "RSA-PSS"}
-    assert differences(probe, reference) == ["protocol TLSv1.2 (go-https: TLSv1.3)", "cipher ECDHE-RSA-AES128-GCM-SHA256 (go-https: TLS_AES_128_GCM_SHA256)"]
+    assert differences(probe, reference) == [
+        "protocol TLSv1.2 (go-https: TLSv1.3)",
+        "cipher ECDHE-RSA-AES128-GCM-SHA256 (go-https: TLS_AES_128_GCM_SHA256)",
+    ]
     assert parse_probe("40C7:error:0A000126:SSL routines::unexpected eof\n")["error"].startswith("no TLS handshake: 40C7:error")
 
 
@@ -119,15 +148,30 @@ GOHELLO_FLAGS = set(re.findall(r'fs\.\w+Var\(&[\w.]+, "([\w-]+)"', (REPO / "src"
 
 def go_tls_args(*options: str) -> list[str]:
     """Return gohello's TLS flags as the driver's go_tls_args gives them, PLAN read from the plan of these options as read_plan does."""
-    script = ('set -euo pipefail\ndeclare -A PLAN=()\nwhile read -r key value; do PLAN["${key}"]="${value}"; done\n'
-              'TLS_DIR=/w/tls TLS_STATS_SOCKET=/w/gotls.sock\nsource "$1"\ngo_tls_args\nprintf "%s\\n" "${GO_TLS_ARGS[@]}"\n')
-    done = subprocess.run(["bash", "-c", script, "bash", str(REPO / "src" / "driver" / "tls.sh")], input="\n".join(plan_lines(plan(*options))) + "\n",
-                          capture_output=True, text=True, check=True)
+    script = (
+        'set -euo pipefail\ndeclare -A PLAN=()\nwhile read -r key value; do PLAN["${key}"]="${value}"; done\n'
+        'TLS_DIR=/w/tls TLS_STATS_SOCKET=/w/gotls.sock\nsource "$1"\ngo_tls_args\nprintf "%s\\n" "${GO_TLS_ARGS[@]}"\n'
+    )
+    done = subprocess.run(
+        ["bash", "-c", script, "bash", str(REPO / "src" / "driver" / "tls.sh")],
+        input="\n".join(plan_lines(plan(*options))) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.split()
 
 
-@pytest.mark.parametrize("setups, https_port, h2_port", [("h2", None, "8446"), ("tls", "8443", None), ("tls,h2", "8443", "8446"),
-                                                         ("go-http,go-https-new", "8443", None), ("go-http,nginx-h2", None, None)])
+@pytest.mark.parametrize(
+    "setups, https_port, h2_port",
+    [
+        ("h2", None, "8446"),
+        ("tls", "8443", None),
+        ("tls,h2", "8443", "8446"),
+        ("go-http,go-https-new", "8443", None),
+        ("go-http,nginx-h2", None, None),
+    ],
+)
 def test_gohello_opens_a_tls_listener_only_for_a_setup_the_run_measures(setups, https_port, h2_port):
     args = go_tls_args("--setups", setups)
     assert ("-tls-port" in args) == (https_port is not None) and ("-h2" in args) == (h2_port is not None)

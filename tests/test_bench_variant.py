@@ -11,23 +11,24 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run_helper
 from wrkreport.bench.allocation import next_block
 from wrkreport.bench.commands.preflight import cmd_render_nginx
 from wrkreport.bench.cpu import pids_for, pinning_of
 from wrkreport.bench.manifest import new_pass
 from wrkreport.bench.parameters import build_plan, plan_lines
-from wrkreport.core.setups import SETUP_BY_ID, split_twin, twin_id
-from wrkreport.core.errors import UsageError
+from wrkreport.bench.profiles import VERDICT_BLOCKS_EXPECTED
 from wrkreport.bench.variant import variant_record
 from wrkreport.core import stats
-from wrkreport.bench.profiles import VERDICT_BLOCKS_EXPECTED
-
-from helpers import run_helper
+from wrkreport.core.errors import UsageError
+from wrkreport.core.setups import SETUP_BY_ID, split_twin, twin_id
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "templates" / "nginx.conf.tmpl"
 CAPTURED = Path(__file__).parent / "fixtures" / "wrk"
-FAKE_WRK = "import sys, time\nend = time.process_time() + 0.1\nwhile time.process_time() < end: pass\nsys.stdout.write(open(sys.argv[1]).read())\n"
+FAKE_WRK = (
+    "import sys, time\nend = time.process_time() + 0.1\nwhile time.process_time() < end: pass\nsys.stdout.write(open(sys.argv[1]).read())\n"
+)
 
 
 def plan(*argv: str, env: dict | None = None) -> dict:
@@ -53,7 +54,13 @@ def test_a_variant_adds_a_twin_after_each_nginx_setup_on_its_port_plus_100():
     assert p["ports"]["nginx-http~nokeep"] == 8181 and p["ports"]["nginx-fcgi-unix~nokeep"] == 8183
     assert p["needed_ports"]["nginx-http~nokeep"] == 8181 and "nginx-fcgi-tcp~nokeep" not in p["ports"]
     assert p["urls"]["nginx-http~nokeep"] == "http://127.0.0.1:8181/"
-    assert p["variant"] == {"name": "nokeep", "options": ["no-upstream-keepalive"], "nginx": None, "upstream_keepalive": False, "pin_server": None}
+    assert p["variant"] == {
+        "name": "nokeep",
+        "options": ["no-upstream-keepalive"],
+        "nginx": None,
+        "upstream_keepalive": False,
+        "pin_server": None,
+    }
     assert p["upstream_keepalive"] is True  # the run's own nginx keeps it
     lines = plan_lines(p)
     assert "vnginx_setups nginx-http~nokeep nginx-fcgi-unix~nokeep" in lines and "nginx_setups nginx-http nginx-fcgi-unix" in lines
@@ -123,7 +130,13 @@ def test_a_variant_that_cannot_run_or_would_change_nothing_is_refused(argv, reas
 def test_only_well_formed_twins_of_nginx_setups_are_setups():
     assert "nginx-http~nokeep" in SETUP_BY_ID and SETUP_BY_ID.get("nginx-static~v2").server == "vnginx"
     twin = SETUP_BY_ID["nginx-https-new~b"]
-    assert (twin.served_by, twin.baseline, twin.tls, twin.new_connection, twin.variant) == ("nginx-https~b", "go-https-new", True, True, "b")
+    assert (twin.served_by, twin.baseline, twin.tls, twin.new_connection, twin.variant) == (
+        "nginx-https~b",
+        "go-https-new",
+        True,
+        True,
+        "b",
+    )
     for hostile in ("go-http~x", "nginx-http~", "nginx-http~../x", "nginx-http~A", "nginx-http~x~y", "nginx-http~x y", "nope~x", "~x"):
         assert hostile not in SETUP_BY_ID and SETUP_BY_ID.get(hostile) is None
         with pytest.raises(KeyError):
@@ -141,13 +154,28 @@ def render(tmp_path: Path, *argv: str, variant: bool) -> str:
     p = plan(*argv)
     run = tmp_path / "run"
     run.mkdir(exist_ok=True)
-    manifest = {"nginx_V": f"nginx version: nginx/1.22.1\nconfigure arguments: --conf-path={tmp_path}/nginx.conf",
-                "parameters": p, "variant": variant_record(p, None)}
+    manifest = {
+        "nginx_V": f"nginx version: nginx/1.22.1\nconfigure arguments: --conf-path={tmp_path}/nginx.conf",
+        "parameters": p,
+        "variant": variant_record(p, None),
+    }
     (run / "manifest.json").write_text(json.dumps(manifest))
     out = tmp_path / ("nginx-variant.conf" if variant else "nginx.conf")
     prefix = "/tmp/w/nginx-variant" if variant else "/tmp/w/nginx"
-    args = argparse.Namespace(run=str(run), template=str(TEMPLATE), prefix=prefix, socket="/tmp/w/go.sock", user=None, group=None, rlimit=1024,
-                              http_socket="/tmp/w/gohttp.sock", listen_address="127.0.0.1", fastcgi_params=None, variant=variant, out=str(out))
+    args = argparse.Namespace(
+        run=str(run),
+        template=str(TEMPLATE),
+        prefix=prefix,
+        socket="/tmp/w/go.sock",
+        user=None,
+        group=None,
+        rlimit=1024,
+        http_socket="/tmp/w/gohttp.sock",
+        listen_address="127.0.0.1",
+        fastcgi_params=None,
+        variant=variant,
+        out=str(out),
+    )
     assert cmd_render_nginx(args) == 0
     return out.read_text()
 
@@ -189,7 +217,9 @@ def test_with_app_b_a_twin_counts_the_second_builds_session_as_its_app():
     assert pids_for(pids, "app") is pids and pids_for(pids, "nginx-app")["app"] == 10
     assert pids_for(pids, "app~b")["app"] == 20
     assert pids_for(pids, "nginx-app~b") == {**pids, "nginx": 4, "nginx_workers": [5], "app": 20}
-    with_variant = {k: v for k, v in pids.items() if k != "app_b"}  # --app --variant: the twin is the variant's nginx in front of the same app
+    with_variant = {
+        k: v for k, v in pids.items() if k != "app_b"
+    }  # --app --variant: the twin is the variant's nginx in front of the same app
     assert pids_for(with_variant, "nginx-app~v")["app"] == 10
 
 
@@ -197,21 +227,42 @@ def test_a_twin_s_cpu_record_names_its_nginx_s_own_cpus():
     params = {"pin_client": "0", "pin_server": None}
     assert pinning_of(params) == {"client": "0", "server": None}
     assert pinning_of(params, {"pin_server": "1"}) == {"client": "0", "server": None, "variant_nginx": "1"}
-    assert pinning_of({"pin_client": None, "pin_server": None}, {"pin_server": "1"}) == {"client": None, "server": None, "variant_nginx": "1"}
+    assert pinning_of({"pin_client": None, "pin_server": None}, {"pin_server": "1"}) == {
+        "client": None,
+        "server": None,
+        "variant_nginx": "1",
+    }
     assert pinning_of({"pin_client": None, "pin_server": "1"}, {"pin_server": "1"}) == {"client": None, "server": "1"}
 
 
 def test_the_stopping_rule_measures_a_twin_and_its_original_in_the_same_blocks():
     wide, narrow = stats.Interval(1.0, 0.8, 1.2, 9, "block", 7), stats.Interval(1.0, 0.99, 1.01, 9, "block", 7)
-    found = {(1, 100, "nginx-http~x", "rps"): wide, (1, 100, "nginx-http", "rps"): narrow, (1, 100, "nginx-fcgi-tcp", "rps"): narrow,
-             (1, 100, "nginx-fcgi-tcp~x", "rps"): narrow}
+    found = {
+        (1, 100, "nginx-http~x", "rps"): wide,
+        (1, 100, "nginx-http", "rps"): narrow,
+        (1, 100, "nginx-fcgi-tcp", "rps"): narrow,
+        (1, 100, "nginx-fcgi-tcp~x", "rps"): narrow,
+    }
     assert next_block(found, {1: 7}, [1], "go-http", 0.05, 7)[1] == ("go-http", "nginx-http", "nginx-http~x")
 
 
 def test_pass_ready_records_the_variant_nginx_and_measure_counts_it_for_the_twin(tmp_path):
     plan_file = tmp_path / "plan.json"
-    done = run_helper("plan", "--root", str(tmp_path), "--save", str(plan_file), "--", "--out", str(tmp_path / "raw"), "--quick",
-                      "--setups", "go-http,nginx-http", "--variant", "nokeep:no-upstream-keepalive")
+    done = run_helper(
+        "plan",
+        "--root",
+        str(tmp_path),
+        "--save",
+        str(plan_file),
+        "--",
+        "--out",
+        str(tmp_path / "raw"),
+        "--quick",
+        "--setups",
+        "go-http,nginx-http",
+        "--variant",
+        "nokeep:no-upstream-keepalive",
+    )
     assert done.returncode == 0, done.stderr
     run = Path(run_helper("init", "--plan", str(plan_file), "--command-line", "x").stdout.strip())
     assert json.loads((run / "manifest.json").read_text())["variant"]["options"] == ["no-upstream-keepalive"]
@@ -220,15 +271,57 @@ def test_pass_ready_records_the_variant_nginx_and_measure_counts_it_for_the_twin
     nginx, variant = (subprocess.Popen([sys.executable, "-c", busy]) for _ in range(2))
     name = "nginx-http~nokeep.gomaxprocs-1.block-1.run-1.wrk.txt"
     try:
-        ready = run_helper("pass-ready", "--run", str(run), "--gomaxprocs", "1", "--nginx-pid", str(nginx.pid), "--variant-nginx-pid", str(variant.pid))
+        ready = run_helper(
+            "pass-ready", "--run", str(run), "--gomaxprocs", "1", "--nginx-pid", str(nginx.pid), "--variant-nginx-pid", str(variant.pid)
+        )
         assert ready.returncode == 0, ready.stderr
         assert "variant_nginx_workers" in ready.stdout.splitlines()
-        measured = run_helper("measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "nginx-http~nokeep", "--repeat", "1", "--block", "1",
-                              "--round", "1", "--file", name, "--cpu-file", name.replace(".wrk.txt", ".cpu.json"), "--stderr", str(tmp_path / "e"),
-                              "--", sys.executable, "-c", FAKE_WRK, str(CAPTURED / "wrk-4.1.0__latency.txt"))
+        measured = run_helper(
+            "measure",
+            "--run",
+            str(run),
+            "--gomaxprocs",
+            "1",
+            "--setup",
+            "nginx-http~nokeep",
+            "--repeat",
+            "1",
+            "--block",
+            "1",
+            "--round",
+            "1",
+            "--file",
+            name,
+            "--cpu-file",
+            name.replace(".wrk.txt", ".cpu.json"),
+            "--stderr",
+            str(tmp_path / "e"),
+            "--",
+            sys.executable,
+            "-c",
+            FAKE_WRK,
+            str(CAPTURED / "wrk-4.1.0__latency.txt"),
+        )
         assert measured.returncode == 0, measured.stderr
-        bad = run_helper("measure", "--run", str(run), "--gomaxprocs", "1", "--setup", "nginx-http~../x", "--repeat", "1", "--file", "f",
-                         "--cpu-file", "c", "--stderr", str(tmp_path / "e"), "--", "true")
+        bad = run_helper(
+            "measure",
+            "--run",
+            str(run),
+            "--gomaxprocs",
+            "1",
+            "--setup",
+            "nginx-http~../x",
+            "--repeat",
+            "1",
+            "--file",
+            "f",
+            "--cpu-file",
+            "c",
+            "--stderr",
+            str(tmp_path / "e"),
+            "--",
+            "true",
+        )
         assert bad.returncode == 2 and "is not a setup" in bad.stderr
     finally:
         for process in (nginx, variant):
@@ -246,9 +339,15 @@ def test_with_a_server_host_nginx_names_a_binary_there_and_pin_server_is_refused
     assert p["variant"]["nginx"] == "/opt/nginx/sbin/nginx"  # not here: checked on the target (variant.sh, `nginx -V` there)
     assert "nginx-http~new" in p["setups"] and "variant_nginx /opt/nginx/sbin/nginx" in plan_lines(p)
     record = variant_record(p, "/usr/sbin/nginx")
-    assert (record["nginx"], record["nginx_version"], record["nginx_V"]) == ("/opt/nginx/sbin/nginx", None, None)  # target-record fills them
-    for spec, reason in (("new:nginx=opt/nginx", "with --server-host, nginx= needs the absolute path of an nginx binary on that host"),
-                         ("pinned:pin-server=0", "pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host")):
+    assert (record["nginx"], record["nginx_version"], record["nginx_V"]) == (
+        "/opt/nginx/sbin/nginx",
+        None,
+        None,
+    )  # target-record fills them
+    for spec, reason in (
+        ("new:nginx=opt/nginx", "with --server-host, nginx= needs the absolute path of an nginx binary on that host"),
+        ("pinned:pin-server=0", "pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host"),
+    ):
         with pytest.raises(UsageError) as caught:
             plan("--server-host", "root@10.231.0.2", "--variant", spec)
         assert reason in str(caught.value)

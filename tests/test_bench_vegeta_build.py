@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rate_servers import vegeta_or_skip
 from wrkreport.bench import vegeta_build
 from wrkreport.bench.vegeta_build import (
     VEGETA_MODULE,
@@ -23,8 +24,6 @@ from wrkreport.bench.vegeta_build import (
     vegeta_path,
     vegeta_version,
 )
-
-from rate_servers import vegeta_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,8 +68,10 @@ def test_a_cached_binary_of_another_version_is_rebuilt_and_a_failed_build_says_w
     said = []
     with pytest.raises(VegetaBuildError) as caught:
         build_vegeta(tmp_path, go=str(go), say=said.append)
-    assert str(caught.value) == (f"go install {VEGETA_MODULE}@{VEGETA_VERSION} failed (exit 1): go: module lookup disabled by GOPROXY=off "
-                                 "(the module comes from the Go module proxy, see go env GOPROXY)")
+    assert str(caught.value) == (
+        f"go install {VEGETA_MODULE}@{VEGETA_VERSION} failed (exit 1): go: module lookup disabled by GOPROXY=off "
+        "(the module comes from the Go module proxy, see go env GOPROXY)"
+    )
     assert said and said[0].startswith(f"building vegeta {VEGETA_VERSION} ({VEGETA_MODULE}) with {go} into {tmp_path}")
     assert [p.name for p in vegeta_path(tmp_path).parent.iterdir() if p.name.startswith(".build-")] == []  # the staging dir is gone
 
@@ -108,13 +109,25 @@ def test_the_command_line_prints_the_binary(tmp_path):
     binary = vegeta_or_skip()
     cache = tmp_path / "cache"
     shutil.copytree(binary.parent, vegeta_path(cache).parent, ignore=shutil.ignore_patterns("go", ".build-*"))
-    done = subprocess.run([sys.executable, "-m", "wrkreport.bench.vegeta_build", "--cache", str(cache), "--go", "/nonexistent/go"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport.bench.vegeta_build", "--cache", str(cache), "--go", "/nonexistent/go"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        check=False,
+    )
     assert done.returncode == 0 and done.stdout == f"{vegeta_path(cache)}\n" and "using" in done.stderr
-    failed = subprocess.run([sys.executable, "-m", "wrkreport.bench.vegeta_build", "--cache", str(tmp_path / "empty"), "--go", "/bin/false"],
-                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=False)
+    failed = subprocess.run(
+        [sys.executable, "-m", "wrkreport.bench.vegeta_build", "--cache", str(tmp_path / "empty"), "--go", "/bin/false"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        check=False,
+    )
     assert failed.returncode == 2 and failed.stdout == "" and "Traceback" not in failed.stderr
-    assert failed.stderr.strip().splitlines()[-1].startswith(f"[run_bench] error: go install {VEGETA_MODULE}@{VEGETA_VERSION} failed (exit 1)")
+    assert (
+        failed.stderr.strip().splitlines()[-1].startswith(f"[run_bench] error: go install {VEGETA_MODULE}@{VEGETA_VERSION} failed (exit 1)")
+    )
 
 
 @pytest.mark.slow

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.report import build
-
 from browser_pages import BINARY
 from helpers import RUNS
+from wrkreport.report import build
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
@@ -62,7 +61,9 @@ def test_report_loads_in_chromium_and_is_screenshotted(browser, tmp_path):
     page, console, requests = opened(browser, built_page(tmp_path), {"width": 1280, "height": 2400})
     dom = page.content()
     assert "At GOMAXPROCS=1 with nginx in front, the HTTP proxy keeps 55%" in dom
-    assert dom.count('class="layout-wide"') == 4  # throughput, ratios, saturation latency, ratios beside the 2013 article (each also narrow)
+    assert (
+        dom.count('class="layout-wide"') == 4
+    )  # throughput, ratios, saturation latency, ratios beside the 2013 article (each also narrow)
     assert console == [] and requests == [], (console, requests)
     shot = page.screenshot()
     page.close()

@@ -34,8 +34,6 @@ BOXES = """() => {
 }"""
 
 
-
-
 def on_screen(box: dict, width: int, height: int) -> bool:
     """Return True when a box is drawn, wholly within the first screen."""
     return box["width"] > 0 and box["top"] >= 0 and box["bottom"] <= height and box["left"] >= 0 and box["right"] <= width
@@ -65,9 +63,15 @@ def test_a_wide_screen_shows_the_answer_as_one_table_with_its_heads(browser, rep
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     page.goto(reports[name].as_uri())
     assert page.evaluate("document.documentElement.scrollWidth") == 1300  # the heads' units wrap; quick-rates-slo's once made it 1,314
-    heads = page.evaluate("() => [...document.querySelectorAll('table.answer-table thead th')].map(th => th.getBoundingClientRect().height)")
-    labels = page.evaluate("() => [...document.querySelectorAll('table.answer-table .label')].filter(e => e.getBoundingClientRect().width > 0).length")
-    rows = page.evaluate("() => new Set([...document.querySelector('table.answer-table tr.cheapest').querySelectorAll('td')].map(td => Math.round(td.getBoundingClientRect().top))).size")
+    heads = page.evaluate(
+        "() => [...document.querySelectorAll('table.answer-table thead th')].map(th => th.getBoundingClientRect().height)"
+    )
+    labels = page.evaluate(
+        "() => [...document.querySelectorAll('table.answer-table .label')].filter(e => e.getBoundingClientRect().width > 0).length"
+    )
+    rows = page.evaluate(
+        "() => new Set([...document.querySelector('table.answer-table tr.cheapest').querySelectorAll('td')].map(td => Math.round(td.getBoundingClientRect().top))).size"
+    )
     if (path := keep(f"answer-{name}-1300.png")) is not None:
         page.screenshot(path=str(path))
     page.close()

@@ -13,9 +13,8 @@ import io
 
 import pytest
 
-from wrkreport.charts.layout import MIN_TEXT_PX
-
 from browser_pages import BINARY, keep
+from wrkreport.charts.layout import MIN_TEXT_PX
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
@@ -60,9 +59,6 @@ CHARTS = """() => [...document.querySelectorAll('svg[role="img"]')].filter(svg =
 })"""
 
 
-
-
-
 @pytest.fixture(scope="module")
 def measured(browser, reports):
     """Return measure(run, width): the page's charts (CHARTS), each page opened once."""
@@ -87,8 +83,11 @@ def measured(browser, reports):
 def test_every_chart_is_shown_once_and_fits_its_box_without_scrolling(measured, name, width):
     charts = measured(name, width)
     assert sorted(c["name"] for c in charts) == sorted(EXPECTED[name]), f"{name} at {width} px: charts shown"
-    wide = [(c["name"], round(c["svg"][1] - c["svg"][0]), c["holder"][3]) for c in charts
-            if c["holder"][2] > c["holder"][3] or c["svg"][1] > c["holder"][1] + SLACK_PX]
+    wide = [
+        (c["name"], round(c["svg"][1] - c["svg"][0]), c["holder"][3])
+        for c in charts
+        if c["holder"][2] > c["holder"][3] or c["svg"][1] > c["holder"][1] + SLACK_PX
+    ]
     assert not wide, f"{name} at {width} px: charts wider than their box (chart, its width, the box's): {wide}"
     assert {c["layout"] for c in charts} == {"layout-narrow" if width < 720 else "layout-wide"}  # a phone's layout below 45rem
 
@@ -128,9 +127,12 @@ def edge_brightness(page, index: int) -> int:
     """Return the darkest brightness (0-255) in the right 6 px of the index-th shown chart's box, the chart hidden."""
     from PIL import Image  # matplotlib's own dependency
 
-    box = page.evaluate("""i => { const svg = [...document.querySelectorAll('svg[role="img"]')].filter(s => s.getBoundingClientRect().width > 0)[i];
+    box = page.evaluate(
+        """i => { const svg = [...document.querySelectorAll('svg[role="img"]')].filter(s => s.getBoundingClientRect().width > 0)[i];
         svg.style.visibility = 'hidden'; const h = svg.parentElement; h.scrollIntoView(); const r = h.getBoundingClientRect();
-        return [r.left + h.clientWidth - 6, r.top + 20, 6, Math.min(r.height, 300) - 40]; }""", index)
+        return [r.left + h.clientWidth - 6, r.top + 20, 6, Math.min(r.height, 300) - 40]; }""",
+        index,
+    )
     image = Image.open(io.BytesIO(page.screenshot(clip=dict(zip(("x", "y", "width", "height"), box))))).convert("L")
     return image.getextrema()[0]
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.report import build_compare
-
 from browser_pages import BINARY, keep
 from helpers import RUNS
+from wrkreport.report import build_compare
 
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 pypdf = pytest.importorskip("pypdf", reason="pypdf is not installed (pip install -e '.[test]')")
@@ -26,8 +25,18 @@ pytestmark = [
     pytest.mark.skipif(BINARY is None, reason="Chromium is not installed (apt-get install chromium); the page was not opened"),
 ]
 
-RUN_NAMES = ("default-2cores", "default-blocks-2cores", "sweep-all-setups", "fcgi-unix-502", "quick-hist", "two-clients", "server-host", "tls-both-modes",
-             "every-phase", "h2-quick")
+RUN_NAMES = (
+    "default-2cores",
+    "default-blocks-2cores",
+    "sweep-all-setups",
+    "fcgi-unix-502",
+    "quick-hist",
+    "two-clients",
+    "server-host",
+    "tls-both-modes",
+    "every-phase",
+    "h2-quick",
+)
 # quick-hist: the latency CDF chart; two-clients, server-host: the Machines part (issue 12); tls-both-modes: the TLS part (issue 22);
 # every-phase: a run with every phase the page has a section for (throughput blocks, CPU, TLS, --variant, fixed rates, capacity)
 WIDTHS = (390, 1400)
@@ -49,15 +58,14 @@ CHART_TEXT_PX = """() => {
 }"""
 
 
-
 @pytest.fixture(scope="module")
 def compare_page(tmp_path_factory):
     """Return the compare.html of keepalive-on against keepalive-off (the fixture pair that differs in a setting)."""
     root = tmp_path_factory.mktemp("compare-layout")
-    _, paths = build_compare(RUNS / "keepalive-on", RUNS / "keepalive-off", root / "reports", datetime(2026, 11, 22, 12, tzinfo=timezone.utc))
+    _, paths = build_compare(
+        RUNS / "keepalive-on", RUNS / "keepalive-off", root / "reports", datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
+    )
     return paths["compare.html"]
-
-
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -80,10 +88,13 @@ def test_nothing_forces_the_page_wider_than_the_screen_and_chart_text_stays_legi
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("name, titles", [
-    ("two-clients", ["controller: this machine"]),
-    ("server-host", ["controller: this machine", "target: root@10.231.0.2 (address 10.231.0.2)"]),
-])
+@pytest.mark.parametrize(
+    "name, titles",
+    [
+        ("two-clients", ["controller: this machine"]),
+        ("server-host", ["controller: this machine", "target: root@10.231.0.2 (address 10.231.0.2)"]),
+    ],
+)
 def test_the_machines_part_shows_each_machine_and_the_round_trip_within_the_screen(browser, reports, name, titles, width):
     page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto(reports[name].as_uri())
@@ -122,16 +133,21 @@ GROUPED_TABLES = """() => [...document.querySelectorAll('table')]
     return [name, labels, numbers, table.parentElement.getBoundingClientRect().right];
   })"""
 
-COMMON_TABLES = {"Throughput over Go alone", "Results per setup and GOMAXPROCS", "Measurements and their raw files", "Header captures (curl -sI)",
-                 "The 2013 article, for comparison"}
+COMMON_TABLES = {
+    "Throughput over Go alone",
+    "Results per setup and GOMAXPROCS",
+    "Measurements and their raw files",
+    "Header captures (curl -sI)",
+    "The 2013 article, for comparison",
+}
 GROUPED_TABLE_NAMES = {
     # every table of the page with a group column, by the heading above it (the reference table's is the 2013 article)
     "default-2cores": COMMON_TABLES,
     "default-blocks-2cores": COMMON_TABLES | {"Server CPU per request"},
     "sweep-all-setups": COMMON_TABLES | {"Server CPU per request"},
     "two-clients": COMMON_TABLES | {"Server CPU per request", "Exact latency percentiles at saturation"},
-    "every-phase": COMMON_TABLES | {"Server CPU per request", "Exact latency percentiles at saturation",
-                                    "TLS termination: nginx's OpenSSL or Go's crypto/tls"},
+    "every-phase": COMMON_TABLES
+    | {"Server CPU per request", "Exact latency percentiles at saturation", "TLS termination: nginx's OpenSSL or Go's crypto/tls"},
 }
 
 
@@ -149,10 +165,17 @@ def test_every_grouped_table_names_each_group_in_a_line_or_two_with_the_number_n
         tall = [(text, round(lines, 1)) for text, lines in labels if lines > 3]
         assert not tall, f"{name} at {width} px, {table}: group labels taller than 3 lines: {tall[:3]}"
         assert all(text.startswith("GOMAXPROCS=") for text, _ in labels)
-        assert numbers and max(numbers) <= right, f"{name} at {width} px, {table}: a number is off-screen ({max(numbers):.0f} > {right:.0f} px)"
+        assert (
+            numbers and max(numbers) <= right
+        ), f"{name} at {width} px, {table}: a number is off-screen ({max(numbers):.0f} > {right:.0f} px)"
     ratios = next(labels for table, labels, *_ in tables if table == "Throughput over Go alone")
-    assert {text for text, _ in ratios} == ({"GOMAXPROCS=2, 10 connections", "GOMAXPROCS=2, 100 connections"} if name == "sweep-all-setups"
-                                            else {"GOMAXPROCS=1", "GOMAXPROCS=2"} if name != "two-clients" else {text for text, _ in ratios})
+    assert {text for text, _ in ratios} == (
+        {"GOMAXPROCS=2, 10 connections", "GOMAXPROCS=2, 100 connections"}
+        if name == "sweep-all-setups"
+        else {"GOMAXPROCS=1", "GOMAXPROCS=2"}
+        if name != "two-clients"
+        else {text for text, _ in ratios}
+    )
 
 
 # --- Every section of the page, on a run with every phase ------------------------------------------------------------
@@ -207,7 +230,9 @@ def test_the_every_phase_run_shows_every_section_a_page_can_have(browser, report
     shown = page.evaluate("() => [...document.querySelectorAll('h2[id]')].map(h => h.id)")
     page.close()
     wanted = [s for s in section_ids() if s not in NOT_IN_EVERY_PHASE]
-    assert len(wanted) >= 10 and set(wanted) <= set(shown), f"sections missing from the every-phase page: {sorted(set(wanted) - set(shown))}"
+    assert len(wanted) >= 10 and set(wanted) <= set(
+        shown
+    ), f"sections missing from the every-phase page: {sorted(set(wanted) - set(shown))}"
 
 
 @pytest.fixture(scope="module")
@@ -301,9 +326,15 @@ def test_the_compare_page_fits_the_screen_with_one_legible_chart_and_its_answer_
     page.goto(compare_page.as_uri())
     scroll_width, inner_width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert scroll_width <= inner_width, f"compare at {width} px: the page is {scroll_width} px wide"
-    shown = page.evaluate("() => [...document.querySelectorAll('svg')].filter(s => s.getBoundingClientRect().width > 0).map(s => s.id || s.getAttribute('aria-labelledby'))")
-    assert shown == [("changes-narrow" if width < 640 else "changes") + "-title " + ("changes-narrow" if width < 640 else "changes") + "-desc"], shown
-    chart = page.evaluate("() => { const s = [...document.querySelectorAll('svg')].find(s => s.getBoundingClientRect().width > 0); return [s.getBoundingClientRect().right, s.parentElement.scrollWidth, s.parentElement.clientWidth]; }")
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('svg')].filter(s => s.getBoundingClientRect().width > 0).map(s => s.id || s.getAttribute('aria-labelledby'))"
+    )
+    assert shown == [
+        ("changes-narrow" if width < 640 else "changes") + "-title " + ("changes-narrow" if width < 640 else "changes") + "-desc"
+    ], shown
+    chart = page.evaluate(
+        "() => { const s = [...document.querySelectorAll('svg')].find(s => s.getBoundingClientRect().width > 0); return [s.getBoundingClientRect().right, s.parentElement.scrollWidth, s.parentElement.clientWidth]; }"
+    )
     assert chart[0] <= inner_width and chart[1] <= chart[2], f"compare at {width} px: the chart needs sideways scrolling ({chart})"
     sizes = page.evaluate(CHART_TEXT_PX)
     assert sizes and min(sizes) >= MIN_CHART_TEXT_PX, f"compare at {width} px: chart text down to {min(sizes):.1f} px"
@@ -315,4 +346,3 @@ def test_the_compare_page_fits_the_screen_with_one_legible_chart_and_its_answer_
     if shot:
         page.screenshot(path=str(shot), full_page=True)
     page.close()
-

@@ -11,10 +11,9 @@ import pytest
 from matplotlib.font_manager import FontProperties
 from matplotlib.textpath import TextPath
 
+from helpers import RUNS
 from wrkreport.charts.changes import ChangeMark, change_chart, change_ticks, spaced
 from wrkreport.report import build_compare
-
-from helpers import RUNS
 
 XTICK = re.compile(r'<g id="[a-z-]+-xtick_\d+">.*?<text style="([^"]*)" x="([0-9.]+)"[^>]*>([^<]+)</text>', re.S)
 FONT_SIZE = re.compile(r"font-size:\s*([0-9.]+)px")
@@ -57,7 +56,9 @@ def test_no_two_x_tick_labels_overlap_in_the_svg(name, narrow):
     labels = tick_labels(svg)
     assert len(labels) >= 2 and "1" in [t for _, _, t in labels], labels  # 1.0, no change, is always labelled
     for (_, right, first), (left, _, second) in zip(labels, labels[1:]):
-        assert left - right >= 2.0, f"{name}, {'narrow' if narrow else 'wide'}: '{first}' and '{second}' overlap or touch ({right:.1f} > {left:.1f})"
+        assert (
+            left - right >= 2.0
+        ), f"{name}, {'narrow' if narrow else 'wide'}: '{first}' and '{second}' overlap or touch ({right:.1f} > {left:.1f})"
 
 
 def test_the_issues_crowded_axis_keeps_fewer_ticks_on_a_phone_than_on_a_screen():
@@ -70,7 +71,14 @@ def test_the_issues_crowded_axis_keeps_fewer_ticks_on_a_phone_than_on_a_screen()
 
 # --- the same in the browser: the compare page at a phone's and a laptop's width -------------------
 
-BINARY = next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "") if p and Path(p).is_file()), None)
+BINARY = next(
+    (
+        p
+        for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
+        if p and Path(p).is_file()
+    ),
+    None,
+)
 TICK_BOXES = """() => {
   const svg = [...document.querySelectorAll('svg')].find(s => s.getBoundingClientRect().width > 0);
   return [...svg.querySelectorAll('g[id*="xtick"] text')].map(t => { const r = t.getBoundingClientRect(); return [r.left, r.right, t.textContent]; });

@@ -42,7 +42,10 @@ def test_a_child_that_dies_or_raises_is_run_again_here():
         return "ran here too"
 
     assert parallel.run_all({"first": lambda: "a", "dies": dies, "raises": raises}, workers=3) == {
-        "first": "a", "dies": "ran here", "raises": "ran here too"}
+        "first": "a",
+        "dies": "ran here",
+        "raises": "ran here too",
+    }
 
 
 def test_an_error_of_the_job_itself_still_reaches_the_caller():

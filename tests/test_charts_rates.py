@@ -10,14 +10,13 @@ import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
+from helpers import read_rate_run, slo_variant
+from wrkreport.charts.rates import rate_chart, rate_figure
 from wrkreport.charts.styles import setup_style
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.fixedrate.capacities import capacities
 from wrkreport.fixedrate.capacity import slo_of
 from wrkreport.fixedrate.reading import planned_rates
-from wrkreport.charts.rates import rate_chart, rate_figure
-
-from helpers import read_rate_run, slo_variant
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +49,17 @@ def test_a_capacity_is_a_vertical_line_with_its_interval_shaded_and_a_bound_a_da
     go = next(c for c in found if c.setup == "go-http")
     colour = setup_style("nginx-http")[0]
     vertical = [line for line in ax.lines if len(set(line.get_xdata())) == 1 and list(line.get_ydata()) == [0, 1]]
-    assert any(line.get_xdata()[0] == nginx.estimate.value and same_colour(line.get_color(), colour) and line.get_linestyle() == "-" for line in vertical)
+    assert any(
+        line.get_xdata()[0] == nginx.estimate.value and same_colour(line.get_color(), colour) and line.get_linestyle() == "-"
+        for line in vertical
+    )
     spans = [(p.get_x(), p.get_x() + p.get_width()) if isinstance(p, Rectangle) else p.get_xy()[:, 0] for p in ax.patches]  # axvspan's
     assert any(min(xs) == pytest.approx(nginx.estimate.low) and max(xs) == pytest.approx(nginx.estimate.high) for xs in spans)
     assert go.estimate.bound == "at_least"
     assert any(line.get_xdata()[0] == go.estimate.value and line.get_linestyle() == "--" for line in vertical)
-    assert "\u2265" in [t.get_text() for t in ax.texts] and "\u2264" in [t.get_text() for t in ax.texts]  # go-http at least; nginx-fcgi-* at most
+    assert "\u2265" in [t.get_text() for t in ax.texts] and "\u2264" in [
+        t.get_text() for t in ax.texts
+    ]  # go-http at least; nginx-fcgi-* at most
     left, right = ax.get_xlim()
     assert left < 12000 and right > go.estimate.value  # the arrows inside the panel
 
@@ -63,7 +67,12 @@ def test_a_capacity_is_a_vertical_line_with_its_interval_shaded_and_a_bound_a_da
 def test_points_with_two_blocks_have_their_interval_and_the_search_steps_are_hollow(searched):
     cells, found = searched
     (ax,) = rate_figure(cells, found).axes
-    bars = [tuple(map(tuple, segment)) for collection in ax.collections if isinstance(collection, LineCollection) for segment in collection.get_segments()]
+    bars = [
+        tuple(map(tuple, segment))
+        for collection in ax.collections
+        if isinstance(collection, LineCollection)
+        for segment in collection.get_segments()
+    ]
     for cell in cells:
         for interval in (cell.p50_interval, cell.p99_interval):
             if cell.held and interval is not None and interval.low is not None:
@@ -71,7 +80,11 @@ def test_points_with_two_blocks_have_their_interval_and_the_search_steps_are_hol
     assert len(bars) >= 16
     hollow = {x for line in ax.lines if line.get_markerfacecolor() == "none" for x in line.get_xdata()}
     assert hollow == {c.offered_rps for c in cells if not c.planned and c.held}
-    joined = [line for line in ax.lines if line.get_linestyle() in ("-", "--") and len(line.get_xdata()) > 0 and line.get_marker() not in ("None", "")]
+    joined = [
+        line
+        for line in ax.lines
+        if line.get_linestyle() in ("-", "--") and len(line.get_xdata()) > 0 and line.get_marker() not in ("None", "")
+    ]
     assert {x for line in joined for x in line.get_xdata()} == {12000}  # only the planned rate is on the lines
 
 

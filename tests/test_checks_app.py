@@ -23,19 +23,32 @@ def test_an_app_capture_passes_on_2xx_and_says_its_size_and_what_nginx_changed()
     cell = {"body_bytes": 912, "headers_changed": ["Server (changed)", "Connection (added)"]}
     check = app_header_check(capture(), cell, "nginx-app at GOMAXPROCS=1")
     assert check.status == "pass"
-    assert check.message == (f"nginx-app at GOMAXPROCS=1: HTTP/1.1 200 OK, {len(HEADERS)} header bytes, 912-byte body (your app's own answer: "
-                             "no 141-byte rule); changed from the app's: Server (changed), Connection (added)")
+    assert check.message == (
+        f"nginx-app at GOMAXPROCS=1: HTTP/1.1 200 OK, {len(HEADERS)} header bytes, 912-byte body (your app's own answer: "
+        "no 141-byte rule); changed from the app's: Server (changed), Connection (added)"
+    )
     failed = app_header_check(capture(HEADERS.replace("200 OK", "404 Not Found")), {}, "nginx-app at GOMAXPROCS=1")
     assert failed.status == "fail" and "not 2xx" in failed.message
 
 
 def row(setup: str, bytes_read: float, requests: int = 100_000) -> dict:
-    return dict(setup=setup, gomaxprocs=1, repeat=1, file=f"{setup}.txt", requests=requests, bytes_read=bytes_read, connections=100,
-                errors_read=0, bytes_per_response=bytes_read / requests)
+    return dict(
+        setup=setup,
+        gomaxprocs=1,
+        repeat=1,
+        file=f"{setup}.txt",
+        requests=requests,
+        bytes_read=bytes_read,
+        connections=100,
+        errors_read=0,
+        bytes_per_response=bytes_read / requests,
+    )
 
 
 def test_each_app_setup_is_held_to_the_size_of_its_own_answer_beside_the_go_ones():
-    table = pd.DataFrame([row("go-http", 153 * 100_000), row("nginx-http", 153 * 100_000), row("app", 1044 * 100_000), row("nginx-app", 1060 * 100_000)])
+    table = pd.DataFrame(
+        [row("go-http", 153 * 100_000), row("nginx-http", 153 * 100_000), row("app", 1044 * 100_000), row("nginx-app", 1060 * 100_000)]
+    )
     sizes = {("app", 1): 1044, ("nginx-app", 1): 1060}  # nginx's header block is its own: Server, Connection
     agreed, found = checks.same_response_checks(table, sizes)
     assert agreed == 153 and [c.status for c in found] == ["pass"] * 4
@@ -47,6 +60,10 @@ def test_each_app_setup_is_held_to_the_size_of_its_own_answer_beside_the_go_ones
 
 
 def test_the_sizes_come_from_the_first_capture_of_each_cell():
-    manifest = {"passes": [{"gomaxprocs": 1, "cells": {"app": {"header_bytes": 132, "body_bytes": 912}, "go-http": {"header_bytes": 141}}},
-                           {"gomaxprocs": 1, "cells": {"app": {"header_bytes": 999, "body_bytes": 1}}}]}
+    manifest = {
+        "passes": [
+            {"gomaxprocs": 1, "cells": {"app": {"header_bytes": 132, "body_bytes": 912}, "go-http": {"header_bytes": 141}}},
+            {"gomaxprocs": 1, "cells": {"app": {"header_bytes": 999, "body_bytes": 1}}},
+        ]
+    }
     assert app_response_sizes(manifest) == {("app", 1): 1044}

@@ -6,13 +6,29 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from wrkreport.checks.measurements import same_response_checks
 from wrkreport.checks.h2 import h2_response_checks, is_h2, kept_words
+from wrkreport.checks.measurements import same_response_checks
 
 
 def rows(*specs):
-    return pd.DataFrame([dict(setup=s, gomaxprocs=1, repeat=1, file=f"{s}.h2load.txt", requests=n, connections=100, errors_read=0,
-                              bytes_read=b, bytes_per_response=b / n, application_protocol=p, header_bytes=h) for s, n, b, p, h in specs])
+    return pd.DataFrame(
+        [
+            dict(
+                setup=s,
+                gomaxprocs=1,
+                repeat=1,
+                file=f"{s}.h2load.txt",
+                requests=n,
+                connections=100,
+                errors_read=0,
+                bytes_read=b,
+                bytes_per_response=b / n,
+                application_protocol=p,
+                header_bytes=h,
+            )
+            for s, n, b, p, h in specs
+        ]
+    )
 
 
 def test_h2_measurements_need_h2_and_say_their_header_bytes():
@@ -24,7 +40,9 @@ def test_h2_measurements_need_h2_and_say_their_header_bytes():
 
 
 def test_the_http1_setups_of_an_h2_run_still_agree_among_themselves():
-    table = rows(("go-http", 1000, 153_000.0, None, None), ("go-h2", 1000, 35_780.0, "h2", 5300), ("nginx-h2", 1000, 74_000.0, "h2", 44_000))
+    table = rows(
+        ("go-http", 1000, 153_000.0, None, None), ("go-h2", 1000, 35_780.0, "h2", 5300), ("nginx-h2", 1000, 74_000.0, "h2", 44_000)
+    )
     agreed, checks = same_response_checks(table)
     assert agreed == 153 and [c.status for c in checks] == ["pass", "pass", "pass"]  # the h2 ones are not held to 153 B
 

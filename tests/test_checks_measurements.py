@@ -7,11 +7,10 @@ import doctest
 import pandas as pd
 import pytest
 
+from helpers import CAPTURED
 from wrkreport.checks import measurements as checks
 from wrkreport.checks.measurements import annotate, check_run, response_size_bounds
 from wrkreport.runs.directory import load_run
-
-from helpers import CAPTURED
 
 GO_HEAD = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
@@ -64,7 +63,10 @@ def test_header_check_passes_at_141_and_fails_on_502_and_on_size(make_run):
     assert found["nginx-http"].status == "fail"
     assert found["nginx-http"].message == "nginx-http at GOMAXPROCS=1: header block is 148 bytes, expected 141"
     assert found["nginx-fcgi-unix"].status == "fail"
-    assert found["nginx-fcgi-unix"].message == "nginx-fcgi-unix at GOMAXPROCS=1 answered 'HTTP/1.1 502 Bad Gateway', not 200 (150 header bytes)"
+    assert (
+        found["nginx-fcgi-unix"].message
+        == "nginx-fcgi-unix at GOMAXPROCS=1 answered 'HTTP/1.1 502 Bad Gateway', not 200 (150 header bytes)"
+    )
     assert set(report.excluded) == {"nginx-http.gomaxprocs-1.run-1.wrk.txt", "nginx-fcgi-unix.gomaxprocs-1.run-1.wrk.txt"}
 
 

@@ -31,7 +31,12 @@ def copy_with(tmp_path: Path, change) -> Path:
 
 def test_tls_setups_divide_by_go_https_and_go_https_by_go_http():
     assert [baseline_of(s) for s in ("go-http", "go-https", "nginx-https", "nginx-https-unix", "nginx-http")] == [
-        "go-http", "go-http", "go-https", "go-https", "go-http"]
+        "go-http",
+        "go-http",
+        "go-https",
+        "go-https",
+        "go-http",
+    ]
     analysed = load_analysis(FIXTURE)
     manifest = json.loads((FIXTURE / "manifest.json").read_text())
     rate = {(m["gomaxprocs"], m["setup"]): m for m in manifest["measurements"]}
@@ -55,15 +60,34 @@ def test_setups_that_negotiated_differently_fail_with_both_values(tmp_path):
     failed = [c for c in analysed.checks.checks if c.name == "tls" and c.status == "fail"]
     assert {(c.setup, c.gomaxprocs) for c in failed} == {("nginx-https", 1), ("nginx-https", 2)}
     message = failed[0].message
-    assert "TLSv1.2" in message and "TLSv1.3" in message and "ECDHE-ECDSA-AES128-GCM-SHA256" in message and "TLS_AES_128_GCM_SHA256" in message
+    assert (
+        "TLSv1.2" in message and "TLSv1.3" in message and "ECDHE-ECDSA-AES128-GCM-SHA256" in message and "TLS_AES_128_GCM_SHA256" in message
+    )
     assert analysed.analysis.ratio(1, 100, "nginx-https").ratio is None  # left out of the comparison
     assert analysed.analysis.ratio(1, 100, "nginx-https-unix").ratio is not None
 
 
 def test_a_failed_handshake_probe_fails_its_setup():
-    manifest = {"tls": {"setups": {}}, "passes": [{"gomaxprocs": 1, "cells": {
-        "go-https": {"tls": {"protocol": "TLSv1.3", "cipher": "A", "group": "X25519", "signature": "ECDSA", "error": None}},
-        "nginx-https": {"tls": {"protocol": None, "cipher": None, "group": None, "signature": None, "error": "no TLS handshake: connect:errno=111"}}}}]}
+    manifest = {
+        "tls": {"setups": {}},
+        "passes": [
+            {
+                "gomaxprocs": 1,
+                "cells": {
+                    "go-https": {"tls": {"protocol": "TLSv1.3", "cipher": "A", "group": "X25519", "signature": "ECDSA", "error": None}},
+                    "nginx-https": {
+                        "tls": {
+                            "protocol": None,
+                            "cipher": None,
+                            "group": None,
+                            "signature": None,
+                            "error": "no TLS handshake: connect:errno=111",
+                        }
+                    },
+                },
+            }
+        ],
+    }
     checks = {c.setup: c for c in negotiated_checks(manifest)}
     assert checks["go-https"].status == "pass" and checks["nginx-https"].status == "fail"
     assert "errno=111" in checks["nginx-https"].message
@@ -97,8 +121,9 @@ def test_the_tls_part_answers_first_with_nginx_https_share():
     assert text.startswith("Terminating TLS at nginx keeps ") and f"{share:.0%} at GOMAXPROCS=1" in text
     assert "throughput with keep-alive" in text
     assert {s for s, _ in part.negotiated} == {"go-https", "nginx-https", "nginx-https-unix"}
-    per_request = tls_part({**analysed.run.manifest, "parameters": {**analysed.run.manifest["parameters"], "connection_per_request": True}},
-                           analysed.analysis)
+    per_request = tls_part(
+        {**analysed.run.manifest, "parameters": {**analysed.run.manifest["parameters"], "connection_per_request": True}}, analysed.analysis
+    )
     assert "handshakes per second" in answer(per_request)
 
 
@@ -155,7 +180,9 @@ def test_compare_divides_each_tls_ratio_by_its_own_baseline_in_both_runs():
         assert ratios[(n, "nginx-https")].a == pytest.approx(a.analysis.ratio(n, 100, "nginx-https").ratio)
         assert ratios[(n, "go-https")].baseline == "go-http"
     both = compare(load_analysis(BOTH), load_analysis(BOTH))
-    assert {c.setup: c.baseline for c in both.changes if c.metric == "overhead_ratio" and c.gomaxprocs == 1}["nginx-https-unix-new"] == "go-https-new"
+    assert {c.setup: c.baseline for c in both.changes if c.metric == "overhead_ratio" and c.gomaxprocs == 1}[
+        "nginx-https-unix-new"
+    ] == "go-https-new"
 
 
 def test_the_terminal_and_the_headline_name_go_crypto_tls_as_the_divisor():

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from wrkreport.cli import cli
-
 from helpers import CAPTURED
+from wrkreport.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +73,9 @@ def test_help_has_an_example():
 
 def run(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
     """Run `python -m wrkreport` as a real process."""
-    return subprocess.run([sys.executable, "-m", "wrkreport", *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "wrkreport", *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
 
 
 def test_real_process_no_run_is_exit_2_with_one_line(tmp_path):
@@ -103,19 +104,32 @@ def test_real_process_unwritable_out_is_one_line(article_run, tmp_path):
 def test_real_process_success(article_run, tmp_path):
     proc = run("build", article_run, "--out", tmp_path / "out")
     assert proc.returncode == 0 and proc.stderr == ""
-    assert f"\nreport: {tmp_path / 'out' / 'index.html'} (" in proc.stdout and proc.stdout.endswith(" warnings)\n") and "Traceback" not in proc.stdout
+    assert (
+        f"\nreport: {tmp_path / 'out' / 'index.html'} (" in proc.stdout
+        and proc.stdout.endswith(" warnings)\n")
+        and "Traceback" not in proc.stdout
+    )
 
 
 @pytest.mark.slow
 def test_report_from_an_installed_wheel_is_the_same(article_run, tmp_path):
     """A plain (non-editable) install must find its templates and data and render the same page."""
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], check=True, timeout=300,
-                   cwd=tmp_path, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+        check=True,
+        timeout=300,
+        cwd=tmp_path,
+        capture_output=True,
+    )
     (wheel,) = dist.glob("wrkreport-*.whl")
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)], check=True, timeout=300,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     assert (target / "wrkreport" / "templates" / "report.html").is_file()
     assert (target / "wrkreport" / "data" / "article-2013.json").is_file()
     code = (
@@ -126,7 +140,9 @@ def test_report_from_an_installed_wheel_is_the_same(article_run, tmp_path):
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    subprocess.run([sys.executable, "-c", code, str(target), str(article_run), str(tmp_path / "wheel-out")], check=True, cwd=elsewhere, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", code, str(target), str(article_run), str(tmp_path / "wheel-out")], check=True, cwd=elsewhere, timeout=120
+    )
     from datetime import datetime, timezone
 
     from wrkreport.report import build
@@ -152,15 +168,19 @@ def test_control_characters_from_a_run_never_reach_the_terminal(tmp_path):
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["passes"][0]["cells"]["nginx-http"].update(ready=False, error="port busy" + ESCAPES + "\nwrkreport: all checks passed")
     (run / "manifest.json").write_text(json.dumps(manifest))
-    result = CliRunner().invoke(cli, ["build", str(run), "--out", str(tmp_path / "out")], standalone_mode=False, catch_exceptions=False, color=True)
+    result = CliRunner().invoke(
+        cli, ["build", str(run), "--out", str(tmp_path / "out")], standalone_mode=False, catch_exceptions=False, color=True
+    )
     assert result.return_value == 1
     for text in (result.stdout, result.stderr):
         assert re.findall(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", text) == []
     clean = "raw]0;OWNED[2J[31m1mgnp.exe"
     assert result.stdout.startswith(f"run: {tmp_path / clean}\n")
     readiness = [line for line in result.stderr.splitlines() if "check failed: readiness" in line]
-    assert readiness == [f"wrkreport: {tmp_path / clean}: check failed: readiness: nginx-http at GOMAXPROCS=1 did not become ready: "
-                         f"port busy]0;OWNED[2J[31m1mgnp.exe wrkreport: all checks passed"]
+    assert readiness == [
+        f"wrkreport: {tmp_path / clean}: check failed: readiness: nginx-http at GOMAXPROCS=1 did not become ready: "
+        f"port busy]0;OWNED[2J[31m1mgnp.exe wrkreport: all checks passed"
+    ]
 
 
 def test_control_characters_are_stripped_from_a_real_process_too(tmp_path):

@@ -19,8 +19,7 @@ GOOD = SAMPLES / "wrk-4.2.0__latency.txt"
 WRK2 = SAMPLES / "wrk2__zero-requests-hang-latency.txt"
 REFUSED = SAMPLES / "wrk-4.2.0__refused.STDERR.txt"
 REFUSED_LINE = (
-    f"wrkreport: {REFUSED}:1: wrk could not connect and printed no report: "
-    "'unable to connect to 127.0.0.1:1 Connection refused'"
+    f"wrkreport: {REFUSED}:1: wrk could not connect and printed no report: " "'unable to connect to 127.0.0.1:1 Connection refused'"
 )
 
 
@@ -90,9 +89,7 @@ def test_help_has_an_example():
 
 def run(*args: str) -> subprocess.CompletedProcess:
     """Run `python -m wrkreport` as a real process."""
-    return subprocess.run(
-        [sys.executable, "-m", "wrkreport", *map(str, args)], capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([sys.executable, "-m", "wrkreport", *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
 def test_real_process_exit_status_and_stderr_line(tmp_path):
@@ -140,7 +137,18 @@ def test_a_histogram_file_as_json_and_a_broken_one_on_stderr(tmp_path):
     assert status == 1
     assert result.stderr == f"wrkreport: {broken}: histogram version 7 is not one this wrkreport reads (1)\n"
     (record,) = json.loads(result.stdout)
-    assert list(record) == ["source", "format", "duration_s", "requests", "bytes_read", "errors", "latencies", "distinct", "percentiles_ms", "max_ms"]
+    assert list(record) == [
+        "source",
+        "format",
+        "duration_s",
+        "requests",
+        "bytes_read",
+        "errors",
+        "latencies",
+        "distinct",
+        "percentiles_ms",
+        "max_ms",
+    ]
     assert list(record["percentiles_ms"]) == ["50", "75", "90", "99", "99.9"] and record["requests"] > 0
 
 
@@ -159,10 +167,17 @@ def test_parse_reads_a_fixed_rate_file_and_says_its_load():
     held = str(VEGETA / "go-http.gomaxprocs-1.block-1.run-1.rate-500.vegeta.csv.gz")
     done = CliRunner().invoke(cli, ["parse", held], catch_exceptions=False)
     assert done.exit_code == 0
-    assert done.output == (f"{held}: vegeta at 500 req/s offered, open loop: 1,000 requests, 500.1 req/s achieved; "
-                           "p50 0.156 ms, p90 0.211 ms, p99 0.328 ms, p99.9 1.469 ms, max 1.469 ms; 0 errors (0 timeouts)\n")
+    assert done.output == (
+        f"{held}: vegeta at 500 req/s offered, open loop: 1,000 requests, 500.1 req/s achieved; "
+        "p50 0.156 ms, p90 0.211 ms, p99 0.328 ms, p99.9 1.469 ms, max 1.469 ms; 0 errors (0 timeouts)\n"
+    )
     (record,) = json.loads(CliRunner().invoke(cli, ["parse", "--json", held], catch_exceptions=False).output)
-    assert (record["format"], record["offered_rps"], record["requests"], record["p99_ms"]) == ("vegeta", 500, 1000, pytest.approx(0.328, abs=5e-4))
+    assert (record["format"], record["offered_rps"], record["requests"], record["p99_ms"]) == (
+        "vegeta",
+        500,
+        1000,
+        pytest.approx(0.328, abs=5e-4),
+    )
 
 
 def test_parse_of_a_broken_fixed_rate_file_is_one_line_and_exit_2():

@@ -10,11 +10,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build_compare
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares fixture runs, the same ones in several tests
 
@@ -74,13 +73,17 @@ def test_compare_page_and_json(tmp_path):
     assert "<script" not in html and "<style>" in html
     assert "parameter profile" in html and "need at least 2 blocks (or repeats) in each run" in html and "Welch" in html
     assert len(data["changes"]) == len(result.changes) and data["a"]["run_id"] == "default-2cores"
-    assert all(set(c) >= {"setup", "gomaxprocs", "connections", "metric", "change", "ci_low", "ci_high", "flagged"} for c in data["changes"])
+    assert all(
+        set(c) >= {"setup", "gomaxprocs", "connections", "metric", "change", "ci_low", "ci_high", "flagged"} for c in data["changes"]
+    )
 
 
 def test_compare_cli_as_a_real_process(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "default-2cores"), str(RUNS / "default-2cores"), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0 and done.stderr == ""
     assert "WORSE" not in done.stdout and "BETTER" not in done.stdout and "No figure changed measurably" in done.stdout
@@ -90,7 +93,9 @@ def test_compare_cli_as_a_real_process(tmp_path):
 def test_compare_cli_with_a_missing_run_is_exit_2(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "default-2cores"), str(tmp_path / "nope"), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr == f"wrkreport: {tmp_path / 'nope'}: no such directory (run ./run_bench.sh first, or name a run directory)\n"
@@ -99,8 +104,19 @@ def test_compare_cli_with_a_missing_run_is_exit_2(tmp_path):
 def test_runs_with_no_common_cell_are_nothing_to_compare_exit_2(tmp_path):
     """pinned-quick measured GOMAXPROCS=1 only, keepalive-on GOMAXPROCS=2 only: one line, exit 2, no page."""
     done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "pinned-quick"), str(RUNS / "keepalive-on"), "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "wrkreport",
+            "compare",
+            str(RUNS / "pinned-quick"),
+            str(RUNS / "keepalive-on"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
     assert done.stderr == (
@@ -129,17 +145,22 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
     )
 
 
-@pytest.mark.parametrize(("a", "b", "fail_on", "status"), [
-    ("keepalive-on", "keepalive-off", "worse", 3),  # nginx-http and nginx-fcgi-tcp lost 60-66% of their req/s
-    ("keepalive-off", "keepalive-on", "worse", 0),  # the same changes, better in B
-    ("keepalive-off", "keepalive-on", "change", 3),
-    ("keepalive-on", "keepalive-off", "never", 0),
-    ("default-run-1", "default-run-4", "worse", 0),  # the same code an hour apart
-])
+@pytest.mark.parametrize(
+    ("a", "b", "fail_on", "status"),
+    [
+        ("keepalive-on", "keepalive-off", "worse", 3),  # nginx-http and nginx-fcgi-tcp lost 60-66% of their req/s
+        ("keepalive-off", "keepalive-on", "worse", 0),  # the same changes, better in B
+        ("keepalive-off", "keepalive-on", "change", 3),
+        ("keepalive-on", "keepalive-off", "never", 0),
+        ("default-run-1", "default-run-4", "worse", 0),  # the same code an hour apart
+    ],
+)
 def test_fail_on_is_a_regression_gate_for_ci(tmp_path, a, b, fail_on, status):
     done = subprocess.run(
         [sys.executable, "-m", "wrkreport", "compare", str(RUNS / a), str(RUNS / b), "--out", str(tmp_path), "--fail-on", fail_on],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
     result = compare(load_analysis(RUNS / a), load_analysis(RUNS / b))
@@ -155,7 +176,9 @@ def test_fail_on_is_a_regression_gate_for_ci(tmp_path, a, b, fail_on, status):
 def test_fail_on_with_a_bad_choice_is_one_line_and_exit_2(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "keepalive-on"), str(RUNS / "keepalive-off"), "--fail-on", "slower"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     assert done.stderr.startswith("wrkreport: ") and "'slower' is not one of 'never', 'worse', 'change'" in done.stderr

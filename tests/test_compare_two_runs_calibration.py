@@ -37,7 +37,6 @@ def bootstrap_interval(statistic, samples: tuple[list, ...], resamples: int = 40
     return found[int(0.025 * resamples)], found[int(0.975 * resamples) - 1]
 
 
-
 def run_units(rng: random.Random, n: int, blocked: bool, ratio: float = simruns.TRUE_RATIO):
     """Return one simulated run's (go-http req/s units, ratio units) as compare builds them."""
     if blocked:
@@ -139,7 +138,9 @@ def between_run_sds(metric: str) -> tuple[dict[str, float], dict[str, float]]:
     """Return, per setup the five runs share, the DerSimonian-Laird between-run sd of a log figure at GOMAXPROCS=2, and the pooled within-run sd."""
     taus, within = {}, {}
     for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp"):
-        runs = [[math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[metric].values] for name in FIXTURE_RUNS]
+        runs = [
+            [math.log(v) for v in load_analysis(RUNS / name).analysis.cell(2, 100, setup).metrics[metric].values] for name in FIXTURE_RUNS
+        ]
         found = between_runs.dersimonian_laird(runs)
         tau2, pooled = found.tau2, found.pooled
         taus[setup], within[setup] = math.sqrt(max(tau2, 0.0)), math.sqrt(pooled)
@@ -211,7 +212,9 @@ def test_latency_start_sd_is_what_the_recorded_runs_show():
 DEFAULT_RUNS = tuple(f"default-run-{i}" for i in range(1, 7))  # same settings: 1-3 minutes apart, 4-6 the same an hour later
 
 
-def drifting_flag_rate(n: int, seed: int, run_sd: float, throughput_run_sd: float, ratio_b: float = simruns.TRUE_RATIO) -> tuple[float, float]:
+def drifting_flag_rate(
+    n: int, seed: int, run_sd: float, throughput_run_sd: float, ratio_b: float = simruns.TRUE_RATIO
+) -> tuple[float, float]:
     """Return the share of comparisons of two drifting runs in blocks flagged as changed: (req/s, ratio), widened by the given run sds."""
     rng = random.Random(seed)
     shape = {**simruns.MEASURED, "run_sd": compare.RUN_SD, "drift_sd": 0.0, "go_run_sd": compare.THROUGHPUT_RUN_SD}
@@ -245,14 +248,22 @@ def test_without_the_run_to_run_term_drift_is_flagged_as_change():
 def test_what_a_true_change_in_the_ratio_needs_to_be_flagged_between_two_runs():
     # The price of drift between runs: only large changes show between two runs. Printed for the
     # README; a change made in one run (both variants as setups) would not pay it.
-    found = {pct: drifting_flag_rate(10, 530 + pct, compare.RUN_SD, compare.THROUGHPUT_RUN_SD, simruns.TRUE_RATIO * (1 - pct / 100))[1] for pct in (10, 20, 40)}
+    found = {
+        pct: drifting_flag_rate(10, 530 + pct, compare.RUN_SD, compare.THROUGHPUT_RUN_SD, simruns.TRUE_RATIO * (1 - pct / 100))[1]
+        for pct in (10, 20, 40)
+    }
     print("\n10 blocks: share of true ratio changes flagged: " + ", ".join(f"-{pct}%: {rate:.0%}" for pct, rate in found.items()))
     assert found[10] <= found[20] <= found[40] and found[40] >= 0.8
 
 
 def test_the_run_to_run_sds_are_what_the_recorded_runs_show():
     runs = [load_analysis(RUNS / name).analysis for name in DEFAULT_RUNS]
-    taus = {"overhead_ratio": [], compare.THROUGHPUT: [], compare.P99: [], compare.CPU_METRIC: []}  # CPU per request: server CPU ms per 1,000 requests
+    taus = {
+        "overhead_ratio": [],
+        compare.THROUGHPUT: [],
+        compare.P99: [],
+        compare.CPU_METRIC: [],
+    }  # CPU per request: server CPU ms per 1,000 requests
     for n in (1, 2):
         for setup in ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"):
             for figure in taus:

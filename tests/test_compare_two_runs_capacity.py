@@ -23,16 +23,18 @@ import statistics
 
 import pytest
 
+from helpers import CAPACITY_LADDER, SEARCH_RUN, SLO_RUN
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.compare import two_runs as compare
-
-from helpers import CAPACITY_LADDER, SEARCH_RUN, SLO_RUN
 
 COMPARISONS = 2000  # a share near 5% has a standard error of 0.5 points, near 80% of 0.9
 START_SD = 0.05
 SEARCH_SD = 0.05
 PAUSED = 0.05
-FALSE_FLAGS = (0.0, 0.065)  # at most 5% nominal; measured 0.8-1.2%: the run-to-run term (13%, 5 degrees of freedom) dominates, so it is conservative
+FALSE_FLAGS = (
+    0.0,
+    0.065,
+)  # at most 5% nominal; measured 0.8-1.2%: the run-to-run term (13%, 5 degrees of freedom) dominates, so it is conservative
 POWER = (0.72, 0.90)  # 80% nominal at the reported detectable change
 
 
@@ -67,7 +69,10 @@ def test_two_real_runs_capacities_compare_over_their_blocks(runs):
 def test_another_objective_or_a_bound_gives_no_interval_and_says_why(runs):
     _, ladder, quick = runs
     other = capacities(compare.compare(quick, ladder))
-    assert other[("go-http", 1)].ci_low is None and other[("go-http", 1)].note == "another objective: p99 within 5 ms in A, p99 within 10 ms in B"
+    assert (
+        other[("go-http", 1)].ci_low is None
+        and other[("go-http", 1)].note == "another objective: p99 within 5 ms in A, p99 within 10 ms in B"
+    )
     same = capacities(compare.compare(quick, quick))
     assert same[("go-http", 2)].note == "a bound in one run: the search met an edge, no interval"  # at least 32,000 in both
     assert same[("nginx-http", 1)].ci_low is None and same[("nginx-http", 1)].note == compare.TOO_FEW  # one block a side
@@ -88,13 +93,21 @@ def simulated_units(rng: random.Random, blocks: int, log_capacity: float) -> tup
 def test_no_true_change_is_flagged_about_one_time_in_twenty_and_the_detectable_change_four_in_five(blocks):
     rng = random.Random(f"capacity-compare:{blocks}")
     where = (1, 100, "nginx-http")
-    null = [compare.change_of(where, compare.CAPACITY, simulated_units(rng, blocks, 10.0), simulated_units(rng, blocks, 10.0))
-            for _ in range(COMPARISONS)]
+    null = [
+        compare.change_of(where, compare.CAPACITY, simulated_units(rng, blocks, 10.0), simulated_units(rng, blocks, 10.0))
+        for _ in range(COMPARISONS)
+    ]
     false = sum(c.flagged for c in null) / COMPARISONS
     detectable = statistics.median(c.detectable_change for c in null)
-    shifted = [compare.change_of(where, compare.CAPACITY, simulated_units(rng, blocks, 10.0), simulated_units(rng, blocks, 10.0 + math.log1p(detectable)))
-               for _ in range(COMPARISONS)]
+    shifted = [
+        compare.change_of(
+            where, compare.CAPACITY, simulated_units(rng, blocks, 10.0), simulated_units(rng, blocks, 10.0 + math.log1p(detectable))
+        )
+        for _ in range(COMPARISONS)
+    ]
     power = sum(c.flagged for c in shifted) / COMPARISONS
-    print(f"\n{blocks} blocks a side: no change flagged in {false:.1%}; detectable change {detectable:.0%}, flagged in {power:.1%} at that change")
+    print(
+        f"\n{blocks} blocks a side: no change flagged in {false:.1%}; detectable change {detectable:.0%}, flagged in {power:.1%} at that change"
+    )
     assert FALSE_FLAGS[0] <= false <= FALSE_FLAGS[1]
     assert POWER[0] <= power <= POWER[1]

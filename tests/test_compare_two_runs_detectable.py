@@ -19,18 +19,24 @@ import statistics
 import pytest
 
 import simruns
-from wrkreport.compare import two_runs as compare
-from wrkreport.analysis.analyze import load_analysis
-from wrkreport.core import stats
-
 from helpers import RUNS
+from wrkreport.analysis.analyze import load_analysis
+from wrkreport.compare import two_runs as compare
+from wrkreport.core import stats
 
 COMPARISONS = 2000  # a share near 80% has a standard error of 0.9 points: 76-84% is 4.5 of them
 POWER = (0.76, 0.84)
 POWER_AT_2_BLOCKS = (0.65, 0.95)
 FALSE_FLAGS = (0.01, 0.065)  # 5% nominal; the run-to-run term's 5 degrees of freedom make it a little conservative
-SHAPE = {"start_sd": simruns.START_SD, "noise_sd": simruns.NOISE_SD, "tail_df": simruns.TAIL_DF, "outlier_rate": simruns.OUTLIER_RATE,
-         "run_sd": compare.RUN_SD, "drift_sd": 0.0, "go_run_sd": compare.THROUGHPUT_RUN_SD}
+SHAPE = {
+    "start_sd": simruns.START_SD,
+    "noise_sd": simruns.NOISE_SD,
+    "tail_df": simruns.TAIL_DF,
+    "outlier_rate": simruns.OUTLIER_RATE,
+    "run_sd": compare.RUN_SD,
+    "drift_sd": 0.0,
+    "go_run_sd": compare.THROUGHPUT_RUN_SD,
+}
 
 
 def run_units(rng: random.Random, blocks: int, figure: str, change: float) -> tuple[list[float], bool]:
@@ -46,7 +52,10 @@ def comparisons(blocks: int, figure: str, change: float, seed: str) -> list[comp
     """Return COMPARISONS simulated comparisons of one figure, B's true value change x A's."""
     rng = random.Random(seed)
     cell = type("Cell", (), {"gomaxprocs": 2, "connections": 100, "setup": "nginx-http"})()
-    return [compare.change_of(cell, figure, run_units(rng, blocks, figure, 1.0), run_units(rng, blocks, figure, change)) for _ in range(COMPARISONS)]
+    return [
+        compare.change_of(cell, figure, run_units(rng, blocks, figure, 1.0), run_units(rng, blocks, figure, change))
+        for _ in range(COMPARISONS)
+    ]
 
 
 @pytest.mark.parametrize("figure", [compare.THROUGHPUT, "overhead_ratio"])
@@ -58,8 +67,10 @@ def test_a_true_change_of_the_reported_size_is_flagged_80_percent_of_the_time(bl
     up = comparisons(blocks, figure, 1.0 + reported, f"detectable:{figure}:{blocks}:up")
     down = comparisons(blocks, figure, 1.0 / (1.0 + reported), f"detectable:{figure}:{blocks}:down")  # the same size on the log scale
     power_up, power_down = (sum(c.flagged for c in found) / COMPARISONS for found in (up, down))
-    print(f"\n{figure}, {blocks} blocks: reports {reported:.1%} (median); flagged {power_up:.1%} of +{reported:.1%}, "
-          f"{power_down:.1%} of -{1 - 1 / (1 + reported):.1%}; {false_flags:.1%} with no change")
+    print(
+        f"\n{figure}, {blocks} blocks: reports {reported:.1%} (median); flagged {power_up:.1%} of +{reported:.1%}, "
+        f"{power_down:.1%} of -{1 - 1 / (1 + reported):.1%}; {false_flags:.1%} with no change"
+    )
     band = POWER_AT_2_BLOCKS if blocks == 2 else POWER
     assert band[0] <= power_up <= band[1] and band[0] <= power_down <= band[1]
     assert FALSE_FLAGS[0] <= false_flags <= FALSE_FLAGS[1]
@@ -87,5 +98,7 @@ def test_every_interval_of_a_real_pair_says_what_it_could_have_flagged():
     by_metric = {}
     for c in with_interval:
         by_metric.setdefault(c.metric, []).append(c.detectable_change)
-    print("\ndefault-run-1 vs default-run-4, detectable change: " + ", ".join(f"{m} {min(v):.0%}-{max(v):.0%}" for m, v in by_metric.items()))
+    print(
+        "\ndefault-run-1 vs default-run-4, detectable change: " + ", ".join(f"{m} {min(v):.0%}-{max(v):.0%}" for m, v in by_metric.items())
+    )
     assert set(by_metric) == {compare.THROUGHPUT, "overhead_ratio", compare.P99, compare.CPU_METRIC}

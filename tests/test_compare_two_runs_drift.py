@@ -21,10 +21,9 @@ from dataclasses import replace
 import pytest
 
 import simruns
-from wrkreport.compare import two_runs as compare
-from wrkreport.analysis.analyze import load_analysis
-
 from helpers import RUNS
+from wrkreport.analysis.analyze import load_analysis
+from wrkreport.compare import two_runs as compare
 
 COMPARISONS = 1000  # a rate near 50% (a 15% slower machine at 4 blocks: 49.6%) has a standard error of 1.6 points
 # No drift: 1,000 comparisons named it in 0.5%, 0.7% and 0.4% (4, 7, 10 blocks); at 400 a rate near 0.6% has a standard
@@ -44,7 +43,13 @@ def simulated_run(rng: random.Random, blocks: int, machine: float = 1.0, shared:
             block = rng.gauss(0, simruns.GO_START_SD)
             for setup, share in SETUPS.items():
                 start = rng.gauss(0, simruns.START_SD) if setup != "go-http" else 0.0
-                level = math.log(simruns.GO_RPS * share) + math.log(machine) + (block if shared else rng.gauss(0, simruns.GO_START_SD)) + own[setup] + start
+                level = (
+                    math.log(simruns.GO_RPS * share)
+                    + math.log(machine)
+                    + (block if shared else rng.gauss(0, simruns.GO_START_SD))
+                    + own[setup]
+                    + start
+                )
                 found.setdefault((n, setup), []).append([level + simruns.noise(rng) for _ in range(simruns.ROUNDS)])
     return found
 
@@ -55,7 +60,9 @@ def drift_of(a: dict, b: dict) -> compare.Drift:
     for n, setup in a:
         throughput.append(tuple(compare.units_of(run[n, setup], []) for run in (a, b)))
         if setup != "go-http":
-            units = [compare.units_of([[x - y for x, y in zip(s, g)] for s, g in zip(run[n, setup], run[n, "go-http"])], []) for run in (a, b)]
+            units = [
+                compare.units_of([[x - y for x, y in zip(s, g)] for s, g in zip(run[n, setup], run[n, "go-http"])], []) for run in (a, b)
+            ]
             ratios.append(compare.change_of(CELL, "overhead_ratio", *units))
     return compare.machine_drift(throughput, ratios)
 
@@ -63,8 +70,13 @@ def drift_of(a: dict, b: dict) -> compare.Drift:
 def named_rate(blocks: int, machine: float, seed: str, shared: bool = True, comparisons: int = COMPARISONS) -> float:
     """Return the share of simulated comparisons in which drift is named, B's machine `machine` x A's."""
     rng = random.Random(seed)
-    return sum(drift_of(simulated_run(rng, blocks, shared=shared), simulated_run(rng, blocks, machine, shared)).named
-               for _ in range(comparisons)) / comparisons
+    return (
+        sum(
+            drift_of(simulated_run(rng, blocks, shared=shared), simulated_run(rng, blocks, machine, shared)).named
+            for _ in range(comparisons)
+        )
+        / comparisons
+    )
 
 
 @pytest.mark.parametrize("blocks", [4, 7, 10])
@@ -111,8 +123,12 @@ def test_a_real_run_against_itself_shifted_is_named_and_unshifted_is_not():
 
 @pytest.mark.parametrize(("a", "b"), [("default-run-1", "default-run-4"), ("default-run-3", "default-run-4")])
 def test_same_code_runs_say_per_figure_what_they_could_flag_and_name_drift_when_req_s_moved_together(tmp_path, a, b):
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "compare", str(RUNS / a), str(RUNS / b), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / a), str(RUNS / b), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     result = compare.compare(load_analysis(RUNS / a), load_analysis(RUNS / b))
     table = [line for line in done.stdout.splitlines() if line.startswith("nginx-") or line.startswith("go-http")]
@@ -122,5 +138,7 @@ def test_same_code_runs_say_per_figure_what_they_could_flag_and_name_drift_when_
     assert "Smallest change each figure could have flagged" in said
     page = (tmp_path / "compare.html").read_text()
     assert ("Machine drift:" in page) == result.drift.named and ("the machine was" in said) == result.drift.named
-    print(f"\n{a} vs {b}: drift {'named' if result.drift.named else 'not named'} ({result.drift.reason}); req/s B / A "
-          f"{result.drift.low:.3f}-{result.drift.high:.3f}")
+    print(
+        f"\n{a} vs {b}: drift {'named' if result.drift.named else 'not named'} ({result.drift.reason}); req/s B / A "
+        f"{result.drift.low:.3f}-{result.drift.high:.3f}"
+    )

@@ -17,8 +17,8 @@ import statistics
 import pytest
 
 import simruns
-from wrkreport.core import stats
 from wrkreport.compare.variants import paired_detectable
+from wrkreport.core import stats
 
 RUNS_PER_FIGURE = 2000  # a share near 80% has a standard error of 0.9 points
 POWER = (0.70, 0.86)  # 80% nominal; with the se's median correction 73-80% (73-74% at 3 blocks, 76-80% from 5)

@@ -29,13 +29,11 @@ import subprocess
 
 import pytest
 
+from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 from wrkreport.bench.fixed_rate import Attack, measure_rate
+from wrkreport.fixedrate.rate_checks import Expected, rate_checks
 from wrkreport.parsers import parse_text
 from wrkreport.parsers.vegeta import read_vegeta_file
-from wrkreport.fixedrate.rate_checks import rate_checks
-from wrkreport.fixedrate.rate_checks import Expected
-
-from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
@@ -45,7 +43,11 @@ SECONDS = 5
 RATE = 1000
 CONNECTIONS = 10
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.skipif(not (shutil.which("wrk") and shutil.which("ab")), reason="needs wrk and ab")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.alone,
+    pytest.mark.skipif(not (shutil.which("wrk") and shutil.which("ab")), reason="needs wrk and ab"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -76,14 +78,22 @@ def test_open_loop_sees_the_stall_in_p99_and_closed_loop_omits_it(server, tmp_pa
 
     stall_ms = 1000 * STALL_S
     every = open_stalls + ab_stalls + wrk_stalls
-    print(f"\nstall: {stall_ms:.0f} ms once every {PERIOD_S:g} s ({len(open_stalls)}, {len(ab_stalls)} and {len(wrk_stalls)} during vegeta, ab "
-          f"and wrk; {1000 * min(every):.1f}-{1000 * max(every):.1f} ms)")
-    print(f"vegeta, open loop at {RATE} req/s: {open_loop.requests} requests, achieved {open_loop.achieved_rps:.1f} req/s, p50 {open_loop.p50_ms:.3f} ms, "
-          f"p90 {open_loop.p90_ms:.1f} ms, p99 {open_loop.p99_ms:.1f} ms, p99.9 {open_loop.p999_ms:.1f} ms, max {open_loop.max_ms:.1f} ms")
-    print(f"ab -k, closed loop, {CONNECTIONS} connections: {ab.requests} requests, {ab.requests_per_sec:.0f} req/s, p50 {ab.latency_p50_ms:g} ms, "
-          f"p90 {ab.latency_p90_ms:g} ms, p99 {ab.latency_p99_ms:g} ms, max {ab.latency_max_ms:g} ms (whole ms, as ab prints them)")
-    print(f"wrk --latency, closed loop, {CONNECTIONS} connections, histogram corrected by wrk: {wrk.requests} requests, {wrk.requests_per_sec:.0f} req/s, "
-          f"p50 {wrk.latency_p50_ms:.3f} ms, p90 {wrk.latency_p90_ms:.1f} ms, p99 {wrk.latency_p99_ms:.1f} ms, max {wrk.latency_max_ms:.1f} ms")
+    print(
+        f"\nstall: {stall_ms:.0f} ms once every {PERIOD_S:g} s ({len(open_stalls)}, {len(ab_stalls)} and {len(wrk_stalls)} during vegeta, ab "
+        f"and wrk; {1000 * min(every):.1f}-{1000 * max(every):.1f} ms)"
+    )
+    print(
+        f"vegeta, open loop at {RATE} req/s: {open_loop.requests} requests, achieved {open_loop.achieved_rps:.1f} req/s, p50 {open_loop.p50_ms:.3f} ms, "
+        f"p90 {open_loop.p90_ms:.1f} ms, p99 {open_loop.p99_ms:.1f} ms, p99.9 {open_loop.p999_ms:.1f} ms, max {open_loop.max_ms:.1f} ms"
+    )
+    print(
+        f"ab -k, closed loop, {CONNECTIONS} connections: {ab.requests} requests, {ab.requests_per_sec:.0f} req/s, p50 {ab.latency_p50_ms:g} ms, "
+        f"p90 {ab.latency_p90_ms:g} ms, p99 {ab.latency_p99_ms:g} ms, max {ab.latency_max_ms:g} ms (whole ms, as ab prints them)"
+    )
+    print(
+        f"wrk --latency, closed loop, {CONNECTIONS} connections, histogram corrected by wrk: {wrk.requests} requests, {wrk.requests_per_sec:.0f} req/s, "
+        f"p50 {wrk.latency_p50_ms:.3f} ms, p90 {wrk.latency_p90_ms:.1f} ms, p99 {wrk.latency_p99_ms:.1f} ms, max {wrk.latency_max_ms:.1f} ms"
+    )
 
     assert min(len(open_stalls), len(ab_stalls), len(wrk_stalls)) >= SECONDS - 1
     checks = {c.name: c for c in rate_checks(open_loop, HELLO)}

@@ -9,7 +9,17 @@ import pytest
 from scipy import stats as scipy_stats
 
 from wrkreport.core import sequential
-from wrkreport.core.sequential import ALPHA, DEFAULT_LAST_LOOK, FIRST_LOOK, Design, design_of, family_of, nominal_level, t_quantile, t_two_sided_cdf
+from wrkreport.core.sequential import (
+    ALPHA,
+    DEFAULT_LAST_LOOK,
+    FIRST_LOOK,
+    Design,
+    design_of,
+    family_of,
+    nominal_level,
+    t_quantile,
+    t_two_sided_cdf,
+)
 from wrkreport.core.stats import t_975
 
 
@@ -92,8 +102,15 @@ def test_the_record_gives_the_same_design_back_and_an_odd_one_is_the_plain_desig
     design = Design.repeated(12)
     assert design_of(design.record()) == Design(design.method, design.alpha, design.first, design.last, round(design.nominal, 8))
     assert design_of({**design.record(), "nominal_alpha": None}) == design  # recomputed from its looks
-    for odd in (None, "x", {}, {"method": "fixed-t"}, {**design.record(), "first_look": 1}, {**design.record(), "alpha": "5%"},
-                {**design.record(), "last_look": 2}):
+    for odd in (
+        None,
+        "x",
+        {},
+        {"method": "fixed-t"},
+        {**design.record(), "first_look": 1},
+        {**design.record(), "alpha": "5%"},
+        {**design.record(), "last_look": 2},
+    ):
         assert design_of(odd) == Design.fixed()
     assert not Design.fixed().sequential and Design.fixed().critical(3) is not None
     assert "repeated 95% confidence interval" in design.words and "from block 4 to block 12" in design.words

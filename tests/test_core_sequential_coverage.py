@@ -36,8 +36,14 @@ MAX_TIME_BLOCKS = 9  # --max-time that allows 9 blocks in all: the rule's own st
 
 
 @functools.cache
-def outcomes(rule_name: str, shape: str, stopping: str, truths: tuple[tuple[str, float], ...] = tuple(sv.DEFAULT_TRUTHS.items()),
-             runs: int = RUNS, seed: int = 53) -> tuple[sv.Outcome, ...]:
+def outcomes(
+    rule_name: str,
+    shape: str,
+    stopping: str,
+    truths: tuple[tuple[str, float], ...] = tuple(sv.DEFAULT_TRUTHS.items()),
+    runs: int = RUNS,
+    seed: int = 53,
+) -> tuple[sv.Outcome, ...]:
     """Return `runs` simulated runs' outcomes (cached: several tests read the same runs)."""
     rule = sv.verdict_rule() if rule_name == "verdict" else sv.TODAY
     rng = random.Random(seed)
@@ -70,7 +76,9 @@ def said(found: tuple[sv.Outcome, ...], truths: dict[str, float]) -> str:
 
 
 # Every shape stopped by the rule; the cut stops on the two noisier shapes, where an early stop would hurt most.
-CASES = [(shape, "rule") for shape in sv.SHAPES] + [(shape, stop) for stop in ("max-time", "ctrl-c") for shape in ("heavy tails", "noisy host")]
+CASES = [(shape, "rule") for shape in sv.SHAPES] + [
+    (shape, stop) for stop in ("max-time", "ctrl-c") for shape in ("heavy tails", "noisy host")
+]
 
 
 @pytest.mark.parametrize(("shape", "stopping"), CASES)
@@ -89,8 +97,10 @@ def test_the_rule_decides_this_machine_in_the_blocks_a_default_run_has():
     found = outcomes("verdict", "this machine", "rule")
     decided = sum(all(v.decided for v in o.verdicts) for o in found) / len(found)
     blocks = sorted(o.blocks for o in found)
-    print(f"\nthis machine: decided in {decided:.1%} of runs; blocks in all: median {blocks[len(blocks) // 2]}, 90th percentile "
-          f"{blocks[int(0.9 * len(blocks))]}")
+    print(
+        f"\nthis machine: decided in {decided:.1%} of runs; blocks in all: median {blocks[len(blocks) // 2]}, 90th percentile "
+        f"{blocks[int(0.9 * len(blocks))]}"
+    )
     assert decided >= 0.95 and blocks[len(blocks) // 2] <= 14  # the verdict comes well before the ceiling (20 blocks)
 
 
@@ -108,8 +118,10 @@ def test_a_verdict_is_wrong_in_at_most_five_percent_of_runs(shape, pair):
     today = outcomes("today", shape, "rule", truths, runs=RUNS // 4)
     kinds = [v.kind for o in found for v in o.verdicts]
     share = {k: kinds.count(k) / len(kinds) for k in sorted(set(kinds))}
-    print(f"\n{pair}, {shape}: verdicts per GOMAXPROCS value {share}; verdict rule {said(found, dict(truths))}; "
-          f"today's rule {said(today, dict(truths))}")
+    print(
+        f"\n{pair}, {shape}: verdicts per GOMAXPROCS value {share}; verdict rule {said(found, dict(truths))}; "
+        f"today's rule {said(today, dict(truths))}"
+    )
     assert wrong_rate(found, dict(truths)) <= WRONG_CEILING
     if pair == "A/A":  # called tied or undecided in at least 95% of runs
         assert sum(all(v.kind in ("tied", "open") for v in o.verdicts) for o in found) / len(found) >= 0.95

@@ -17,8 +17,7 @@ def test_doctests():
 
 
 @pytest.mark.parametrize(
-    "df, expected",
-    [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042), (35, 2.030), (50, 2.009), (100, 1.984), (1000, 1.962)],
+    "df, expected", [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042), (35, 2.030), (50, 2.009), (100, 1.984), (1000, 1.962)]
 )
 def test_t_975_matches_the_table_within_a_thousandth(df, expected):
     # Exact values (R: qt(0.975, df)) for the interpolated ones: 35 -> 2.0301, 50 -> 2.0086, 100 -> 1.9840, 1000 -> 1.9623.
@@ -109,7 +108,7 @@ def test_block_ratio_interval_is_a_t_interval_over_huber_block_summaries():
     blocks = [[(60.0, 100.0), (50.0, 100.0), (62.0, 100.0)], [(55.0, 100.0), (57.0, 100.0)], [(64.0, 100.0), (30.0, 100.0), (61.0, 100.0)]]
     logs = [[math.log(a / b) for a, b in block] for block in blocks]
     # The pooled scale: the median of the 7 within-block |differences| (0.182 here), as a normal sd.
-    differences = sorted(abs(x - y) for block in logs for i, x in enumerate(block) for y in block[i + 1:])
+    differences = sorted(abs(x - y) for block in logs for i, x in enumerate(block) for y in block[i + 1 :])
     scale = differences[3] / (NormalDist().inv_cdf(0.75) * math.sqrt(2))
     bound = 1.345 * scale
     # Blocks 1 and 2 have no round farther than the bound from their centre: their mean. In block 3

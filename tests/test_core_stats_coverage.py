@@ -52,8 +52,10 @@ def coverage(draw, shape: str, seed: int) -> tuple[float, float, float]:
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_block_intervals_cover_the_true_ratio_under_the_stopping_rule(shape):
     held, blocks, width = coverage(run_until_precise, shape, seed=10)
-    print(f"\n{shape}: block-unit coverage {held:.1%} at {blocks:.1f} blocks on average "
-          f"(min {stats.MIN_BLOCKS}, max {simruns.MAX_BLOCKS}), median half-width {width:.1%}")
+    print(
+        f"\n{shape}: block-unit coverage {held:.1%} at {blocks:.1f} blocks on average "
+        f"(min {stats.MIN_BLOCKS}, max {simruns.MAX_BLOCKS}), median half-width {width:.1%}"
+    )
     assert held >= FLOOR
 
 
@@ -122,15 +124,22 @@ def estimator_table() -> dict[str, dict[str, tuple[float, float, float]]]:
                 fixed = summarised_interval(summarise, blocks[: stats.MIN_BLOCKS])
                 held_fixed[name] += fixed.includes(math.exp(stats.mean(truths[: stats.MIN_BLOCKS])))
                 widths[name].append(fixed.half_width_rel)
-        table[shape_name] = {name: (held[name] / ESTIMATOR_RUNS, held_fixed[name] / ESTIMATOR_RUNS, stats.median(widths[name])) for name in SUMMARIES}
+        table[shape_name] = {
+            name: (held[name] / ESTIMATOR_RUNS, held_fixed[name] / ESTIMATOR_RUNS, stats.median(widths[name])) for name in SUMMARIES
+        }
     return table
 
 
 def test_the_block_summary_covers_in_every_shape_with_drift_between_runs():
     table = estimator_table()
     for shape, row in table.items():
-        print(f"\n{shape}: " + "; ".join(f"{name}: coverage {held:.1%} (stopping rule), {fixed:.1%} at {stats.MIN_BLOCKS} blocks, "
-                                        f"median half-width {width:.2%}" for name, (held, fixed, width) in row.items()))
+        print(
+            f"\n{shape}: "
+            + "; ".join(
+                f"{name}: coverage {held:.1%} (stopping rule), {fixed:.1%} at {stats.MIN_BLOCKS} blocks, " f"median half-width {width:.2%}"
+                for name, (held, fixed, width) in row.items()
+            )
+        )
     assert all(row[CHOSEN][0] >= FLOOR and row[CHOSEN][1] >= FLOOR for row in table.values())
 
 

@@ -56,15 +56,7 @@ def test_time_rejects(token, message):
 
 @pytest.mark.parametrize(
     ("token", "value"),
-    [
-        ("0.87k", 870.0),
-        ("1.29k", 1290.0),
-        ("220.75", 220.75),
-        ("850.00", 850.0),
-        ("1.50M", 1_500_000.0),
-        ("2.00G", 2e9),
-        ("1.00T", 1e12),
-    ],
+    [("0.87k", 870.0), ("1.29k", 1290.0), ("220.75", 220.75), ("850.00", 850.0), ("1.50M", 1_500_000.0), ("2.00G", 2e9), ("1.00T", 1e12)],
 )
 def test_count(token, value):
     assert units.count(token) == value  # exact: decimal arithmetic, no 870.0000000000001

@@ -8,10 +8,19 @@ from wrkreport.core import verdict
 from wrkreport.core.verdict import TIE_MARGIN, Verdict, comparable, contenders, decide, family_size, standing
 
 
-@pytest.mark.parametrize(("low", "high", "expected"), [
-    (1.001, 1.2, "beaten"), (1.0, 1.2, "open"), (0.96, 1.04, "tied"), (1 / (1 + TIE_MARGIN), 1 + TIE_MARGIN, "tied"),
-    (0.95, 1.04, "open"), (0.97, 1.06, "open"), (None, 1.1, "open"), (0.9, None, "open"),
-])
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [
+        (1.001, 1.2, "beaten"),
+        (1.0, 1.2, "open"),
+        (0.96, 1.04, "tied"),
+        (1 / (1 + TIE_MARGIN), 1 + TIE_MARGIN, "tied"),
+        (0.95, 1.04, "open"),
+        (0.97, 1.06, "open"),
+        (None, 1.1, "open"),
+        (0.9, None, "open"),
+    ],
+)
 def test_standing(low, high, expected):
     assert standing(low, high) == expected
 
@@ -40,8 +49,15 @@ def test_only_one_or_no_contender():
 
 def test_the_contenders_are_the_plain_front_end_connections_else_the_named_ones_never_a_twin():
     assert contenders(["go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-static", "go-fasthttp", "node-http"]) == [
-        "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"]
-    assert contenders(["go-http", "nginx-http", "haproxy-http", "caddy-fcgi-unix", "nginx-https"]) == ["nginx-http", "haproxy-http", "caddy-fcgi-unix"]
+        "nginx-http",
+        "nginx-fcgi-tcp",
+        "nginx-fcgi-unix",
+    ]
+    assert contenders(["go-http", "nginx-http", "haproxy-http", "caddy-fcgi-unix", "nginx-https"]) == [
+        "nginx-http",
+        "haproxy-http",
+        "caddy-fcgi-unix",
+    ]
     assert contenders(["go-http", "go-h2", "nginx-h2", "nginx-h2-unix", "nginx-h2-mux"]) == ["nginx-h2", "nginx-h2-unix"]
     assert contenders(["app", "nginx-app", "nginx-app-unix"]) == ["nginx-app", "nginx-app-unix"]
     assert contenders(["go-http", "nginx-http", "nginx-http~nokeep"]) == ["nginx-http"]
@@ -57,6 +73,7 @@ def test_only_connections_over_the_same_baseline_are_compared_and_the_family_cou
 
 
 def test_the_named_connections_are_the_answers_words():
-    from wrkreport.report.answer import SHORT
     from wrkreport.core.setups import FRONTED_SETUPS
+    from wrkreport.report.answer import SHORT
+
     assert set(SHORT) <= set(FRONTED_SETUPS) | set(verdict.NAMED_CONNECTIONS)  # the page and the driver choose among the same setups

@@ -77,7 +77,7 @@ def test_the_anchor_rule_and_the_link_check_can_fail(tmp_path):
 TESTS_README = REPO / "tests" / "README.md"
 TIER_ITEM = re.compile(r"^- \*\*(?P<tier>Side by side|Alone)\*\* \(`[^`]*`\): (?P<files>.*?)\.$", re.M | re.S)
 # Loaded into a collecting pytest (-p): prints each real test's tier and file, and each module skipped at import.
-TIER_PLUGIN = '''
+TIER_PLUGIN = """
 def pytest_collectreport(report):
     if report.skipped:
         print("SKIPPED\\t" + report.nodeid.split("::")[0])
@@ -87,14 +87,16 @@ def pytest_collection_finish(session):
     for item in session.items:
         if item.get_closest_marker("slow") or item.get_closest_marker("browser"):
             print(("Alone" if item.get_closest_marker("alone") else "Side by side") + "\\t" + item.nodeid.split("::")[0])
-'''
+"""
 
 
 def listed_tiers(text: str) -> dict[str, dict[str, int]]:
     """Return {tier: {file stem: tests}} as the README's "Which tier each file is in" lists them."""
     section = text.split("### Which tier each file is in", 1)[1].split("\n## ", 1)[0]
-    return {m["tier"]: {name: int(count) for name, count in re.findall(r"(test_\w+) \((\d+)\)", m["files"])}
-            for m in TIER_ITEM.finditer(section)}
+    return {
+        m["tier"]: {name: int(count) for name, count in re.findall(r"(test_\w+) \((\d+)\)", m["files"])}
+        for m in TIER_ITEM.finditer(section)
+    }
 
 
 def collected_tiers(tmp_path: Path) -> tuple[dict[str, dict[str, int]], set[str]]:
@@ -102,8 +104,15 @@ def collected_tiers(tmp_path: Path) -> tuple[dict[str, dict[str, int]], set[str]
     (tmp_path / "tier_plugin.py").write_text(TIER_PLUGIN)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "", "-n", "0", "-p", "no:cacheprovider", "-p", "tier_plugin"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "", "-n", "0", "-p", "no:cacheprovider", "-p", "tier_plugin"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     tiers: dict[str, dict[str, int]] = {"Side by side": {}, "Alone": {}}
     skipped = set()

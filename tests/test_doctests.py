@@ -17,7 +17,9 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(wrkreport.__path__, "wrkr
 def test_the_docstring_examples_hold(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples of {name} failed (run: python3 -m pytest --doctest-modules {module.__file__})"
+    assert (
+        result.failed == 0
+    ), f"{result.failed} of {result.attempted} docstring examples of {name} failed (run: python3 -m pytest --doctest-modules {module.__file__})"
 
 
 def test_the_examples_are_found():

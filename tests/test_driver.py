@@ -20,20 +20,34 @@ from pathlib import Path
 
 import pytest
 
+from helpers import (
+    BASE_PORT_NAMES,
+    PORT_NAMES,
+    SCRIPT,
+    USED_PORTS,
+    alive_as,
+    assert_nothing_left,
+    default_sigint,
+    free_port_block,
+    free_ports,
+    latest_run,
+    needs_tools,
+    port_args,
+    processes_mentioning,
+    run_script,
+    script_env,
+    wait_for_wrk,
+)
 from wrkreport.bench.commands import rate_phase
-from wrkreport.core.cpus import cpu_count
-from wrkreport.fixedrate.capacity import round_step
-from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.profiles import RATE_PHASE
-from wrkreport.core.setups import DEFAULT_SETUP_IDS, FRONT_END_SETUP_IDS, PLAIN_SETUP_IDS
-from wrkreport.core import stats
+from wrkreport.core.cpus import cpu_count
 from wrkreport.core.sequential import FIRST_LOOK, PRECISION_LAST_LOOK
-from wrkreport.parsers.histogram import hist_file_name, parse_histogram
+from wrkreport.core.setups import DEFAULT_SETUP_IDS, FRONT_END_SETUP_IDS, PLAIN_SETUP_IDS
+from wrkreport.fixedrate.capacity import round_step
 from wrkreport.parsers import parse_file
-
-from helpers import BASE_PORT_NAMES, PORT_NAMES, SCRIPT, USED_PORTS, alive_as, free_port_block, assert_nothing_left, default_sigint, free_ports, latest_run, needs_tools, port_args, processes_mentioning, run_script, script_env, wait_for_wrk
-
+from wrkreport.parsers.histogram import hist_file_name, parse_histogram
+from wrkreport.parsers.vegeta import read_vegeta_file
 
 # --- fast: options only, nothing started --------------------------------------------------
 
@@ -42,9 +56,32 @@ def test_help_documents_options_and_exit_statuses():
     done = subprocess.run([str(SCRIPT), "--help"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("Usage: ./run_bench.sh [options]")
-    for text in ("--quick", "--profile NAME", "--tune", "Exit status:", "130", "143", "--connections LIST", "--pin-client CPUS", "--setups LIST", "all",
-                 "--rounds-per-block N", "--blocks N", "--precision PCT", "--max-time DURATION", "BENCH_ROUNDS_PER_BLOCK", "BENCH_BLOCKS", "BENCH_PRECISION", "BENCH_MAX_TIME", "smoke test",
-                 "--load-generator NAME", "BENCH_LOAD_GENERATOR", "node-http", "apache2-utils", "nodejs"):
+    for text in (
+        "--quick",
+        "--profile NAME",
+        "--tune",
+        "Exit status:",
+        "130",
+        "143",
+        "--connections LIST",
+        "--pin-client CPUS",
+        "--setups LIST",
+        "all",
+        "--rounds-per-block N",
+        "--blocks N",
+        "--precision PCT",
+        "--max-time DURATION",
+        "BENCH_ROUNDS_PER_BLOCK",
+        "BENCH_BLOCKS",
+        "BENCH_PRECISION",
+        "BENCH_MAX_TIME",
+        "smoke test",
+        "--load-generator NAME",
+        "BENCH_LOAD_GENERATOR",
+        "node-http",
+        "apache2-utils",
+        "nodejs",
+    ):
         assert text in done.stdout
 
 
@@ -106,8 +143,15 @@ def test_quick_run_measures_all_four_setups_at_two_gomaxprocs(workdirs):
     # the default fixed-rate phase (one rate per GOMAXPROCS; the capacity search is off here: helpers.script_env, test_driver_rate's):
     # each vegeta file with its CPU record
     rate_files = sorted(run.glob("*.vegeta.csv.gz"))
-    assert len(rate_files) == 8 and {p.name.split(".")[0] for p in rate_files} == {"go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
-    assert sorted(p.name for p in run.glob("*.rate-*.cpu.json")) == sorted(p.name.replace(".vegeta.csv.gz", ".cpu.json") for p in rate_files)
+    assert len(rate_files) == 8 and {p.name.split(".")[0] for p in rate_files} == {
+        "go-http",
+        "nginx-http",
+        "nginx-fcgi-tcp",
+        "nginx-fcgi-unix",
+    }
+    assert sorted(p.name for p in run.glob("*.rate-*.cpu.json")) == sorted(
+        p.name.replace(".vegeta.csv.gz", ".cpu.json") for p in rate_files
+    )
     for path in wrk_files:  # every measurement's wrk wrote its full latency histogram (histogram.lua)
         histogram = parse_histogram(path.name, (run / hist_file_name(path.name)).read_bytes())
         result = parse_file(path)
@@ -196,8 +240,14 @@ def test_a_setup_answering_502_for_a_whole_measurement_leaves_a_capped_error_log
     ports = free_ports()
     # 6 s of 502s: 15.5 MB of error lines here (14.5 MB dropped), far over the 1 MiB cap even on a loaded machine.
     args = [str(SCRIPT), "--quick", "--duration", "6", "--warmup", "0", "--setups", "nginx-fcgi-unix", "--gomaxprocs", "1"]
-    proc = subprocess.Popen([*args, "--out", str(out), *port_args(ports)], env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [*args, "--out", str(out), *port_args(ports)],
+        env=script_env(tmp),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
     try:
         # Once the measurement has started (its file exists: the driver checked the servers just
         # before), take the upstream away for good: no new connection to the socket (mode 0:
@@ -236,24 +286,51 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
     ports = free_ports()
     # --rates off: the default profile's 4 fixed-rate blocks per GOMAXPROCS were about 40 of its 72 s, and nothing here reads them
     # (test_the_stopping_rule_stops_once_the_target_is_met_with_the_minimum_blocks judges that phase of a blocked run)
-    args = ["--blocks", "2", "--rounds-per-block", "2", "--duration", "1", "--warmup", "1", "--setups", "go-http,nginx-http", "--gomaxprocs", "1,2",
-            "--rates", "off"]
+    args = [
+        "--blocks",
+        "2",
+        "--rounds-per-block",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "1",
+        "--setups",
+        "go-http,nginx-http",
+        "--gomaxprocs",
+        "1,2",
+        "--rates",
+        "off",
+    ]
     done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
     # Blocks alternate GOMAXPROCS; each block holds its own rounds; the global round k is unique per cell.
-    assert [(p["gomaxprocs"], p["block"], p["rounds"]) for p in manifest["passes"]] == [(1, 1, [1, 2]), (2, 1, [1, 2]), (1, 2, [3, 4]), (2, 2, [3, 4])]
+    assert [(p["gomaxprocs"], p["block"], p["rounds"]) for p in manifest["passes"]] == [
+        (1, 1, [1, 2]),
+        (2, 1, [1, 2]),
+        (1, 2, [3, 4]),
+        (2, 2, [3, 4]),
+    ]
     go_pids = [p["pids"]["go"] for p in manifest["passes"]]
     assert len(set(go_pids)) == 4 and all(go_pids), "the Go server must be started again for every block"
     assert len({p["pids"]["nginx"] for p in manifest["passes"]}) == 4
     for entry in manifest["passes"]:
         assert entry["order"] == shuffled_orders(["go-http", "nginx-http"], 2, 5, entry["gomaxprocs"], entry["block"])
         assert all(cell["error"] is None for cell in entry["cells"].values())  # every block's answers are checked
-    expected = {f"{s}.gomaxprocs-{n}.block-{b}.run-{k}.wrk.txt" for s in ("go-http", "nginx-http") for n in (1, 2) for b in (1, 2) for k in (2 * b - 1, 2 * b)}
+    expected = {
+        f"{s}.gomaxprocs-{n}.block-{b}.run-{k}.wrk.txt"
+        for s in ("go-http", "nginx-http")
+        for n in (1, 2)
+        for b in (1, 2)
+        for k in (2 * b - 1, 2 * b)
+    }
     assert {p.name for p in run.glob("*.wrk.txt")} == expected
     assert {m["file"] for m in manifest["measurements"]} == expected
     assert all(m["round"] == m["repeat"] - 2 * (m["block"] - 1) for m in manifest["measurements"])
-    assert sorted(p.name for p in run.glob("*.headers.txt")) == [f"{s}.gomaxprocs-{n}.headers.txt" for s in ("go-http", "nginx-http") for n in (1, 2)]
+    assert sorted(p.name for p in run.glob("*.headers.txt")) == [
+        f"{s}.gomaxprocs-{n}.headers.txt" for s in ("go-http", "nginx-http") for n in (1, 2)
+    ]
     assert (run / "logs" / "go.gomaxprocs-1.block-2.log").read_text().startswith("gohello: GOMAXPROCS=1 ")
     assert manifest["gaps_s"]["count"] == 4 * 3 and 0 <= manifest["gaps_s"]["median"] <= manifest["gaps_s"]["max"]
     assert "gap between measurements: median " in done.stderr
@@ -272,7 +349,20 @@ def test_two_blocks_of_two_rounds_restart_the_servers_and_build_with_block_unit_
 def test_the_stopping_rule_stops_at_the_time_limit_and_says_how_much_longer_it_would_take(workdirs):
     out, tmp = workdirs
     ports = free_ports()
-    args = ["--rounds-per-block", "2", "--duration", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1", "--rates", "off"]
+    args = [
+        "--rounds-per-block",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--setups",
+        "go-http,nginx-http",
+        "--gomaxprocs",
+        "1",
+        "--rates",
+        "off",
+    ]
     # 45 s: room for 6-7 blocks (about 6 s each), past the first look (4 blocks: the first with an interval) even on a loaded
     # machine; +/-2% is met by none. How long the run took is not asserted (timings are the benchmark scripts' business), the
     # recorded stop reason is.
@@ -328,8 +418,24 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
     # shapes crossed inside the search's range on one machine only: go-http's p99 at its default connections was 9-14 ms
     # already at the light load (bounds, which ask for no more blocks: 4 blocks), and its p50 within 1 ms, crossed near
     # 19,900 req/s here, was a bound in CI (4 blocks again)
-    args = ["--rounds-per-block", "1", "--duration", "1", "--warmup", "0", "--setups", "go-http", "--gomaxprocs", "1", "--connections", "10",
-            "--handler-delay", "2ms", "--slo", "p99=10ms"]
+    args = [
+        "--rounds-per-block",
+        "1",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--setups",
+        "go-http",
+        "--gomaxprocs",
+        "1",
+        "--connections",
+        "10",
+        "--handler-delay",
+        "2ms",
+        "--slo",
+        "p99=10ms",
+    ]
     # 70 s: 7 throughput blocks of go-http alone (no ratio to aim at) take about 20 s, a fixed-rate block of this shape 6-8 s
     # (9 of them in 90 s), so 6-7 fixed-rate blocks and a check fit (it was 120 s, then 90 s, for the same assertions)
     done = run_script([*args, "--capacity-precision", "0.1", "--max-time", "70s", "--out", str(out), *port_args(ports)], tmp, timeout=300)
@@ -339,7 +445,10 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
     blocks = len(manifest["fixed_rate_passes"])
     ceiling = RATE_PHASE["default"]["rate_blocks_max"]
     print(f"\n{blocks} fixed-rate blocks: {record}")
-    assert 4 < blocks == record["blocks"] <= ceiling and record["worst"] == "go-http" and record["worst_half_width_pct"] > 0.1, (record, done.stderr[-3000:])
+    assert 4 < blocks == record["blocks"] <= ceiling and record["worst"] == "go-http" and record["worst_half_width_pct"] > 0.1, (
+        record,
+        done.stderr[-3000:],
+    )
     assert record["stop_reason"].startswith(("time limit: 1 more fixed-rate block", f"block ceiling: {ceiling}"))
     checks = [e for e in manifest["fixed_rate_measurements"] if e.get("capacity_check")]
     assert 1 <= len(checks) <= 3 and {(e["setup"], e["block"]) for e in checks} == {("go-http", blocks)}
@@ -428,14 +537,18 @@ def test_a_default_run_stopped_by_sigint_after_its_third_block_builds_the_verdic
     finished = [p for p in manifest["passes"] if p.get("ended_at")]
     assert [(p["gomaxprocs"], p["block"]) for p in finished] == [(1, 1), (2, 1), (1, 2)]
     reports = tmp_path / "reports"
-    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True,
-                           check=False)
+    built = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True, check=False
+    )
     assert built.returncode == 0, built.stderr
     page = (reports / "index.html").read_text().replace("&#x27;", "'")
     assert "Stopped by you after 3 blocks." in page
     assert "GOMAXPROCS=1 has 2 blocks and GOMAXPROCS=2 has 1: intervals start at 4 blocks (repeated intervals)" in page
-    assert re.search(r"(The HTTP proxy|FastCGI over TCP|FastCGI over a Unix socket) leads so far, from too few blocks for an interval "
-                     r"\(they start at 4\)", page), page[:4000]
+    assert re.search(
+        r"(The HTTP proxy|FastCGI over TCP|FastCGI over a Unix socket) leads so far, from too few blocks for an interval "
+        r"\(they start at 4\)",
+        page,
+    ), page[:4000]
     data = json.loads((reports / "results.json").read_text())
     ratios = [r for r in data["ratios"] if r["setup"] != "go-http" and r["ratio"] is not None]
     assert ratios and all(r["ci_low"] is None and r["ci_high"] is None for r in ratios)  # no interval below the first look
@@ -508,7 +621,9 @@ def cpu_of(run: Path, measurement: dict) -> dict:
     assert measurement["cpu_file"] == measurement["file"].replace(".wrk.txt", ".cpu.json")
     cpu = json.loads((run / measurement["cpu_file"]).read_text())
     assert cpu["file"] == measurement["file"]
-    assert (cpu["setup"], cpu["gomaxprocs"], cpu["connections"], cpu["repeat"]) == tuple(measurement[k] for k in ("setup", "gomaxprocs", "connections", "repeat"))
+    assert (cpu["setup"], cpu["gomaxprocs"], cpu["connections"], cpu["repeat"]) == tuple(
+        measurement[k] for k in ("setup", "gomaxprocs", "connections", "repeat")
+    )
     return cpu
 
 
@@ -523,7 +638,22 @@ def busy_s(usage: dict | None) -> float:
 def test_sweep_of_two_levels_names_the_level_and_records_cpu(workdirs):
     out, tmp = workdirs
     ports = free_ports()
-    args = ["--connections", "10,50", "--duration", "1", "--repeats", "1", "--warmup", "0", "--setups", "go-http,nginx-http", "--gomaxprocs", "1", "--rates", "off"]
+    args = [
+        "--connections",
+        "10,50",
+        "--duration",
+        "1",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--setups",
+        "go-http,nginx-http",
+        "--gomaxprocs",
+        "1",
+        "--rates",
+        "off",
+    ]
     done = run_script([*args, "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and " GOMAXPROCS=1 c=50 run 1/1 " in done.stderr

@@ -22,8 +22,18 @@ from pathlib import Path
 import pytest
 
 from helpers import (
-    SCRIPT, USED_PORTS, assert_in_its_own_group_beside, default_sigint, free_port_block, group_members, latest_run, needs_tools, port_args, port_is_free,
-    processes_mentioning, script_env,
+    SCRIPT,
+    USED_PORTS,
+    assert_in_its_own_group_beside,
+    default_sigint,
+    free_port_block,
+    group_members,
+    latest_run,
+    needs_tools,
+    port_args,
+    port_is_free,
+    processes_mentioning,
+    script_env,
 )
 
 APP = Path(__file__).parent / "app_server.py"
@@ -85,13 +95,32 @@ def app_run():
     out, tmp, reports = top / "out", top / "tmp", top / "reports"
     tmp.mkdir()
     ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
-    done = run_app(["--app", app_command("--workers", "2", "--key-env", KEY_ENV), "--app-path", "/data.json", *HEADERS,
-                    "--app-unix", app_command("--workers", "2", "--key-env", KEY_ENV, where="--unix {socket}"),
-                    "--app-fcgi", app_command("--key-env", KEY_ENV, where="--fcgi {socket}"),
-                    "--app-version", f"echo app_server 1.0 {TOKEN}"], out, tmp, ports)
+    done = run_app(
+        [
+            "--app",
+            app_command("--workers", "2", "--key-env", KEY_ENV),
+            "--app-path",
+            "/data.json",
+            *HEADERS,
+            "--app-unix",
+            app_command("--workers", "2", "--key-env", KEY_ENV, where="--unix {socket}"),
+            "--app-fcgi",
+            app_command("--key-env", KEY_ENV, where="--fcgi {socket}"),
+            "--app-version",
+            f"echo app_server 1.0 {TOKEN}",
+        ],
+        out,
+        tmp,
+        ports,
+    )
     run, manifest = latest_run(out) if (out / "latest").exists() else (None, None)
-    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True,
-                           check=False) if run else None
+    built = (
+        subprocess.run(
+            [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True, check=False
+        )
+        if run
+        else None
+    )
     yield done, run, manifest, built, reports, ports, (out, tmp)
     shutil.rmtree(top, ignore_errors=True)
 
@@ -105,7 +134,9 @@ def test_an_app_through_every_app_setup_then_build(app_run):
     assert manifest["parameters"]["urls"]["app"] == f"http://127.0.0.1:{ports['app']}/data.json"
     app = manifest["parameters"]["app"]
     assert app["path"] == "/data.json" and app["headers"] == ["Authorization: <redacted>", "X-Api-Token: <redacted>"]
-    assert app["version"] == "app_server 1.0 <redacted>" and app["version_command"] == "echo app_server 1.0 <redacted>"  # a secret value redacted there too
+    assert (
+        app["version"] == "app_server 1.0 <redacted>" and app["version_command"] == "echo app_server 1.0 <redacted>"
+    )  # a secret value redacted there too
     assert "GOMAXPROCS=1" in (run / "logs" / "app.gomaxprocs-1.log").read_text()  # in its environment
     assert app["unix_command"].endswith("--unix {socket} --workers 2 --key-env APP_SERVER_KEY") and "--fcgi {socket}" in app["fcgi_command"]
     cells = manifest["passes"][0]["cells"]
@@ -117,7 +148,11 @@ def test_an_app_through_every_app_setup_then_build(app_run):
     assert len(cpu["processes"]["app"]["pids"]) == 3  # the app and its 2 worker processes
     assert cpu["processes"]["app"]["user_s"] + cpu["processes"]["app"]["system_s"] > 0
     pids = manifest["passes"][0]["pids"]
-    serving = {"nginx-app": ("app", 3), "nginx-app-unix": ("app-unix", 3), "nginx-app-fcgi-unix": ("app-fcgi", 1)}  # flup: one process, threads
+    serving = {
+        "nginx-app": ("app", 3),
+        "nginx-app-unix": ("app-unix", 3),
+        "nginx-app-fcgi-unix": ("app-fcgi", 1),
+    }  # flup: one process, threads
     for setup, (process, count) in serving.items():  # each setup's CPU: nginx and the one app process serving it, not the idle others
         proxied = json.loads((run / f"{setup}.gomaxprocs-1.block-1.run-1.cpu.json").read_text())["processes"]
         assert proxied["nginx"]["user_s"] + proxied["nginx"]["system_s"] > 0, setup
@@ -132,7 +167,10 @@ def test_an_app_through_every_app_setup_then_build(app_run):
     assert '"excluded": "' not in text, text[:2000]
     for setup in ("nginx-app", "nginx-app-unix", "nginx-app-fcgi-unix"):
         ratios = [r for r in results["ratios"] if r["setup"] == setup]
-        assert ratios and ratios[0]["baseline"] == "app" and 0 < ratios[0]["ratio"] < 10, (setup, ratios)  # one short repeat on a shared machine: a plausible figure, not a tight one
+        assert ratios and ratios[0]["baseline"] == "app" and 0 < ratios[0]["ratio"] < 10, (
+            setup,
+            ratios,
+        )  # one short repeat on a shared machine: a plausible figure, not a tight one
     page = (reports / "index.html").read_text()
     assert "What nginx in front of your app costs" in page and "only Go reads it" in page and "of your app&#39;s throughput alone" in page
     assert "nginx FastCGI to your app over a Unix socket" in page
@@ -158,10 +196,21 @@ BAD = {
     "exits at once": (["--app", "echo boom pgid $$ {port} >&2; exit 3"], "exited with status 3", "boom"),
     # --ready-timeout 2: it is refused when the wait ends, so the test need not wait the default 10 s to see it
     "never listens": (["--app", "echo waiting pgid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer", "waiting"),
-    "listens elsewhere": (["--app", app_command().replace("{port}", "OTHER") + " # {port}", "--ready-timeout", "2s"], "did not answer",
-                          "app_server: port"),
-    "answers non-2xx": (["--app", app_command(), "--app-path", "/missing.json"], "answered 'HTTP/1.1 404 Not Found', not 2xx", "app_server: port"),
-    "answers otherwise behind nginx": (["--app", app_command("--echo-peer"), "--app-path", "/data.json"], "nginx-app (nginx in front of your app", "app_server"),
+    "listens elsewhere": (
+        ["--app", app_command().replace("{port}", "OTHER") + " # {port}", "--ready-timeout", "2s"],
+        "did not answer",
+        "app_server: port",
+    ),
+    "answers non-2xx": (
+        ["--app", app_command(), "--app-path", "/missing.json"],
+        "answered 'HTTP/1.1 404 Not Found', not 2xx",
+        "app_server: port",
+    ),
+    "answers otherwise behind nginx": (
+        ["--app", app_command("--echo-peer"), "--app-path", "/data.json"],
+        "nginx-app (nginx in front of your app",
+        "app_server",
+    ),
 }
 
 
@@ -187,14 +236,34 @@ def test_bad_app_input_exits_2_with_one_line_and_leaves_nothing_running(dirs, ca
 
 # --app-unix and --app-fcgi: (their args beside a good --app, what the one error line says, the option named, the log named, its text).
 BAD_BESIDE = {
-    "unix exits at once": (["--app-unix", "echo boom pgid $$ {socket} >&2; exit 3"], "exited with status 3 before answering on its Unix socket",
-                           "your app (--app-unix '", "app-unix", "boom"),
-    "fcgi never listens": (["--app-fcgi", "echo waiting pgid $$; sleep 300 # {port}", "--ready-timeout", "2"], "did not answer on 127.0.0.1:",
-                           "your app (--app-fcgi '", "app-fcgi", "waiting"),
-    "unix answers otherwise behind nginx": (["--app-unix", app_command("--echo-peer", where="--unix {socket}")], "where the app alone answers",
-                                            "nginx-app-unix (nginx in front of your app, --app-unix '", "app-unix", "app_server"),
-    "fcgi over TCP answers otherwise behind nginx": (["--app-fcgi", app_command("--key-env", KEY_ENV, where="--fcgi {port}")], "401",
-                                                     "nginx-app-fcgi-tcp (nginx in front of your app, --app-fcgi '", "app-fcgi", "FastCGI on"),
+    "unix exits at once": (
+        ["--app-unix", "echo boom pgid $$ {socket} >&2; exit 3"],
+        "exited with status 3 before answering on its Unix socket",
+        "your app (--app-unix '",
+        "app-unix",
+        "boom",
+    ),
+    "fcgi never listens": (
+        ["--app-fcgi", "echo waiting pgid $$; sleep 300 # {port}", "--ready-timeout", "2"],
+        "did not answer on 127.0.0.1:",
+        "your app (--app-fcgi '",
+        "app-fcgi",
+        "waiting",
+    ),
+    "unix answers otherwise behind nginx": (
+        ["--app-unix", app_command("--echo-peer", where="--unix {socket}")],
+        "where the app alone answers",
+        "nginx-app-unix (nginx in front of your app, --app-unix '",
+        "app-unix",
+        "app_server",
+    ),
+    "fcgi over TCP answers otherwise behind nginx": (
+        ["--app-fcgi", app_command("--key-env", KEY_ENV, where="--fcgi {port}")],
+        "401",
+        "nginx-app-fcgi-tcp (nginx in front of your app, --app-fcgi '",
+        "app-fcgi",
+        "FastCGI on",
+    ),
 }
 
 
@@ -217,26 +286,41 @@ def test_bad_app_unix_or_fcgi_input_exits_2_with_one_line_naming_it_and_leaves_n
 
 def test_app_unix_without_its_socket_or_without_app_is_refused_before_anything_starts(dirs):
     out, tmp = dirs
-    for args, said in ((["--app", app_command(), "--app-unix", app_command(where="--unix /tmp/x.sock")], "no {socket} in it"),
-                       (["--app-fcgi", app_command(where="--fcgi {port}")], "--app-fcgi starts your app beside --app 'CMD' ({port}), which is not given")):
-        done = subprocess.run([str(SCRIPT), "--quick", *args, "--out", str(out)], capture_output=True, text=True, env=script_env(tmp), timeout=60,
-                              check=False)
+    for args, said in (
+        (["--app", app_command(), "--app-unix", app_command(where="--unix /tmp/x.sock")], "no {socket} in it"),
+        (["--app-fcgi", app_command(where="--fcgi {port}")], "--app-fcgi starts your app beside --app 'CMD' ({port}), which is not given"),
+    ):
+        done = subprocess.run(
+            [str(SCRIPT), "--quick", *args, "--out", str(out)], capture_output=True, text=True, env=script_env(tmp), timeout=60, check=False
+        )
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
         assert not out.exists() and list(tmp.iterdir()) == []
 
 
 def test_an_app_command_without_its_port_is_refused_before_anything_starts(dirs):
     out, tmp = dirs
-    done = subprocess.run([str(SCRIPT), "--quick", "--app", "python3 -m http.server 8000", "--out", str(out)], capture_output=True, text=True,
-                          env=script_env(tmp), timeout=60, check=False)
+    done = subprocess.run(
+        [str(SCRIPT), "--quick", "--app", "python3 -m http.server 8000", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=script_env(tmp),
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no {port} in it" in done.stderr, done.stderr
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
 def test_an_app_setup_without_app_is_a_usage_error(dirs):
     out, tmp = dirs
-    done = subprocess.run([str(SCRIPT), "--quick", "--setups", "go-http,nginx-app", "--out", str(out)], capture_output=True, text=True,
-                          env=script_env(tmp), timeout=60, check=False)
+    done = subprocess.run(
+        [str(SCRIPT), "--quick", "--setups", "go-http,nginx-app", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=script_env(tmp),
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "give its command line with --app" in done.stderr, done.stderr
 
 
@@ -255,13 +339,31 @@ def recorded_app(out: Path) -> int | None:
 def test_a_signal_mid_measurement_stops_the_apps_whole_process_group(dirs, signum, status):
     out, tmp = dirs
     ports = free_port_block(PORT_NAMES, 19900, 20900, USED_PORTS)
-    argv = [str(SCRIPT), "--quick", "--duration", "4", "--gomaxprocs", "1", "--warmup", "0", "--out", str(out), *port_args(ports),
-            "--app", app_command("--workers", "2"), "--app-path", "/data.json"]
+    argv = [
+        str(SCRIPT),
+        "--quick",
+        "--duration",
+        "4",
+        "--gomaxprocs",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(out),
+        *port_args(ports),
+        "--app",
+        app_command("--workers", "2"),
+        "--app-path",
+        "/data.json",
+    ]
     proc = subprocess.Popen(argv, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
         # pass-ready has recorded the app (after the header capture's curl) and wrk is loading it, or nginx in front of it
-        while not ((app := recorded_app(out)) and processes_mentioning([f"127.0.0.1:{ports['app']}/data.json", f"127.0.0.1:{ports['nginx-app']}/data.json"])):
+        while not (
+            (app := recorded_app(out))
+            and processes_mentioning([f"127.0.0.1:{ports['app']}/data.json", f"127.0.0.1:{ports['nginx-app']}/data.json"])
+        ):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
             time.sleep(0.05)
         time.sleep(0.5)

@@ -56,7 +56,9 @@ def dirs():
 
 
 def build(run: Path, reports: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(reports)], capture_output=True, text=True, check=False
+    )
 
 
 @pytest.mark.slow
@@ -64,8 +66,12 @@ def build(run: Path, reports: Path) -> subprocess.CompletedProcess:
 def test_app_b_measures_a_second_build_alone_and_behind_nginx_in_the_same_rounds_then_build(dirs):
     out, tmp, reports = dirs
     ports = ports_with_twins()
-    done = run_app(["--app", app_command("--workers", "1"), "--app-path", "/data.json", "--app-b", app_command("--items", "5"), *SHORT],
-                   out, tmp, ports)
+    done = run_app(
+        ["--app", app_command("--workers", "1"), "--app-path", "/data.json", "--app-b", app_command("--items", "5"), *SHORT],
+        out,
+        tmp,
+        ports,
+    )
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
     assert manifest["parameters"]["setups"] == ["app", "app~b", "nginx-app", "nginx-app~b"]
@@ -109,15 +115,19 @@ def test_app_b_measures_a_second_build_alone_and_behind_nginx_in_the_same_rounds
 def test_app_with_variant_puts_the_variants_nginx_in_front_of_the_same_app(dirs):
     out, tmp, reports = dirs
     ports = ports_with_twins()
-    done = run_app(["--app", app_command(), "--app-path", "/data.json", "--variant", "nokeep:no-upstream-keepalive", "--rates", "off"],
-                   out, tmp, ports)
+    done = run_app(
+        ["--app", app_command(), "--app-path", "/data.json", "--variant", "nokeep:no-upstream-keepalive", "--rates", "off"], out, tmp, ports
+    )
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
     assert manifest["parameters"]["setups"] == ["app", "nginx-app", "nginx-app~nokeep"]
     cells = manifest["passes"][0]["cells"]
     assert cells["nginx-app~nokeep"]["error"] is None and cells["nginx-app~nokeep"]["body_sha256"] == cells["app"]["body_sha256"]
     proxied = json.loads((run / "nginx-app~nokeep.gomaxprocs-1.block-1.run-1.cpu.json").read_text())["processes"]
-    assert proxied["nginx"]["pids"][0] == manifest["passes"][0]["pids"]["variant_nginx"] and proxied["app"]["user_s"] + proxied["app"]["system_s"] > 0
+    assert (
+        proxied["nginx"]["pids"][0] == manifest["passes"][0]["pids"]["variant_nginx"]
+        and proxied["app"]["user_s"] + proxied["app"]["system_s"] > 0
+    )
     built = build(run, reports)
     assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
     assert "the throughput of nginx in front of your app (nginx-app) is" in built.stdout
@@ -127,8 +137,12 @@ def test_app_with_variant_puts_the_variants_nginx_in_front_of_the_same_app(dirs)
 
 BAD_B = {
     "exits at once": (["--app-b", "echo boom sid $$ {port} >&2; exit 3"], "your app's build b (--app-b '", "exited with status 3", "boom"),
-    "answers otherwise behind nginx": (["--app-b", app_command("--echo-peer")], "nginx-app~b (nginx in front of build b (--app-b '",
-                                       "where the app's build b alone answers", "app_server"),
+    "answers otherwise behind nginx": (
+        ["--app-b", app_command("--echo-peer")],
+        "nginx-app~b (nginx in front of build b (--app-b '",
+        "where the app's build b alone answers",
+        "app_server",
+    ),
 }
 
 

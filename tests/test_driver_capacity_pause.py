@@ -35,17 +35,32 @@ from pathlib import Path
 
 import pytest
 
+from helpers import SCRIPT, free_ports, latest_run, port_args, script_env, slow
+from rate_servers import vegeta_or_skip
 from wrkreport.fixedrate.capacities import block_steps
 from wrkreport.fixedrate.capacity import LADDER_STEP, PASS, Step, slo_of
 from wrkreport.fixedrate.reading import read_rate_measurements
 
-from rate_servers import vegeta_or_skip
-from helpers import SCRIPT, free_ports, latest_run, port_args, script_env, slow
-
 pytestmark = [*slow, pytest.mark.alone]  # a capacity is a rate: the machine must be the runs'
 
-ARGS = ["--setups", "go-http", "--gomaxprocs", "1", "--blocks", "2", "--connections", "10", "--handler-delay", "2ms", "--slo", "p99=10ms",
-        "--rounds-per-block", "1", "--warmup", "0"]  # the throughput blocks at their least: only the fixed-rate phase is judged
+ARGS = [
+    "--setups",
+    "go-http",
+    "--gomaxprocs",
+    "1",
+    "--blocks",
+    "2",
+    "--connections",
+    "10",
+    "--handler-delay",
+    "2ms",
+    "--slo",
+    "p99=10ms",
+    "--rounds-per-block",
+    "1",
+    "--warmup",
+    "0",
+]  # the throughput blocks at their least: only the fixed-rate phase is judged
 PAUSE_S = 0.2
 STEP = re.compile(r"\[rate \d+\] go-http GOMAXPROCS=1 block 2 at ([0-9,]+) req/s \.\.\. $")
 
@@ -54,8 +69,12 @@ def capacity(top: Path, name: str) -> tuple[dict, int | None, list[Step]]:
     """Return (go-http's capacity record, the rate paused or None, block 2's steps as the search read them) of one run, with SIGSTOP to Go during block 2's second search step."""
     out, tmp, report = top / name, top / f"{name}-tmp", top / f"{name}-report"
     tmp.mkdir()
-    proc = subprocess.Popen([str(SCRIPT), *ARGS, "--out", str(out), *port_args(free_ports())], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=script_env(tmp))
+    proc = subprocess.Popen(
+        [str(SCRIPT), *ARGS, "--out", str(out), *port_args(free_ports())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=script_env(tmp),
+    )
     paused, seen, line, err = None, 0, b"", b""
     deadline = time.monotonic() + 300
     try:
@@ -70,7 +89,9 @@ def capacity(top: Path, name: str) -> tuple[dict, int | None, list[Step]]:
                 planned = {r for p in json.loads((out / "latest" / "manifest.json").read_text())["fixed_rate_plan"] for r in p["rates"]}
                 seen += rate not in planned
                 if seen == 2:  # block 2's second search step: the ladder, near the capacity
-                    go = [p for p in json.loads((out / "latest" / "manifest.json").read_text())["fixed_rate_passes"] if p["block"] == 2][-1]["pids"]["go"]
+                    go = [p for p in json.loads((out / "latest" / "manifest.json").read_text())["fixed_rate_passes"] if p["block"] == 2][
+                        -1
+                    ]["pids"]["go"]
                     time.sleep(0.3)  # into the measurement (1 s)
                     os.kill(go, signal.SIGSTOP)
                     time.sleep(PAUSE_S)
@@ -111,14 +132,19 @@ def test_a_paused_search_step_fails_and_costs_its_block_at_most_a_ladder_step(pa
     assert rate is not None, "the second search step of block 2 was never seen"
     assert record["bound"] is None and record["blocks"] == 4
     # after the last block's search, the driver measured the capacity again (capacity-check), at the capacity to 3 figures
-    assert abs(record["check"]["offered_rps"] - record["capacity_rps"]) <= 0.01 * record["capacity_rps"] and record["check"]["percentile_ms"] > 0
+    assert (
+        abs(record["check"]["offered_rps"] - record["capacity_rps"]) <= 0.01 * record["capacity_rps"]
+        and record["check"]["percentile_ms"] > 0
+    )
     mine = next(b for b in record["block_capacities"] if b["block"] == 2)
-    print(f"\npaused at {rate}: {record['capacity_rps']} ({record['ci_low']}-{record['ci_high']}); block 2 {mine}; its steps {steps}; "
-          f"blocks: {[b['capacity_rps'] for b in record['block_capacities']]}")
+    print(
+        f"\npaused at {rate}: {record['capacity_rps']} ({record['ci_low']}-{record['ci_high']}); block 2 {mine}; its steps {steps}; "
+        f"blocks: {[b['capacity_rps'] for b in record['block_capacities']]}"
+    )
     at = [s.rate for s in steps].index(rate)
     assert steps[at].verdict != PASS, steps[at]
     # the search went on above the failed step: the ladder's rungs above it (a bisection's failure ended its block's climb there)
-    above = [s for s in steps[at + 1:] if s.rate > rate]
+    above = [s for s in steps[at + 1 :] if s.rate > rate]
     assert above, steps
     passed_above = [s.rate for s in above if s.verdict == PASS]
     if passed_above:  # a rung above passed: the failure bounds nothing, the pause cost the block nothing

@@ -24,8 +24,8 @@ import pytest
 import netlab
 from helpers import SCRIPT, Bench, Serve, default_sigint, session_members, wait_for
 from wrkreport.bench.remote_clients.session import END_MARGIN_S
-from wrkreport.parsers.histogram import merge_files, read_histogram_file
 from wrkreport.parsers import parse_file
+from wrkreport.parsers.histogram import merge_files, read_histogram_file
 
 BROKEN = "broken on purpose"
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(netlab.missing() is not None, reason=str(netlab.missing()))]
@@ -48,7 +48,10 @@ def test_two_clients_give_one_measurement_with_both_files_and_an_exact_merged_hi
         assert done.returncode == 0, done.stderr
         dirs = [c["dir"] for c in json.loads(state.read_text())["clients"]]
         # client-2's wrk now fails: a stand-in over /usr/bin/wrk in that host's own mount namespace.
-        bench.lab.ssh(bench.clients[1], f"printf '#!/bin/sh\\necho \"wrk: {BROKEN}\" >&2\\nexit 3\\n' > /tmp/wrk && chmod +x /tmp/wrk && mount --bind /tmp/wrk /usr/bin/wrk")
+        bench.lab.ssh(
+            bench.clients[1],
+            f"printf '#!/bin/sh\\necho \"wrk: {BROKEN}\" >&2\\nexit 3\\n' > /tmp/wrk && chmod +x /tmp/wrk && mount --bind /tmp/wrk /usr/bin/wrk",
+        )
         try:
             failed = bench.helper(*bench.measure(run, state, 2, tmp_path))
         finally:
@@ -75,14 +78,21 @@ def test_two_clients_give_one_measurement_with_both_files_and_an_exact_merged_hi
     each = [read_histogram_file(h) for h in hists]
     assert [h.requests for h in each] == [r.requests for r in results], "each histogram is its own client's wrk"
     assert merged.requests == sum(r.requests for r in results) and merged.count == sum(h.count for h in each)
-    assert merged.percentile_us(99) == max(h.percentile_us(99) for h in each) or min(h.percentile_us(99) for h in each) <= merged.percentile_us(99) <= max(h.percentile_us(99) for h in each)
+    assert merged.percentile_us(99) == max(h.percentile_us(99) for h in each) or min(
+        h.percentile_us(99) for h in each
+    ) <= merged.percentile_us(99) <= max(h.percentile_us(99) for h in each)
 
     # wrk ran on the clients: each in its own namespace, none in the controller's.
     assert [h["net_ns"] for h in manifest["client_hosts"]] == [net_ns(bench.lab, h) for h in bench.clients]
     assert len(set(h["net_ns"] for h in manifest["client_hosts"])) == 2
-    assert [h["versions"]["wrk"] for h in manifest["client_hosts"]] == ["4.1.0", "4.1.0"] or all(h["versions"]["wrk"] for h in manifest["client_hosts"])
+    assert [h["versions"]["wrk"] for h in manifest["client_hosts"]] == ["4.1.0", "4.1.0"] or all(
+        h["versions"]["wrk"] for h in manifest["client_hosts"]
+    )
     rtt = manifest["network"]["rtt"]
-    assert [(e["from"], e["to"], e["samples"]) for e in rtt] == [("client-1", bench.lab.controller_address, 10), ("client-2", bench.lab.controller_address, 10)]
+    assert [(e["from"], e["to"], e["samples"]) for e in rtt] == [
+        ("client-1", bench.lab.controller_address, 10),
+        ("client-2", bench.lab.controller_address, 10),
+    ]
     assert all(0 < e["min_ms"] <= e["median_ms"] <= e["max_ms"] for e in rtt)
 
     cpu = json.loads((run / f"{stem}.cpu.json").read_text())
@@ -135,8 +145,23 @@ def test_sigint_stops_every_clients_wrk_and_leaves_nothing(bench, tmp_path):
 
 def test_unreachable_client_is_a_preflight_error(bench, tmp_path):
     absent = f"root@{bench.lab.subnet}.250"  # on the lab's bridge, no host there
-    done = subprocess.run(bench.lab.in_controller(str(SCRIPT), "--quick", "--server-host", bench.lab.hosts[0].ssh, "--client-hosts", f"{bench.clients[0].ssh},{absent}",
-                                                  "--ssh-config", str(bench.lab.ssh_config), "--out", str(tmp_path / "raw")), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        bench.lab.in_controller(
+            str(SCRIPT),
+            "--quick",
+            "--server-host",
+            bench.lab.hosts[0].ssh,
+            "--client-hosts",
+            f"{bench.clients[0].ssh},{absent}",
+            "--ssh-config",
+            str(bench.lab.ssh_config),
+            "--out",
+            str(tmp_path / "raw"),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert f"ssh to {absent} failed:" in last and "nothing was started" in last
@@ -148,19 +173,42 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
     target, (one, two) = bench.lab.hosts[0], bench.clients
     out = tmp_path / "raw"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    done = subprocess.run(bench.lab.in_controller(str(SCRIPT), "--quick", "--server-host", target.ssh, "--client-hosts", f"{one.ssh},{two.ssh}",
-                                                  "--ssh-config", str(bench.lab.ssh_config), "--out", str(out), "--rates", "500",
-                                                      "--slo", "p99=10ms"),  # the capacity search runs only when asked
-                          capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        bench.lab.in_controller(
+            str(SCRIPT),
+            "--quick",
+            "--server-host",
+            target.ssh,
+            "--client-hosts",
+            f"{one.ssh},{two.ssh}",
+            "--ssh-config",
+            str(bench.lab.ssh_config),
+            "--out",
+            str(out),
+            "--rates",
+            "500",
+            "--slo",
+            "p99=10ms",
+        ),  # the capacity search runs only when asked
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     if done.returncode == 2 and "--server-host is not implemented yet" in done.stderr:
-        pytest.skip("run_bench.sh refuses --server-host in this build (the server side over ssh is another branch): " + done.stderr.strip().splitlines()[-1])
+        pytest.skip(
+            "run_bench.sh refuses --server-host in this build (the server side over ssh is another branch): "
+            + done.stderr.strip().splitlines()[-1]
+        )
     assert done.returncode == 0, done.stderr
     print("\n".join(line for line in done.stderr.splitlines() if "complete in" in line or "gap between" in line))
     run = out / "latest"
     manifest = json.loads((run / "manifest.json").read_text())
     params = manifest["parameters"]
     cells = {(m["setup"], m["gomaxprocs"]) for m in manifest["measurements"]}
-    assert len(manifest["measurements"]) == len(cells) == len(params["setups"]) * len(params["gomaxprocs"]), "one merged measurement per cell"
+    assert (
+        len(manifest["measurements"]) == len(cells) == len(params["setups"]) * len(params["gomaxprocs"])
+    ), "one merged measurement per cell"
     for m in manifest["measurements"]:
         assert [c["client"] for c in m["clients"]] == ["client-1", "client-2"] and m["exit_code"] == 0
         assert all((run / c["file"]).is_file() and (run / c["hist_file"]).is_file() for c in m["clients"])
@@ -178,7 +226,13 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
         assert sum(c["rate"] for c in m["clients"]) == m["rate"] and m["clients"][0]["rate"] - m["clients"][1]["rate"] in (0, 1)
         assert all((run / c["file"]).is_file() for c in m["clients"]) and json.loads((run / m["cpu_file"]).read_text())["host"] == "target"
     report = tmp_path / "report"
-    built = subprocess.run([str(Path(sys.executable).parent / "wrkreport"), "build", str(run), "--out", str(report)], capture_output=True, text=True, timeout=300, env=env)
+    built = subprocess.run(
+        [str(Path(sys.executable).parent / "wrkreport"), "build", str(run), "--out", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert built.returncode == 0, built.stderr
     page = (report / "index.html").read_text()
     assert "Machines" in page and target.address in page and one.address in page and two.address in page
@@ -282,31 +336,60 @@ def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tm
 
     target, client = bench.lab.hosts[0], bench.clients[0]
     copy = "/tmp/lab-app/app_server.py"  # the target's own /tmp
-    bench.lab.ssh(target, f"mkdir -p /tmp/lab-app && printf %s {base64.b64encode(APP.read_bytes()).decode()} | base64 -d > {copy} && echo {APP_KEY} > /tmp/lab-app/key")
+    bench.lab.ssh(
+        target,
+        f"mkdir -p /tmp/lab-app && printf %s {base64.b64encode(APP.read_bytes()).decode()} | base64 -d > {copy} && echo {APP_KEY} > /tmp/lab-app/key",
+    )
     command = f"APP_SERVER_KEY=$(cat /tmp/lab-app/key) python3 {copy} {{port}} --host {{host}} --workers 2 --key-env APP_SERVER_KEY"  # the key kept off the command line
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("BENCH_")},
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
 
     def argv(out: Path, *extra: str) -> list[str]:
-        return bench.lab.in_controller(str(SCRIPT), "--quick", "--gomaxprocs", "1", "--server-host", target.ssh, "--ssh-config", str(bench.lab.ssh_config),
-                                       "--out", str(out), "--app", command, "--app-path", "/data.json", "--app-header", f"Authorization: Bearer {APP_KEY}",
-                                       "--app-version", "python3 --version", *extra)
+        return bench.lab.in_controller(
+            str(SCRIPT),
+            "--quick",
+            "--gomaxprocs",
+            "1",
+            "--server-host",
+            target.ssh,
+            "--ssh-config",
+            str(bench.lab.ssh_config),
+            "--out",
+            str(out),
+            "--app",
+            command,
+            "--app-path",
+            "/data.json",
+            "--app-header",
+            f"Authorization: Bearer {APP_KEY}",
+            "--app-version",
+            "python3 --version",
+            *extra,
+        )
 
     out = tmp_path / "raw"
-    done = subprocess.run(argv(out, "--client-hosts", client.ssh, "--rates", "200", "--slo", "p99=10ms"), capture_output=True, text=True, timeout=600,
-                          env=env)  # the capacity search runs only when asked
+    done = subprocess.run(
+        argv(out, "--client-hosts", client.ssh, "--rates", "200", "--slo", "p99=10ms"), capture_output=True, text=True, timeout=600, env=env
+    )  # the capacity search runs only when asked
     assert done.returncode == 0, done.stderr[-4000:]
     assert "Traceback" not in done.stderr
     run = out / "latest"
     manifest = json.loads((run / "manifest.json").read_text())
     params = manifest["parameters"]
-    assert params["setups"] == ["app", "nginx-app"] and params["urls"]["app"] == f"http://{target.address}:{params['ports']['app']}/data.json"
+    assert (
+        params["setups"] == ["app", "nginx-app"] and params["urls"]["app"] == f"http://{target.address}:{params['ports']['app']}/data.json"
+    )
     assert params["app"]["version"].startswith("Python 3"), "--app-version ran on the target"
     (entry,) = manifest["passes"]
     cells, sid = entry["cells"], entry["pids"]["app"]
     assert not cells["app"]["error"] and not cells["nginx-app"]["error"], cells  # status, body sha256: the checks passed
     assert cells["app"]["body_sha256"] == cells["nginx-app"]["body_sha256"] and cells["app"]["body_bytes"] > 500
     log = (run / "logs" / "app.gomaxprocs-1.log").read_text()
-    assert f"on {target.address}," in log and "GOMAXPROCS=1" in log and f"pgid {sid}" in log, log  # fetched from the target (setsid there: the session's ID is its group's)
+    assert (
+        f"on {target.address}," in log and "GOMAXPROCS=1" in log and f"pgid {sid}" in log
+    ), log  # fetched from the target (setsid there: the session's ID is its group's)
     conf = (run / "nginx.conf").read_text()
     assert f"server {target.address}:{params['ports']['app']};" in conf, "nginx proxies to the app where it listens"
     assert {m["setup"] for m in manifest["measurements"]} == {"app", "nginx-app"}
@@ -327,7 +410,9 @@ def test_run_bench_with_the_app_on_the_server_host_and_a_remote_client(bench, tm
         result = read_vegeta_file(run / m["file"], m["rate"])
         assert result.requests > 0 and ("search_high" in m or result.status_count(200) == result.requests), m
         assert len(json.loads((run / m["cpu_file"]).read_text())["processes"]["app"]["pids"]) == 3
-    assert not [p for p in run.rglob("*") if p.is_file() and APP_KEY.encode() in (gzip.decompress if p.suffix == ".gz" else bytes)(p.read_bytes())]
+    assert not [
+        p for p in run.rglob("*") if p.is_file() and APP_KEY.encode() in (gzip.decompress if p.suffix == ".gz" else bytes)(p.read_bytes())
+    ]
     assert session_members(sid) == {}, "the app's session on the target still runs"
     assert bench.leftovers() == {}
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 import netlab
-from rate_servers import vegeta_or_skip
 from helpers import HIST_SCRIPT, Serve, wait_for
+from rate_servers import vegeta_or_skip
 from wrkreport.core.latency_histogram import rank_of
-from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.fixedrate.reading import read_rate_measurements
+from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.runs.sidecars import read_manifest
 
 RATE = 501  # odd: the shares are 251 and 250
@@ -35,8 +35,25 @@ def vegeta_pids(bench) -> dict[str, list[int]]:
 
 
 def measure_rate(run: Path, state: Path, tmp_path: Path, vegeta: Path, block: int) -> list[str]:
-    return ["measure-rate", "--run", str(run), "--gomaxprocs", "1", "--setup", "go-http", "--block", str(block), "--rate", str(RATE),
-            "--vegeta", str(vegeta), "--work-dir", str(tmp_path), "--clients", str(state)]
+    return [
+        "measure-rate",
+        "--run",
+        str(run),
+        "--gomaxprocs",
+        "1",
+        "--setup",
+        "go-http",
+        "--block",
+        str(block),
+        "--rate",
+        str(RATE),
+        "--vegeta",
+        str(vegeta),
+        "--work-dir",
+        str(tmp_path),
+        "--clients",
+        str(state),
+    ]
 
 
 def with_duration(run: Path, seconds: float) -> None:
@@ -54,15 +71,31 @@ def test_two_clients_at_half_the_rate_each_merge_exactly_and_leave_nothing(bench
         assert copied.returncode == 0, copied.stderr
         for host, path in zip(bench.clients, dirs):  # the static copy runs there, from the client's private dir
             assert bench.lab.ssh(host, f"{path}/vegeta -version").stdout.startswith("Version: v12.13.0")
-        warm = bench.helper("rate-warm-up", "--run", str(run), "--setup", "go-http", "--rate", str(RATE), "--vegeta", str(vegeta),
-                            "--work-dir", str(tmp_path), "--clients", str(state))
+        warm = bench.helper(
+            "rate-warm-up",
+            "--run",
+            str(run),
+            "--setup",
+            "go-http",
+            "--rate",
+            str(RATE),
+            "--vegeta",
+            str(vegeta),
+            "--work-dir",
+            str(tmp_path),
+            "--clients",
+            str(state),
+        )
         assert warm.returncode == 0 and warm.stdout == "", warm.stdout + warm.stderr
         done = bench.helper(*measure_rate(run, state, tmp_path, vegeta, 1))
         assert done.returncode == 0, done.stderr
         print(done.stderr.strip().splitlines()[-1])
 
         # client-2's vegeta now fails: the measurement fails with one line naming it.
-        bench.lab.ssh(bench.clients[1], f"mv {dirs[1]}/vegeta {dirs[1]}/vegeta.kept && printf '#!/bin/sh\\necho broken >&2\\nexit 3\\n' > {dirs[1]}/vegeta && chmod +x {dirs[1]}/vegeta")
+        bench.lab.ssh(
+            bench.clients[1],
+            f"mv {dirs[1]}/vegeta {dirs[1]}/vegeta.kept && printf '#!/bin/sh\\necho broken >&2\\nexit 3\\n' > {dirs[1]}/vegeta && chmod +x {dirs[1]}/vegeta",
+        )
         try:
             failed = bench.helper(*measure_rate(run, state, tmp_path, vegeta, 2))
         finally:
@@ -89,10 +122,14 @@ def test_two_clients_at_half_the_rate_each_merge_exactly_and_leave_nothing(bench
     first, second = manifest["fixed_rate_measurements"]  # the interrupted one is not recorded
     stem = f"go-http.gomaxprocs-1.block-1.run-1.rate-{RATE}"
     assert [(c["client"], c["host"], c["rate"], c["file"], c["exit_code"]) for c in first["clients"]] == [
-        ("client-1", bench.clients[0].ssh, 251, f"{stem}.client-1.vegeta.csv.gz", 0), ("client-2", bench.clients[1].ssh, 250, f"{stem}.client-2.vegeta.csv.gz", 0)]
+        ("client-1", bench.clients[0].ssh, 251, f"{stem}.client-1.vegeta.csv.gz", 0),
+        ("client-2", bench.clients[1].ssh, 250, f"{stem}.client-2.vegeta.csv.gz", 0),
+    ]
     assert sum(c["rate"] for c in first["clients"]) == first["rate"] == RATE
     assert first["file"] == first["clients"][0]["file"] and "problem" not in first
-    assert all(c["command"].startswith(f"{d}/vegeta attack ") and f"-rate {c['rate']}/1s" in c["command"] for c, d in zip(first["clients"], dirs))
+    assert all(
+        c["command"].startswith(f"{d}/vegeta attack ") and f"-rate {c['rate']}/1s" in c["command"] for c, d in zip(first["clients"], dirs)
+    )
     assert not (run / f"{stem}.vegeta.csv.gz").exists() and not list(run.glob(".*tmp*"))
 
     # The merged percentiles are those of both clients' rows together, exactly.
@@ -106,8 +143,10 @@ def test_two_clients_at_half_the_rate_each_merge_exactly_and_leave_nothing(bench
     for p in (50, 99, 99.9):
         assert merged.percentile_ns(p) == together[rank_of(p, len(together)) - 1]
     assert merged.achieved_rps == pytest.approx(sum(p.achieved_rps for p in parts))
-    print(f"{RATE} req/s over 2 clients: achieved {merged.achieved_rps:.1f} ({parts[0].achieved_rps:.1f} + {parts[1].achieved_rps:.1f}), "
-          f"p50 {merged.p50_ms:.3f} ms, p99 {merged.p99_ms:.3f} ms")
+    print(
+        f"{RATE} req/s over 2 clients: achieved {merged.achieved_rps:.1f} ({parts[0].achieved_rps:.1f} + {parts[1].achieved_rps:.1f}), "
+        f"p50 {merged.p50_ms:.3f} ms, p99 {merged.p99_ms:.3f} ms"
+    )
     assert found[0].held, [c.message for c in found[0].checks]
 
     cpu = json.loads((run / first["cpu_file"]).read_text())
@@ -118,7 +157,9 @@ def test_two_clients_at_half_the_rate_each_merge_exactly_and_leave_nothing(bench
 
     # The failed client: the measurement has no file and says why in one line; the reader fails it.
     assert second["file"] is None and second["cpu_file"] is None and second["exit_code"] == 3
-    assert second["problem"].startswith("client-2 (") and "vegeta attack exit 3: broken" in second["problem"] and "\n" not in second["problem"]
+    assert (
+        second["problem"].startswith("client-2 (") and "vegeta attack exit 3: broken" in second["problem"] and "\n" not in second["problem"]
+    )
     assert second["clients"][0]["file"] is not None and second["clients"][1]["file"] is None
     assert not found[1].usable and any("vegeta attack exit 3" in c.message for c in rate_problems)
 
@@ -133,7 +174,10 @@ def test_serve_runs_the_rate_on_the_agents_it_keeps(bench, tmp_path):
     run, state = bench.prepared_run(tmp_path)
     serve = Serve(bench, run)
     try:
-        assert bench.helper("clients-vegeta", "--state", str(state), "--plan", str(tmp_path / "plan.json"), "--vegeta", str(vegeta)).returncode == 0
+        assert (
+            bench.helper("clients-vegeta", "--state", str(state), "--plan", str(tmp_path / "plan.json"), "--vegeta", str(vegeta)).returncode
+            == 0
+        )
         assert serve.ask(measure_rate(run, state, tmp_path, vegeta, 1)[:1] + measure_rate(run, state, tmp_path, vegeta, 1)[3:]) == 0
         agents = bench.agent_pids()
         assert all(len(pids) == 1 for pids in agents.values()), agents

@@ -22,11 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.core.setups import FRONT_END_SETUP_IDS, FRONT_ENDS
-
 from helpers import (
     BASE_PORT_NAMES,
     REPO,
+    SCRIPT,
     USED_PORTS,
     alive_as,
     assert_in_its_own_group_beside,
@@ -39,12 +38,14 @@ from helpers import (
     missing_tools,
     port_args,
     script_env,
-    SCRIPT,
     wait_for_wrk,
 )
+from wrkreport.core.setups import FRONT_END_SETUP_IDS, FRONT_ENDS
 
 FRONT_MISSING = missing_tools("wrk", "curl", "go", "nginx", "haproxy", "caddy", "apache2")
-needs_front_ends = pytest.mark.skipif(bool(FRONT_MISSING), reason=f"needs wrk, curl, go, nginx, haproxy, caddy and apache2; missing: {', '.join(FRONT_MISSING)}")
+needs_front_ends = pytest.mark.skipif(
+    bool(FRONT_MISSING), reason=f"needs wrk, curl, go, nginx, haproxy, caddy and apache2; missing: {', '.join(FRONT_MISSING)}"
+)
 HELLO_SHA = hashlib.sha256(b"Hello World\n").hexdigest()
 PROGRAMS = {"haproxy": "haproxy", "caddy": "caddy", "apache": "apache2"}
 
@@ -55,8 +56,9 @@ def free_ports(setups) -> dict[str, int]:
 
 
 def start(args: list[str], tmp: Path) -> subprocess.Popen:
-    return subprocess.Popen([str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(tmp),
-                            preexec_fn=default_sigint)
+    return subprocess.Popen(
+        [str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(tmp), preexec_fn=default_sigint
+    )
 
 
 def listening(pids: set[int]) -> list[str]:
@@ -85,7 +87,9 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
     setups = ["nginx-http", *FRONT_END_SETUP_IDS]
     ports = free_ports(FRONT_END_SETUP_IDS)
     chosen = ",".join(["front-ends", *(s for s in FRONT_END_SETUP_IDS if "fcgi" in s)])
-    proc = start(["--quick", "--setups", chosen, "--rates", "off", "--gomaxprocs", "1,2", "--seed", "3", "--out", str(out), *port_args(ports)], tmp)
+    proc = start(
+        ["--quick", "--setups", chosen, "--rates", "off", "--gomaxprocs", "1,2", "--seed", "3", "--out", str(out), *port_args(ports)], tmp
+    )
     try:
         wait_for_wrk(proc, ports["haproxy-http"], timeout=90)  # every server of the block is up: its measurements run
         run, manifest = latest_run(out)
@@ -103,8 +107,14 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
     assert "starting the Go server, nginx, HAProxy, Caddy and Apache httpd" in stderr
     run, manifest = latest_run(out)
     assert manifest["parameters"]["setups"] == ["go-http", *setups]
-    assert manifest["front_ends"] == {"haproxy": {"config": "haproxy.cfg"}, "caddy": {"config": "caddy.json"}, "apache": {"config": "apache2.conf"}}
-    assert all(manifest["versions"][front] for front in FRONT_ENDS) and manifest["version_lines"]["apache"].startswith("Server version: Apache/")
+    assert manifest["front_ends"] == {
+        "haproxy": {"config": "haproxy.cfg"},
+        "caddy": {"config": "caddy.json"},
+        "apache": {"config": "apache2.conf"},
+    }
+    assert all(manifest["versions"][front] for front in FRONT_ENDS) and manifest["version_lines"]["apache"].startswith(
+        "Server version: Apache/"
+    )
     assert "127.0.0.1:" in (run / "haproxy.cfg").read_text() and json.loads((run / "caddy.json").read_text())["admin"] == {"disabled": True}
     for entry in manifest["passes"]:
         for setup in FRONT_END_SETUP_IDS:
@@ -119,18 +129,24 @@ def test_every_front_end_and_connection_answers_gos_body_listens_on_loopback_onl
             assert len(cpu[front]["pids"]) >= (3 if front == "apache" else 1)  # Apache httpd: its parent and one child per CPU
     assert_no_front_end_left(manifest)
     assert_nothing_left(manifest, ports, tmp)
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     results = json.loads((tmp_path / "rep" / "results.json").read_text())
     checks = [c for c in results["checks"] if c["setup"] in FRONT_END_SETUP_IDS and c["name"] in ("header-bytes", "same-response")]
-    assert len(checks) == 2 * 2 * len(FRONT_END_SETUP_IDS) and all(c["status"] == "pass" for c in checks), [c for c in checks if c["status"] != "pass"]
+    assert len(checks) == 2 * 2 * len(FRONT_END_SETUP_IDS) and all(c["status"] == "pass" for c in checks), [
+        c for c in checks if c["status"] != "pass"
+    ]
     assert all("changed from go-http's" in c["message"] for c in checks if c["name"] == "header-bytes")
     ratios = {(r["setup"], r["gomaxprocs"]) for r in results["ratios"]}
     assert {(s, n) for s in FRONT_END_SETUP_IDS for n in (1, 2)} <= ratios  # each over go-http, as nginx's
 
 
 # gohello's -socket-mode values, as src/driver/servers.sh passes them: set after its chown to the workers' group
-FINAL_SOCKET_MODES = tuple(int(mode, 8) for mode in re.findall(r"-socket-mode (0[0-7]{3})\b", (REPO / "src" / "driver" / "servers.sh").read_text()))
+FINAL_SOCKET_MODES = tuple(
+    int(mode, 8) for mode in re.findall(r"-socket-mode (0[0-7]{3})\b", (REPO / "src" / "driver" / "servers.sh").read_text())
+)
 assert FINAL_SOCKET_MODES, "src/driver/servers.sh passes gohello no -socket-mode"
 
 
@@ -164,8 +180,21 @@ def test_a_front_end_that_cannot_reach_go_fails_its_check_with_its_answer_and_th
     stop, gone = threading.Event(), []
     watcher = threading.Thread(target=unlink_when_made, args=("wrkreport.*/go.sock", tmp, stop, gone), daemon=True)
     watcher.start()
-    proc = start(["--quick", "--setups", ",".join(("go-http", *setups)), "--rates", "off", "--gomaxprocs", "1", "--out", str(out),
-                  *port_args(ports)], tmp)
+    proc = start(
+        [
+            "--quick",
+            "--setups",
+            ",".join(("go-http", *setups)),
+            "--rates",
+            "off",
+            "--gomaxprocs",
+            "1",
+            "--out",
+            str(out),
+            *port_args(ports),
+        ],
+        tmp,
+    )
     try:
         _, stderr = proc.communicate(timeout=180)
     finally:
@@ -185,10 +214,15 @@ def test_a_front_end_that_cannot_reach_go_fails_its_check_with_its_answer_and_th
     assert list(run.glob("go-http.gomaxprocs-1.block-1.run-1.wrk.txt"))
     assert_no_front_end_left(manifest)
     assert_nothing_left(manifest, ports, tmp)
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr  # 1: a check failed
-    failed = {c["setup"]: c["message"] for c in json.loads((tmp_path / "rep" / "results.json").read_text())["checks"]
-              if c["name"] == "readiness" and c["status"] == "fail"}
+    failed = {
+        c["setup"]: c["message"]
+        for c in json.loads((tmp_path / "rep" / "results.json").read_text())["checks"]
+        if c["name"] == "readiness" and c["status"] == "fail"
+    }
     assert failed == {s: f"{s} at GOMAXPROCS=1 was not measured: {answers[s]}" for s in setups}, failed
 
 
@@ -198,8 +232,23 @@ def test_sigint_while_a_front_end_is_loaded_stops_every_front_ends_process_group
     out, tmp = workdirs
     setups = ("haproxy-http", "caddy-http", "apache-fcgi-unix")
     ports = free_ports(setups)
-    proc = start(["--quick", "--setups", ",".join(("go-http", *setups)), "--rates", "off", "--gomaxprocs", "1", "--duration", "20",
-                  "--out", str(out), *port_args(ports)], tmp)
+    proc = start(
+        [
+            "--quick",
+            "--setups",
+            ",".join(("go-http", *setups)),
+            "--rates",
+            "off",
+            "--gomaxprocs",
+            "1",
+            "--duration",
+            "20",
+            "--out",
+            str(out),
+            *port_args(ports),
+        ],
+        tmp,
+    )
     try:
         wait_for_wrk(proc, ports["caddy-http"], timeout=120)
         proc.send_signal(signal.SIGINT)
@@ -223,8 +272,14 @@ def test_a_work_dir_a_front_ends_configuration_cannot_name_is_refused_in_one_lin
         tmp, out = top / "tmp", Path(tempfile.mkdtemp(prefix="rbfo", dir="/tmp"))
         tmp.mkdir()
         ports = free_ports(("caddy-http",))
-        done = subprocess.run([str(SCRIPT), "--quick", "--setups", "go-http,caddy-http", "--rates", "off", "--out", str(out), *port_args(ports)],
-                              capture_output=True, text=True, env=script_env(tmp), timeout=120, check=False)
+        done = subprocess.run(
+            [str(SCRIPT), "--quick", "--setups", "go-http,caddy-http", "--rates", "off", "--out", str(out), *port_args(ports)],
+            capture_output=True,
+            text=True,
+            env=script_env(tmp),
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 2, done.stderr
         errors = [line for line in done.stderr.splitlines() if "error:" in line]
         assert len(errors) == 1 and "letters, digits and _ . / + - only; set TMPDIR" in errors[0], done.stderr
@@ -235,8 +290,10 @@ def test_a_work_dir_a_front_ends_configuration_cannot_name_is_refused_in_one_lin
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"),
-                    reason="hides the installed front ends in a private mount namespace: needs root, unshare and setpriv")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"),
+    reason="hides the installed front ends in a private mount namespace: needs root, unshare and setpriv",
+)
 def test_missing_front_ends_as_a_user_name_the_exact_apt_get_line_and_exit_2():
     top = Path(tempfile.mkdtemp(prefix="rbm", dir="/tmp"))
     try:
@@ -246,17 +303,53 @@ def test_missing_front_ends_as_a_user_name_the_exact_apt_get_line_and_exit_2():
         bin_dir.mkdir(mode=0o755)
         tmp.mkdir()
         tmp.chmod(0o1777)
-        for tool in ("bash", "env", "dirname", "mktemp", "rm", "cat", "curl", "go", "grep", "sed", "head", "tail", "id", "apt-get", "wrk", "nginx"):
+        for tool in (
+            "bash",
+            "env",
+            "dirname",
+            "mktemp",
+            "rm",
+            "cat",
+            "curl",
+            "go",
+            "grep",
+            "sed",
+            "head",
+            "tail",
+            "id",
+            "apt-get",
+            "wrk",
+            "nginx",
+        ):
             if found := shutil.which(tool) or shutil.which(tool, path="/usr/sbin"):
                 (bin_dir / tool).symlink_to(found)
         (bin_dir / "python3").symlink_to(shutil.which("python3", path="/usr/bin:/bin") or sys.executable)
         # A package not installed: each front end's program is /dev/null (not executable) in this namespace only.
         hidden = [p for p in ("/usr/sbin/haproxy", "/usr/bin/caddy", "/usr/sbin/apache2") if Path(p).exists()]
         mounts = " && ".join(f"mount --bind /dev/null {p}" for p in hidden) or "true"
-        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", f"PATH={bin_dir}", f"TMPDIR={tmp}", "HOME=/tmp",
-                     str(script), "--quick", "--setups", "front-ends", f"--out={tmp}/out"]
-        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh", *as_nobody],
-                              capture_output=True, text=True, timeout=60, check=False)
+        as_nobody = [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "env",
+            "-i",
+            f"PATH={bin_dir}",
+            f"TMPDIR={tmp}",
+            "HOME=/tmp",
+            str(script),
+            "--quick",
+            "--setups",
+            "front-ends",
+            f"--out={tmp}/out",
+        ]
+        done = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh", *as_nobody],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert done.returncode == 2, done.stderr
         assert done.stderr.strip().endswith(
             "error: missing: haproxy caddy apache. Install with: sudo apt-get update && sudo apt-get install -y haproxy caddy apache2 "

@@ -15,7 +15,17 @@ import sys
 
 import pytest
 
-from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, assert_nothing_left, free_port_block, latest_run, missing_tools, port_args, script_env
+from helpers import (
+    BASE_PORT_NAMES,
+    SCRIPT,
+    USED_PORTS,
+    assert_nothing_left,
+    free_port_block,
+    latest_run,
+    missing_tools,
+    port_args,
+    script_env,
+)
 
 H2 = ("go-h2", "nginx-h2", "nginx-h2-unix")
 MUX = ("go-h2-mux", "nginx-h2-mux", "nginx-h2-unix-mux")  # the same servers and ports, more streams per connection
@@ -30,7 +40,22 @@ def test_h2_setups_negotiate_h2_are_loaded_by_h2load_and_divide_by_go_h2(workdir
     out, tmp = workdirs
     ports = free_port_block(PORT_NAMES, 19100, 19900, USED_PORTS)
     # the fixed-rate phase at one rate, no capacity search (--slo off): what vegeta's h2 needs checking, in a few seconds
-    args = ["--quick", "--gomaxprocs", "1", "--seed", "3", "--setups", "h2", "--streams", "1,4", "--slo", "off", "--out", str(out), *port_args(ports)]
+    args = [
+        "--quick",
+        "--gomaxprocs",
+        "1",
+        "--seed",
+        "3",
+        "--setups",
+        "h2",
+        "--streams",
+        "1,4",
+        "--slo",
+        "off",
+        "--out",
+        str(out),
+        *port_args(ports),
+    ]
     done = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=script_env(tmp), timeout=240, check=False)
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
@@ -57,15 +82,27 @@ def test_h2_setups_negotiate_h2_are_loaded_by_h2load_and_divide_by_go_h2(workdir
     assert_nothing_left(manifest, ports, tmp)
 
     report = tmp_path / "report"
-    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False)
+    built = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False
+    )
     assert "Traceback" not in built.stderr and built.returncode == 0, built.stderr
     results = json.loads((report / "results.json").read_text())
     ratios = {r["setup"]: r for r in results["ratios"] if r["metric"] == "requests_per_sec"}
-    assert {s: r["baseline"] for s, r in ratios.items()} == {"go-http": "go-http", "go-h2": "go-http", "nginx-h2": "go-h2", "nginx-h2-unix": "go-h2",
-                                                             "go-h2-mux": "go-h2", "nginx-h2-mux": "go-h2-mux", "nginx-h2-unix-mux": "go-h2-mux"}
+    assert {s: r["baseline"] for s, r in ratios.items()} == {
+        "go-http": "go-http",
+        "go-h2": "go-http",
+        "nginx-h2": "go-h2",
+        "nginx-h2-unix": "go-h2",
+        "go-h2-mux": "go-h2",
+        "nginx-h2-mux": "go-h2-mux",
+        "nginx-h2-unix-mux": "go-h2-mux",
+    }
     assert all(ratios[s]["ratio"] > 0 for s in (*H2, *MUX)), ratios
     assert not [c for c in results["checks"] if c["status"] == "fail"]
     page = (report / "index.html").read_text()
     assert 'id="h2"' in page and re.search(r"nginx terminating h2 (keeps [0-9]+%|serves [0-9.]+x)", page)
     assert "with 1 stream per connection;" in page and "with 4 streams per connection (h2load)." in page  # both stream counts in the answer
-    assert "-m 1, 1 stream(s) in flight per connection, and -m 4 for the -mux setups" in page and "vegeta&#39;s HTTP/2 client (-http2=true" in page
+    assert (
+        "-m 1, 1 stream(s) in flight per connection, and -m 4 for the -mux setups" in page
+        and "vegeta&#39;s HTTP/2 client (-http2=true" in page
+    )

@@ -12,15 +12,29 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from helpers import (
+    BASE_PORT_NAMES,
+    SCRIPT,
+    USED_PORTS,
+    alive_as,
+    assert_nothing_left,
+    copy_of_driver,
+    default_sigint,
+    free_port_block,
+    latest_run,
+    missing_tools,
+    port_args,
+    processes_mentioning,
+    script_env,
+    wait_for_wrk,
+)
 from wrkreport.parsers import parse_file
-
-from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, alive_as, assert_nothing_left, copy_of_driver, default_sigint, free_port_block, latest_run, missing_tools, port_args, processes_mentioning, script_env, wait_for_wrk
 
 PORT_NAMES = (*BASE_PORT_NAMES, "node-http")
 NODE_MISSING = missing_tools("wrk", "curl", "go", "node")
@@ -40,7 +54,9 @@ def run_script(args: list[str], tmp: Path, timeout: float = 180) -> subprocess.C
 
 def build(run: Path, out: Path) -> tuple[subprocess.CompletedProcess, dict, str]:
     """Run `wrkreport build` (a real subprocess) and return it, results.json and the page."""
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(out)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(out)], capture_output=True, text=True, check=False
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return done, json.loads((out / "results.json").read_text()), (out / "index.html").read_text()
 
@@ -59,7 +75,9 @@ def assert_no_node_left(manifest: dict) -> None:
 def test_quick_go_and_node_http_answer_141_bytes_and_build_shows_the_2012_study(workdirs, tmp_path):
     out, tmp = workdirs
     ports = free_ports()
-    done = run_script(["--quick", "--setups", "go-http,node-http", "--gomaxprocs", "1,2", "--seed", "5", "--out", str(out), *port_args(ports)], tmp)
+    done = run_script(
+        ["--quick", "--setups", "go-http,node-http", "--gomaxprocs", "1,2", "--seed", "5", "--out", str(out), *port_args(ports)], tmp
+    )
     assert done.returncode == 0, done.stderr
     assert "the Node server (one process)" in done.stderr and "the Node server (cluster of 2 workers)" in done.stderr
     run, manifest = latest_run(out)
@@ -70,7 +88,11 @@ def test_quick_go_and_node_http_answer_141_bytes_and_build_shows_the_2012_study(
     assert manifest["versions"]["node"] and manifest["parameters"]["ports"]["node-http"] == ports["node-http"]
     assert not (run / "nginx.conf").exists()  # no nginx setup: no nginx started
     for n in (1, 2):
-        assert (run / "logs" / f"node.gomaxprocs-{n}.log").read_text().startswith(f"nodehello: workers={n} http=127.0.0.1:{ports['node-http']} ")
+        assert (
+            (run / "logs" / f"node.gomaxprocs-{n}.log")
+            .read_text()
+            .startswith(f"nodehello: workers={n} http=127.0.0.1:{ports['node-http']} ")
+        )
         cpu = json.loads((run / f"node-http.gomaxprocs-{n}.block-1.run-1.cpu.json").read_text())
         node = cpu["processes"]["node"]
         assert len(node["pids"]) == (1 if n == 1 else 3)  # the primary and its 2 cluster workers
@@ -100,7 +122,20 @@ def test_two_blocks_give_node_http_a_ratio_with_its_interval(workdirs, tmp_path)
     out, tmp = workdirs
     ports = free_ports()
     # --rates off: the default profile's 4 fixed-rate blocks were 25 of its 36 s; the quick test above runs node-http's fixed rate
-    args = ["--setups", "go-http,node-http", "--gomaxprocs", "1", "--blocks", "2", "--rounds-per-block", "1", "--warmup", "0", "--rates", "off"]
+    args = [
+        "--setups",
+        "go-http,node-http",
+        "--gomaxprocs",
+        "1",
+        "--blocks",
+        "2",
+        "--rounds-per-block",
+        "1",
+        "--warmup",
+        "0",
+        "--rates",
+        "off",
+    ]
     done = run_script([*args, "--out", str(out), *port_args(ports)], tmp)
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
@@ -122,7 +157,21 @@ def test_two_blocks_give_node_http_a_ratio_with_its_interval(workdirs, tmp_path)
 def test_sigint_during_a_node_cluster_measurement_leaves_no_node_process(workdirs):
     out, tmp = workdirs
     ports = free_ports()
-    args = [str(SCRIPT), "--quick", "--setups", "node-http", "--gomaxprocs", "2", "--duration", "4", "--warmup", "0", "--out", str(out), *port_args(ports)]
+    args = [
+        str(SCRIPT),
+        "--quick",
+        "--setups",
+        "node-http",
+        "--gomaxprocs",
+        "2",
+        "--duration",
+        "4",
+        "--warmup",
+        "0",
+        "--out",
+        str(out),
+        *port_args(ports),
+    ]
     proc = subprocess.Popen(args, env=script_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         wait_for_wrk(proc, ports["node-http"])  # loading the cluster: 4 s to go

@@ -23,11 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import crossing_between, free_ports, latest_run, port_args, run_script, slow
+from rate_servers import vegeta_or_skip
 from wrkreport.bench.commands import rate_phase
 from wrkreport.parsers.vegeta import read_vegeta_file
-
-from rate_servers import vegeta_or_skip
-from helpers import crossing_between, free_ports, latest_run, port_args, run_script, slow
 
 pytestmark = [*slow, pytest.mark.alone]  # which rates are held depends on the machine being the run's
 
@@ -46,13 +45,29 @@ def rate_run():
     top.chmod(0o711)
     out, tmp, report = top / "out", top / "tmp", top / "report"
     tmp.mkdir()
-    args = ["--quick", "--setups", ",".join(SETUPS), "--rates", f"{HELD[0]},{HELD[1]},{NOT_HELD}", "--slo", "p99=10ms", "--out", str(out),
-            *port_args(free_ports())]
+    args = [
+        "--quick",
+        "--setups",
+        ",".join(SETUPS),
+        "--rates",
+        f"{HELD[0]},{HELD[1]},{NOT_HELD}",
+        "--slo",
+        "p99=10ms",
+        "--out",
+        str(out),
+        *port_args(free_ports()),
+    ]
     done = run_script(args, tmp, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     run, manifest = latest_run(out)
-    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert "Traceback" not in built.stderr
     yield run, manifest, report, built, done
     shutil.rmtree(top, ignore_errors=True)
@@ -64,7 +79,9 @@ def test_build_exits_zero_and_every_cell_is_in_results_json(rate_run):
     records = json.loads((report / "results.json").read_text())["fixed_rate"]
     gomaxprocs = manifest["parameters"]["gomaxprocs"]
     planned = [r for r in records if r["planned"]]
-    assert {(r["setup"], r["gomaxprocs"], r["offered_rps"]) for r in planned} == {(s, n, r) for s in SETUPS for n in gomaxprocs for r in (*HELD, NOT_HELD)}
+    assert {(r["setup"], r["gomaxprocs"], r["offered_rps"]) for r in planned} == {
+        (s, n, r) for s in SETUPS for n in gomaxprocs for r in (*HELD, NOT_HELD)
+    }
     searched = {(r["setup"], r["gomaxprocs"]) for r in records if not r["planned"]}  # the capacity search's steps: points of the curve
     assert searched == {(s, n) for s in SETUPS for n in gomaxprocs}
     for record in records:
@@ -94,8 +111,10 @@ def test_the_search_finds_each_setups_capacity_between_the_held_and_the_unheld_r
             p99 = {e["rate"]: read_vegeta_file(run / e["file"], e["rate"]).percentile_ms(99) if e.get("file") else None for e in steps}
             assert floor <= low < record["capacity_rps"] < high
             assert record["capacity_rps"] == round(crossing_between(low, high, p99[low], p99[high], 10.0))
-        print(f"capacity {record['setup']} GOMAXPROCS={record['gomaxprocs']}: {record['capacity_rps']:,} req/s ({record['bound']}), "
-              f"{len(searched)} steps")
+        print(
+            f"capacity {record['setup']} GOMAXPROCS={record['gomaxprocs']}: {record['capacity_rps']:,} req/s ({record['bound']}), "
+            f"{len(searched)} steps"
+        )
     nginx = [c for c in capacity if c["setup"] == "nginx-http"]
     assert all(c["baseline"] == "go-http" and (c["ratio"] is None or c["ratio"] > 0) for c in nginx)
 
@@ -163,7 +182,9 @@ def test_summaries_name_the_load_and_the_capacity(rate_run):
     # wrkreport build: the answer's table, each group's heading naming the light load and the objective its figures are at
     headings = [x for x in built.stdout.splitlines() if x.startswith("GOMAXPROCS=")]
     assert len(headings) == len(manifest["parameters"]["gomaxprocs"]), built.stdout[-2000:]
-    assert all(re.fullmatch(rf"GOMAXPROCS=[0-9]+: fixed load {HELD[0]:,} req/s, [0-9]+ starts?; objective p99 within 10 ms", x) for x in headings), headings
+    assert all(
+        re.fullmatch(rf"GOMAXPROCS=[0-9]+: fixed load {HELD[0]:,} req/s, [0-9]+ starts?; objective p99 within 10 ms", x) for x in headings
+    ), headings
     assert next(x for x in built.stdout.splitlines() if x.startswith("setup ")).split()[3:7] == ["+p50", "ms", "+p99", "ms"]
     # the answer names the light load only: 5,000 req/s may be a capacity's bound (quick's 2 search steps), never a fixed load
     assert f"{NOT_HELD:,} req/s" not in built.stdout and f"fixed load {HELD[1]:,} req/s" not in built.stdout, built.stdout
@@ -172,7 +193,13 @@ def test_summaries_name_the_load_and_the_capacity(rate_run):
         line = next((x for x in lines if f"at {HELD[0]:,} req/s offered, open loop" in x), None)
         assert line is not None, text[-2000:]
         assert re.search(r"nginx-http(:| adds [0-9.]+ ms at p50)", line) and " at p99 " in line
-        assert any(f"at {NOT_HELD:,} req/s offered, open loop" in x and re.search(r"held it in (none of its|[0-9]+ of) [0-9]+ blocks", x) for x in lines)
-        assert not any("req/s offered, open loop" in x and not re.search(rf"at ({HELD[0]:,}|{HELD[1]:,}|{NOT_HELD:,}) req/s", x) for x in lines), \
-            "the search's steps are no light-load lines"
-        assert sum(bool(re.search(r"with p99 within 10 ms: .* carries [0-9,]+ req/s", x)) for x in lines) == len(manifest["parameters"]["gomaxprocs"]), text[-2000:]
+        assert any(
+            f"at {NOT_HELD:,} req/s offered, open loop" in x and re.search(r"held it in (none of its|[0-9]+ of) [0-9]+ blocks", x)
+            for x in lines
+        )
+        assert not any(
+            "req/s offered, open loop" in x and not re.search(rf"at ({HELD[0]:,}|{HELD[1]:,}|{NOT_HELD:,}) req/s", x) for x in lines
+        ), "the search's steps are no light-load lines"
+        assert sum(bool(re.search(r"with p99 within 10 ms: .* carries [0-9,]+ req/s", x)) for x in lines) == len(
+            manifest["parameters"]["gomaxprocs"]
+        ), text[-2000:]

@@ -56,15 +56,24 @@ def test_a_login_that_prints_a_banner_is_refused_with_what_it_printed(tmp_path):
     with netlab.Lab(count=1, hide=(str(ROOT),), banner="Welcome to host-1!", prefix=f"wb{os.getpid() % 100000}") as chatty:
         host = chatty.hosts[0]
         assert chatty.ssh(host, "echo hi").stdout == "Welcome to host-1!\nhi\n"  # the lab's banner works
-        done = subprocess.run(chatty.in_controller(str(SCRIPT), "--quick", "--server-host", host.ssh, "--ssh-config", str(chatty.ssh_config), "--out", str(tmp_path / "raw")),
-                              capture_output=True, text=True, timeout=300, env=script_env())
+        done = subprocess.run(
+            chatty.in_controller(
+                str(SCRIPT), "--quick", "--server-host", host.ssh, "--ssh-config", str(chatty.ssh_config), "--out", str(tmp_path / "raw")
+            ),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=script_env(),
+        )
         assert done.returncode == 2, done.stderr
         last = driver_last(done.stderr)
         assert f"ssh {host.ssh} prints 'Welcome to host-1!' before every command's output" in last and "nothing was started" in last
         assert "Traceback" not in done.stderr
         assert not (tmp_path / "raw").exists() or not any((tmp_path / "raw").iterdir())
         assert chatty.leftovers() == {}
-        assert chatty.ssh(host, "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.strip() == "Welcome to host-1!"  # no work dir made there
+        assert (
+            chatty.ssh(host, "ls -d /tmp/wrkreport.* 2>/dev/null || true").stdout.strip() == "Welcome to host-1!"
+        )  # no work dir made there
 
 
 def installed(tool: str) -> str:
@@ -76,7 +85,9 @@ def installed(tool: str) -> str:
 
 def run_as_user(lab, out: Path) -> subprocess.CompletedProcess:
     """Run the quick benchmark with the target logged in as the lab's user, not root."""
-    return subprocess.run(bench_argv(lab, out, login=f"{lab.user}@{lab.hosts[0].address}"), capture_output=True, text=True, timeout=300, env=script_env())
+    return subprocess.run(
+        bench_argv(lab, out, login=f"{lab.user}@{lab.hosts[0].address}"), capture_output=True, text=True, timeout=300, env=script_env()
+    )
 
 
 def test_a_target_logged_in_as_a_user_not_root_runs_every_setup(tmp_path):
@@ -111,12 +122,27 @@ def test_wrk_missing_on_a_client_without_root_stops_with_the_install_line(tmp_pa
     # host-1 the target (root), host-2 a client logged in as a user, with no wrk there.
     with netlab.Lab(count=2, hide=(str(ROOT), installed("wrk")), user="bench", prefix=f"wc{os.getpid() % 100000}") as lab:
         target, client = lab.hosts
-        argv = lab.in_controller(str(SCRIPT), "--quick", "--server-host", target.ssh, "--client-hosts", f"bench@{client.address}",
-                                 "--ssh-config", str(lab.ssh_config), "--out", str(tmp_path / "raw"), "--setups", "go-http")
+        argv = lab.in_controller(
+            str(SCRIPT),
+            "--quick",
+            "--server-host",
+            target.ssh,
+            "--client-hosts",
+            f"bench@{client.address}",
+            "--ssh-config",
+            str(lab.ssh_config),
+            "--out",
+            str(tmp_path / "raw"),
+            "--setups",
+            "go-http",
+        )
         done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=script_env())
         assert done.returncode == 2, done.stderr[-3000:]
         last = driver_last(done.stderr)
-        assert f"client-1 (bench@{client.address}): wrk is missing and ssh does not log in as root there. Install it there with: sudo apt-get" in last, last
+        assert (
+            f"client-1 (bench@{client.address}): wrk is missing and ssh does not log in as root there. Install it there with: sudo apt-get"
+            in last
+        ), last
         assert "Traceback" not in done.stderr
         assert lab.leftovers() == {}
         assert target_work_dirs(lab) == []
@@ -143,7 +169,19 @@ def script_env() -> dict[str, str]:
 def bench_argv(lab, out: Path, *extra: str, login: str | None = None) -> list[str]:
     """Return the quick run with the servers on the lab's first host, logged in as root (or as login)."""
     login = login or lab.hosts[0].ssh
-    return lab.in_controller(str(SCRIPT), "--quick", "--server-host", login, "--ssh-config", str(lab.ssh_config), "--out", str(out), "--setups", TARGET_SETUPS, *extra)
+    return lab.in_controller(
+        str(SCRIPT),
+        "--quick",
+        "--server-host",
+        login,
+        "--ssh-config",
+        str(lab.ssh_config),
+        "--out",
+        str(out),
+        "--setups",
+        TARGET_SETUPS,
+        *extra,
+    )
 
 
 def netns_id(argv_prefix: list[str]) -> str:
@@ -182,7 +220,13 @@ def target_run(lab, tmp_path_factory):
     """One quick run from the controller namespace with the servers on host-1; (result, run dir, wall s)."""
     out = tmp_path_factory.mktemp("ssh-run") / "raw"
     started = time.monotonic()
-    done = subprocess.run(bench_argv(lab, out, "--rates", str(TARGET_RATE), "--slo", "p99=10ms"), capture_output=True, text=True, timeout=300, env=script_env())
+    done = subprocess.run(
+        bench_argv(lab, out, "--rates", str(TARGET_RATE), "--slo", "p99=10ms"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=script_env(),
+    )
     wall = time.monotonic() - started
     print(f"quick run over ssh: {wall:.1f}s wall")  # a timing, printed, never asserted
     runs = [p for p in out.iterdir() if p.is_dir() and not p.is_symlink()] if out.exists() else []
@@ -252,7 +296,9 @@ def test_the_fixed_rate_phase_runs_here_against_the_target_with_its_cpu_read_the
 
     for entry in entries:
         assert entry["url"].startswith(f"http://{host.address}:") and "problem" not in entry, entry
-        assert "client" not in entry and f" -rate {entry['rate']}/1s " in entry["command"], "vegeta ran here, as wrk does with --server-host"
+        assert (
+            "client" not in entry and f" -rate {entry['rate']}/1s " in entry["command"]
+        ), "vegeta ran here, as wrk does with --server-host"
         cpu = json.loads((run_dir / entry["cpu_file"]).read_text())
         assert cpu["host"] == "target" and cpu["logical_cores"] == cores, "the servers' CPU read on the target, over the helper's session"
         for name in ("go", "nginx") if entry["setup"] != "go-http" else ("go",):
@@ -262,8 +308,10 @@ def test_the_fixed_rate_phase_runs_here_against_the_target_with_its_cpu_read_the
         result = read_vegeta_file(run_dir / entry["file"], entry["rate"])
         assert result.requests > 0, entry["file"]
         assert "search_high" in entry or result.status_count(200) == result.requests, entry["file"]  # a step past the knee may time out
-        print(f"{entry['setup']} GOMAXPROCS={entry['gomaxprocs']} at {entry['rate']} req/s on the target: achieved {result.achieved_rps:.1f}, "
-              f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms")
+        print(
+            f"{entry['setup']} GOMAXPROCS={entry['gomaxprocs']} at {entry['rate']} req/s on the target: achieved {result.achieved_rps:.1f}, "
+            f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms"
+        )
     passes = manifest["fixed_rate_passes"]
     assert passes and all(p["pids"]["go"] and all(c["header_bytes"] == 141 for c in p["cells"].values()) for p in passes)
 
@@ -273,14 +321,19 @@ def test_wrkreport_builds_the_run_from_the_target(target_run, tmp_path):
     assert done.returncode == 0
     built = subprocess.run(
         [str(PYTHON_BIN / "wrkreport"), "build", str(run_dir), "--out", str(tmp_path / "report")],
-        capture_output=True, text=True, timeout=300, env=script_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=script_env(),
     )
     assert built.returncode == 0, built.stderr[-3000:]
     assert "Traceback" not in built.stderr
     assert (tmp_path / "report" / "index.html").is_file()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     capacity = json.loads((tmp_path / "report" / "results.json").read_text())["capacity"]  # the search, from the target's measurements
-    assert {(c["setup"], c["gomaxprocs"]) for c in capacity} == {(s, n) for s in TARGET_SETUPS.split(",") for n in manifest["parameters"]["gomaxprocs"]}
+    assert {(c["setup"], c["gomaxprocs"]) for c in capacity} == {
+        (s, n) for s in TARGET_SETUPS.split(",") for n in manifest["parameters"]["gomaxprocs"]
+    }
     assert all(c["capacity_rps"] >= 1 for c in capacity)
 
 
@@ -315,7 +368,9 @@ def test_link_dropping_mid_run_fails_the_run_keeps_files_and_cleans_the_target(l
 
 def test_sigint_stops_both_machines(lab, tmp_path):
     out = tmp_path / "raw"
-    proc = subprocess.Popen(bench_argv(lab, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(), preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        bench_argv(lab, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=script_env(), preexec_fn=default_sigint
+    )
     try:
         wait_measurements(out, 1, proc)
         proc.send_signal(signal.SIGINT)  # `ip netns exec` execs the script: this is its PID
@@ -404,19 +459,34 @@ def test_an_in_run_variant_runs_its_own_nginx_on_the_target_too(lab, tmp_path):
     # Nothing left on either machine, and the one-run compare reads it.
     assert lab.leftovers() == {}
     assert target_work_dirs(lab) == []
-    compared = subprocess.run([str(PYTHON_BIN / "wrkreport"), "compare", str(run_dir), "--out", str(tmp_path / "cmp")],
-                              capture_output=True, text=True, timeout=300, env=script_env())
+    compared = subprocess.run(
+        [str(PYTHON_BIN / "wrkreport"), "compare", str(run_dir), "--out", str(tmp_path / "cmp")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=script_env(),
+    )
     assert compared.returncode in (0, 1), compared.stderr[-3000:]
     assert "variant nokeep" in compared.stdout and "CPU ms/1k req" in compared.stdout
 
 
 def test_a_variant_binary_on_the_target_must_be_absolute_and_pin_server_is_refused(lab, tmp_path):
-    for spec, said in (("new:nginx=sbin/nginx", "with --server-host, nginx= needs the absolute path of an nginx binary on that host"),
-                       ("pinned:pin-server=0", "pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host")):
-        done = subprocess.run(bench_argv(lab, tmp_path / "raw", "--variant", spec), capture_output=True, text=True, timeout=120, env=script_env())
+    for spec, said in (
+        ("new:nginx=sbin/nginx", "with --server-host, nginx= needs the absolute path of an nginx binary on that host"),
+        ("pinned:pin-server=0", "pin-server names this machine's CPUs; it cannot pin the variant's nginx on --server-host"),
+    ):
+        done = subprocess.run(
+            bench_argv(lab, tmp_path / "raw", "--variant", spec), capture_output=True, text=True, timeout=120, env=script_env()
+        )
         assert done.returncode == 2 and said in done.stderr, done.stderr[-2000:]
         assert "Traceback" not in done.stderr
-    done = subprocess.run(bench_argv(lab, tmp_path / "raw", "--variant", "new:nginx=/opt/none/nginx"), capture_output=True, text=True, timeout=120, env=script_env())
+    done = subprocess.run(
+        bench_argv(lab, tmp_path / "raw", "--variant", "new:nginx=/opt/none/nginx"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=script_env(),
+    )
     assert done.returncode == 2 and "--variant new: /opt/none/nginx -V failed on" in done.stderr, done.stderr[-2000:]
     assert lab.leftovers() == {}
     assert target_work_dirs(lab) == []

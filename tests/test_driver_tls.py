@@ -12,7 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BASE_PORT_NAMES, SCRIPT, USED_PORTS, assert_nothing_left, free_port_block, latest_run, missing_tools, port_args, script_env
+from helpers import (
+    BASE_PORT_NAMES,
+    SCRIPT,
+    USED_PORTS,
+    assert_nothing_left,
+    free_port_block,
+    latest_run,
+    missing_tools,
+    port_args,
+    script_env,
+)
 
 KEEPALIVE = ("go-https", "nginx-https", "nginx-https-unix")
 NEW = ("go-https-new", "nginx-https-new", "nginx-https-unix-new")  # the same servers, a new connection per request
@@ -35,7 +45,10 @@ def private_key_files(*tops: Path) -> list[str]:
 @needs_tools
 @pytest.mark.parametrize(
     "extra",
-    [["--setups", "tls"], ["--setups", "go-http," + ",".join(KEEPALIVE), "--connection-per-request", "--tls-key", "rsa2048", "--tls-resumption", "on"]],
+    [
+        ["--setups", "tls"],
+        ["--setups", "go-http," + ",".join(KEEPALIVE), "--connection-per-request", "--tls-key", "rsa2048", "--tls-resumption", "on"],
+    ],
     ids=["both-modes", "per-request-rsa-resumed"],
 )
 def test_tls_setups_answer_141_bytes_negotiate_alike_and_leave_no_key(workdirs, tmp_path, extra):
@@ -70,7 +83,9 @@ def test_tls_setups_answer_141_bytes_negotiate_alike_and_leave_no_key(workdirs, 
     assert_nothing_left(manifest, ports, tmp)
 
     report = tmp_path / "report"
-    built = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False)
+    built = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(report)], capture_output=True, text=True, check=False
+    )
     assert "Traceback" not in built.stderr and built.returncode == 0, built.stderr
     results = json.loads((report / "results.json").read_text())
     baselines = {r["setup"]: r["baseline"] for r in results["ratios"] if r["metric"] == "requests_per_sec"}

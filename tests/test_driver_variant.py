@@ -9,10 +9,9 @@ import sys
 
 import pytest
 
+from helpers import USED_PORTS, alive_as, assert_nothing_left, free_port_block, latest_run, needs_tools, port_args, port_is_free, run_script
 from wrkreport.parsers import parse_file
 from wrkreport.parsers.histogram import hist_file_name
-
-from helpers import USED_PORTS, alive_as, assert_nothing_left, free_port_block, latest_run, needs_tools, port_args, port_is_free, run_script
 
 NAMES = ("go-http", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "go-fcgi-tcp")
 OFFSET = 100
@@ -43,7 +42,12 @@ def test_a_bad_variant_is_exit_2_with_one_line_and_nothing_started(workdirs, spe
     done = run_script(["--quick", "--out", str(out), "--variant", spec], tmp, timeout=60)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("run_bench.sh: --variant ") and reason in lines[0] and "expected NAME:OPT[,OPT...]" in lines[0]
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("run_bench.sh: --variant ")
+        and reason in lines[0]
+        and "expected NAME:OPT[,OPT...]" in lines[0]
+    )
     assert not out.exists() and list(tmp.iterdir()) == []
 
 
@@ -52,8 +56,29 @@ def test_a_bad_variant_is_exit_2_with_one_line_and_nothing_started(workdirs, spe
 def test_a_variant_run_measures_twins_in_the_same_rounds_and_builds_the_ab_figure(workdirs, tmp_path):
     out, tmp = workdirs
     ports = variant_ports()
-    args = ["--setups", "go-http,nginx-http", "--gomaxprocs", "1,2", "--blocks", "2", "--rounds-per-block", "1", "--duration", "1",
-            "--warmup", "0", "--rates", "off", "--seed", "5", "--variant", "nokeep:no-upstream-keepalive", "--out", str(out), *port_args(ports)]
+    args = [
+        "--setups",
+        "go-http,nginx-http",
+        "--gomaxprocs",
+        "1,2",
+        "--blocks",
+        "2",
+        "--rounds-per-block",
+        "1",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--rates",
+        "off",
+        "--seed",
+        "5",
+        "--variant",
+        "nokeep:no-upstream-keepalive",
+        "--out",
+        str(out),
+        *port_args(ports),
+    ]
     done = run_script(args, tmp, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "the variant's nginx (nokeep)" in done.stderr
@@ -80,7 +105,9 @@ def test_a_variant_run_measures_twins_in_the_same_rounds_and_builds_the_ab_figur
     assert (variant["name"], variant["options"], variant["upstream_keepalive"]) == ("nokeep", ["no-upstream-keepalive"], False)
     assert variant["nginx_version"] == manifest["versions"]["nginx"] and variant["setups"] == {"nginx-http": TWIN}
     params = manifest["parameters"]
-    assert params["setups"] == ["go-http", "nginx-http", TWIN] and params["ports"][TWIN] == twin_port and params["upstream_keepalive"] is True
+    assert (
+        params["setups"] == ["go-http", "nginx-http", TWIN] and params["ports"][TWIN] == twin_port and params["upstream_keepalive"] is True
+    )
     assert all(sorted(order) == sorted(params["setups"]) for p in manifest["passes"] for order in p["order"])
     assert all(p["cells"][TWIN]["header_bytes"] == 141 for p in manifest["passes"])
     measured = {(m["setup"], m["gomaxprocs"], m["block"]) for m in manifest["measurements"]}
@@ -106,16 +133,22 @@ def test_a_variant_run_measures_twins_in_the_same_rounds_and_builds_the_ab_figur
     assert built.returncode in (0, 1) and "Traceback" not in built.stderr, built.stderr
     data = json.loads((tmp_path / "report" / "results.json").read_text())
     records = data["variant_ratios"]
-    assert [(r["setup"], r["twin"], r["gomaxprocs"], r["blocks"], r["unit"]) for r in records] == [("nginx-http", TWIN, n, 2, "block") for n in (1, 2)]
+    assert [(r["setup"], r["twin"], r["gomaxprocs"], r["blocks"], r["unit"]) for r in records] == [
+        ("nginx-http", TWIN, n, 2, "block") for n in (1, 2)
+    ]
     assert all(0.1 < r["ratio"] < 2 and r["ci_low"] < r["ratio"] < r["ci_high"] for r in records)
     page = (tmp_path / "report" / "index.html").read_text()
-    sentence = re.compile(r"With variant nokeep \(no-upstream-keepalive\), nginx-http&#39;s throughput at GOMAXPROCS=1 is [0-9.]+ \([0-9.]+-[0-9.]+\) of the original&#39;s")
-    assert sentence.search(page), page[page.find('id="variant"') - 50: page.find('id="variant"') + 600]
+    sentence = re.compile(
+        r"With variant nokeep \(no-upstream-keepalive\), nginx-http&#39;s throughput at GOMAXPROCS=1 is [0-9.]+ \([0-9.]+-[0-9.]+\) of the original&#39;s"
+    )
+    assert sentence.search(page), page[page.find('id="variant"') - 50 : page.find('id="variant"') + 600]
     assert "With variant nokeep (no-upstream-keepalive), nginx-http's throughput at GOMAXPROCS=2 is" in built.stdout
     print("\n" + "\n".join(line for line in built.stdout.splitlines() if line.startswith("With variant")))
 
     # wrkreport compare RUN: A the run's nginx-http, B its twin, drift cancelling.
-    compared = subprocess.run([*wrkreport, "compare", str(run), "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False)
+    compared = subprocess.run(
+        [*wrkreport, "compare", str(run), "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False
+    )
     assert compared.returncode in (0, 1) and "Traceback" not in compared.stderr, compared.stderr
     assert "Drift cancels" in compared.stdout and "B: the same run: their twins through variant nokeep" in compared.stdout
     assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["in_run"] is True

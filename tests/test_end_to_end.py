@@ -48,7 +48,9 @@ def test_run_bench_quick_then_wrkreport_build():
         # at most: the run line, a sentence of 3 lines, the header, per GOMAXPROCS a heading and 4 rows of 2 lines (a row's second
         # line: its intervals, or "held in 0 of 1" when the fixed load was not held, as beside other real runs in CI), the
         # conditions' 2 lines and the report line: 26 (a quick run on an idle machine prints 20)
-        assert 8 <= len(lines) <= 1 + 3 + 1 + 2 * (1 + 4 * 2) + 2 + 1 and any(x.startswith("setup ") and x.split()[-1] == "share" for x in lines)
+        assert 8 <= len(lines) <= 1 + 3 + 1 + 2 * (1 + 4 * 2) + 2 + 1 and any(
+            x.startswith("setup ") and x.split()[-1] == "share" for x in lines
+        )
         assert max(len(x) for x in lines if not x.startswith(("run: ", "report: "))) <= 80, max(lines, key=len)  # the path lines aside
         assert "smoke test (--quick)" in done.stderr  # --quick says what it is
         data = json.loads((reports / "results.json").read_text())
@@ -62,7 +64,10 @@ def test_run_bench_quick_then_wrkreport_build():
         # 7: throughput, ratios, CPU, the fixed-rate chart, then in How it was measured the saturation latencies, their CDF and the 2013 overlay
         assert html.count('class="layout-wide"') == 7 and "with nginx in front, the HTTP proxy keeps" in html
         assert "Latency at a fixed load" in html
-        assert 'aria-labelledby="latency-cdf-title latency-cdf-desc"' in html and '<h3 id="latency">Exact latency percentiles at saturation</h3>' in html
+        assert (
+            'aria-labelledby="latency-cdf-title latency-cdf-desc"' in html
+            and '<h3 id="latency">Exact latency percentiles at saturation</h3>' in html
+        )
         assert len(data["latency_histograms"]) == 8 and all(r["percentiles_ms"]["99.9"] > 0 for r in data["latency_histograms"])
         assert "Server CPU per request" in html and "Client and servers shared the same CPUs" in html
     finally:

@@ -8,10 +8,9 @@ import statistics
 
 import pytest
 
+from helpers import SLO_RUN, read_rate_run, slo_variant
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.fixedrate.reading import planned_rates
-
-from helpers import SLO_RUN, read_rate_run, slo_variant
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # reads quick-rates-slo and variants of it
 

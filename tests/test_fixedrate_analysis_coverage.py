@@ -14,9 +14,9 @@ import random
 
 import pytest
 
-from wrkreport.fixedrate.reading import RateMeasurement
-from wrkreport.fixedrate.analysis import added_interval
 from wrkreport.core.stats import block_difference_interval
+from wrkreport.fixedrate.analysis import added_interval
+from wrkreport.fixedrate.reading import RateMeasurement
 
 RUNS = 2000
 FLOOR = 0.93
@@ -29,7 +29,9 @@ def heavy(rng: random.Random, scale: float) -> float:
     return scale * t3 + stall - 0.02 * 5 * scale
 
 
-def simulate(rng: random.Random, blocks: int, added: float, start_sd: float, noise: float, rounds: int = 1) -> list[list[tuple[float, float]]]:
+def simulate(
+    rng: random.Random, blocks: int, added: float, start_sd: float, noise: float, rounds: int = 1
+) -> list[list[tuple[float, float]]]:
     """Return one run's (setup, go-http) latency pairs per block (ms)."""
     found = []
     for _ in range(blocks):
@@ -67,8 +69,19 @@ def measurement(setup: str, block: int, latency_ms: float, held: bool = True) ->
     from wrkreport.fixedrate.record import RateResult
 
     n = 100
-    result = RateResult("x", 1000.0, n, (n - 1) / 1000, (n - 1) / 1000 + latency_ms / 1000, ((200, n),), 0, 0, (), ((12, n),),
-                        tuple([int(latency_ms * 1e6)] * n))
+    result = RateResult(
+        "x",
+        1000.0,
+        n,
+        (n - 1) / 1000,
+        (n - 1) / 1000 + latency_ms / 1000,
+        ((200, n),),
+        0,
+        0,
+        (),
+        ((12, n),),
+        tuple([int(latency_ms * 1e6)] * n),
+    )
     return RateMeasurement(setup, 1, block, 1000, "x", result, (Check("rate-held", "pass" if held else "fail", "x"),))
 
 

@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+from dataclasses import replace
 
 import pytest
 
+from helpers import CAPACITY_LADDER, rate_result, read_rate_run
 from wrkreport.fixedrate.capacities import Capacity, block_steps, capacities, generator_ceiling
 from wrkreport.fixedrate.capacity import (
-    AT_LEAST, FAIL, PASS, Slo, block_capacity, combine, combine_ratio, next_rate, result_step, search_rng, search_steps,
+    AT_LEAST,
+    FAIL,
+    PASS,
+    Slo,
+    block_capacity,
+    combine,
+    combine_ratio,
+    next_rate,
+    result_step,
+    search_rng,
+    search_steps,
 )
-from wrkreport.fixedrate.rate_checks import rate_checks
-from wrkreport.fixedrate.rate_checks import Expected
+from wrkreport.fixedrate.rate_checks import Expected, rate_checks
 from wrkreport.fixedrate.reading import RateMeasurement
-
 from wrkreport.fixedrate.summary import check_words
-
-from helpers import CAPACITY_LADDER, rate_result, read_rate_run
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
 OBJECTIVE = Slo(99.0, 5.0)
 OBJECTIVE_10MS = Slo(99.0, 10.0)  # capacity-ladder's
-
 
 
 def measured(setup: str, block: int, rate: int, p99_ms: float, share: float = 1.0, gomaxprocs: int = 1) -> RateMeasurement:
@@ -70,17 +75,32 @@ def test_capacities_recomputes_the_search_from_the_measurements():
 
 
 def test_block_steps_keep_the_order_measured_per_block():
-    run = [measured("go-http", 2, 100, 1.0), measured("go-http", 1, 100, 1.0), measured("go-http", 2, 400, 9.0), measured("go-http", 2, 200, 1.0)]
+    run = [
+        measured("go-http", 2, 100, 1.0),
+        measured("go-http", 1, 100, 1.0),
+        measured("go-http", 2, 400, 9.0),
+        measured("go-http", 2, 200, 1.0),
+    ]
     steps = block_steps(run, OBJECTIVE)
-    assert [s.rate for s in steps[("go-http", 1)][2]] == [100, 400, 200] and [s.verdict for s in steps[("go-http", 1)][2]] == [PASS, FAIL, PASS]
+    assert [s.rate for s in steps[("go-http", 1)][2]] == [100, 400, 200] and [s.verdict for s in steps[("go-http", 1)][2]] == [
+        PASS,
+        FAIL,
+        PASS,
+    ]
     assert [s.rate for s in steps[("go-http", 1)][1]] == [100]
 
 
 def test_the_generator_ceiling_is_the_median_of_what_vegeta_managed_within_the_objective():
-    run = [measured("go-http", 3, 100, 1.0), measured("go-http", 3, 1000, 9.0, share=0.2),  # behind but over the objective: a fail
-           measured("go-http", 1, 100, 1.0), measured("go-http", 1, 1000, 1.0, share=0.5),  # behind, within: 500 req/s
-           measured("go-http", 4, 100, 1.0), measured("go-http", 4, 1000, 1.0, share=0.95),
-           measured("go-http", 2, 100, 1.0), measured("go-http", 2, 1000, 1.0, share=0.6)]
+    run = [
+        measured("go-http", 3, 100, 1.0),
+        measured("go-http", 3, 1000, 9.0, share=0.2),  # behind but over the objective: a fail
+        measured("go-http", 1, 100, 1.0),
+        measured("go-http", 1, 1000, 1.0, share=0.5),  # behind, within: 500 req/s
+        measured("go-http", 4, 100, 1.0),
+        measured("go-http", 4, 1000, 1.0, share=0.95),
+        measured("go-http", 2, 100, 1.0),
+        measured("go-http", 2, 1000, 1.0, share=0.6),
+    ]
     blocks = block_steps(run, OBJECTIVE)[("go-http", 1)]
     managed = generator_ceiling(blocks)
     assert sorted(managed) == pytest.approx([500.0, 600.0, 950.0])
@@ -114,7 +134,13 @@ def test_the_check_is_the_measurement_at_the_capacity_read_from_its_file_and_not
         p99 = m.result.percentile_ms(99)
         assert (c.check.offered_rps, c.check.percentile_ms, c.check.held) == (m.rate, p99, m.held)
         assert c.check.met == (m.held and p99 <= 10.0 and not [f for f in m.failed if f.name != "rate-held"])
-        assert c.check.record() == {"offered_rps": m.rate, "percentile_ms": round(p99, 3), "held": m.held, "met": c.check.met, "span_s": round(m.result.span_s, 3)}
+        assert c.check.record() == {
+            "offered_rps": m.rate,
+            "percentile_ms": round(p99, 3),
+            "held": m.held,
+            "met": c.check.met,
+            "span_s": round(m.result.span_s, 3),
+        }
         assert c.record()["checks"] == [c.check.record()] and c.record()["sustained_rps"] == (m.rate if c.check.met else None)
         # not a step of the search: the blocks' capacities are those of the measurements without it
         without = capacities([x for x in measurements if x is not m], OBJECTIVE_10MS)
@@ -136,5 +162,8 @@ def test_checks_after_a_miss_are_kept_in_order_and_the_highest_that_met_is_the_s
     found = next(c for c in capacities([earlier, *kept, *lower], OBJECTIVE_10MS) if c.setup == "go-http")
     assert [c.offered_rps for c in found.checks] == [3700, 3540, 970] and found.check.offered_rps == first.rate
     assert [c.met for c in found.checks] == [False, found.checks[1].met, True]
-    assert found.sustained.offered_rps == (3540 if found.checks[1].met else 970) and found.record()["sustained_rps"] == found.sustained.offered_rps
+    assert (
+        found.sustained.offered_rps == (3540 if found.checks[1].met else 970)
+        and found.record()["sustained_rps"] == found.sustained.offered_rps
+    )
     assert check_words(found).startswith("at 3,700 req/s: not held (p99 ") and "; at 970: p99 " in check_words(found)

@@ -16,17 +16,40 @@ from pathlib import Path
 import pytest
 from scipy.stats import t as student_t
 
+from helpers import rate_result
 from wrkreport.core.errors import UsageError
 from wrkreport.fixedrate.capacity import (
-    AT_LEAST, AT_MOST, DEFAULT_SLO, FAIL, GENERATOR, JITTER, MAX_SLO_MS, MAX_STEPS, OFF, PASS, PERCENTILES, RESOLUTION, RETRY, BlockCapacity,
-    Slo, Step, block_capacity, bracket, combine, combine_ratio, next_rate, parse_slo, result_step, round_step, search_rng, search_steps,
-    slo_of, step_verdict,
+    AT_LEAST,
+    AT_MOST,
+    DEFAULT_SLO,
+    FAIL,
+    GENERATOR,
+    JITTER,
+    MAX_SLO_MS,
+    MAX_STEPS,
+    OFF,
+    PASS,
+    PERCENTILES,
+    RESOLUTION,
+    RETRY,
+    BlockCapacity,
+    Slo,
+    Step,
+    block_capacity,
+    bracket,
+    combine,
+    combine_ratio,
+    next_rate,
+    parse_slo,
+    result_step,
+    round_step,
+    search_rng,
+    search_steps,
+    slo_of,
+    step_verdict,
 )
-from wrkreport.fixedrate.rate_checks import RATE_TOLERANCE, rate_checks
-from wrkreport.fixedrate.rate_checks import Expected
+from wrkreport.fixedrate.rate_checks import RATE_TOLERANCE, Expected, rate_checks
 from wrkreport.parsers.vegeta import read_vegeta_file
-
-from helpers import rate_result
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 
@@ -37,8 +60,16 @@ OBJECTIVE = Slo(99, 5.0)
 # --- the objective -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text,percentile,ms", [("p99=5ms", 99, 5.0), ("p50=500us", 50, 0.5), ("p99.9=2ms", 99.9, 2.0),
-                                                 ("p90=1.5ms", 90, 1.5), (f"p99={MAX_SLO_MS:g}ms", 99, MAX_SLO_MS)])
+@pytest.mark.parametrize(
+    "text,percentile,ms",
+    [
+        ("p99=5ms", 99, 5.0),
+        ("p50=500us", 50, 0.5),
+        ("p99.9=2ms", 99.9, 2.0),
+        ("p90=1.5ms", 90, 1.5),
+        (f"p99={MAX_SLO_MS:g}ms", 99, MAX_SLO_MS),
+    ],
+)
 def test_parse_slo_reads_a_percentile_and_a_duration(text, percentile, ms):
     found = parse_slo(text, "--slo")
     assert found == Slo(float(percentile), ms)
@@ -50,20 +81,23 @@ def test_parse_slo_off_is_no_objective_and_the_default_is_one():
     assert parse_slo(DEFAULT_SLO, "--slo") == Slo(99.0, 10.0)
 
 
-@pytest.mark.parametrize("text,says", [
-    ("p101=5ms", "the percentile must be one of p50, p90, p99, p99.9"),
-    ("p95=5ms", "the percentile must be one of"),
-    ("p99=fast", "expected PERCENTILE=DURATION"),
-    ("p99=-1ms", "expected PERCENTILE=DURATION"),
-    ("p99=5", "expected PERCENTILE=DURATION"),
-    ("p99=5s", "expected PERCENTILE=DURATION"),
-    ("P99=5ms", "expected PERCENTILE=DURATION"),
-    ("p99=0ms", "the duration must be above 0 and at most"),
-    ("p99=0us", "the duration must be above 0 and at most"),
-    (f"p99={MAX_SLO_MS + 1:g}ms", "the duration must be above 0 and at most"),
-    ("", "expected PERCENTILE=DURATION"),
-    (" p99=5ms", "expected PERCENTILE=DURATION"),
-])
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ("p101=5ms", "the percentile must be one of p50, p90, p99, p99.9"),
+        ("p95=5ms", "the percentile must be one of"),
+        ("p99=fast", "expected PERCENTILE=DURATION"),
+        ("p99=-1ms", "expected PERCENTILE=DURATION"),
+        ("p99=5", "expected PERCENTILE=DURATION"),
+        ("p99=5s", "expected PERCENTILE=DURATION"),
+        ("P99=5ms", "expected PERCENTILE=DURATION"),
+        ("p99=0ms", "the duration must be above 0 and at most"),
+        ("p99=0us", "the duration must be above 0 and at most"),
+        (f"p99={MAX_SLO_MS + 1:g}ms", "the duration must be above 0 and at most"),
+        ("", "expected PERCENTILE=DURATION"),
+        (" p99=5ms", "expected PERCENTILE=DURATION"),
+    ],
+)
 def test_parse_slo_refuses_with_one_line_naming_the_value(text, says):
     with pytest.raises(UsageError) as caught:
         parse_slo(text, "--slo")
@@ -86,12 +120,26 @@ def test_label_words_and_record_of_an_objective():
             assert parse_slo(slo.label, "--slo") == slo
 
 
-@pytest.mark.parametrize("record", [
-    None, "p99=5ms", [99, 5], {}, {"percentile": 99}, {"ms": 5},
-    {"percentile": 98, "ms": 5}, {"percentile": "99", "ms": 5}, {"percentile": 99, "ms": "5"},
-    {"percentile": 99, "ms": True}, {"percentile": 99, "ms": 0}, {"percentile": 99, "ms": -1},
-    {"percentile": 99, "ms": MAX_SLO_MS + 1}, {"percentile": 99, "ms": float("nan")}, {"percentile": 99, "ms": None},
-])
+@pytest.mark.parametrize(
+    "record",
+    [
+        None,
+        "p99=5ms",
+        [99, 5],
+        {},
+        {"percentile": 99},
+        {"ms": 5},
+        {"percentile": 98, "ms": 5},
+        {"percentile": "99", "ms": 5},
+        {"percentile": 99, "ms": "5"},
+        {"percentile": 99, "ms": True},
+        {"percentile": 99, "ms": 0},
+        {"percentile": 99, "ms": -1},
+        {"percentile": 99, "ms": MAX_SLO_MS + 1},
+        {"percentile": 99, "ms": float("nan")},
+        {"percentile": 99, "ms": None},
+    ],
+)
 def test_slo_of_refuses_what_is_not_an_objective(record):
     assert slo_of(record) is None
 
@@ -141,8 +189,11 @@ def test_a_fail_below_a_pass_bounds_nothing():
 
 
 def test_next_rate_falls_inside_the_bracket_at_the_jittered_point():
-    for steps, high in (([Step(6000, PASS)], 86000), ([Step(6000, PASS), Step(20000, FAIL)], 86000),
-                        ([Step(6000, PASS), Step(12000, PASS), Step(16000, GENERATOR), Step(30000, FAIL)], 50000)):
+    for steps, high in (
+        ([Step(6000, PASS)], 86000),
+        ([Step(6000, PASS), Step(20000, FAIL)], 86000),
+        ([Step(6000, PASS), Step(12000, PASS), Step(16000, GENERATOR), Step(30000, FAIL)], 50000),
+    ):
         low, above = bracket(steps)
         top = above.rate if above is not None else high
         rates = set()
@@ -200,12 +251,25 @@ def test_next_rate_is_deterministic_with_a_seeded_rng():
     assert search_rng("s", 1, 1, "go-http", 1).random() != search_rng("s", 2, 1, "go-http", 1).random()
 
 
-@pytest.mark.parametrize("low,high", [(6200, 24500), (6200, 36000), (6200, 51000), (6200, 86000), (100, 101), (100, 110),
-                                      (100, 111), (1000, 1500), (10, 10_000_000), (1, 2)])
+@pytest.mark.parametrize(
+    "low,high",
+    [
+        (6200, 24500),
+        (6200, 36000),
+        (6200, 51000),
+        (6200, 86000),
+        (100, 101),
+        (100, 110),
+        (100, 111),
+        (1000, 1500),
+        (10, 10_000_000),
+        (1, 2),
+    ],
+)
 def test_search_steps_are_the_halvings_of_the_log_bracket_to_the_resolution(low, high):
     steps = search_steps(low, high)
     width = math.log(high / low)
-    enough = lambda n: width / 2 ** n <= math.log(RESOLUTION)  # noqa: E731
+    enough = lambda n: width / 2**n <= math.log(RESOLUTION)  # noqa: E731
     assert 1 <= steps <= MAX_STEPS
     if steps < MAX_STEPS:
         assert enough(steps)
@@ -218,6 +282,7 @@ def test_search_steps_of_no_range_is_one():
 
 def test_a_search_on_a_sharp_capacity_ends_within_the_resolution_around_it():
     """The whole search on a setup that passes exactly below a capacity: its final bracket holds it, within RESOLUTION."""
+
     def search(capacity: float, block: int) -> BlockCapacity:
         steps, left = [Step(6200, PASS)], search_steps(6200, 86000)
         while (rate := next_rate(steps, 86000, left, search_rng("sharp", 1, block, "x", len(steps)))) is not None:
@@ -331,7 +396,11 @@ def possible(bound, value: float) -> list[float]:
 def test_combine_ratio_says_only_what_its_sides_bounds_imply(mine, theirs):
     setup, baseline = SIDES[mine](12000.0), SIDES[theirs](20000.0)
     found = combine_ratio(setup, baseline)
-    ratios = [a / b for a in possible(combine(setup).bound, combine(setup).value) for b in possible(combine(baseline).bound, combine(baseline).value)]
+    ratios = [
+        a / b
+        for a in possible(combine(setup).bound, combine(setup).value)
+        for b in possible(combine(baseline).bound, combine(baseline).value)
+    ]
     point = combine(setup).value / combine(baseline).value
     if mine is None and theirs is None:
         assert found.bound is None and found.value == pytest.approx(12000 / 20000)

@@ -94,12 +94,24 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 
 from wrkreport.bench.capacity_rule import Width, decide, half_width, usual_width
-from wrkreport.bench.profiles import CAPACITY_SPREAD
-from wrkreport.bench.profiles import RATE_PHASE
-
+from wrkreport.bench.profiles import CAPACITY_SPREAD, RATE_PHASE
 from wrkreport.fixedrate.capacity import (
-    AT_LEAST, AT_MOST, DEFAULT_SLO, HEADROOM, BlockCapacity, Step, block_capacity, combine, combine_ratio, ladder_centre, ladder_next, next_rate,
-    parse_slo, search_rng, search_steps, step_verdict,
+    AT_LEAST,
+    AT_MOST,
+    DEFAULT_SLO,
+    HEADROOM,
+    BlockCapacity,
+    Step,
+    block_capacity,
+    combine,
+    combine_ratio,
+    ladder_centre,
+    ladder_next,
+    next_rate,
+    parse_slo,
+    search_rng,
+    search_steps,
+    step_verdict,
 )
 
 RUNS = 2000  # simulated runs per figure: a coverage's standard error is about 0.5 points
@@ -182,8 +194,10 @@ def draw_starts(rng: random.Random, names) -> dict[str, Start]:
     """Return one block's start of each setup: each effect half shared by the block's setups."""
     capacity, latency = rng.gauss(0, 1), rng.gauss(0, 1)
     own = lambda shared: math.sqrt(SHARED) * shared + math.sqrt(1 - SHARED) * rng.gauss(0, 1)  # noqa: E731
-    return {name: Start(SETUPS[name].saturation * math.exp(SETUPS[name].start_sd * own(capacity)), math.exp(START_LATENCY_SD * own(latency)))
-            for name in names}
+    return {
+        name: Start(SETUPS[name].saturation * math.exp(SETUPS[name].start_sd * own(capacity)), math.exp(START_LATENCY_SD * own(latency)))
+        for name in names
+    }
 
 
 def measure(rng: random.Random, knee: Knee, start: Start, rate: int) -> Step:
@@ -197,7 +211,9 @@ def measure(rng: random.Random, knee: Knee, start: Start, rate: int) -> Step:
     return Step(rate, step_verdict(held, False, True, value, SLO), value)
 
 
-def search_block(rng: random.Random, run: str, block: int, name: str, start: Start, earlier: list[BlockCapacity], design: str = "ladder") -> BlockCapacity:
+def search_block(
+    rng: random.Random, run: str, block: int, name: str, start: Start, earlier: list[BlockCapacity], design: str = "ladder"
+) -> BlockCapacity:
     """Return one block's capacity of one setup: the light-load rate, then the search's steps, as the driver runs them.
 
     design "ladder": the tool's (a bisection in a setup's first block, the ladder around
@@ -273,8 +289,11 @@ def coverage(estimates, truth: float) -> tuple[float, float, int, int]:
 
 def central_95(rng: random.Random, name: str, rate: int, draws: int = 4000) -> tuple[float, float]:
     """Return the central 95% of one measurement's p99 (ms) at rate, over starts and noise, pauses left out."""
-    values = sorted(s.value_ms for s in (measure(rng, SETUPS[name], draw_starts(rng, [name])[name], rate) for _ in range(draws))
-                    if s.value_ms < PAUSE_MS[0])
+    values = sorted(
+        s.value_ms
+        for s in (measure(rng, SETUPS[name], draw_starts(rng, [name])[name], rate) for _ in range(draws))
+        if s.value_ms < PAUSE_MS[0]
+    )
     return values[len(values) * 25 // 1000], values[len(values) * 975 // 1000]
 
 
@@ -290,7 +309,10 @@ def test_the_model_has_the_measured_shape():
             print(f"\n{name} at {rate:,} req/s: measured p99 {p99} ms, the model's one measurement {low:.1f}-{high:.1f} ms (central 95%)")
             assert low <= p99 <= high
     # near the knee, one rate's p99 spans at least the spread measured across blocks at one rate
-    assert all((lambda r: r[1] / r[0])(central_95(rng, name, rate)) >= MEASURED_SPREAD for name, rate in (("go-http", 24_000), ("nginx-http", 18_000)))
+    assert all(
+        (lambda r: r[1] / r[0])(central_95(rng, name, rate)) >= MEASURED_SPREAD
+        for name, rate in (("go-http", 24_000), ("nginx-http", 18_000))
+    )
 
 
 def test_the_true_capacity_is_where_half_the_measurements_pass():
@@ -308,8 +330,10 @@ def test_the_true_capacity_is_where_half_the_measurements_pass():
 @pytest.mark.parametrize("name", ["go-http", "nginx-http"])
 def test_the_capacity_interval_covers_the_true_capacity(name, blocks):
     held, bounds, intervals, false = coverage([combine(run[name]) for run in simulated_runs(blocks)], true_capacity(name))
-    print(f"\n{name} at {blocks} blocks: capacity interval covers {held:.1%} of {intervals} (a bound in {bounds:.1%} of {RUNS} runs, "
-          f"{false} of them false)")
+    print(
+        f"\n{name} at {blocks} blocks: capacity interval covers {held:.1%} of {intervals} (a bound in {bounds:.1%} of {RUNS} runs, "
+        f"{false} of them false)"
+    )
     assert held >= FLOOR
     assert bounds <= MAX_BOUNDS
 
@@ -319,8 +343,10 @@ def test_the_capacity_interval_covers_the_true_capacity(name, blocks):
 def test_the_ratio_interval_covers_the_true_ratio(name, blocks):
     truth = true_capacity(name) / true_capacity(BASELINE)
     held, bounds, intervals, false = coverage([combine_ratio(run[name], run[BASELINE]) for run in simulated_runs(blocks)], truth)
-    print(f"\n{name} / {BASELINE} at {blocks} blocks: ratio interval covers {held:.1%} of {intervals} "
-          f"(a bound or nothing in {bounds:.1%} of {RUNS} runs, {false} false bounds; true ratio {truth:.3f})")
+    print(
+        f"\n{name} / {BASELINE} at {blocks} blocks: ratio interval covers {held:.1%} of {intervals} "
+        f"(a bound or nothing in {bounds:.1%} of {RUNS} runs, {false} false bounds; true ratio {truth:.3f})"
+    )
     assert held >= FLOOR
     assert bounds <= MAX_BOUNDS
 
@@ -333,8 +359,10 @@ def test_a_single_pass_bracket_covers_far_less(name):
     found = [b for b in brackets if b.bound is None]
     held = sum(b.low <= truth <= b.high for b in found) / len(found)
     width = sorted(b.high / b.low for b in found)[len(found) // 2]
-    print(f"\n{name}: a single pass's bracket covers {held:.1%} of {len(found)} (median width x{width:.3f}; a bound in "
-          f"{1 - len(found) / len(brackets):.1%})")
+    print(
+        f"\n{name}: a single pass's bracket covers {held:.1%} of {len(found)} (median width x{width:.3f}; a bound in "
+        f"{1 - len(found) / len(brackets):.1%})"
+    )
     assert held < FLOOR
 
 
@@ -350,13 +378,17 @@ def test_the_ladder_narrows_every_interval_against_a_bisection_in_every_block(bl
         ladder = [combine(run[name]) for run in simulated_runs(blocks)]
         before = [combine(run[name]) for run in simulated_runs(blocks, "bisection")]
         held_before = coverage(before, true_capacity(name))[0]
-        print(f"\n{name} at {blocks} blocks: +/-{median_half_width(ladder):.1%} (ladder) against +/-{median_half_width(before):.1%} "
-              f"(bisection, covers {held_before:.1%})")
+        print(
+            f"\n{name} at {blocks} blocks: +/-{median_half_width(ladder):.1%} (ladder) against +/-{median_half_width(before):.1%} "
+            f"(bisection, covers {held_before:.1%})"
+        )
         assert median_half_width(ladder) < 0.85 * median_half_width(before)
     for name in ("nginx-http", "nginx-fcgi-unix"):
         ladder = [combine_ratio(run[name], run[BASELINE]) for run in simulated_runs(blocks)]
         before = [combine_ratio(run[name], run[BASELINE]) for run in simulated_runs(blocks, "bisection")]
-        print(f"\n{name} / {BASELINE} at {blocks} blocks: +/-{median_half_width(ladder):.1%} (ladder) against +/-{median_half_width(before):.1%} (bisection)")
+        print(
+            f"\n{name} / {BASELINE} at {blocks} blocks: +/-{median_half_width(ladder):.1%} (ladder) against +/-{median_half_width(before):.1%} (bisection)"
+        )
         assert median_half_width(ladder) < 0.75 * median_half_width(before)
 
 
@@ -380,8 +412,11 @@ def stopped_runs(target: float = 0.15, names: tuple[str, ...] = SIMULATED) -> li
     for run in simulated_runs(CEILING, names=names):
         for blocks in range(1, CEILING + 1):
             widths = [Width(name, half_width(combine(run[name][:blocks])), usual_width(name, blocks, SPREADS)) for name in names]
-            widths += [Width(name, half_width(combine_ratio(run[name][:blocks], run[BASELINE][:blocks])), usual_width(name, blocks, SPREADS))
-                       for name in names if name != BASELINE]
+            widths += [
+                Width(name, half_width(combine_ratio(run[name][:blocks], run[BASELINE][:blocks])), usual_width(name, blocks, SPREADS))
+                for name in names
+                if name != BASELINE
+            ]
             if decide(widths, blocks, params, 0.0, None, 1) is not None:
                 cut.append({name: found[:blocks] for name, found in run.items()})
                 break
@@ -393,13 +428,20 @@ def test_the_scattered_models_scatter_as_the_setups_they_stand_for():
     setups they stand for did: the median over simulated runs of CEILING blocks within 15% of it."""
     for name, setup in STANDS_FOR.items():
         runs = simulated_runs(CEILING, names=(BASELINE, name))
-        spread = statistics.median(max(statistics.stdev(math.log(b.rps) for b in run[name]),
-                                       statistics.stdev(math.log(b.rps / a.rps) for b, a in zip(run[name], run[BASELINE]))) for run in runs)
+        spread = statistics.median(
+            max(
+                statistics.stdev(math.log(b.rps) for b in run[name]),
+                statistics.stdev(math.log(b.rps / a.rps) for b, a in zip(run[name], run[BASELINE])),
+            )
+            for run in runs
+        )
         print(f"\n{name}: blocks scatter by {spread:.3f} (log sd, median over runs); {setup}'s measured {CAPACITY_SPREAD[setup]}")
         assert abs(spread / CAPACITY_SPREAD[setup] - 1) <= 0.15
 
 
-@pytest.mark.parametrize("names", [SIMULATED, (BASELINE, "scattered"), (BASELINE, "most scattered")], ids=["nginx", "scattered", "most-scattered"])
+@pytest.mark.parametrize(
+    "names", [SIMULATED, (BASELINE, "scattered"), (BASELINE, "most scattered")], ids=["nginx", "scattered", "most-scattered"]
+)
 def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_target_in_most_runs(names):
     """More blocks while an interval is wider than +/-15% (up to 12): a run that stops because its intervals happened to be narrow
     must still cover; the intervals at the block counts the rule reaches, each capacity and ratio at least FLOOR. With nginx's
@@ -408,10 +450,16 @@ def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_t
     to agree, and its intervals covered 91-92%; with it no run stops before its usual spread allows."""
     runs = stopped_runs(names=names)
     counts = collections.Counter(len(run[BASELINE]) for run in runs)
-    met = sum(all((w := half_width(e)) is None or w <= 0.15
-                  for e in [combine(run[n]) for n in names] + [combine_ratio(run[n], run[BASELINE]) for n in names if n != BASELINE])
-              for run in runs)
-    print(f"\nblocks the capacity rule ran: {dict(sorted(counts.items()))}; every interval within +/-15% in {met / len(runs):.1%} of {len(runs)} runs")
+    met = sum(
+        all(
+            (w := half_width(e)) is None or w <= 0.15
+            for e in [combine(run[n]) for n in names] + [combine_ratio(run[n], run[BASELINE]) for n in names if n != BASELINE]
+        )
+        for run in runs
+    )
+    print(
+        f"\nblocks the capacity rule ran: {dict(sorted(counts.items()))}; every interval within +/-15% in {met / len(runs):.1%} of {len(runs)} runs"
+    )
     for name in names:
         held, bounds, intervals, _ = coverage([combine(run[name]) for run in runs], true_capacity(name))
         print(f"{name}: capacity covers {held:.1%} of {intervals} (bound in {bounds:.1%})")

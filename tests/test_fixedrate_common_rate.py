@@ -21,11 +21,25 @@ from wrkreport.report.terminal import compare_table
 WHEN = datetime(2026, 11, 27, 12, tzinfo=timezone.utc)
 
 
-def cell(setup: str, rate: int, p50: float | None, p99: float | None = None, planned: bool = False, held: bool = True, n: int = 1) -> RateCell:
+def cell(
+    setup: str, rate: int, p50: float | None, p99: float | None = None, planned: bool = False, held: bool = True, n: int = 1
+) -> RateCell:
     """Return a cell of one run's curve: held (one usable measurement) or not (none usable)."""
     p99 = p99 if p99 is not None else (None if p50 is None else 2 * p50)
-    return RateCell(setup, n, rate, 1, 1 if held else 0, 0 if held else 1, rate if held else None, p50 if held else None,
-                    p99 if held else None, None, planned=planned, held_in=1 if held else 0)
+    return RateCell(
+        setup,
+        n,
+        rate,
+        1,
+        1 if held else 0,
+        0 if held else 1,
+        rate if held else None,
+        p50 if held else None,
+        p99 if held else None,
+        None,
+        planned=planned,
+        held_in=1 if held else 0,
+    )
 
 
 def run(planned: int, steps: dict[str, list[tuple[int, float]]], base_ms: float = 2.0, added_ms: float = 0.1) -> list[RateCell]:
@@ -57,7 +71,10 @@ def test_a_run_reads_its_own_cell_at_a_rate_it_measured_and_its_curve_between_th
 
 
 def test_a_rate_not_held_between_the_two_around_it_or_at_the_rate_itself_gives_no_figure():
-    cells = run(1000, {"go-http": [(1500, 2.4), (3000, 4.0)]}) + [cell("go-http", 2000, None, held=False), cell("go-http", 1200, None, held=False)]
+    cells = run(1000, {"go-http": [(1500, 2.4), (3000, 4.0)]}) + [
+        cell("go-http", 2000, None, held=False),
+        cell("go-http", 1200, None, held=False),
+    ]
     assert curve_value(cells, "go-http", 1, 1800, "p50") is None  # 2,000 not held lies between 1,500 and 3,000
     assert curve_value(cells, "go-http", 1, 1200, "p50") is None  # measured there, not held
     assert curve_value(cells, "go-http", 1, 1400, "p50") is None  # 1,200 not held lies between 1,000 and 1,500
@@ -79,14 +96,18 @@ def test_the_common_rate_is_the_lowest_planned_rate_the_other_run_covers_and_bot
     assert record["interpolated"] is True and record["flagged"] is False and record["ci_low"] is None and record["offered_rps"] == 1500
     assert curve_change_lines(changes)[0] == (
         f"GOMAXPROCS=1 at 1,500 req/s offered, open loop, interpolated: nginx-http added p50 {own - base:.3f} -> 0.200 ms, "
-        f"{0.2 - (own - base):+.3f} ms (A interpolated from 1,000 and 1,800 req/s; B measured at 1,500 req/s; no interval, not flagged)")
+        f"{0.2 - (own - base):+.3f} ms (A interpolated from 1,000 and 1,800 req/s; B measured at 1,500 req/s; no interval, not flagged)"
+    )
 
 
 def test_curves_that_do_not_meet_give_no_figure_and_runs_sharing_a_planned_rate_are_left_to_the_same_rate_comparison():
     a = run(1000, {"go-http": [(1400, 2.4)], "nginx-http": [(1400, 2.6)]})
     b = run(2000, {"go-http": [(3000, 2.8)], "nginx-http": [(3000, 3.0)]})
     assert curve_changes(a, b) == [] and curve_coverage(a, b) == {}
-    shared = run(1000, {"go-http": [(3000, 2.8)], "nginx-http": [(3000, 3.0)]}) + [cell("go-http", 2000, 2.5, planned=True), cell("nginx-http", 2000, 2.7, planned=True)]
+    shared = run(1000, {"go-http": [(3000, 2.8)], "nginx-http": [(3000, 3.0)]}) + [
+        cell("go-http", 2000, 2.5, planned=True),
+        cell("nginx-http", 2000, 2.7, planned=True),
+    ]
     assert pick_rate(a, shared, 1) is None  # 1,000 req/s was planned in both: compared as measured, with its interval
 
 
@@ -101,7 +122,10 @@ def test_the_real_pair_every_phase_and_capacity_delay_compares_nginx_http_at_960
     # capacity-delay's curve, 960 within every-phase's (go-http 710-1,400, nginx-http's search steps 902 and 977).
     result, paths = build_compare(RUNS / "every-phase", RUNS / "capacity-delay", tmp_path, WHEN)
     changes = result.curve_changes
-    assert [(c.gomaxprocs, c.offered_rps, c.setup, c.percentile) for c in changes] == [(1, 960, "nginx-http", "p50"), (1, 960, "nginx-http", "p99")]
+    assert [(c.gomaxprocs, c.offered_rps, c.setup, c.percentile) for c in changes] == [
+        (1, 960, "nginx-http", "p50"),
+        (1, 960, "nginx-http", "p99"),
+    ]
     p50, p99 = changes
     assert p50.a_from == "interpolated from 902 and 977 req/s; its baseline interpolated from 710 and 1,400 req/s"
     assert p50.b_from == "measured at 960 req/s"
@@ -114,9 +138,14 @@ def test_the_real_pair_every_phase_and_capacity_delay_compares_nginx_http_at_960
     assert data["fixed_rate_interpolated"][0]["b_from"] == "measured at 960 req/s" and data["fixed_rate"] == []
     assert data["fixed_rate_only"][0] == (
         "fixed rate GOMAXPROCS=1: only in A: 710, 1,400 req/s; only in B: 960 req/s; nginx-http read at 960 req/s on each run's curve "
-        "(interpolated: no interval, not flagged); to compare with an interval, run both with one rate, e.g. ./run_bench.sh --rates 710")
-    assert data["fixed_rate_only"][1].endswith("added latencies compare only at the same offered rate: run both with one rate, e.g. ./run_bench.sh --rates 690")
-    assert ("GOMAXPROCS=1 at 960 req/s offered, open loop, interpolated: nginx-http added p50 0.055 -> 0.103 ms, +0.048 ms (A interpolated "
-            "from 902 and 977 req/s; its baseline interpolated from 710 and 1,400 req/s; B measured at 960 req/s; no interval, not flagged)") in compare_table(result)
+        "(interpolated: no interval, not flagged); to compare with an interval, run both with one rate, e.g. ./run_bench.sh --rates 710"
+    )
+    assert data["fixed_rate_only"][1].endswith(
+        "added latencies compare only at the same offered rate: run both with one rate, e.g. ./run_bench.sh --rates 690"
+    )
+    assert (
+        "GOMAXPROCS=1 at 960 req/s offered, open loop, interpolated: nginx-http added p50 0.055 -> 0.103 ms, +0.048 ms (A interpolated "
+        "from 902 and 977 req/s; its baseline interpolated from 710 and 1,400 req/s; B measured at 960 req/s; no interval, not flagged)"
+    ) in compare_table(result)
     page = (tmp_path / "compare.html").read_text()
-    assert "id=\"fixed-rate-interpolated\"" in page and "interpolated from 902 and 977 req/s" in page and "no interval, not flagged" in page
+    assert 'id="fixed-rate-interpolated"' in page and "interpolated from 902 and 977 req/s" in page and "no interval, not flagged" in page

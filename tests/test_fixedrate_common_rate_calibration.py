@@ -46,8 +46,11 @@ def false_change(rng: random.Random, block_sd: float, blocks: int = 3) -> bool:
 
     def on_curve(setup: str) -> float:
         low = 710 if rng.random() < 0.5 else rng.uniform(800, 955)
-        at_low = statistics.geometric_mean([measured(setup, 710, rng.gauss(0, block_sd), rng) for _ in range(blocks)]) if low == 710 \
+        at_low = (
+            statistics.geometric_mean([measured(setup, 710, rng.gauss(0, block_sd), rng) for _ in range(blocks)])
+            if low == 710
             else measured(setup, low, rng.gauss(0, block_sd), rng)
+        )
         high = rng.uniform(980, 1700)
         return log_interpolate(960, (low, at_low), (high, measured(setup, high, rng.gauss(0, block_sd), rng)))
 

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta, slo_variant
 from wrkreport.fixedrate.analysis import rate_cells
 from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, planned_only, rate_change_lines, rate_changes, rate_only_lines
 from wrkreport.fixedrate.reading import planned_rates
-
-from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta, slo_variant
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares variants of quick-rates-slo
 
@@ -35,12 +34,18 @@ def test_a_latency_added_in_b_is_flagged_with_its_size(tmp_path):
     a = read_rate_run(rate_dir(tmp_path / "a", [0, 10, 0, 10]))[0]
     b = read_rate_run(rate_dir(tmp_path / "b", [200, 210, 190, 200]))[0]
     changes = rate_changes(a, b)
-    assert [(c.setup, c.gomaxprocs, c.offered_rps, c.percentile) for c in changes] == [("nginx-http", 1, 500, "p50"), ("nginx-http", 1, 500, "p99")]
+    assert [(c.setup, c.gomaxprocs, c.offered_rps, c.percentile) for c in changes] == [
+        ("nginx-http", 1, 500, "p50"),
+        ("nginx-http", 1, 500, "p99"),
+    ]
     for c in changes:
         assert c.flagged and (c.blocks_a, c.blocks_b) == (4, 4)
         assert c.a_ms == pytest.approx(0.005, abs=1e-6) and c.b_ms == pytest.approx(0.200, abs=1e-6)
         assert c.change_ms == pytest.approx(0.195, abs=1e-6) and c.ci_low < 0.195 < c.ci_high and c.ci_low > 0
-    assert rate_change_lines(changes)[0] == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.122 to +0.268) WORSE"  # Welch, widened by each run's shift: 1.96 x sqrt(2.5e-5 + 2 x (0.13 x 0.2)^2)
+    assert (
+        rate_change_lines(changes)[0]
+        == "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p50 0.005 -> 0.200 ms, +0.195 ms (+0.122 to +0.268) WORSE"
+    )  # Welch, widened by each run's shift: 1.96 x sqrt(2.5e-5 + 2 x (0.13 x 0.2)^2)
 
 
 def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):
@@ -50,9 +55,11 @@ def test_runs_at_different_rates_compare_nothing_and_say_why(tmp_path):
     assert rate_changes(a, b) == []
     assert rate_only_lines(a, b) == [
         "fixed rate GOMAXPROCS=1: only in A: 500 req/s; only in B: 700 req/s; added latencies compare only at the same offered rate: "
-        "run both with one rate, e.g. ./run_bench.sh --rates 500"]  # the lower: both more likely hold it
+        "run both with one rate, e.g. ./run_bench.sh --rates 500"
+    ]  # the lower: both more likely hold it
     assert rate_only_lines(a, a) == [] and rate_only_lines(a, []) == [
-        "fixed rate GOMAXPROCS=1: only in A: 500 req/s; added latencies compare only at the same offered rate: run both with one rate, e.g. ./run_bench.sh --rates 500"]
+        "fixed rate GOMAXPROCS=1: only in A: 500 req/s; added latencies compare only at the same offered rate: run both with one rate, e.g. ./run_bench.sh --rates 500"
+    ]
 
 
 def test_noise_alone_is_not_flagged(tmp_path):
@@ -82,7 +89,13 @@ def test_compare_prints_and_records_the_change(tmp_path):
         for e in manifest["fixed_rate_measurements"]:
             shutil.copy(rates / e["file"], run / e["file"])
         runs.append(str(run))
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert "Traceback" not in done.stderr, done.stderr
     assert "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p99 0.003 -> 0.300 ms, +0.297 ms" in done.stdout, done.stdout
     records = json.loads((tmp_path / "cmp" / "compare.json").read_text())["fixed_rate"]
@@ -90,14 +103,20 @@ def test_compare_prints_and_records_the_change(tmp_path):
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert '<h2 id="fixed-rate">Latency added at a fixed load</h2>' in page
     section = page.split('<h2 id="fixed-rate">')[1].split("</table>")[0]
-    assert section.count("<tr><td>GOMAXPROCS=1, 500 req/s</td><td class=\"setup\">nginx-http</td>") == 2, section
-    assert "added p99</td><td class=\"num\">0.003 (n=3)</td><td class=\"num\">0.300 (n=3)</td><td class=\"num\">+0.297 (" in section, section
+    assert section.count('<tr><td>GOMAXPROCS=1, 500 req/s</td><td class="setup">nginx-http</td>') == 2, section
+    assert 'added p99</td><td class="num">0.003 (n=3)</td><td class="num">0.300 (n=3)</td><td class="num">+0.297 (' in section, section
     assert section.count("WORSE: more added in B") == 2, section
 
 
 def test_a_comparison_without_a_fixed_rate_phase_has_no_fixed_rate_section(tmp_path):
     runs = [str(FIXTURES / "runs" / name) for name in ("default-run-1", "default-run-2")]
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")], capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert "Changes per cell" in page and 'id="fixed-rate"' not in page

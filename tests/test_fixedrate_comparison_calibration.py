@@ -23,13 +23,13 @@ import pytest
 from wrkreport.fixedrate.comparison import RATE_RUN_SD, added_change_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from rate_drift import shares  # noqa: E402
-
 from helpers import RATE_P50, RATE_P99, heavy_noise
+from rate_drift import shares  # noqa: E402
 
 COMPARISONS = 2000
 CEILING = 0.05
 FIXTURE = Path(__file__).parent / "fixtures" / "rate_drift.json"
+
 
 def run_units(rng: random.Random, blocks: int, added: float, start_sd: float, scale: float, run_sd: float) -> list[float]:
     """Return one simulated run's block means of added latency (ms): its own shift, a start effect and noise per block."""
@@ -37,8 +37,9 @@ def run_units(rng: random.Random, blocks: int, added: float, start_sd: float, sc
     return [added + shift + rng.gauss(0, start_sd) + heavy_noise(rng, scale) for _ in range(blocks)]
 
 
-def flag_rate(blocks: int, shape: tuple[float, float, float], seed: str, run_sd: float = RATE_RUN_SD,
-              drift: float = RATE_RUN_SD, change: float = 0.0) -> float:
+def flag_rate(
+    blocks: int, shape: tuple[float, float, float], seed: str, run_sd: float = RATE_RUN_SD, drift: float = RATE_RUN_SD, change: float = 0.0
+) -> float:
     """Return the share of comparisons flagged: runs drifting by `drift`, B's added latency `change` x larger, the interval widened by run_sd."""
     rng = random.Random(seed)
     added, start_sd, scale = shape

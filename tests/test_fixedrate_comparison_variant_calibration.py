@@ -22,9 +22,8 @@ from statistics import NormalDist
 
 import pytest
 
-from wrkreport.core import stats
-
 from helpers import RATE_P50, RATE_P99, heavy_noise
+from wrkreport.core import stats
 
 RUNS = 2000
 FLOOR = 0.93
@@ -68,7 +67,9 @@ def rates(blocks: int, shape: tuple[float, float, float], change: float, seed: s
 def test_the_in_run_interval_covers_and_rarely_flags_no_change(blocks, name, shape):
     coverage, false_flags = rates(blocks, shape, 0.0, f"variant-rate:{name}:{blocks}")
     moved, _ = rates(blocks, shape, 0.25, f"variant-rate:{name}:{blocks}:moved")
-    print(f"\n{name}-like, {blocks} blocks: coverage {coverage:.1%} (no change), {moved:.1%} (B adds 25% more); false changes {false_flags:.1%}")
+    print(
+        f"\n{name}-like, {blocks} blocks: coverage {coverage:.1%} (no change), {moved:.1%} (B adds 25% more); false changes {false_flags:.1%}"
+    )
     assert coverage >= FLOOR and moved >= FLOOR and false_flags <= CEILING
 
 
@@ -82,5 +83,8 @@ def test_the_normal_quantile_would_not_cover():
 def test_a_doubled_added_latency_is_found_at_the_default_blocks():
     # Printed for docs/comparing.md: what the phase's default 4 blocks find in one run.
     found = {pct: rates(4, RATE_P50, pct / 100, f"variant-rate:power:{pct}")[1] for pct in (25, 50, 100)}
-    print("\np50-like, 4 blocks, in one run: share of true changes flagged: " + ", ".join(f"+{pct}%: {rate:.0%}" for pct, rate in found.items()))
+    print(
+        "\np50-like, 4 blocks, in one run: share of true changes flagged: "
+        + ", ".join(f"+{pct}%: {rate:.0%}" for pct, rate in found.items())
+    )
     assert found[25] <= found[50] <= found[100] and found[100] >= 0.8

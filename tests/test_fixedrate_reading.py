@@ -10,12 +10,21 @@ from types import SimpleNamespace
 
 import pytest
 
+from helpers import (
+    FIXTURES,
+    VEGETA_BEHIND,
+    VEGETA_HELD,
+    make_rate_run,
+    problem_messages,
+    rate_entry,
+    rate_file_name,
+    read_rate_run,
+    shifted_vegeta,
+)
 from wrkreport.core.units import fmt_ms
 from wrkreport.fixedrate.analysis import rate_cells
-from wrkreport.report import ratepage
 from wrkreport.fixedrate.summary import rate_summary_lines
-
-from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, problem_messages, rate_entry, rate_file_name, read_rate_run, shifted_vegeta
+from wrkreport.report import ratepage
 
 
 def test_a_clean_run_reads_every_measurement_usable(tmp_path):
@@ -28,7 +37,9 @@ def test_a_clean_run_reads_every_measurement_usable(tmp_path):
 def test_a_file_outside_the_run_directory_is_a_one_line_problem(tmp_path):
     outside = tmp_path / "elsewhere.rate-500.vegeta.csv.gz"
     shutil.copy(VEGETA_HELD, outside)
-    run = make_rate_run(tmp_path / "run", [rate_entry("go-http", 1, file="../elsewhere.rate-500.vegeta.csv.gz"), rate_entry("nginx-http", 1)], {})
+    run = make_rate_run(
+        tmp_path / "run", [rate_entry("go-http", 1, file="../elsewhere.rate-500.vegeta.csv.gz"), rate_entry("nginx-http", 1)], {}
+    )
     (run / rate_file_name("nginx-http", 1)).symlink_to(outside)  # named as the entry says, but a link out of the run
     found, problems = read_rate_run(run)
     assert [m.usable for m in found] == [False, False]
@@ -41,7 +52,11 @@ def test_a_file_outside_the_run_directory_is_a_one_line_problem(tmp_path):
 @pytest.mark.parametrize("rate", [0, -500, "500", 2.5, True, 10**10, None])
 def test_a_bad_rate_is_a_problem_not_a_measurement(tmp_path, rate):
     bad = rate_entry("go-http", 1) | {"rate": rate}
-    run = make_rate_run(tmp_path / "run", [bad, rate_entry("go-http", 2)], {rate_file_name("go-http", 1): VEGETA_HELD, rate_file_name("go-http", 2): VEGETA_HELD})
+    run = make_rate_run(
+        tmp_path / "run",
+        [bad, rate_entry("go-http", 2)],
+        {rate_file_name("go-http", 1): VEGETA_HELD, rate_file_name("go-http", 2): VEGETA_HELD},
+    )
     found, problems = read_rate_run(run)
     assert [(m.block, m.usable) for m in found] == [(2, True)]
     assert problems and all("\n" not in m for m in problem_messages(problems))
@@ -58,15 +73,18 @@ def test_a_truncated_results_file_fails_its_measurement_in_one_line(tmp_path, cu
     assert failed.name == "parse" and rate_file_name("go-http", 1) in failed.message and "\n" not in failed.message
 
 
-@pytest.mark.parametrize("wrong", [
-    "not a list",
-    ["not a dict"],
-    [{"setup": "go-http"}],
-    [{"setup": 7, "gomaxprocs": 1, "block": 1, "rate": 500}],
-    [{"setup": "go-http", "gomaxprocs": "1", "block": 1, "rate": 500, "file": rate_file_name("go-http", 1)}],
-    [{"setup": "go-http", "gomaxprocs": 1, "block": 1, "rate": 500, "file": ["a", "list"]}],
-    [{"setup": "../../etc", "gomaxprocs": 1, "block": 1, "rate": 500}],
-])
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        "not a list",
+        ["not a dict"],
+        [{"setup": "go-http"}],
+        [{"setup": 7, "gomaxprocs": 1, "block": 1, "rate": 500}],
+        [{"setup": "go-http", "gomaxprocs": "1", "block": 1, "rate": 500, "file": rate_file_name("go-http", 1)}],
+        [{"setup": "go-http", "gomaxprocs": 1, "block": 1, "rate": 500, "file": ["a", "list"]}],
+        [{"setup": "../../etc", "gomaxprocs": 1, "block": 1, "rate": 500}],
+    ],
+)
 def test_wrong_types_are_one_line_problems(tmp_path, wrong):
     run = make_rate_run(tmp_path / "run", [], {rate_file_name("go-http", 1): VEGETA_HELD})
     manifest = json.loads((run / "manifest.json").read_text()) | {"fixed_rate_measurements": wrong}
@@ -79,7 +97,11 @@ def test_wrong_types_are_one_line_problems(tmp_path, wrong):
 def test_a_cpu_file_outside_the_run_or_of_the_wrong_shape_is_left_out(tmp_path):
     (tmp_path / "secret.cpu.json").write_text('{"user_s": 1}')
     entries = [rate_entry("go-http", 1, cpu_file="../secret.cpu.json"), rate_entry("go-http", 2, cpu_file="go-http.2.cpu.json")]
-    run = make_rate_run(tmp_path / "run", entries, {rate_file_name("go-http", 1): VEGETA_HELD, rate_file_name("go-http", 2): VEGETA_HELD, "go-http.2.cpu.json": b"[1, 2"})
+    run = make_rate_run(
+        tmp_path / "run",
+        entries,
+        {rate_file_name("go-http", 1): VEGETA_HELD, rate_file_name("go-http", 2): VEGETA_HELD, "go-http.2.cpu.json": b"[1, 2"},
+    )
     found, problems = read_rate_run(run)
     assert [m.usable for m in found] == [True, True]  # the latencies stand; the CPU record is what is left out
     assert all("\n" not in m for m in problem_messages(problems))
@@ -108,7 +130,10 @@ def test_a_cell_held_in_some_blocks_says_so_with_what_was_measured_and_adds_noth
     assert f"p99 {fmt_ms(held_one.p99_ms)} ms there; nothing added)" in line
     assert "adds" not in line
 
-    files[rate_file_name("nginx-http", 2)], files[rate_file_name("go-http", 2)] = VEGETA_HELD, VEGETA_BEHIND  # now go-http fell behind: nginx-http held, with nothing to add over
+    files[rate_file_name("nginx-http", 2)], files[rate_file_name("go-http", 2)] = (
+        VEGETA_HELD,
+        VEGETA_BEHIND,
+    )  # now go-http fell behind: nginx-http held, with nothing to add over
     cells = rate_cells(read_rate_run(make_rate_run(tmp_path / "base-behind", entries, files))[0])
     rows = {row[1]: row for row in ratepage.rate_section(cells, {}, SimpleNamespace(cells=())).rows}
     assert rows["nginx-http"][-2:] == ("- (go-http did not hold the rate)",) * 2 and rows["nginx-http"][4] != "-"
@@ -117,27 +142,39 @@ def test_a_cell_held_in_some_blocks_says_so_with_what_was_measured_and_adds_noth
 
 def test_the_summary_line_says_the_load_and_the_interval(tmp_path):
     entries = [rate_entry(s, b) for s in ("go-http", "nginx-http") for b in (1, 2, 3)]
-    (line,) = rate_summary_lines(rate_cells(read_rate_run(make_rate_run(tmp_path / "run", entries, {e["file"]: VEGETA_HELD for e in entries}))[0]))
-    assert " ".join(line.split()) == ("GOMAXPROCS=1 at 500 req/s offered, open loop, latency added over go-http: "
-                                      "nginx-http: no measurable difference at p50 (0 to 0 ms); no measurable difference at p99 (0 to 0 ms)")
+    (line,) = rate_summary_lines(
+        rate_cells(read_rate_run(make_rate_run(tmp_path / "run", entries, {e["file"]: VEGETA_HELD for e in entries}))[0])
+    )
+    assert " ".join(line.split()) == (
+        "GOMAXPROCS=1 at 500 req/s offered, open loop, latency added over go-http: "
+        "nginx-http: no measurable difference at p50 (0 to 0 ms); no measurable difference at p99 (0 to 0 ms)"
+    )
 
 
 def test_nginx_tls_setups_add_over_go_https_and_say_so(tmp_path):
     # As their ratios (issue 22): TLS at nginx against TLS in Go; go-https itself over go-http.
     setups, shift_us = ("go-http", "go-https", "nginx-https"), {"go-http": 0, "go-https": 100, "nginx-https": 150}
     entries = [rate_entry(s, b) for s in setups for b in (1, 2)]
-    cells = rate_cells(read_rate_run(make_rate_run(tmp_path / "run", entries, {e["file"]: shifted_vegeta(shift_us[e["setup"]]) for e in entries}))[0])
+    cells = rate_cells(
+        read_rate_run(make_rate_run(tmp_path / "run", entries, {e["file"]: shifted_vegeta(shift_us[e["setup"]]) for e in entries}))[0]
+    )
     by = {c.setup: c for c in cells}
-    assert by["nginx-https"].added_p50.estimate == pytest.approx(0.05, abs=1e-6) and by["go-https"].added_p50.estimate == pytest.approx(0.1, abs=1e-6)
+    assert by["nginx-https"].added_p50.estimate == pytest.approx(0.05, abs=1e-6) and by["go-https"].added_p50.estimate == pytest.approx(
+        0.1, abs=1e-6
+    )
     assert (by["nginx-https"].record()["baseline"], by["go-https"].record()["baseline"]) == ("go-https", "go-http")
     assert "baseline" not in by["go-http"].record()
     (line,) = rate_summary_lines(cells)
     line = " ".join(line.split())
-    assert ("latency added over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100) and 0.100 ms at p99 (0.100 to 0.100) "
-            "over go-http; nginx-https adds 0.0500 ms at p50") in line
+    assert (
+        "latency added over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100) and 0.100 ms at p99 (0.100 to 0.100) "
+        "over go-http; nginx-https adds 0.0500 ms at p50"
+    ) in line
     assert line.endswith("over go-https")
     (sentence,) = ratepage.sentences(cells, False)
-    assert sentence.startswith("At 500 req/s, open loop, over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100)") and sentence.endswith("over go-https.")
+    assert sentence.startswith(
+        "At 500 req/s, open loop, over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100)"
+    ) and sentence.endswith("over go-https.")
     section = ratepage.rate_section(cells, {}, SimpleNamespace(cells=()))
     assert section.added_over == "each setup's baseline"
     assert {row[1]: row[-1] for row in section.rows}["nginx-https"].endswith(" over go-https")
@@ -147,11 +184,22 @@ def test_build_of_a_hostile_rate_run_exits_without_a_traceback(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(FIXTURES / "runs" / "default-run-1", run)
     manifest = json.loads((run / "manifest.json").read_text())
-    manifest["fixed_rate_measurements"] = [rate_entry("go-http", 1), rate_entry("nginx-http", 1, file="../../etc/passwd"), {"rate": "x"}, rate_entry("nginx-http", 2, rate=True)]
+    manifest["fixed_rate_measurements"] = [
+        rate_entry("go-http", 1),
+        rate_entry("nginx-http", 1, file="../../etc/passwd"),
+        {"rate": "x"},
+        rate_entry("nginx-http", 2, rate=True),
+    ]
     (run / "manifest.json").write_text(json.dumps(manifest))
     data = VEGETA_HELD.read_bytes()
     (run / rate_file_name("go-http", 1)).write_bytes(data[: len(data) // 3])
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert "Traceback" not in done.stderr + done.stdout
     assert done.returncode in (0, 1), done.stderr
     assert json.loads((tmp_path / "rep" / "results.json").read_text())["fixed_rate"] is not None
@@ -165,7 +213,13 @@ def test_build_prints_one_line_per_rate_saying_the_load(tmp_path):
     (run / "manifest.json").write_text(json.dumps(manifest))
     for e in manifest["fixed_rate_measurements"]:
         shutil.copy(VEGETA_HELD, run / e["file"])
-    done = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")], capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert "Traceback" not in done.stderr
     lines = done.stdout.splitlines()
     head = lines.index(next(line for line in lines if line.startswith("GOMAXPROCS=1")))

@@ -7,10 +7,9 @@ import re
 
 import pytest
 
+from helpers import rate_result
 from wrkreport.core.latency_histogram import percentile_us
 from wrkreport.fixedrate.record import RateResult
-
-from helpers import rate_result
 
 
 def test_percentiles_are_exact_by_the_rule_of_wrk_histograms():
@@ -57,8 +56,19 @@ def test_to_dict_has_the_figures_and_not_the_latencies():
     ],
 )
 def test_impossible_values_are_refused_with_the_value(changes, message):
-    fields = dict(source="t", offered_rps=None, requests=3, span_s=0.5, duration_s=0.6, statuses=((200, 3),), errors=0, timeouts=0,
-                  error_messages=(), body_bytes=((12, 3),), latencies_ns=(1, 2, 3))
+    fields = dict(
+        source="t",
+        offered_rps=None,
+        requests=3,
+        span_s=0.5,
+        duration_s=0.6,
+        statuses=((200, 3),),
+        errors=0,
+        timeouts=0,
+        error_messages=(),
+        body_bytes=((12, 3),),
+        latencies_ns=(1, 2, 3),
+    )
     fields.update(changes)
     with pytest.raises(ValueError, match=re.escape(message)):
         RateResult(**fields)

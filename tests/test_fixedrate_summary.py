@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from helpers import SLO_RUN, crossing_between, measured_p99, read_rate_run, slo_variant
 from wrkreport.core.stats import Interval
 from wrkreport.fixedrate import summary
 from wrkreport.fixedrate.analysis import RateCell, rate_cells
@@ -16,8 +17,6 @@ from wrkreport.fixedrate.capacities import Capacity, capacities
 from wrkreport.fixedrate.capacity import AT_LEAST, BlockCapacity, Estimate, Slo, slo_of
 from wrkreport.fixedrate.reading import planned_rates
 from wrkreport.fixedrate.summary import added_phrase, added_words, capacity_lines, capacity_sentences, not_held_words, rate_summary_lines
-
-from helpers import SLO_RUN, crossing_between, measured_p99, read_rate_run, slo_variant
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # reads quick-rates-slo and variants of it
 
@@ -29,13 +28,16 @@ def test_the_doctests_hold():
     assert doctest.testmod(summary, optionflags=doctest.ELLIPSIS).failed == 0
 
 
-@pytest.mark.parametrize("interval, said", [
-    (Interval(0.17, -0.35, 0.68, 4), "no measurable difference at p99 (-0.350 to 0.680 ms)"),  # across 0: never 'adds'
-    (Interval(-0.71, -0.95, -0.47, 4), "takes 0.710 ms off at p99 (0.470 to 0.950)"),  # below 0: never a negative 'adds'
-    (Interval(0.0, 0.0, 0.0, 4), "no measurable difference at p99 (0 to 0 ms)"),
-    (Interval(2.5, 1.9, 3.1, 4), "adds 2.50 ms at p99 (1.90 to 3.10)"),
-    (None, "no figure at p99"),
-])
+@pytest.mark.parametrize(
+    "interval, said",
+    [
+        (Interval(0.17, -0.35, 0.68, 4), "no measurable difference at p99 (-0.350 to 0.680 ms)"),  # across 0: never 'adds'
+        (Interval(-0.71, -0.95, -0.47, 4), "takes 0.710 ms off at p99 (0.470 to 0.950)"),  # below 0: never a negative 'adds'
+        (Interval(0.0, 0.0, 0.0, 4), "no measurable difference at p99 (0 to 0 ms)"),
+        (Interval(2.5, 1.9, 3.1, 4), "adds 2.50 ms at p99 (1.90 to 3.10)"),
+        (None, "no figure at p99"),
+    ],
+)
 def test_only_an_interval_above_zero_adds(interval, said):
     phrase = added_phrase(interval, "p99")
     assert phrase == said
@@ -56,7 +58,8 @@ def test_a_clause_per_setup():
 
 def test_a_rate_held_in_some_blocks_is_said_with_what_was_measured():
     assert not_held_words(cell(None, None, not_held=2, usable=2, held_in=2)) == (
-        "nginx-http held it in 2 of 4 blocks (p50 0.200 ms, p99 0.500 ms there; nothing added)")
+        "nginx-http held it in 2 of 4 blocks (p50 0.200 ms, p99 0.500 ms there; nothing added)"
+    )
     assert not_held_words(cell(None, None, not_held=4, usable=0, held_in=0)) == "nginx-http held it in none of its 4 blocks"
     assert not_held_words(cell(None, None, usable=0, held_in=0)) == "nginx-http has no usable measurement"
 
@@ -69,7 +72,10 @@ def test_the_search_steps_have_no_light_load_line(tmp_path):
     measurements, _ = read_rate_run(run)
     cells = rate_cells(measurements, None, planned_rates(json.loads((run / "manifest.json").read_text())))
     lines = rate_summary_lines(cells)
-    assert [line.split(" open loop")[0] for line in lines] == ["GOMAXPROCS=1 at 12,000 req/s offered,", "GOMAXPROCS=2 at 12,000 req/s offered,"]
+    assert [line.split(" open loop")[0] for line in lines] == [
+        "GOMAXPROCS=1 at 12,000 req/s offered,",
+        "GOMAXPROCS=2 at 12,000 req/s offered,",
+    ]
     assert len(rate_summary_lines([replace(c, planned=True) for c in cells])) == 8  # without a plan: every rate
 
 
@@ -106,12 +112,16 @@ def test_one_block_is_said_without_an_interval_and_a_search_at_an_edge_as_a_boun
     assert 12000 < crossed < 18000 and f"nginx-http carries {rps(crossed)} req/s (one block: no interval), " in said
     # nginx-fcgi-tcp missed it at 12,000, the lowest rate tried: at most.
     assert not p99_within(measurements, "nginx-fcgi-tcp", 1, 12000)
-    go = crossing_between(24000, 32000, *(measured_p99(measurements, "go-http", 1, r) for r in (24000, 32000)), 5.0)  # go-http's, GOMAXPROCS=1
+    go = crossing_between(
+        24000, 32000, *(measured_p99(measurements, "go-http", 1, r) for r in (24000, 32000)), 5.0
+    )  # go-http's, GOMAXPROCS=1
     assert f"nginx-fcgi-tcp carries at most 12,000 req/s (missed at the lowest rate tried), at most {12000 / go:.2f} of go-http's" in said
     # go-http at GOMAXPROCS=2 met it at every rate up to 32,000: at least.
     assert all(p99_within(measurements, "go-http", 2, r) for r in (12000, 18000, 24000, 32000))
     assert said.endswith("go-http carries at least 32,000 req/s (the objective held at the highest rate tried)")
-    assert said.startswith("GOMAXPROCS=1, capacity with p99 within 5 ms: nginx-http carries")  # the objective, then the setups, the baseline last
+    assert said.startswith(
+        "GOMAXPROCS=1, capacity with p99 within 5 ms: nginx-http carries"
+    )  # the objective, then the setups, the baseline last
 
 
 def test_the_page_sentence_names_the_objective_and_each_gomaxprocs(quick_capacities):
@@ -119,15 +129,19 @@ def test_the_page_sentence_names_the_objective_and_each_gomaxprocs(quick_capacit
     first, second = capacity_sentences(found)
     assert first.startswith("With p99 within 5 ms (GOMAXPROCS=1), nginx-http carries ") and first.endswith(".")
     assert second.startswith("With p99 within 5 ms (GOMAXPROCS=2), ")
-    assert capacity_sentences([c for c in found if c.gomaxprocs == 1], several_gomaxprocs=False)[0].startswith("With p99 within 5 ms, nginx-http")
+    assert capacity_sentences([c for c in found if c.gomaxprocs == 1], several_gomaxprocs=False)[0].startswith(
+        "With p99 within 5 ms, nginx-http"
+    )
 
 
 def test_two_blocks_give_an_interval_and_a_bound_met_in_some_blocks_says_in_how_many(tmp_path):
     measurements, _ = read_rate_run(slo_variant(tmp_path / "run", two_blocks=True))
     said = " ".join(" ".join(capacity_lines(capacities(measurements, OBJECTIVE))).split())
     # nginx-http's bracket: 12,000-18,000 in block 1, 18,000-24,000 in block 2 (each its crossing); the geometric mean with a t-interval on the logs.
-    logs = [math.log(crossing_between(low, high, *(measured_p99(measurements, "nginx-http", 1, r, block) for r in (low, high)), 5.0))
-            for block, (low, high) in ((1, (12000, 18000)), (2, (18000, 24000)))]
+    logs = [
+        math.log(crossing_between(low, high, *(measured_p99(measurements, "nginx-http", 1, r, block) for r in (low, high)), 5.0))
+        for block, (low, high) in ((1, (12000, 18000)), (2, (18000, 24000)))
+    ]
     centre, half = sum(logs) / 2, T_975_DF1 * abs(logs[0] - logs[1]) / math.sqrt(2) / math.sqrt(2)
     assert f"nginx-http carries {rps(math.exp(centre))} req/s ({rps(math.exp(centre - half))}-{rps(math.exp(centre + half))})" in said
     assert "nginx-fcgi-tcp carries at most 12,000 req/s (missed at the lowest rate tried in 1 of 2 blocks)" in said
@@ -148,7 +162,8 @@ def test_a_ratio_with_its_interval_and_the_generators_ceiling_are_said_as_such()
     go = made("go-http", Estimate(24000.0, None, None, AT_LEAST, 4), behind)
     assert capacity_sentences([go, nginx], several_gomaxprocs=False) == [
         "With p99 within 5 ms, nginx-http carries 18,400 req/s (17,100-19,800), 0.84 of go-http's (0.80-0.88); "
-        "go-http carries at least 24,000 req/s (vegeta's ceiling here: it fell behind at 25,000)."]
+        "go-http carries at least 24,000 req/s (vegeta's ceiling here: it fell behind at 25,000)."
+    ]
 
 
 def test_a_ratio_that_cannot_be_told_says_why():
@@ -156,11 +171,13 @@ def test_a_ratio_that_cannot_be_told_says_why():
     fcgi = made("nginx-fcgi-tcp", Estimate(6200.0, None, None, "at_most", 1), one)
     assert capacity_sentences([fcgi], several_gomaxprocs=False) == [
         "With p99 within 5 ms, nginx-fcgi-tcp carries at most 6,200 req/s (missed at the lowest rate tried), "
-        "no ratio to go-http's (no block measured both it and go-http)."]
+        "no ratio to go-http's (no block measured both it and go-http)."
+    ]
     go = made("go-http", Estimate(9000.0, None, None, "at_most", 1), (BlockCapacity(1, 9000.0, "at_most", None, 9000, 1),))
     assert capacity_sentences([go, fcgi], several_gomaxprocs=False) == [
         "With p99 within 5 ms, nginx-fcgi-tcp carries at most 6,200 req/s (missed at the lowest rate tried), "
-        "no ratio to go-http's (the two bounds say nothing together); go-http carries at most 9,000 req/s (missed at the lowest rate tried)."]
+        "no ratio to go-http's (the two bounds say nothing together); go-http carries at most 9,000 req/s (missed at the lowest rate tried)."
+    ]
 
 
 def test_no_objective_no_capacity_no_line(quick_capacities):

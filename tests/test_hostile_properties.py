@@ -16,11 +16,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from helpers import FIXTURES
+from properties import examples
 from wrkreport.cli import cli
 from wrkreport.core.errors import WrkreportError
-
-from properties import examples
-from helpers import FIXTURES
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds a copy of one fixture run per example
 
@@ -28,38 +27,118 @@ SOURCE = FIXTURES / "runs" / "pinned-quick"  # the smallest real run: 2 setups, 
 SECRET = "SECRET-b41d-never-in-any-output"
 HUGE_INT = "9" * 5000
 ODD_VALUES = [
-    float("nan"), float("inf"), -float("inf"), 1e308, -1, 0, 2**70, HUGE_INT, "x", "\x1b[31m\x00\r\n", "",
-    [], {}, ["x"], {"a": {"b": None}}, None, True, "$\\frac{$", "0-100000000", "javascript:alert(1)", "../../etc/passwd",
-    "\udcff", "a\ud800b", "x" * 300, "/etc/passwd", ".",
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    1e308,
+    -1,
+    0,
+    2**70,
+    HUGE_INT,
+    "x",
+    "\x1b[31m\x00\r\n",
+    "",
+    [],
+    {},
+    ["x"],
+    {"a": {"b": None}},
+    None,
+    True,
+    "$\\frac{$",
+    "0-100000000",
+    "javascript:alert(1)",
+    "../../etc/passwd",
+    "\udcff",
+    "a\ud800b",
+    "x" * 300,
+    "/etc/passwd",
+    ".",
 ]
 MANIFEST_PATHS = [
-    ("ulimit_n",), ("machine",), ("versions",), ("status",), ("reason",), ("command",), ("parameters",), ("passes",),
-    ("measurements",), ("sysctl",), ("nginx_V",), ("parameters", "handler_delay_ms"), ("parameters", "expect_header_bytes"),
-    ("parameters", "body_bytes"), ("parameters", "setups"), ("parameters", "gomaxprocs"), ("parameters", "pin_client"),
-    ("parameters", "connections_levels"), ("parameters", "upstream_keepalive"), ("machine", "cpu_model"),
-    ("machine", "logical_cores"), ("versions", "nginx"), ("passes", 0), ("passes", 0, "gomaxprocs"), ("passes", 0, "cells"),
-    ("passes", 0, "cells", "go-http"), ("passes", 0, "cells", "go-http", "ready"), ("passes", 0, "cells", "go-http", "error"),
-    ("measurements", 0), ("measurements", 0, "file"), ("measurements", 0, "repeat"), ("measurements", 0, "setup"),
-    ("measurements", 0, "exit_code"), ("measurements", 0, "command"),
+    ("ulimit_n",),
+    ("machine",),
+    ("versions",),
+    ("status",),
+    ("reason",),
+    ("command",),
+    ("parameters",),
+    ("passes",),
+    ("measurements",),
+    ("sysctl",),
+    ("nginx_V",),
+    ("parameters", "handler_delay_ms"),
+    ("parameters", "expect_header_bytes"),
+    ("parameters", "body_bytes"),
+    ("parameters", "setups"),
+    ("parameters", "gomaxprocs"),
+    ("parameters", "pin_client"),
+    ("parameters", "connections_levels"),
+    ("parameters", "upstream_keepalive"),
+    ("machine", "cpu_model"),
+    ("machine", "logical_cores"),
+    ("versions", "nginx"),
+    ("passes", 0),
+    ("passes", 0, "gomaxprocs"),
+    ("passes", 0, "cells"),
+    ("passes", 0, "cells", "go-http"),
+    ("passes", 0, "cells", "go-http", "ready"),
+    ("passes", 0, "cells", "go-http", "error"),
+    ("measurements", 0),
+    ("measurements", 0, "file"),
+    ("measurements", 0, "repeat"),
+    ("measurements", 0, "setup"),
+    ("measurements", 0, "exit_code"),
+    ("measurements", 0, "command"),
 ]
 CPU_PATHS = [
-    ("wall_s",), ("logical_cores",), ("processes",), ("pinning",), ("pinning", "client"), ("pinning", "server"),
-    ("processes", "go"), ("processes", "go", "user_s"), ("processes", "wrk", "system_s"), ("processes", "nginx"),
+    ("wall_s",),
+    ("logical_cores",),
+    ("processes",),
+    ("pinning",),
+    ("pinning", "client"),
+    ("pinning", "server"),
+    ("processes", "go"),
+    ("processes", "go", "user_s"),
+    ("processes", "wrk", "system_s"),
+    ("processes", "nginx"),
 ]
 WRK_LINES = [
-    "  0 threads and 100 connections", "  -13.93MB read", "  186109 requests in 3.10s, -13.93MB read",
-    "Requests/sec: -72748.10", "Requests/sec: nan", "Requests/sec: inf", "  Socket errors: connect 0, read -5, write 0, timeout 0",
-    "  Non-2xx or 3xx responses: -7", "    Latency   -1.00ms  117.48us   4.33ms   98.47%", "     50%  -326.00us", "\u200b", "",
-    "\x00", "Running 1s test @ http://127.0.0.1:1/", "  99999999999999999999 threads and 1 connections",
+    "  0 threads and 100 connections",
+    "  -13.93MB read",
+    "  186109 requests in 3.10s, -13.93MB read",
+    "Requests/sec: -72748.10",
+    "Requests/sec: nan",
+    "Requests/sec: inf",
+    "  Socket errors: connect 0, read -5, write 0, timeout 0",
+    "  Non-2xx or 3xx responses: -7",
+    "    Latency   -1.00ms  117.48us   4.33ms   98.47%",
+    "     50%  -326.00us",
+    "\u200b",
+    "",
+    "\x00",
+    "Running 1s test @ http://127.0.0.1:1/",
+    "  99999999999999999999 threads and 1 connections",
 ]
 ODD_NAMES = [
-    "go-http.gomaxprocs-1.run-01.wrk.txt", "nginx-http.gomaxprocs-1.run-1.wrk.txt.wrk.txt",
-    "javascript:alert(document.domain);x.wrk.txt", "go-http.gomaxprocs-9999.c9999999.run-9999.wrk.txt",
-    "$\\frac{$.gomaxprocs-1.run-1.wrk.txt", "a\nb.wrk.txt", "go-http.gomaxprocs-1.run-1.cpu.json.wrk.txt",
-    "go-http.gomaxprocs-2.headers.txt", "-rf.wrk.txt", " .wrk.txt",
+    "go-http.gomaxprocs-1.run-01.wrk.txt",
+    "nginx-http.gomaxprocs-1.run-1.wrk.txt.wrk.txt",
+    "javascript:alert(document.domain);x.wrk.txt",
+    "go-http.gomaxprocs-9999.c9999999.run-9999.wrk.txt",
+    "$\\frac{$.gomaxprocs-1.run-1.wrk.txt",
+    "a\nb.wrk.txt",
+    "go-http.gomaxprocs-1.run-1.cpu.json.wrk.txt",
+    "go-http.gomaxprocs-2.headers.txt",
+    "-rf.wrk.txt",
+    " .wrk.txt",
 ]
-FILES = ["manifest.json", "go-http.gomaxprocs-1.run-1.wrk.txt", "go-http.gomaxprocs-1.run-1.cpu.json",
-         "go-http.gomaxprocs-1.headers.txt", "nginx-http.gomaxprocs-1.run-1.wrk.txt", "nginx-http.gomaxprocs-1.run-1.cpu.json"]
+FILES = [
+    "manifest.json",
+    "go-http.gomaxprocs-1.run-1.wrk.txt",
+    "go-http.gomaxprocs-1.run-1.cpu.json",
+    "go-http.gomaxprocs-1.headers.txt",
+    "nginx-http.gomaxprocs-1.run-1.wrk.txt",
+    "nginx-http.gomaxprocs-1.run-1.cpu.json",
+]
 
 MUTATION = st.one_of(
     st.tuples(st.just("manifest"), st.sampled_from(MANIFEST_PATHS), st.sampled_from(range(len(ODD_VALUES)))),

@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers import CAPTURED, FIXTURES
 from wrkreport.cli import cli
 from wrkreport.core.errors import ParseError, RefusedFile
 from wrkreport.parsers.rawfile import CAP_BYTES, read_bytes
+from wrkreport.parsers.schema import cpu_list_problem
 from wrkreport.report import build_compare
 from wrkreport.runs.directory import load_run
-from wrkreport.parsers.schema import cpu_list_problem
-
-from helpers import CAPTURED, FIXTURES
 
 RUNS = FIXTURES / "runs"
 SECRET = "SECRET-7f3a9c-do-not-leak"
@@ -244,7 +243,7 @@ def test_negative_non_2xx_fails_a_check(run, tmp_path):
 def test_negative_requests_per_sec_is_a_failed_parse_check(run, tmp_path):
     text = (run / WRK).read_text()
     start = text.index("Requests/sec:")
-    (run / WRK).write_text(text[:start] + "Requests/sec: -72748.10\n" + text[text.index("Transfer/sec:"):])
+    (run / WRK).write_text(text[:start] + "Requests/sec: -72748.10\n" + text[text.index("Transfer/sec:") :])
     result, status, _ = build(run, tmp_path / "out")
     assert status == 1 and "check failed: parse:" in result.stderr and "negative number '-72748.10'" in result.stderr
 
@@ -258,7 +257,10 @@ def test_run_1_and_run_01_fail_and_neither_is_counted(run, tmp_path):
     assert status == 1
     duplicates = [c for c in checks_of(tmp_path / "out") if c["name"] == "duplicate"]
     assert sorted(c["file"] for c in duplicates) == ["go-http.gomaxprocs-1.run-01.wrk.txt", WRK]
-    assert all("go-http.gomaxprocs-1.run-01.wrk.txt and" in c["message"] or "and go-http.gomaxprocs-1.run-01.wrk.txt" in c["message"] for c in duplicates)
+    assert all(
+        "go-http.gomaxprocs-1.run-01.wrk.txt and" in c["message"] or "and go-http.gomaxprocs-1.run-01.wrk.txt" in c["message"]
+        for c in duplicates
+    )
     measurements = json.loads((tmp_path / "out" / "results.json").read_text())["measurements"]
     go = [m for m in measurements if m["setup"] == "go-http"]
     assert len(go) == 2 and all(m["excluded"] for m in go)
@@ -322,7 +324,7 @@ def test_parse_rejects_values_wrk_never_prints(old, new, message):
     text = (CAPTURED / "wrk-4.1.0__latency.txt").read_text()
     if new.endswith("X:"):
         start = text.index("Requests/sec:")
-        text = text[:start] + "Requests/sec: nan\n" + text[text.index("Transfer/sec:"):]
+        text = text[:start] + "Requests/sec: nan\n" + text[text.index("Transfer/sec:") :]
     else:
         assert old in text
         text = text.replace(old, new, 1)
@@ -368,7 +370,12 @@ NAME_FIELDS = {
 }
 
 
-AUXILIARY_FIELDS = ("measurement-cpu-file", "measurement-hist-file", "rate-cpu-file", "headers-file")  # left out alone; a client entry's fails its measurement
+AUXILIARY_FIELDS = (
+    "measurement-cpu-file",
+    "measurement-hist-file",
+    "rate-cpu-file",
+    "headers-file",
+)  # left out alone; a client entry's fails its measurement
 
 
 def two_rate_clients(data: dict) -> None:
@@ -441,23 +448,26 @@ def test_a_listed_file_whose_name_is_no_plain_file_name_is_refused_unread(run, t
     assert repr(name) in refused[0]["message"]
 
 
-@pytest.mark.parametrize("value, reason", [
-    ("go-http.gomaxprocs-1.run-1.wrk.txt", None),
-    ("é.wrk.txt", None),
-    ("x" * 255, None),
-    ("x" * 256, "256 bytes long"),
-    ("é" * 128, "256 bytes long"),
-    ("a\x00", "NUL"),
-    ("a\x85", "control character"),
-    ("\udc80", "not UTF-8"),
-    ("/x", "absolute path"),
-    ("a/../b", "parent directory"),
-    ("a/b", "into a directory"),
-    ("", "empty"),
-    ("..", "a directory"),
-    (None, "expected a file name"),
-    (7, "expected a file name"),
-])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        ("go-http.gomaxprocs-1.run-1.wrk.txt", None),
+        ("é.wrk.txt", None),
+        ("x" * 255, None),
+        ("x" * 256, "256 bytes long"),
+        ("é" * 128, "256 bytes long"),
+        ("a\x00", "NUL"),
+        ("a\x85", "control character"),
+        ("\udc80", "not UTF-8"),
+        ("/x", "absolute path"),
+        ("a/../b", "parent directory"),
+        ("a/b", "into a directory"),
+        ("", "empty"),
+        ("..", "a directory"),
+        (None, "expected a file name"),
+        (7, "expected a file name"),
+    ],
+)
 def test_name_problem_says_why_a_value_is_no_plain_file_name(value, reason):
     from wrkreport.parsers.rawfile import name_problem
 
@@ -468,8 +478,7 @@ def test_name_problem_says_why_a_value_is_no_plain_file_name(value, reason):
 def test_doctests():
     import doctest
 
-    from wrkreport.parsers import rawfile
-    from wrkreport.parsers import schema
+    from wrkreport.parsers import rawfile, schema
 
     for module in (schema, rawfile):
         failures, tried = doctest.testmod(module)

@@ -41,9 +41,14 @@ TOP_STAGES = {"wrkreport": "core", "wrkreport.cli": "cli", "wrkreport.__main__":
 FIXEDRATE = "wrkreport.fixedrate"
 FIXEDRATE_STAGES = {
     "record": "parsers",  # parsers/vegeta.py returns its records
-    "rate_checks": "runs", "capacity": "runs", "reading": "runs",  # runs/directory.py reads the phase with them
-    "analysis": "analysis", "capacities": "analysis", "summary": "analysis",
-    "comparison": "compare", "common_rate": "compare",
+    "rate_checks": "runs",
+    "capacity": "runs",
+    "reading": "runs",  # runs/directory.py reads the phase with them
+    "analysis": "analysis",
+    "capacities": "analysis",
+    "summary": "analysis",
+    "comparison": "compare",
+    "common_rate": "compare",
 }
 BENCH = "wrkreport.bench"
 # What the driver's helper may import of the rest of wrkreport (run_bench.sh runs it before any pip install).
@@ -53,10 +58,36 @@ CORE_MODULES = ("setups", "records", "stats", "between_runs", "units", "errors",
 FORBIDDEN_IN_CORE = ("pandas", "matplotlib", "jinja2", "click", "wrkreport.report", "wrkreport.bench")
 # The setup rules (core/setups.py): a module-level name in this list defined anywhere else is a second copy.
 SETUP_RULES = (
-    "Setup", "SETUPS", "SETUP_IDS", "SETUP_BY_ID", "SetupTable", "DEFAULT_SETUP_IDS", "TLS_SETUP_IDS", "TLS_SETUPS", "PLAIN_SETUP_IDS",
-    "NGINX_SETUPS", "NEW_CONNECTION_SETUPS", "BASELINE", "BASELINES", "TLS_BASELINE", "SETUP_DESCRIPTIONS", "DEFAULT_PORTS",
-    "BACKEND_PORTS", "TWIN", "TWIN_ID", "TWIN_SEPARATOR", "SETUP_NAME", "VARIANT_NAME", "VARIANT_PORT_OFFSET", "VARIANT_SERVER",
-    "split_twin", "twin_id", "twin_of", "baseline_of", "setup_order", "setup_description",
+    "Setup",
+    "SETUPS",
+    "SETUP_IDS",
+    "SETUP_BY_ID",
+    "SetupTable",
+    "DEFAULT_SETUP_IDS",
+    "TLS_SETUP_IDS",
+    "TLS_SETUPS",
+    "PLAIN_SETUP_IDS",
+    "NGINX_SETUPS",
+    "NEW_CONNECTION_SETUPS",
+    "BASELINE",
+    "BASELINES",
+    "TLS_BASELINE",
+    "SETUP_DESCRIPTIONS",
+    "DEFAULT_PORTS",
+    "BACKEND_PORTS",
+    "TWIN",
+    "TWIN_ID",
+    "TWIN_SEPARATOR",
+    "SETUP_NAME",
+    "VARIANT_NAME",
+    "VARIANT_PORT_OFFSET",
+    "VARIANT_SERVER",
+    "split_twin",
+    "twin_id",
+    "twin_of",
+    "baseline_of",
+    "setup_order",
+    "setup_description",
 )
 SETUP_TABLE = PACKAGE / "core" / "setups.py"
 # A twin's or a setup name's pattern written out again (its variant part) rather than read from the table.
@@ -143,7 +174,10 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_and_a_type_chec
     (package / "parse.py").write_text("def f():\n    from . import parse_ab\n")
     (package / "parse_ab.py").write_text("from .parse import Cursor\n")
     graph = import_graph(package)
-    assert find_cycle(graph) in (["wrkreport.analyze", "wrkreport.noise", "wrkreport.analyze"], ["wrkreport.parse", "wrkreport.parse_ab", "wrkreport.parse"])
+    assert find_cycle(graph) in (
+        ["wrkreport.analyze", "wrkreport.noise", "wrkreport.analyze"],
+        ["wrkreport.parse", "wrkreport.parse_ab", "wrkreport.parse"],
+    )
     del graph["wrkreport.noise"]
     assert find_cycle(graph) == ["wrkreport.parse", "wrkreport.parse_ab", "wrkreport.parse"]
 
@@ -191,7 +225,8 @@ def out_of_place(root: Path = PACKAGE) -> list[str]:
     graph = import_graph(root)
     loose = sorted(m for m in graph if m.count(".") == 1 and m not in LOOSE and not (root / m.split(".")[1]).is_dir())
     return [f"{m} (loose at the top)" for m in loose] + sorted(
-        f"{m} (in no stage)" for m in graph if stage_of(m) is None and not in_bench(m) and m not in loose)
+        f"{m} (in no stage)" for m in graph if stage_of(m) is None and not in_bench(m) and m not in loose
+    )
 
 
 def test_only_the_command_line_is_loose_and_every_module_has_a_stage():
@@ -224,15 +259,18 @@ def made_up_tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_the_stage_rule_finds_a_check_importing_a_chart_and_a_parser_importing_a_run_reader(tmp_path):
-    package = made_up_tree(tmp_path, {
-        "charts/saturation.py": "",
-        "checks/measurements.py": "from ..charts.saturation import fill\n",
-        "runs/directory.py": "from ..parsers import wrk\n",  # down: fine
-        "parsers/wrk.py": "def f():\n    from ..runs.directory import load_run\n",
-        "parsers/ab.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..runs.directory import Run\n",
-        "core/stats.py": "import wrkreport.report\n",
-        "report/page.py": "from ..charts.saturation import fill\nfrom ..cli import main\n",
-    })
+    package = made_up_tree(
+        tmp_path,
+        {
+            "charts/saturation.py": "",
+            "checks/measurements.py": "from ..charts.saturation import fill\n",
+            "runs/directory.py": "from ..parsers import wrk\n",  # down: fine
+            "parsers/wrk.py": "def f():\n    from ..runs.directory import load_run\n",
+            "parsers/ab.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..runs.directory import Run\n",
+            "core/stats.py": "import wrkreport.report\n",
+            "report/page.py": "from ..charts.saturation import fill\nfrom ..cli import main\n",
+        },
+    )
     assert upward_imports(import_graph(package)) == [
         "wrkreport.checks.measurements -> wrkreport.charts.saturation (checks below charts)",
         "wrkreport.core.stats -> wrkreport.report (core below report)",
@@ -243,12 +281,18 @@ def test_the_stage_rule_finds_a_check_importing_a_chart_and_a_parser_importing_a
 
 
 def test_the_stage_rule_holds_each_fixedrate_module_to_its_stage(tmp_path):
-    package = made_up_tree(tmp_path, {
-        "fixedrate/record.py": "from .reading import read\n",  # parsers' stage importing a runs' one
-        "fixedrate/reading.py": "from ..runs.sidecars import read_json\nfrom .record import RateResult\n",  # same stage, and down: fine
-        "runs/sidecars.py": "", "runs/directory.py": "from ..fixedrate.reading import read\nfrom ..fixedrate.summary import lines\n",
-        "fixedrate/summary.py": "", "fixedrate/comparison.py": "", "analysis/analyze.py": "from ..fixedrate.comparison import changes\n",
-    })
+    package = made_up_tree(
+        tmp_path,
+        {
+            "fixedrate/record.py": "from .reading import read\n",  # parsers' stage importing a runs' one
+            "fixedrate/reading.py": "from ..runs.sidecars import read_json\nfrom .record import RateResult\n",  # same stage, and down: fine
+            "runs/sidecars.py": "",
+            "runs/directory.py": "from ..fixedrate.reading import read\nfrom ..fixedrate.summary import lines\n",
+            "fixedrate/summary.py": "",
+            "fixedrate/comparison.py": "",
+            "analysis/analyze.py": "from ..fixedrate.comparison import changes\n",
+        },
+    )
     assert upward_imports(import_graph(package)) == [
         "wrkreport.analysis.analyze -> wrkreport.fixedrate.comparison (analysis below compare)",
         "wrkreport.fixedrate.record -> wrkreport.fixedrate.reading (parsers below runs)",
@@ -257,11 +301,17 @@ def test_the_stage_rule_holds_each_fixedrate_module_to_its_stage(tmp_path):
 
 
 def test_the_stage_rule_finds_a_reach_into_bench_and_out_of_it(tmp_path):
-    package = made_up_tree(tmp_path, {
-        "charts/parallel.py": "from ..bench.machine import facts\n", "bench/machine.py": "",
-        "bench/progress.py": "from ..report.fmt import fmt_ms\nfrom ..core.stats import mean\nfrom ..fixedrate.summary import lines\n",
-        "report/fmt.py": "", "core/stats.py": "", "fixedrate/summary.py": "",
-    })
+    package = made_up_tree(
+        tmp_path,
+        {
+            "charts/parallel.py": "from ..bench.machine import facts\n",
+            "bench/machine.py": "",
+            "bench/progress.py": "from ..report.fmt import fmt_ms\nfrom ..core.stats import mean\nfrom ..fixedrate.summary import lines\n",
+            "report/fmt.py": "",
+            "core/stats.py": "",
+            "fixedrate/summary.py": "",
+        },
+    )
     assert upward_imports(import_graph(package)) == [
         "wrkreport.bench.progress -> wrkreport.report.fmt (bench/ imports only core, parsers and fixedrate)",
         "wrkreport.charts.parallel -> wrkreport.bench.machine (nothing outside bench/ imports the driver's helper)",
@@ -270,8 +320,12 @@ def test_the_stage_rule_finds_a_reach_into_bench_and_out_of_it(tmp_path):
 
 def test_the_place_rule_finds_a_loose_module_and_a_package_of_no_stage(tmp_path):
     package = made_up_tree(tmp_path, {"noise.py": "", "extras/__init__.py": "", "extras/tools.py": "", "fixedrate/new_step.py": ""})
-    assert out_of_place(package) == ["wrkreport.noise (loose at the top)", "wrkreport.extras (in no stage)", "wrkreport.extras.tools (in no stage)",
-                     "wrkreport.fixedrate.new_step (in no stage)"]
+    assert out_of_place(package) == [
+        "wrkreport.noise (loose at the top)",
+        "wrkreport.extras (in no stage)",
+        "wrkreport.extras.tools (in no stage)",
+        "wrkreport.fixedrate.new_step (in no stage)",
+    ]
     assert undocumented_packages(package) == ["extras"]
 
 
@@ -290,7 +344,13 @@ def core_problems(path: Path, graph: dict[str, set[str]]) -> list[str]:
     """Return what a core module imports that it may not: a package outside the standard library, or wrkreport outside core."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module]
+            if isinstance(node, ast.ImportFrom) and not node.level
+            else []
+        )
         for name in names:
             top = (name or "").split(".")[0]
             if top != "wrkreport" and top not in sys.stdlib_module_names:
@@ -325,8 +385,11 @@ def setup_rule_copies(root: Path = PACKAGE, table: Path = SETUP_TABLE) -> list[s
                 for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     targets += [t.id for t in ast.walk(target) if isinstance(t, ast.Name)]
             found += [f"{path.relative_to(root)}: {name}" for name in targets if name in SETUP_RULES]
-        found += [f"{path.relative_to(root)}: a twin pattern {n.value!r}" for n in ast.walk(tree)
-                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and TWIN_PATTERN.search(n.value)]
+        found += [
+            f"{path.relative_to(root)}: a twin pattern {n.value!r}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and TWIN_PATTERN.search(n.value)
+        ]
     return found
 
 
@@ -343,7 +406,10 @@ def test_the_copy_finder_finds_a_second_baseline_and_a_twin_regex(tmp_path):
     (tmp_path / "core").mkdir()
     (tmp_path / "core" / "setups.py").write_text('BASELINE = "go-http"\n')
     (tmp_path / "analysis.py").write_text('BASELINE = "go-http"\nimport re\nT = re.compile(r"(?P<o>[a-z-]+)~[a-z][a-z0-9]{0,15}")\n')
-    assert setup_rule_copies(tmp_path, tmp_path / "core" / "setups.py") == ["analysis.py: BASELINE", "analysis.py: a twin pattern '(?P<o>[a-z-]+)~[a-z][a-z0-9]{0,15}'"]
+    assert setup_rule_copies(tmp_path, tmp_path / "core" / "setups.py") == [
+        "analysis.py: BASELINE",
+        "analysis.py: a twin pattern '(?P<o>[a-z-]+)~[a-z][a-z0-9]{0,15}'",
+    ]
 
 
 # --- The README's map names every module -----------------------------------------------------
@@ -390,7 +456,6 @@ def test_the_map_check_finds_a_missing_module_and_package(tmp_path):
     assert missing_from_map(readme_map(text), tmp_path) == ["core/stats.py", "run.py"]
 
 
-
 # --- The wheel ships every package --------------------------------------------------------------
 
 
@@ -417,8 +482,13 @@ ISSUE_NUMBER = re.compile(r"\bissue [0-9]", re.I)
 
 def issue_numbers(roots: list[Path]) -> list[str]:
     """Return 'path:line' of every line under roots (files of any kind) that names an issue by its number."""
-    return [f"{path}:{number}" for root in roots for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-            for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1) if ISSUE_NUMBER.search(line)]
+    return [
+        f"{path}:{number}"
+        for root in roots
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if ISSUE_NUMBER.search(line)
+    ]
 
 
 def test_no_source_file_or_template_names_the_issue_that_brought_it():

@@ -23,7 +23,10 @@ def test_hosts_are_separate_machines_over_ssh_and_leave_nothing():
         own = subprocess.run(["readlink", "/proc/self/ns/net"], capture_output=True, text=True).stdout.strip()
         seen = {}
         for host in lab.hosts:
-            out = lab.ssh(host, f"readlink /proc/self/ns/net; hostname -I; ls -A /tmp | wc -l; test -e {netlab.quote(str(ROOT / 'run_bench.sh'))} && echo visible || echo hidden").stdout.split()
+            out = lab.ssh(
+                host,
+                f"readlink /proc/self/ns/net; hostname -I; ls -A /tmp | wc -l; test -e {netlab.quote(str(ROOT / 'run_bench.sh'))} && echo visible || echo hidden",
+            ).stdout.split()
             seen[host.name] = out
             assert out[1] == host.address
             assert out[2] == "0", "the host's /tmp is its own"

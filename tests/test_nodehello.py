@@ -5,7 +5,6 @@ request the load generators send."""
 from __future__ import annotations
 
 import re
-
 import signal
 import socket
 import subprocess
@@ -105,7 +104,7 @@ def exchange(port: int, request: bytes, quiet_s: float = 0.5) -> bytes:
             while chunk := sock.recv(65536):
                 data += chunk
             return data + b"<closed>"
-        except socket.timeout:
+        except TimeoutError:
             return data + b"<open>"
 
 
@@ -136,7 +135,11 @@ def test_curl_head_block_is_141_bytes(nodehello):
     out = subprocess.run(["curl", "-sI", f"http://127.0.0.1:{nodehello}/"], capture_output=True, check=True).stdout
     assert len(out) == 141
     assert [line.split(b":")[0] for line in out.split(b"\r\n")[1:-2]] == [
-        b"Connection", b"Content-Length", b"Content-Type", b"Server", b"Date"
+        b"Connection",
+        b"Content-Length",
+        b"Content-Type",
+        b"Server",
+        b"Date",
     ]
 
 
@@ -183,14 +186,14 @@ def test_cluster_runs_n_workers_and_stops_them():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--port", "70000"], b"nodehello: -port \"70000\" out of range 0-65535\n"),
-        (["--workers", "0"], b"nodehello: -workers \"0\" out of range 1-9999\n"),
-        (["-body-bytes", "0"], b"nodehello: -body-bytes \"0\" out of range 1-1048576\n"),
-        (["-handler-delay", "1 ms"], b"nodehello: -handler-delay \"1 ms\" is not a duration like 1ms or 500us\n"),
-        (["--listen", "0.0.0.0"], b"nodehello: unexpected argument \"--listen\"\n"),
-        (["--address", "0.0.0.0"], b"nodehello: -address \"0.0.0.0\" is not one IP address (never 0.0.0.0 or ::)\n"),
-        (["--address", "::"], b"nodehello: -address \"::\" is not one IP address (never 0.0.0.0 or ::)\n"),
-        (["--address", "localhost"], b"nodehello: -address \"localhost\" is not one IP address (never 0.0.0.0 or ::)\n"),
+        (["--port", "70000"], b'nodehello: -port "70000" out of range 0-65535\n'),
+        (["--workers", "0"], b'nodehello: -workers "0" out of range 1-9999\n'),
+        (["-body-bytes", "0"], b'nodehello: -body-bytes "0" out of range 1-1048576\n'),
+        (["-handler-delay", "1 ms"], b'nodehello: -handler-delay "1 ms" is not a duration like 1ms or 500us\n'),
+        (["--listen", "0.0.0.0"], b'nodehello: unexpected argument "--listen"\n'),
+        (["--address", "0.0.0.0"], b'nodehello: -address "0.0.0.0" is not one IP address (never 0.0.0.0 or ::)\n'),
+        (["--address", "::"], b'nodehello: -address "::" is not one IP address (never 0.0.0.0 or ::)\n'),
+        (["--address", "localhost"], b'nodehello: -address "localhost" is not one IP address (never 0.0.0.0 or ::)\n'),
     ],
 )
 def test_bad_arguments_exit_2(args, message):

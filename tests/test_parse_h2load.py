@@ -35,12 +35,21 @@ def ms(token: str) -> float:
 
 def printed(text: str) -> dict:
     """Read what h2load printed, with regexes of this test (independent of the parser)."""
-    spawning = re.findall(r"^spawning thread #\d+: (\d+) total client\(s\)\. (?:Timing-based test with \S+ of warm-up time and (\S+)s of main)?", text, re.M)
+    spawning = re.findall(
+        r"^spawning thread #\d+: (\d+) total client\(s\)\. (?:Timing-based test with \S+ of warm-up time and (\S+)s of main)?", text, re.M
+    )
     finished = re.search(r"^finished in (\S+), (\S+) req/s, ", text, re.M)
-    counts = dict((name, int(n)) for n, name in re.findall(r"(\d+) (total|started|done|succeeded|failed|errored|timeout)\b", re.search(r"^requests: .*$", text, re.M)[0]))
+    counts = dict(
+        (name, int(n))
+        for n, name in re.findall(
+            r"(\d+) (total|started|done|succeeded|failed|errored|timeout)\b", re.search(r"^requests: .*$", text, re.M)[0]
+        )
+    )
     codes = dict((k, int(n)) for n, k in re.findall(r"(\d+) ([2-5]xx)", re.search(r"^status codes: .*$", text, re.M)[0]))
     traffic = re.search(r"^traffic: \S+ \((\d+)\) total, \S+ \((\d+)\) headers \(space savings (\S+)%\), \S+ \((\d+)\) data$", text, re.M)
-    rows = {name: row.split() for name, row in re.findall(r"^(time for request|time for connect|time to 1st byte|req/s\s+):(.*)$", text, re.M)}
+    rows = {
+        name: row.split() for name, row in re.findall(r"^(time for request|time for connect|time to 1st byte|req/s\s+):(.*)$", text, re.M)
+    }
     protocol = re.search(r"^Application protocol: (\S+)$", text, re.M)
     tls = re.search(r"^TLS Protocol: (\S+)$", text, re.M)
     return {
@@ -75,19 +84,29 @@ def test_capture_gives_the_numbers_it_prints(path):
     assert result.elapsed_s == pytest.approx(want["elapsed_ms"] / 1000)
     assert result.duration_s == pytest.approx(want["main_s"] if want["main_s"] else want["elapsed_ms"] / 1000)
     assert (result.requests, result.failed_requests, result.errored_requests, result.errors_timeout) == (
-        counts["succeeded"], counts["failed"], counts["errored"], counts["timeout"])
+        counts["succeeded"],
+        counts["failed"],
+        counts["errored"],
+        counts["timeout"],
+    )
     assert (result.requests_started, result.requests_done) == (counts["started"], counts["done"])
     assert result.socket_errors == counts["errored"] and result.errors_connect == result.errors_write == 0
     assert result.non_2xx_3xx == codes["4xx"] + codes["5xx"]
     assert (result.bytes_read, result.header_bytes, result.header_space_savings_pct, result.data_bytes) == (total, head, savings, data)
     assert result.requests_per_sec == want["rps"]
     request, connect, ttfb = (want["rows"][name] for name in ("time for request", "time for connect", "time to 1st byte"))
-    assert (result.latency_min_ms, result.latency_max_ms, result.latency_avg_ms, result.latency_stdev_ms) == pytest.approx([ms(t) for t in request[:4]])
+    assert (result.latency_min_ms, result.latency_max_ms, result.latency_avg_ms, result.latency_stdev_ms) == pytest.approx(
+        [ms(t) for t in request[:4]]
+    )
     assert result.latency_within_stdev_pct == float(request[4].rstrip("%"))
-    assert (result.connect_min_ms, result.connect_max_ms, result.connect_avg_ms, result.connect_stdev_ms) == pytest.approx([ms(t) for t in connect[:4]])
+    assert (result.connect_min_ms, result.connect_max_ms, result.connect_avg_ms, result.connect_stdev_ms) == pytest.approx(
+        [ms(t) for t in connect[:4]]
+    )
     assert (result.ttfb_min_ms, result.ttfb_max_ms, result.ttfb_avg_ms, result.ttfb_stdev_ms) == pytest.approx([ms(t) for t in ttfb[:4]])
     per_client = want["rows"]["req/s           "]
-    assert (result.req_per_client_min, result.req_per_client_max, result.req_per_client_avg, result.req_per_client_stdev) == tuple(map(float, per_client[:4]))
+    assert (result.req_per_client_min, result.req_per_client_max, result.req_per_client_avg, result.req_per_client_stdev) == tuple(
+        map(float, per_client[:4])
+    )
     assert (result.application_protocol, result.tls_protocol) == (want["protocol"], want["tls"])
     assert result.req_per_thread_avg is None and result.latency_p99_ms is None and result.url == ""
 
@@ -112,7 +131,9 @@ def test_a_run_killed_before_its_report_names_its_last_line():
     with pytest.raises(ParseError) as info:
         parse_file(KILLED)
     assert (info.value.line, info.value.detail) == (
-        13, "h2load output ends before its report: no 'finished in ...' line (h2load still running, killed, or cut off?)")
+        13,
+        "h2load output ends before its report: no 'finished in ...' line (h2load still running, killed, or cut off?)",
+    )
 
 
 # --- Broken variants, made here from a real capture ----------------------------------------------------------------
@@ -131,7 +152,20 @@ def numbered(text: str, start: str) -> int:
     return next(n for n, line in enumerate(text.split("\n"), start=1) if line.startswith(start))
 
 
-@pytest.mark.parametrize("cut_at", ["finished in", "requests:", "status codes:", "traffic:", "                     min", "time for request:", "time for connect:", "time to 1st byte:", "req/s"])
+@pytest.mark.parametrize(
+    "cut_at",
+    [
+        "finished in",
+        "requests:",
+        "status codes:",
+        "traffic:",
+        "                     min",
+        "time for request:",
+        "time for connect:",
+        "time to 1st byte:",
+        "req/s",
+    ],
+)
 def test_a_cut_output_says_what_is_missing(cut_at):
     text = TWO_THREADS.read_text()
     head = text[: text.index("\n" + cut_at) + 1]
@@ -156,14 +190,49 @@ def test_every_cut_raises_a_parse_error_or_parses():
 @pytest.mark.parametrize(
     "old, new, start, message",
     [
-        ("(1580980) total", "(580980) total", "traffic:", "traffic total 1.51MB is not its exact 580980 bytes (h2load prints 567.36KB for them)"),
-        ("(980000) headers", "(98000) headers", "traffic:", "traffic head 957.03KB is not its exact 98000 bytes (h2load prints 95.70KB for them)"),
-        ("20000 succeeded", "20001 succeeded", "requests:", "20001 succeeded + 0 failed is not the 20000 total: h2load counts every request as one or the other"),
-        ("0 timeout", "18446744073709551615 timeout", "requests:", "timeout 18446744073709551615 is a negative count printed unsigned (h2load's counter wrapped); its value is unknown"),
-        ("    4.96ms", "    4,96ms", "time for request:", "expected the 'time for request:' row (min, max, mean, sd, +/- sd), found 'time for request: 37us 21.09ms 4,96ms 3.62ms 60.96%'"),
+        (
+            "(1580980) total",
+            "(580980) total",
+            "traffic:",
+            "traffic total 1.51MB is not its exact 580980 bytes (h2load prints 567.36KB for them)",
+        ),
+        (
+            "(980000) headers",
+            "(98000) headers",
+            "traffic:",
+            "traffic head 957.03KB is not its exact 98000 bytes (h2load prints 95.70KB for them)",
+        ),
+        (
+            "20000 succeeded",
+            "20001 succeeded",
+            "requests:",
+            "20001 succeeded + 0 failed is not the 20000 total: h2load counts every request as one or the other",
+        ),
+        (
+            "0 timeout",
+            "18446744073709551615 timeout",
+            "requests:",
+            "timeout 18446744073709551615 is a negative count printed unsigned (h2load's counter wrapped); its value is unknown",
+        ),
+        (
+            "    4.96ms",
+            "    4,96ms",
+            "time for request:",
+            "expected the 'time for request:' row (min, max, mean, sd, +/- sd), found 'time for request: 37us 21.09ms 4,96ms 3.62ms 60.96%'",
+        ),
         ("60.96%", "160.96%", "time for request:", "time for request: 160.96% within the sd: a share is at most 100%"),
-        ("33680.52 req/s", "33680.52 req/sec", "finished in", "expected 'finished in <time>, <N> req/s, <size>B/s', found 'finished in 593.82ms, 33680.52 req/sec, 2.54MB/s'"),
-        ("spawning thread #1:", "spawning thread #2:", "spawning thread #2:", "expected 'spawning thread #1: ...', found 'spawning thread #2: 10 total client(s). 10000 total requests'"),
+        (
+            "33680.52 req/s",
+            "33680.52 req/sec",
+            "finished in",
+            "expected 'finished in <time>, <N> req/s, <size>B/s', found 'finished in 593.82ms, 33680.52 req/sec, 2.54MB/s'",
+        ),
+        (
+            "spawning thread #1:",
+            "spawning thread #2:",
+            "spawning thread #2:",
+            "expected 'spawning thread #1: ...', found 'spawning thread #2: 10 total client(s). 10000 total requests'",
+        ),
     ],
 )
 def test_a_garbled_number_is_named_with_its_line(old, new, start, message):
@@ -196,7 +265,8 @@ def test_complaint_and_warning_lines_and_interleaved_stderr():
     assert parse_error("-n: bad option value: x\n") == (1, "h2load rejected its arguments and printed no report: '-n: bad option value: x'")
     text = TWO_THREADS.read_text()
     warned = "-t: warning: the number of threads is greater than hardware cores.\n" + text.replace(
-        "progress: 50% done\n", "progress: 50% done\nclient could not connect to host\n")
+        "progress: 50% done\n", "progress: 50% done\nclient could not connect to host\n"
+    )
     assert parse_text(warned, "warned").requests == 20000
     versioned = parse_text("h2load nghttp2/1.52.0\n" + text, "versioned")
     assert versioned.version == "1.52.0" and versioned.threads == 2
@@ -206,8 +276,10 @@ def test_progress_lines_spliced_by_h2loads_threads_are_noise():
     # As a -t2 driver run wrote them: thread 1's 'Warm-up started for thread #' and another's
     # progress line on one line, the rest ('0.') on the next. The report after them is read.
     text = (CAPTURED / "h2load-1.52__D2-t2-c10-m10-tls-proxy-go.txt").read_text()
-    spliced = text.replace("Warm-up started for thread #0.\nprogress: 20% of clients started\n",
-                           "Warm-up started for thread #progress: 20% of clients started\n0.\n")
+    spliced = text.replace(
+        "Warm-up started for thread #0.\nprogress: 20% of clients started\n",
+        "Warm-up started for thread #progress: 20% of clients started\n0.\n",
+    )
     assert spliced != text
     result = parse_text(spliced, "spliced")
     assert result.requests == parse_text(text, "whole").requests == 13195 and result.application_protocol == "h2"
@@ -247,8 +319,10 @@ def test_cli_summary_and_json():
 def test_real_process_exit_status_0_1_2_and_no_traceback(tmp_path):
     cut = tmp_path / "cut.h2load.txt"
     cut.write_text(IN_FLIGHT.read_text().split("time to 1st byte")[0])
-    runs = [subprocess.run([sys.executable, "-m", "wrkreport", "parse", "--json", *map(str, files)], capture_output=True, text=True, timeout=60)
-            for files in ((IN_FLIGHT,), (IN_FLIGHT, cut), (cut, KILLED))]
+    runs = [
+        subprocess.run([sys.executable, "-m", "wrkreport", "parse", "--json", *map(str, files)], capture_output=True, text=True, timeout=60)
+        for files in ((IN_FLIGHT,), (IN_FLIGHT, cut), (cut, KILLED))
+    ]
     assert [run.returncode for run in runs] == [0, 1, 2]
     assert all("Traceback" not in run.stderr for run in runs)
     assert runs[2].stderr.splitlines() == [

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers import assert_parse_error
 from wrkreport.cli import cli
 from wrkreport.core.errors import ParseError
 from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
-from helpers import assert_parse_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ab"
 CAPTURED = FIXTURES / "captured"
@@ -78,7 +78,13 @@ def test_the_same_bytes_figures():
 
 def test_failure_split_and_non_2xx():
     varlength = parse_file(CAPTURED / "ab-2.3__nginx-varlength-keepalive-n5000.txt")
-    assert (varlength.failed_requests, varlength.errors_connect, varlength.errors_read, varlength.failed_length, varlength.failed_exceptions) == (4910, 0, 0, 4910, 0)
+    assert (
+        varlength.failed_requests,
+        varlength.errors_connect,
+        varlength.errors_read,
+        varlength.failed_length,
+        varlength.failed_exceptions,
+    ) == (4910, 0, 0, 4910, 0)
     bad_gateway = parse_file(CAPTURED / "ab-2.3__nginx-502-keepalive-t2.txt")
     assert bad_gateway.non_2xx_3xx == bad_gateway.requests == 19246
     assert bad_gateway.keepalive_requests == 19246 and bad_gateway.failed_requests == 0
@@ -110,8 +116,13 @@ def test_a_run_with_no_completed_request_has_no_rates():
 
 
 def test_ipv6_host_and_tls_lines_make_the_url():
-    text = GO_K.read_text().replace("Server Hostname:        127.0.0.1", "Server Hostname:        ::1").replace(
-        "Server Port:            18180\n", "Server Port:            18180\nSSL/TLS Protocol:       TLSv1.3,TLS_AES_256_GCM_SHA384,2048,256\n"
+    text = (
+        GO_K.read_text()
+        .replace("Server Hostname:        127.0.0.1", "Server Hostname:        ::1")
+        .replace(
+            "Server Port:            18180\n",
+            "Server Port:            18180\nSSL/TLS Protocol:       TLSv1.3,TLS_AES_256_GCM_SHA384,2048,256\n",
+        )
     )
     assert parse_text(text, "x").url == "https://[::1]:18180/"
 
@@ -159,12 +170,16 @@ def test_broken_fixture_message(name):
 def test_the_2012_ab_run_figures_fit_the_record():
     """The study's figures (go-vs-node-2012.md) put in ab's layout give its 110 B per response."""
     lines = GO_K.read_text().splitlines()
-    layout = "\n".join(lines[:15]) + (
-        "\nTime taken for tests: 0.593 seconds\nComplete requests: 5000\nFailed requests: 0\n"
-        "Total transferred: 550000 bytes\nHTML transferred: 65000 bytes\n"
-        "Requests per second: 8427.78 [#/sec] (mean)\nTime per request: 11.866 [ms] (mean)\n"
-        "Time per request: 0.119 [ms] (mean, across all concurrent requests)\nTransfer rate: 905.33 [Kbytes/sec] received\n"
-    ) + "\n".join(lines[25:43])
+    layout = (
+        "\n".join(lines[:15])
+        + (
+            "\nTime taken for tests: 0.593 seconds\nComplete requests: 5000\nFailed requests: 0\n"
+            "Total transferred: 550000 bytes\nHTML transferred: 65000 bytes\n"
+            "Requests per second: 8427.78 [#/sec] (mean)\nTime per request: 11.866 [ms] (mean)\n"
+            "Time per request: 0.119 [ms] (mean, across all concurrent requests)\nTransfer rate: 905.33 [Kbytes/sec] received\n"
+        )
+        + "\n".join(lines[25:43])
+    )
     result = parse_text(layout, "2012")
     assert (result.requests_per_sec, result.latency_avg_ms, result.bytes_per_response) == (8427.78, 11.866, 110)
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from properties import examples
 from helpers import parses_or_parse_error
+from properties import examples
 
 CAPTURED = Path(__file__).parent / "fixtures" / "ab" / "captured"
 REAL = sorted(CAPTURED.glob("*.txt"))

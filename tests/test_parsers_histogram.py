@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from properties import examples
 from wrkreport.core.errors import ParseError
 from wrkreport.core.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, percentile_us, rank_of
-from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
-from wrkreport.parsers import parse_file
 from wrkreport.core.units import MS_PER_TIME_UNIT
-from properties import examples
+from wrkreport.parsers import parse_file
+from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HIST = FIXTURES / "hist"
@@ -47,7 +47,11 @@ def expanded(pairs) -> list[int]:
 
 
 def test_the_fixtures_are_there():
-    assert len(CAPTURED) >= 12 and {p.name for p in HIST.glob("*.hist.json")} >= {"client-1.hist.json", "client-2.hist.json", "api-path.hist.json"}
+    assert len(CAPTURED) >= 12 and {p.name for p in HIST.glob("*.hist.json")} >= {
+        "client-1.hist.json",
+        "client-2.hist.json",
+        "api-path.hist.json",
+    }
 
 
 @pytest.mark.parametrize("path", CAPTURED, ids=lambda p: p.name)
@@ -176,7 +180,10 @@ BROKEN = [
     (variant(bytes=None), "x.hist.json: bytes: expected an integer from 0 to 9007199254740992, found None"),
     (variant(duration_us="1s"), "x.hist.json: duration_us: expected an integer from 0 to 10000000000000, found '1s'"),
     (variant(errors=[]), "x.hist.json: errors: expected an object, found a list"),
-    (variant(errors={**GOOD["errors"], "timeout": True}), "x.hist.json: errors.timeout: expected an integer from 0 to 9007199254740992, found True"),
+    (
+        variant(errors={**GOOD["errors"], "timeout": True}),
+        "x.hist.json: errors.timeout: expected an integer from 0 to 9007199254740992, found True",
+    ),
     (variant(histogram={}), "x.hist.json: histogram: expected a list of [latency_us, count] pairs, found an object"),
     (variant(histogram=[[5, 1], [5, 2]]), "x.hist.json: histogram[1]: latency 5 us does not follow 5 (values must increase)"),
     (variant(histogram=[[5, 1], [3, 2]]), "x.hist.json: histogram[1]: latency 3 us does not follow 5 (values must increase)"),
@@ -191,7 +198,10 @@ BROKEN = [
     (variant(requests=10**40), "x.hist.json: not a latency histogram: a number of more than 30 digits"),
     (variant(requests=2**60), "x.hist.json: requests: expected an integer from 0 to 9007199254740992, found 1152921504606846976"),
     (variant(histogram=[[5, 1], [6, True]]), "x.hist.json: histogram[1]: expected a [latency_us, count] pair of integers, found a list"),
-    (b'{"format": "wrkreport-latency-histogram", "version": 1, "unit": "us", "requests": NaN}', "x.hist.json: duration_us: expected an integer from 0 to 10000000000000, found None"),
+    (
+        b'{"format": "wrkreport-latency-histogram", "version": 1, "unit": "us", "requests": NaN}',
+        "x.hist.json: duration_us: expected an integer from 0 to 10000000000000, found None",
+    ),
 ]
 
 

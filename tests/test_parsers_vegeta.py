@@ -13,11 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wrkreport.parsers import rawfile
-from wrkreport.core.errors import ParseError
-from wrkreport.parsers import vegeta
-from wrkreport.parsers.vegeta import parse_vegeta, read_vegeta_file
 from properties import examples
+from wrkreport.core.errors import ParseError
+from wrkreport.parsers import rawfile, vegeta
+from wrkreport.parsers.vegeta import parse_vegeta, read_vegeta_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"
 EXPECTS = sorted(FIXTURES.glob("*.expect.json"))
@@ -60,7 +59,9 @@ def test_the_offered_rate_comes_from_the_caller_before_the_name():
 
 def test_plain_csv_reads_as_the_gzip_does():
     plain = gzip.decompress(GOOD.read_bytes())
-    assert parse_vegeta("x.rate-500.vegeta.csv", plain).to_dict() | {"source": None} == parse_vegeta(GOOD, GOOD.read_bytes()).to_dict() | {"source": None}
+    assert parse_vegeta("x.rate-500.vegeta.csv", plain).to_dict() | {"source": None} == parse_vegeta(GOOD, GOOD.read_bytes()).to_dict() | {
+        "source": None
+    }
 
 
 # --- Broken variants, each with its exact message ----------------------------------------------------
@@ -132,7 +133,11 @@ def test_arbitrary_bytes_raise_nothing_but_parse_error(data):
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.integers(min_value=0, max_value=len(GOOD_TEXT)), st.integers(min_value=0, max_value=255), st.integers(min_value=0, max_value=len(GOOD_TEXT) - 1))
+@given(
+    st.integers(min_value=0, max_value=len(GOOD_TEXT)),
+    st.integers(min_value=0, max_value=255),
+    st.integers(min_value=0, max_value=len(GOOD_TEXT) - 1),
+)
 def test_every_truncation_and_byte_change_of_a_real_file_raises_nothing_but_parse_error(cut, byte, where):
     changed = GOOD_TEXT[:where] + bytes([byte]) + GOOD_TEXT[where + 1 :]
     packed = GOOD.read_bytes()

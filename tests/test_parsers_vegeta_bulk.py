@@ -13,11 +13,10 @@ import gzip
 
 import pytest
 
+from helpers import FIXTURES, VEGETA_HELD
 from wrkreport.core.errors import ParseError
 from wrkreport.parsers import vegeta_bulk
 from wrkreport.parsers.vegeta import offered_rate_of, parse_vegeta
-
-from helpers import FIXTURES, VEGETA_HELD
 
 REAL = sorted(p for p in FIXTURES.rglob("*.vegeta.csv*") if "broken" not in p.parts)
 BROKEN = sorted((FIXTURES / "vegeta" / "broken").glob("*.vegeta.*"))

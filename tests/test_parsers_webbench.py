@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from properties import examples
 from wrkreport.core.errors import ParseError
 from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
-from properties import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webbench"
 EXPECTS = sorted(FIXTURES.glob("*.expect.json"))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import assert_parse_error
 from wrkreport.core.errors import ParseError
 from wrkreport.core.records import FIELDS
 from wrkreport.parsers import parse_file, parse_text
-from helpers import assert_parse_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"
 EXPECTS = sorted(FIXTURES.rglob("*.expect.json"))
@@ -83,43 +83,26 @@ BROKEN = {
     "latin1.txt": (None, "not UTF-8 text (byte 0xe9 at offset 33), not wrk output"),
     "not-wrk.txt": (1, "expected 'Running <duration> test @ <url>', found no such line (first line 'hello')"),
     "wrk1-making.txt": (1, "wrk 1.x output ('Making N requests to URL') is not supported"),
-    "missing-threads-line.txt": (
-        2,
-        "expected '<N> threads and <M> connections', found 'Thread Stats Avg Stdev Max +/- Stdev'",
-    ),
-    "garbled-latency-row.txt": (
-        4,
-        "expected the Thread Stats 'Latency' row (Avg, Stdev, Max, +/- Stdev %), found 'Latency fast'",
-    ),
+    "missing-threads-line.txt": (2, "expected '<N> threads and <M> connections', found 'Thread Stats Avg Stdev Max +/- Stdev'"),
+    "garbled-latency-row.txt": (4, "expected the Thread Stats 'Latency' row (Avg, Stdev, Max, +/- Stdev %), found 'Latency fast'"),
     "unknown-time-unit.txt": (4, "time '1.34xs' has unit 'xs' (expected us, ms, s, m or h)"),
-    "latency-unit-cut-off.txt": (
-        4,
-        "Latency Avg '1000.00' was cut to fit wrk's 8-column field and lost its unit; its value is unknown",
-    ),
+    "latency-unit-cut-off.txt": (4, "Latency Avg '1000.00' was cut to fit wrk's 8-column field and lost its unit; its value is unknown"),
     "count-with-byte-unit.txt": (5, "count '20.68K' has unit 'K' (expected none, k, M, G or T)"),
     "unsuffixed-count-over-850.txt": (
         5,
         "Req/Sec Avg '1200.00' has no unit, but wrk adds k/M/G/T from 850 on: it was cut to fit its column",
     ),
-    "unexpected-line.txt": (
-        6,
-        "expected '  Latency Distribution' or '<N> requests in <time>, <size> read', found 'something else'",
-    ),
+    "unexpected-line.txt": (6, "expected '  Latency Distribution' or '<N> requests in <time>, <size> read', found 'something else'"),
     "missing-75-percentile.txt": (8, "expected the 75% latency line, found '90% 1.65ms'"),
     "cut-before-requests-per-sec.txt": (
         11,
-        "output ends here, expected 'Socket errors: ...' or 'Non-2xx or 3xx responses: ...' or "
-        "'Requests/sec: <number>' (file cut off?)",
+        "output ends here, expected 'Socket errors: ...' or 'Non-2xx or 3xx responses: ...' or " "'Requests/sec: <number>' (file cut off?)",
     ),
     "transfer-without-B.txt": (13, "size '2.89M' has unit 'M' (expected B, KB, MB, GB or TB)"),
-    "nan-bytes-read.txt": (
-        24,
-        "expected '<N> requests in <time>, <size> read' with numbers, found '0 requests in 6.06s, -nanB read'",
-    ),
+    "nan-bytes-read.txt": (24, "expected '<N> requests in <time>, <size> read' with numbers, found '0 requests in 6.06s, -nanB read'"),
     "wrk2-cut-in-spectrum.txt": (
         30,
-        "output ends here, expected the spectrum footer '#[Mean = ..., StdDeviation = ...]' "
-        "or another spectrum row (file cut off?)",
+        "output ends here, expected the spectrum footer '#[Mean = ..., StdDeviation = ...]' " "or another spectrum row (file cut off?)",
     ),
 }
 
@@ -267,11 +250,7 @@ def test_latency_edge_rows(row, expected, pasted):
 @pytest.mark.parametrize("pasted", [False, True], ids=["columns", "collapsed"])
 @pytest.mark.parametrize(
     ("row", "expected"),
-    [
-        (SYNTHETIC[4], (850.0, 12.3, 1_500_000.0)),
-        (SYNTHETIC[5], (123_460_000.0, 1e12, 1000e12)),
-        (SYNTHETIC[8], (None, None, 0.0)),
-    ],
+    [(SYNTHETIC[4], (850.0, 12.3, 1_500_000.0)), (SYNTHETIC[5], (123_460_000.0, 1e12, 1000e12)), (SYNTHETIC[8], (None, None, 0.0))],
 )
 def test_req_sec_edge_rows(row, expected, pasted):
     text = with_row(REQ_ROW, row)

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import parses_or_parse_error
+from properties import examples
 from wrkreport.core.errors import ParseError
 from wrkreport.parsers import parse_text
-from properties import examples
-from helpers import parses_or_parse_error
 
 SAMPLES = Path(__file__).parent / "fixtures" / "wrk" / "samples"
 REAL = sorted(p for p in SAMPLES.glob("*.txt") if "SYNTHETIC" not in p.name and "STDERR" not in p.name)

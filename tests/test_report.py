@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers import CAPTURED
 from wrkreport.report import CSV_COLUMNS, build, fmt_ms, fmt_number
 
-from helpers import CAPTURED
-
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
-EXTERNAL = re.compile(r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:|//|ftp:)|url\(\s*["']?(?:https?:|//)|@import|<link\b|<script\b|<iframe\b""", re.I)
+EXTERNAL = re.compile(
+    r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:|//|ftp:)|url\(\s*["']?(?:https?:|//)|@import|<link\b|<script\b|<iframe\b""",
+    re.I,
+)
 
 
 def outputs(out: Path) -> tuple[str, dict, list[dict]]:
@@ -75,7 +77,9 @@ def test_page_is_self_contained(article_run, tmp_path):
     build(article_run, tmp_path / "out", WHEN)
     html = (tmp_path / "out" / "index.html").read_text()
     assert EXTERNAL.search(html) is None, EXTERNAL.search(html)
-    assert html.count('class="layout-wide"') == 4 and "<style>" in html  # throughput, ratios, saturation latency, ratios beside the 2013 article (each also narrow)
+    assert (
+        html.count('class="layout-wide"') == 4 and "<style>" in html
+    )  # throughput, ratios, saturation latency, ratios beside the 2013 article (each also narrow)
     assert "<script" not in html.lower()
 
 
@@ -84,7 +88,12 @@ def test_hostile_text_from_raw_files_is_escaped(make_run, tmp_path):
     text = (CAPTURED / "wrk-4.1.0__latency.txt").read_text()
     hostile = text.replace("http://127.0.0.1:18090/ok", "http://127.0.0.1/<script>alert(1)</script>")
     hostile += "<img src=x onerror=alert(2)>\n"  # Lua done() output is kept verbatim
-    path = make_run({"go-http.gomaxprocs-1.run-1.wrk.txt": hostile, "go-http.gomaxprocs-1.headers.txt": b"HTTP/1.1 200 OK\r\nX-Evil: <b>bold</b>\r\n\r\n"})
+    path = make_run(
+        {
+            "go-http.gomaxprocs-1.run-1.wrk.txt": hostile,
+            "go-http.gomaxprocs-1.headers.txt": b"HTTP/1.1 200 OK\r\nX-Evil: <b>bold</b>\r\n\r\n",
+        }
+    )
     build(path, tmp_path / "out", WHEN)
     html = (tmp_path / "out" / "index.html").read_text()
     assert "<script>" not in html and "<img src=x" not in html and "<b>bold</b>" not in html
@@ -107,7 +116,7 @@ def test_links_are_relative_to_the_report(article_run, tmp_path):
     html = (out / "index.html").read_text()
     links = re.findall(r'href="([^"#]+)"', html)
     assert links and all(not link.startswith("/") for link in links)
-    assert all((out / link).resolve().exists() for link in links), [l for l in links if not (out / l).resolve().exists()]
+    assert all((out / link).resolve().exists() for link in links), [link for link in links if not (out / link).resolve().exists()]
     assert '<a href="../raw/article-2013/go-http.gomaxprocs-1.run-1.wrk.txt">' in html
 
 

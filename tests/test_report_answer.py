@@ -20,15 +20,28 @@ from wrkreport.report.answercells import Figure, fmt_us
 from wrkreport.report.render import environment
 from wrkreport.report.terminal import ascii_terminal, terminal_cell
 
-pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # every fixture run analysed, some built: quick-rates-slo's 690,000 vegeta rows among them
+pytestmark = pytest.mark.usefixtures(
+    "parsed_and_drawn_once"
+)  # every fixture run analysed, some built: quick-rates-slo's 690,000 vegeta rows among them
 
 WHEN = datetime(2026, 11, 27, tzinfo=timezone.utc)
 EVERY_RUN = sorted(p.name for p in RUNS.iterdir() if p.is_dir())
 DEFAULT_RUNS = [f"default-run-{i}" for i in range(1, 7)]
 MAX_PROSE_WORDS = 120
 # Words a deployer should not meet before "How it was measured" (issue 32): estimators and their authors.
-JARGON = ("Huber", "Welch", "Satterthwaite", "DerSimonian", "z-score", "Little's law", "Little&#39;s law", "coordinated omission",
-          "M-estimate", "Student-t", "1.345 within-block")
+JARGON = (
+    "Huber",
+    "Welch",
+    "Satterthwaite",
+    "DerSimonian",
+    "z-score",
+    "Little's law",
+    "Little&#39;s law",
+    "coordinated omission",
+    "M-estimate",
+    "Student-t",
+    "1.345 within-block",
+)
 
 
 def text(html: str) -> str:
@@ -75,7 +88,9 @@ def built(tmp_path_factory, parsed_and_drawn_once):
 
     def build_one(name: str) -> tuple[str, list[str]]:
         run = shutil.copytree(RUNS / name, root / "raw" / name)
-        result = CliRunner().invoke(cli, ["build", str(run), "--out", str(root / "out" / name)], standalone_mode=False, catch_exceptions=False)
+        result = CliRunner().invoke(
+            cli, ["build", str(run), "--out", str(root / "out" / name)], standalone_mode=False, catch_exceptions=False
+        )
         return (root / "out" / name / "index.html").read_text(), result.stdout.splitlines()
 
     return OnFirstUse(build_one, BUILT)
@@ -123,7 +138,10 @@ def test_the_sentence_of_a_default_run_names_the_cheapest_connection_and_its_cos
 
 
 def test_the_sentence_says_the_one_reason_when_no_connection_can_be_named(boxes):
-    assert boxes["every-phase"][1].sentence == "No connection is measurably the cheapest yet: the HTTP proxy leads, but within the noise at GOMAXPROCS=1."
+    assert (
+        boxes["every-phase"][1].sentence
+        == "No connection is measurably the cheapest yet: the HTTP proxy leads, but within the noise at GOMAXPROCS=1."
+    )
     assert boxes["capacity-ladder"][1].sentence.startswith("The HTTP proxy, the only nginx connection measured: it adds 36 µs")
     assert boxes["quick-1-repeat"][1].sentence.startswith("The HTTP proxy leads, from one repeat each (no interval): it serves ")
 
@@ -131,8 +149,10 @@ def test_the_sentence_says_the_one_reason_when_no_connection_can_be_named(boxes)
 def test_a_run_without_cpu_records_gives_the_cheapest_connections_req_s_at_saturation(boxes):
     done, said, _ = boxes["default-2cores"]
     rps = {g: done.analysis.cell(g, 100, "nginx-http").metrics["requests_per_sec"].geometric.estimate for g in (1, 2)}
-    assert said.sentence == (f"The cheapest connection is the HTTP proxy: it serves {round(rps[1], -2):,.0f} req/s at saturation at GOMAXPROCS=1 "
-                             f"and {round(rps[2], -2):,.0f} req/s at GOMAXPROCS=2.")
+    assert said.sentence == (
+        f"The cheapest connection is the HTTP proxy: it serves {round(rps[1], -2):,.0f} req/s at saturation at GOMAXPROCS=1 "
+        f"and {round(rps[2], -2):,.0f} req/s at GOMAXPROCS=2."
+    )
     assert "CPU use not recorded" in said.conditions and "cpu" not in [c.key for c in said.columns]
 
 
@@ -140,13 +160,19 @@ def test_the_cpu_figures_are_the_cpu_tables_figures(built):
     """One figure per fact: the answer's us per request are the CPU table's means (ms per 1,000 requests), not a second estimate."""
     page = built["default-run-1"][0]
     table = page.split('<h2 id="cpu">')[1].split("</table>")[0]
-    rows = re.findall(r'<tr><td class="group">GOMAXPROCS=1</td><td class="setup">([^<]+)</td><td class="num">[^<]*</td><td class="num">[^<]*</td>'
-                      r'<td class="num">([0-9.]+)', table)
+    rows = re.findall(
+        r'<tr><td class="group">GOMAXPROCS=1</td><td class="setup">([^<]+)</td><td class="num">[^<]*</td><td class="num">[^<]*</td>'
+        r'<td class="num">([0-9.]+)',
+        table,
+    )
     totals = {setup: float(total) for setup, total in rows}
     box = page.split('aria-label="The answer"')[1].split("</section>")[0]
     first = box.split('scope="rowgroup">GOMAXPROCS=2')[0]
     for setup in ("nginx-fcgi-tcp", "nginx-fcgi-unix"):
-        found = re.search(rf'{setup}</span></th><td class="num"><span class="label"[^>]*>[^<]*</span><span class="figure">([0-9.]+) \(\+([0-9.]+)\)', first)
+        found = re.search(
+            rf'{setup}</span></th><td class="num"><span class="label"[^>]*>[^<]*</span><span class="figure">([0-9.]+) \(\+([0-9.]+)\)',
+            first,
+        )
         assert float(found.group(1)) == pytest.approx(totals[setup], abs=1.0), (setup, totals)
         assert float(found.group(2)) == pytest.approx(totals[setup] - totals["go-http"], abs=1.0), (setup, totals)
 
@@ -193,7 +219,7 @@ def test_the_terminal_prints_the_pages_sentence_and_every_figure_of_its_table(bu
     assert " ".join(" ".join(line) for line in lines).find(ascii_terminal(sentence)) > 0
     at = 0
     for setup, *cells in page_rows(page):
-        figures, details = cells[:len(cells) // 2], cells[len(cells) // 2:]
+        figures, details = cells[: len(cells) // 2], cells[len(cells) // 2 :]
         # the row's line, after the one before it: the setup id, then its figures (the terminal's cells: ASCII for µs, ≥, ✓ and ✗, shorter words below)
         at = next((i for i, line in enumerate(out) if i > at and line.startswith(setup + " ")), None)
         assert at is not None, (setup, figures)
@@ -276,12 +302,19 @@ def test_a_tie_within_five_percent_is_said_as_one_and_an_open_comparison_as_with
     done = load_analysis(RUNS / "verdict-default")
 
     def with_comparison(low: float, high: float):
-        kept = [c for c in done.analysis.comparisons if not (c.gomaxprocs == 2 and {c.setup_a, c.setup_b} == {"nginx-http", "nginx-fcgi-unix"})]
-        changed = replace(done.analysis, comparisons=(*kept, Comparison(2, 100, "nginx-http", "nginx-fcgi-unix", (low * high) ** 0.5, low, high, 30)))
+        kept = [
+            c for c in done.analysis.comparisons if not (c.gomaxprocs == 2 and {c.setup_a, c.setup_b} == {"nginx-http", "nginx-fcgi-unix"})
+        ]
+        changed = replace(
+            done.analysis, comparisons=(*kept, Comparison(2, 100, "nginx-http", "nginx-fcgi-unix", (low * high) ** 0.5, low, high, 30))
+        )
         return answer(changed, list(done.rates), [], done.run.manifest["parameters"]).sentence
 
     tied = with_comparison(0.97, 1.03)
-    assert tied.startswith("The HTTP proxy and FastCGI over a Unix socket tie for the cheapest connection (throughput within 5% of each "
-                           "other at GOMAXPROCS=2): the HTTP proxy adds "), tied
-    assert with_comparison(0.98, 1.12) == ("No connection is measurably the cheapest yet: the HTTP proxy leads, but within the noise at "
-                                           "GOMAXPROCS=2.")
+    assert tied.startswith(
+        "The HTTP proxy and FastCGI over a Unix socket tie for the cheapest connection (throughput within 5% of each "
+        "other at GOMAXPROCS=2): the HTTP proxy adds "
+    ), tied
+    assert with_comparison(0.98, 1.12) == (
+        "No connection is measurably the cheapest yet: the HTTP proxy leads, but within the noise at " "GOMAXPROCS=2."
+    )

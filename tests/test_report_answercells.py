@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wrkreport.core.stats import Interval
 from wrkreport.fixedrate.analysis import RateCell
-from wrkreport.report.answercells import Figure, GroupContext, added_figure, in_front, latency_figure, span, fmt_us, ms
+from wrkreport.report.answercells import Figure, GroupContext, added_figure, fmt_us, in_front, latency_figure, ms, span
 
 
 def rate_cell(setup: str, p50: Interval | None, p99: Interval | None = None) -> RateCell:
@@ -29,5 +29,11 @@ def test_an_interval_reads_without_a_minus_beside_a_dash_and_with_a_figure_more_
 
 
 def test_only_a_setup_with_nginx_in_front_has_an_addition_in_its_cpu_figure():
-    assert [in_front(s) for s in ("nginx-http", "nginx-https-new", "nginx-http~nokeep", "nginx-static", "go-fasthttp", "go-https")] == \
-        [True, True, True, False, False, False]
+    assert [in_front(s) for s in ("nginx-http", "nginx-https-new", "nginx-http~nokeep", "nginx-static", "go-fasthttp", "go-https")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]

@@ -8,12 +8,11 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import RUNS, built_fixture_page, visible_text
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.core.setups import divisor_words, said_over
 from wrkreport.report.answer import answer
 from wrkreport.report.terminal import answer_lines
-
-from helpers import RUNS, built_fixture_page, visible_text
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds app-flask
 
@@ -27,7 +26,9 @@ def app_page(tmp_path_factory, parsed_and_drawn_once) -> str:
 
 def test_no_sentence_of_an_app_run_divides_by_go_http(app_page):
     words = visible_text(app_page.split('id="environment"')[0])  # the parameters list every port the driver knows: not a sentence
-    said = words.replace("at light load go-http alone answers with p99 about", "")  # how the default objective was set: a fact about go-http
+    said = words.replace(
+        "at light load go-http alone answers with p99 about", ""
+    )  # how the default objective was set: a fact about go-http
     assert not re.findall(r".{60}\bgo-https?\b.{60}", said)
     assert "paired with app's round k" in words
     assert "Overhead ratio = setup's req/s / app's req/s" in words
@@ -57,7 +58,8 @@ def test_a_hello_world_runs_sentences_are_unchanged_and_a_mixed_run_names_both_d
     text = "Within a block each setup's round k is paired with go-http's round k."
     assert said_over(text, ["go-http", "nginx-http"]) == text
     assert said_over(text, ["app", "nginx-app", "go-http"]) == (
-        "Within a block each setup's round k is paired with go-http's (app's for your app's setups) round k.")
+        "Within a block each setup's round k is paired with go-http's (app's for your app's setups) round k."
+    )
     assert divisor_words(["nginx-https", "go-https"]) == "go-http's"  # TLS setups say their own divisor where they are shown
 
 

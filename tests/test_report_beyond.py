@@ -10,11 +10,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, compare_summary
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds fixture runs
 
@@ -43,7 +42,9 @@ def cpu_seconds(record: dict, process: str) -> float:
 
 def test_sweep_report_has_sweep_charts_and_levels(built):
     html, data = built("sweep-all-setups")
-    assert html.count('class="layout-wide"') == 7  # throughput, ratios, latency, throughput and p99 against connections, CPU, ratios beside the 2013 article (each also narrow)
+    assert (
+        html.count('class="layout-wide"') == 7
+    )  # throughput, ratios, latency, throughput and p99 against connections, CPU, ratios beside the 2013 article (each also narrow)
     assert {(r["gomaxprocs"], r["connections"]) for r in data["ratios"]} == {(2, 10), (2, 100)}
     assert "GOMAXPROCS=2, 10 connections" in html and "wrk connections (log scale)" in html
     assert len({r["setup"] for r in data["ratios"]}) == 7
@@ -69,7 +70,7 @@ def test_sweep_ceiling_shares_and_standalone_setups_in_the_answer(built):
     html, data = built("sweep-all-setups")
     assert "1 (the ceiling)" in html and "share of nginx-static req/s" in html
     assert "For scale, fasthttp standalone does" in html and "nginx answering by itself (the ceiling here) does" in html
-    answer = html[html.index('aria-label="The answer"'): html.index("</section>")]
+    answer = html[html.index('aria-label="The answer"') : html.index("</section>")]
     assert "cheapest nginx connection here is nginx answering" not in answer
 
 

@@ -19,11 +19,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers import SEARCH_RUN, SLO_RUN, crossing_between, read_rate_run, slo_variant
 from wrkreport.fixedrate.capacity import DEFAULT_SLO
 from wrkreport.report import build
 from wrkreport.report.ratepage import DEFAULT_REASONS
-
-from helpers import SEARCH_RUN, SLO_RUN, crossing_between, read_rate_run, slo_variant
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds quick-rates-slo, capacity-delay and variants of them
 
@@ -103,8 +102,13 @@ def expected(run, within_ms: float = 5.0) -> dict[tuple[str, int], dict]:
     records = {}
     for (setup, n), mine in per_block.items():
         value, low, high, bound = over_blocks(list(mine.values()))
-        record = {"capacity_rps": round(value), "ci_low": None if low is None else round(low), "ci_high": None if high is None else round(high),
-                  "bound": bound, "blocks": len(mine)}
+        record = {
+            "capacity_rps": round(value),
+            "ci_low": None if low is None else round(low),
+            "ci_high": None if high is None else round(high),
+            "bound": bound,
+            "blocks": len(mine),
+        }
         if setup != "go-http":
             base = per_block[("go-http", n)]
             theirs = over_blocks(list(base.values()))
@@ -113,9 +117,12 @@ def expected(run, within_ms: float = 5.0) -> dict[tuple[str, int], dict]:
             else:
                 turned = {"at_least": "at_most", "at_most": "at_least", None: None}[theirs[3]]
                 ratio = (value / theirs[0], None, None, bound or turned) if not (bound and turned and bound != turned) else None
-            record.update(baseline="go-http", ratio=None if ratio is None else round(ratio[0], 4),
-                          ratio_ci_low=None if ratio is None or ratio[1] is None else round(ratio[1], 4),
-                          ratio_bound=None if ratio is None else ratio[3])
+            record.update(
+                baseline="go-http",
+                ratio=None if ratio is None else round(ratio[0], 4),
+                ratio_ci_low=None if ratio is None or ratio[1] is None else round(ratio[1], 4),
+                ratio_bound=None if ratio is None else ratio[3],
+            )
         records[(setup, n)] = record
     return records
 
@@ -142,11 +149,15 @@ def test_a_real_search_gives_capacities_and_a_ratio_with_intervals_recomputed_fr
         assert record["ci_low"] < record["capacity_rps"] < record["ci_high"]
         assert all(b["bracket"][0] < b["capacity_rps"] < b["bracket"][1] and b["steps"] >= 5 for b in record["block_capacities"])
     nginx = data["capacity"][1]
-    assert nginx["ratio_ci_low"] < nginx["ratio"] < min(1, nginx["ratio_ci_high"])  # nginx's estimate below go-http's at p99 within 10 ms here
+    assert (
+        nginx["ratio_ci_low"] < nginx["ratio"] < min(1, nginx["ratio_ci_high"])
+    )  # nginx's estimate below go-http's at p99 within 10 ms here
     go, proxy = (next(r for r in data["capacity"] if r["setup"] == s) for s in ("go-http", "nginx-http"))
-    sentence = (f"With p99 within 10 ms, nginx-http carries {rps(proxy['capacity_rps'])} req/s ({rps(proxy['ci_low'])}-{rps(proxy['ci_high'])}), "
-                f"{proxy['ratio']:.2f} of go-http&#39;s ({proxy['ratio_ci_low']:.2f}-{proxy['ratio_ci_high']:.2f}); "
-                f"go-http carries {rps(go['capacity_rps'])} req/s ({rps(go['ci_low'])}-{rps(go['ci_high'])}).")
+    sentence = (
+        f"With p99 within 10 ms, nginx-http carries {rps(proxy['capacity_rps'])} req/s ({rps(proxy['ci_low'])}-{rps(proxy['ci_high'])}), "
+        f"{proxy['ratio']:.2f} of go-http&#39;s ({proxy['ratio_ci_low']:.2f}-{proxy['ratio_ci_high']:.2f}); "
+        f"go-http carries {rps(go['capacity_rps'])} req/s ({rps(go['ci_low'])}-{rps(go['ci_high'])})."
+    )
     assert sentence in " ".join(html.split())
     lines = result.summary.splitlines()  # the terminal: the capacity in its column, its interval on the line below
     row = next(i for i, line in enumerate(lines) if line.startswith("nginx-http "))
@@ -154,7 +165,10 @@ def test_a_real_search_gives_capacities_and_a_ratio_with_intervals_recomputed_fr
     assert "GOMAXPROCS=1: fixed load 960 req/s, 3 starts; objective p99 within 10 ms" in lines
     objective = " ".join(html.split('<p class="note objective">')[1].split("</p>")[0].split())
     assert objective.startswith(objective_lead("p99=10ms", "p99 within 10 ms"))
-    assert "in this run go-http&#39;s p99 at light load was " in objective and "at light load go-http alone answers with p99 about 1-1.5 ms" in objective
+    assert (
+        "in this run go-http&#39;s p99 at light load was " in objective
+        and "at light load go-http alone answers with p99 about 1-1.5 ms" in objective
+    )
 
 
 def test_a_real_search_keeps_its_steps_out_of_the_table_and_in_results_json(real_search):
@@ -188,8 +202,10 @@ def test_the_capacity_part_says_each_capacity_and_the_objective_with_its_reason(
     sentences = [" ".join(s.split()) for s in re.findall(r'<p class="capacity">(.*?)</p>', part, re.S)]
     assert len(sentences) == 2
     nginx = next(r for r in data["capacity"] if (r["setup"], r["gomaxprocs"]) == ("nginx-http", 1))
-    assert sentences[0].startswith(f"With p99 within 5 ms (GOMAXPROCS=1), nginx-http carries {rps(nginx['capacity_rps'])} req/s (one block: no interval), "
-                                   f"{nginx['ratio']:.2f} of go-http&#39;s;")
+    assert sentences[0].startswith(
+        f"With p99 within 5 ms (GOMAXPROCS=1), nginx-http carries {rps(nginx['capacity_rps'])} req/s (one block: no interval), "
+        f"{nginx['ratio']:.2f} of go-http&#39;s;"
+    )
     assert "nginx-fcgi-tcp carries at most 12,000 req/s (missed at the lowest rate tried)" in sentences[0]
     assert sentences[1].endswith("go-http carries at least 32,000 req/s (the objective held at the highest rate tried).")
     (objective,) = re.findall(r'<p class="note objective">(.*?)</p>', part, re.S)
@@ -224,20 +240,30 @@ def test_the_fixed_rate_section_names_the_method_and_lists_the_capacities(quick)
     method = html.split('<h3 id="method-fixed-rate">')[1].split("<h3")[0]  # the method: in How it was measured, not on the reading path
     assert "Capacity: in a setup" not in section
     section = method + section
-    assert "Capacity: in a setup&#39;s first block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn 30%-70%" in section
-    assert "each later block measures 4 rates 10% apart around the earlier blocks&#39; capacity (its own random offset), and up to 3 more" in section
+    assert (
+        "Capacity: in a setup&#39;s first block (one start of the servers), after the light-load rate, a bisection on a log scale, each cut drawn 30%-70%"
+        in section
+    )
+    assert (
+        "each later block measures 4 rates 10% apart around the earlier blocks&#39; capacity (its own random offset), and up to 3 more"
+        in section
+    )
     assert "the rate at which a typical second meets it (one second in two misses it there)" in section
     assert "(at first 1.2x the setup&#39;s closed-loop req/s) for up to 6 steps or until they are within 10%" in section
     assert "the capacity is the geometric mean over blocks with a Student-t 95% interval" in section
     assert "a bound when at least half the blocks&#39; searches met an edge" in section
     assert section.count("<tr>") == 1 + 8 and section.count('<tr class="group-row">') == 2  # the header, a row per setup and GOMAXPROCS
-    assert "<th class=\"num\">measured again at the capacity</th>" in section and section.count("not measured</td>") == 8  # a run from before the checks
+    assert (
+        '<th class="num">measured again at the capacity</th>' in section and section.count("not measured</td>") == 8
+    )  # a run from before the checks
 
 
 def test_the_table_and_the_light_load_sentences_have_the_planned_rates_only(searched):
     _, result, html, data = searched
     table = html.split('<h2 id="fixed-rate">')[1].split("</table>")[1]  # after the capacities' table
-    assert table.count("GOMAXPROCS=1, 12,000 req/s") == 1 + 4 and "18,000 req/s" not in table and "32,000 req/s" not in table  # its heading row, 4 setups
+    assert (
+        table.count("GOMAXPROCS=1, 12,000 req/s") == 1 + 4 and "18,000 req/s" not in table and "32,000 req/s" not in table
+    )  # its heading row, 4 setups
     answer = html.split('aria-label="The answer"')[1].split("</section>")[0]
     assert "fixed load 12,000 req/s" in answer and "18,000 req/s" not in answer and "ms at 12,000 req/s" in answer
     sentences = html.split('<h3 id="fixed-rate-table">')[1].split("<table")[0]
@@ -285,6 +311,8 @@ def test_the_method_says_how_many_blocks_the_capacity_rule_took_for_a_run_that_h
     (run / "manifest.json").write_text(json.dumps(manifest))
     _, html, _ = built(run, tmp_path / "out")
     method = htmllib.unescape(html.split('<h3 id="method-fixed-rate">')[1].split("<h3")[0])
-    assert ("the run takes 3 blocks per GOMAXPROCS value, then more (up to 8) while a capacity or capacity ratio there reaches further than "
-            "+/-12.5% from its estimate and its --max-time allows") in method
+    assert (
+        "the run takes 3 blocks per GOMAXPROCS value, then more (up to 8) while a capacity or capacity ratio there reaches further than "
+        "+/-12.5% from its estimate and its --max-time allows"
+    ) in method
     assert "the run takes" not in htmllib.unescape(real_search[1].split('<h3 id="method-fixed-rate">')[1].split("<h3")[0])

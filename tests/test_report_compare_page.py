@@ -15,17 +15,19 @@ from urllib.parse import unquote
 
 import pytest
 
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, build_compare
 from wrkreport.report.compare_words import change_kind, compare_title
 
-from helpers import RUNS
-
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares fixture runs, the same ones in several tests
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
-ROW = re.compile(r'<tr class="change-([a-z-]+)"><td class="setup">([^<]+)<br><span class="group">([^<]+)</span></td><td class="figure">([^<]+)</td>(.*?)</tr>', re.S)
+ROW = re.compile(
+    r'<tr class="change-([a-z-]+)"><td class="setup">([^<]+)<br><span class="group">([^<]+)</span></td><td class="figure">([^<]+)</td>(.*?)</tr>',
+    re.S,
+)
 HREF = re.compile(r'href="([^"#][^"]*)"')
 
 
@@ -81,7 +83,10 @@ def test_an_improvement_wears_a_better_badge_for_throughput_up_and_latency_down(
     assert rows[("go-http", "req/s (geometric mean)")][0] == "inconclusive"
     body = page.split("</style>")[1]
     assert "status-warn" not in body and "badge-worse" not in body  # no warning badge on an improvement
-    assert '<span class="badge badge-better">better</span> nginx-http at GOMAXPROCS=2: 3.0x faster (1.7-5.3x) in B: 14,470 req/s in A, 43,017 in B.' in page
+    assert (
+        '<span class="badge badge-better">better</span> nginx-http at GOMAXPROCS=2: 3.0x faster (1.7-5.3x) in B: 14,470 req/s in A, 43,017 in B.'
+        in page
+    )
 
 
 def test_a_regression_wears_a_worse_badge_for_throughput_down_and_latency_up(tmp_path):
@@ -105,11 +110,16 @@ def test_no_change_case_says_inconclusive_not_the_same(tmp_path):
     """keepalive-on-again repeats keepalive-on: nothing is flagged, and with one server start per run nothing is called 'no change' either."""
     page = page_of(tmp_path, "keepalive-on", "keepalive-on-again")
     rows = rows_of(page)
-    assert len(rows) == 11 and {kind for kind, _ in rows.values()} == {"inconclusive", "no-interval"}  # CPU per request: no start sd, no interval
+    assert len(rows) == 11 and {kind for kind, _ in rows.values()} == {
+        "inconclusive",
+        "no-interval",
+    }  # CPU per request: no start sd, no interval
     body = page.split("</style>")[1]
     assert "badge-better" not in body and "badge-worse" not in body and '<ul class="changes">' not in body
     answer = re.search(r'<section class="answer"[^>]*>\s*<p>(.*?)</p>', page, re.S).group(1)
-    assert answer.startswith("No figure changed measurably between A (keepalive-on) and B (keepalive-on-again): of the 11 figures compared, 8 are inconclusive")
+    assert answer.startswith(
+        "No figure changed measurably between A (keepalive-on) and B (keepalive-on-again): of the 11 figures compared, 8 are inconclusive"
+    )
     assert "no measurable change" not in page.lower()
 
 
@@ -133,7 +143,12 @@ def test_the_chart_is_an_accessible_svg_with_one_row_per_figure(tmp_path):
         assert f'<title id="{name}-title">Change from run A to run B, per setup and figure</title>' in svg
         desc = html.unescape(re.search(rf'<desc id="{name}-desc">(.*?)</desc>', svg, re.S).group(1))
         assert "11 figures" in desc and "6 worse, 2 inconclusive, 3 no interval" in desc and "3.0x slower (1.7-5.3x) in B" in desc
-        for label in ("nginx-http, GOMAXPROCS=2: req/s", "nginx-fcgi-tcp, GOMAXPROCS=2: p99 latency at saturation", "1.0 = no change", "worse in B"):
+        for label in (
+            "nginx-http, GOMAXPROCS=2: req/s",
+            "nginx-fcgi-tcp, GOMAXPROCS=2: p99 latency at saturation",
+            "1.0 = no change",
+            "worse in B",
+        ):
             assert label in svg, label
     assert 'class="chart chart-wide"' in page and 'class="chart chart-narrow"' in page
     assert "<script" not in page
@@ -188,11 +203,15 @@ def test_compare_json_says_which_way_each_change_went(tmp_path):
 def test_the_terminal_says_better_or_worse_and_ends_with_the_headline(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "keepalive-off"), str(RUNS / "keepalive-on"), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0 and done.stderr == ""
     lines = done.stdout.splitlines()
     assert [line.split()[-1] for line in lines if "nginx-http" in line and "(" in line] == ["BETTER"] * 3
     assert "WORSE" not in done.stdout and max(len(line) for line in lines[2:-1]) <= 80
-    assert "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load." in lines  # issue 21: no unlabelled saturation latency
+    assert (
+        "p99 ms: wrk's at saturation (closed loop, mostly queueing), not at a fixed load." in lines
+    )  # issue 21: no unlabelled saturation latency
     assert "B (keepalive-on) measured better than A (keepalive-off) on 6 of the 11 figures" in done.stdout.replace("\n", " ")

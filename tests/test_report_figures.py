@@ -34,7 +34,11 @@ def test_tables_show_the_geometric_mean_the_ratios_use(name):
         if spread is None:
             continue
         expected = math.exp(sum(math.log(v) for v in spread.values) / spread.n)
-        row = next(r for (g, s), r in rows.items() if s == cell.setup and g.startswith(f"GOMAXPROCS={cell.gomaxprocs}") and (str(cell.connections) in g or "connections" not in g))
+        row = next(
+            r
+            for (g, s), r in rows.items()
+            if s == cell.setup and g.startswith(f"GOMAXPROCS={cell.gomaxprocs}") and (str(cell.connections) in g or "connections" not in g)
+        )
         assert row.requests_per_sec == fmt_number(expected)
         checked += 1
     assert checked
@@ -44,11 +48,14 @@ def test_tables_show_the_geometric_mean_the_ratios_use(name):
 ANALYSIS_STEPS = ("rate_cells", "cell_latencies", "tls_part")
 
 
-@pytest.mark.parametrize("name, steps", [
-    ("variant-nokeep", ["cell_latencies", "rate_cells", "tls_part"]),  # a fixed-rate phase and --variant twins
-    ("tls-quick", ["cell_latencies", "rate_cells", "tls_part"]),
-    ("quick-hist", ["cell_latencies", "rate_cells", "tls_part"]),  # wrk's histograms
-])
+@pytest.mark.parametrize(
+    "name, steps",
+    [
+        ("variant-nokeep", ["cell_latencies", "rate_cells", "tls_part"]),  # a fixed-rate phase and --variant twins
+        ("tls-quick", ["cell_latencies", "rate_cells", "tls_part"]),
+        ("quick-hist", ["cell_latencies", "rate_cells", "tls_part"]),  # wrk's histograms
+    ],
+)
 def test_every_output_reads_the_one_analysis_and_computes_none_of_its_own(name, steps, tmp_path, monkeypatch):
     from wrkreport.analysis import analyze
 
@@ -92,11 +99,17 @@ def test_every_bar_fill_has_3_to_1_contrast_against_the_page():
 def test_every_setup_has_a_look_of_its_own_and_a_twin_its_originals():
     from wrkreport.core.setups import SETUP_IDS
 
-    assert set(SETUP_IDS) <= set(chart_styles.SETUP_STYLES)  # the TLS setups were all OTHER_STYLE's grey star: one legend swatch for six bars
+    assert set(SETUP_IDS) <= set(
+        chart_styles.SETUP_STYLES
+    )  # the TLS setups were all OTHER_STYLE's grey star: one legend swatch for six bars
     assert len({(marker, hatch) for _, marker, hatch in chart_styles.SETUP_STYLES.values()}) == len(chart_styles.SETUP_STYLES)
-    assert len({hatch for _, _, hatch in chart_styles.SETUP_STYLES.values()}) == len(chart_styles.SETUP_STYLES)  # bars read apart in grey print
+    assert len({hatch for _, _, hatch in chart_styles.SETUP_STYLES.values()}) == len(
+        chart_styles.SETUP_STYLES
+    )  # bars read apart in grey print
     colour, marker, hatch = chart_styles.setup_style("nginx-http~nokeep")
-    assert (colour, marker) == chart_styles.SETUP_STYLES["nginx-http"][:2] and hatch == chart_styles.SETUP_STYLES["nginx-http"][2] + chart_styles.VARIANT_HATCH
+    assert (colour, marker) == chart_styles.SETUP_STYLES["nginx-http"][:2] and hatch == chart_styles.SETUP_STYLES["nginx-http"][
+        2
+    ] + chart_styles.VARIANT_HATCH
     assert chart_styles.setup_style("not-a-setup") == chart_styles.setup_style("x~y") == chart_styles.OTHER_STYLE
 
 
@@ -153,7 +166,9 @@ def test_the_2012_study_sits_beside_node_http_only_with_markers_of_its_own():
 
     node = load_analysis(FIXTURES / "ab" / "runs" / "go-node-gomaxprocs-1").analysis  # real ab run, GOMAXPROCS=1
     study = reference.study_ratios()
-    assert not set(charts.STUDY_MARKERS.values()) & ({m for _, m, _ in chart_styles.SETUP_STYLES.values()} | set(charts.REFERENCE_MARKERS.values()))
+    assert not set(charts.STUDY_MARKERS.values()) & (
+        {m for _, m, _ in chart_styles.SETUP_STYLES.values()} | set(charts.REFERENCE_MARKERS.values())
+    )
     svg = charts.ratio_chart(node, reference.article_ratios(), study)
     assert "2012 Go-vs-Node study, Node/Go with ab" in svg and "2012 Go-vs-Node study, Node/Go with webbench" in svg
     assert "2012 Go-vs-Node" not in charts.ratio_chart(node, reference.article_ratios())
@@ -176,18 +191,29 @@ def test_each_chart_comes_in_a_wide_and_a_narrow_layout_that_never_shrinks_its_t
     from wrkreport.charts.layout import MIN_TEXT_PX
 
     sweep = load_analysis(RUNS / "sweep-all-setups").analysis
-    drawn = {"throughput": charts.throughput_chart(sweep), "cpu": charts.cpu_chart(sweep), "latency": charts.latency_chart(sweep),
-             "sweep-p99": latency_curves.sweep_chart(sweep, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99")}
+    drawn = {
+        "throughput": charts.throughput_chart(sweep),
+        "cpu": charts.cpu_chart(sweep),
+        "latency": charts.latency_chart(sweep),
+        "sweep-p99": latency_curves.sweep_chart(sweep, "latency_p99_ms", "p99 latency (ms, log scale)", "sweep-p99"),
+    }
     for name, svg in drawn.items():
-        opened = re.findall(r'<svg [^>]*class="layout-(wide|narrow)"[^>]*aria-labelledby="([^ "]+)[^>]*style="min-width:(\d+)px" width="([0-9.]+)pt"', svg)
+        opened = re.findall(
+            r'<svg [^>]*class="layout-(wide|narrow)"[^>]*aria-labelledby="([^ "]+)[^>]*style="min-width:(\d+)px" width="([0-9.]+)pt"', svg
+        )
         assert [(layout, ids, float(width)) for layout, ids, _, width in opened] == [
-            ("wide", f"{name}-title", 576.0), ("narrow", f"{name}-narrow-title", 266.4)], name
+            ("wide", f"{name}-title", 576.0),
+            ("narrow", f"{name}-narrow-title", 266.4),
+        ], name
         ids = re.findall(r'id="([^"]+)"', svg)
         assert len(ids) == len(set(ids)), f"{name}: an id used twice"
         for part, (_, _, min_width, width) in zip(svg.split("\n<svg ")[:2], opened):
             smallest = min(float(size) for size in re.findall(r"font-size: ([0-9.]+)px", part))
             assert smallest >= 8 and int(min_width) == round(float(width) * MIN_TEXT_PX / smallest), name
-    assert "server CPU time per 1,000 requests (ms)" in drawn["cpu"] and "Go grey, nginx hatched; whisker = 95% interval of the total" in drawn["cpu"]
+    assert (
+        "server CPU time per 1,000 requests (ms)" in drawn["cpu"]
+        and "Go grey, nginx hatched; whisker = 95% interval of the total" in drawn["cpu"]
+    )
 
 
 def test_log_axes_are_labelled_with_plain_numbers():
@@ -221,7 +247,7 @@ def test_the_run_wide_load_generator_warning_is_shown_once_at_the_top(tmp_path):
     build(RUNS / "sweep-all-setups", tmp_path, datetime(2026, 11, 22, tzinfo=timezone.utc))
     html = (tmp_path / "index.html").read_text()
     assert html.count("wrk ran more threads than there were cores free") == 1
-    assert html.index('class="caution"') < html.index('<h2 id=')  # above every section
+    assert html.index('class="caution"') < html.index("<h2 id=")  # above every section
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink-out", "large"])
@@ -260,10 +286,15 @@ def test_the_rates_parameter_says_the_rates_measured_when_they_were_shares():
     from wrkreport.report.page_sections import parameter_value
 
     assert doctest.testmod(page).failed == 0
-    plan = {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"},
-                                {"gomaxprocs": 2, "rates": [6200, 12400]}]}
-    assert parameter_value("rates", [], plan) == ("5,500 req/s at GOMAXPROCS=1 (25% of nginx-fcgi-unix's 22,000 req/s); "
-                                                  "6,200 req/s, 12,400 req/s at GOMAXPROCS=2")  # was 'none' for a run whose phase ran
+    plan = {
+        "fixed_rate_plan": [
+            {"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"},
+            {"gomaxprocs": 2, "rates": [6200, 12400]},
+        ]
+    }
+    assert parameter_value("rates", [], plan) == (
+        "5,500 req/s at GOMAXPROCS=1 (25% of nginx-fcgi-unix's 22,000 req/s); " "6,200 req/s, 12,400 req/s at GOMAXPROCS=2"
+    )  # was 'none' for a run whose phase ran
     assert parameter_value("rates", [], {}) == "none" and parameter_value("rates", [2000, 5000], plan) == "2000, 5000"
     assert parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": "x"}]}) == "none"
 
@@ -275,7 +306,9 @@ def test_a_missed_precision_target_has_a_badge_beside_the_checks(tmp_path):
     (run / "manifest.json").write_text(json.dumps(manifest))
     build(run, tmp_path / "out", datetime(2026, 11, 26, tzinfo=timezone.utc))
     header = (tmp_path / "out" / "index.html").read_text().split("</header>")[0]
-    assert '<span class="status status-warn">checks pass; precision target NOT met (+/-54.2%)</span>' in header  # one badge, never a green 'pass'
+    assert (
+        '<span class="status status-warn">checks pass; precision target NOT met (+/-54.2%)</span>' in header
+    )  # one badge, never a green 'pass'
 
 
 def test_a_smoke_test_says_so_in_its_badge_instead_of_a_missed_target(tmp_path):

@@ -21,7 +21,9 @@ def h2_page(tmp_path_factory) -> str:
 def test_the_answer_sends_the_reader_to_the_http2_sentence_instead_of_saying_no_nginx_was_measured(h2_page):
     said = visible_text(h2_page)
     assert "no nginx setup was measured beside go-http" not in said
-    assert said.count("nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below.") == 1  # one GOMAXPROCS value
+    assert (
+        said.count("nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below.") == 1
+    )  # one GOMAXPROCS value
     assert "nginx terminating h2 keeps" in said or "nginx terminating h2 serves" in said
 
 
@@ -33,7 +35,7 @@ def test_the_cpu_table_names_h2load_not_wrk(h2_page):
 
 def test_littles_law_counts_every_stream_in_flight_so_multiplexed_setups_are_near_one_too(h2_page):
     said = visible_text(h2_page)
-    sentence = said[said.index("Closed-loop latencies (h2load)"):].split("(near 1")[0]
+    sentence = said[said.index("Closed-loop latencies (h2load)") :].split("(near 1")[0]
     assert "requests in flight (connections x streams per connection)" in sentence
     figures = dict(re.findall(r"([a-z0-9-]+) GOMAXPROCS=1 ([0-9.]+)", sentence))
     assert {"go-http", "go-h2", "nginx-h2", "go-h2-mux", "nginx-h2-mux"} <= set(figures)

@@ -15,10 +15,9 @@ from urllib.parse import unquote
 import pytest
 from click.testing import CliRunner
 
+from helpers import RUNS
 from wrkreport.cli import cli
 from wrkreport.report import build, build_compare
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds copies of fixture runs, one field changed
 
@@ -74,7 +73,9 @@ def test_no_href_starts_with_a_scheme_when_out_is_the_run_directory(hostile_run)
     # Both hostile names are still linked, percent-encoded, and the file's link still leads to the file.
     assert "./javascript%3Aalert%28document.domain%29%3Bx.wrk.txt" in links
     assert "./javascript%3Aalert%281%29" in links
-    assert (hostile_run / unquote("./javascript%3Aalert%28document.domain%29%3Bx.wrk.txt")).read_bytes() == (hostile_run / EVIL_FILE).read_bytes()
+    assert (hostile_run / unquote("./javascript%3Aalert%28document.domain%29%3Bx.wrk.txt")).read_bytes() == (
+        hostile_run / EVIL_FILE
+    ).read_bytes()
     # Ordinary links still resolve to the files they name.
     for link in links:
         if link.endswith(".wrk.txt") and "javascript" not in link:

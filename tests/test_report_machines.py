@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.cli import cli
 from wrkreport.report import build
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds real lab runs, some several times with one field changed
 
@@ -30,7 +29,7 @@ WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 
 def text_of(page: str, start: str, end: str) -> str:
     """Return the visible text of the page between two ids, tags removed, spaces collapsed."""
-    part = page[page.index(f'id="{start}"'): page.index(f'id="{end}"')]
+    part = page[page.index(f'id="{start}"') : page.index(f'id="{end}"')]
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", part)).split())
 
 
@@ -59,8 +58,10 @@ def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
     assert "target: root@10.231.0.2 (address 10.231.0.2) Ran: the servers (Go, nginx, ...), over ssh." in machines
     assert machines.count("kernel 6.18.44-fc-v782") == 2 and "ulimit -n 65536" in machines
     assert "memory 23.5 GiB" in machines and "memory bytes" not in machines  # the value carries its unit
-    assert ("local to 10.231.0.2: round trip median 0.07 ms, min 0.05 ms, max 0.2 ms over 10 samples "
-            "(ssh round trip over the open connection)") in machines
+    assert (
+        "local to 10.231.0.2: round trip median 0.07 ms, min 0.05 ms, max 0.2 ms over 10 samples "
+        "(ssh round trip over the open connection)"
+    ) in machines
     environment = text_of(page, "environment", "setups")
     assert "machine: cpu model" not in environment and "run status complete" in environment  # machines moved, the rest stays
     assert "wrk ran on other machines than the servers, so they shared no CPUs" in page
@@ -104,8 +105,11 @@ def test_the_busy_warning_names_the_busy_client_with_its_own_threads(copied):
 
     found = saturation(copied("two-clients"), change_cpu=busy_client_2)
     busy = [w.message for w in found if w.kind == "client-saturated"]
-    assert busy == [f"{s} at GOMAXPROCS=1: wrk on client-2 (local: 2 cores, 2 wrk threads) used 95% of a CPU per thread (median): "
-                    "the load generator may have been the limit, not the setup" for s in ("go-http", "nginx-http")]
+    assert busy == [
+        f"{s} at GOMAXPROCS=1: wrk on client-2 (local: 2 cores, 2 wrk threads) used 95% of a CPU per thread (median): "
+        "the load generator may have been the limit, not the setup"
+        for s in ("go-http", "nginx-http")
+    ]
 
 
 def test_the_cores_warning_uses_the_client_machines_cores_not_the_targets(copied):

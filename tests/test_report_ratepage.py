@@ -12,7 +12,12 @@ def test_a_plain_or_app_run_needs_no_aside():
 
 
 def test_nginx_in_front_of_gos_own_tls_or_h2_is_over_that():
-    assert other_baselines_clause({"go-http", "go-https", "nginx-https", "nginx-https-unix"}) == "(nginx's TLS setups: - go-https, as their ratios), "
-    assert other_baselines_clause({"go-http", "go-h2", "nginx-h2", "nginx-h2-unix"}) == "(nginx-h2, nginx-h2-unix: - go-h2, as their ratios), "
+    assert (
+        other_baselines_clause({"go-http", "go-https", "nginx-https", "nginx-https-unix"})
+        == "(nginx's TLS setups: - go-https, as their ratios), "
+    )
+    assert (
+        other_baselines_clause({"go-http", "go-h2", "nginx-h2", "nginx-h2-unix"}) == "(nginx-h2, nginx-h2-unix: - go-h2, as their ratios), "
+    )
     both = other_baselines_clause({"go-http", "go-https", "nginx-https", "go-h2", "nginx-h2", "nginx-https~x"})
     assert both == "(nginx's TLS setups: - go-https; nginx-h2: - go-h2, as their ratios), "

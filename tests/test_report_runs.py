@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import RUNS
 from wrkreport.parsers import parse_file
 from wrkreport.report import build
-
-from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, 0, 0, tzinfo=timezone.utc)
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds fixture runs the other report modules build too

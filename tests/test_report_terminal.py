@@ -11,17 +11,18 @@ from datetime import datetime, timezone
 import pytest
 from click.testing import CliRunner
 
+from helpers import RUNS
 from wrkreport.cli import cli
 from wrkreport.report import build
-
-from helpers import RUNS
 
 WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 
 def run_build(name, tmp_path):
     """Run `wrkreport build` in-process on a fixture run; return (stdout lines, stderr lines, status)."""
-    result = CliRunner().invoke(cli, ["build", str(RUNS / name), "--out", str(tmp_path / "out")], standalone_mode=False, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["build", str(RUNS / name), "--out", str(tmp_path / "out")], standalone_mode=False, catch_exceptions=False
+    )
     return result.stdout.splitlines(), result.stderr.splitlines(), result.return_value
 
 
@@ -63,15 +64,19 @@ def test_build_leaks_no_library_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build(run, tmp_path / "out", WHEN)
-    result = subprocess.run([sys.executable, "-W", "always", "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out2")],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out2")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0 and "Warning" not in result.stderr, result.stderr
 
 
 def test_a_quick_runs_widest_row_fits_80_columns(tmp_path):
     # A quick run with every column: CPU, the fixed load's added p50 and p99, the capacity with its bounds, the share.
     out, _, _ = run_build("quick-rates-slo", tmp_path)
-    table = out[out.index(next(line for line in out if line.startswith("setup "))):-1]
+    table = out[out.index(next(line for line in out if line.startswith("setup "))) : -1]
     assert table[0].split() == ["setup", "CPU", "us/req", "+p50", "ms", "+p99", "ms", "capacity", "share"]
     assert max(len(line) for line in table) <= 80, [line for line in table if len(line) > 80]
     assert any(">= 32,000" in line for line in table) and any("<= 12,000" in line for line in table)
@@ -84,12 +89,21 @@ def test_a_default_runs_widest_possible_row_fits_80_columns():
     from wrkreport.report.answercells import Figure
     from wrkreport.report.terminal import answer_lines
 
-    columns = tuple(Column(k, k, "", short, k) for k, short in
-                    (("cpu", "CPU us/req"), ("p50", "+p50 ms"), ("p99", "+p99 ms"), ("capacity", "capacity"), ("share", "share")))
-    worst = (Figure("177 (+none)", "159-185"), Figure("not held", "held in 0 of 1"), Figure("not held", "held in 10 of 12"),
-             Figure("≥ 132,000 ✗", "highest rate held"), Figure("not measured", "156,200 req/s"))
+    columns = tuple(
+        Column(k, k, "", short, k)
+        for k, short in (("cpu", "CPU us/req"), ("p50", "+p50 ms"), ("p99", "+p99 ms"), ("capacity", "capacity"), ("share", "share"))
+    )
+    worst = (
+        Figure("177 (+none)", "159-185"),
+        Figure("not held", "held in 0 of 1"),
+        Figure("not held", "held in 10 of 12"),
+        Figure("≥ 132,000 ✗", "highest rate held"),
+        Figure("not measured", "156,200 req/s"),
+    )
     lowest = worst[:3] + (Figure("≤ 1,000 ✗", "lowest rate missed"),) + worst[4:]
-    rows = tuple(AnswerRow(setup, setup, figures) for setup, figures in (("go-http", worst), ("nginx-fcgi-unix", worst), ("nginx-fcgi-tcp", lowest)))
+    rows = tuple(
+        AnswerRow(setup, setup, figures) for setup, figures in (("go-http", worst), ("nginx-fcgi-unix", worst), ("nginx-fcgi-tcp", lowest))
+    )
     answer = Answer("A sentence.", "Conditions.", columns, (AnswerGroup("GOMAXPROCS=2", rows, "fixed load 4,400 req/s"),))
     lines = answer_lines(answer).splitlines()
     assert any("held 0/1" in line for line in lines) and any("lowest missed" in line for line in lines)
@@ -104,17 +118,55 @@ def test_a_default_front_ends_runs_widest_row_fits_80_columns():
     from wrkreport.report.answercells import Figure, ms, span
     from wrkreport.report.terminal import answer_lines
 
-    columns = tuple(Column(k, k, "", short, k) for k, short in
-                    (("cpu", "CPU us/req"), ("p50", "+p50 ms"), ("p99", "+p99 ms"), ("capacity", "capacity"), ("share", "share")))
+    columns = tuple(
+        Column(k, k, "", short, k)
+        for k, short in (("cpu", "CPU us/req"), ("p50", "+p50 ms"), ("p99", "+p99 ms"), ("capacity", "capacity"), ("share", "share"))
+    )
     rows = (
-        AnswerRow("go-http", "go-http", (Figure("10", "9.9-11"), Figure("0.12", "its own"), Figure("0.74", "its own"),
-                                         Figure("33,000 ✗", "31,400-34,700"), Figure("100%", "117,000 req/s"))),
-        AnswerRow("nginx-http", "nginx-http", (Figure("24 (+14)", "23-25"), Figure("+0.13", "0.12-0.14"), Figure("none", span(-0.0017, 0.82, ms)),
-                                               Figure("25,900 ✓", "24,900-26,900"), Figure("54%", "54-55%"))),
-        AnswerRow("haproxy-http", "haproxy-http", (Figure("26 (+14)", "24-27"), Figure("+0.12", "0.12-0.13"), Figure("none", span(-0.0764, 0.583, ms)),
-                                                   Figure("20,900 ✗", "19,100-22,800"), Figure("58%", "55-61%"))),
-        AnswerRow("caddy-http", "caddy-http", (Figure("118 (+107)", "113-123"), Figure("+0.23", span(0.228, 0.235, ms)), Figure("+2.7", "0.7-4.7"),
-                                               Figure("8,140 ✓", "7,490-8,850"), Figure("13%", "12-13%"))),
+        AnswerRow(
+            "go-http",
+            "go-http",
+            (
+                Figure("10", "9.9-11"),
+                Figure("0.12", "its own"),
+                Figure("0.74", "its own"),
+                Figure("33,000 ✗", "31,400-34,700"),
+                Figure("100%", "117,000 req/s"),
+            ),
+        ),
+        AnswerRow(
+            "nginx-http",
+            "nginx-http",
+            (
+                Figure("24 (+14)", "23-25"),
+                Figure("+0.13", "0.12-0.14"),
+                Figure("none", span(-0.0017, 0.82, ms)),
+                Figure("25,900 ✓", "24,900-26,900"),
+                Figure("54%", "54-55%"),
+            ),
+        ),
+        AnswerRow(
+            "haproxy-http",
+            "haproxy-http",
+            (
+                Figure("26 (+14)", "24-27"),
+                Figure("+0.12", "0.12-0.13"),
+                Figure("none", span(-0.0764, 0.583, ms)),
+                Figure("20,900 ✗", "19,100-22,800"),
+                Figure("58%", "55-61%"),
+            ),
+        ),
+        AnswerRow(
+            "caddy-http",
+            "caddy-http",
+            (
+                Figure("118 (+107)", "113-123"),
+                Figure("+0.23", span(0.228, 0.235, ms)),
+                Figure("+2.7", "0.7-4.7"),
+                Figure("8,140 ✓", "7,490-8,850"),
+                Figure("13%", "12-13%"),
+            ),
+        ),
     )
     answer = Answer("A sentence.", "Conditions.", columns, (AnswerGroup("GOMAXPROCS=2", rows, "fixed load 3,700 req/s"),))
     lines = answer_lines(answer).splitlines()

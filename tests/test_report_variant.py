@@ -9,19 +9,18 @@ from datetime import datetime, timezone
 import pytest
 from click.testing import CliRunner
 
-from wrkreport.core import stats
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis.variant_ratio import Variant, variant_of
 from wrkreport.cli import cli
+from wrkreport.core import stats
 from wrkreport.core.errors import NothingToCompare
 from wrkreport.core.records import Ratio
 from wrkreport.core.setups import baseline_of, setup_order, split_twin
+from wrkreport.parsers.schema import SETUP_NAME
 from wrkreport.report import build, build_compare
 from wrkreport.report.variantpage import answer_words, sentence
 from wrkreport.runs.sidecars import HEADERS_FILE, WRK_FILE
-from wrkreport.parsers.schema import SETUP_NAME
-from wrkreport.analysis.variant_ratio import Variant, variant_of
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds the --variant fixture runs
 
@@ -30,8 +29,16 @@ BLOCK_OF_ROUND = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}
 # The twin's files are nginx-fcgi-tcp's: real outputs measured in the same rounds as nginx-http's.
 SOURCE_OF = {"go-http": "go-http", "nginx-http": "nginx-http", "nginx-http~nokeep": "nginx-fcgi-tcp"}
 WHEN = datetime(2026, 11, 26, 12, tzinfo=timezone.utc)
-VARIANT = {"name": "nokeep", "options": ["no-upstream-keepalive"], "nginx": "/usr/sbin/nginx", "nginx_version": "1.22.1",
-           "upstream_keepalive": False, "pin_server": None, "port_offset": 100, "setups": {"nginx-http": "nginx-http~nokeep"}}
+VARIANT = {
+    "name": "nokeep",
+    "options": ["no-upstream-keepalive"],
+    "nginx": "/usr/sbin/nginx",
+    "nginx_version": "1.22.1",
+    "upstream_keepalive": False,
+    "pin_server": None,
+    "port_offset": 100,
+    "setups": {"nginx-http": "nginx-http~nokeep"},
+}
 
 
 def variant_files() -> dict:
@@ -40,7 +47,9 @@ def variant_files() -> dict:
         for setup, source in SOURCE_OF.items():
             files[f"{setup}.gomaxprocs-{gomaxprocs}.headers.txt"] = SOURCE / f"{source}.gomaxprocs-{gomaxprocs}.headers.txt"
             for k, b in BLOCK_OF_ROUND.items():
-                files[f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt"] = SOURCE / f"{source}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+                files[f"{setup}.gomaxprocs-{gomaxprocs}.block-{b}.run-{k}.wrk.txt"] = (
+                    SOURCE / f"{source}.gomaxprocs-{gomaxprocs}.run-{k}.wrk.txt"
+                )
     return files
 
 
@@ -64,8 +73,14 @@ def req_per_sec(setup: str, gomaxprocs: int, k: int) -> float:
 
 def expected_ab(gomaxprocs: int) -> tuple[float, float, float]:
     """Return twin / original worked from the raw files: per block the Huber estimate of the round-paired log ratios, t over 2 blocks."""
-    blocks = [[math.log(req_per_sec("nginx-http~nokeep", gomaxprocs, k) / req_per_sec("nginx-http", gomaxprocs, k)) for k, kb in BLOCK_OF_ROUND.items() if kb == b]
-              for b in (1, 2)]
+    blocks = [
+        [
+            math.log(req_per_sec("nginx-http~nokeep", gomaxprocs, k) / req_per_sec("nginx-http", gomaxprocs, k))
+            for k, kb in BLOCK_OF_ROUND.items()
+            if kb == b
+        ]
+        for b in (1, 2)
+    ]
     summaries = stats.block_summaries(blocks)
     centre = sum(summaries) / 2
     half = 12.706 * math.sqrt(sum((s - centre) ** 2 for s in summaries)) / math.sqrt(2)  # t(0.975, 1)
@@ -76,7 +91,16 @@ def test_twin_ids_are_read_by_every_reader_and_nothing_hostile_is():
     assert WRK_FILE.fullmatch("nginx-http~nokeep.gomaxprocs-2.block-1.run-3.wrk.txt")["setup"] == "nginx-http~nokeep"
     assert HEADERS_FILE.fullmatch("nginx-http~nokeep.gomaxprocs-2.headers.txt")["setup"] == "nginx-http~nokeep"
     assert SETUP_NAME.fullmatch("nginx-http~nokeep")
-    for hostile in ("nginx-http~../x", "nginx-http~", "~x", "nginx-http~A", "nginx-http~a~b", "nginx-http~a/b", "nginx-http~<b>", "nginx-http~abcdefghijklmnopq"):
+    for hostile in (
+        "nginx-http~../x",
+        "nginx-http~",
+        "~x",
+        "nginx-http~A",
+        "nginx-http~a~b",
+        "nginx-http~a/b",
+        "nginx-http~<b>",
+        "nginx-http~abcdefghijklmnopq",
+    ):
         assert not SETUP_NAME.fullmatch(hostile), hostile
         assert not WRK_FILE.fullmatch(f"{hostile}.gomaxprocs-1.run-1.wrk.txt"), hostile
     assert split_twin("nginx-https~v2") == ("nginx-https", "v2") and baseline_of("nginx-https~v2") == "go-https"
@@ -85,7 +109,10 @@ def test_twin_ids_are_read_by_every_reader_and_nothing_hostile_is():
 
 def test_the_ab_figure_is_twin_over_original_paired_per_block(variant_run):
     analysis = load_analysis(variant_run).analysis
-    assert [(r.gomaxprocs, r.setup, r.baseline) for r in analysis.variant_ratios] == [(1, "nginx-http~nokeep", "nginx-http"), (2, "nginx-http~nokeep", "nginx-http")]
+    assert [(r.gomaxprocs, r.setup, r.baseline) for r in analysis.variant_ratios] == [
+        (1, "nginx-http~nokeep", "nginx-http"),
+        (2, "nginx-http~nokeep", "nginx-http"),
+    ]
     for found in analysis.variant_ratios:
         assert (found.ratio, found.ci_low, found.ci_high) == pytest.approx(expected_ab(found.gomaxprocs))
         assert (found.unit, found.blocks, found.n) == ("block", 2, 5)
@@ -94,7 +121,11 @@ def test_the_ab_figure_is_twin_over_original_paired_per_block(variant_run):
 
 
 def req_ratio_over_go(gomaxprocs: int) -> float:
-    return math.exp(stats.mean([math.log(req_per_sec("nginx-http~nokeep", gomaxprocs, k) / req_per_sec("go-http", gomaxprocs, k)) for k in BLOCK_OF_ROUND]))
+    return math.exp(
+        stats.mean(
+            [math.log(req_per_sec("nginx-http~nokeep", gomaxprocs, k) / req_per_sec("go-http", gomaxprocs, k)) for k in BLOCK_OF_ROUND]
+        )
+    )
 
 
 def test_build_writes_the_ab_figure_to_results_json_the_page_and_the_summary(variant_run, tmp_path):
@@ -102,7 +133,10 @@ def test_build_writes_the_ab_figure_to_results_json_the_page_and_the_summary(var
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["variant"]["name"] == "nokeep" and data["variant"]["options"] == ["no-upstream-keepalive"]
     records = data["variant_ratios"]
-    assert [(r["setup"], r["variant"], r["gomaxprocs"], r["blocks"]) for r in records] == [("nginx-http", "nokeep", 1, 2), ("nginx-http", "nokeep", 2, 2)]
+    assert [(r["setup"], r["variant"], r["gomaxprocs"], r["blocks"]) for r in records] == [
+        ("nginx-http", "nokeep", 1, 2),
+        ("nginx-http", "nokeep", 2, 2),
+    ]
     ratio, low, high = expected_ab(1)
     assert (records[0]["ratio"], records[0]["ci_low"], records[0]["ci_high"]) == pytest.approx((ratio, low, high))
     assert records[0]["changed"] is (high < 1 or low > 1)
@@ -150,7 +184,9 @@ def test_one_run_without_a_variant_is_nothing_to_compare(tmp_path):
 
 
 def test_options_the_driver_never_writes_are_not_shown(make_run, tmp_path):
-    run = make_run(variant_files(), variant_manifest(options=["no-upstream-keepalive", "<b>x</b>", "nginx=rel/path", "pin-server=0\x1b[2J"]))
+    run = make_run(
+        variant_files(), variant_manifest(options=["no-upstream-keepalive", "<b>x</b>", "nginx=rel/path", "pin-server=0\x1b[2J"])
+    )
     built = build(run, tmp_path / "out", WHEN)
     assert "(no-upstream-keepalive)" in built.summary and "<b>" not in built.summary and "rel/path" not in built.summary
 
@@ -195,12 +231,22 @@ def test_one_run_compare_gives_the_twins_cpu_per_request_paired_per_block(tmp_pa
     cpu = [c for c in result.changes if c.metric == "cpu_server_ms_per_1k"]
     assert [(c.gomaxprocs, c.setup) for c in cpu] == [(1, "nginx-http")]
     rounds = {1: (1, 2), 2: (3, 4)}
-    blocks = [[math.log(server_ms_per_1k(f"nginx-http~nokeep.gomaxprocs-1.block-{b}.run-{k}") / server_ms_per_1k(f"nginx-http.gomaxprocs-1.block-{b}.run-{k}"))
-               for k in ks] for b, ks in rounds.items()]
+    blocks = [
+        [
+            math.log(
+                server_ms_per_1k(f"nginx-http~nokeep.gomaxprocs-1.block-{b}.run-{k}")
+                / server_ms_per_1k(f"nginx-http.gomaxprocs-1.block-{b}.run-{k}")
+            )
+            for k in ks
+        ]
+        for b, ks in rounds.items()
+    ]
     summaries = stats.block_summaries(blocks)
     centre = sum(summaries) / 2
     half = 12.706 * math.sqrt(sum((s - centre) ** 2 for s in summaries)) / math.sqrt(2)  # t(0.975, 1)
-    assert (cpu[0].change, cpu[0].ci_low, cpu[0].ci_high) == pytest.approx((math.exp(centre), math.exp(centre - half), math.exp(centre + half)))
+    assert (cpu[0].change, cpu[0].ci_low, cpu[0].ci_high) == pytest.approx(
+        (math.exp(centre), math.exp(centre - half), math.exp(centre + half))
+    )
     assert cpu[0].change > 1  # a new upstream connection per request costs the servers CPU
     assert cpu[0].label == "server CPU ms per 1,000 requests"
     page = paths["compare.html"].read_text()
@@ -215,9 +261,13 @@ def test_one_run_compare_gives_the_twins_added_latency_at_a_fixed_load_paired_pe
     measurements, problems = read_rate_measurements(REAL_VARIANT, json.loads((REAL_VARIANT / "manifest.json").read_text()))
     assert not problems and {m.setup for m in measurements} == {"go-http", "nginx-http", "nginx-http~nokeep"}
     result, paths = build_compare(REAL_VARIANT, None, tmp_path / "cmp", WHEN)
-    assert [(c.gomaxprocs, c.offered_rps, c.setup, c.percentile) for c in result.rate_changes] == [(1, 1000, "nginx-http", "p50"), (1, 1000, "nginx-http", "p99")]
+    assert [(c.gomaxprocs, c.offered_rps, c.setup, c.percentile) for c in result.rate_changes] == [
+        (1, 1000, "nginx-http", "p50"),
+        (1, 1000, "nginx-http", "p99"),
+    ]
     for change, p in zip(result.rate_changes, (50, 99)):
-        def at(setup: str, block: int) -> float:
+
+        def at(setup: str, block: int, p: float = p) -> float:
             return next(m.result.percentile_ms(p) for m in measurements if (m.setup, m.block) == (setup, block))
 
         differences = [at("nginx-http~nokeep", b) - at("nginx-http", b) for b in (1, 2, 3, 4)]  # go-http's part cancels
@@ -249,19 +299,25 @@ def test_build_gives_the_twins_cpu_per_request_beside_its_throughput(tmp_path, v
 
 
 def test_app_b_figures_are_said_in_app_words_with_each_builds_answer():
-    manifest = {"variant": {"name": "b", "options": [], "app_b": True}, "parameters": {"app": {"b": {"command": "./new {port}", "name": "b"}}},
-                "passes": [{"cells": {"app": {"body_bytes": 912, "body_sha256": "a" * 64}, "app~b": {"body_bytes": 235, "body_sha256": "b" * 64}}}]}
+    manifest = {
+        "variant": {"name": "b", "options": [], "app_b": True},
+        "parameters": {"app": {"b": {"command": "./new {port}", "name": "b"}}},
+        "passes": [{"cells": {"app": {"body_bytes": 912, "body_sha256": "a" * 64}, "app~b": {"body_bytes": 235, "body_sha256": "b" * 64}}}],
+    }
     variant = variant_of(manifest)
     assert variant == Variant("b", (), app_b="./new {port}") and variant.options_text == "--app-b './new {port}'"
     assert "build B's req/s over build A's" in variant.method and "test_analysis_variant_ratio_calibration" in variant.method
     alone = Ratio("requests_per_sec", 1, "app~b", 1.21, 1.15, 1.27, 6, baseline="app", blocks=3)
     behind = Ratio("requests_per_sec", 1, "nginx-app~b", 0.99, 0.97, 1.01, 6, baseline="nginx-app", blocks=3)
-    assert sentence(alone, variant, False) == ("Your app's build b alone: its throughput is 1.210 (1.150-1.270) times build A's: "
-                                               "higher: the interval excludes 1.")
+    assert sentence(alone, variant, False) == (
+        "Your app's build b alone: its throughput is 1.210 (1.150-1.270) times build A's: " "higher: the interval excludes 1."
+    )
     assert sentence(behind, variant, False).startswith("Your app's build b behind nginx (nginx-app): its throughput is 0.990 (0.970-1.010)")
     said = answer_words(manifest, "b")
     assert "build A (app) 912 bytes, sha256 aaaaaaaaaaaa; build b (app~b) 235 bytes, sha256 bbbbbbbbbbbb: different bodies" in said
     manifest["passes"][0]["cells"]["app~b"] = manifest["passes"][0]["cells"]["app"]
     assert answer_words(manifest, "b").endswith(": the same body.")
     nginx_variant = Variant("v", ("no-upstream-keepalive",))  # --app --variant: the variant's nginx in front of the same app
-    assert "the throughput of nginx in front of your app (nginx-app) is" in sentence(Ratio("requests_per_sec", 1, "nginx-app~v", 0.5, 0.4, 0.6, 6), nginx_variant, False)
+    assert "the throughput of nginx in front of your app (nginx-app) is" in sentence(
+        Ratio("requests_per_sec", 1, "nginx-app~v", 0.5, 0.4, 0.6, 6), nginx_variant, False
+    )

@@ -7,14 +7,13 @@ import re
 
 import pytest
 
-from wrkreport.core import stats
+from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
-from wrkreport.core.setups import BASELINE
+from wrkreport.core import stats
 from wrkreport.core.records import Ratio
+from wrkreport.core.setups import BASELINE
 from wrkreport.report import words
 from wrkreport.report.words import BAND_TEXT, SAME_HIGH, SAME_LOW, comparison_verdict, headline, judge, ratio_verdict
-
-from helpers import RUNS
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # analyses fixture runs again for each of their tests
 
@@ -133,7 +132,9 @@ def test_more_repeats_is_what_the_t_interval_needs_for_the_same_spread():
 def test_ratio_verdict_states_the_band_and_the_baseline_and_exclusions():
     base = Ratio("requests_per_sec", 1, "nginx-http", 1.0, 0.97, 1.03, 5)
     assert ratio_verdict(base) == f"no measurable overhead: the whole interval lies within {BAND_TEXT}"
-    assert ratio_verdict(Ratio("requests_per_sec", 1, "nginx-http", None, None, None, 0, "every repeat was excluded")).startswith("excluded")
+    assert ratio_verdict(Ratio("requests_per_sec", 1, "nginx-http", None, None, None, 0, "every repeat was excluded")).startswith(
+        "excluded"
+    )
     assert ratio_verdict(Ratio("requests_per_sec", 1, "nginx-http", 0.5, None, None, 1)).startswith("one repeat")
 
 

@@ -64,8 +64,16 @@ def test_a_signal_in_the_real_tier_leaves_no_process_namespace_or_ssh_master(sig
     env.pop("WRKREPORT_TEST_SESSION", None)  # its own session, as a user's
     # default_sigint: a suite started in the background (`cmd &`, nohup) ignores SIGINT, and the inner ./run_tests.sh would
     # inherit that and could not trap it (it ran to the end and exited 0)
-    proc = subprocess.Popen([str(REPO / "run_tests.sh"), *VICTIM], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True, preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [str(REPO / "run_tests.sh"), *VICTIM],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
     try:
         deadline = time.monotonic() + 240  # pip install -e and go test come first
         made: set[str] = set()

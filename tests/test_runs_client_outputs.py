@@ -33,7 +33,9 @@ def test_the_doctests_hold():
 
 def test_merged_record_is_the_sum_of_the_clients_and_the_request_weighted_mean():
     one, two = (parse_file(p) for p in PAIR)
-    merged = merge_results([one, two], [read_histogram_file(HIST / "client-1.hist.json"), read_histogram_file(HIST / "client-2.hist.json")], "m")
+    merged = merge_results(
+        [one, two], [read_histogram_file(HIST / "client-1.hist.json"), read_histogram_file(HIST / "client-2.hist.json")], "m"
+    )
     assert merged.requests == one.requests + two.requests
     assert merged.bytes_read == pytest.approx(one.bytes_read + two.bytes_read)
     assert merged.requests_per_sec == pytest.approx(one.requests_per_sec + two.requests_per_sec)
@@ -71,7 +73,7 @@ def test_clients_of_other_tools_or_urls_are_not_merged():
 
 def test_grouping_by_name_orders_clients_and_finds_a_gap():
     names = ["s.gomaxprocs-1.run-1.client-2.wrk.txt", "s.gomaxprocs-1.run-1.client-1.wrk.txt", "t.gomaxprocs-1.run-1.wrk.txt"]
-    (stem, group), = by_names(names).items()
+    ((stem, group),) = by_names(names).items()
     assert stem == "s.gomaxprocs-1.run-1" and [c.client for c in group] == ["client-1", "client-2"]
     assert group[1].hist_file == "s.gomaxprocs-1.run-1.client-2.hist.json"
     assert numbering_problem(group) is None
@@ -81,7 +83,9 @@ def test_grouping_by_name_orders_clients_and_finds_a_gap():
 
 def test_a_manifest_entry_must_name_its_own_files():
     stem = "go-http.gomaxprocs-1.run-1"
-    good = from_entry(stem, [{"client": "client-1", "host": "root@h", "file": f"{stem}.client-1.wrk.txt", "hist_file": None, "exit_code": 0}])
+    good = from_entry(
+        stem, [{"client": "client-1", "host": "root@h", "file": f"{stem}.client-1.wrk.txt", "hist_file": None, "exit_code": 0}]
+    )
     assert good[0].host == "root@h" and good[0].exit_code == 0
     for entries, why in [
         ([{"client": "client-1", "file": "../../etc/passwd"}], "does not name"),

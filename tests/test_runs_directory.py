@@ -7,10 +7,9 @@ import os
 import pandas as pd
 import pytest
 
+from helpers import CAPTURED
 from wrkreport.core.errors import NoUsableData
 from wrkreport.runs.directory import COLUMNS, load_run, require_measurements, resolve_run_dir
-
-from helpers import CAPTURED
 
 HEAD_200 = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
@@ -24,8 +23,14 @@ def test_article_run_without_manifest_reads_identity_from_file_names(article_run
     assert list(table.columns) == list(COLUMNS)
     assert run.manifest is None and run.status is None and run.problems == ()
     assert list(zip(table["gomaxprocs"], table["setup"])) == [
-        (1, "go-http"), (1, "nginx-http"), (1, "nginx-fcgi-tcp"), (1, "nginx-fcgi-unix"),
-        (8, "go-http"), (8, "nginx-http"), (8, "nginx-fcgi-tcp"), (8, "nginx-fcgi-unix"),
+        (1, "go-http"),
+        (1, "nginx-http"),
+        (1, "nginx-fcgi-tcp"),
+        (1, "nginx-fcgi-unix"),
+        (8, "go-http"),
+        (8, "nginx-http"),
+        (8, "nginx-fcgi-tcp"),
+        (8, "nginx-fcgi-unix"),
     ]
     assert set(table["repeat"]) == {1} and set(table["connections"]) == {5000}
     row = table.iloc[6]
@@ -42,9 +47,7 @@ def test_manifest_supplies_command_and_exit_code(make_run):
             "schema": 1,
             "status": "complete",
             "parameters": {"expect_header_bytes": 141},
-            "measurements": [
-                {"file": "go-http.gomaxprocs-2.run-1.wrk.txt", "command": "wrk --latency -t2 -c20 -d3s URL", "exit_code": 0}
-            ],
+            "measurements": [{"file": "go-http.gomaxprocs-2.run-1.wrk.txt", "command": "wrk --latency -t2 -c20 -d3s URL", "exit_code": 0}],
         },
     )
     run = load_run(path)
@@ -75,10 +78,7 @@ def test_unparseable_file_is_a_problem_and_the_rest_is_read(make_run):
 
 def test_badly_named_wrk_file_is_ignored_with_a_warning(make_run):
     path = make_run(
-        {
-            "go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt",
-            "my-test.wrk.txt": CAPTURED / "wrk-4.1.0__basic.txt",
-        }
+        {"go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt", "my-test.wrk.txt": CAPTURED / "wrk-4.1.0__basic.txt"}
     )
     run = load_run(path)
     assert len(run.measurements) == 1
@@ -107,10 +107,7 @@ def test_manifest_listing_a_missing_file_warns(make_run):
 
 def test_header_captures_are_read_byte_exact(make_run):
     path = make_run(
-        {
-            "go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt",
-            "go-http.gomaxprocs-1.headers.txt": HEAD_200,
-        }
+        {"go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt", "go-http.gomaxprocs-1.headers.txt": HEAD_200}
     )
     (capture,) = load_run(path).headers
     assert (capture.setup, capture.gomaxprocs, capture.size_bytes) == ("go-http", 1, 141)
@@ -161,7 +158,10 @@ def test_hand_named_runs_go_by_modification_time(make_run):
 CPU_RECORD = {
     "schema": 1,
     "file": "nginx-http.gomaxprocs-2.run-1.wrk.txt",
-    "setup": "nginx-http", "gomaxprocs": 2, "connections": 20, "repeat": 1,
+    "setup": "nginx-http",
+    "gomaxprocs": 2,
+    "connections": 20,
+    "repeat": 1,
     "wall_s": 3.1,
     "clock_ticks_per_s": 100,
     "logical_cores": 2,
@@ -196,13 +196,25 @@ def test_cpu_record_beside_a_wrk_file_is_read(make_run):
         ("{", "not JSON: Expecting property name"),
         ('{"processes": {}}', "wall_s: missing; logical_cores: missing"),
         ('{"wall_s": 0, "logical_cores": 2, "processes": {}}', "wall_s: expected a number from 1e-06 to 1e+07, found 0"),
-        ('{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": "x", "system_s": 1}}}', "processes.go.user_s: expected a number, found 'x'"),
+        (
+            '{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": "x", "system_s": 1}}}',
+            "processes.go.user_s: expected a number, found 'x'",
+        ),
         ('{"wall_s": Infinity, "logical_cores": 2, "processes": {}}', "wall_s: inf is not a finite number"),
-        ('{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": 1e308, "system_s": 1}}}', "processes.go.user_s: expected a number from 0 to 1e+07, found 1e+308"),
+        (
+            '{"wall_s": 3, "logical_cores": 2, "processes": {"go": {"user_s": 1e308, "system_s": 1}}}',
+            "processes.go.user_s: expected a number from 0 to 1e+07, found 1e+308",
+        ),
         ('{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": "x"}', "pinning: expected an object, found 'x'"),
-        ('{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": {"client": "abc"}}', "pinning.client: expected a CPU list such as '0-3,6', found 'abc'"),
-        ('{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": {"client": "0-100000000"}}', "pinning.client: CPU list '0-100000000' names CPUs above 65535"),
-        ('[1, 2]', "expected a JSON object, found list"),
+        (
+            '{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": {"client": "abc"}}',
+            "pinning.client: expected a CPU list such as '0-3,6', found 'abc'",
+        ),
+        (
+            '{"wall_s": 3, "logical_cores": 2, "processes": {}, "pinning": {"client": "0-100000000"}}',
+            "pinning.client: CPU list '0-100000000' names CPUs above 65535",
+        ),
+        ("[1, 2]", "expected a JSON object, found list"),
     ],
 )
 def test_broken_cpu_record_warns_and_leaves_cpu_out(make_run, text, detail):

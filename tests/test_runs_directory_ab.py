@@ -100,4 +100,6 @@ def test_a_failed_ab_run_is_a_parse_problem(make_run):
     )
     (problem,) = run.problems
     assert (problem.name, problem.status, problem.setup) == ("parse", "fail", "node-http")
-    assert problem.message.endswith(":7: ab failed after 2998 requests and printed no report: 'apr_socket_recv: Connection reset by peer (104)'")
+    assert problem.message.endswith(
+        ":7: ab failed after 2998 requests and printed no report: 'apr_socket_recv: Connection reset by peer (104)'"
+    )

@@ -15,11 +15,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms
 from wrkreport.cli import cli
 from wrkreport.parsers import parse_file
 from wrkreport.runs.directory import load_run
-
-from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds copies of the clients' runs, one field changed
 
@@ -175,11 +174,23 @@ def test_a_manifest_entry_pointing_outside_its_measurement_fails(copy):
 @pytest.mark.parametrize(
     "change, name, text",
     [
-        (lambda m: m["measurements"][-1].update(clients="both"), "clients", "manifest.json: measurements[3].clients: expected a list, found 'both'"),
-        (lambda m: m["measurements"][-1]["clients"][0].update(client="bob"), "clients", "measurements[3].clients[0].client: expected a client label"),
+        (
+            lambda m: m["measurements"][-1].update(clients="both"),
+            "clients",
+            "manifest.json: measurements[3].clients: expected a list, found 'both'",
+        ),
+        (
+            lambda m: m["measurements"][-1]["clients"][0].update(client="bob"),
+            "clients",
+            "measurements[3].clients[0].client: expected a client label",
+        ),
         (lambda m: m["measurements"][-1]["clients"][1].pop("file"), "clients", "measurements[3].clients[1].file: missing"),
         (lambda m: m["measurements"][-1].update(client="client-one"), "clients", "measurements[3].client: expected a client label"),
-        (lambda m: m["client_hosts"][0]["machine"].update(usable_cores="many"), "machines", "client_hosts[0].machine.usable_cores: expected an integer"),
+        (
+            lambda m: m["client_hosts"][0]["machine"].update(usable_cores="many"),
+            "machines",
+            "client_hosts[0].machine.usable_cores: expected an integer",
+        ),
         (lambda m: m.update(server_host={"ssh": 7}), "machines", "server_host.ssh: expected a string, found 7"),
         (lambda m: m["network"]["rtt"][0].update(median_ms=-1), "machines", "network.rtt[0].median_ms: expected a number from 0"),
         (lambda m: m.update(network={"rtt": [{"from": "local"}]}), "machines", "network.rtt[0].to: missing"),
@@ -201,7 +212,9 @@ def test_a_hand_edited_wrong_shape_is_one_line_and_exit_1(copy, tmp_path, change
 
 def test_a_hand_edited_wrong_shape_as_a_real_process_is_one_line_and_exit_1(copy, tmp_path):
     edit_manifest(copy, lambda m: m["measurements"][-1].update(clients="both"))
-    proc = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(copy), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "wrkreport", "build", str(copy), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()
     assert "check failed: clients: " in line and "measurements[3].clients: expected a list, found 'both'" in line

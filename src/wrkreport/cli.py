@@ -156,8 +156,20 @@ def parse_status(failed: int, files: int) -> int:
 
 @cli.command("build", context_settings=CONTEXT)
 @click.argument("raw", default="raw", required=False, type=click.Path(file_okay=True, dir_okay=True))
-@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False), help="Directory for index.html, results.csv and results.json.")
-@click.option("--expect-header-bytes", type=click.IntRange(min=1), default=None, help="Header block size every setup must answer with [default: the run's, else 141].")
+@click.option(
+    "--out",
+    "out_dir",
+    default="reports",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Directory for index.html, results.csv and results.json.",
+)
+@click.option(
+    "--expect-header-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Header block size every setup must answer with [default: the run's, else 141].",
+)
 @click.option("--open", "open_page", is_flag=True, help="Open the report in a browser when written.")
 def build_command(raw: str, out_dir: str, expect_header_bytes: int | None, open_page: bool) -> int:
     """Build the report of one run: RAW is a run directory, or raw/ for its newest run.
@@ -215,10 +227,27 @@ def grouped_failures(run_path, failures) -> list[str]:
 @cli.command("compare", context_settings=CONTEXT)
 @click.argument("run_a", type=click.Path())
 @click.argument("run_b", type=click.Path(), required=False)
-@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False), help="Directory for compare.html and compare.json.")
-@click.option("--expect-header-bytes", type=click.IntRange(min=1), default=None, help="Header block size every setup must answer with [default: each run's, else 141].")
-@click.option("--fail-on", type=click.Choice(["never", "worse", "change"]), default="never", show_default=True,
-              help="Exit 3 when a figure is flagged worse in B (worse) or flagged either way (change): a regression gate for CI.")
+@click.option(
+    "--out",
+    "out_dir",
+    default="reports",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Directory for compare.html and compare.json.",
+)
+@click.option(
+    "--expect-header-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Header block size every setup must answer with [default: each run's, else 141].",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["never", "worse", "change"]),
+    default="never",
+    show_default=True,
+    help="Exit 3 when a figure is flagged worse in B (worse) or flagged either way (change): a regression gate for CI.",
+)
 def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_bytes: int | None, fail_on: str) -> int:
     """Compare two runs (two machines, two nginx versions, pinned or not) cell by cell, or one run's --variant with its nginx.
 
@@ -255,9 +284,13 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
 
     result, paths = build_compare(run_a, run_b, out_dir, datetime.now(timezone.utc), expect_header_bytes)
     if result.in_run and result.variant.app_b is not None:  # --app-b: two builds of the app, alone and behind nginx
-        say(f"A: {result.a.run.path}: your app (--app), alone and behind nginx\nB: the same run: its build {result.variant.name} ({result.variant.options_text})")
+        say(
+            f"A: {result.a.run.path}: your app (--app), alone and behind nginx\nB: the same run: its build {result.variant.name} ({result.variant.options_text})"
+        )
     elif result.in_run:
-        say(f"A: {result.a.run.path}: its nginx setups\nB: the same run: their twins through {result.names[1]} ({result.variant.options_text})")
+        say(
+            f"A: {result.a.run.path}: its nginx setups\nB: the same run: their twins through {result.names[1]} ({result.variant.options_text})"
+        )
     else:
         say(f"A: {result.a.run.path}\nB: {result.b.run.path}")
     say(compare_table(result))
@@ -272,7 +305,10 @@ def compare_command(run_a: str, run_b: str | None, out_dir: str, expect_header_b
     say(f"comparison: {paths['compare.html']}")
     tripped = gate(result, fail_on)
     if tripped:
-        fail(f"--fail-on {fail_on}: {len(tripped)} figure{'s' if len(tripped) != 1 else ''} {'worse' if fail_on == 'worse' else 'changed'} in B: " + "; ".join(tripped))
+        fail(
+            f"--fail-on {fail_on}: {len(tripped)} figure{'s' if len(tripped) != 1 else ''} {'worse' if fail_on == 'worse' else 'changed'} in B: "
+            + "; ".join(tripped)
+        )
         status = GATE_FAILED
     return status
 
@@ -282,9 +318,14 @@ def summary(result) -> str:
     lat = ", ".join(
         f"{label} {number(getattr(result, name))}"
         for label, name in (
-            ("avg", "latency_avg_ms"), ("stdev", "latency_stdev_ms"), ("max", "latency_max_ms"),
-            ("p50", "latency_p50_ms"), ("p75", "latency_p75_ms"), ("p90", "latency_p90_ms"),
-            ("p99", "latency_p99_ms"), ("p99.9", "latency_p999_ms"),
+            ("avg", "latency_avg_ms"),
+            ("stdev", "latency_stdev_ms"),
+            ("max", "latency_max_ms"),
+            ("p50", "latency_p50_ms"),
+            ("p75", "latency_p75_ms"),
+            ("p90", "latency_p90_ms"),
+            ("p99", "latency_p99_ms"),
+            ("p99.9", "latency_p999_ms"),
         )
         if getattr(result, name) is not None or label in ("avg", "stdev", "max")
     )
@@ -299,11 +340,15 @@ def summary(result) -> str:
         f"write {result.errors_write}, timeout {result.errors_timeout}, non-2xx/3xx {result.non_2xx_3xx}",
     ]
     if result.tool == "h2load":
-        lines[-1] = (f"  errors        failed {result.failed_requests}, errored {result.errored_requests} "
-                     f"(timeout {result.errors_timeout}), non-2xx/3xx {result.non_2xx_3xx}")
-        lines.append(f"  h2load        {result.requests_started} started, {result.requests_done} done; connect avg "
-                     f"{number(result.connect_avg_ms)} ms, 1st byte avg {number(result.ttfb_avg_ms)} ms; headers "
-                     f"{result.header_bytes} bytes (space savings {number(result.header_space_savings_pct)}%), data {result.data_bytes} bytes")
+        lines[-1] = (
+            f"  errors        failed {result.failed_requests}, errored {result.errored_requests} "
+            f"(timeout {result.errors_timeout}), non-2xx/3xx {result.non_2xx_3xx}"
+        )
+        lines.append(
+            f"  h2load        {result.requests_started} started, {result.requests_done} done; connect avg "
+            f"{number(result.connect_avg_ms)} ms, 1st byte avg {number(result.ttfb_avg_ms)} ms; headers "
+            f"{result.header_bytes} bytes (space savings {number(result.header_space_savings_pct)}%), data {result.data_bytes} bytes"
+        )
     return "\n".join(lines)
 
 
@@ -330,14 +375,19 @@ def rate_line(record: dict) -> str:
     """Return one vegeta file's line: the load it was measured at, then its exact percentiles."""
     offered = f"{record['offered_rps']:,.0f} req/s offered" if record["offered_rps"] else "an offered rate not in its name"
     achieved = "-" if record["achieved_rps"] is None else f"{record['achieved_rps']:,.1f}"
-    figures = ", ".join(f"{name} {'-' if record[key] is None else format(record[key], '.3f')} ms"
-                        for name, key in (("p50", "p50_ms"), ("p90", "p90_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms"), ("max", "max_ms")))
-    return (f"{record['source']}: vegeta at {offered}, open loop: {record['requests']:,} requests, {achieved} req/s achieved; "
-            f"{figures}; {record['errors']:,} errors ({record['timeouts']:,} timeouts)")
+    figures = ", ".join(
+        f"{name} {'-' if record[key] is None else format(record[key], '.3f')} ms"
+        for name, key in (("p50", "p50_ms"), ("p90", "p90_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms"), ("max", "max_ms"))
+    )
+    return (
+        f"{record['source']}: vegeta at {offered}, open loop: {record['requests']:,} requests, {achieved} req/s achieved; "
+        f"{figures}; {record['errors']:,} errors ({record['timeouts']:,} timeouts)"
+    )
 
 
 def histogram_summary(record: dict) -> str:
     """Return a few readable lines about one latency histogram file."""
+
     def exact(ms: float | None) -> str:  # microsecond resolution: 3 decimals of a ms, every one meant
         return "-" if ms is None else f"{ms:.3f}"
 

@@ -47,10 +47,13 @@ RATIO_METHOD = (
     "interval on the mean of their logarithms (n - 1 degrees of freedom), back-transformed. "
     "With one repeat there is no interval."
 )  # the page's paragraph for runs without blocks (kept word for word: the gold page has it)
-VERDICT_WORDS = ("The cheapest connection is named from head-to-head comparisons of throughput, each a repeated {:.3g}% interval "
-                 "(Bonferroni over every pair in every group), so a named or tied verdict is wrong in at most 5% of runs.")
+VERDICT_WORDS = (
+    "The cheapest connection is named from head-to-head comparisons of throughput, each a repeated {:.3g}% interval "
+    "(Bonferroni over every pair in every group), so a named or tied verdict is wrong in at most 5% of runs."
+)
 NO_BLOCKS_METHOD = (
-    RATIO_METHOD + " The throughput measurements of this run started the servers once per GOMAXPROCS value (one block), so the interval covers "
+    RATIO_METHOD
+    + " The throughput measurements of this run started the servers once per GOMAXPROCS value (one block), so the interval covers "
     "the spread between repeats after one server start only, not the start-to-start spread (about 5% on this "
     "project's recorded runs)."
 )
@@ -157,7 +160,10 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     if note:
         analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
     return Analysed(
-        run, checked, table, analysis,
+        run,
+        checked,
+        table,
+        analysis,
         rates=tuple(rate_cells(list(run.rates), list(analysis.setups), planned_rates(run.manifest))),
         capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.get("slo")), list(analysis.setups))),
         latencies=cell_latencies(table, run.histograms),
@@ -166,8 +172,9 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     )
 
 
-def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None,
-            intervals: Intervals | None = None) -> Analysis:
+def analyze(
+    table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None = None, loads: dict | None = None, intervals: Intervals | None = None
+) -> Analysis:
     """Analyse the annotated measurements (runs.directory.load_run + checks.measurements.annotate).
 
     intervals: the run's repeated-interval design (interval_design); None: plain 95% t-intervals, as for runs recorded before it.
@@ -210,14 +217,26 @@ def analyze(table: pd.DataFrame, unmeasured: dict[tuple[str, int], str] | None =
     noise = noise_warnings(cells, ratios) + client_warnings(cells, ceiling)
     method = said_over(BLOCK_METHOD if any(r.unit == stats.BLOCK for r in ratios) else NO_BLOCKS_METHOD, {c.setup for c in cells})
     if design is not None:  # a run that stopped by itself: its intervals are repeated ones, and the verdict's comparisons a family
-        method += f" {design.words}" + (f" {VERDICT_WORDS.format(100 - family.alpha * 100)}" if family is not None and family.alpha < design.alpha else "")
+        method += f" {design.words}" + (
+            f" {VERDICT_WORDS.format(100 - family.alpha * 100)}" if family is not None and family.alpha < design.alpha else ""
+        )
     if all(r.excluded == NO_CPU for r in cpu):
         cpu = []  # a run without CPU records (recorded before them, or ab on a remote client): no CPU figure at all
     if all(r.excluded == NO_CPU for r in variant_cpu):
         variant_cpu = []
     return Analysis(
-        groups, tuple(cells), tuple(ratios), tuple(latency), tuple(comparisons), tuple(noise), tuple(ceiling), cpu_sharing(table), method,
-        cpu_ratios=tuple(cpu), variant_ratios=tuple(variant), variant_cpu_ratios=tuple(variant_cpu),
+        groups,
+        tuple(cells),
+        tuple(ratios),
+        tuple(latency),
+        tuple(comparisons),
+        tuple(noise),
+        tuple(ceiling),
+        cpu_sharing(table),
+        method,
+        cpu_ratios=tuple(cpu),
+        variant_ratios=tuple(variant),
+        variant_cpu_ratios=tuple(variant_cpu),
         first_look=design.first if design is not None else None,
     )
 
@@ -256,12 +275,6 @@ def derive(table: pd.DataFrame, loads: dict | None = None) -> pd.DataFrame:
     for column in ("wrk_cpu_per_thread", "wrk_cpu_share", "free_cores_per_thread"):
         derived[column] = derived[column].astype(float)
     return derived
-
-
-
-
-
-
 
 
 def cpu_sharing(table: pd.DataFrame) -> CpuSharing | None:
@@ -339,21 +352,16 @@ def spread(by_repeat: list[tuple[int, float]], block_of: dict[int, int] | None =
         for k, value in by_repeat:
             groups.setdefault(block_of[k], []).append(value)
         interval = stats.block_mean_interval([groups[b] for b in sorted(groups)], design)
-    return Spread(
-        tuple(by_repeat),
-        stats.median(values),
-        min(values),
-        max(values),
-        stats.median_abs_dev(values),
-        interval,
-    )
+    return Spread(tuple(by_repeat), stats.median(values), min(values), max(values), stats.median_abs_dev(values), interval)
 
 
 def paired_ratio(metric: str, cell: Cell, baseline: Cell | None, baseline_name: str, design: Design | None = None) -> Ratio:
     """Return cell / baseline cell for metric, paired by repeat, or a Ratio saying why not."""
 
     def make(ratio=None, low=None, high=None, n=0, excluded=None, blocks=0, measurements=0, unit=stats.REPEAT) -> Ratio:
-        return Ratio(metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name, blocks, measurements, unit)
+        return Ratio(
+            metric, cell.gomaxprocs, cell.setup, ratio, low, high, n, excluded, cell.connections, baseline_name, blocks, measurements, unit
+        )
 
     where = f"GOMAXPROCS={cell.gomaxprocs}, {cell.connections} connections"
     if baseline is None:

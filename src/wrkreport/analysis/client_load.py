@@ -22,7 +22,7 @@ def client_saturation(loads, wall_s: float, server_busy: float) -> dict | None:
     for load in loads:
         machines.setdefault(load.host, []).append(load)
     free = []
-    for host, on_it in machines.items():
+    for on_it in machines.values():
         threads, cores = sum(load.threads or 0 for load in on_it), on_it[0].cores
         if threads and cores:
             left = cores - (server_busy if on_it[0].shares_servers and not pd.isna(server_busy) else 0.0)
@@ -52,5 +52,3 @@ def free_cores(table: pd.DataFrame, server_busy: pd.Series) -> pd.Series:
     """Return the cores wrk had: its pinned CPUs, or the machine's cores the servers left idle."""
     pinned = table["pin_client"].map(lambda text: float(len(cpu_list(text))) if isinstance(text, str) else float("nan"))
     return pinned.fillna(table["cpu_cores"].astype(float) - server_busy)
-
-

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 from ..core.sequential import Intervals, intervals_of
 
 
@@ -68,7 +69,9 @@ def precision_of(manifest: dict | None) -> dict | None:
         "stop_reason": record.get("stop_reason") if isinstance(record.get("stop_reason"), str) else None,
         "more_time_estimate_s": number(record.get("more_time_estimate_s")),
         "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
-        "rule": record.get("rule") if record.get("rule") in ("verdict", "precision") else "precision",  # runs before the verdict rule: precision
+        "rule": record.get("rule")
+        if record.get("rule") in ("verdict", "precision")
+        else "precision",  # runs before the verdict rule: precision
         "verdicts": record.get("verdicts") if isinstance(record.get("verdicts"), dict) else {},
         "ceiling": number(record.get("ceiling"), int),  # the verdict rule's blocks per GOMAXPROCS at most (absent before 2026-12-07)
         "beyond_ceiling": record.get("beyond_ceiling") is True and number(record.get("ceiling"), int) is not None,
@@ -143,7 +146,9 @@ def too_few_blocks(manifest: dict | None) -> str:
     short = [(n, len(b)) for n, b in sorted(blocks.items(), key=lambda item: int(item[0])) if len(b) < first]
     if not short:
         return ""
-    said = [f"GOMAXPROCS={n} has {b} block{'s' if b != 1 else ''}" if i == 0 else f"GOMAXPROCS={n} has {b}" for i, (n, b) in enumerate(short)]
+    said = [
+        f"GOMAXPROCS={n} has {b} block{'s' if b != 1 else ''}" if i == 0 else f"GOMAXPROCS={n} has {b}" for i, (n, b) in enumerate(short)
+    ]
     which = "its figures have" if len(short) == 1 else "their figures have"
     return f"{' and '.join(said)}: intervals start at {first} blocks (repeated intervals), so {which} none yet."
 

@@ -48,5 +48,7 @@ def cell_latencies(table: pd.DataFrame, histograms: dict[str, LatencyHistogram])
         merged = merge([histograms[name] for name in files], source=f"{setup} GOMAXPROCS={gomaxprocs} c={connections}")
         if merged.count:
             shown = tuple((p, merged.percentile_ms(p)) for p in SHOWN_PERCENTILES)
-            found.append(CellLatency(int(gomaxprocs), int(connections), str(setup), merged, len(files), shown, merged.pairs[-1][0] / 1000.0))
+            found.append(
+                CellLatency(int(gomaxprocs), int(connections), str(setup), merged, len(files), shown, merged.pairs[-1][0] / 1000.0)
+            )
     return tuple(sorted(found, key=lambda c: (c.gomaxprocs, c.connections, setup_order(c.setup), c.setup)))

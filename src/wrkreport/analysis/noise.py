@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import stats
-from ..core.setups import BASELINE
 from ..core.records import THROUGHPUT, NoiseWarning, Ratio
+from ..core.setups import BASELINE
 
 if TYPE_CHECKING:  # analyze imports this module; the cell types are for annotations only
     from .cells import Cell, Spread
@@ -172,13 +172,7 @@ def client_warnings(cells: list[Cell], ceiling: list[Ratio]) -> list[NoiseWarnin
         free = cell.metrics.get("free_cores_per_thread")
         if free is not None and free.median < 1:
             found.append(
-                NoiseWarning(
-                    "client-cores",
-                    short_of_cores(cell, free.median),
-                    cell.setup,
-                    cell.gomaxprocs,
-                    connections=cell.connections,
-                )
+                NoiseWarning("client-cores", short_of_cores(cell, free.median), cell.setup, cell.gomaxprocs, connections=cell.connections)
             )
     apart = all(c.apart for c in cells if not c.not_measured)
     found = collapse(found, cells, "client-cores", lambda measured: every_cell_short(measured, apart))
@@ -201,24 +195,34 @@ def every_cell_short(measured: list[Cell], apart: bool) -> str:
     """Return the one client-cores warning of a run short of cores in every cell, naming its load generators (wrk, h2load)."""
     tool = " and ".join(sorted({c.client for c in measured}))
     if not apart:
-        return (f"In every one of the {len(measured)} cells {tool} ran more threads than there were cores free of the servers "
-                f"({span(measured, 'free_cores_per_thread')} free cores per {tool} thread, medians): client and servers "
-                "competed for the CPUs throughout, so every figure includes that competition")
-    return (f"In every one of the {len(measured)} cells a {tool} client machine had fewer cores than {tool} threads "
-            f"({span(measured, 'free_cores_per_thread')} cores per {tool} thread, medians): the load generators were short of CPUs throughout")
+        return (
+            f"In every one of the {len(measured)} cells {tool} ran more threads than there were cores free of the servers "
+            f"({span(measured, 'free_cores_per_thread')} free cores per {tool} thread, medians): client and servers "
+            "competed for the CPUs throughout, so every figure includes that competition"
+        )
+    return (
+        f"In every one of the {len(measured)} cells a {tool} client machine had fewer cores than {tool} threads "
+        f"({span(measured, 'free_cores_per_thread')} cores per {tool} thread, medians): the load generators were short of CPUs throughout"
+    )
 
 
 def short_of_cores(cell: Cell, free: float) -> str:
     """Return the client-cores warning of one cell: the machine's cores free of the servers, or a client machine's own."""
     where = f"{cell.setup} at GOMAXPROCS={cell.gomaxprocs}"
     if not cell.shortest:
-        return (f"{where}: {cell.client} ran more threads than there were cores free of the servers "
-                f"({free:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs")
+        return (
+            f"{where}: {cell.client} ran more threads than there were cores free of the servers "
+            f"({free:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs"
+        )
     if cell.apart:
-        return (f"{where}: {cell.client} on {cell.shortest} ran more threads than its machine has cores "
-                f"({free:.2f} cores per thread, median): the load generator was short of CPUs")
-    return (f"{where}: {cell.client} on {cell.shortest} ran more threads than there were cores free of the servers "
-            f"({free:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs")
+        return (
+            f"{where}: {cell.client} on {cell.shortest} ran more threads than its machine has cores "
+            f"({free:.2f} cores per thread, median): the load generator was short of CPUs"
+        )
+    return (
+        f"{where}: {cell.client} on {cell.shortest} ran more threads than there were cores free of the servers "
+        f"({free:.2f} free cores per {cell.client} thread, median): client and servers competed for CPUs"
+    )
 
 
 def span(cells: list[Cell], metric: str) -> str:

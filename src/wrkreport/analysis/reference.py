@@ -38,7 +38,13 @@ def article_ratios() -> tuple[ReferenceRatio, ...]:
     rows = article()["results"]
     baseline = {row["gomaxprocs"]: row["requests_per_sec"] for row in rows if row["setup"] == BASELINE}
     return tuple(
-        ReferenceRatio(row["gomaxprocs"], row["setup"], row["requests_per_sec"] / baseline[row["gomaxprocs"]], row["requests_per_sec"], baseline[row["gomaxprocs"]])
+        ReferenceRatio(
+            row["gomaxprocs"],
+            row["setup"],
+            row["requests_per_sec"] / baseline[row["gomaxprocs"]],
+            row["requests_per_sec"],
+            baseline[row["gomaxprocs"]],
+        )
         for row in rows
         if row["setup"] != BASELINE
     )
@@ -105,7 +111,11 @@ def study_ratios() -> tuple[StudyRatio, ...]:
         for mode in data["modes"]:
             go, node = rows[(mode, "go", tool)], rows[(mode, "node", tool)]
             go_mean, node_mean = geometric_mean(go["values"]), geometric_mean(node["values"])
-            found.append(StudyRatio(mode, tool, node_mean / go_mean, node_mean, go_mean, spec["unit"], bytes_per_response(go), bytes_per_response(node)))
+            found.append(
+                StudyRatio(
+                    mode, tool, node_mean / go_mean, node_mean, go_mean, spec["unit"], bytes_per_response(go), bytes_per_response(node)
+                )
+            )
     return tuple(found)
 
 
@@ -123,5 +133,5 @@ def study_note() -> str:
         + f". Its responses differed: by webbench's own counters Go sent about {go_bytes:.0f} bytes per response and Node about "
         f"{node_bytes:.0f} (Go chunked with a Content-Type, Node chunked without), so its Node/Go ratios are not like for like: "
         "this tool's same-response check (header bytes and bytes per response) would have failed that run. "
-        "Its conclusion: \"overall Go and Node perform about the same\"."
+        'Its conclusion: "overall Go and Node perform about the same".'
     )

@@ -68,8 +68,15 @@ def variant_of(manifest: dict | None, setups: tuple[str, ...] = ()) -> Variant |
     entry = (manifest or {}).get("variant")
     if isinstance(entry, dict) and isinstance(entry.get("name"), str):
         options = tuple(o for o in entry.get("options") or () if isinstance(o, str) and OPTION.fullmatch(o))  # a hostile one is not shown
-        return Variant(entry["name"], options, entry.get("nginx"), entry.get("nginx_version"), entry.get("upstream_keepalive"), entry.get("pin_server"),
-                       app_b_command(manifest) if entry.get("app_b") is True else None)
+        return Variant(
+            entry["name"],
+            options,
+            entry.get("nginx"),
+            entry.get("nginx_version"),
+            entry.get("upstream_keepalive"),
+            entry.get("pin_server"),
+            app_b_command(manifest) if entry.get("app_b") is True else None,
+        )
     names = sorted({split_twin(s)[1] for s in setups} - {None})
     return Variant(names[0], ()) if names else None
 
@@ -110,5 +117,11 @@ def variant_record(variant: Variant | None) -> dict | None:
     """Return results.json's `variant`: the run's variant and how its figure is computed."""
     if variant is None:
         return None
-    return {"name": variant.name, "options": list(variant.options), "nginx": variant.nginx, "nginx_version": variant.nginx_version, "method": variant.method,
-            **({"app_b": variant.app_b} if variant.app_b is not None else {})}
+    return {
+        "name": variant.name,
+        "options": list(variant.options),
+        "nginx": variant.nginx,
+        "nginx_version": variant.nginx_version,
+        "method": variant.method,
+        **({"app_b": variant.app_b} if variant.app_b is not None else {}),
+    }

@@ -79,10 +79,22 @@ def main_parser() -> argparse.ArgumentParser:
     setup = (("--setup",), {"required": True, "type": setup_id, "metavar": "SETUP"})
     repeat = (("--repeat",), {"required": True, "type": int})
     connections = (("--connections",), {"type": int})  # the level; default: the run's only one
-    add("plan", cmd_plan, (("--root",), {"required": True}), (("--save",), {"required": True}), (("options",), {"nargs": argparse.REMAINDER}))
+    add(
+        "plan",
+        cmd_plan,
+        (("--root",), {"required": True}),
+        (("--save",), {"required": True}),
+        (("options",), {"nargs": argparse.REMAINDER}),
+    )
     add("check-ports", cmd_check_ports, (("--plan",), {"required": True}))
-    add("check-nginx", cmd_check_nginx, (("--plan",), {"required": True}), (("--nginx",), {"default": ""}), (("--nginx-v-file",), {}),
-        (("--variant",), {"action": "store_true"}))
+    add(
+        "check-nginx",
+        cmd_check_nginx,
+        (("--plan",), {"required": True}),
+        (("--nginx",), {"default": ""}),
+        (("--nginx-v-file",), {}),
+        (("--variant",), {"action": "store_true"}),
+    )
     add("facts-script", cmd_facts_script)
     add("target-facts", cmd_target_facts, (("--plan",), {"required": True}), (("--facts",), {"required": True}))
     add("target-ports", cmd_target_ports, (("--plan",), {"required": True}), (("--tcp",), {"required": True}))
@@ -163,10 +175,19 @@ def main_parser() -> argparse.ArgumentParser:
         (("--node-pid",), {"type": int}),
         (("--nginx-pid",), {"type": int}),
         (("--variant-nginx-pid",), {"type": int}),  # --variant: its nginx master
-        (("--app-pid",), {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")}),  # an app process (app, app-unix, app-fcgi): its session leader
+        (
+            ("--app-pid",),
+            {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")},
+        ),  # an app process (app, app-unix, app-fcgi): its session leader
         (("--app-b-pid",), {"type": int}),  # --app-b: its second build's session leader
-        (("--front-end-pid",), {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")}),  # haproxy, caddy or apache: its session leader
-        (("--app-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an app's or other front end's setup's captured body
+        (
+            ("--front-end-pid",),
+            {"nargs": 2, "action": "append", "metavar": ("NAME", "PID")},
+        ),  # haproxy, caddy or apache: its session leader
+        (
+            ("--app-body",),
+            {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")},
+        ),  # an app's or other front end's setup's captured body
         (("--h2-body",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # an h2 setup's body (curl --http2)
         (("--cell",), {"nargs": 4, "action": "append", "metavar": ("SETUP", "READY", "HEADERS", "ERROR")}),
         (("--tls-probe",), {"nargs": 2, "action": "append", "metavar": ("SETUP", "FILE")}),  # openssl s_client -brief's report
@@ -199,7 +220,14 @@ def main_parser() -> argparse.ArgumentParser:
         (("--tls-counter",), {}),  # KIND:PATH: where the setup's server counts TLS handshakes (handshake.read_counter)
         (("argv",), {"nargs": argparse.REMAINDER}),
     )
-    add("warm-up", cmd_warm_up, run, (("--clients",), {"required": True}), (("--stderr",), {"required": True}), (("argv",), {"nargs": argparse.REMAINDER}))
+    add(
+        "warm-up",
+        cmd_warm_up,
+        run,
+        (("--clients",), {"required": True}),
+        (("--stderr",), {"required": True}),
+        (("argv",), {"nargs": argparse.REMAINDER}),
+    )
     add(
         "clients-preflight",
         cmd_clients_preflight,
@@ -240,9 +268,24 @@ def main_parser() -> argparse.ArgumentParser:
         (("--capacity-check",), {"action": "store_true"}),  # the measurement at the capacity found (capacity-check's)
         (("--header",), {"action": "append"}),  # --app-header: sent with every request to an app setup
     )
-    add("rate-warm-up", cmd_rate_warm_up, run, setup, (("--rate",), {"type": int, "required": True}), (("--vegeta",), {"required": True}),
-        (("--work-dir",), {"required": True}), (("--clients",), {}), (("--header",), {"action": "append"}))
-    add("clients-vegeta", cmd_clients_vegeta, (("--state",), {"required": True}), (("--plan",), {"required": True}), (("--vegeta",), {"required": True}))
+    add(
+        "rate-warm-up",
+        cmd_rate_warm_up,
+        run,
+        setup,
+        (("--rate",), {"type": int, "required": True}),
+        (("--vegeta",), {"required": True}),
+        (("--work-dir",), {"required": True}),
+        (("--clients",), {}),
+        (("--header",), {"action": "append"}),
+    )
+    add(
+        "clients-vegeta",
+        cmd_clients_vegeta,
+        (("--state",), {"required": True}),
+        (("--plan",), {"required": True}),
+        (("--vegeta",), {"required": True}),
+    )
     return p
 
 
@@ -327,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     except (TypeError, AttributeError, IndexError) as exc:  # a manifest edited by hand into the wrong shape
-        print(f"{PROG}: {args.command}: {getattr(args, 'run', 'the run')}/manifest.json has an unexpected shape ({' '.join(str(exc).split())})", file=sys.stderr)
+        print(
+            f"{PROG}: {args.command}: {getattr(args, 'run', 'the run')}/manifest.json has an unexpected shape ({' '.join(str(exc).split())})",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         return 130

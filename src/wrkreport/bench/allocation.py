@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import stats
-from . import stopping_rule as precision
 from ..core.setups import baseline_of, split_twin
+from . import stopping_rule as precision
 from .values import parse_iso
 
 MIN_ROUNDS = 2  # a block needs 2 rounds for its own within-block noise
@@ -165,8 +165,14 @@ def widest(intervals: dict[tuple, stats.Interval]) -> dict[int, float]:
     return found
 
 
-def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, int], gomaxprocs: list[int], baseline: str, target: float,
-               min_blocks: int) -> tuple[int, tuple[str, ...], str]:
+def next_block(
+    intervals: dict[tuple, stats.Interval],
+    blocks_done: dict[int, int],
+    gomaxprocs: list[int],
+    baseline: str,
+    target: float,
+    min_blocks: int,
+) -> tuple[int, tuple[str, ...], str]:
     """Return the next block's GOMAXPROCS, its setups (() for all) and why.
 
     intervals: per (GOMAXPROCS, level, setup, kind) the ratio intervals so far. Before every
@@ -192,11 +198,16 @@ def next_block(intervals: dict[tuple, stats.Interval], blocks_done: dict[int, in
     if not outside:
         return n, (), f"GOMAXPROCS={n} has the widest interval"
     bases = sorted({baseline_of(s) for s in outside} - {baseline} - set(outside))  # go-https beside the TLS setups
-    return n, (baseline, *bases, *outside), f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}"
+    return (
+        n,
+        (baseline, *bases, *outside),
+        f"GOMAXPROCS={n} has the widest interval (+/-{widths[n]:.1%}); measuring {', '.join(outside)} beside {baseline}",
+    )
 
 
-def next_verdict_block(records: dict[str, dict], blocks_done: dict[int, int], gomaxprocs: list[int], setups: list[str], baseline: str,
-                       first_look: int) -> tuple[int, tuple[str, ...], str]:
+def next_verdict_block(
+    records: dict[str, dict], blocks_done: dict[int, int], gomaxprocs: list[int], setups: list[str], baseline: str, first_look: int
+) -> tuple[int, tuple[str, ...], str]:
     """Return the next block's GOMAXPROCS, setups (() for all) and why, under the verdict rule (bench/stopping_rule.py).
 
     records: each group's verdict record. The GOMAXPROCS value not yet done with the fewest
@@ -271,8 +282,11 @@ def block_costs(manifest: dict, gomaxprocs: int) -> tuple[float | None, float | 
     for entry in manifest["passes"]:
         if entry["gomaxprocs"] != gomaxprocs or not entry.get("ended_at"):
             continue
-        times = [(parse_iso(m["started_at"]), parse_iso(m["ended_at"])) for m in manifest["measurements"]
-                 if m["gomaxprocs"] == gomaxprocs and m.get("block", 1) == entry["block"] and m.get("started_at") and m.get("ended_at")]
+        times = [
+            (parse_iso(m["started_at"]), parse_iso(m["ended_at"]))
+            for m in manifest["measurements"]
+            if m["gomaxprocs"] == gomaxprocs and m.get("block", 1) == entry["block"] and m.get("started_at") and m.get("ended_at")
+        ]
         if not times:
             continue
         measuring = (max(end for _, end in times) - min(start for start, _ in times)).total_seconds()
@@ -290,8 +304,10 @@ def block_sequences(run_dir: Path, manifest: dict, cache: dict, warmed: bool, de
     for entry in manifest["passes"]:
         if not entry.get("ended_at") or (entry.get("warmup_s", default_warmup_s) > 0) != warmed:
             continue
-        ran = sorted((m for m in manifest["measurements"] if m["gomaxprocs"] == entry["gomaxprocs"] and m.get("block", 1) == entry["block"]),
-                     key=lambda m: m.get("started_at", ""))
+        ran = sorted(
+            (m for m in manifest["measurements"] if m["gomaxprocs"] == entry["gomaxprocs"] and m.get("block", 1) == entry["block"]),
+            key=lambda m: m.get("started_at", ""),
+        )
         rates = [(m["setup"], precision.rate_of(run_dir, m, cache)) for m in ran]
         found.append([(setup, rate) for setup, rate in rates if rate is not None])
     return found
@@ -335,6 +351,8 @@ def plan_next(run_dir: Path, manifest: dict, cache: dict, record: dict | None = 
         round_s = None if measurement_s is None else measurement_s * measured
         plan["rounds"] = best_rounds(found, overhead_s, round_s, default_rounds)
         if found is not None:
-            plan["rounds_why"] = (f"{key[2]} ({key[3]}) decides: sd within a block {math.sqrt(found.within):.3f}, between blocks "
-                                  f"{math.sqrt(found.between):.3f} (log ratio); a block's fixed part {overhead_s or 0:.1f}s, a round {round_s or 0:.1f}s")
+            plan["rounds_why"] = (
+                f"{key[2]} ({key[3]}) decides: sd within a block {math.sqrt(found.within):.3f}, between blocks "
+                f"{math.sqrt(found.between):.3f} (log ratio); a block's fixed part {overhead_s or 0:.1f}s, a round {round_s or 0:.1f}s"
+            )
     return plan

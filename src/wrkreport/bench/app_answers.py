@@ -43,8 +43,11 @@ def changed_headers(app: bytes, other: bytes) -> list[str]:
     ['Server (changed)']
     """
     mine, theirs = header_fields(app), header_fields(other)
-    found = [f"{display_name(k)} ({'changed' if k in theirs else 'removed'})" for k, v in mine.items()
-             if theirs.get(k) != v and not (k in VOLATILE and k in theirs)]
+    found = [
+        f"{display_name(k)} ({'changed' if k in theirs else 'removed'})"
+        for k, v in mine.items()
+        if theirs.get(k) != v and not (k in VOLATILE and k in theirs)
+    ]
     found += [f"{display_name(k)} (added)" for k in theirs if k not in mine]
     return found
 
@@ -74,8 +77,15 @@ def alone_words(reference: str) -> str:
     return f"the app's build {variant} alone" if variant else "the app alone"
 
 
-def record_app_cell(setup: str, cell: dict, headers: bytes | None, body: str | None, app: dict | None, app_headers: bytes | None,
-                    reference: str | None = APP_BASELINE) -> None:
+def record_app_cell(
+    setup: str,
+    cell: dict,
+    headers: bytes | None,
+    body: str | None,
+    app: dict | None,
+    app_headers: bytes | None,
+    reference: str | None = APP_BASELINE,
+) -> None:
     """Add the body's size and sha256 to an app setup's cell; for a setup in front of an app (reference: which one, reference_of;
     app: its cell, app_headers its header block), what it changed, and an error when its status or body differs."""
     facts = body_facts(body)
@@ -90,12 +100,15 @@ def record_app_cell(setup: str, cell: dict, headers: bytes | None, body: str | N
     if status_code(cell["status_line"]) != status_code(app["status_line"]):
         cell["error"] = f"answered {cell['status_line']!r} where {alone} answers {app['status_line']!r}"
     elif cell["body_sha256"] != app["body_sha256"]:
-        cell["error"] = (f"answered a {cell['body_bytes']:,}-byte body (sha256 {cell['body_sha256'][:12]}) where {alone} answers "
-                         f"{app['body_bytes']:,} bytes (sha256 {app['body_sha256'][:12]})")
+        cell["error"] = (
+            f"answered a {cell['body_bytes']:,}-byte body (sha256 {cell['body_sha256'][:12]}) where {alone} answers "
+            f"{app['body_bytes']:,} bytes (sha256 {app['body_sha256'][:12]})"
+        )
 
 
-def record_front_end_cell(cell: dict, headers: bytes | None, body: str | None, expected_body: bytes, go: dict | None,
-                          go_headers: bytes | None) -> None:
+def record_front_end_cell(
+    cell: dict, headers: bytes | None, body: str | None, expected_body: bytes, go: dict | None, go_headers: bytes | None
+) -> None:
     """Add the body's size and sha256 to another front end's cell (HAProxy, Caddy, Apache httpd: a GET captured like an app's),
     what it changed in go-http's header block (go: go-http's cell, go_headers its `curl -sI` block), and an error when its
     body is not the hello world's: its status must be 200 (cell_from_headers), its header block is its own."""
@@ -135,9 +148,9 @@ def dechunked(data: bytes) -> bytes | None:
         size = int(size_text, 16)
         if size == 0:
             return body if rest.endswith(b"\r\n") else None  # trailer fields, then the final CRLF
-        if len(rest) < size + 2 or rest[size:size + 2] != b"\r\n":
+        if len(rest) < size + 2 or rest[size : size + 2] != b"\r\n":
             return None
-        body, rest = body + rest[:size], rest[size + 2:]
+        body, rest = body + rest[:size], rest[size + 2 :]
 
 
 def status_code(status_line: str | None) -> str | None:

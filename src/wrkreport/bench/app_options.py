@@ -47,7 +47,9 @@ SECRET_NAME = re.compile(r"^(?:proxy-)?authorization$|^(?:set-)?cookie$|key|toke
 HEADER = re.compile(r"(?P<name>[!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(?P<value>[^\r\n]*)")
 APP_PATH = re.compile(r"/[!-~]*")  # absolute, printable, no spaces: what wrk, curl and vegeta take verbatim
 MAX_COMMAND = 4000
-LOOPBACK_BIND = re.compile(r"(?<![\w.])(?:127\.0\.0\.1|localhost|\[::1\]):\{port\}")  # the app bound where only the target itself reaches it
+LOOPBACK_BIND = re.compile(
+    r"(?<![\w.])(?:127\.0\.0\.1|localhost|\[::1\]):\{port\}"
+)  # the app bound where only the target itself reaches it
 
 
 def app_options(p: argparse.ArgumentParser) -> None:
@@ -118,8 +120,10 @@ def app_plan(args: argparse.Namespace, env: dict[str, str]) -> dict:
     fcgi, fcgi_source = (args.app_fcgi, "--app-fcgi") if args.app_fcgi is not None else (env.get(ENV_APP_FCGI), ENV_APP_FCGI)
     if command is None:
         if unix is not None or fcgi is not None:
-            raise UsageError(f"{unix_source if unix is not None else fcgi_source} starts your app beside --app 'CMD' ({PORT_FIELD}), "
-                             "which is not given: the app alone on its TCP port is what the app setups are compared with")
+            raise UsageError(
+                f"{unix_source if unix is not None else fcgi_source} starts your app beside --app 'CMD' ({PORT_FIELD}), "
+                "which is not given: the app alone on its TCP port is what the app setups are compared with"
+            )
         if path is not None or given or version is not None or args.app_b is not None or env.get(ENV_APP_B, "").strip():
             raise UsageError("--app-path, --app-header, --app-version and --app-b describe the app of --app 'CMD', which is not given")
         return {"app": None}
@@ -129,14 +133,25 @@ def app_plan(args: argparse.Namespace, env: dict[str, str]) -> dict:
     if unix is not None:
         app_command(unix, unix_source, (SOCKET_FIELD,), secrets, f"--app-unix 'gunicorn --bind unix:{SOCKET_FIELD} app:app'")
     if fcgi is not None:
-        app_command(fcgi, fcgi_source, (PORT_FIELD, SOCKET_FIELD), secrets, f"--app-fcgi 'php-fpm ...' or --app-fcgi './api -fcgi {SOCKET_FIELD}'")
+        app_command(
+            fcgi, fcgi_source, (PORT_FIELD, SOCKET_FIELD), secrets, f"--app-fcgi 'php-fpm ...' or --app-fcgi './api -fcgi {SOCKET_FIELD}'"
+        )
     if version is not None and (not version.strip() or "\n" in version):
         raise UsageError("--app-version needs one command line printing the app's version")
     path = "/" if path is None else path
     if not APP_PATH.fullmatch(path):
         raise UsageError(f"{path_source} {argument(path)}: expected an absolute path without spaces, e.g. /api/items?id=1")
-    return {"app": {"command": command, "path": path, "headers": headers, "version_command": version, "unix_command": unix, "fcgi_command": fcgi,
-                    "b": app_b_plan(args, env, headers)}}
+    return {
+        "app": {
+            "command": command,
+            "path": path,
+            "headers": headers,
+            "version_command": version,
+            "unix_command": unix,
+            "fcgi_command": fcgi,
+            "b": app_b_plan(args, env, headers),
+        }
+    }
 
 
 def app_command(command: str, source: str, fields: tuple[str, ...], secrets: list[str], example: str) -> None:
@@ -185,7 +200,11 @@ def offered_setups(app: dict) -> list[str]:
     processes = app_processes(app)
     fcgi = processes.get("app-fcgi")
     fcgi_setup = None if fcgi is None else FCGI_UNIX_SETUP if app_endpoint(fcgi) == "socket" else FCGI_TCP_SETUP
-    return [s for s in APP_SETUP_IDS if SETUP_BY_ID[s].app_process in processes and (SETUP_BY_ID[s].app_process != "app-fcgi" or s == fcgi_setup)]
+    return [
+        s
+        for s in APP_SETUP_IDS
+        if SETUP_BY_ID[s].app_process in processes and (SETUP_BY_ID[s].app_process != "app-fcgi" or s == fcgi_setup)
+    ]
 
 
 def app_port_names(setups: list[str]) -> list[str]:
@@ -205,8 +224,13 @@ def app_setup_list(chosen: list[str], given: bool, app: dict | None) -> list[str
         return offered
     missing = [s for s in chosen if s in APP_SETUP_IDS and s not in offered]
     if missing:
-        option = {"app-unix": f"--app-unix 'CMD' (with {SOCKET_FIELD})", "app-fcgi": f"--app-fcgi 'CMD' (with {PORT_FIELD} for -tcp, {SOCKET_FIELD} for -unix)"}
-        raise UsageError(f"setup {missing[0]} serves your app started by {option[SETUP_BY_ID[missing[0]].app_process]}, which is not given that way")
+        option = {
+            "app-unix": f"--app-unix 'CMD' (with {SOCKET_FIELD})",
+            "app-fcgi": f"--app-fcgi 'CMD' (with {PORT_FIELD} for -tcp, {SOCKET_FIELD} for -unix)",
+        }
+        raise UsageError(
+            f"setup {missing[0]} serves your app started by {option[SETUP_BY_ID[missing[0]].app_process]}, which is not given that way"
+        )
     if any(s in APP_SETUP_IDS for s in chosen) and APP_BASELINE not in chosen:
         chosen = [APP_BASELINE, *chosen]  # the app alone: what the app setups divide by
     order = list(SETUP_BY_ID)
@@ -242,18 +266,31 @@ def app_lines(plan: dict) -> list[str]:
     needed = {SETUP_BY_ID[s].app_process for s in plan["setups"] if s in SETUP_BY_ID}
     processes = {name: command for name, command in app_processes(app).items() if name in needed or name == APP_BASELINE}
     host = plan.get("server_address") or LOOPBACK  # {host}: where the clients reach it, here or on the target
-    lines = ["app 1", f"app_processes {' '.join(processes)}", f"app_host {host}", f"app_path {app['path']}", f"app_headers {len(app['headers'])}"]
+    lines = [
+        "app 1",
+        f"app_processes {' '.join(processes)}",
+        f"app_host {host}",
+        f"app_path {app['path']}",
+        f"app_headers {len(app['headers'])}",
+    ]
     for name, command in processes.items():
-        lines += [f"app_command.{name} {command}", f"app_shown.{name} {redact(command, secret_values(app['headers']))}",  # the shown: for messages
-                  f"app_option.{name} --{name}", f"app_endpoint.{name} {app_endpoint(command)}"]
+        lines += [
+            f"app_command.{name} {command}",
+            f"app_shown.{name} {redact(command, secret_values(app['headers']))}",  # the shown: for messages
+            f"app_option.{name} --{name}",
+            f"app_endpoint.{name} {app_endpoint(command)}",
+        ]
         if app_endpoint(command) == "socket":
             lines.append(f"app_socket.{name} {APP_SOCKETS[name]}")
     lines += [f"app_header.{i} {header}" for i, header in enumerate(app["headers"])]
     if app["version_command"]:
         lines.append(f"app_version {app['version_command']}")
     if app.get("b"):  # --app-b: its command, shown (secrets redacted) and run on its twin's port (app_b.sh start_app_b)
-        lines += [f"app_b_command {app['b']['command']}", f"app_b_shown {redact(app['b']['command'], secret_values(app['headers']))}",
-                  f"app_b_name {app['b']['name']}"]
+        lines += [
+            f"app_b_command {app['b']['command']}",
+            f"app_b_shown {redact(app['b']['command'], secret_values(app['headers']))}",
+            f"app_b_name {app['b']['name']}",
+        ]
     return lines
 
 
@@ -271,15 +308,25 @@ def app_combinations(plan: dict) -> None:
     if not app:
         return
     if plan.get("server_host") and LOOPBACK_BIND.search(app["command"]):
-        raise UsageError(f"--app {argument(redact(app['command'], secret_values(app['headers'])))}: with --server-host it runs on the target, where the clients "
-                         f"reach it at the target's address, not its loopback; write {HOST_FIELD} for the address to listen on, e.g. --bind {HOST_FIELD}")
+        raise UsageError(
+            f"--app {argument(redact(app['command'], secret_values(app['headers'])))}: with --server-host it runs on the target, where the clients "
+            f"reach it at the target's address, not its loopback; write {HOST_FIELD} for the address to listen on, e.g. --bind {HOST_FIELD}"
+        )
     if plan.get("server_host") and app.get("b"):
-        raise UsageError("--app-b runs on this machine only: with --server-host it does not take it yet (measure each build in its own run there, then wrkreport compare)")
+        raise UsageError(
+            "--app-b runs on this machine only: with --server-host it does not take it yet (measure each build in its own run there, then wrkreport compare)"
+        )
     beside = [name for name in app_processes(app) if name != APP_BASELINE]
     if plan.get("server_host") and beside:
-        raise UsageError(f"--{beside[0]} runs on this machine only: with --server-host only --app's own process is started on the target yet")
+        raise UsageError(
+            f"--{beside[0]} runs on this machine only: with --server-host only --app's own process is started on the target yet"
+        )
     if plan["load_generator"] != "wrk":
-        raise UsageError(f"--app is measured with wrk: --load-generator {plan['load_generator']} (the h2 setups' h2load too) does not take it yet")
+        raise UsageError(
+            f"--app is measured with wrk: --load-generator {plan['load_generator']} (the h2 setups' h2load too) does not take it yet"
+        )
     if beside and (plan.get("variant") or plan["app"].get("b")):
-        raise UsageError(f"--{beside[0]} does not go together with {'--app-b' if plan['app'].get('b') else '--variant'} yet: "
-                         "measure the app over a socket or FastCGI in a run of its own")
+        raise UsageError(
+            f"--{beside[0]} does not go together with {'--app-b' if plan['app'].get('b') else '--variant'} yet: "
+            "measure the app over a socket or FastCGI in a run of its own"
+        )

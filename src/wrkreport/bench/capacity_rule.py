@@ -79,7 +79,9 @@ def widest(widths: list[Width]) -> Width | None:
     return max(found, key=lambda w: w.judged) if found else None
 
 
-def decide(widths: list[Width], blocks: int, params: dict, elapsed_s: float, block_s: float | None, going: int, reserve_s: float = 0.0) -> str | None:
+def decide(
+    widths: list[Width], blocks: int, params: dict, elapsed_s: float, block_s: float | None, going: int, reserve_s: float = 0.0
+) -> str | None:
     """Return why a GOMAXPROCS value takes no more fixed-rate blocks after `blocks` of them (None: it takes another).
 
     params: the manifest's (rate_blocks, rate_blocks_max, capacity_precision_pct, max_time_s);

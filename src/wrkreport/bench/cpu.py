@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.cpucost import ms_per_1k_requests
-from .profiles import SCHEMA
 from ..core.setups import APP_PROCESSES, CPU_PROCESSES, FRONT_ENDS, SETUP_BY_ID, split_twin
+from .profiles import SCHEMA
 
 
 def read_cpu_record(run_dir: Path, name: str | None) -> dict | None:
@@ -159,7 +159,13 @@ def cpu_delta(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, in
 
 
 def cpu_record(
-    measurement: dict, before: dict, after: dict, wrk: dict, wall_s: float, pinning: dict | None, target: tuple[int, int | None] | None = None
+    measurement: dict,
+    before: dict,
+    after: dict,
+    wrk: dict,
+    wall_s: float,
+    pinning: dict | None,
+    target: tuple[int, int | None] | None = None,
 ) -> dict:
     """Return the .cpu.json of one measurement (docs/raw-format.md) from its two snapshots.
 
@@ -167,7 +173,9 @@ def cpu_record(
     on when it is the --server-host target; the record then says `"host": "target"`.
     """
     ticks_per_s, cores = target if target else (os.sysconf("SC_CLK_TCK"), os.cpu_count())
-    processes: dict[str, dict | None] = {name: None for name in CPU_PROCESSES if name not in ("app", *FRONT_ENDS)}  # those only in a run with them
+    processes: dict[str, dict | None] = {
+        name: None for name in CPU_PROCESSES if name not in ("app", *FRONT_ENDS)
+    }  # those only in a run with them
     for name in after:
         processes[name] = cpu_delta(before.get(name, {}), after[name], ticks_per_s)
     processes["wrk"] = wrk

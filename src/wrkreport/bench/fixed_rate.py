@@ -32,14 +32,14 @@ import gzip
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
-from typing import Callable
 
+from ..core.cpus import cpu_count
 from ..parsers.vegeta import SUFFIX
 from .cpu import cpu_record, cpu_snapshot, run_measured, server_pids
-from ..core.cpus import cpu_count
 from .manifest import write_json_atomic
 from .values import iso_ms, now_ms, parse_cpu_list
 
@@ -79,7 +79,9 @@ class Attack:
         if not (isinstance(self.rate, int) and self.rate > 0):
             raise ValueError(f"rate must be a positive whole number of requests per second, not {self.rate!r}")
         if not self.duration_s > 0 or not self.timeout_s > 0 or self.connections < 1 or (self.max_connections or 1) < 1:
-            raise ValueError(f"duration ({self.duration_s!r} s), timeout ({self.timeout_s!r} s) and connections ({self.connections!r}) must be positive")
+            raise ValueError(
+                f"duration ({self.duration_s!r} s), timeout ({self.timeout_s!r} s) and connections ({self.connections!r}) must be positive"
+            )
 
 
 @dataclass(frozen=True)
@@ -127,12 +129,18 @@ def attack_argv(vegeta: str | Path, attack: Attack, targets: Path) -> list[str]:
     """Return the vegeta attack command (after taskset when the client is pinned); results go to its stdout."""
     argv = ["taskset", "-c", attack.client_pin] if attack.client_pin else []
     argv += [
-        str(vegeta), "attack",
-        "-targets", str(targets),
-        "-rate", f"{attack.rate}/1s",
-        "-duration", f"{attack.duration_s:g}s",
-        "-timeout", f"{attack.timeout_s:g}s",
-        "-connections", str(attack.connections),
+        str(vegeta),
+        "attack",
+        "-targets",
+        str(targets),
+        "-rate",
+        f"{attack.rate}/1s",
+        "-duration",
+        f"{attack.duration_s:g}s",
+        "-timeout",
+        f"{attack.timeout_s:g}s",
+        "-connections",
+        str(attack.connections),
         "-keepalive=true",
         f"-http2={'true' if attack.http2 else 'false'}",
     ]
@@ -152,9 +160,18 @@ def generator_threads(attack: Attack) -> int:
     return len(parse_cpu_list(attack.client_pin, "--pin-client")) if attack.client_pin else cpu_count()
 
 
-def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Path, stem: str, ids: dict,
-                 servers: dict | None = None, pinning: dict | None = None, snapshot: Callable[[], dict] | None = None,
-                 target: tuple[int, int | None] | None = None) -> RateRun:
+def measure_rate(
+    vegeta: str | Path,
+    attack: Attack,
+    run_dir: Path,
+    work_dir: Path,
+    stem: str,
+    ids: dict,
+    servers: dict | None = None,
+    pinning: dict | None = None,
+    snapshot: Callable[[], dict] | None = None,
+    target: tuple[int, int | None] | None = None,
+) -> RateRun:
     """Run one fixed-rate measurement; keep <stem>.vegeta.csv.gz and <stem>.cpu.json in run_dir (see the module's docstring).
 
     servers: the pass's PIDs as in the manifest ({"go": pid, "nginx": pid, ...}) whose CPU
@@ -173,8 +190,15 @@ def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Pa
     attacked = run_measured(argv, gob, err)
     ended = now_ms()
     after = snapshot()
-    common = {"command": " ".join(argv), "exit_code": attacked.status, "signal": attacked.signal, "started_at": iso_ms(started),
-              "ended_at": iso_ms(ended), "generator_cpu_s": round(attacked.user_s + attacked.system_s, 3), "wall_s": attacked.wall_s}
+    common = {
+        "command": " ".join(argv),
+        "exit_code": attacked.status,
+        "signal": attacked.signal,
+        "started_at": iso_ms(started),
+        "ended_at": iso_ms(ended),
+        "generator_cpu_s": round(attacked.user_s + attacked.system_s, 3),
+        "wall_s": attacked.wall_s,
+    }
     results = run_dir / f"{stem}{SUFFIX}"
     try:
         if attacked.signal is not None:
@@ -184,8 +208,12 @@ def measure_rate(vegeta: str | Path, attack: Attack, run_dir: Path, work_dir: Pa
             problem = f"vegeta attack exit {attacked.status}: {last_words(err) or problem}"
         if problem:
             return RateRun(None, None, problem=problem, **common)
-        usage = {"user_s": round(attacked.user_s, 3), "system_s": round(attacked.system_s, 3), "pids": [attacked.pid],
-                 "threads": generator_threads(attack)}
+        usage = {
+            "user_s": round(attacked.user_s, 3),
+            "system_s": round(attacked.system_s, 3),
+            "pids": [attacked.pid],
+            "threads": generator_threads(attack),
+        }
         cpu_file = run_dir / f"{stem}.cpu.json"
         write_json_atomic(cpu_file, cpu_record({"file": results.name, **ids}, before, after, usage, attacked.wall_s, pinning, target))
         return RateRun(results.name, cpu_file.name, problem=None, **common)
@@ -211,8 +239,11 @@ def encode_csv_gz(vegeta: str | Path, gob: Path, out: Path) -> str | None:
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     err = gob.with_name(gob.name + ".encode-err")
     try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as packed, \
-                open(err, "wb") as stderr:
+        with (
+            open(tmp, "wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as packed,
+            open(err, "wb") as stderr,
+        ):
             encoder = subprocess.Popen([str(vegeta), "encode", "--to", "csv", str(gob)], stdout=subprocess.PIPE, stderr=stderr)
             shutil.copyfileobj(encoder.stdout, packed, CHUNK)
             encoder.stdout.close()

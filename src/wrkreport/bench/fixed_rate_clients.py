@@ -32,12 +32,12 @@ import os
 import platform
 import shlex
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
-from ..parsers.vegeta import SUFFIX
 from ..fixedrate.record import rate_shares
+from ..parsers.vegeta import SUFFIX
 from .cpu import cpu_record
 from .fixed_rate import Attack, attack_argv, encode_csv_gz, last_words
 from .manifest import write_json_atomic
@@ -69,12 +69,14 @@ def install_script(directory: str, digest: str, urls: dict[str, str], headers: d
     lines = [
         f"cd {d} || exit 1",
         "chmod 0700 vegeta.part || exit 1",
-        "got=$(sha256sum vegeta.part 2>&1) || { echo \"cannot check it: $got\"; exit 1; }",
-        f"[ \"${{got%% *}}\" = {digest} ] || {{ echo \"it arrived damaged: sha256 ${{got%% *}}, not {digest}\"; exit 1; }}",
+        'got=$(sha256sum vegeta.part 2>&1) || { echo "cannot check it: $got"; exit 1; }',
+        f'[ "${{got%% *}}" = {digest} ] || {{ echo "it arrived damaged: sha256 ${{got%% *}}, not {digest}"; exit 1; }}',
         f"mv vegeta.part {VEGETA_NAME} || exit 1",
-        *(f"printf '%s\\n' {' '.join(shlex.quote(line) for line in (f'GET {url}', *headers.get(setup, ())))} > {shlex.quote('targets.' + setup)} || exit 1"
-          for setup, url in sorted(urls.items())),
-        f"./{VEGETA_NAME} -version >/dev/null 2>&1 || {{ echo \"it does not run there: $(./{VEGETA_NAME} -version 2>&1 | head -c 200)\"; exit 1; }}",
+        *(
+            f"printf '%s\\n' {' '.join(shlex.quote(line) for line in (f'GET {url}', *headers.get(setup, ())))} > {shlex.quote('targets.' + setup)} || exit 1"
+            for setup, url in sorted(urls.items())
+        ),
+        f'./{VEGETA_NAME} -version >/dev/null 2>&1 || {{ echo "it does not run there: $(./{VEGETA_NAME} -version 2>&1 | head -c 200)"; exit 1; }}',
     ]
     return "\n".join(lines) + "\n"
 
@@ -85,7 +87,9 @@ def binary_for(vegeta: Path, arch: str | None, built: dict, log: Callable[[str],
     if arch is None or (arch in GOARCH and GOARCH[arch] == here):
         return Path(vegeta)
     if arch not in GOARCH:
-        raise ClientError(f"a {arch} machine (uname -m): vegeta cannot be built for it here (known: {', '.join(sorted(GOARCH))}); --rates off runs without it")
+        raise ClientError(
+            f"a {arch} machine (uname -m): vegeta cannot be built for it here (known: {', '.join(sorted(GOARCH))}); --rates off runs without it"
+        )
     if arch not in built:
         try:
             built[arch] = build_vegeta_for(*GOARCH[arch], cache=Path(vegeta).parent.parent, say=log)
@@ -94,7 +98,9 @@ def binary_for(vegeta: Path, arch: str | None, built: dict, log: Callable[[str],
     return built[arch]
 
 
-def install_vegeta(state: Clients, vegeta: Path, urls: dict[str, str], log: Callable[[str], None], headers: dict[str, list[str]] | None = None) -> None:
+def install_vegeta(
+    state: Clients, vegeta: Path, urls: dict[str, str], log: Callable[[str], None], headers: dict[str, list[str]] | None = None
+) -> None:
     """Copy vegeta (built for each one's architecture) into every remote client's work dir, sha256 checked there, with a targets file per setup
     (headers: per setup, the --app-header's it sends); raise ClientError naming the client."""
     built: dict[str, Path] = {}
@@ -131,8 +137,11 @@ def client_runs(state: Clients, vegeta: Path, attack: Attack, setup: str, stem: 
         argv = attack_argv(binary, mine, Path(targets)) + ([] if keep else ["-output", "/dev/null"])
         name = f"{stem}.{client.label}"
         out = work_dir / f"{name}.{'csv' if client.remote else 'gob'}" if keep else None
-        runs.append(ClientRun(client, name, argv, out, work_dir / f"{name}.err", None, generator="vegeta",
-                              duration_s=mine.duration_s + mine.timeout_s))
+        runs.append(
+            ClientRun(
+                client, name, argv, out, work_dir / f"{name}.err", None, generator="vegeta", duration_s=mine.duration_s + mine.timeout_s
+            )
+        )
     return runs
 
 
@@ -155,7 +164,11 @@ def keep_results(vegeta: Path, run: ClientRun, dest: Path) -> str | None:
         return f"{why}: {last_words(run.err)}"
     tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     try:
-        with open(run.out, "rb") as text, open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as packed:
+        with (
+            open(run.out, "rb") as text,
+            open(tmp, "wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as packed,
+        ):
             shutil.copyfileobj(text, packed, 1 << 20)
         os.replace(tmp, dest)
     except OSError as exc:
@@ -170,8 +183,19 @@ def ms_time(ms: int) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
 
 
-def measure_rate_on_clients(state: Clients, vegeta: Path, attack: Attack, setup: str, run_dir: Path, work_dir: Path, stem: str, ids: dict,
-                            snapshot: Callable[[], dict], target: tuple[int, int | None] | None, pinning: dict | None) -> ClientsRate:
+def measure_rate_on_clients(
+    state: Clients,
+    vegeta: Path,
+    attack: Attack,
+    setup: str,
+    run_dir: Path,
+    work_dir: Path,
+    stem: str,
+    ids: dict,
+    snapshot: Callable[[], dict],
+    target: tuple[int, int | None] | None,
+    pinning: dict | None,
+) -> ClientsRate:
     """Run one fixed-rate measurement on every client at once; keep each one's results and the .cpu.json; return its entry (see the module's docstring)."""
     runs = client_runs(state, vegeta, attack, setup, stem, work_dir)
     several = len(runs) > 1
@@ -202,7 +226,10 @@ def measure_rate_on_clients(state: Clients, vegeta: Path, attack: Attack, setup:
         else:  # `--client-hosts local`: vegeta here, as without the option
             usage = {"user_s": runs[0].user_s, "system_s": runs[0].system_s, "pids": [runs[0].pid], "threads": os.cpu_count()}
         cpu_file = f"{stem}.cpu.json"
-        write_json_atomic(run_dir / cpu_file, cpu_record({"file": files[0], **ids}, before, after, usage, (ended - started).total_seconds(), pinning, target))
+        write_json_atomic(
+            run_dir / cpu_file,
+            cpu_record({"file": files[0], **ids}, before, after, usage, (ended - started).total_seconds(), pinning, target),
+        )
     entry = {
         **ids,
         "rate": attack.rate,
@@ -217,9 +244,17 @@ def measure_rate_on_clients(state: Clients, vegeta: Path, attack: Attack, setup:
     }
     if several:
         entry["clients"] = [
-            {"client": run.client.label, "host": run.client.host, "rate": rate_of_run(run), "file": file, "exit_code": run.status,
-             "command": run.command, "started_at": iso_ms(ms_time(run.started_ms)), "ended_at": iso_ms(ms_time(run.ended_ms)),
-             **({"problem": p} if p else {})}
+            {
+                "client": run.client.label,
+                "host": run.client.host,
+                "rate": rate_of_run(run),
+                "file": file,
+                "exit_code": run.status,
+                "command": run.command,
+                "started_at": iso_ms(ms_time(run.started_ms)),
+                "ended_at": iso_ms(ms_time(run.ended_ms)),
+                **({"problem": p} if p else {}),
+            }
             for run, file, p in zip(runs, files, problems)
         ]
     else:

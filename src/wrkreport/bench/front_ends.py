@@ -107,17 +107,30 @@ def caddy_config(setups, ports: dict[str, int], socket: str, storage: str) -> di
     """Return Caddy's JSON configuration for the run's Caddy setups: its admin endpoint and automatic HTTPS off, one server per setup."""
     wanted = chosen(setups, "caddy")
     upstream = {
-        "http": {"handler": "reverse_proxy", "upstreams": [{"dial": f"127.0.0.1:{ports['go-http']}"}],
-                 # connections to Go kept: as many idle ones as the load can use (Go's net/http transport keeps 2 per host by default)
-                 "transport": {"protocol": "http", "keep_alive": {"max_idle_conns_per_host": 1024}}},
-        "fcgi-tcp": {"handler": "reverse_proxy", "upstreams": [{"dial": f"127.0.0.1:{ports['go-fcgi-tcp']}"}],
-                     "transport": {"protocol": "fastcgi", "root": "/"}},
-        "fcgi-unix": {"handler": "reverse_proxy", "upstreams": [{"dial": f"unix/{safe_path(socket, '--socket')}"}],
-                      "transport": {"protocol": "fastcgi", "root": "/"}},
+        "http": {
+            "handler": "reverse_proxy",
+            "upstreams": [{"dial": f"127.0.0.1:{ports['go-http']}"}],
+            # connections to Go kept: as many idle ones as the load can use (Go's net/http transport keeps 2 per host by default)
+            "transport": {"protocol": "http", "keep_alive": {"max_idle_conns_per_host": 1024}},
+        },
+        "fcgi-tcp": {
+            "handler": "reverse_proxy",
+            "upstreams": [{"dial": f"127.0.0.1:{ports['go-fcgi-tcp']}"}],
+            "transport": {"protocol": "fastcgi", "root": "/"},
+        },
+        "fcgi-unix": {
+            "handler": "reverse_proxy",
+            "upstreams": [{"dial": f"unix/{safe_path(socket, '--socket')}"}],
+            "transport": {"protocol": "fastcgi", "root": "/"},
+        },
     }
     servers = {
-        setup.replace("-", "_"): {"listen": [f"127.0.0.1:{ports[setup]}"], "automatic_https": {"disable": True},
-                                  "idle_timeout": f"{KEEPALIVE_S}s", "routes": [{"handle": [upstream[kind]]}]}
+        setup.replace("-", "_"): {
+            "listen": [f"127.0.0.1:{ports[setup]}"],
+            "automatic_https": {"disable": True},
+            "idle_timeout": f"{KEEPALIVE_S}s",
+            "routes": [{"handle": [upstream[kind]]}],
+        }
         for kind, setup in wanted.items()
     }
     return {
@@ -128,8 +141,18 @@ def caddy_config(setups, ports: dict[str, int], socket: str, storage: str) -> di
     }
 
 
-def apache_config(setups, ports: dict[str, int], socket: str, prefix: str, error_log: str, cpus: int, connections_max: int,
-                  user: str | None, group: str | None, modules: str = "/usr/lib/apache2/modules") -> str:
+def apache_config(
+    setups,
+    ports: dict[str, int],
+    socket: str,
+    prefix: str,
+    error_log: str,
+    cpus: int,
+    connections_max: int,
+    user: str | None,
+    group: str | None,
+    modules: str = "/usr/lib/apache2/modules",
+) -> str:
     """Return apache2.conf for the run's Apache httpd setups: the event MPM, one virtual host per setup, mod_proxy_http and mod_proxy_fcgi."""
     wanted = chosen(setups, "apache")
     threads = apache_threads(connections_max, cpus)
@@ -168,11 +191,18 @@ def apache_config(setups, ports: dict[str, int], socket: str, prefix: str, error
         "fcgi-unix": f"unix:{safe_path(socket, '--socket')}|fcgi://localhost/ enablereuse=on",
     }
     for kind, setup in wanted.items():
-        lines += [f"Listen 127.0.0.1:{ports[setup]}", f"<VirtualHost 127.0.0.1:{ports[setup]}>", f"    ProxyPass / {targets[kind]}", "</VirtualHost>"]
+        lines += [
+            f"Listen 127.0.0.1:{ports[setup]}",
+            f"<VirtualHost 127.0.0.1:{ports[setup]}>",
+            f"    ProxyPass / {targets[kind]}",
+            "</VirtualHost>",
+        ]
     return "\n".join(lines) + "\n"
 
 
-def render_front_ends(manifest: dict, run_dir: Path, work: str, socket: str, cpus: int, rlimit: int, user: str | None, group: str | None) -> list[str]:
+def render_front_ends(
+    manifest: dict, run_dir: Path, work: str, socket: str, cpus: int, rlimit: int, user: str | None, group: str | None
+) -> list[str]:
     """Write each front end's configuration the run needs into run_dir; return the front ends, in FRONT_ENDS order."""
     params = manifest["parameters"]
     setups, ports = params["setups"], params["ports"]

@@ -19,8 +19,17 @@ H2_STATUS = "HTTP/2"  # curl's status line of an HTTP/2 answer: 'HTTP/2 200 '
 UNCOMPARED = ("Date (",)  # header changes not listed: the date differs from one second to the next
 
 
-def record_h2_cell(manifest: dict, entry: dict, setup: str, cell: dict, headers: bytes | None, body: str | None, probe: str | None,
-                   expected_body: bytes, baseline_headers: bytes | None) -> str | None:
+def record_h2_cell(
+    manifest: dict,
+    entry: dict,
+    setup: str,
+    cell: dict,
+    headers: bytes | None,
+    body: str | None,
+    probe: str | None,
+    expected_body: bytes,
+    baseline_headers: bytes | None,
+) -> str | None:
     """Check and record an h2 setup's answer and handshake in its cell (an error makes it skipped); return the handshake's note.
 
     headers, body: curl --http2's header block and body file; probe: the handshake report
@@ -37,7 +46,9 @@ def record_h2_cell(manifest: dict, entry: dict, setup: str, cell: dict, headers:
     elif status_code(cell["status_line"]) != "200":
         cell["error"] = f"answered {cell['status_line'].strip()!r}, not 200"
     elif cell["body_sha256"] != hashlib.sha256(expected_body).hexdigest():
-        cell["error"] = f"answered a {cell['body_bytes']:,}-byte body (sha256 {(cell['body_sha256'] or '')[:12]}), not go-http's {len(expected_body):,} bytes"
+        cell["error"] = (
+            f"answered a {cell['body_bytes']:,}-byte body (sha256 {(cell['body_sha256'] or '')[:12]}), not go-http's {len(expected_body):,} bytes"
+        )
     if setup != H2_BASELINE and baseline_headers is not None:
         cell["headers_changed"] = [c for c in changed_headers(baseline_headers, headers) if not c.startswith(UNCOMPARED)]
     if cell["error"] or probe is None:
@@ -45,7 +56,9 @@ def record_h2_cell(manifest: dict, entry: dict, setup: str, cell: dict, headers:
     note = record_probe(manifest, entry, setup, probe)
     alpn = entry["cells"][setup]["tls"].get("alpn")
     if alpn != "h2":
-        cell["error"] = f"the handshake negotiated {'ALPN ' + alpn if alpn else 'no ALPN protocol'}, not h2: it would be measured as HTTP/1.1"
+        cell["error"] = (
+            f"the handshake negotiated {'ALPN ' + alpn if alpn else 'no ALPN protocol'}, not h2: it would be measured as HTTP/1.1"
+        )
     return note
 
 

@@ -51,14 +51,18 @@ def h2_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict:
     generator = plan["load_generator"]
     if h2 and given is not None and given != H2LOAD:
         source = "--load-generator" if args.load_generator is not None else ENV_LOAD_GENERATOR
-        raise UsageError(f"{source} {argument(given)} speaks no HTTP/2: the h2 setups are loaded with h2load (leave it out, or --load-generator h2load)")
+        raise UsageError(
+            f"{source} {argument(given)} speaks no HTTP/2: the h2 setups are loaded with h2load (leave it out, or --load-generator h2load)"
+        )
     if h2:
         generator = H2LOAD
     text, source = (args.streams, "--streams") if args.streams is not None else (env.get(ENV_STREAMS), ENV_STREAMS)
     streams, mux = streams_values(text, source)
     if any(SETUP_BY_ID[s].multiplexed for s in h2) and mux <= streams:
-        raise UsageError(f"{source} {argument(text)}: the -mux setups need more streams than the others ({mux} is not more than {streams}); "
-                         "give two counts, e.g. --streams 1,10")
+        raise UsageError(
+            f"{source} {argument(text)}: the -mux setups need more streams than the others ({mux} is not more than {streams}); "
+            "give two counts, e.g. --streams 1,10"
+        )
     if text is not None and generator != H2LOAD:
         plan["warnings"].append(f"--streams {text} is h2load's (-m): this run is loaded with {generator}, which does not use it")
     return {"load_generator": generator, "streams": streams, "streams_mux": mux}

@@ -7,9 +7,9 @@ import socket
 import subprocess
 from pathlib import Path
 
-from .manifest import load_manifest, save_manifest
-from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
+from ..core.setups import SETUP_BY_ID
+from .manifest import load_manifest, save_manifest
 
 # openssl s_client -brief's lines (OpenSSL 3.0): "Protocol version: TLSv1.3",
 # "Ciphersuite: TLS_AES_128_GCM_SHA256", "Signature type: ECDSA", "Server Temp Key: X25519, 253 bits".
@@ -48,12 +48,16 @@ def parse_probe(text: str) -> dict:
 
 def differences(probe: dict, reference: dict) -> list[str]:
     """Return 'cipher TLS_AES_256_GCM_SHA384 (go-https: TLS_AES_128_GCM_SHA256)'-like texts for each compared value that differs."""
-    return [f"{key} {probe.get(key)} ({reference['setup']}: {reference.get(key)})" for key in COMPARED if probe.get(key) != reference.get(key)]
+    return [
+        f"{key} {probe.get(key)} ({reference['setup']}: {reference.get(key)})" for key in COMPARED if probe.get(key) != reference.get(key)
+    ]
 
 
 def cert_fingerprint(cert: Path) -> str:
     """Return the certificate's SHA-256 fingerprint as openssl prints it (AB:CD:...)."""
-    out = subprocess.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in", str(cert)], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        ["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in", str(cert)], capture_output=True, text=True, check=False
+    )
     if out.returncode != 0 or "=" not in out.stdout:
         raise UsageError(f"openssl could not read the run's certificate {cert}: {out.stderr.strip()[:200]}")
     return out.stdout.strip().split("=", 1)[1]
@@ -176,4 +180,6 @@ def counted(before: dict | None, after: dict | None) -> dict | None:
     """Return the counts of one measurement (after - before), None when either reading is missing."""
     if before is None or after is None:
         return None
-    return {key: (after[key] - before[key] if after[key] is not None and before[key] is not None else None) for key in ("handshakes", "resumed")}
+    return {
+        key: (after[key] - before[key] if after[key] is not None and before[key] is not None else None) for key in ("handshakes", "resumed")
+    }

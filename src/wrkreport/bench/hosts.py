@@ -26,7 +26,9 @@ ENV_SERVER_HOST, ENV_SERVER_ADDRESS, ENV_CLIENT_HOSTS, ENV_SSH_CONFIG = (
 LOCAL = "local"  # in --client-hosts: this machine
 MAX_CLIENTS = 64
 USER = re.compile(r"[a-z_][a-z0-9_.-]{0,31}\$?", re.A)
-HOSTNAME = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?", re.A)
+HOSTNAME = re.compile(
+    r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?", re.A
+)
 
 
 def host_part(text: str, source: str) -> str:
@@ -114,13 +116,17 @@ def check_combinations(plan: dict) -> None:
     """Refuse options that cannot mean anything with the hosts chosen."""
     remote_clients = [h for h in plan["client_hosts"] or () if h != LOCAL]
     if plan["client_hosts"] and len(plan["client_hosts"]) > 1 and plan["load_generator"] != "wrk":
-        raise UsageError(f"--load-generator {plan['load_generator']} writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk")
+        raise UsageError(
+            f"--load-generator {plan['load_generator']} writes no latency histogram, so several --client-hosts cannot be merged exactly; use wrk"
+        )
     if remote_clients and plan["load_generator"] != "wrk":
         raise UsageError(f"--load-generator {plan['load_generator']} runs on this machine only; --client-hosts other than local run wrk")
     if remote_clients and plan["pin_client"]:
         raise UsageError("--pin-client names this machine's CPUs; it cannot pin wrk on --client-hosts")
     if plan["server_host"] and plan["tune"]:
-        raise UsageError("--tune sets this machine's sysctl values; with --server-host the servers run elsewhere: tune the target by hand (its values are recorded)")
+        raise UsageError(
+            "--tune sets this machine's sysctl values; with --server-host the servers run elsewhere: tune the target by hand (its values are recorded)"
+        )
     if plan["server_host"] and plan["pin_server"]:
         raise UsageError("--pin-server names this machine's CPUs; it cannot pin the servers on --server-host")
     fronts = [s for s in plan["setups"] if SETUP_BY_ID[s].server in FRONT_ENDS]

@@ -12,8 +12,6 @@ from pathlib import Path
 
 from ..core.cpus import cpu_count
 
-
-
 # The article's kernel settings, in its order. How --tune treats each:
 #   "set"    write the article's value;
 #   "raise"  a capacity limit: write it only when the current value is lower, never lower it
@@ -102,8 +100,14 @@ VERSION_PATTERNS = {
 def tool_versions(nginx: str | None, extra: tuple[str, ...] = ()) -> tuple[dict, dict]:
     """Return (versions, first version lines) of nginx, go, wrk and curl, and of ab, h2load, node and the other front ends when in extra."""
     commands = {"nginx": [nginx, "-v"] if nginx else None, "go": ["go", "version"], "wrk": ["wrk", "-v"], "curl": ["curl", "--version"]}
-    optional = {"ab": ["ab", "-V"], "h2load": ["h2load", "--version"], "node": ["node", "--version"],  # asked for only when the run uses them
-                "haproxy": ["haproxy", "-v"], "caddy": ["caddy", "version"], "apache": ["apache2", "-v"]}
+    optional = {
+        "ab": ["ab", "-V"],
+        "h2load": ["h2load", "--version"],
+        "node": ["node", "--version"],  # asked for only when the run uses them
+        "haproxy": ["haproxy", "-v"],
+        "caddy": ["caddy", "version"],
+        "apache": ["apache2", "-v"],
+    }
     commands.update({tool: optional[tool] for tool in extra})
     versions, raw = {}, {}
     for tool, argv in commands.items():

@@ -10,15 +10,15 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from .remote import local_boot_id
+from .app_options import app_parameters, redact, redacted_command_line, secret_values
+from .front_ends import front_ends_of
 from .machine import command_output, machine_info, read_sysctl, tool_versions
 from .profiles import PARAMS, RUN_ID_FORMAT, SCHEMA
-from .app_options import app_parameters, redact, redacted_command_line, secret_values
 from .rate_options import rate_parameters
+from .remote import local_boot_id
 from .tls_options import tls_parameters
-from .variant import variant_record
 from .values import iso, utc_now
-from .front_ends import front_ends_of
+from .variant import variant_record
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
@@ -116,9 +116,13 @@ def point_latest(out: Path, run_dir: Path) -> str | None:
     return None
 
 
-def new_manifest(run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None, app_version: str | None = None) -> dict:
+def new_manifest(
+    run_id: str, started: datetime, command: str, plan: dict, nginx: str | None, ulimit_n: int | None, app_version: str | None = None
+) -> dict:
     """Return the manifest of a run that is starting (status 'running'); app_version: --app-version's output, run on the target, else run here."""
-    extra = ((plan["load_generator"],) if plan["load_generator"] != "wrk" else ()) + (("node",) if any(s == "node-http" for s in plan["setups"]) else ())
+    extra = ((plan["load_generator"],) if plan["load_generator"] != "wrk" else ()) + (
+        ("node",) if any(s == "node-http" for s in plan["setups"]) else ()
+    )
     extra += tuple(front_ends_of(plan["setups"]))  # HAProxy's, Caddy's, Apache httpd's: each one's version line
     versions, version_lines = tool_versions(nginx, extra)
     parameters = {key: plan[key] for key in ("profile", *(p.key for p in PARAMS))}
@@ -210,8 +214,15 @@ def levels_of(parameters: dict) -> list[int]:
     return parameters.get("connections_levels") or [parameters["connections"]]
 
 
-def new_pass(manifest: dict, gomaxprocs: int, block: int = 1, first_round: int = 1, rounds: int | None = None, setups: list[str] | None = None,
-             warmup_s: float | None = None) -> dict:
+def new_pass(
+    manifest: dict,
+    gomaxprocs: int,
+    block: int = 1,
+    first_round: int = 1,
+    rounds: int | None = None,
+    setups: list[str] | None = None,
+    warmup_s: float | None = None,
+) -> dict:
     """Append and return the pass (block) entry for a GOMAXPROCS value, with its shuffled orders.
 
     A block is one start of the servers; it runs each connection level in turn and,

@@ -6,11 +6,11 @@ import os
 import re
 from pathlib import Path
 
+from ..core.errors import UsageError
+from ..core.setups import SETUP_BY_ID
 from .app_options import APP_SOCKETS
 from .hosts import url_host
 from .profiles import HELLO_LINE, LOOPBACK, body_text
-from ..core.setups import SETUP_BY_ID
-from ..core.errors import UsageError
 from .tls_options import nginx_tls_values
 
 

@@ -24,21 +24,8 @@ from ..core.setups import (
     braced,
 )
 from .app_options import app_port_names
-from .profiles import (
-    ENV_GOMAXPROCS,
-    ENV_LOAD_GENERATOR,
-    ENV_PORTS,
-    ENV_SETUPS,
-    LOAD_GENERATORS,
-    MAX_CONNECTIONS,
-    MAX_GOMAXPROCS,
-    MAX_PORT,
-)
-from .values import (
-    dedupe,
-    parse_int,
-    split_list,
-)
+from .profiles import ENV_GOMAXPROCS, ENV_LOAD_GENERATOR, ENV_PORTS, ENV_SETUPS, LOAD_GENERATORS, MAX_CONNECTIONS, MAX_GOMAXPROCS, MAX_PORT
+from .values import dedupe, parse_int, split_list
 
 
 def given_or_env(given: str | None, option: str, env: dict[str, str], name: str) -> tuple[str | None, str]:
@@ -107,13 +94,19 @@ def setup_list(given: str | None, env: dict[str, str]) -> list[str]:
     chosen = split_list(text)
     if ALL_SETUPS in chosen:
         chosen = [s for s in chosen if s != ALL_SETUPS] + list(PLAIN_SETUP_IDS)
-    for group, ids in ((TLS_GROUP, ("go-http", *TLS_SETUP_IDS)), (H2_GROUP, ("go-http", *H2_SETUP_IDS)), (FRONT_ENDS_GROUP, FRONT_ENDS_GROUP_IDS)):
+    for group, ids in (
+        (TLS_GROUP, ("go-http", *TLS_SETUP_IDS)),
+        (H2_GROUP, ("go-http", *H2_SETUP_IDS)),
+        (FRONT_ENDS_GROUP, FRONT_ENDS_GROUP_IDS),
+    ):
         if group in chosen:
             chosen = [s for s in chosen if s != group] + list(ids)
     unknown = [s for s in chosen if s not in SETUP_IDS]  # a twin (nginx-http~x) comes with --variant only
     if unknown:
-        raise UsageError(f"unknown setup {argument(unknown[0])}; choose from {braced(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), "
-                         f"{TLS_GROUP}, {H2_GROUP} or {FRONT_ENDS_GROUP}")
+        raise UsageError(
+            f"unknown setup {argument(unknown[0])}; choose from {braced(PLAIN_SETUP_IDS)} (or {ALL_SETUPS}), "
+            f"{TLS_GROUP}, {H2_GROUP} or {FRONT_ENDS_GROUP}"
+        )
     if not chosen:
         raise UsageError("--setups needs at least one setup")
     return [s for s in SETUP_IDS if s in chosen]
@@ -130,12 +123,19 @@ def port_map(given: list[str], env: dict[str, str], setups: list[str] | None = N
     for source, item in items:
         name, sep, number = item.partition("=")
         if not sep or name not in ports:
-            raise UsageError(f"{source} {argument(item)}: expected NAME=PORT with NAME one of the setups (--setups), "
-                             f"{', '.join(BACKEND_PORTS)} or {', '.join(APP_BACKEND_PORTS)}")
+            raise UsageError(
+                f"{source} {argument(item)}: expected NAME=PORT with NAME one of the setups (--setups), "
+                f"{', '.join(BACKEND_PORTS)} or {', '.join(APP_BACKEND_PORTS)}"
+            )
         ports[name] = parse_int(number, f"{source} {name}", 1)
         if ports[name] > MAX_PORT:
             raise UsageError(f"{source} {name}: port {ports[name]} is above {MAX_PORT}")
-    kept = set(DEFAULT_SETUP_IDS) | set(BACKEND_PORTS) | {SETUP_BY_ID[s].served_by for s in setups or () if s in SETUP_BY_ID} | {*app_port_names(setups or [])}
+    kept = (
+        set(DEFAULT_SETUP_IDS)
+        | set(BACKEND_PORTS)
+        | {SETUP_BY_ID[s].served_by for s in setups or () if s in SETUP_BY_ID}
+        | {*app_port_names(setups or [])}
+    )
     return {name: port for name, port in ports.items() if name in kept}
 
 
@@ -151,5 +151,3 @@ def needed_ports(setups: list[str], ports: dict[str, int]) -> dict[str, int]:
             raise UsageError(f"{seen[port]} and {name} are both given port {port}")
         seen[port] = name
     return needed
-
-

@@ -10,11 +10,7 @@ from pathlib import Path
 from ..core.display import argument
 from ..core.errors import UsageError
 from ..core.sequential import DEFAULT_LAST_LOOK, FIRST_LOOK, PRECISION_LAST_LOOK
-from ..core.setups import (
-    FRONT_END_NAMES,
-    SERVERS,
-    SETUP_BY_ID,
-)
+from ..core.setups import FRONT_END_NAMES, SERVERS, SETUP_BY_ID
 from .app_options import app_combinations, app_lines, app_options, app_plan, app_setup_list
 from .front_ends import CONFIG_FILES, front_ends_of
 from .h2_options import h2_lines, h2_options, h2_plan
@@ -56,16 +52,7 @@ from .profiles import (
 from .rate_options import rate_lines, rate_options, rate_plan, time_plan
 from .stopping_plan import VERDICT, interval_plan, rule_of, stopping_lines, verdict_seconds
 from .tls_options import tls_options, tls_plan
-from .values import (
-    format_cpu_list,
-    format_duration,
-    parse_duration_ns,
-    parse_int,
-    parse_max_time,
-    parse_percent,
-    parse_switch,
-    pin_list,
-)
+from .values import format_cpu_list, format_duration, parse_duration_ns, parse_int, parse_max_time, parse_percent, parse_switch, pin_list
 from .variant import run_needs, variant_lines, variant_options, variant_plan
 
 
@@ -103,11 +90,7 @@ def plan_parser() -> argparse.ArgumentParser:
     return p
 
 
-
-
-def build_plan(
-    argv: list[str], env: dict[str, str], root: Path, nproc: int, euid: int, cpus: frozenset[int] | None = None
-) -> dict:
+def build_plan(argv: list[str], env: dict[str, str], root: Path, nproc: int, euid: int, cpus: frozenset[int] | None = None) -> dict:
     """Return the run's parameters from options (first), environment, then profile.
 
     cpus: the CPUs pinning may name (default: 0 .. nproc-1).
@@ -181,7 +164,9 @@ def build_plan(
     plan["intervals"] = interval_plan(plan)
     plan["measurements"] = measurement_count(plan)
     plan.update(rate_plan(args, env, plan))
-    throughput = verdict_seconds(plan) if rule_of(plan) == VERDICT else estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan))
+    throughput = (
+        verdict_seconds(plan) if rule_of(plan) == VERDICT else estimate_seconds(plan, 0, len(plan["gomaxprocs"]) * block_count(plan))
+    )
     plan.update(time_plan(plan, round(throughput)))
     # wrk holds one descriptor per connection; nginx one towards the client and one towards
     # Go; the Go server one per connection it serves. Plus room for logs, listeners, epoll.
@@ -195,7 +180,10 @@ def setup_urls(plan: dict) -> dict[str, str]:
     path_of = {s: plan["app"]["path"][1:] if SETUP_BY_ID[s].app else "" for s in plan["setups"]}
     if plan["server_address"] is None:  # without it (and with --server-host) the driver asks the target, then plans again
         return {s: url_for(port_of[s], SETUP_BY_ID[s].tls) + path_of[s] for s in plan["setups"]}
-    return {s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/{path_of[s]}" for s in plan["setups"]}
+    return {
+        s: f"{'https' if SETUP_BY_ID[s].tls else 'http'}://{url_host(plan['server_address'])}:{port_of[s]}/{path_of[s]}"
+        for s in plan["setups"]
+    }
 
 
 def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str, str]) -> dict:
@@ -220,7 +208,9 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
     text, source = given_or_env(args.max_time, "--max-time", env, ENV_MAX_TIME)
     max_time = None if text is None else parse_max_time(text, source)  # None: the plan's own (default_max_time)
     if blocks is not None and (args.precision is not None or args.max_time is not None):
-        plan["warnings"].append(f"--precision and --max-time steer the stopping rule, which a fixed design ({blocks} block(s) per GOMAXPROCS) does not use")
+        plan["warnings"].append(
+            f"--precision and --max-time steer the stopping rule, which a fixed design ({blocks} block(s) per GOMAXPROCS) does not use"
+        )
     return {
         "smoke_test": plan["profile"] == "quick" and repeats == 1,  # one measurement per cell: no interval claims
         "repeats": repeats,
@@ -233,14 +223,6 @@ def design(plan: dict, given: set[str], args: argparse.Namespace, env: dict[str,
         "max_time_s": max_time if blocks is None else None,
         "max_time_given": text is not None,
     }
-
-
-
-
-
-
-
-
 
 
 def knobs(args: argparse.Namespace, env: dict[str, str]) -> dict:
@@ -269,7 +251,9 @@ def planned_rounds(parameters: dict) -> int:
     if parameters.get("repeats") is not None:
         return parameters["repeats"]
     verdict = rule_of(parameters) == VERDICT
-    return (max(parameters["min_blocks"], VERDICT_BLOCKS_EXPECTED) if verdict else parameters["min_blocks"]) * parameters["rounds_per_block"]
+    return (max(parameters["min_blocks"], VERDICT_BLOCKS_EXPECTED) if verdict else parameters["min_blocks"]) * parameters[
+        "rounds_per_block"
+    ]
 
 
 def block_count(parameters: dict) -> int:
@@ -311,14 +295,6 @@ def attach_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]
     return joined
 
 
-
-
-
-
-
-
-
-
 def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int, levels_left: int = 0) -> float:
     """Return the expected time left: remaining measurements, plus the warm-ups not started.
 
@@ -335,8 +311,19 @@ def estimate_seconds(parameters: dict, measurements_done: int, passes_left: int,
 def plan_lines(plan: dict) -> list[str]:
     """Return the plan as `key value` lines for the script (lists space-separated; unset keys left out)."""
     lines = []
-    keys = ("profile", "threads", "duration_s", "repeats", "warmup_s", "wrk_timeout_s", "seed", "measurements", "needed_fds", "body_bytes",
-            "ready_timeout_s")
+    keys = (
+        "profile",
+        "threads",
+        "duration_s",
+        "repeats",
+        "warmup_s",
+        "wrk_timeout_s",
+        "seed",
+        "measurements",
+        "needed_fds",
+        "body_bytes",
+        "ready_timeout_s",
+    )
     for key in keys:
         lines.append(f"{key} {plan[key] if plan[key] is not None else 0}")
     lines.append(f"load_generator {plan['load_generator']}")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-
 SCHEMA = 1
 
 
@@ -56,8 +54,6 @@ ENV_TLS_KEY, ENV_TLS_VERSION, ENV_TLS_RESUMPTION, ENV_CONNECTION_PER_REQUEST = (
 )
 
 
-
-
 # --load-generator: what loads each setup. ab (ApacheBench) is single-threaded and stops at
 # -t seconds or -n requests, whichever comes first: -n is sized so the time limit always
 # comes first (AB_MAX_REQUESTS_PER_S per second of the measurement), and ab allocates its
@@ -73,11 +69,38 @@ PROFILES: dict[str, dict[str, int | None]] = {
     # The block design: 1 s measurements, 3 rounds per server start (block), blocks until
     # every ratio's interval is within --precision or --max-time is near (repeats and
     # blocks None: decided by the stopping rule, at least stats.MIN_BLOCKS per GOMAXPROCS).
-    "default": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 3, "blocks": None},
+    "default": {
+        "threads": 2,
+        "connections": 100,
+        "duration_s": 1,
+        "repeats": None,
+        "warmup_s": 1,
+        "wrk_timeout_s": 2,
+        "rounds_per_block": 3,
+        "blocks": None,
+    },
     # A smoke test: every cell once, 1 s each, one block, no interval claims (1m09s with the build, the fixed-rate phase included).
-    "quick": {"threads": 2, "connections": 100, "duration_s": 1, "repeats": None, "warmup_s": 1, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
+    "quick": {
+        "threads": 2,
+        "connections": 100,
+        "duration_s": 1,
+        "repeats": None,
+        "warmup_s": 1,
+        "wrk_timeout_s": 2,
+        "rounds_per_block": 1,
+        "blocks": 1,
+    },
     # The article's load: wrk -t100 -c5000 -d30s, one run per cell (one block).
-    "article": {"threads": 100, "connections": 5000, "duration_s": 30, "repeats": None, "warmup_s": 5, "wrk_timeout_s": 2, "rounds_per_block": 1, "blocks": 1},
+    "article": {
+        "threads": 100,
+        "connections": 5000,
+        "duration_s": 30,
+        "repeats": None,
+        "warmup_s": 5,
+        "wrk_timeout_s": 2,
+        "rounds_per_block": 1,
+        "blocks": 1,
+    },
 }
 
 
@@ -137,12 +160,39 @@ DEFAULT_RATE_SHARES = [0.25]
 # +/-15.0% and +/-17.9%. The optional stopping up to 12 keeps the coverage
 # (tests/test_fixedrate_capacity_coverage.py, a setup with that spread).
 RATE_PHASE: dict[str, dict] = {
-    "default": {"rate_blocks": 4, "rate_blocks_max": 12, "rate_blocks_expected": 6, "rate_duration_s": 1, "rate_warmup_s": 0.5,
-                "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6, "check_duration_s": 5, "check_tries": 3},
-    "quick": {"rate_blocks": 1, "rate_blocks_max": 1, "rate_blocks_expected": 1, "rate_duration_s": 1, "rate_warmup_s": 0.5,
-              "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 2, "check_duration_s": 1, "check_tries": 1},
-    "article": {"rate_blocks": 0, "rate_blocks_max": 0, "rate_blocks_expected": 0, "rate_duration_s": 5, "rate_warmup_s": 1,
-                "rate_shares": DEFAULT_RATE_SHARES, "search_steps": 6, "check_duration_s": 5, "check_tries": 3},
+    "default": {
+        "rate_blocks": 4,
+        "rate_blocks_max": 12,
+        "rate_blocks_expected": 6,
+        "rate_duration_s": 1,
+        "rate_warmup_s": 0.5,
+        "rate_shares": DEFAULT_RATE_SHARES,
+        "search_steps": 6,
+        "check_duration_s": 5,
+        "check_tries": 3,
+    },
+    "quick": {
+        "rate_blocks": 1,
+        "rate_blocks_max": 1,
+        "rate_blocks_expected": 1,
+        "rate_duration_s": 1,
+        "rate_warmup_s": 0.5,
+        "rate_shares": DEFAULT_RATE_SHARES,
+        "search_steps": 2,
+        "check_duration_s": 1,
+        "check_tries": 1,
+    },
+    "article": {
+        "rate_blocks": 0,
+        "rate_blocks_max": 0,
+        "rate_blocks_expected": 0,
+        "rate_duration_s": 5,
+        "rate_warmup_s": 1,
+        "rate_shares": DEFAULT_RATE_SHARES,
+        "search_steps": 6,
+        "check_duration_s": 5,
+        "check_tries": 3,
+    },
 }
 # The spread of a setup's block capacities: the standard deviation over blocks of the log of
 # its capacity, or of its capacity ratio to its baseline (paired by block) where that is
@@ -160,8 +210,18 @@ RATE_PHASE: dict[str, dict] = {
 # the default runs it scatters less. benchmarks/capacity_spread.py prints these figures, pooled.
 DEFAULT_CAPACITY_SPREAD = 0.115
 CAPACITY_SPREAD: dict[str, float] = {
-    "haproxy-fcgi-tcp": 0.217, "haproxy-fcgi-unix": 0.310, "haproxy-http": 0.164, "caddy-http": 0.221, "caddy-fcgi-tcp": 0.204, "caddy-fcgi-unix": 0.208,
-    "apache-http": 0.151, "apache-fcgi-tcp": 0.199, "apache-fcgi-unix": 0.220, "go-h2": 0.144, "nginx-h2": 0.213, "nginx-h2-unix": 0.148,
+    "haproxy-fcgi-tcp": 0.217,
+    "haproxy-fcgi-unix": 0.310,
+    "haproxy-http": 0.164,
+    "caddy-http": 0.221,
+    "caddy-fcgi-tcp": 0.204,
+    "caddy-fcgi-unix": 0.208,
+    "apache-http": 0.151,
+    "apache-fcgi-tcp": 0.199,
+    "apache-fcgi-unix": 0.220,
+    "go-h2": 0.144,
+    "nginx-h2": 0.213,
+    "nginx-h2-unix": 0.148,
 }
 CHECKS_EXPECTED = 1.5  # capacity checks per setup and GOMAXPROCS a plan counts on when it may take more than one
 ENV_RATES = "BENCH_RATES"

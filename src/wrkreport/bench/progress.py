@@ -5,11 +5,11 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from ..core.setups import SETUP_BY_ID
 from .cpu import cpu_ms_per_1k_requests, read_cpu_record
 from .manifest import find_pass, levels_of
 from .parameters import estimate_seconds, measurement_count
 from .profiles import RAW_SUFFIX
-from ..core.setups import SETUP_BY_ID
 from .values import format_duration, format_rate, now_ms, parse_iso
 
 

@@ -23,15 +23,27 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.errors import UsageError
+from ..core.setups import SETUP_BY_ID
+from ..core.units import round_figures
+from ..fixedrate.capacity import Slo, parse_slo
 from .capacity_rule import spread_half_width
 from .profiles import (
-    CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, CHECKS_EXPECTED, DEFAULT_CAPACITY_SPREAD, DEFAULT_MAX_TIME_FACTOR, ENV_CAPACITY_PRECISION, MAX_RATE, MEASUREMENT_OVERHEAD_S, PASS_OVERHEAD_S, RATE_OVERHEAD_S, RATE_PHASE, ENV_RATES, ENV_SLO,
+    CAPACITY_PRECISION_PCT,
+    CAPACITY_SPREAD,
+    CHECKS_EXPECTED,
+    DEFAULT_CAPACITY_SPREAD,
+    DEFAULT_MAX_TIME_FACTOR,
+    ENV_CAPACITY_PRECISION,
+    ENV_RATES,
+    ENV_SLO,
+    MAX_RATE,
+    MEASUREMENT_OVERHEAD_S,
+    PASS_OVERHEAD_S,
+    RATE_OVERHEAD_S,
+    RATE_PHASE,
     SEARCH_STEPS_EXPECTED,
 )
-from ..fixedrate.capacity import Slo, parse_slo
-from ..core.setups import SETUP_BY_ID
-from ..core.errors import UsageError
-from ..core.units import round_figures
 from .values import parse_int, parse_percent, split_list
 
 OFF = "off"
@@ -211,16 +223,41 @@ def capacity_slo(plan: dict) -> Slo:
 
 def rate_lines(plan: dict) -> list[str]:
     """Return the phase's `key value` lines for the script."""
-    lines = [f"rate_phase {int(plan['rate_phase'])}", f"rate_blocks {plan['rate_blocks']}", f"rate_blocks_max {plan['rate_blocks_max']}",
-             f"capacity_precision {plan['capacity_precision_pct']:g}"]
-    lines += [f"rate_duration_s {plan['rate_duration_s']:g}", f"rate_warmup_s {plan['rate_warmup_s']:g}", f"check_duration_s {plan['check_duration_s']:g}",
-              f"check_tries {plan['check_tries']}"]
-    return lines + [f"rate_max_connections {plan['rate_max_connections']}", f"capacity_search {int(bool(plan.get('slo')))}",
-                    f"slo {capacity_slo(plan).words if plan.get('slo') else 'off'}"]
+    lines = [
+        f"rate_phase {int(plan['rate_phase'])}",
+        f"rate_blocks {plan['rate_blocks']}",
+        f"rate_blocks_max {plan['rate_blocks_max']}",
+        f"capacity_precision {plan['capacity_precision_pct']:g}",
+    ]
+    lines += [
+        f"rate_duration_s {plan['rate_duration_s']:g}",
+        f"rate_warmup_s {plan['rate_warmup_s']:g}",
+        f"check_duration_s {plan['check_duration_s']:g}",
+        f"check_tries {plan['check_tries']}",
+    ]
+    return lines + [
+        f"rate_max_connections {plan['rate_max_connections']}",
+        f"capacity_search {int(bool(plan.get('slo')))}",
+        f"slo {capacity_slo(plan).words if plan.get('slo') else 'off'}",
+    ]
 
 
-RATE_PARAMETERS = ("rates", "rate_shares", "rate_blocks", "rate_blocks_max", "rate_duration_s", "rate_warmup_s", "rate_max_connections", "rate_phase_s", "slo",
-                   "search_steps", "capacity_precision_pct", "capacity_spreads", "check_duration_s", "check_tries")
+RATE_PARAMETERS = (
+    "rates",
+    "rate_shares",
+    "rate_blocks",
+    "rate_blocks_max",
+    "rate_duration_s",
+    "rate_warmup_s",
+    "rate_max_connections",
+    "rate_phase_s",
+    "slo",
+    "search_steps",
+    "capacity_precision_pct",
+    "capacity_spreads",
+    "check_duration_s",
+    "check_tries",
+)
 
 
 def rate_parameters(plan: dict) -> dict:

@@ -47,9 +47,7 @@ for tool in nginx go wrk curl node ab; do
   esac
   fact "version.$tool" "$line"
 done
-""" + "".join(
-    f'fact "sysctl.{key}" "$(cat /proc/sys/{key.replace(".", "/")} 2>/dev/null)"\n' for key, _, _ in ARTICLE_SYSCTL
-)
+""" + "".join(f'fact "sysctl.{key}" "$(cat /proc/sys/{key.replace(".", "/")} 2>/dev/null)"\n' for key, _, _ in ARTICLE_SYSCTL)
 
 
 def facts_lines(text: str) -> dict[str, str]:

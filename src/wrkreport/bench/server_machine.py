@@ -17,8 +17,8 @@ import statistics
 import subprocess
 import time
 
-from ..core.setups import SETUP_BY_ID
 from ..core.errors import UsageError
+from ..core.setups import SETUP_BY_ID
 
 # `uname -m` -> (GOARCH, extra environment) for `go build` on the controller.
 GOARCH = {
@@ -47,7 +47,9 @@ class TargetLost(OSError):
 def goarch(machine: str | None) -> tuple[str, dict[str, str]]:
     """Return the GOARCH (and GOARM) to build for a `uname -m`: 'x86_64' -> ('amd64', {})."""
     if machine not in GOARCH:
-        raise UsageError(f"--server-host: cannot build the Go servers for the target's architecture {machine!r} (uname -m); known: {', '.join(sorted(GOARCH))}")
+        raise UsageError(
+            f"--server-host: cannot build the Go servers for the target's architecture {machine!r} (uname -m); known: {', '.join(sorted(GOARCH))}"
+        )
     return GOARCH[machine]
 
 
@@ -180,7 +182,9 @@ def target_shell(manifest: dict) -> TargetShell | None:
     if SESSION["shell"] is None:
         if not SESSION["dir"]:
             raise UsageError("the servers run on --server-host: this helper needs --target-dir (run_bench.sh passes it to serve)")
-        argv = ssh_argv(SESSION["control"], manifest["parameters"].get("ssh_config"), host, f"exec sh {SESSION['dir']}/server_machine.sh cpu")
+        argv = ssh_argv(
+            SESSION["control"], manifest["parameters"].get("ssh_config"), host, f"exec sh {SESSION['dir']}/server_machine.sh cpu"
+        )
         SESSION["shell"] = TargetShell(argv, host)
     return SESSION["shell"]
 
@@ -244,5 +248,7 @@ def ssh_connection(text: str) -> tuple[str, int]:
     """Return (server address, server port) from the target's $SSH_CONNECTION ('c cport s sport')."""
     fields = text.split()
     if len(fields) != 4 or not fields[3].isdigit():
-        raise UsageError(f"--server-host: cannot read the target's address from $SSH_CONNECTION {text.strip()[:80]!r}; give --server-address")
+        raise UsageError(
+            f"--server-host: cannot read the target's address from $SSH_CONNECTION {text.strip()[:80]!r}; give --server-address"
+        )
     return fields[2].split("%", 1)[0], int(fields[3])

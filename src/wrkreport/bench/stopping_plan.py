@@ -24,8 +24,13 @@ def interval_plan(plan: dict) -> dict | None:
     design = Design.repeated(plan["max_blocks"], first=plan["min_blocks"])
     comparisons = verdicts.family_size(plan["setups"], len(plan["gomaxprocs"]) * len(plan["connections_levels"]))
     family = design.family(max(1, comparisons))
-    return {**design.record(), "rule": PRECISION if plan["precision_given"] else VERDICT, "comparisons": comparisons,
-            "family_nominal_alpha": round(family.nominal, 8), "tie_margin": verdicts.TIE_MARGIN}
+    return {
+        **design.record(),
+        "rule": PRECISION if plan["precision_given"] else VERDICT,
+        "comparisons": comparisons,
+        "family_nominal_alpha": round(family.nominal, 8),
+        "tie_margin": verdicts.TIE_MARGIN,
+    }
 
 
 def rule_of(params: dict) -> str:
@@ -45,8 +50,10 @@ def plan_words(plan: dict) -> str:
     """
     intervals = plan["intervals"]
     if intervals["rule"] == VERDICT:
-        goal = (f"blocks until each GOMAXPROCS value's answer is decided (which connection is cheapest, its throughput and CPU ratios "
-                f"within +/-{plan['precision_pct']:g}%)")
+        goal = (
+            f"blocks until each GOMAXPROCS value's answer is decided (which connection is cheapest, its throughput and CPU ratios "
+            f"within +/-{plan['precision_pct']:g}%)"
+        )
         expected = f"{max(VERDICT_BLOCKS_EXPECTED, intervals['first_look'])} blocks per GOMAXPROCS, the last ones of the cheapest alone"
     else:
         goal = f"blocks until every ratio is within +/-{plan['precision_pct']:g}% (--precision)"
@@ -54,8 +61,10 @@ def plan_words(plan: dict) -> str:
     phase = f", then the fixed-rate phase's {plan['rate_blocks_expected']} blocks" if plan.get("rate_phase") else ""
     cap = "given" if plan["max_time_given"] else f"the default: {DEFAULT_MAX_TIME_FACTOR:g} x that"
     limit = f"at most {format_duration(plan['max_time_s'])} (--max-time, {cap})" if plan["max_time_s"] is not None else "no time limit"
-    return (f"{goal}, {intervals['first_look']} to {intervals['last_look']} blocks per GOMAXPROCS: about {format_duration(plan['targets_s'])} "
-            f"expected here ({expected}{phase}), {limit}")
+    return (
+        f"{goal}, {intervals['first_look']} to {intervals['last_look']} blocks per GOMAXPROCS: about {format_duration(plan['targets_s'])} "
+        f"expected here ({expected}{phase}), {limit}"
+    )
 
 
 def verdict_seconds(plan: dict) -> float:

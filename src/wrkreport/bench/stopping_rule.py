@@ -9,13 +9,15 @@ from pathlib import Path
 from ..core import stats
 from ..core import verdict as verdicts
 from ..core.sequential import Intervals, intervals_of
+from ..core.setups import (  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
+    BASELINE,
+    SERVER_PROCESSES,
+    baseline_of,
+)
 from .cpu import read_cpu_record
 from .manifest import levels_of
-from ..core.setups import BASELINE, SERVER_PROCESSES, baseline_of  # every overhead ratio: a setup's req/s over its baseline's, per GOMAXPROCS and level
 from .stopping_plan import VERDICT, rule_of
 from .values import parse_iso
-
-
 
 
 def counted(run_dir: Path, measurement: dict, cache: dict) -> object | None:
@@ -83,10 +85,14 @@ def paired(values: dict[tuple, float], gomaxprocs: int, level: int, a: str, b: s
     return [[(x, y) for _, x, y in sorted(by_block[block])] for block in sorted(by_block)]
 
 
-def ratio_blocks(run_dir: Path, manifest: dict, cache: dict, value_of=rate_of) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
+def ratio_blocks(
+    run_dir: Path, manifest: dict, cache: dict, value_of=rate_of
+) -> dict[tuple[int, int, str], list[list[tuple[float, float]]]]:
     """Return, per (GOMAXPROCS, level, setup), the (setup, go-http) pairs of value_of (req/s by default) of each block, paired on the round."""
     rates = values_by_round(run_dir, manifest, cache, value_of)
-    groups = sorted({(n, c, setup) for n, c, setup, _, _ in rates if setup != baseline_of(setup)})  # not a baseline over itself (go-http, app)
+    groups = sorted(
+        {(n, c, setup) for n, c, setup, _, _ in rates if setup != baseline_of(setup)}
+    )  # not a baseline over itself (go-http, app)
     found = {(n, c, setup): paired(rates, n, c, setup, baseline_of(setup)) for n, c, setup in groups}  # TLS setups: over go-https
     return {key: blocks for key, blocks in found.items() if blocks}
 
@@ -229,7 +235,9 @@ def group_key(n: int, c: int, levels: list[int]) -> str:
     return str(n) if len(levels) == 1 else f"{n}/{c}"
 
 
-def verdict_records(run_dir: Path, manifest: dict, cache: dict, intervals: dict[tuple, stats.Interval], target: float, last: int) -> dict[str, dict]:
+def verdict_records(
+    run_dir: Path, manifest: dict, cache: dict, intervals: dict[tuple, stats.Interval], target: float, last: int
+) -> dict[str, dict]:
     """Return each group's verdict record: kind, leader, tied, beaten, open, the deciding setups' widest half-width, and done
     (decided with every deciding ratio within the target, or at the block ceiling)."""
     params = manifest["parameters"]
@@ -245,9 +253,18 @@ def verdict_records(run_dir: Path, manifest: dict, cache: dict, intervals: dict[
         worst = None if not widths or any(w is None for w in widths) else max(widths)
         decided = found.decided or found.kind == verdicts.NONE
         records[group_key(n, c, levels)] = {
-            "gomaxprocs": n, "connections": c, "kind": found.kind, "best": found.best, "tied": list(found.tied), "beaten": list(found.beaten),
-            "open": list(found.open), "deciding": deciding, "worst_half_width_pct": None if worst is None else round(100 * worst, 2),
-            "precise": precise, "decided": found.decided, "answered": decided and precise,
+            "gomaxprocs": n,
+            "connections": c,
+            "kind": found.kind,
+            "best": found.best,
+            "tied": list(found.tied),
+            "beaten": list(found.beaten),
+            "open": list(found.open),
+            "deciding": deciding,
+            "worst_half_width_pct": None if worst is None else round(100 * worst, 2),
+            "precise": precise,
+            "decided": found.decided,
+            "answered": decided and precise,
             "done": (decided and precise) or blocks.get(str(n), 0) >= last,  # answered, or at the block ceiling
             "blocks_to_decide": max((b for b in needed if b is not None), default=None),  # an open verdict: about how many would settle it
         }
@@ -290,9 +307,14 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
     worst = stats.worst_half_width(counted)
     per_block = block_seconds(manifest)
     if rule == VERDICT:
-        going = {n: b for n, b in blocks.items() if not any(r["done"] and r["answered"] for r in records.values() if str(r["gomaxprocs"]) == n)}
-        to_decide = sum(max(0, r["blocks_to_decide"] - blocks.get(str(r["gomaxprocs"]), 0)) for r in records.values()
-                        if not r["answered"] and r["blocks_to_decide"] is not None)
+        going = {
+            n: b for n, b in blocks.items() if not any(r["done"] and r["answered"] for r in records.values() if str(r["gomaxprocs"]) == n)
+        }
+        to_decide = sum(
+            max(0, r["blocks_to_decide"] - blocks.get(str(r["gomaxprocs"]), 0))
+            for r in records.values()
+            if not r["answered"] and r["blocks_to_decide"] is not None
+        )
         more = 0 if met else max(more_blocks_needed(going or blocks, worst, target, min_blocks, critical), to_decide)
     else:
         more = 0 if met else more_blocks_needed(blocks, worst, target, min_blocks, critical)
@@ -305,7 +327,9 @@ def assess(run_dir: Path, manifest: dict, cache: dict, elapsed_s: float) -> dict
         "median_half_width_pct": round(100 * statistics.median(widths), 2) if widths else None,
         "ratios": len(throughput),
         "cpu_ratios": len(cpu),
-        "cpu_worst_half_width_pct": None if not cpu or stats.worst_half_width(cpu) == float("inf") else round(100 * stats.worst_half_width(cpu), 2),
+        "cpu_worst_half_width_pct": None
+        if not cpu or stats.worst_half_width(cpu) == float("inf")
+        else round(100 * stats.worst_half_width(cpu), 2),
         "blocks": blocks,
         "block_s": None if per_block is None else round(per_block, 2),
         "elapsed_s": round(elapsed_s, 1),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.display import argument
+from ..core.errors import UsageError
+from ..core.setups import SETUP_BY_ID
 from .profiles import (
     ENV_CONNECTION_PER_REQUEST,
     ENV_TLS_KEY,
@@ -14,9 +17,6 @@ from .profiles import (
     TLS_KEYS,
     TLS_VERSIONS,
 )
-from ..core.setups import SETUP_BY_ID
-from ..core.display import argument
-from ..core.errors import UsageError
 from .values import parse_switch
 
 RESUMPTION_WORDS = {"off": False, "on": True}
@@ -61,11 +61,15 @@ def tls_plan(args: argparse.Namespace, env: dict[str, str], plan: dict) -> dict:
     if plan["load_generator"] == "ab" and per_request:
         # ab without -k speaks HTTP/1.0: Go answers it without a Connection header, nginx with
         # "Connection: close", so every nginx measurement would fail the same-response check.
-        raise UsageError("--connection-per-request needs wrk: ApacheBench sends HTTP/1.0 without keep-alive, "
-                         "which Go and nginx answer with different headers (19 bytes apart)")
+        raise UsageError(
+            "--connection-per-request needs wrk: ApacheBench sends HTTP/1.0 without keep-alive, "
+            "which Go and nginx answer with different headers (19 bytes apart)"
+        )
     if per_request and any(SETUP_BY_ID[s].new_connection for s in plan["setups"]):
-        plan["warnings"].append("--connection-per-request gives every setup a new connection per request, so the -new setups "
-                                "measure what their servers' setups do (--setups tls measures both modes without it)")
+        plan["warnings"].append(
+            "--connection-per-request gives every setup a new connection per request, so the -new setups "
+            "measure what their servers' setups do (--setups tls measures both modes without it)"
+        )
     key, version = key or "ecdsa-p256", version or "1.3"
     return {
         "connection_per_request": per_request,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from .profiles import MAX_CPU, MAX_HANDLER_DELAY_NS, MAX_WHOLE, TIME_FORMAT
 from ..core.display import ARGUMENT_LIMIT, argument, cut
 from ..core.errors import UsageError
+from .profiles import MAX_CPU, MAX_HANDLER_DELAY_NS, MAX_WHOLE, TIME_FORMAT
 
 
 def utc_now() -> datetime:

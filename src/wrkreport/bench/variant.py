@@ -19,11 +19,21 @@ import argparse
 import os
 from pathlib import Path
 
-from .machine import command_output, tool_versions
-from .profiles import MAX_PORT
-from ..core.setups import APP_B_SERVER, APP_SETUP_IDS, SETUP_BY_ID, SETUPS, VARIANT_NAME, VARIANT_PORT_OFFSET, VARIANT_SERVER, split_twin, twin_id
 from ..core.display import argument
 from ..core.errors import UsageError
+from ..core.setups import (
+    APP_B_SERVER,
+    APP_SETUP_IDS,
+    SETUP_BY_ID,
+    SETUPS,
+    VARIANT_NAME,
+    VARIANT_PORT_OFFSET,
+    VARIANT_SERVER,
+    split_twin,
+    twin_id,
+)
+from .machine import command_output, tool_versions
+from .profiles import MAX_PORT
 from .values import format_cpu_list, pin_list
 
 ENV_VARIANT = "BENCH_VARIANT"
@@ -115,8 +125,10 @@ def variant_plan(args: argparse.Namespace, env: dict[str, str], plan: dict, avai
     if text is None or (source == ENV_VARIANT and not text.strip()):
         return app_b_variant(app_b, plan) if app_b else {"variant": None}
     if app_b:
-        raise UsageError(f"--app-b and {source} do not go together: each is the run's one A/B (twins paired with their originals in the "
-                         "same rounds); measure the nginx variant and your app's second build in two runs")
+        raise UsageError(
+            f"--app-b and {source} do not go together: each is the run's one A/B (twins paired with their originals in the "
+            "same rounds); measure the nginx variant and your app's second build in two runs"
+        )
     variant = parse_variant(text, source, available, remote=plan.get("server_host") is not None)
     originals = [s for s in plan["setups"] if SETUP_BY_ID[s].server == "nginx"]
     if not originals:
@@ -146,7 +158,9 @@ def with_twins(variant: dict, originals: list[str], plan: dict, source: str) -> 
     for setup in dict.fromkeys(SETUP_BY_ID[s].served_by for s in originals):
         port = ports[setup] + VARIANT_PORT_OFFSET
         if port > MAX_PORT:
-            raise UsageError(f"{source}: {setup}'s port {ports[setup]} + {VARIANT_PORT_OFFSET} for its twin is above {MAX_PORT}; choose a lower --port")
+            raise UsageError(
+                f"{source}: {setup}'s port {ports[setup]} + {VARIANT_PORT_OFFSET} for its twin is above {MAX_PORT}; choose a lower --port"
+            )
         ports[twin_id(setup, variant["name"])] = port
     return {"variant": variant, "setups": setups, "ports": ports}
 
@@ -198,7 +212,11 @@ def variant_record(plan: dict, nginx: str | None) -> dict | None:
         "upstream_keepalive": keepalive,
         "pin_server": variant["pin_server"] or plan.get("pin_server"),
         "port_offset": VARIANT_PORT_OFFSET,
-        "setups": {original: twin_id(original, variant["name"]) for original in plan["setups"] if twin_id(original, variant["name"]) in plan["setups"]},
+        "setups": {
+            original: twin_id(original, variant["name"])
+            for original in plan["setups"]
+            if twin_id(original, variant["name"]) in plan["setups"]
+        },
         **({"app_b": True} if variant.get("app_b") else {}),
     }
 
@@ -213,4 +231,14 @@ def variant_nginx_values(values: dict[str, str], parameters: dict, name: str) ->
     return found
 
 
-__all__ = ["ENV_VARIANT", "VARIANT_SERVER", "parse_variant", "run_needs", "variant_lines", "variant_nginx_values", "variant_options", "variant_plan", "variant_record"]
+__all__ = [
+    "ENV_VARIANT",
+    "VARIANT_SERVER",
+    "parse_variant",
+    "run_needs",
+    "variant_lines",
+    "variant_nginx_values",
+    "variant_options",
+    "variant_plan",
+    "variant_record",
+]

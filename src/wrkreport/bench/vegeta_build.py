@@ -35,8 +35,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .machine import command_output
 
@@ -123,8 +123,9 @@ def is_pinned_build(binary: Path, version: str = VEGETA_VERSION) -> bool:
     return vegeta_version(binary)[0] == version.removeprefix("v")
 
 
-def build_vegeta(cache: Path | None = None, go: str | None = None, say: Callable[[str], None] = lambda line: None,
-                 version: str = VEGETA_VERSION) -> Path:
+def build_vegeta(
+    cache: Path | None = None, go: str | None = None, say: Callable[[str], None] = lambda line: None, version: str = VEGETA_VERSION
+) -> Path:
     """Return the path of the pinned vegeta, building it into the cache first when it is not there (saying what it does)."""
     cache = cache_root() if cache is None else cache
     binary = vegeta_path(cache, version)
@@ -144,15 +145,23 @@ def build_vegeta(cache: Path | None = None, go: str | None = None, say: Callable
         argv = install_argv(go, version)
         say(f"building vegeta {version} ({VEGETA_MODULE}) with {go} into {directory}: {' '.join(argv[1:])}")
         try:
-            done = subprocess.run(argv, env=go_environment(directory, staging), cwd=directory, capture_output=True, text=True,
-                                  timeout=BUILD_TIMEOUT_S, check=False)
+            done = subprocess.run(
+                argv,
+                env=go_environment(directory, staging),
+                cwd=directory,
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT_S,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise VegetaBuildError(f"go install {VEGETA_MODULE}@{version} did not finish: {exc}") from None
         if done.returncode != 0:
             last = " ".join((done.stderr or done.stdout).split())[-400:]
             raise VegetaBuildError(
                 f"go install {VEGETA_MODULE}@{version} failed (exit {done.returncode}): {last} "
-                "(the module comes from the Go module proxy, see go env GOPROXY)")
+                "(the module comes from the Go module proxy, see go env GOPROXY)"
+            )
         os.replace(staging / "vegeta", binary)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -184,8 +193,14 @@ def is_cross_build(go: str, binary: Path, goarch: str, version: str = VEGETA_VER
     return bool(text) and f"\tmod\t{VEGETA_MODULE}\t{version}" in text and f"\tbuild\tGOARCH={goarch}\n" in text + "\n"
 
 
-def build_vegeta_for(goarch: str, goenv: dict[str, str], cache: Path | None = None, go: str | None = None,
-                     say: Callable[[str], None] = lambda line: None, version: str = VEGETA_VERSION) -> Path:
+def build_vegeta_for(
+    goarch: str,
+    goenv: dict[str, str],
+    cache: Path | None = None,
+    go: str | None = None,
+    say: Callable[[str], None] = lambda line: None,
+    version: str = VEGETA_VERSION,
+) -> Path:
     """Return the pinned vegeta built (static) for linux/goarch, for clients of another architecture; built into its own cache dir when not there."""
     cache = cache_root() if cache is None else cache
     go = go or find_go()
@@ -201,11 +216,20 @@ def build_vegeta_for(goarch: str, goenv: dict[str, str], cache: Path | None = No
     try:
         directory.mkdir(parents=True, exist_ok=True)
         modcache = vegeta_dir(cache, version) / "go" / "mod"
-        done = subprocess.run(argv, env=cross_environment(directory, goarch, goenv, modcache), cwd=directory, capture_output=True, text=True,
-                              timeout=BUILD_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            argv,
+            env=cross_environment(directory, goarch, goenv, modcache),
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+            check=False,
+        )
         if done.returncode != 0:
-            raise VegetaBuildError(f"go install {VEGETA_MODULE}@{version} for linux/{goarch} failed (exit {done.returncode}): "
-                                   + " ".join((done.stderr or done.stdout).split())[-400:])
+            raise VegetaBuildError(
+                f"go install {VEGETA_MODULE}@{version} for linux/{goarch} failed (exit {done.returncode}): "
+                + " ".join((done.stderr or done.stdout).split())[-400:]
+            )
         os.replace(directory / "go" / "path" / "bin" / f"linux_{goarch}" / "vegeta", binary)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise VegetaBuildError(f"could not build vegeta {version} for linux/{goarch}: {exc}") from None

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import matplotlib
 import matplotlib.ticker
 
+from ..core.display import cut_words
 from .layout import STYLE, new_figure, to_svg
 from .styles import CHANGE_STYLES
-from ..core.display import cut_words
 
 
 @dataclass(frozen=True)
@@ -44,22 +44,55 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
                 ticks.append(y)
                 labels.append(f"{cell}: {mark.figure}")
                 if narrow:
-                    ax.text(0.01, y + 0.55, labels[-1], va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform(),
-                            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
+                    ax.text(
+                        0.01,
+                        y + 0.55,
+                        labels[-1],
+                        va="bottom",
+                        ha="left",
+                        fontsize=8,
+                        transform=ax.get_yaxis_transform(),
+                        bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85},
+                    )
                 if mark.change is None:
-                    ax.text(0.01, y, cut_words(mark.note or "not compared", 45 if narrow else 60), va="center", fontsize=8, color="#333333",
-                            transform=ax.get_yaxis_transform())
+                    ax.text(
+                        0.01,
+                        y,
+                        cut_words(mark.note or "not compared", 45 if narrow else 60),
+                        va="center",
+                        fontsize=8,
+                        color="#333333",
+                        transform=ax.get_yaxis_transform(),
+                    )
                 else:
                     colour, marker, filled, label = CHANGE_STYLES[mark.kind]
-                    label = "no interval (see the table)" if mark.kind == "no-interval" else label  # too few blocks, or no start sd for the figure
+                    label = (
+                        "no interval (see the table)" if mark.kind == "no-interval" else label
+                    )  # too few blocks, or no start sd for the figure
                     err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
                     legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
-                    ax.errorbar(mark.change, y, xerr=err, fmt=marker, color=colour, capsize=3, markersize=7,
-                                markerfacecolor=colour if filled else "#ffffff", markeredgewidth=1.2,
-                                label=None if mark.kind in shown else legend)
+                    ax.errorbar(
+                        mark.change,
+                        y,
+                        xerr=err,
+                        fmt=marker,
+                        color=colour,
+                        capsize=3,
+                        markersize=7,
+                        markerfacecolor=colour if filled else "#ffffff",
+                        markeredgewidth=1.2,
+                        label=None if mark.kind in shown else legend,
+                    )
                     shown.add(mark.kind)
-                    ax.annotate(f"{mark.change:.2f}", (mark.high or mark.change, y), xytext=(6, 0), textcoords="offset points", ha="left",
-                                va="center", fontsize=8)
+                    ax.annotate(
+                        f"{mark.change:.2f}",
+                        (mark.high or mark.change, y),
+                        xytext=(6, 0),
+                        textcoords="offset points",
+                        ha="left",
+                        va="center",
+                        fontsize=8,
+                    )
                     values.extend(v for v in (mark.change, mark.low, mark.high) if v is not None)
                 y -= step
             y -= 0.5
@@ -92,8 +125,10 @@ def change_ticks(low: float, high: float) -> list[float]:
     """
     decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
     # 6 significant digits, not 6 decimals: a tick of a very wide interval (1e-9) stays itself instead of rounding to 0
-    coarse = sorted((float(f"{m * 10.0**e:.6g}") for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high),
-                    key=lambda t: (t != 1.0, round(abs(math.log(t)), 6), round(t / 10.0 ** math.floor(math.log10(t) + 1e-9))))
+    coarse = sorted(
+        (float(f"{m * 10.0**e:.6g}") for e in decades for m in (1, 2, 5) if low <= m * 10.0**e <= high),
+        key=lambda t: (t != 1.0, round(abs(math.log(t)), 6), round(t / 10.0 ** math.floor(math.log10(t) + 1e-9))),
+    )
     fine = [t for t in (0.9, 1.1, 0.8, 1.25) if low <= t <= high and t not in coarse]
     return coarse + fine
 

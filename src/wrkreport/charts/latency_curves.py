@@ -29,8 +29,7 @@ def sweep_figure(analysis: Analysis, metric: str, label: str, narrow: bool = Fal
         count = len(gomaxprocs_values)
         legend = legend_height(len(analysis.setups), legend_columns(list(analysis.setups)))
         fig = new_figure(figure_width(narrow), 2.5 * count + legend if narrow else 3.2)
-        axes = (fig.subplots(count, 1, sharey=True, squeeze=False)[:, 0] if narrow
-                else fig.subplots(1, count, sharey=True, squeeze=False)[0])
+        axes = fig.subplots(count, 1, sharey=True, squeeze=False)[:, 0] if narrow else fig.subplots(1, count, sharey=True, squeeze=False)[0]
         handles = {}
         for ax, gomaxprocs in zip(axes, gomaxprocs_values):
             for setup in analysis.setups:
@@ -94,7 +93,9 @@ def cdf_figure(latencies: tuple[CellLatency, ...], several_levels: bool, narrow:
                 xs, ys = sampled_cdf(cell)
                 every_x.extend((xs[0], xs[-1]))
                 (line,) = ax.step(xs, ys, where="post", color=colour, linewidth=1.2)
-                ax.plot([xs[-1]], [ys[-1]], marker=marker, color=colour, markersize=4)  # the largest latency, and the setup's marker for grey print
+                ax.plot(
+                    [xs[-1]], [ys[-1]], marker=marker, color=colour, markersize=4
+                )  # the largest latency, and the setup's marker for grey print
                 handles.setdefault(cell.setup, line)
             ax.set_title(group_label(gomaxprocs, connections, several_levels).replace("\n", ", "), fontsize=9)
             ax.set_xscale("log")
@@ -108,5 +109,3 @@ def cdf_figure(latencies: tuple[CellLatency, ...], several_levels: bool, narrow:
         if handles:
             setup_legend(fig, list(handles.values()), list(handles), narrow)
         return fig
-
-

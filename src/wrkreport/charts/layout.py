@@ -16,13 +16,12 @@ import math
 import re
 import textwrap
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import matplotlib
 import matplotlib.artist
 from matplotlib.backends.backend_svg import FigureCanvasSVG  # here, not in to_svg: imported once before the drawers fork, not in each
 from matplotlib.figure import Figure
-
 
 STYLE = {
     "svg.hashsalt": "wrkreport",
@@ -48,17 +47,47 @@ SVG_ID = re.compile(r'(id="|url\(#|href="#)')
 SVG_OPEN = re.compile(r'<svg ([^>]*?)width="([0-9.]+)pt"')
 SVG_FONT_SIZE = re.compile(r"font-size: ?([0-9.]+)px")
 TITLES = {
-    "throughput": ("Throughput per setup and GOMAXPROCS", "Bars: geometric mean of requests per second over the repeats kept, with their 95% interval; dots: each repeat."),
-    "ratios": ("Overhead ratio of each setup against Go standalone", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval; 1.0 means no overhead."),
-    "ratios-2013": ("This run's overhead ratios beside the 2013 article's", "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval, and hollow markers at the ratios the 2013 article (and for node-http the 2012 study) published."),
-    "tls": ("TLS setups' throughput ratios", "go-https over go-http, and nginx's TLS setups over go-https at the same GOMAXPROCS, each with its 95% interval; 1.0 means no overhead."),
-    "fixed-rate": ("Latency against the offered load, open loop", "p99 (solid) and p50 (dashed) latency in ms on a log scale against the offered req/s per setup, one panel per GOMAXPROCS."),
-    "latency": ("Latency percentiles per setup", "p50 to max latency in ms on a log scale, one panel per group: lines join the medians over repeats, dots are single repeats."),
-    "cpu": ("Server CPU time per request", "Go and nginx CPU microseconds per request (milliseconds per 1,000 requests) per setup, stacked, with the 95% interval of the total."),
-    "sweep-throughput": ("Throughput against wrk connections", "Requests per second against the number of connections, one line per setup."),
+    "throughput": (
+        "Throughput per setup and GOMAXPROCS",
+        "Bars: geometric mean of requests per second over the repeats kept, with their 95% interval; dots: each repeat.",
+    ),
+    "ratios": (
+        "Overhead ratio of each setup against Go standalone",
+        "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval; 1.0 means no overhead.",
+    ),
+    "ratios-2013": (
+        "This run's overhead ratios beside the 2013 article's",
+        "Each setup's throughput divided by go-http's at the same GOMAXPROCS, with its 95% interval, and hollow markers at the ratios the 2013 article (and for node-http the 2012 study) published.",
+    ),
+    "tls": (
+        "TLS setups' throughput ratios",
+        "go-https over go-http, and nginx's TLS setups over go-https at the same GOMAXPROCS, each with its 95% interval; 1.0 means no overhead.",
+    ),
+    "fixed-rate": (
+        "Latency against the offered load, open loop",
+        "p99 (solid) and p50 (dashed) latency in ms on a log scale against the offered req/s per setup, one panel per GOMAXPROCS.",
+    ),
+    "latency": (
+        "Latency percentiles per setup",
+        "p50 to max latency in ms on a log scale, one panel per group: lines join the medians over repeats, dots are single repeats.",
+    ),
+    "cpu": (
+        "Server CPU time per request",
+        "Go and nginx CPU microseconds per request (milliseconds per 1,000 requests) per setup, stacked, with the 95% interval of the total.",
+    ),
+    "sweep-throughput": (
+        "Throughput against wrk connections",
+        "Requests per second against the number of connections, one line per setup.",
+    ),
     "sweep-p99": ("p99 latency against wrk connections", "p99 latency in ms against the number of connections, one line per setup."),
-    "changes": ("Change from run A to run B, per setup and figure", "Each figure's B / A with its 95% interval on a log axis; 1.0 (dashed line) = no change."),
-    "changes-narrow": ("Change from run A to run B, per setup and figure", "Each figure's B / A with its 95% interval on a log axis; 1.0 (dashed line) = no change."),
+    "changes": (
+        "Change from run A to run B, per setup and figure",
+        "Each figure's B / A with its 95% interval on a log axis; 1.0 (dashed line) = no change.",
+    ),
+    "changes-narrow": (
+        "Change from run A to run B, per setup and figure",
+        "Each figure's B / A with its 95% interval on a log axis; 1.0 (dashed line) = no change.",
+    ),
     "latency-cdf": (
         "Latency distribution per setup (from wrk's full histograms)",
         "Share of requests answered within each latency, in ms on a log scale, one panel per group and one line per setup; each cell's kept repeats merged.",
@@ -78,7 +107,9 @@ def to_svg(fig: Figure, name: str, desc: str | None = None, layout: str | None =
         warnings.simplefilter("ignore", UserWarning)  # a layout hint, not the user's concern
         FigureCanvasSVG(fig)
         fig.add_artist(PanelPlacer())  # drawn first: lays the panels out with the renderer that then draws them
-        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, facecolor="none")  # one draw: no layout engine, no "tight" bbox
+        fig.savefig(
+            buffer, format="svg", metadata={"Date": None, "Creator": None}, facecolor="none"
+        )  # one draw: no layout engine, no "tight" bbox
     prefix = f"{name}-narrow" if layout == "narrow" else name
     svg = SVG_METADATA.sub("", SVG_PREAMBLE.sub("", buffer.getvalue(), count=1), count=1)
     svg = SVG_ID.sub(lambda m: f"{m[1]}{prefix}-", svg).strip()
@@ -163,7 +194,9 @@ def panel_tightbbox(ax, renderer):
     from matplotlib.text import Text
 
     titles = {ax.title, ax._left_title, ax._right_title}
-    extras = [a for a in ax.get_children() if isinstance(a, (Text, Legend, Spine)) and a not in titles and a.get_visible() and a.get_in_layout()]
+    extras = [
+        a for a in ax.get_children() if isinstance(a, (Text, Legend, Spine)) and a not in titles and a.get_visible() and a.get_in_layout()
+    ]
     return ax.get_tightbbox(renderer, for_layout_only=True, bbox_extra_artists=extras)
 
 

@@ -13,7 +13,7 @@ here, so the result never depends on the children: the same texts in the same or
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.cpus import cpu_count
 

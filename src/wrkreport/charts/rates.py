@@ -12,12 +12,12 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from .layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
-from .styles import setup_style
-from .saturation import plain_log_axis
 from ..fixedrate.analysis import RateCell
 from ..fixedrate.capacities import Capacity
 from ..fixedrate.capacity import AT_LEAST
+from .layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
+from .saturation import plain_log_axis
+from .styles import setup_style
 
 OBJECTIVE_COLOUR = "#444444"
 BAND_ALPHA = 0.15
@@ -43,10 +43,19 @@ def draw_cells(ax, cells: list[RateCell], setup: str, shown_rates: list[float], 
     steps = [c for c in held if not c.planned]
     if steps:
         rates = [c.offered_rps for c in steps]
-        ax.plot(rates, [c.p50_ms for c in steps], marker=marker, color=colour, linestyle="none", markersize=2.5, markerfacecolor="none",
-                alpha=0.6)  # p50: smaller and lighter than p99
-        (step_line,) = ax.plot(rates, [c.p99_ms for c in steps], marker=marker, color=colour, linestyle="none", markersize=4,
-                               markerfacecolor="none")
+        ax.plot(
+            rates,
+            [c.p50_ms for c in steps],
+            marker=marker,
+            color=colour,
+            linestyle="none",
+            markersize=2.5,
+            markerfacecolor="none",
+            alpha=0.6,
+        )  # p50: smaller and lighter than p99
+        (step_line,) = ax.plot(
+            rates, [c.p99_ms for c in steps], marker=marker, color=colour, linestyle="none", markersize=4, markerfacecolor="none"
+        )
         line = line or step_line
     for name in ("p50", "p99"):
         bars = [(c.offered_rps, i.low, i.high) for c in held if (i := getattr(c, f"{name}_interval")) is not None and i.low is not None]
@@ -61,8 +70,16 @@ def draw_capacities(ax, capacities: list[Capacity], shown_rates: list[float]) ->
         return
     slo = capacities[0].slo
     ax.axhline(slo.ms, color=OBJECTIVE_COLOUR, linewidth=1, linestyle=(0, (6, 3)))
-    ax.text(0.01, slo.ms, f"objective: {slo.words}", transform=ax.get_yaxis_transform(), fontsize=8, va="bottom", color=OBJECTIVE_COLOUR,
-            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.8})
+    ax.text(
+        0.01,
+        slo.ms,
+        f"objective: {slo.words}",
+        transform=ax.get_yaxis_transform(),
+        fontsize=8,
+        va="bottom",
+        color=OBJECTIVE_COLOUR,
+        bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.8},
+    )
     for i, c in enumerate(capacities):
         colour = setup_style(c.setup)[0]
         found = c.estimate
@@ -77,14 +94,25 @@ def draw_capacities(ax, capacities: list[Capacity], shown_rates: list[float]) ->
         ax.axvline(found.value, color=colour, linewidth=1.2, linestyle="--")
         up = found.bound == AT_LEAST
         height = 0.93 - 0.07 * i
-        ax.annotate("\u2265" if up else "\u2264", xy=(found.value * (ARROW if up else 1 / ARROW), height), xytext=(found.value, height),
-                    xycoords=ax.get_xaxis_transform(), textcoords=ax.get_xaxis_transform(), ha="right" if up else "left", va="center",
-                    fontsize=8, color=colour, arrowprops={"arrowstyle": "->", "color": colour, "linewidth": 1})
+        ax.annotate(
+            "\u2265" if up else "\u2264",
+            xy=(found.value * (ARROW if up else 1 / ARROW), height),
+            xytext=(found.value, height),
+            xycoords=ax.get_xaxis_transform(),
+            textcoords=ax.get_xaxis_transform(),
+            ha="right" if up else "left",
+            va="center",
+            fontsize=8,
+            color=colour,
+            arrowprops={"arrowstyle": "->", "color": colour, "linewidth": 1},
+        )
         shown_rates.append(found.value * (ARROW if up else 1 / ARROW))
     ceiling = capacities[0].generator_rps
     if ceiling:
         ax.axvline(ceiling, color="#777777", linewidth=1, linestyle=":")
-        ax.text(ceiling, 0.02, " vegeta's ceiling", transform=ax.get_xaxis_transform(), fontsize=8, rotation=90, va="bottom", color="#555555")
+        ax.text(
+            ceiling, 0.02, " vegeta's ceiling", transform=ax.get_xaxis_transform(), fontsize=8, rotation=90, va="bottom", color="#555555"
+        )
         shown_rates.append(ceiling)
 
 
@@ -111,7 +139,9 @@ def rate_figure(cells: list[RateCell], capacities: list[Capacity] | None = None,
             ax.set_yscale("log")
             if not shown_rates:  # every rate at this GOMAXPROCS was not held: nothing to draw, no bare log axes
                 ax.text(0.5, 0.5, "no rate held", transform=ax.transAxes, ha="center", va="center", fontsize=9)
-                ax.tick_params(which="both", labelbottom=False, labelleft=False, length=0)  # not set_*ticks([]): the panels may share an axis
+                ax.tick_params(
+                    which="both", labelbottom=False, labelleft=False, length=0
+                )  # not set_*ticks([]): the panels may share an axis
             else:
                 here = [c for c in capacities if c.gomaxprocs == n]
                 draw_capacities(ax, here, shown_rates)

@@ -21,7 +21,13 @@ from ..core.setups import BASELINE, SETUP_BY_ID
 from .layout import STYLE, figure_width, legend_columns, legend_height, new_figure, panel_grid, setup_legend, wide_and_narrow, wrap
 from .styles import fill, setup_style
 
-PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p75_ms", "p75"), ("latency_p90_ms", "p90"), ("latency_p99_ms", "p99"), ("latency_max_ms", "max"))
+PERCENTILES = (
+    ("latency_p50_ms", "p50"),
+    ("latency_p75_ms", "p75"),
+    ("latency_p90_ms", "p90"),
+    ("latency_p99_ms", "p99"),
+    ("latency_max_ms", "max"),
+)
 NARROW_ROW = 1.6  # a narrow chart's row of a setup and group: its label above, its marker or bar below
 NARROW_CHARS = 46  # characters of a 9 pt label per line across a narrow figure (about 5 pt a character)
 WIDE_CHARS = 60  # and under a wide figure's panel when long row names beside it leave it 350 pt
@@ -86,8 +92,16 @@ def throughput_figure(analysis: Analysis, narrow: bool = False):
                 interval = geometric(spread)
                 if interval is None:
                     if cell is not None:
-                        ax.text(x, 0, " excluded" if not cell.not_measured else " not measured", rotation=90, ha="center",
-                                va="bottom", fontsize=8, color="#333333")
+                        ax.text(
+                            x,
+                            0,
+                            " excluded" if not cell.not_measured else " not measured",
+                            rotation=90,
+                            ha="center",
+                            va="bottom",
+                            fontsize=8,
+                            color="#333333",
+                        )
                     continue
                 bars_x.append(x)
                 bars_y.append(interval.estimate)
@@ -104,8 +118,17 @@ def throughput_figure(analysis: Analysis, narrow: bool = False):
                 whiskers = True
                 ax.errorbar(whisker_x, whisker_y, yerr=[below, above], fmt="none", color="#000000", capsize=3, linewidth=1)
             if dots_x:
-                ax.plot(dots_x, dots_y, marker=marker, markersize=4, linestyle="none", markerfacecolor="#ffffff",  # scatter's s=16: 4 pt
-                        markeredgecolor="#000000", markeredgewidth=0.7, zorder=3)  # a plain line of markers: no PathCollection to build
+                ax.plot(
+                    dots_x,
+                    dots_y,
+                    marker=marker,
+                    markersize=4,
+                    linestyle="none",
+                    markerfacecolor="#ffffff",  # scatter's s=16: 4 pt
+                    markeredgecolor="#000000",
+                    markeredgewidth=0.7,
+                    zorder=3,
+                )  # a plain line of markers: no PathCollection to build
         crowded = narrow and len(analysis.groups) > 3  # a narrow figure's group names stand on end
         ax.set_xticks(range(len(analysis.groups)), [group_label(g, c, several) for g, c in analysis.groups], rotation=90 if crowded else 0)
         ax.set_ylabel("throughput (requests/s)")
@@ -116,7 +139,9 @@ def throughput_figure(analysis: Analysis, narrow: bool = False):
             fig.legend(handles, labels, loc="outside lower center", ncol=columns, frameon=False, title="setup", fontsize=8)
         elif handles:
             ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="setup")
-        title = "Throughput: bar = geometric mean of repeats" + (", whisker = its 95% interval" if whiskers else "") + ", dots = each repeat"
+        title = (
+            "Throughput: bar = geometric mean of repeats" + (", whisker = its 95% interval" if whiskers else "") + ", dots = each repeat"
+        )
         ax.set_title(wrap(title, NARROW_CHARS - 8) if narrow else title, loc="left", fontsize=9)  # from the panel's left: less room
         return fig
 
@@ -124,20 +149,39 @@ def throughput_figure(analysis: Analysis, narrow: bool = False):
 RATIO_XLABEL = "throughput relative to Go standalone at the same GOMAXPROCS (1.0 = no overhead)"
 
 
-def ratio_chart(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = (), name: str = "ratios",
-                xlabel: str = RATIO_XLABEL) -> str:
+def ratio_chart(
+    analysis: Analysis,
+    reference: tuple[ReferenceRatio, ...],
+    study: tuple[StudyRatio, ...] = (),
+    name: str = "ratios",
+    xlabel: str = RATIO_XLABEL,
+) -> str:
     """Return each setup's throughput / its baseline's (go-http's), with 95% intervals, the 1.0 line, the 2013 ratios and, beside node-http, the 2012 study's."""
     return wide_and_narrow(lambda narrow: ratio_figure(analysis, reference, study, xlabel, narrow), name)
 
 
 def row_label(ax, y: float, text: str) -> None:
     """Write a row's name above it at the panel's left: a narrow chart's rows have no room for names beside them."""
-    ax.text(0.01, y + 0.5, text, va="bottom", ha="left", fontsize=8, transform=ax.get_yaxis_transform(), zorder=5,
-            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
+    ax.text(
+        0.01,
+        y + 0.5,
+        text,
+        va="bottom",
+        ha="left",
+        fontsize=8,
+        transform=ax.get_yaxis_transform(),
+        zorder=5,
+        bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 0.5, "alpha": 0.85},
+    )
 
 
-def ratio_figure(analysis: Analysis, reference: tuple[ReferenceRatio, ...], study: tuple[StudyRatio, ...] = (), xlabel: str = RATIO_XLABEL,
-                 narrow: bool = False):
+def ratio_figure(
+    analysis: Analysis,
+    reference: tuple[ReferenceRatio, ...],
+    study: tuple[StudyRatio, ...] = (),
+    xlabel: str = RATIO_XLABEL,
+    narrow: bool = False,
+):
     """Return the ratio chart's figure (ratio_chart); narrow: each row's name above it, its value beside its whisker, the legend below."""
     setups = [s for s in analysis.setups if s != BASELINE]
     groups = analysis.groups
@@ -167,14 +211,31 @@ def ratio_figure(analysis: Analysis, reference: tuple[ReferenceRatio, ...], stud
                         bare[setup][0].append(ratio.ratio)
                         bare[setup][1].append(y)
                     if narrow:  # beside the whisker: above the marker is the row's name
-                        ax.annotate(f"{ratio.ratio:.3f}", (ratio.ci_high or ratio.ratio, y), xytext=(5, 0), textcoords="offset points", ha="left",
-                                    va="center", fontsize=8)
+                        ax.annotate(
+                            f"{ratio.ratio:.3f}",
+                            (ratio.ci_high or ratio.ratio, y),
+                            xytext=(5, 0),
+                            textcoords="offset points",
+                            ha="left",
+                            va="center",
+                            fontsize=8,
+                        )
                     else:
-                        ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
+                        ax.annotate(
+                            f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8
+                        )
                 elif ratio is not None:
-                    ax.text(0.01, y, cut_words("excluded: " + (ratio.excluded or ""), 44 if narrow else 70), va="center", fontsize=8, color="#333333",
-                            transform=ax.get_yaxis_transform(), zorder=5,
-                            bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0})
+                    ax.text(
+                        0.01,
+                        y,
+                        cut_words("excluded: " + (ratio.excluded or ""), 44 if narrow else 70),
+                        va="center",
+                        fontsize=8,
+                        color="#333333",
+                        transform=ax.get_yaxis_transform(),
+                        zorder=5,
+                        bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0},
+                    )
                 for ref in reference:
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
                         studies.setdefault(ref.gomaxprocs, ([], []))[0].append(ref.ratio)
@@ -194,11 +255,29 @@ def ratio_figure(analysis: Analysis, reference: tuple[ReferenceRatio, ...], stud
                 ax.errorbar(*bare[setup], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
         legend = (lambda text: wrap(text, 52)) if narrow else (lambda text: text)  # 8 pt entries across a narrow figure
         for article_gomaxprocs, (xs, ys) in studies.items():
-            ax.plot(xs, ys, marker=REFERENCE_MARKERS.get(article_gomaxprocs, "h"), markersize=8, markerfacecolor="none",
-                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=legend(reference_label(article_gomaxprocs)))
+            ax.plot(
+                xs,
+                ys,
+                marker=REFERENCE_MARKERS.get(article_gomaxprocs, "h"),
+                markersize=8,
+                markerfacecolor="none",
+                markeredgecolor="#333333",
+                markeredgewidth=1.2,
+                linestyle="none",
+                label=legend(reference_label(article_gomaxprocs)),
+            )
         for tool, (xs, ys) in node_study.items():
-            ax.plot(xs, ys, marker=STUDY_MARKERS.get(tool, "h"), markersize=8, markerfacecolor="none",
-                    markeredgecolor="#333333", markeredgewidth=1.2, linestyle="none", label=legend(f"2012 Go-vs-Node study, Node/Go with {tool}"))
+            ax.plot(
+                xs,
+                ys,
+                marker=STUDY_MARKERS.get(tool, "h"),
+                markersize=8,
+                markerfacecolor="none",
+                markeredgecolor="#333333",
+                markeredgewidth=1.2,
+                linestyle="none",
+                label=legend(f"2012 Go-vs-Node study, Node/Go with {tool}"),
+            )
         shown_reference = bool(studies or node_study)
         ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
         ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
@@ -299,7 +378,9 @@ def cpu_figure(analysis: Analysis, narrow: bool = False):
     several = analysis.several_levels
     step = NARROW_ROW if narrow else 1.0
     with matplotlib.rc_context(STYLE):
-        fig = new_figure(figure_width(narrow), max(2.0, 0.9 + 0.3 * step * len(setups) * len(groups) + (0.6 + 0.3 * len(groups) if narrow else 0.2)))
+        fig = new_figure(
+            figure_width(narrow), max(2.0, 0.9 + 0.3 * step * len(setups) * len(groups) + (0.6 + 0.3 * len(groups) if narrow else 0.2))
+        )
         ax = fig.add_subplot()
         ticks, labels, y = [], [], 0
         for gomaxprocs, connections in groups:
@@ -316,11 +397,25 @@ def cpu_figure(analysis: Analysis, narrow: bool = False):
                 nginx_mean = nginx.interval.estimate if nginx else 0.0
                 colour, _, hatch = setup_style(setup)
                 ax.barh(y, go_mean, color="#999999", edgecolor="#000000", linewidth=0.5, label=app_server(analysis) if y == 0 else None)
-                ax.barh(y, nginx_mean, left=go_mean, color=colour, hatch="//", edgecolor="#000000", linewidth=0.5,
-                        label="nginx" if y == 0 else None)
+                ax.barh(
+                    y,
+                    nginx_mean,
+                    left=go_mean,
+                    color=colour,
+                    hatch="//",
+                    edgecolor="#000000",
+                    linewidth=0.5,
+                    label="nginx" if y == 0 else None,
+                )
                 if total is not None and total.interval.low is not None:
-                    ax.errorbar(total.interval.estimate, y, xerr=[[total.interval.estimate - total.interval.low], [total.interval.high - total.interval.estimate]],
-                                color="#000000", capsize=3, linewidth=1)
+                    ax.errorbar(
+                        total.interval.estimate,
+                        y,
+                        xerr=[[total.interval.estimate - total.interval.low], [total.interval.high - total.interval.estimate]],
+                        color="#000000",
+                        capsize=3,
+                        linewidth=1,
+                    )
                 if total is None:
                     ax.text(0, y, " no CPU record", va="center", fontsize=8, color="#444444")
                 y -= step
@@ -334,13 +429,3 @@ def cpu_figure(analysis: Analysis, narrow: bool = False):
         ax.grid(axis="y", visible=False)
         ax.set_xlim(left=0)
         return fig
-
-
-
-
-
-
-
-
-
-

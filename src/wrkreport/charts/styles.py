@@ -35,13 +35,18 @@ SETUP_STYLES = {
     "go-h2-mux": ("#117733", 6, "**."),  # carets (matplotlib's 4-7): the shapes left once the references' are taken
     "nginx-h2-mux": ("#1D6E67", 4, "||."),
     "nginx-h2-unix-mux": ("#AA4499", 5, "-\\"),
-    "app": ("#000000", "4", "/"), "nginx-app": ("#0072B2", "+", "x"),  # --app's: Go's colours for the same connection (app: the baseline's)
-    "nginx-app-unix": ("#56B4E9", "x", "\\"), "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."), "nginx-app-fcgi-unix": ("#009E73", "_", "."),
+    "app": ("#000000", "4", "/"),
+    "nginx-app": ("#0072B2", "+", "x"),  # --app's: Go's colours for the same connection (app: the baseline's)
+    "nginx-app-unix": ("#56B4E9", "x", "\\"),
+    "nginx-app-fcgi-tcp": ("#D55E00", "|", "x."),
+    "nginx-app-fcgi-unix": ("#009E73", "_", "."),
     # The other front ends (HAProxy, Caddy, Apache httpd): a colour per front end, the marker of nginx's setup of the same connection, and its
     # hatch with a stroke of the front end's own (each bar reads apart in grey print).
-    **{f"{front}-{kind}": (colour, marker, hatch + stroke)
-       for front, colour, stroke in (("haproxy", "#8C510A", "-"), ("caddy", "#6A3D9A", "+"), ("apache", "#B2182B", "|"))
-       for kind, marker, hatch in (("http", "s", "//"), ("fcgi-tcp", "^", "xx"), ("fcgi-unix", "D", ".."))},
+    **{
+        f"{front}-{kind}": (colour, marker, hatch + stroke)
+        for front, colour, stroke in (("haproxy", "#8C510A", "-"), ("caddy", "#6A3D9A", "+"), ("apache", "#B2182B", "|"))
+        for kind, marker, hatch in (("http", "s", "//"), ("fcgi-tcp", "^", "xx"), ("fcgi-unix", "D", ".."))
+    },
 }
 OTHER_STYLE = ("#777777", "*", "//..")
 VARIANT_HATCH = "oo"  # added to its original's hatch for a --variant twin (ORIGINAL~NAME)
@@ -55,6 +60,7 @@ CHANGE_STYLES = {
     "no-interval": ("#555555", "D", False, "no interval (< 2 repeats)"),
 }
 
+
 def contrast(colour: str, background: str = "#ffffff") -> float:
     """Return the WCAG contrast ratio of two #rrggbb colours.
 
@@ -63,7 +69,7 @@ def contrast(colour: str, background: str = "#ffffff") -> float:
     """
 
     def luminance(hex_colour: str) -> float:
-        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
         linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
         return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
@@ -75,7 +81,7 @@ def fill(colour: str) -> str:
     """Return a bar's fill: the setup's colour, darkened just enough for 3:1 against the white page (black as mid grey, so whiskers show)."""
     if colour == "#000000":
         return "#666666"
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     factor = 1.0
     while contrast("#{:02x}{:02x}{:02x}".format(*(round(c * factor) for c in (r, g, b)))) < MIN_CONTRAST:
         factor -= 0.02

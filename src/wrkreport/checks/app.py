@@ -35,10 +35,24 @@ def app_header_check(capture, cell: dict, where: str) -> Check:
     reference = "go-http's" if front else "the app's"
     said = "" if changed is None else f"; changed from {reference}: {', '.join(changed) or 'nothing'}"
     if front and capture.status_code != 200:
-        return Check("header-bytes", "fail", f"{where} answered {capture.status_line!r}, not 200", capture.setup, capture.gomaxprocs, file=capture.file)
+        return Check(
+            "header-bytes",
+            "fail",
+            f"{where} answered {capture.status_line!r}, not 200",
+            capture.setup,
+            capture.gomaxprocs,
+            file=capture.file,
+        )
     body = f", {cell['body_bytes']:,}-byte body" if isinstance(cell.get("body_bytes"), int) else ""
     if capture.status_code is None or not 200 <= capture.status_code < 300:
-        return Check("header-bytes", "fail", f"{where} answered {capture.status_line!r}, not 2xx", capture.setup, capture.gomaxprocs, file=capture.file)
+        return Check(
+            "header-bytes",
+            "fail",
+            f"{where} answered {capture.status_line!r}, not 2xx",
+            capture.setup,
+            capture.gomaxprocs,
+            file=capture.file,
+        )
     own = "its own header block, held to its own size" if front else "your app's own answer: no 141-byte rule"
     message = f"{where}: {capture.status_line}, {capture.size_bytes} header bytes{body} ({own}){said}"
     return Check("header-bytes", "pass", message, capture.setup, capture.gomaxprocs, file=capture.file)
@@ -47,8 +61,10 @@ def app_header_check(capture, cell: dict, where: str) -> Check:
 def app_conditions(app: dict) -> str:
     """Return the conditions' words for an --app run's handler: what was requested, and that only Go reads GOMAXPROCS."""
     path = app.get("path") or "/"
-    return (f"your app's own handler ({path}); GOMAXPROCS was in its environment, but only Go reads it: another server chooses its "
-            "own threads or workers, and --pin-server bounds the CPUs it may use")
+    return (
+        f"your app's own handler ({path}); GOMAXPROCS was in its environment, but only Go reads it: another server chooses its "
+        "own threads or workers, and --pin-server bounds the CPUs it may use"
+    )
 
 
 def app_response_sizes(manifest: dict | None) -> dict[tuple[str, int], int]:
@@ -78,13 +94,23 @@ def app_response_checks(table, sizes: dict[tuple[str, int], int], bounds) -> lis
         if row.requests == 0:
             continue  # the zero-requests check fails it
         if size is None or bound is None:
-            why = "no capture of its answer at the block's start" if size is None else f"{row.requests:,} requests over {row.connections:,} connections"
+            why = (
+                "no capture of its answer at the block's start"
+                if size is None
+                else f"{row.requests:,} requests over {row.connections:,} connections"
+            )
             found.append(Check("same-response", "warn", f"{why}: its response size was not checked", **where))
             continue
         lo, hi = bound
         measured = f"{row.bytes_per_response:.2f} B per response; its byte total allows {lo:.2f}-{hi:.2f} B"
         if lo <= size <= hi:
-            found.append(Check("same-response", "pass", f"{measured}, which includes the {size} B it answered at the block's start", **where))
+            found.append(
+                Check("same-response", "pass", f"{measured}, which includes the {size} B it answered at the block's start", **where)
+            )
         else:
-            found.append(Check("same-response", "fail", f"{measured}, not the {size} B it answered at the block's start: its responses differ", **where))
+            found.append(
+                Check(
+                    "same-response", "fail", f"{measured}, not the {size} B it answered at the block's start: its responses differ", **where
+                )
+            )
     return found

@@ -40,18 +40,42 @@ def manifest_duplicates(run: Run, rows: dict) -> list[Check]:
         row = rows[name]
         if len(indexes) > 1:
             listed = ", ".join(map(str, indexes))
-            found.append(duplicate(f"manifest.json lists {name} {len(indexes)} times (measurements {listed}): it is not used", row.setup, row.gomaxprocs, row.repeat, name))
+            found.append(
+                duplicate(
+                    f"manifest.json lists {name} {len(indexes)} times (measurements {listed}): it is not used",
+                    row.setup,
+                    row.gomaxprocs,
+                    row.repeat,
+                    name,
+                )
+            )
         entry = entries[indexes[0]]
         said = {key: entry.get(key) for key in ("setup", "gomaxprocs", "connections", "repeat") if entry.get(key) is not None}
         named = {key: plain(getattr(row, key)) for key in said}
         if said != named:
-            found.append(duplicate(f"manifest.json says {name} is {said}, its name and output say {named}: it is not used", row.setup, row.gomaxprocs, row.repeat, name))
+            found.append(
+                duplicate(
+                    f"manifest.json says {name} is {said}, its name and output say {named}: it is not used",
+                    row.setup,
+                    row.gomaxprocs,
+                    row.repeat,
+                    name,
+                )
+            )
     for cell, names in by_cell.items():
         if len(names) > 1:
             for name in names:
                 row = rows[name]
                 others = " and ".join(n for n in names if n != name)
-                found.append(duplicate(f"manifest.json lists {name} and {others} as the same measurement {list(cell)}: neither is used", row.setup, row.gomaxprocs, row.repeat, name))
+                found.append(
+                    duplicate(
+                        f"manifest.json lists {name} and {others} as the same measurement {list(cell)}: neither is used",
+                        row.setup,
+                        row.gomaxprocs,
+                        row.repeat,
+                        name,
+                    )
+                )
     return found
 
 
@@ -63,5 +87,3 @@ def plain(value):
 def duplicate(message: str, setup: str, gomaxprocs: int, repeat: int, name: str) -> Check:
     """Return the failed `duplicate` check of one file."""
     return Check("duplicate", "fail", message, setup=setup, gomaxprocs=int(gomaxprocs), repeat=int(repeat), file=name)
-
-

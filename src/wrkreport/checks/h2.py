@@ -55,14 +55,28 @@ def h2_response_checks(table) -> list[Check]:
             found.append(Check("same-response", "fail", f"h2load {said}, not h2: not an HTTP/2 measurement", **where))
             continue
         headers = getattr(row, "header_bytes", None)
-        per = f"{headers / row.requests:.1f} B of HPACK header per response" if isinstance(headers, (int, float)) and headers == headers else "no header bytes printed"
-        found.append(Check("same-response", "pass", f"h2 negotiated; {per} (HPACK: sizes differ by server and along a connection, so not compared)", **where))
+        per = (
+            f"{headers / row.requests:.1f} B of HPACK header per response"
+            if isinstance(headers, (int, float)) and headers == headers
+            else "no header bytes printed"
+        )
+        found.append(
+            Check(
+                "same-response",
+                "pass",
+                f"h2 negotiated; {per} (HPACK: sizes differ by server and along a connection, so not compared)",
+                **where,
+            )
+        )
     return found
 
 
 # --- The HTTP/2 part of the report --------------------------------------------------------------
 
-H2_ANSWER_SETUPS = ("nginx-h2", "nginx-h2-mux")  # the answer's shares: nginx terminating h2 (TCP to Go) over Go's own h2, at each stream count
+H2_ANSWER_SETUPS = (
+    "nginx-h2",
+    "nginx-h2-mux",
+)  # the answer's shares: nginx terminating h2 (TCP to Go) over Go's own h2, at each stream count
 
 
 @dataclass(frozen=True)
@@ -117,11 +131,28 @@ def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
             per = (mine["header_bytes"] / mine["requests"]).mean() if "header_bytes" in mine and len(mine) else None
             savings = mine["header_space_savings_pct"].mean() if "header_space_savings_pct" in mine and len(mine) else None
             spread, cpu = cell.metrics.get(THROUGHPUT), cell.metrics.get(CPU_METRIC)
-            rows.append(H2Row(n, c, setup, geometric(spread), analysis.ratio(n, c, setup), analysis.ratio(n, c, setup, CPU_METRIC),
-                              geometric(cpu), number(per), number(savings)))
-    return H2Part(params.get("streams"), params.get("streams_mux"), (manifest.get("versions") or {}).get("h2load"),
-                  tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)), tuple(changed.items()), tuple(rows),
-                  any(isinstance(m, dict) and is_h2(m.get("setup", "")) for m in manifest.get("fixed_rate_measurements") or []))
+            rows.append(
+                H2Row(
+                    n,
+                    c,
+                    setup,
+                    geometric(spread),
+                    analysis.ratio(n, c, setup),
+                    analysis.ratio(n, c, setup, CPU_METRIC),
+                    geometric(cpu),
+                    number(per),
+                    number(savings),
+                )
+            )
+    return H2Part(
+        params.get("streams"),
+        params.get("streams_mux"),
+        (manifest.get("versions") or {}).get("h2load"),
+        tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)),
+        tuple(changed.items()),
+        tuple(rows),
+        any(isinstance(m, dict) and is_h2(m.get("setup", "")) for m in manifest.get("fixed_rate_measurements") or []),
+    )
 
 
 def geometric(spread) -> float | None:
@@ -147,7 +178,9 @@ def h2_answer(part: H2Part) -> str:
         if r.setup not in H2_ANSWER_SETUPS or r.ratio is None or r.ratio.ratio is None:
             continue
         level = f", {r.connections} connections" if levels else ""
-        cpu = f" and costs {r.cpu_ratio.ratio:.1f}x its CPU per request" if r.cpu_ratio is not None and r.cpu_ratio.ratio is not None else ""
+        cpu = (
+            f" and costs {r.cpu_ratio.ratio:.1f}x its CPU per request" if r.cpu_ratio is not None and r.cpu_ratio.ratio is not None else ""
+        )
         streams = streams_words(streams_of(r.setup, part.streams, part.streams_mux))
         said.append(f"{kept_words(r.ratio)} Go's own h2 throughput at GOMAXPROCS={r.gomaxprocs}{level}{cpu} with {streams}")
     if not said:

@@ -172,7 +172,9 @@ def header_checks(run: Run, expected: int) -> list[Check]:
         capture = captures.get((setup, gomaxprocs))
         where = f"{setup} at GOMAXPROCS={gomaxprocs}"
         if capture is None:
-            found.append(Check("header-bytes", "warn", f"{where}: no header capture, so its response size was not checked", setup, gomaxprocs))
+            found.append(
+                Check("header-bytes", "warn", f"{where}: no header capture, so its response size was not checked", setup, gomaxprocs)
+            )
             continue
         if own_answer(setup) or is_h2(setup):  # --app, other front ends, HTTP/2: their own answer, checked by the driver (readiness)
             cell = next((c for n, s, c in manifest_cells(run.manifest) if (s, n) == (setup, gomaxprocs)), {})
@@ -190,14 +192,6 @@ def header_checks(run: Run, expected: int) -> list[Check]:
 
 
 # --- Two files for one measurement -------------------------------------------------------------
-
-
-
-
-
-
-
-
 
 
 # --- One measurement at a time -------------------------------------------------------------
@@ -433,6 +427,5 @@ def annotate(table: pd.DataFrame, report: CheckReport) -> pd.DataFrame:
         for name in names:
             status[name] = worst([status.get(name, "pass"), check.status])
     return table.assign(
-        check_status=[status.get(name, "pass") for name in table["file"]],
-        excluded=[report.excluded.get(name) for name in table["file"]],
+        check_status=[status.get(name, "pass") for name in table["file"]], excluded=[report.excluded.get(name) for name in table["file"]]
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
 from ..core.records import Check
+from ..core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
 
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
 
@@ -56,7 +56,11 @@ def negotiated_check(setup: str, gomaxprocs, probe: dict, reference_setup: str |
         return Check("tls", "fail", f"{setup}: the handshake probe failed: {probe['error']}", setup, gomaxprocs)
     if not reference or reference.get("error"):
         return Check("tls", "pass", f"{setup} negotiated {said}", setup, gomaxprocs)
-    differ = [f"{key} {probe.get(key)} where {reference_setup} negotiated {reference.get(key)}" for key in COMPARED if probe.get(key) != reference.get(key)]
+    differ = [
+        f"{key} {probe.get(key)} where {reference_setup} negotiated {reference.get(key)}"
+        for key in COMPARED
+        if probe.get(key) != reference.get(key)
+    ]
     if differ:
         return Check("tls", "fail", f"{setup} negotiated {'; '.join(differ)}: not the same TLS, so not compared", setup, gomaxprocs)
     return Check("tls", "pass", f"{setup} negotiated the same TLS as {reference_setup}: {said}", setup, gomaxprocs)
@@ -75,8 +79,17 @@ def resumed_checks(manifest: dict | None) -> list[Check]:
             continue
         counted += 1
         if counts["resumed"] > 0:
-            failed.append(Check("tls-resumed", "fail", f"{counts['resumed']:,} resumed TLS connections counted by the server with resumption off",
-                                m.get("setup"), m.get("gomaxprocs"), m.get("repeat"), m.get("file")))
+            failed.append(
+                Check(
+                    "tls-resumed",
+                    "fail",
+                    f"{counts['resumed']:,} resumed TLS connections counted by the server with resumption off",
+                    m.get("setup"),
+                    m.get("gomaxprocs"),
+                    m.get("repeat"),
+                    m.get("file"),
+                )
+            )
     if failed or not counted:
         return failed
     return [Check("tls-resumed", "pass", f"resumption off: 0 resumed connections counted by the servers in all {counted} TLS measurements")]
@@ -138,13 +151,33 @@ def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
             spread = cell.metrics.get("requests_per_sec")
             cpu = cell.metrics.get("cpu_server_ms_per_1k")
             found = counts.get((n, c, setup)) or counts.get((n, None, setup)) or []
-            rows.append(TlsRow(n, c, setup, geometric_mean(spread), analysis.ratio(n, c, setup), geometric_mean(cpu),
-                               total(found, "resumed"), total(found, "handshakes"),
-                               setup in NEW_CONNECTION_SETUPS or bool(params.get("connection_per_request"))))
+            rows.append(
+                TlsRow(
+                    n,
+                    c,
+                    setup,
+                    geometric_mean(spread),
+                    analysis.ratio(n, c, setup),
+                    geometric_mean(cpu),
+                    total(found, "resumed"),
+                    total(found, "handshakes"),
+                    setup in NEW_CONNECTION_SETUPS or bool(params.get("connection_per_request")),
+                )
+            )
     setups = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
-    return TlsPart(tls.get("key"), tls.get("version"), tls.get("resumption"), bool(params.get("connection_per_request")), tls.get("cert_sha256"),
-                   tls.get("cert_key"), tls.get("openssl"), tls.get("nginx_openssl"), tls.get("go"),
-                   tuple((s, p) for s, p in setups.items() if isinstance(p, dict)), tuple(rows))
+    return TlsPart(
+        tls.get("key"),
+        tls.get("version"),
+        tls.get("resumption"),
+        bool(params.get("connection_per_request")),
+        tls.get("cert_sha256"),
+        tls.get("cert_key"),
+        tls.get("openssl"),
+        tls.get("nginx_openssl"),
+        tls.get("go"),
+        tuple((s, p) for s, p in setups.items() if isinstance(p, dict)),
+        tuple(rows),
+    )
 
 
 def geometric_mean(spread) -> float | None:
@@ -187,7 +220,9 @@ def answer(part: TlsPart) -> str:
     if not found["handshakes"]:
         text += " Handshakes were not measured: add nginx-https-new and go-https-new (as --setups tls does) for them."
     elif not found["keep-alive"]:
-        text += " Keep-alive was not measured: add nginx-https and go-https, without --connection-per-request (as --setups tls does), for it."
+        text += (
+            " Keep-alive was not measured: add nginx-https and go-https, without --connection-per-request (as --setups tls does), for it."
+        )
     return text
 
 

@@ -20,11 +20,14 @@ def gate(result: RunComparison, fail_on: str) -> list[str]:
     if fail_on == "never":
         return []
     drifted = result.drift is not None and result.drift.named
-    found = [f"{c.setup} GOMAXPROCS={c.gomaxprocs} c{c.connections} {c.label} {c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
-             for c in result.flagged
-             if (fail_on == "change" or not c.better) and not (drifted and c.metric == THROUGHPUT)]
-    found += [f"{c.setup} GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s added {c.percentile} {c.change_ms:+.3f} ms"
-              for c in result.rate_changes if c.flagged and (fail_on == "change" or c.change_ms > 0)]
+    found = [
+        f"{c.setup} GOMAXPROCS={c.gomaxprocs} c{c.connections} {c.label} {c.change:.3f} ({c.ci_low:.3f}-{c.ci_high:.3f})"
+        for c in result.flagged
+        if (fail_on == "change" or not c.better) and not (drifted and c.metric == THROUGHPUT)
+    ]
+    found += [
+        f"{c.setup} GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s added {c.percentile} {c.change_ms:+.3f} ms"
+        for c in result.rate_changes
+        if c.flagged and (fail_on == "change" or c.change_ms > 0)
+    ]
     return found
-
-

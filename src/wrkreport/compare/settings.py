@@ -46,5 +46,3 @@ def show(value, missing: str = "unknown", switches: bool = False) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
-
-

@@ -136,7 +136,9 @@ class Change:
     note: str | None = None  # why there is no change figure or no interval
     unit: str | None = None  # "block" when both runs had blocks, else "repeat" (widened by the figure's start sd)
     baseline: str | None = None  # overhead_ratio: the setup divided by in both runs (go-http; go-https for nginx's TLS)
-    detectable_change: float | None = None  # the smallest true change flagged in 80% of comparisons, relative (0.12: 12%); None without an interval
+    detectable_change: float | None = (
+        None  # the smallest true change flagged in 80% of comparisons, relative (0.12: 12%); None without an interval
+    )
 
     @property
     def label(self) -> str:
@@ -200,7 +202,9 @@ class RunComparison:
     method: str = METHOD
     rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (fixedrate/comparison.py)
     rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (fixedrate.comparison.rate_only_lines)
-    curve_changes: tuple[CurveChange, ...] = ()  # runs at different rates: added latencies read at a common rate on each run's curve, no interval
+    curve_changes: tuple[
+        CurveChange, ...
+    ] = ()  # runs at different rates: added latencies read at a common rate on each run's curve, no interval
     labels: tuple[str, str] | None = None  # what A and B are when not two runs: one run's nginx and its --variant (variants.py)
     variant: object = None  # that variant (variant_ratio.Variant), None for two runs
     drift: Drift | None = None  # whether every req/s moved together while the ratios held (machine_drift); None for one run's A/B
@@ -235,8 +239,12 @@ def compare(a: Analysed, b: Analysed) -> RunComparison:
             changes.append(replace(ratio_change(cells_a[key], cells_b[key], cells_a.get(base), cells_b.get(base)), baseline=base[2]))
         changes.append(latency_change(cells_a[key], cells_b[key]))
         if cells_a[key].metrics.get(CPU_METRIC) is not None or cells_b[key].metrics.get(CPU_METRIC) is not None:
-            changes.append(change_of(cells_a[key], CPU_METRIC, metric_units(cells_a[key], CPU_METRIC), metric_units(cells_b[key], CPU_METRIC)))
-    changes += capacity_changes(a.capacities, b.capacities, max((c.connections for c in a.analysis.cells), default=0))  # after the cells' figures
+            changes.append(
+                change_of(cells_a[key], CPU_METRIC, metric_units(cells_a[key], CPU_METRIC), metric_units(cells_b[key], CPU_METRIC))
+            )
+    changes += capacity_changes(
+        a.capacities, b.capacities, max((c.connections for c in a.analysis.cells), default=0)
+    )  # after the cells' figures
     raw = raw_differences(a, b)
     (rates_a, planned_a), (rates_b, planned_b) = planned_only(list(a.run.rates), a.rates), planned_only(list(b.run.rates), b.rates)
     return RunComparison(
@@ -267,12 +275,34 @@ def capacity_changes(a, b, connections: int) -> list[Change]:
             continue
         where = (c.gomaxprocs, connections, c.setup, CAPACITY)
         if other.slo != c.slo:
-            found.append(Change(*where, other.estimate.value, c.estimate.value, None, None, None, other.estimate.blocks, c.estimate.blocks,
-                                f"another objective: {other.slo.words} in A, {c.slo.words} in B"))
+            found.append(
+                Change(
+                    *where,
+                    other.estimate.value,
+                    c.estimate.value,
+                    None,
+                    None,
+                    None,
+                    other.estimate.blocks,
+                    c.estimate.blocks,
+                    f"another objective: {other.slo.words} in A, {c.slo.words} in B",
+                )
+            )
             continue
         if other.estimate.bound or c.estimate.bound:
-            found.append(Change(*where, other.estimate.value, c.estimate.value, c.estimate.value / other.estimate.value, None, None,
-                                other.estimate.blocks, c.estimate.blocks, "a bound in one run: the search met an edge, no interval"))
+            found.append(
+                Change(
+                    *where,
+                    other.estimate.value,
+                    c.estimate.value,
+                    c.estimate.value / other.estimate.value,
+                    None,
+                    None,
+                    other.estimate.blocks,
+                    c.estimate.blocks,
+                    "a bound in one run: the search met an edge, no interval",
+                )
+            )
             continue
         units = [([math.log(block.rps) for block in run.blocks], True) for run in (other, c)]
         found.append(change_of(where[:3], CAPACITY, *units))
@@ -299,8 +329,17 @@ def machine_drift(throughput: list[tuple[tuple[list[float], bool], tuple[list[fl
     logs = [stats.mean(ub) - stats.mean(ua) for (ua, _), (ub, _) in throughput if len(ua) >= MIN_UNITS and len(ub) >= MIN_UNITS]
 
     def found(named: bool, reason: str, shift=None, bound=None) -> Drift:
-        return Drift(named, len(logs), math.exp(min(logs)) if logs else None, math.exp(max(logs)) if logs else None, shift, bound,
-                     len(ratios_with), flagged, reason)
+        return Drift(
+            named,
+            len(logs),
+            math.exp(min(logs)) if logs else None,
+            math.exp(max(logs)) if logs else None,
+            shift,
+            bound,
+            len(ratios_with),
+            flagged,
+            reason,
+        )
 
     if len(logs) < MIN_DRIFT_FIGURES:
         return found(False, f"fewer than {MIN_DRIFT_FIGURES} req/s figures with 2 or more blocks (or repeats) in both runs")
@@ -359,7 +398,9 @@ def units_of(logs_by_block: list[list[float]] | None, logs: list[float]) -> tupl
     return list(logs), False
 
 
-def change_interval(a: tuple[list[float], bool], b: tuple[list[float], bool], start_sd: float | None = START_SD, run_sd: float = RUN_SD) -> stats.Interval | None:
+def change_interval(
+    a: tuple[list[float], bool], b: tuple[list[float], bool], start_sd: float | None = START_SD, run_sd: float = RUN_SD
+) -> stats.Interval | None:
     """Return B / A from two runs' (units, blocked) with Welch's interval, widened by start_sd per run without blocks and run_sd per run in blocks; None with too few units, or a run without blocks and no start_sd."""
     (units_a, blocked_a), (units_b, blocked_b) = a, b
     if len(units_a) < MIN_UNITS or len(units_b) < MIN_UNITS:
@@ -405,22 +446,25 @@ def change_of(cell: Cell | tuple[int, int, str], metric: str, a: tuple[list[floa
     level_b = math.exp(stats.mean(units_b)) if units_b else None
     if not units_a or not units_b:
         side = "either run" if not units_a and not units_b else "A" if not units_a else "B"
-        return Change(*where, level_a, level_b, None, None, None, len(units_a), len(units_b), f"nothing usable in {side} (excluded or not measured)")
+        return Change(
+            *where, level_a, level_b, None, None, None, len(units_a), len(units_b), f"nothing usable in {side} (excluded or not measured)"
+        )
     change = level_b / level_a
     figure = FIGURES[metric]
     found = change_interval(a, b, figure.start_sd, figure.run_sd)
     if found is None:
         few = len(units_a) < MIN_UNITS or len(units_b) < MIN_UNITS
         return Change(*where, level_a, level_b, change, None, None, len(units_a), len(units_b), TOO_FEW if few else NO_START_SD)
-    return Change(*where, level_a, level_b, found.estimate, found.low, found.high, len(units_a), len(units_b), None, found.unit,
-                  detectable_change=detectable_change(found, len(units_a) + len(units_b)))
-
-
-
-
-
-
-
-
-
-
+    return Change(
+        *where,
+        level_a,
+        level_b,
+        found.estimate,
+        found.low,
+        found.high,
+        len(units_a),
+        len(units_b),
+        None,
+        found.unit,
+        detectable_change=detectable_change(found, len(units_a) + len(units_b)),
+    )

@@ -58,7 +58,9 @@ def variant_comparison(done: Analysed) -> RunComparison:
             continue
         changes.append(paired_change(original, cells[g, c, twin], THROUGHPUT))
         base = cells.get((g, c, baseline_of(original.setup)))
-        ratio = paired_change(original, cells[g, c, twin], THROUGHPUT, "overhead_ratio", levels=ratio_levels(done, original, cells[g, c, twin]))
+        ratio = paired_change(
+            original, cells[g, c, twin], THROUGHPUT, "overhead_ratio", levels=ratio_levels(done, original, cells[g, c, twin])
+        )
         changes.append(replace(ratio, baseline=base.setup if base else baseline_of(original.setup)))
         changes.append(paired_change(original, cells[g, c, twin], P99))
         if original.metrics.get(CPU_METRIC) is not None and cells[g, c, twin].metrics.get(CPU_METRIC) is not None:
@@ -66,9 +68,16 @@ def variant_comparison(done: Analysed) -> RunComparison:
     raw = variant_differences(done.run.manifest or {}, done.run.parameters, variant)
     measured, planned = planned_only(list(done.run.rates), done.rates)
     return RunComparison(
-        done, done, tuple(changes), (), tuple(alone),
-        tuple((f"{section} {key}", *(show(v, "not pinned", switches=True) for v in (a, b))) for section, key, a, b in raw), tuple(raw),
-        method=METHOD, labels=("the run's nginx", f"variant {variant.name}"), variant=variant,
+        done,
+        done,
+        tuple(changes),
+        (),
+        tuple(alone),
+        tuple((f"{section} {key}", *(show(v, "not pinned", switches=True) for v in (a, b))) for section, key, a, b in raw),
+        tuple(raw),
+        method=METHOD,
+        labels=("the run's nginx", f"variant {variant.name}"),
+        variant=variant,
         rate_changes=tuple(variant_rate_changes(measured, variant.name, planned)),  # the phase's planned rates, paired per block
     )
 
@@ -86,7 +95,9 @@ def ratio_levels(done: Analysed, original: Cell, twin: Cell) -> tuple[float | No
     return tuple(r.ratio if r is not None else None for r in found)  # type: ignore[return-value]
 
 
-def paired_change(a: Cell, b: Cell, metric: str, figure: str | None = None, levels: tuple[float | None, float | None] | None = None) -> Change:
+def paired_change(
+    a: Cell, b: Cell, metric: str, figure: str | None = None, levels: tuple[float | None, float | None] | None = None
+) -> Change:
     """Return B / A of one figure, B's rounds paired with A's in the same block (pair_interval), or why there is none."""
     level_a, level_b = levels or (geometric_mean(a, metric), geometric_mean(b, metric))
     where = (a.gomaxprocs, a.connections, a.setup, figure or metric)
@@ -94,9 +105,22 @@ def paired_change(a: Cell, b: Cell, metric: str, figure: str | None = None, leve
         return Change(*where, level_a, level_b, None, None, None, a.n, b.n, "no round measured both (excluded or not measured)")
     found = pair_interval(b, a, metric)
     if found.low is None:
-        return Change(*where, level_a, level_b, found.estimate, None, None, found.blocks, found.blocks, "fewer than 2 blocks: no interval", found.unit)
-    return Change(*where, level_a, level_b, found.estimate, found.low, found.high, found.blocks, found.blocks, None, found.unit,
-                  detectable_change=paired_detectable(found))
+        return Change(
+            *where, level_a, level_b, found.estimate, None, None, found.blocks, found.blocks, "fewer than 2 blocks: no interval", found.unit
+        )
+    return Change(
+        *where,
+        level_a,
+        level_b,
+        found.estimate,
+        found.low,
+        found.high,
+        found.blocks,
+        found.blocks,
+        None,
+        found.unit,
+        detectable_change=paired_detectable(found),
+    )
 
 
 def paired_detectable(found: stats.Interval) -> float | None:

@@ -82,5 +82,3 @@ def dersimonian_laird(runs: list[list[float]]) -> BetweenRuns:
     q = math.fsum(w * (m - centre) ** 2 for w, m in zip(weights, means))
     tau2 = (q - (len(means) - 1)) / (math.fsum(weights) - math.fsum(w * w for w in weights) / math.fsum(weights))
     return BetweenRuns(tau2, q, pooled)
-
-

@@ -10,4 +10,3 @@ Number = TypeVar("Number")  # a float, or a pandas Series of them: the arithmeti
 def ms_per_1k_requests(cpu_s: Number, requests: Number) -> Number:
     """Return CPU milliseconds per 1,000 requests: 1.5 s over 100,000 requests -> 15.0."""
     return cpu_s * 1000 / (requests / 1000)
-

@@ -183,6 +183,8 @@ THROUGHPUT = "requests_per_sec"  # the metric every overhead ratio is about
 # Server CPU per request (Go's or its stand-in's, plus nginx's, CPU time / requests): the
 # capacity-planning figure. Its ratio to go-http's pairs rounds and blocks as the throughput ratio does.
 CPU_METRIC = "cpu_server_ms_per_1k"
+
+
 def worst(statuses) -> str:
     """Return the worst of some check statuses ('pass' for none)."""
     found = set(statuses)

@@ -133,12 +133,12 @@ class Design:
     nominal: float = ALPHA  # the per-look miss rate (alpha itself for FIXED)
 
     @classmethod
-    def repeated(cls, last: int = DEFAULT_LAST_LOOK, alpha: float = ALPHA, first: int = FIRST_LOOK) -> "Design":
+    def repeated(cls, last: int = DEFAULT_LAST_LOOK, alpha: float = ALPHA, first: int = FIRST_LOOK) -> Design:
         """Return the repeated-interval design for looks first..last."""
         return cls(METHOD, alpha, first, last, nominal_level(alpha, first, max(first, last)))
 
     @classmethod
-    def fixed(cls) -> "Design":
+    def fixed(cls) -> Design:
         """Return the plain design of runs recorded before repeated intervals: a 95% t-interval from 2 blocks."""
         return cls(FIXED, ALPHA, 2, 2, ALPHA)
 
@@ -146,7 +146,7 @@ class Design:
     def sequential(self) -> bool:
         return self.method == METHOD
 
-    def family(self, comparisons: int) -> "Design":
+    def family(self, comparisons: int) -> Design:
         """Return the design for one of `comparisons` comparisons whose misses together stay within alpha (Bonferroni)."""
         if comparisons <= 1:
             return self
@@ -162,16 +162,24 @@ class Design:
 
     def record(self) -> dict:
         """Return the design as the manifest keeps it."""
-        return {"method": self.method, "alpha": self.alpha, "first_look": self.first, "last_look": self.last, "nominal_alpha": round(self.nominal, 8)}
+        return {
+            "method": self.method,
+            "alpha": self.alpha,
+            "first_look": self.first,
+            "last_look": self.last,
+            "nominal_alpha": round(self.nominal, 8),
+        }
 
     @property
     def words(self) -> str:
         """Return the method in one sentence, for the page."""
         if not self.sequential:
             return "Each interval is a 95% Student-t interval over the blocks."
-        return (f"Each interval is a repeated 95% confidence interval (Jennison and Turnbull): a Student-t interval over the blocks at "
-                f"{1 - self.nominal:.1%} per look, so that all looks from block {self.first} to block {self.last} hold together with 95% "
-                f"and the interval stays valid wherever the run stopped.")
+        return (
+            f"Each interval is a repeated 95% confidence interval (Jennison and Turnbull): a Student-t interval over the blocks at "
+            f"{1 - self.nominal:.1%} per look, so that all looks from block {self.first} to block {self.last} hold together with 95% "
+            f"and the interval stays valid wherever the run stopped."
+        )
 
 
 def design_of(record) -> Design:

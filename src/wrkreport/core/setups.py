@@ -32,7 +32,12 @@ FRONT_ENDS = ("haproxy", "caddy", "apache")
 # (wrk, ab or h2load). The app's and the front ends' are there only when the run has them.
 SERVER_PROCESSES = ("go", "fasthttp", "node", "app", "nginx", *FRONT_ENDS)
 CPU_PROCESSES = (*SERVER_PROCESSES, "wrk")
-BACKEND_PROCESSES = ("go", "fasthttp", "node", "app")  # the server in Go's place: the CPU the page counts as Go's; the others the front end's
+BACKEND_PROCESSES = (
+    "go",
+    "fasthttp",
+    "node",
+    "app",
+)  # the server in Go's place: the CPU the page counts as Go's; the others the front end's
 FRONT_END_NAMES = {"nginx": "nginx", "haproxy": "HAProxy", "caddy": "Caddy", "apache": "Apache httpd"}  # as the page writes them
 
 
@@ -47,7 +52,9 @@ class Setup:
     nginx_modules: tuple[str, ...] = ()  # modules this setup's server block uses
     needs: tuple[str, ...] = ("go",)  # processes that must run for it to answer
     default: bool = True  # measured without --setups (the article's four)
-    tls: bool = False  # speaks TLS (https): the run's key, version and resumption; selected by --setups tls, with go-http (h2 ones: --setups h2)
+    tls: bool = (
+        False  # speaks TLS (https): the run's key, version and resumption; selected by --setups tls, with go-http (h2 ones: --setups h2)
+    )
     h2: bool = False  # speaks HTTP/2 over TLS (ALPN h2), loaded with h2load: selected by --setups h2, with go-http
     multiplexed: bool = False  # an h2 setup loaded with the second --streams value (h2load -m, default 10): the same server as `serves`
     # A new connection per request (wrk sends "Connection: close"): the same server, port and
@@ -93,7 +100,9 @@ class Setup:
     @property
     def cpu_processes(self) -> tuple[str, ...]:
         """Return the names its .cpu.json counts it by (bench/cpu.py pids_for): a twin's nginx as "nginx", any app process (--app-b's build too) as "app"."""
-        return tuple("nginx" if need == VARIANT_SERVER else "app" if need in (*APP_PROCESSES, APP_B_SERVER) else need for need in self.needs)
+        return tuple(
+            "nginx" if need == VARIANT_SERVER else "app" if need in (*APP_PROCESSES, APP_B_SERVER) else need for need in self.needs
+        )
 
     @property
     def own_answer(self) -> bool:
@@ -117,8 +126,15 @@ NGINX_AND_GO = ("nginx", "go")
 def front_end_setups(front: str, name: str, port: int) -> tuple[Setup, ...]:
     """Return a front end's three setups in nginx's place: its HTTP proxy to go-http and its FastCGI to Go over TCP and a Unix socket."""
     return (
-        Setup(f"{front}-http", front, port, f"{name} reverse proxy to Go net/http over TCP (HTTP/1.1, keep-alive to Go)", (), (front, "go"),
-              default=False),
+        Setup(
+            f"{front}-http",
+            front,
+            port,
+            f"{name} reverse proxy to Go net/http over TCP (HTTP/1.1, keep-alive to Go)",
+            (),
+            (front, "go"),
+            default=False,
+        ),
         Setup(f"{front}-fcgi-tcp", front, port + 1, f"{name} FastCGI to Go over TCP", (), (front, "go"), default=False),
         Setup(f"{front}-fcgi-unix", front, port + 2, f"{name} FastCGI to Go over a Unix socket", (), (front, "go"), default=False),
     )
@@ -205,8 +221,12 @@ FRONTED_SETUPS = (*NGINX_SETUPS, *(s.id for s in SETUPS if s.server in FRONT_END
 NEW_CONNECTION_SETUPS = tuple(s.id for s in SETUPS if s.new_connection)  # a TLS handshake per request
 BASELINES = {s.id: s.divides_by for s in SETUPS if s.divides_by != BASELINE}  # every setup not divided by go-http
 FRONT_END_SETUP_IDS = tuple(s.id for s in SETUPS if s.server in FRONT_ENDS)  # haproxy-http ... apache-fcgi-unix
-CONNECTION_WORDS = {"http": "HTTP proxy", "fcgi-tcp": "FastCGI over TCP", "fcgi-unix": "FastCGI over a Unix socket",
-                    "http-unix": "HTTP proxy over a Unix socket"}
+CONNECTION_WORDS = {
+    "http": "HTTP proxy",
+    "fcgi-tcp": "FastCGI over TCP",
+    "fcgi-unix": "FastCGI over a Unix socket",
+    "http-unix": "HTTP proxy over a Unix socket",
+}
 FRONT_ENDS_GROUP_IDS = ("go-http", "nginx-http", *(f"{front}-http" for front in FRONT_ENDS))  # --setups front-ends
 ALL_SETUPS = "all"  # --setups all: every setup in the table but the TLS ones (those need openssl: --setups all,tls)
 TLS_GROUP = "tls"  # --setups tls: go-http and every TLS setup
@@ -218,7 +238,11 @@ BACKEND_PORTS = {"go-fcgi-tcp": 9001}
 APP_FCGI_PORT = "app-fcgi"  # --app-fcgi with {port}: the port its FastCGI server listens on (nginx-app-fcgi-tcp's upstream)
 FCGI_TCP_SETUP, FCGI_UNIX_SETUP = "nginx-app-fcgi-tcp", "nginx-app-fcgi-unix"  # --app-fcgi's setup: with {port}, with {socket}
 APP_BACKEND_PORTS = {APP_FCGI_PORT: 9002}
-DEFAULT_PORTS = {**{s.id: s.default_port for s in SETUPS if s.serves is None}, **BACKEND_PORTS, **APP_BACKEND_PORTS}  # a new-connection setup has its server's
+DEFAULT_PORTS = {
+    **{s.id: s.default_port for s in SETUPS if s.serves is None},
+    **BACKEND_PORTS,
+    **APP_BACKEND_PORTS,
+}  # a new-connection setup has its server's
 
 # --- Names and --variant twins ----------------------------------------------------------
 # A setup name as the readers take it (a file name's first part, a manifest key): letters,
@@ -252,9 +276,11 @@ def braced(ids) -> str:
     merged: dict[tuple[str, ...], list[str]] = {}
     for prefix, rests in suffixes.items():
         merged.setdefault(tuple(rests), []).append(prefix)
+
     def one(prefixes: list[str], rests: tuple[str, ...]) -> str:
         left = prefixes[0] if len(prefixes) == 1 else f"{{{','.join(prefixes)}}}"
         return f"{left}-{rests[0]}" if len(rests) == 1 else f"{left}-{{{','.join(rests)}}}"
+
     return ", ".join(one(prefixes, rests) for rests, prefixes in merged.items())
 
 
@@ -365,8 +391,10 @@ def setup_description(setup: str) -> str:
     if variant and original == APP_BASELINE:
         return f"your app's build {variant} alone (--app-b; the twin of app, measured in the same rounds)"
     if variant and original in APP_SETUP_IDS:  # nginx-app~NAME: the id alone does not say whether --variant or --app-b made it
-        return (f"{original}'s twin, measured in the same rounds: the --variant {variant} nginx in front of your app, or with --app-b "
-                f"nginx configured as {original} in front of your app's build {variant}")
+        return (
+            f"{original}'s twin, measured in the same rounds: the --variant {variant} nginx in front of your app, or with --app-b "
+            f"nginx configured as {original} in front of your app's build {variant}"
+        )
     if variant:
         return f"{original} served by the --variant {variant} nginx (its twin, measured in the same rounds)"
     known = SETUP_BY_ID.get(setup)
@@ -384,8 +412,15 @@ def twin_of(original: Setup, variant: str) -> Setup:
     """Return the twin of a setup for a variant on port + offset: an nginx setup's is the same server block served by the variant's
     nginx (in front of the --app-b build in a run with one: bench.variant.run_needs), the app's is its --app-b build alone."""
     if original.id == APP_BASELINE:
-        return Setup(twin_id(original.id, variant), APP_B_SERVER, original.default_port + VARIANT_PORT_OFFSET,
-                     setup_description(twin_id(original.id, variant)), needs=(APP_B_SERVER,), default=False, divides_by=original.divides_by)
+        return Setup(
+            twin_id(original.id, variant),
+            APP_B_SERVER,
+            original.default_port + VARIANT_PORT_OFFSET,
+            setup_description(twin_id(original.id, variant)),
+            needs=(APP_B_SERVER,),
+            default=False,
+            divides_by=original.divides_by,
+        )
     return Setup(
         twin_id(original.id, variant),
         VARIANT_SERVER,

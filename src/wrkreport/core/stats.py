@@ -39,19 +39,77 @@ from statistics import NormalDist
 # (e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2). Between entries,
 # interpolated linearly in 1/df, which is within 0.001 of the exact value over this range.
 T_975 = {
-    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-    10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-    18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060,
-    26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    21: 2.080,
+    22: 2.074,
+    23: 2.069,
+    24: 2.064,
+    25: 2.060,
+    26: 2.056,
+    27: 2.052,
+    28: 2.048,
+    29: 2.045,
+    30: 2.042,
+    40: 2.021,
+    60: 2.000,
+    120: 1.980,
 }
 Z_975 = 1.960
 # One-sided 80% quantiles of Student's t, t(0.80, df), from the same table (R: qt(0.8, df)):
 # with T_975 they give the smallest true change a t interval flags in 80% of runs (power).
 T_80 = {
-    1: 1.376, 2: 1.061, 3: 0.978, 4: 0.941, 5: 0.920, 6: 0.906, 7: 0.896, 8: 0.889, 9: 0.883,
-    10: 0.879, 11: 0.876, 12: 0.873, 13: 0.870, 14: 0.868, 15: 0.866, 16: 0.865, 17: 0.863,
-    18: 0.862, 19: 0.861, 20: 0.860, 21: 0.859, 22: 0.858, 23: 0.858, 24: 0.857, 25: 0.856,
-    26: 0.856, 27: 0.855, 28: 0.855, 29: 0.854, 30: 0.854, 40: 0.851, 60: 0.848, 120: 0.845,
+    1: 1.376,
+    2: 1.061,
+    3: 0.978,
+    4: 0.941,
+    5: 0.920,
+    6: 0.906,
+    7: 0.896,
+    8: 0.889,
+    9: 0.883,
+    10: 0.879,
+    11: 0.876,
+    12: 0.873,
+    13: 0.870,
+    14: 0.868,
+    15: 0.866,
+    16: 0.865,
+    17: 0.863,
+    18: 0.862,
+    19: 0.861,
+    20: 0.860,
+    21: 0.859,
+    22: 0.858,
+    23: 0.858,
+    24: 0.857,
+    25: 0.856,
+    26: 0.856,
+    27: 0.855,
+    28: 0.855,
+    29: 0.854,
+    30: 0.854,
+    40: 0.851,
+    60: 0.848,
+    120: 0.845,
 }
 Z_80 = 0.8416
 MAD_TO_SIGMA = 1.4826  # MAD * 1.4826 estimates sigma for normal data
@@ -78,7 +136,9 @@ class Interval:
     n: int  # values behind the estimate (measurements, or measurement pairs for a ratio)
     unit: str = REPEAT  # what was replicated: "block" (server starts) or "repeat" (measurements in one start)
     blocks: int = 1  # server starts behind the estimate
-    se: float | None = field(default=None, repr=False)  # the standard error the interval was built from (Welch intervals), on the estimate's scale (log for ratios)
+    se: float | None = field(
+        default=None, repr=False
+    )  # the standard error the interval was built from (Welch intervals), on the estimate's scale (log for ratios)
     df: int | None = field(default=None, repr=False)  # its degrees of freedom (None: normal, or not recorded)
 
     def __post_init__(self) -> None:
@@ -398,14 +458,6 @@ def precision_met(intervals: list[Interval], target: float = PRECISION_TARGET, m
     False
     """
     return bool(intervals) and all(i.unit == BLOCK and i.blocks >= min_blocks for i in intervals) and worst_half_width(intervals) <= target
-
-
-
-
-
-
-
-
 
 
 def modified_z(value: float, values: list[float]) -> float | None:

@@ -20,16 +20,24 @@ Standard library only: the driver's helper decides with it, and the page says wh
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from .setups import FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of
 
 TIE_MARGIN = 0.05
 # The connections the answer names in words besides the front ends' plain ones (report/answer.py's SHORT): TLS, HTTP/2 and
 # your app behind nginx. Contenders among themselves when no plain front-end connection was measured.
-NAMED_CONNECTIONS = ("nginx-https", "nginx-https-unix", "nginx-app", "nginx-h2", "nginx-h2-unix", "nginx-app-unix", "nginx-app-fcgi-tcp",
-                     "nginx-app-fcgi-unix")
+NAMED_CONNECTIONS = (
+    "nginx-https",
+    "nginx-https-unix",
+    "nginx-app",
+    "nginx-h2",
+    "nginx-h2-unix",
+    "nginx-app-unix",
+    "nginx-app-fcgi-tcp",
+    "nginx-app-fcgi-unix",
+)
 NAMED, TIED, OPEN, ONLY, NONE = "named", "tied", "open", "only", "none"
 
 
@@ -69,7 +77,9 @@ def standing(low: float | None, high: float | None, margin: float = TIE_MARGIN) 
     return "open"
 
 
-def decide(ratios: dict[str, float], against: Callable[[str, str], tuple[float | None, float | None]], margin: float = TIE_MARGIN) -> Verdict:
+def decide(
+    ratios: dict[str, float], against: Callable[[str, str], tuple[float | None, float | None]], margin: float = TIE_MARGIN
+) -> Verdict:
     """Return the verdict from each contender's throughput ratio over its baseline and the comparison intervals.
 
     against(best, other) gives the (low, high) of best's req/s over other's, (None, None) without an interval.
@@ -124,4 +134,4 @@ def family_size(setups: Iterable[str], groups: int) -> int:
     (6, 0)
     """
     found = contenders(setups)
-    return groups * sum(comparable(a, b) for i, a in enumerate(found) for b in found[i + 1:])
+    return groups * sum(comparable(a, b) for i, a in enumerate(found) for b in found[i + 1 :])

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 from ..core.cpucost import ms_per_1k_requests
 from ..core.setups import BASELINE, baseline_of
-from .reading import RateMeasurement
 from ..core.stats import BLOCK, Interval, block_difference_interval, ratio_interval
+from .reading import RateMeasurement
 
 ADDED = (("p50", 50.0), ("p99", 99.0))  # the added latencies reported, with their percentiles
 
@@ -178,8 +178,9 @@ def is_planned(plan: dict[int, frozenset[int]] | None, gomaxprocs: int, rate: in
     return plan is None or gomaxprocs not in plan or rate in plan[gomaxprocs]
 
 
-def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | None = None,
-               plan: dict[int, frozenset[int]] | None = None) -> list[RateCell]:
+def rate_cells(
+    measurements: list[RateMeasurement], setup_order: list[str] | None = None, plan: dict[int, frozenset[int]] | None = None
+) -> list[RateCell]:
     """Return one RateCell per (setup, GOMAXPROCS, rate), by GOMAXPROCS, rate, then setup (setup_order, else go-http first).
 
     plan: the planned rates per GOMAXPROCS (reading.planned_rates); the other rates are the capacity search's steps.
@@ -198,7 +199,10 @@ def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | Non
         group = groups[(setup, n, rate)]
         used = [m for m in group if m.usable]
         not_held = sum(1 for m in group if m.result is not None and not m.held)
-        figures = {f"{name}_ms": median_or_none([m.result.percentile_ms(p) for m in used]) for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9))}
+        figures = {
+            f"{name}_ms": median_or_none([m.result.percentile_ms(p) for m in used])
+            for name, p in (("p50", 50), ("p99", 99), ("p999", 99.9))
+        }
         achieved = median_or_none([m.result.achieved_rps for m in used if m.result.achieved_rps is not None])
         # Held in some blocks only: p50 and p99 are the held ones' (what was measured at the rate), said as such;
         # no added latency, since the blocks left are the kinder ones.
@@ -211,6 +215,23 @@ def rate_cells(measurements: list[RateMeasurement], setup_order: list[str] | Non
         held_in = sum(1 for m in group if m.result is not None and m.held)
         intervals = {f"{name}_interval": latency_interval(used, p) for name, p in ADDED}
         cores, per_1k = server_cpu(used)
-        cells.append(RateCell(setup, n, rate, len(group), len(used), not_held, achieved, **figures, **added, reasons=reasons, held_in=held_in,
-                              planned=is_planned(plan, n, rate), **intervals, server_cores=cores, cpu_ms_per_1k=per_1k))
+        cells.append(
+            RateCell(
+                setup,
+                n,
+                rate,
+                len(group),
+                len(used),
+                not_held,
+                achieved,
+                **figures,
+                **added,
+                reasons=reasons,
+                held_in=held_in,
+                planned=is_planned(plan, n, rate),
+                **intervals,
+                server_cores=cores,
+                cpu_ms_per_1k=per_1k,
+            )
+        )
     return cells

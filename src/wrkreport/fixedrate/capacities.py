@@ -14,8 +14,8 @@ import statistics
 from dataclasses import dataclass
 
 from ..core.setups import baseline_of
-from .capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
 from .analysis import setup_rank
+from .capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
 from .reading import RateMeasurement
 
 
@@ -31,8 +31,13 @@ class CapacityCheck:
 
     def record(self) -> dict:
         """Return the results.json record: {'offered_rps', 'percentile_ms', 'held', 'met', 'span_s'}."""
-        return {"offered_rps": self.offered_rps, "percentile_ms": None if self.percentile_ms is None else round(self.percentile_ms, 3),
-                "held": self.held, "met": self.met, "span_s": None if self.span_s is None else round(self.span_s, 3)}
+        return {
+            "offered_rps": self.offered_rps,
+            "percentile_ms": None if self.percentile_ms is None else round(self.percentile_ms, 3),
+            "held": self.held,
+            "met": self.met,
+            "span_s": None if self.span_s is None else round(self.span_s, 3),
+        }
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,10 @@ class Capacity:
             "ci_high": rounded(self.estimate.high),
             "bound": self.estimate.bound,
             "blocks": self.estimate.blocks,
-            "block_capacities": [{"block": b.block, "capacity_rps": round(b.rps), "bound": b.bound, "bracket": [b.low, b.high],
-                                  "steps": b.steps} for b in self.blocks],
+            "block_capacities": [
+                {"block": b.block, "capacity_rps": round(b.rps), "bound": b.bound, "bracket": [b.low, b.high], "steps": b.steps}
+                for b in self.blocks
+            ],
             "generator_ceiling_rps": rounded(self.generator_rps),
             "check": None if self.check is None else self.check.record(),
             "checks": [c.record() for c in self.checks],
@@ -85,13 +92,15 @@ class Capacity:
         }
         if self.baseline is not None:
             ratio = self.ratio
-            found.update({
-                "baseline": self.baseline,
-                "ratio": None if ratio is None else round(ratio.value, 4),
-                "ratio_ci_low": None if ratio is None else rounded(ratio.low, 4),
-                "ratio_ci_high": None if ratio is None else rounded(ratio.high, 4),
-                "ratio_bound": None if ratio is None else ratio.bound,
-            })
+            found.update(
+                {
+                    "baseline": self.baseline,
+                    "ratio": None if ratio is None else round(ratio.value, 4),
+                    "ratio_ci_low": None if ratio is None else rounded(ratio.low, 4),
+                    "ratio_ci_high": None if ratio is None else rounded(ratio.high, 4),
+                    "ratio_bound": None if ratio is None else ratio.bound,
+                }
+            )
         return found
 
 
@@ -139,8 +148,10 @@ def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order
     for m in measurements:
         if m.search_high is not None:
             highs[(m.setup, m.gomaxprocs, m.block)] = max(m.search_high, highs.get((m.setup, m.gomaxprocs, m.block), 0))
-    per_block = {key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b], highs.get((*key, b)), slo)) is not None]
-                 for key, blocks in steps.items()}
+    per_block = {
+        key: [c for b in sorted(blocks) if (c := block_capacity(b, blocks[b], highs.get((*key, b)), slo)) is not None]
+        for key, blocks in steps.items()
+    }
     ceilings: dict[int, list[float]] = {}
     for (_, n), blocks in steps.items():
         ceilings.setdefault(n, []).extend(generator_ceiling(blocks))

@@ -39,6 +39,7 @@ bisection in every block with the bracket's middle (the estimator before the lad
 benchmarks/capacity_designs.py prints the widths. Standard library only: the driver's
 helper runs the search.
 """
+
 from __future__ import annotations
 
 import math
@@ -351,9 +352,9 @@ def ladder_next(steps: list[Step], planned: list[int], centre: float, high: int,
     if top <= low.rate * LADDER_STEP * 1.05:
         return None
     if above is None or above.rate > high:  # nothing above failed: up, by a step that doubles past the ladder's top
-        rate = round_step(low.rate * LADDER_STEP ** (2 ** edges if low.rate >= ladder[-1] else 1))
+        rate = round_step(low.rate * LADDER_STEP ** (2**edges if low.rate >= ladder[-1] else 1))
     else:  # down from the lowest rate above that failed, by a step that doubles past the ladder's bottom
-        rate = round_step(above.rate / LADDER_STEP ** (2 ** edges if above.rate <= ladder[0] else 1))
+        rate = round_step(above.rate / LADDER_STEP ** (2**edges if above.rate <= ladder[0] else 1))
         rate = rate if rate > low.rate else round_step(math.sqrt(low.rate * above.rate))
     return rate if low.rate < rate < top and rate not in measured else None
 
@@ -426,7 +427,9 @@ def check_rate(estimate: Estimate | None, taken: set[int] | frozenset[int] = fro
     return rate
 
 
-def next_check_rate(estimate: Estimate | None, checks: list[Step], tries: int, taken: set[int] | frozenset[int] = frozenset()) -> int | None:
+def next_check_rate(
+    estimate: Estimate | None, checks: list[Step], tries: int, taken: set[int] | frozenset[int] = frozenset()
+) -> int | None:
     """Return the rate of a setup's next capacity check, None when its checks are over.
 
     The first at the capacity (check_rate; none for a bound); after a check that missed the
@@ -461,5 +464,9 @@ def result_step(rate: int, result: RateResult | None, checks: list[Check] | tupl
     share = result.achieved_share
     behind = share is not None and share < 1 - RATE_TOLERANCE
     clean = not failed - {"rate-held"}
-    return Step(rate, step_verdict("rate-held" not in failed, behind, clean, result.percentile_ms(slo.percentile), slo),
-                result.percentile_ms(slo.percentile), result.achieved_rps)
+    return Step(
+        rate,
+        step_verdict("rate-held" not in failed, behind, clean, result.percentile_ms(slo.percentile), slo),
+        result.percentile_ms(slo.percentile),
+        result.achieved_rps,
+    )

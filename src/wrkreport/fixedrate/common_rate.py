@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from ..core.setups import BASELINE, baseline_of
 from .analysis import ADDED, RateCell
 
-NOT_FLAGGED = ("interpolated on a run's curve: no interval, never flagged (the interpolated side rests on single "
-               "search-step measurements whose spread the run cannot show)")
+NOT_FLAGGED = (
+    "interpolated on a run's curve: no interval, never flagged (the interpolated side rests on single "
+    "search-step measurements whose spread the run cannot show)"
+)
 CURVE_METHOD = (
     "Runs at different offered rates: both read at one common rate, the lowest rate planned in one run only that the "
     "other run's curve covers (its held rates, planned and the capacity search's steps, on both sides of it). A run "
@@ -118,13 +120,21 @@ class CurveChange:
     def record(self) -> dict:
         """Return the compare.json record (`fixed_rate_interpolated`)."""
         found = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        return {**{k: round(v, 4) if isinstance(v, float) else v for k, v in found.items()}, "interpolated": True, "flagged": False,
-                "ci_low": None, "ci_high": None}
+        return {
+            **{k: round(v, 4) if isinstance(v, float) else v for k, v in found.items()},
+            "interpolated": True,
+            "flagged": False,
+            "ci_low": None,
+            "ci_high": None,
+        }
 
 
 def point_pair(cells: Sequence[RateCell], setup: str, gomaxprocs: int, rate: int, percentile: str) -> tuple[CurvePoint, CurvePoint] | None:
     """Return (setup's, its baseline's) latency at rate in one run, None unless both are measured or covered there."""
-    own, base = curve_value(cells, setup, gomaxprocs, rate, percentile), curve_value(cells, baseline_of(setup), gomaxprocs, rate, percentile)
+    own, base = (
+        curve_value(cells, setup, gomaxprocs, rate, percentile),
+        curve_value(cells, baseline_of(setup), gomaxprocs, rate, percentile),
+    )
     return None if own is None or base is None else (own, base)
 
 
@@ -147,8 +157,12 @@ def planned_by_gomaxprocs(cells: Sequence[RateCell]) -> dict[int, set[int]]:
 def covered_setups(cells_a: Sequence[RateCell], cells_b: Sequence[RateCell], gomaxprocs: int, rate: int) -> list[str]:
     """Return the setups (not baselines) whose p50 and p99, and their baseline's, both runs give at rate, measured or on their curve."""
     setups = {c.setup for c in cells_a if c.gomaxprocs == gomaxprocs} & {c.setup for c in cells_b if c.gomaxprocs == gomaxprocs}
-    return sorted(s for s in setups if s != BASELINE and all(
-        point_pair(cells, s, gomaxprocs, rate, name) is not None for cells in (cells_a, cells_b) for name, _ in ADDED))
+    return sorted(
+        s
+        for s in setups
+        if s != BASELINE
+        and all(point_pair(cells, s, gomaxprocs, rate, name) is not None for cells in (cells_a, cells_b) for name, _ in ADDED)
+    )
 
 
 def common_rate(cells_a: Sequence[RateCell], cells_b: Sequence[RateCell], gomaxprocs: int) -> int | None:
@@ -183,13 +197,31 @@ def curve_changes(cells_a: Sequence[RateCell], cells_b: Sequence[RateCell]) -> l
             for name, _ in ADDED:
                 (own_a, base_a), (own_b, base_b) = point_pair(cells_a, setup, n, rate, name), point_pair(cells_b, setup, n, rate, name)
                 added_a, added_b = own_a.latency_ms - base_a.latency_ms, own_b.latency_ms - base_b.latency_ms
-                changes.append(CurveChange(n, rate, setup, name, added_a, added_b, added_b - added_a, own_a.latency_ms, own_b.latency_ms,
-                                           base_a.latency_ms, base_b.latency_ms, source_of(own_a, base_a), source_of(own_b, base_b),
-                                           baseline_of(setup)))
+                changes.append(
+                    CurveChange(
+                        n,
+                        rate,
+                        setup,
+                        name,
+                        added_a,
+                        added_b,
+                        added_b - added_a,
+                        own_a.latency_ms,
+                        own_b.latency_ms,
+                        base_a.latency_ms,
+                        base_b.latency_ms,
+                        source_of(own_a, base_a),
+                        source_of(own_b, base_b),
+                        baseline_of(setup),
+                    )
+                )
     return changes
 
 
 def curve_change_lines(changes: Sequence[CurveChange]) -> list[str]:
     """Return one terminal line per interpolated change: 'GOMAXPROCS=1 at 960 req/s offered, open loop, interpolated: nginx-http added p50 0.103 -> 0.195 ms, +0.092 ms (A measured at 960 req/s; B interpolated from 902 and 977 req/s; no interval, not flagged)'."""
-    return [f"GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s offered, open loop, interpolated: {c.setup} added {c.percentile} "
-            f"{c.a_ms:.3f} -> {c.b_ms:.3f} ms, {c.change_ms:+.3f} ms (A {c.a_from}; B {c.b_from}; no interval, not flagged)" for c in changes]
+    return [
+        f"GOMAXPROCS={c.gomaxprocs} at {c.offered_rps:,} req/s offered, open loop, interpolated: {c.setup} added {c.percentile} "
+        f"{c.a_ms:.3f} -> {c.b_ms:.3f} ms, {c.change_ms:+.3f} ms (A {c.a_from}; B {c.b_from}; no interval, not flagged)"
+        for c in changes
+    ]

@@ -87,7 +87,9 @@ def cell_measurements(measurements: list[RateMeasurement], setup: str, gomaxproc
 
 def block_units(measurements: list[RateMeasurement], setup: str, gomaxprocs: int, rate: int, p: float) -> list[float]:
     """Return one run's per-block mean added latency (ms) of setup over its baseline (go-http, or go-https for nginx's TLS setups; a twin: its original's) at percentile p."""
-    pairs = added_pairs(cell_measurements(measurements, setup, gomaxprocs, rate), cell_measurements(measurements, baseline_of(setup), gomaxprocs, rate), p)
+    pairs = added_pairs(
+        cell_measurements(measurements, setup, gomaxprocs, rate), cell_measurements(measurements, baseline_of(setup), gomaxprocs, rate), p
+    )
     return [statistics.mean(a - b for a, b in block) for block in pairs]
 
 
@@ -103,14 +105,16 @@ def held_cells(measurements: list[RateMeasurement], cells: Sequence[RateCell] | 
     return {(c.setup, c.gomaxprocs, c.offered_rps) for c in (rate_cells(measurements) if cells is None else cells) if c.held}
 
 
-def rate_changes(a: list[RateMeasurement], b: list[RateMeasurement], cells_a: Sequence[RateCell] | None = None,
-                 cells_b: Sequence[RateCell] | None = None) -> list[RateChange]:
+def rate_changes(
+    a: list[RateMeasurement], b: list[RateMeasurement], cells_a: Sequence[RateCell] | None = None, cells_b: Sequence[RateCell] | None = None
+) -> list[RateChange]:
     """Return the change of every added latency both runs can give (held in both), by GOMAXPROCS, rate, setup, percentile.
 
     cells_a and cells_b are the runs' fixed-rate cells as their analysis computed them
     (Analysed.rates: compare passes them); without them they are computed from a and b.
     """
     held_a, held_b = held_cells(a, cells_a), held_cells(b, cells_b)
+
     def base(key: tuple[str, int, int]) -> tuple[str, int, int]:
         return (baseline_of(key[0]), *key[1:])
 
@@ -161,12 +165,28 @@ def variant_rate_changes(measurements: list[RateMeasurement], variant: str, cell
             found = block_difference_interval(paired)
             low, high = (found.low, found.high) if found.blocks > 1 else (None, None)
             note = None if found.blocks > 1 else "one block: no interval"
-            changes.append(RateChange(n, rate, original, label, statistics.mean(a_units), statistics.mean(b_units), found.estimate,
-                                      low, high, len(a_units), len(b_units), note))
+            changes.append(
+                RateChange(
+                    n,
+                    rate,
+                    original,
+                    label,
+                    statistics.mean(a_units),
+                    statistics.mean(b_units),
+                    found.estimate,
+                    low,
+                    high,
+                    len(a_units),
+                    len(b_units),
+                    note,
+                )
+            )
     return changes
 
 
-def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement], curves: dict[int, tuple[int, list[str], list[str]]] | None = None) -> list[str]:
+def rate_only_lines(
+    a: list[RateMeasurement], b: list[RateMeasurement], curves: dict[int, tuple[int, list[str], list[str]]] | None = None
+) -> list[str]:
     """Return a line per GOMAXPROCS value whose offered rates differ between the runs: added latencies compare with an interval only at the same rate.
 
     A default run's rate is a share of its own slowest setup's req/s, so two default runs
@@ -175,6 +195,7 @@ def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement], curves: 
     not covered) as common_rate.curve_coverage gives them; the line then says so, and the rerun
     stays the way to an interval.
     """
+
     def loads(measurements: list[RateMeasurement]) -> dict[int, set[int]]:
         found: dict[int, set[int]] = {}
         for m in measurements:
@@ -186,15 +207,23 @@ def rate_only_lines(a: list[RateMeasurement], b: list[RateMeasurement], curves: 
     for n in sorted(set(in_a) | set(in_b)):
         only_a, only_b = in_a.get(n, set()) - in_b.get(n, set()), in_b.get(n, set()) - in_a.get(n, set())
         if only_a or only_b:
-            said = "; ".join(f"only in {side}: {', '.join(f'{r:,}' for r in sorted(rates))} req/s" for side, rates in (("A", only_a), ("B", only_b)) if rates)
+            said = "; ".join(
+                f"only in {side}: {', '.join(f'{r:,}' for r in sorted(rates))} req/s"
+                for side, rates in (("A", only_a), ("B", only_b))
+                if rates
+            )
             curve = (curves or {}).get(n)
             if curve is None:
-                lines.append(f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate: {rerun_hint(only_a | only_b)}")
+                lines.append(
+                    f"fixed rate GOMAXPROCS={n}: {said}; added latencies compare only at the same offered rate: {rerun_hint(only_a | only_b)}"
+                )
                 continue
             rate, covered, uncovered = curve
             missing = f"; not covered by both runs' curves there: {', '.join(uncovered)}" if uncovered else ""
-            lines.append(f"fixed rate GOMAXPROCS={n}: {said}; {', '.join(covered)} read at {rate:,} req/s on each run's curve "
-                         f"(interpolated: no interval, not flagged){missing}; to compare with an interval, {rerun_hint(only_a | only_b)}")
+            lines.append(
+                f"fixed rate GOMAXPROCS={n}: {said}; {', '.join(covered)} read at {rate:,} req/s on each run's curve "
+                f"(interpolated: no interval, not flagged){missing}; to compare with an interval, {rerun_hint(only_a | only_b)}"
+            )
     return lines
 
 

@@ -38,6 +38,7 @@ class Expected(NamedTuple):
     status: int
     body_bytes: int
 
+
 RATE_TOLERANCE = 0.01  # the achieved rate must be within 1% of the offered one
 GROWTH_FACTOR = 2.0  # a backlog: the last third's median latency at least this many times the first third's ...
 GROWTH_FLOOR_MS = 1.0  # ... and at least this much above it (0.1 -> 0.2 ms is noise, not a queue) ...
@@ -51,9 +52,16 @@ def rate_held_check(result: RateResult, where: dict | None = None, tolerance: fl
     where = where or {}
     offered, achieved = result.offered_rps, result.achieved_rps
     if offered is None:
-        return Check("rate-held", "fail", "the offered rate is unknown (not in the file name or the manifest), so whether it was held cannot be said", **where)
+        return Check(
+            "rate-held",
+            "fail",
+            "the offered rate is unknown (not in the file name or the manifest), so whether it was held cannot be said",
+            **where,
+        )
     if achieved is None:
-        return Check("rate-held", "fail", f"{result.requests} request(s) at {offered:,.0f} req/s offered: too few to measure a rate", **where)
+        return Check(
+            "rate-held", "fail", f"{result.requests} request(s) at {offered:,.0f} req/s offered: too few to measure a rate", **where
+        )
     share = achieved / offered
     said = f"{achieved:,.1f} req/s of the {offered:,.0f} offered ({share:.1%}, {result.requests:,} requests over {result.span_s:.3f} s)"
     if result.parts:  # several clients: the sum of each one's own rate (their clocks differ: no span across them)
@@ -73,8 +81,12 @@ def rate_held_check(result: RateResult, where: dict | None = None, tolerance: fl
             f"window, tau {tau:.2f}): these are latencies of a growing queue, not at {offered:,.0f} req/s",
             **where,
         )
-    return Check("rate-held", "pass", f"rate held: {said}; no backlog grew over the attack (the last answer "
-                 f"{1000 * result.wait_s:,.1f} ms after the last request)", **where)
+    return Check(
+        "rate-held",
+        "pass",
+        f"rate held: {said}; no backlog grew over the attack (the last answer " f"{1000 * result.wait_s:,.1f} ms after the last request)",
+        **where,
+    )
 
 
 def backlog_growth(windows: tuple[float, ...]) -> tuple[float, float, float] | None:
@@ -93,7 +105,7 @@ def backlog_growth(windows: tuple[float, ...]) -> tuple[float, float, float] | N
         return None
     third = max(1, len(windows) // 3)
     first, last = median(windows[:third]), median(windows[-third:])
-    pairs = [(a, b) for i, a in enumerate(windows) for b in windows[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(windows) for b in windows[i + 1 :]]
     tau = (sum(b > a for a, b in pairs) - sum(b < a for a, b in pairs)) / len(pairs)
     if last >= GROWTH_FACTOR * first and last - first >= GROWTH_FLOOR_MS and tau >= TREND_TAU:
         return first, last, tau
@@ -136,8 +148,9 @@ def errors_check(result: RateResult, where: dict | None = None) -> Check:
     )
 
 
-def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = None, busy_share: float = BUSY_SHARE,
-                        client_cores: dict[str, int] | None = None) -> Check:
+def generator_cpu_check(
+    cpu: dict | None, requests: int, where: dict | None = None, busy_share: float = BUSY_SHARE, client_cores: dict[str, int] | None = None
+) -> Check:
     """Report the load generator's CPU per 1,000 requests from a .cpu.json record; warn when it and the servers kept the cores busy.
 
     With --client-hosts (vegeta on each client) client_cores gives each client's cores
@@ -152,15 +165,18 @@ def generator_cpu_check(cpu: dict | None, requests: int, where: dict | None = No
         return clients_cpu_check(generator, wall, requests, where, client_cores or {}, busy_share)
     spent = generator["user_s"] + generator["system_s"]
     servers = sum(p["user_s"] + p["system_s"] for name, p in processes.items() if name != "wrk" and p)
-    said = (f"vegeta used {spent / wall:.2f} cores ({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests) "
-            f"and the servers {servers / wall:.2f}, of {cores} cores")
+    said = (
+        f"vegeta used {spent / wall:.2f} cores ({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests) "
+        f"and the servers {servers / wall:.2f}, of {cores} cores"
+    )
     if (spent + servers) / wall >= busy_share * cores:
         return Check("rate-generator", "warn", f"{said}: the load generator competed with the servers for the CPUs", **where)
     return Check("rate-generator", "pass", said, **where)
 
 
-def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict, client_cores: dict[str, int] | None = None,
-                      busy_share: float = BUSY_SHARE) -> Check:
+def clients_cpu_check(
+    generator: dict, wall: float, requests: int, where: dict, client_cores: dict[str, int] | None = None, busy_share: float = BUSY_SHARE
+) -> Check:
     """Report vegeta's CPU summed over its clients; warn when one client's vegeta kept that client's cores busy (its own timing then lags).
 
     The servers' cores are not the clients', so there is no competition with them to judge;
@@ -168,10 +184,14 @@ def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict, 
     added latency would wrongly count as the servers'.
     """
     if generator.get("user_s") is None or generator.get("system_s") is None:
-        return Check("rate-generator", "warn", f"vegeta's CPU time was not read on every one of its {len(generator['clients'])} clients", **where)
+        return Check(
+            "rate-generator", "warn", f"vegeta's CPU time was not read on every one of its {len(generator['clients'])} clients", **where
+        )
     spent = generator["user_s"] + generator["system_s"]
-    said = (f"vegeta used {spent / wall:.2f} cores in all on {len(generator['clients'])} clients "
-            f"({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests)")
+    said = (
+        f"vegeta used {spent / wall:.2f} cores in all on {len(generator['clients'])} clients "
+        f"({ms_per_1k_requests(spent, requests):.1f} ms of CPU per 1,000 requests)"
+    )
     busy = []
     for client in generator["clients"]:
         cores = (client_cores or {}).get(client.get("client"))
@@ -179,13 +199,19 @@ def clients_cpu_check(generator: dict, wall: float, requests: int, where: dict, 
         if isinstance(cores, int) and cores > 0 and used / wall >= busy_share * cores:
             busy.append(f"{client['client']} {used / wall:.2f} of its {cores}")
     if busy:
-        return Check("rate-generator", "warn", f"{said}; vegeta kept its client's cores busy ({', '.join(busy)}): "
-                     "that client may have sent and timed late, so part of the latency may be its own", **where)
+        return Check(
+            "rate-generator",
+            "warn",
+            f"{said}; vegeta kept its client's cores busy ({', '.join(busy)}): "
+            "that client may have sent and timed late, so part of the latency may be its own",
+            **where,
+        )
     return Check("rate-generator", "pass", said, **where)
 
 
-def rate_checks(result: RateResult, expected: Expected, cpu: dict | None = None, where: dict | None = None,
-                client_cores: dict[str, int] | None = None) -> list[Check]:
+def rate_checks(
+    result: RateResult, expected: Expected, cpu: dict | None = None, where: dict | None = None, client_cores: dict[str, int] | None = None
+) -> list[Check]:
     """Return every fixed-rate check of one measurement, in CHECK_NAMES order (client_cores: each --client-hosts client's cores)."""
     return [
         rate_held_check(result, where),

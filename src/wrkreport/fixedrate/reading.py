@@ -20,12 +20,12 @@ from pathlib import Path
 
 from ..core.errors import ParseError
 from ..core.records import Check
+from ..core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_PATTERN
+from ..parsers.schema import CPU_FIELDS, checked
 from ..parsers.vegeta import MAX_TEXT_BYTES
+from ..runs.sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
 from .rate_checks import OK, Expected, rate_checks
 from .record import RateResult, merge_results
-from ..runs.sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
-from ..parsers.schema import CPU_FIELDS, checked
-from ..core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_PATTERN
 
 RATE_FILE = re.compile(
     rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<n>[1-9][0-9]{{0,3}})\.block-(?P<block>[1-9][0-9]{{0,3}})\.run-(?P<repeat>[1-9][0-9]{{0,3}})"
@@ -91,7 +91,11 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
     cores = client_cores(manifest)
     found, problems = [], []
     for entry in entries:
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate")) or not entry.get("setup"):
+        if (
+            not isinstance(entry, dict)
+            or not all(isinstance(entry.get(k), int) for k in ("gomaxprocs", "block", "rate"))
+            or not entry.get("setup")
+        ):
             problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
             continue
         found.append(read_one(run_dir, entry, expected_answer(manifest, entry["setup"]), problems, cores))
@@ -159,7 +163,12 @@ def client_cores(manifest: dict | None) -> dict[str, int]:
     for host in hosts if isinstance(hosts, list) else []:
         machine = host.get("machine") if isinstance(host, dict) else None
         cores = machine.get("logical_cores") if isinstance(machine, dict) else None
-        if isinstance(host.get("client") if isinstance(host, dict) else None, str) and isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
+        if (
+            isinstance(host.get("client") if isinstance(host, dict) else None, str)
+            and isinstance(cores, int)
+            and not isinstance(cores, bool)
+            and cores > 0
+        ):
             found[host["client"]] = cores
     return found
 
@@ -179,8 +188,17 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
     def unusable(message: str, check: str = "rate-run") -> RateMeasurement:
         failed = Check(check, "fail", f"{entry_label(entry)}: {message}", file=name, **where)
         problems.append(failed)
-        return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, None, (failed,), entry.get("search_high"),
-                               capacity_check=entry.get("capacity_check") is True)
+        return RateMeasurement(
+            entry["setup"],
+            entry["gomaxprocs"],
+            entry["block"],
+            entry["rate"],
+            name,
+            None,
+            (failed,),
+            entry.get("search_high"),
+            capacity_check=entry.get("capacity_check") is True,
+        )
 
     if isinstance(entry.get(REFUSED), str):
         return unusable(entry[REFUSED], "file-name")  # in the run's checks too: a refused name is the run's problem
@@ -191,19 +209,31 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
         return unusable("its list of clients is not a list of two or more clients")
     if clients and name != clients[0].get("file"):
         return unusable(f"its file {name[:120]!r} is not its first client's")
-    parts = [(name, entry["rate"], None)] if not clients else [(c.get("file"), c.get("rate"), f"client-{i}") for i, c in enumerate(clients, 1)]
-    if clients and (not all(isinstance(rate, int) and rate > 0 for _, rate, _ in parts) or sum(rate for _, rate, _ in parts) != entry["rate"]):
+    parts = (
+        [(name, entry["rate"], None)] if not clients else [(c.get("file"), c.get("rate"), f"client-{i}") for i, c in enumerate(clients, 1)]
+    )
+    if clients and (
+        not all(isinstance(rate, int) and rate > 0 for _, rate, _ in parts) or sum(rate for _, rate, _ in parts) != entry["rate"]
+    ):
         return unusable(f"its clients' rates do not add up to {entry['rate']} req/s")
     results = []
     for file, rate, client in parts:
         if client is not None and (not isinstance(file, str) or clients[int(client[7:]) - 1].get("client") != client):
             why = clients[int(client[7:]) - 1].get("problem") or "no results file"
-            return unusable((why if why.startswith(f"{client} ") else f"{client}: {why}") if not isinstance(file, str)
-                            else f"its clients are not listed as client-1 to client-{len(clients)} in order")
+            return unusable(
+                (why if why.startswith(f"{client} ") else f"{client}: {why}")
+                if not isinstance(file, str)
+                else f"its clients are not listed as client-1 to client-{len(clients)} in order"
+            )
         match = RATE_FILE.fullmatch(file)
         said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"], client)
-        if match is None or (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"]), match["client"]) != said:
-            return unusable(f"the file name {file[:120]!r} does not say this measurement's setup, GOMAXPROCS, block, run, rate{' and client' if client else ''}")
+        if (
+            match is None
+            or (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"]), match["client"]) != said
+        ):
+            return unusable(
+                f"the file name {file[:120]!r} does not say this measurement's setup, GOMAXPROCS, block, run, rate{' and client' if client else ''}"
+            )
         data = read_raw(run_dir, file, "vegeta", problems)
         if data is None:
             return unusable(f"its results file {file[:120]!r} could not be read")
@@ -222,5 +252,15 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
             cpu, wrong = checked(raw, CPU_FIELDS)
             cpu = None if wrong else cpu
     checks = tuple(rate_checks(result, expected, cpu, {"file": name, **where}, cores))
-    return RateMeasurement(entry["setup"], entry["gomaxprocs"], entry["block"], entry["rate"], name, result, checks, entry.get("search_high"), cpu,
-                           entry.get("capacity_check") is True)
+    return RateMeasurement(
+        entry["setup"],
+        entry["gomaxprocs"],
+        entry["block"],
+        entry["rate"],
+        name,
+        result,
+        checks,
+        entry.get("search_high"),
+        cpu,
+        entry.get("capacity_check") is True,
+    )

@@ -51,7 +51,7 @@ class RateResult:
     error_messages: tuple[tuple[str, int], ...]  # the most frequent distinct error texts (shortened) and their counts
     body_bytes: tuple[tuple[int, int], ...]  # (response body bytes, count) of the answered requests
     latencies_ns: tuple[int, ...] = field(repr=False)  # every request's latency, sorted
-    parts: tuple["RateResult", ...] = field(default=(), repr=False)  # each client's own record, when several clients made this one
+    parts: tuple[RateResult, ...] = field(default=(), repr=False)  # each client's own record, when several clients made this one
     # the median latency of the requests started in each of up to WINDOWS equal stretches of the span, in order ((): not known)
     window_p50_ns: tuple[int, ...] = ()
 

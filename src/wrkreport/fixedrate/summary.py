@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import textwrap
 
+from ..core.stats import Interval
+from ..core.units import fmt_ms
 from .analysis import BASELINE, RateCell
 from .capacities import Capacity, CapacityCheck
 from .capacity import AT_LEAST, AT_MOST, Estimate, round_step
-from ..core.stats import Interval
-from ..core.units import fmt_ms
 
 WIDTH = 80
 
@@ -107,8 +107,10 @@ def not_held_words(cell: RateCell) -> str:
     held it in none of its 4 blocks', or 'go-http has no usable measurement'.
     """
     if cell.usable and cell.not_held:
-        return (f"{cell.setup} held it in {cell.held_in} of {cell.measurements} blocks "
-                f"(p50 {fmt_ms(cell.p50_ms)} ms, p99 {fmt_ms(cell.p99_ms)} ms there; nothing added)")
+        return (
+            f"{cell.setup} held it in {cell.held_in} of {cell.measurements} blocks "
+            f"(p50 {fmt_ms(cell.p50_ms)} ms, p99 {fmt_ms(cell.p99_ms)} ms there; nothing added)"
+        )
     if cell.not_held:
         return f"{cell.setup} held it in none of its {cell.measurements} blocks"
     return f"{cell.setup} has no usable measurement"
@@ -128,7 +130,6 @@ def rate_summary_lines(cells: list[RateCell]) -> list[str]:
         lead = f"GOMAXPROCS={n} at {rate:,} req/s offered, open loop, latency added over {added_over(named)}: "
         lines.append(textwrap.fill(lead + "; ".join(parts), WIDTH, subsequent_indent="  ", break_on_hyphens=False))
     return lines
-
 
 
 # --- Capacity at the latency objective ---------------------------------------------------
@@ -177,8 +178,9 @@ def capacity_words(c: Capacity) -> str:
         return f"at most {fmt_rps(found.value)} req/s (missed at the lowest rate tried{blocks_said(c, AT_MOST)})"
     if found.bound == AT_LEAST:
         behind = fell_behind_at(c)
-        why = (f"vegeta's ceiling here: it fell behind at {behind:,}" if behind is not None
-               else "the objective held at the highest rate tried")
+        why = (
+            f"vegeta's ceiling here: it fell behind at {behind:,}" if behind is not None else "the objective held at the highest rate tried"
+        )
         return f"at least {fmt_rps(found.value)} req/s ({why}{blocks_said(c, AT_LEAST)})"
     if found.low is None or found.high is None:
         return f"{fmt_rps(found.value)} req/s (one block: no interval)"
@@ -258,8 +260,11 @@ def sustained_words(c: Capacity) -> str:
     length = f"held for {c.checks[0].span_s:.0f} s"
     held = c.sustained
     if held is None:
-        return f", {length} at none of the {len(c.checks)} rates checked (down to {min(x.offered_rps for x in c.checks):,})" if len(c.checks) > 1 \
+        return (
+            f", {length} at none of the {len(c.checks)} rates checked (down to {min(x.offered_rps for x in c.checks):,})"
+            if len(c.checks) > 1
             else f", not {length} there"
+        )
     return f", {length} there" if held is c.checks[0] else f", {length} only at {held.offered_rps:,}"
 
 
@@ -282,6 +287,12 @@ def capacity_sentences(capacities: list[Capacity], several_gomaxprocs: bool = Tr
 
 def capacity_lines(capacities: list[Capacity]) -> list[str]:
     """Return one wrapped line per GOMAXPROCS: the capacity of each setup at the objective, with its interval or bound, and its ratio to its baseline's."""
-    return [textwrap.fill(f"GOMAXPROCS={n}, capacity with {here[0].slo.words}: " + "; ".join(capacity_clauses(here)), WIDTH,
-                          subsequent_indent="  ", break_on_hyphens=False)
-            for n, here in capacity_groups(capacities)]
+    return [
+        textwrap.fill(
+            f"GOMAXPROCS={n}, capacity with {here[0].slo.words}: " + "; ".join(capacity_clauses(here)),
+            WIDTH,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+        )
+        for n, here in capacity_groups(capacities)
+    ]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ..core.errors import ParseError, RefusedFile
 from ..core.records import WrkResult
-from .rawfile import CAP_BYTES, read_bytes
 from . import wrk
 from .cursor import decode, first_line_is, split_lines
+from .rawfile import CAP_BYTES, read_bytes
 
 
 def parse_file(path: str | Path, data: bytes | None = None) -> WrkResult:

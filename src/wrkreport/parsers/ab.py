@@ -71,8 +71,7 @@ TIME_TAKEN_LINE = re.compile(rf"Time taken for tests: (?P<seconds>{_DEC}) second
 COMPLETE_LINE = re.compile(rf"Complete requests: (?P<count>{_INT})", re.A)
 FAILED_LINE = re.compile(rf"Failed requests: (?P<count>{_INT})", re.A)
 FAILED_SPLIT_LINE = re.compile(
-    rf"\(Connect: (?P<connect>{_INT}), Receive: (?P<receive>{_INT}), "
-    rf"Length: (?P<length>{_INT}), Exceptions: (?P<exceptions>{_INT})\)",
+    rf"\(Connect: (?P<connect>{_INT}), Receive: (?P<receive>{_INT}), " rf"Length: (?P<length>{_INT}), Exceptions: (?P<exceptions>{_INT})\)",
     re.A,
 )
 WRITE_ERRORS_LINE = re.compile(rf"Write errors: (?P<count>{_INT})", re.A)
@@ -83,9 +82,7 @@ BODY_SENT_LINE = re.compile(rf"Total body sent: (?P<bytes>{_INT})", re.A)
 HTML_TRANSFERRED_LINE = re.compile(rf"HTML transferred: (?P<bytes>{_INT}) bytes", re.A)
 REQUESTS_PER_SEC_LINE = re.compile(rf"Requests per second: (?P<value>{_DEC}) \[#/sec\] \(mean\)", re.A)
 TIME_PER_REQUEST_LINE = re.compile(rf"Time per request: (?P<ms>{_DEC}) \[ms\] \(mean\)", re.A)
-TIME_PER_REQUEST_ALL_LINE = re.compile(
-    rf"Time per request: (?P<ms>{_DEC}) \[ms\] \(mean, across all concurrent requests\)", re.A
-)
+TIME_PER_REQUEST_ALL_LINE = re.compile(rf"Time per request: (?P<ms>{_DEC}) \[ms\] \(mean, across all concurrent requests\)", re.A)
 TRANSFER_RATE_LINE = re.compile(rf"Transfer rate: (?P<kbytes>{_DEC}) \[Kbytes/sec\] received", re.A)
 SENT_RATE_LINE = re.compile(rf"{_DEC} kb/s (?:sent|total)", re.A)
 CONNECTION_TIMES_HEADING = re.compile(r"Connection Times \(ms\)", re.A)
@@ -178,9 +175,7 @@ def parse_report(cur: Cursor, version: str) -> WrkResult:
     write_errors = optional_count(cur, WRITE_ERRORS_LINE)
     non_2xx = optional_count(cur, NON_2XX_LINE)
     keepalive = optional_count(cur, KEEPALIVE_LINE, default=None)
-    total_bytes = int(
-        cur.require(TOTAL_TRANSFERRED_LINE, optional_or("'Total transferred: <N> bytes'", keepalive is None))[1]["bytes"]
-    )
+    total_bytes = int(cur.require(TOTAL_TRANSFERRED_LINE, optional_or("'Total transferred: <N> bytes'", keepalive is None))[1]["bytes"])
     cur.take_if(BODY_SENT_LINE)
     cur.require(HTML_TRANSFERRED_LINE, "'HTML transferred: <N> bytes'")
     per_sec, mean_ms, transfer = rate_lines(cur, complete, seconds)

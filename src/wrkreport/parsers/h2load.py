@@ -218,7 +218,9 @@ def protocol_lines(cur: Cursor) -> dict[str, str | None]:
         if line is None:
             last = cur.lines[-1].number
             raise ParseError(
-                cur.source, last, "h2load output ends before its report: no 'finished in ...' line (h2load still running, killed, or cut off?)"
+                cur.source,
+                last,
+                "h2load output ends before its report: no 'finished in ...' line (h2load still running, killed, or cut off?)",
             )
         if line.text.startswith("finished in "):  # the report: finished_line reads it (or names what is wrong with it)
             return found
@@ -231,7 +233,10 @@ def protocol_lines(cur: Cursor) -> dict[str, str | None]:
             while cur.take_if(PROTOCOL_NAME_LINE):
                 pass
         elif not INFO_LINE.fullmatch(line.text):
-            raise cur.error(line, f"expected a protocol line ('Application protocol: <name>') or 'finished in <time>, <N> req/s, <size>B/s', found {quote(line.text)}")
+            raise cur.error(
+                line,
+                f"expected a protocol line ('Application protocol: <name>') or 'finished in <time>, <N> req/s, <size>B/s', found {quote(line.text)}",
+            )
 
 
 # --- The report, line kind by line kind ------------------------------------------------
@@ -312,15 +317,25 @@ def finished_line(cur: Cursor) -> tuple[float, float, float]:
 
 def requests_line(cur: Cursor) -> dict[str, int]:
     """Read `requests: N total, N started, N done, N succeeded, N failed, N errored, N timeout`, its sums checked."""
-    line, match = cur.require(REQUESTS_LINE, "'requests: <N> total, <N> started, <N> done, <N> succeeded, <N> failed, <N> errored, <N> timeout'")
+    line, match = cur.require(
+        REQUESTS_LINE, "'requests: <N> total, <N> started, <N> done, <N> succeeded, <N> failed, <N> errored, <N> timeout'"
+    )
     counts = {key: int(value) for key, value in match.groupdict().items()}
     wrapped = [key for key, value in counts.items() if value >= WRAPPED]
     if wrapped:
-        raise cur.error(line, f"{wrapped[0]} {counts[wrapped[0]]} is a negative count printed unsigned (h2load's counter wrapped); its value is unknown")
+        raise cur.error(
+            line, f"{wrapped[0]} {counts[wrapped[0]]} is a negative count printed unsigned (h2load's counter wrapped); its value is unknown"
+        )
     if counts["succeeded"] + counts["failed"] != counts["total"]:
-        raise cur.error(line, f"{counts['succeeded']} succeeded + {counts['failed']} failed is not the {counts['total']} total: h2load counts every request as one or the other")
+        raise cur.error(
+            line,
+            f"{counts['succeeded']} succeeded + {counts['failed']} failed is not the {counts['total']} total: h2load counts every request as one or the other",
+        )
     if not counts["timeout"] <= counts["errored"] <= counts["failed"]:
-        raise cur.error(line, f"timeout {counts['timeout']}, errored {counts['errored']}, failed {counts['failed']}: h2load counts a timeout as errored and an errored request as failed")
+        raise cur.error(
+            line,
+            f"timeout {counts['timeout']}, errored {counts['errored']}, failed {counts['failed']}: h2load counts a timeout as errored and an errored request as failed",
+        )
     if counts["succeeded"] > counts["done"]:
         raise cur.error(line, f"{counts['succeeded']} succeeded but {counts['done']} done: a request succeeds when it is done")
     return counts
@@ -344,7 +359,9 @@ def traffic_line(cur: Cursor) -> dict[str, float | int]:
     for part in ("total", "head", "data"):
         exact = int(match[part])
         if funit(exact) != match[f"{part}_unit"]:
-            raise cur.error(line, f"traffic {part} {match[f'{part}_unit']}B is not its exact {exact} bytes (h2load prints {funit(exact)}B for them)")
+            raise cur.error(
+                line, f"traffic {part} {match[f'{part}_unit']}B is not its exact {exact} bytes (h2load prints {funit(exact)}B for them)"
+            )
         found[part] = exact
     return found
 

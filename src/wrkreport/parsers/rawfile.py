@@ -60,7 +60,11 @@ def name_problem(value) -> str | None:
     if "/" in value:
         if value.startswith("/"):
             return "an absolute path, not a file name in the run"
-        return "a path to a parent directory, not a file name" if ".." in value.split("/") else "a path into a directory, not a plain file name"
+        return (
+            "a path to a parent directory, not a file name"
+            if ".." in value.split("/")
+            else "a path into a directory, not a plain file name"
+        )
     if "\x00" in value:
         return "it holds a NUL byte"
     control = next((c for c in value if ord(c) < 32 or 127 <= ord(c) < 160), None)

@@ -133,12 +133,7 @@ MACHINE_FIELDS: dict[str, Spec] = {
     "versions": Spec("dict"),
     "versions.*": Spec("str"),
 }
-HOST_FIELDS: dict[str, Spec] = {
-    "ssh": Spec("str", required=True),
-    **MACHINE_FIELDS,
-    "net_ns": Spec("str"),
-    "boot_id": Spec("str"),
-}
+HOST_FIELDS: dict[str, Spec] = {"ssh": Spec("str", required=True), **MACHINE_FIELDS, "net_ns": Spec("str"), "boot_id": Spec("str")}
 MANIFEST_FIELDS: dict[str, Spec] = {
     "schema": Spec("int", 0, 1000),
     "run_id": Spec("str"),

@@ -19,9 +19,9 @@ import io
 import re
 import zlib
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..core.display import cut, quote
 from ..core.errors import ParseError, RefusedFile
@@ -171,7 +171,11 @@ def read_client_files(paths: list[str | Path]) -> RateResult:
         raise ParseError(str(paths[0]), None, "not the client files of one fixed-rate measurement (<stem>.client-<i>.vegeta.csv.gz)")
     order = sorted(zip(names, paths), key=lambda item: item[0][1])
     if [index for (_, index), _ in order] != list(range(1, len(order) + 1)):
-        raise ParseError(str(order[0][1]), None, f"clients {', '.join(str(i) for (_, i), _ in order)} of a measurement: expected clients 1 to {len(order)}, every one")
+        raise ParseError(
+            str(order[0][1]),
+            None,
+            f"clients {', '.join(str(i) for (_, i), _ in order)} of a measurement: expected clients 1 to {len(order)}, every one",
+        )
     rate = offered_rate_of(names[0][0])
     shares = rate_shares(rate, len(order)) if rate is not None and rate >= len(order) else [None] * len(order)
     parts = [read_vegeta_file(path, share) for (_, path), share in zip(order, shares)]
@@ -206,7 +210,9 @@ def parse_vegeta(source: str | Path, data: bytes, offered_rps: float | None = No
     except csv.Error as exc:
         raise ParseError(source, reader.line_num or None, f"not vegeta's CSV: {exc}") from None
     except OverflowError:
-        raise ParseError(source, reader.line_num or None, f"more than {max_text_bytes:,} bytes of text once decompressed; not read") from None
+        raise ParseError(
+            source, reader.line_num or None, f"more than {max_text_bytes:,} bytes of text once decompressed; not read"
+        ) from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ParseError(source, None, f"broken gzip data ({exc}): file cut off or damaged?") from None  # where, buffering hides
     try:
@@ -263,7 +269,9 @@ class Rows:
         if body != bytes_in:
             raise ParseError(self.source, line, f"bytes_in is {bytes_in} but the body column holds {body} bytes")
         if code == 0 and not error:
-            raise ParseError(self.source, line, "no HTTP status and no error: vegeta gives a reason for every request it could not complete")
+            raise ParseError(
+                self.source, line, "no HTTP status and no error: vegeta gives a reason for every request it could not complete"
+            )
         if self.attack is None:
             self.attack = attack
         elif attack != self.attack:
@@ -298,7 +306,9 @@ class Rows:
             raise ParseError(self.source, None, "no requests: vegeta wrote no results")
         last = max(self.seqs)
         if last != n - 1:  # n distinct numbers from 0 are exactly 0..n-1 only when the largest is n - 1
-            raise ParseError(self.source, None, f"{n} requests but numbered up to {last}: {last + 1 - n} of them are missing (file cut off?)")
+            raise ParseError(
+                self.source, None, f"{n} requests but numbered up to {last}: {last + 1 - n} of them are missing (file cut off?)"
+            )
         return RateResult(
             source=self.source,
             offered_rps=offered_rps,

@@ -27,7 +27,16 @@ import numpy as np
 from ..core.display import cut
 from ..core.latency_histogram import rank_of
 from ..fixedrate.record import MIN_WINDOW_REQUESTS, WINDOWS, RateResult
-from .vegeta import GZIP_MAGIC, MAX_ERROR_MESSAGES, MAX_INT64, MAX_MESSAGE_CHARS, MAX_TEXT_BYTES, TIMEOUT_ERROR, offered_rate_of, parse_vegeta
+from .vegeta import (
+    GZIP_MAGIC,
+    MAX_ERROR_MESSAGES,
+    MAX_INT64,
+    MAX_MESSAGE_CHARS,
+    MAX_TEXT_BYTES,
+    TIMEOUT_ERROR,
+    offered_rate_of,
+    parse_vegeta,
+)
 
 BULK_MAX_BYTES = 256 << 20  # 256 MiB of text (about a million requests); a larger file is read as a stream, row by row
 COMMAS = 11  # vegeta v12's twelve columns (vegeta.FIELDS)
@@ -42,7 +51,9 @@ BASE64_BYTES = np.zeros(256, dtype=bool)
 BASE64_BYTES[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", dtype=np.uint8)] = True
 
 
-def parse_vegeta_bulk(source: str | Path, data: bytes, offered_rps: float | None = None, max_text_bytes: int = MAX_TEXT_BYTES) -> RateResult:
+def parse_vegeta_bulk(
+    source: str | Path, data: bytes, offered_rps: float | None = None, max_text_bytes: int = MAX_TEXT_BYTES
+) -> RateResult:
     """Return parse_vegeta's record of data: read in bulk when the file is plain, else row by row by parse_vegeta (its errors)."""
     rate = offered_rps if offered_rps is not None else offered_rate_of(Path(str(source)).name)
     found = bulk_result(str(source), data, rate) if max_text_bytes >= MAX_TEXT_BYTES else None
@@ -129,7 +140,9 @@ def rules_hold(text: np.ndarray, raw: bytes, begin: np.ndarray, end: np.ndarray,
     if size is None or (size != values[BYTES_IN]).any():
         return False
     attack = end[:, ATTACK] - begin[:, ATTACK]
-    if (attack != attack[0]).any() or (attack[0] and len({raw[b:e] for b, e in zip(begin[:, ATTACK].tolist(), end[:, ATTACK].tolist())}) > 1):
+    if (attack != attack[0]).any() or (
+        attack[0] and len({raw[b:e] for b, e in zip(begin[:, ATTACK].tolist(), end[:, ATTACK].tolist())}) > 1
+    ):
         return False
     return bool((np.sort(seq) == np.arange(seq.size, dtype=np.uint64)).all())
 
@@ -169,7 +182,9 @@ def long_body_sizes(text: np.ndarray, begin: np.ndarray, end: np.ndarray, length
     return (length // 4 * 3 - padding).astype(np.uint64)
 
 
-def record(source: str, offered_rps: float | None, raw: bytes, begin: np.ndarray, end: np.ndarray, values: dict[int, np.ndarray]) -> RateResult | None:
+def record(
+    source: str, offered_rps: float | None, raw: bytes, begin: np.ndarray, end: np.ndarray, values: dict[int, np.ndarray]
+) -> RateResult | None:
     """Return the RateResult of the checked columns, as the row reader makes it (Python ints; errors in row order)."""
     code, start, latency = values[CODE], values[START], values[LATENCY]
     answered = code != 0

@@ -36,9 +36,7 @@ _INT = r"[0-9]{1,20}"
 
 BANNER_LINE = re.compile(r"Webbench - Simple Web Benchmark (?P<version>[0-9][0-9.]*)", re.A)
 COPYRIGHT_LINE = re.compile(r"Copyright \(c\) Radim Kolar .*", re.A)
-BENCHMARKING_LINE = re.compile(
-    r"Benchmarking: (?P<method>GET|HEAD|OPTIONS|TRACE) (?P<url>\S+)(?: \(using HTTP/(?:0\.9|1\.1)\))?", re.A
-)
+BENCHMARKING_LINE = re.compile(r"Benchmarking: (?P<method>GET|HEAD|OPTIONS|TRACE) (?P<url>\S+)(?: \(using HTTP/(?:0\.9|1\.1)\))?", re.A)
 CLIENTS_LINE = re.compile(rf"(?P<clients>{_INT}) clients?, running (?P<seconds>{_INT}) sec(?P<extras>(?:, [^,.]+)*)\.", re.A)
 SPEED_LINE = re.compile(rf"Speed=(?P<pages>{_INT}) pages/min, (?P<bytes>-?{_INT}) bytes/sec\.", re.A)
 REQUESTS_LINE = re.compile(rf"Requests: (?P<ok>{_INT}) susceed, (?P<failed>{_INT}) failed\.", re.A)
@@ -111,4 +109,3 @@ def parse_lines(lines: list[Line], source: str) -> WrkResult:
         failed_requests=failed,
         version=version,
     )
-

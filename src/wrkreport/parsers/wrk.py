@@ -50,18 +50,13 @@ MAKING_LINE = re.compile(r"Making [0-9]+ requests to .+", re.A)  # wrk 1.x, not 
 USAGE_LINE = re.compile(r"Usage: wrk\b.*", re.A)
 UNABLE_TO_CONNECT_LINE = re.compile(r"unable to connect to .*", re.A)
 THREADS_LINE = re.compile(r"(?P<threads>[0-9]{1,20}) threads and (?P<connections>[0-9]{1,20}) connections", re.A)
-CALIBRATION_LINE = re.compile(
-    r"Thread calibration: mean lat\.: [0-9.]+ ?(?:ms|usec), rate sampling interval: [0-9]+ ?(?:ms|msec)", re.A
-)
+CALIBRATION_LINE = re.compile(r"Thread calibration: mean lat\.: [0-9.]+ ?(?:ms|usec), rate sampling interval: [0-9]+ ?(?:ms|msec)", re.A)
 THREAD_STATS_HEADER = re.compile(r"Thread Stats Avg Stdev Max \+/- Stdev", re.A)
 # The canonical row: 4 spaces, name in %-10s, Avg 8, Stdev 10, Max 9, %8.2Lf and '%' = 50 chars.
-STATS_ROW_FIXED = re.compile(
-    r"    (?P<name>Latency|Req/Sec)   (?P<avg>.{8})(?P<stdev>.{10})(?P<max>.{9})(?P<pct>.{8})%", re.A
-)
+STATS_ROW_FIXED = re.compile(r"    (?P<name>Latency|Req/Sec)   (?P<avg>.{8})(?P<stdev>.{10})(?P<max>.{9})(?P<pct>.{8})%", re.A)
 FIXED_PCT = re.compile(rf" *{_NUM}", re.A)  # %8.2Lf: right-aligned
 STATS_ROW_TOKENS = re.compile(
-    rf"(?P<name>Latency|Req/Sec) (?P<avg>{_VALUE}){_GAP}(?P<stdev>{_VALUE}){_GAP}(?P<max>{_VALUE}) ?(?P<pct>{_NUM})%",
-    re.A,
+    rf"(?P<name>Latency|Req/Sec) (?P<avg>{_VALUE}){_GAP}(?P<stdev>{_VALUE}){_GAP}(?P<max>{_VALUE}) ?(?P<pct>{_NUM})%", re.A
 )
 CUT_MS_TOKEN = re.compile(r"[0-9.]+m", re.A)  # `1000.00m`: a `1000.00ms` cut to the Avg field
 LATENCY_DISTRIBUTION_HEADING = re.compile(r"Latency Distribution", re.A)
@@ -78,9 +73,7 @@ HDR_MEAN_FOOTER = re.compile(rf"#\[Mean = {_NUM}, StdDeviation = {_NUM}\]", re.A
 HDR_MAX_FOOTER = re.compile(rf"#\[Max = {_NUM}, Total count = -?[0-9]+\]", re.A)
 HDR_BUCKETS_FOOTER = re.compile(r"#\[Buckets = [0-9]+, SubBuckets = [0-9]+\]", re.A)
 HDR_RULE = re.compile(r"-{58}", re.A)
-REQUESTS_LINE = re.compile(
-    rf"(?P<requests>[0-9]{{1,20}}) requests in (?P<elapsed>{_VALUE}), (?P<bytes>{_VALUE}) read", re.A
-)
+REQUESTS_LINE = re.compile(rf"(?P<requests>[0-9]{{1,20}}) requests in (?P<elapsed>{_VALUE}), (?P<bytes>{_VALUE}) read", re.A)
 SOCKET_ERRORS_LINE = re.compile(
     r"Socket errors: connect (?P<connect>-?[0-9]{1,20}), read (?P<read>-?[0-9]{1,20}), "
     r"write (?P<write>-?[0-9]{1,20}), timeout (?P<timeout>-?[0-9]{1,20})",
@@ -254,7 +247,7 @@ def fixed_cells(raw: str, name: str) -> tuple[list[tuple[str, str, bool]], str] 
     if match is None or match["name"] != name or not FIXED_PCT.fullmatch(match["pct"]):
         return None
     cells = []
-    for column, width in STATS_COLUMN_WIDTHS.items():
+    for column in STATS_COLUMN_WIDTHS:
         cell = match[column.lower()]
         token = cell.strip(" ")
         if not units.VALUE_TOKEN.fullmatch(token):
@@ -287,14 +280,11 @@ def stats_cell(cur: Cursor, line: Line, name: str, column: str, token: str, cut:
         token += "s"  # `1000.00m` in Avg is a cut `1000.00ms` (see the module docstring)
     elif cut:
         raise cur.error(
-            line,
-            f"{name} {column} {token!r} was cut to fit wrk's {width}-column field and lost its unit; its value is unknown",
+            line, f"{name} {column} {token!r} was cut to fit wrk's {width}-column field and lost its unit; its value is unknown"
         )
     value = convert(cur, line, to_number, token)
     if to_number is units.count and value is not None and token[-1:].isdigit() and value > MAX_UNSUFFIXED_COUNT:
-        raise cur.error(
-            line, f"{name} {column} {token!r} has no unit, but wrk adds k/M/G/T from 850 on: it was cut to fit its column"
-        )
+        raise cur.error(line, f"{name} {column} {token!r} has no unit, but wrk adds k/M/G/T from 850 on: it was cut to fit its column")
     return value
 
 

@@ -10,14 +10,14 @@ throughput at saturation; answercells computes each cell.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
-from ..core.setups import APP_BASELINE, BASELINE, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words, other_front_ends
 from ..checks.app import app_conditions
 from ..core import stats
 from ..core import verdict as verdicts
+from ..core.setups import APP_BASELINE, BASELINE, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words, other_front_ends
 from ..core.verdict import contenders
 from ..fixedrate.analysis import RateCell
 from ..fixedrate.capacities import Capacity
@@ -135,7 +135,10 @@ def capital(text: str) -> str:
 
 
 COLUMNS: dict[str, tuple[Callable[[Analysis, list, list], bool], Callable[[GroupContext, str], Figure]]] = {
-    "cpu": (lambda analysis, rates, caps: analysis.sharing is not None and any(CPU_METRIC in c.metrics for c in analysis.cells), cpu_figure),
+    "cpu": (
+        lambda analysis, rates, caps: analysis.sharing is not None and any(CPU_METRIC in c.metrics for c in analysis.cells),
+        cpu_figure,
+    ),
     "p50": (lambda analysis, rates, caps: any(c.planned for c in rates), lambda context, setup: latency_figure(context, setup, "p50")),
     "p99": (lambda analysis, rates, caps: any(c.planned for c in rates), lambda context, setup: latency_figure(context, setup, "p99")),
     "capacity": (lambda analysis, rates, caps: bool(caps), capacity_figure),
@@ -157,8 +160,13 @@ def column_heads(keys: list[str], loads: set[int], capacities: list[Capacity], b
     load = f"at {next(iter(loads)):,} req/s" if len(loads) == 1 else "at the fixed load"
     objective = f"{capacities[0].slo.words} (✓ met, ✗ missed when measured again)" if capacities else ""
     heads = {
-        "cpu": Column("cpu", "server CPU per request", f"µs (+ what {front} measurably adds)", "CPU us/req",
-                      f"CPU µs/req (+{front.removeprefix('the ')})"),
+        "cpu": Column(
+            "cpu",
+            "server CPU per request",
+            f"µs (+ what {front} measurably adds)",
+            "CPU us/req",
+            f"CPU µs/req (+{front.removeprefix('the ')})",
+        ),
         "p50": Column("p50", "p50 added", f"ms {load}", "+p50 ms", "p50 added, ms"),
         "p99": Column("p99", "p99 added", f"ms {load}", "+p99 ms", "p99 added, ms"),
         "capacity": Column("capacity", "capacity", f"req/s, {objective}", "capacity", "capacity, req/s"),
@@ -201,8 +209,11 @@ def leader(analysis: Analysis, gomaxprocs: int, connections: int) -> Leader:
     the other connections the answer names; the one ahead is named when its every comparison lies above 1.0, and tied with those
     whose comparison lies within TIE_MARGIN of it.
     """
-    ratios = {r.setup: r for r in analysis.ratios if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None
-              and fronted(r.setup) and shown(r.setup)}
+    ratios = {
+        r.setup: r
+        for r in analysis.ratios
+        if (r.gomaxprocs, r.connections) == (gomaxprocs, connections) and r.ratio is not None and fronted(r.setup) and shown(r.setup)
+    }
     plain = {s: ratios[s].ratio for s in contenders(ratios)}
     if not plain:
         return Leader(None, "none")
@@ -280,14 +291,18 @@ def sentence(analysis: Analysis, groups: list[tuple[int, int]], titles: dict, le
     if "tied" in kinds:
         together = sorted({t for g in groups for t in leaders[g].tied if leaders[g].setup == best})
         where = join_names([titles[g] for g in groups if leaders[g].kind == "tied"])
-        head = (f"{capital(join_names([name(s, setups) for s in (best, *together)]))} tie for the cheapest "
-                f"{'front end and connection' if several else 'connection'} (throughput within {verdicts.TIE_MARGIN:.0%} of each other at {where})")
+        head = (
+            f"{capital(join_names([name(s, setups) for s in (best, *together)]))} tie for the cheapest "
+            f"{'front end and connection' if several else 'connection'} (throughput within {verdicts.TIE_MARGIN:.0%} of each other at {where})"
+        )
         return f"{head}: {costs.replace('it ', f'{name(best, setups)} ', 1)}." if costs else head + "."
-    lead = {"named": f"The cheapest {'front end and connection' if several else 'connection'} is {name(best, setups)}",
-            "only": f"{capital(name(best, setups))}, the only {'front-end' if several else 'nginx'} connection measured",
-            "one-repeat": f"{capital(name(best, setups))} leads, from one repeat each (no interval)",
-            "too-few": f"{capital(name(best, setups))} leads so far, from too few blocks for an interval (they start at {analysis.first_look})",
-            "uncompared": f"{capital(name(best, setups))} leads (not compared head to head)"}
+    lead = {
+        "named": f"The cheapest {'front end and connection' if several else 'connection'} is {name(best, setups)}",
+        "only": f"{capital(name(best, setups))}, the only {'front-end' if several else 'nginx'} connection measured",
+        "one-repeat": f"{capital(name(best, setups))} leads, from one repeat each (no interval)",
+        "too-few": f"{capital(name(best, setups))} leads so far, from too few blocks for an interval (they start at {analysis.first_look})",
+        "uncompared": f"{capital(name(best, setups))} leads (not compared head to head)",
+    }
     first = lead[next((k for k in ("too-few", "one-repeat", "uncompared", "only") if k in kinds), "named")]
     if not costs:
         return first + "."
@@ -299,8 +314,9 @@ def alternatives_sentence(analysis: Analysis, groups: list[tuple[int, int]], tit
     module does 47% of Go's req/s (44-50%), and 61% (58-64%) at GOMAXPROCS=2.'; '' when it measured none."""
     said = []
     for setup in dict.fromkeys(r.setup for r in analysis.ratios if not fronted(r.setup) and r.setup != baseline_of(r.setup)):
-        shares = [(share, titles[g]) for g in groups
-                  if (share := share_figure(GroupContext(analysis, *g, (), ()), setup)).main.endswith("%")]
+        shares = [
+            (share, titles[g]) for g in groups if (share := share_figure(GroupContext(analysis, *g, (), ()), setup)).main.endswith("%")
+        ]
         if shares:
             (first, where), *rest = shares
             head = f"at {where}, {name(setup)} does {first.main} of Go's req/s" + (f" ({first.detail})" if first.detail else "")
@@ -349,11 +365,16 @@ def answer(analysis: Analysis, rates: list[RateCell], capacities: list[Capacity]
     for gomaxprocs, connections in analysis.groups:
         first = (gomaxprocs, connections) == next(g for g in analysis.groups if g[0] == gomaxprocs)
         light = light_rate(rates, gomaxprocs) if first else ()  # the fixed-rate phase and the capacity are per GOMAXPROCS
-        context = GroupContext(analysis, gomaxprocs, connections, light, tuple(c for c in capacities if c.gomaxprocs == gomaxprocs and first))
+        context = GroupContext(
+            analysis, gomaxprocs, connections, light, tuple(c for c in capacities if c.gomaxprocs == gomaxprocs and first)
+        )
         best = leaders[(gomaxprocs, connections)].setup
         present = [s for s in ordered(analysis.setups, base, best) if analysis.cell(gomaxprocs, connections, s) is not None]
         rows = tuple(AnswerRow(s, row_name(s, analysis.setups), tuple(COLUMNS[k][1](context, s) for k in keys), s == best) for s in present)
         groups.append(AnswerGroup(titles[(gomaxprocs, connections)], rows, group_at(light, context.capacities)))
-    return Answer(sentence(analysis, list(analysis.groups), titles, leaders), conditions_line(analysis, parameters),
-                  column_heads(keys, loads, capacities, backend, "the front end" if other_front_ends(analysis.setups) else "nginx"),
-                  tuple(groups))
+    return Answer(
+        sentence(analysis, list(analysis.groups), titles, leaders),
+        conditions_line(analysis, parameters),
+        column_heads(keys, loads, capacities, backend, "the front end" if other_front_ends(analysis.setups) else "nginx"),
+        tuple(groups),
+    )

@@ -8,8 +8,8 @@ ratios table's shares. Below a figure: its interval, or what it is over. Pure fu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
 from ..analysis.noise import CEILING
@@ -32,7 +32,6 @@ class Figure:
 NO_FIGURE = Figure("-")
 
 
-
 @dataclass(frozen=True)
 class GroupContext:
     """What a group's figures are read from: the analysis at one (GOMAXPROCS, connections), the fixed load's cells and the capacities."""
@@ -40,11 +39,14 @@ class GroupContext:
     analysis: Analysis
     gomaxprocs: int
     connections: int
-    light: tuple[RateCell, ...]  # every setup at the light load (the lowest planned rate Go alone held); () in a later group of the same GOMAXPROCS
+    light: tuple[
+        RateCell, ...
+    ]  # every setup at the light load (the lowest planned rate Go alone held); () in a later group of the same GOMAXPROCS
     capacities: tuple[Capacity, ...]
 
 
 # One table drives the columns: key -> (does the run have it, its figure). Heads come from column_heads.
+
 
 def in_front(setup: str) -> bool:
     """Return True for a setup with a front end in front of a server (every nginx- setup but nginx-static, which answers by itself;
@@ -134,14 +136,24 @@ def cpu_figure(context: GroupContext, setup: str) -> Figure:
         return NO_FIGURE
     interval = spread.interval
     detail = span(max(interval.low, 0.0), interval.high, fmt_us) if interval.low is not None else ""  # one repeat: no interval
-    if setup == baseline_of(setup) or not in_front(setup):  # a baseline, or a server in Go's place (fasthttp, nginx-static): nothing in front
+    if setup == baseline_of(setup) or not in_front(
+        setup
+    ):  # a baseline, or a server in Go's place (fasthttp, nginx-static): nothing in front
         return Figure(fmt_us(interval.estimate), detail)
     kind, extra = cpu_added(context.analysis, context.gomaxprocs, context.connections, setup)
-    added = {"adds": f" (+{fmt_us(extra or 0)})", "one": f" ({'+' if (extra or 0) >= 0 else '-'}{fmt_us(abs(extra or 0))})",
-             "less": f" (-{fmt_us(-(extra or 0))})", "none": " (+none)", "missing": ""}[kind]
+    added = {
+        "adds": f" (+{fmt_us(extra or 0)})",
+        "one": f" ({'+' if (extra or 0) >= 0 else '-'}{fmt_us(abs(extra or 0))})",
+        "less": f" (-{fmt_us(-(extra or 0))})",
+        "none": " (+none)",
+        "missing": "",
+    }[kind]
     over = baseline_of(setup)
     said = [detail] if detail else []
-    return Figure(fmt_us(interval.estimate) + added, "; ".join(said + ([f"over {over}"] if over not in (BASELINE, APP_BASELINE) and kind != "missing" else [])))
+    return Figure(
+        fmt_us(interval.estimate) + added,
+        "; ".join(said + ([f"over {over}"] if over not in (BASELINE, APP_BASELINE) and kind != "missing" else [])),
+    )
 
 
 def added_figure(interval: stats.Interval | None) -> Figure:

@@ -10,9 +10,9 @@ from ..analysis.analyze import load_analysis
 from ..charts import parallel
 from ..core.records import Check
 from .files import csv_text, json_text, results_json, write_texts
+from .machines import machines_line
 from .page import build_page, chart_jobs, with_charts
 from .render import render_html
-from .machines import machines_line
 from .terminal import answer_lines, closing_line
 from .variantpage import variant_lines
 
@@ -41,7 +41,12 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     run, checked, table, analysis = done.run, done.checks, done.table, done.analysis
     # While forked children draw the charts, this process (the first job's) makes the rest of the page, results.csv and results.json.
     charts = chart_jobs(done)
-    texts = parallel.run_all({"here": lambda: (build_page(done, out_dir, generated_at, {}), csv_text(table), json_text(results_json(done, generated_at))), **charts})
+    texts = parallel.run_all(
+        {
+            "here": lambda: (build_page(done, out_dir, generated_at, {}), csv_text(table), json_text(results_json(done, generated_at))),
+            **charts,
+        }
+    )
     page, csv, data = texts["here"]
     page = with_charts(page, {name: texts[name] for name in charts})
     paths = write_texts(out_dir, {"index.html": render_html(page), "results.csv": csv, "results.json": data}, "the report")

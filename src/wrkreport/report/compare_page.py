@@ -10,21 +10,30 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__
-from ..charts import changes as change_chart
 from ..analysis.analyze import load_analysis
 from ..analysis.cells import several_levels
+from ..charts import changes as change_chart
 from ..compare.two_runs import FIGURES, RunComparison, compare
-from ..fixedrate.common_rate import CURVE_METHOD
-from ..fixedrate.comparison import RATE_METHOD, VARIANT_RATE_METHOD
 from ..compare.variants import DRIFT_NOTE, variant_comparison
 from ..core.errors import NothingToCompare, RefusedFile
+from ..fixedrate.common_rate import CURVE_METHOD
+from ..fixedrate.comparison import RATE_METHOD, VARIANT_RATE_METHOD
 from ..parsers.rawfile import MiB, read_bytes
 from ..runs.directory import Run, real_path
-from .compare_words import (CHANGE_KINDS, change_amount, change_kind, change_sentence, compare_summary, compare_title, detectable_sentence,
-                            detectable_text, figure_text)
+from .compare_words import (
+    CHANGE_KINDS,
+    change_amount,
+    change_kind,
+    change_sentence,
+    compare_summary,
+    compare_title,
+    detectable_sentence,
+    detectable_text,
+    figure_text,
+)
+from .evidence import link
 from .files import write_texts
 from .fmt import display, group_name
-from .evidence import link
 from .render import environment
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
 
@@ -80,7 +89,9 @@ class ComparePage:
     chart_caption: str
     rate_rows: tuple[tuple[str, ...], ...] = ()  # the fixed-rate phase's added latencies, B - A (rate_rows)
     rate_method: str = ""
-    curve_rows: tuple[tuple[str, ...], ...] = ()  # runs at different rates: added latencies read at a common rate on each run's curve (curve_rows)
+    curve_rows: tuple[
+        tuple[str, ...], ...
+    ] = ()  # runs at different rates: added latencies read at a common rate on each run's curve (curve_rows)
     curve_method: str = CURVE_METHOD
     kind: str = "comparison of two runs"  # or, one run with --variant: its in-run A/B
     differences_title: str = "What differs between the runs"
@@ -126,18 +137,39 @@ def rate_rows(changes) -> list[tuple[str, ...]]:
             change, verdict = f"{c.change_ms:+.3f}", c.note or ""
         else:
             change = f"{c.change_ms:+.3f} ({c.ci_low:+.3f} to {c.ci_high:+.3f})"
-            verdict = ("WORSE: more added in B" if c.change_ms > 0 else "BETTER: less added in B") if c.flagged else "no change shown: the interval includes 0"
-        rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup, f"added {c.percentile}",
-                     f"{c.a_ms:.3f} (n={c.blocks_a})", f"{c.b_ms:.3f} (n={c.blocks_b})", change, verdict))
+            verdict = (
+                ("WORSE: more added in B" if c.change_ms > 0 else "BETTER: less added in B")
+                if c.flagged
+                else "no change shown: the interval includes 0"
+            )
+        rows.append(
+            (
+                f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s",
+                c.setup,
+                f"added {c.percentile}",
+                f"{c.a_ms:.3f} (n={c.blocks_a})",
+                f"{c.b_ms:.3f} (n={c.blocks_b})",
+                change,
+                verdict,
+            )
+        )
     return rows
 
 
 def curve_rows(changes) -> list[tuple[str, ...]]:
     """Return the interpolated table's rows: where (GOMAXPROCS, common rate), setup and percentile, A and B's added ms with where each comes from, B - A, why no verdict."""
-    return [(f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup, f"added {c.percentile}",
-             f"{c.a_ms:.3f} ({c.a_from})", f"{c.b_ms:.3f} ({c.b_from})", f"{c.change_ms:+.3f}",
-             "interpolated: no interval, not flagged")
-            for c in changes]
+    return [
+        (
+            f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s",
+            c.setup,
+            f"added {c.percentile}",
+            f"{c.a_ms:.3f} ({c.a_from})",
+            f"{c.b_ms:.3f} ({c.b_from})",
+            f"{c.change_ms:+.3f}",
+            "interpolated: no interval, not flagged",
+        )
+        for c in changes
+    ]
 
 
 def verdict_of(c, kind: str) -> str:
@@ -149,8 +181,11 @@ def verdict_of(c, kind: str) -> str:
         return f"{kind.upper()}: {amount} {direction} in B ({interval}); {'higher' if FIGURES[c.metric].higher_is_better else 'lower'} is better"
     if kind == "same":
         return f"no change: the whole interval lies within {BAND_TEXT}" + (f"; {could}" if could else "")
-    return f"no change detected ({could}): the interval includes 1.0 but reaches outside {BAND_TEXT}" if could else \
-        f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}"
+    return (
+        f"no change detected ({could}): the interval includes 1.0 but reaches outside {BAND_TEXT}"
+        if could
+        else f"inconclusive: the interval includes 1.0 but reaches outside {BAND_TEXT}"
+    )
 
 
 def change_marks(result: RunComparison, several: bool) -> list[change_chart.ChangeMark]:
@@ -246,14 +281,18 @@ def cells_of(cells: tuple[tuple[int, int, str], ...]) -> str:
     return ", ".join(f"{s} GOMAXPROCS={g} c{c}" for g, c, s in cells) or "none"
 
 
-def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None):
+def build_compare(
+    raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Path, generated_at: datetime, expect_header_bytes: int | None = None
+):
     """Compare two runs, or one run's nginx setups with its --variant twins (raw_b None), and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
     out_dir = Path(out_dir)
     if raw_b is None:
         a = b = load_analysis(raw_a, expect_header_bytes)
         result = variant_comparison(a)
         if not result.changes:
-            raise NothingToCompare(f"{a.run.path}: no nginx setup and its --variant twin were measured at the same GOMAXPROCS and connections")
+            raise NothingToCompare(
+                f"{a.run.path}: no nginx setup and its --variant twin were measured at the same GOMAXPROCS and connections"
+            )
     else:
         a, b = load_analysis(raw_a, expect_header_bytes), load_analysis(raw_b, expect_header_bytes)
         result = compare(a, b)
@@ -277,7 +316,11 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         sentences=tuple((flagged_sentences.get(s, ""), s) for s in summary[1:]),
         method=result.method,
         rows=tuple(change_rows(result, several)),
-        only=tuple(f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections" for side, cells in (("A", result.only_in_a), ("B", result.only_in_b)) for g, c, s in cells)
+        only=tuple(
+            f"only in {side}: {s} at GOMAXPROCS={g}, {c} connections"
+            for side, cells in (("A", result.only_in_a), ("B", result.only_in_b))
+            for g, c, s in cells
+        )
         + result.rate_only,
         differences=tuple((f"{section} {key}", display(va, key), display(vb, key)) for section, key, va, vb in result.differing),
         chart_caption=(
@@ -293,8 +336,10 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         **(in_run_words(result) if in_run else {}),
     )
     marks, desc = change_marks(result, several), chart_desc(result, several)
-    svgs = {layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
-            for layout in ("wide", "narrow")}  # our own SVG only; CSS shows one of the two
+    svgs = {
+        layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
+        for layout in ("wide", "narrow")
+    }  # our own SVG only; CSS shows one of the two
     template = environment().get_template("compare.html")
     data = {
         "schema": 1,
@@ -310,12 +355,11 @@ def build_compare(raw_a: str | Path, raw_b: str | Path | None, out_dir: str | Pa
         "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (fixedrate/comparison.py)
         "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared at that rate
         "fixed_rate_interpolated": [c.record() for c in result.curve_changes],  # at a common rate on each run's curve: B - A, no interval
-        "machine_drift": drift_record(result.drift),  # every req/s moved together while the ratios held (compare.two_runs.machine_drift); null for one run
+        "machine_drift": drift_record(
+            result.drift
+        ),  # every req/s moved together while the ratios held (compare.two_runs.machine_drift); null for one run
         "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
         **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),
     }
-    texts = {
-        "compare.html": template.render(page=page, charts=svgs),
-        "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n",
-    }
+    texts = {"compare.html": template.render(page=page, charts=svgs), "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n"}
     return result, write_texts(out_dir, texts, "the comparison")

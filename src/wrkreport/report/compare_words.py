@@ -129,7 +129,12 @@ def detectable_text(change) -> str:
 
 
 # The figures in the order the detectable-change sentence names them, each with its short name.
-DETECTABLE_NAMES = {"requests_per_sec": "req/s", "overhead_ratio": "ratios", "latency_p99_ms": "p99 latency", "cpu_server_ms_per_1k": "CPU per request"}
+DETECTABLE_NAMES = {
+    "requests_per_sec": "req/s",
+    "overhead_ratio": "ratios",
+    "latency_p99_ms": "p99 latency",
+    "cpu_server_ms_per_1k": "CPU per request",
+}
 
 
 def detectable_sentence(changes) -> str:
@@ -146,8 +151,11 @@ def detectable_sentence(changes) -> str:
             parts.append(f"{name} {low}%" if low == high else f"{name} {low}-{high}%")
     if not parts:
         return ""
-    return ("Smallest change each figure could have flagged (found in 80% of comparisons; smaller ones may be there unseen): "
-            + ", ".join(parts) + ".")
+    return (
+        "Smallest change each figure could have flagged (found in 80% of comparisons; smaller ones may be there unseen): "
+        + ", ".join(parts)
+        + "."
+    )
 
 
 def compare_title(differing, a_name: str, b_name: str) -> str:
@@ -215,8 +223,11 @@ def fixed_rate_sentence(changes) -> tuple[str, ...]:
     flagged = [c for c in compared if c.flagged]
     if not flagged:
         return (f"At a fixed load (open loop), none of the {len(compared)} added latencies with an interval changed measurably.",)
-    said = "; ".join(f"{c.setup} at GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s: added {c.percentile} "
-                     f"{c.change_ms:+.3f} ms ({c.ci_low:+.3f} to {c.ci_high:+.3f})" for c in flagged)
+    said = "; ".join(
+        f"{c.setup} at GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s: added {c.percentile} "
+        f"{c.change_ms:+.3f} ms ({c.ci_low:+.3f} to {c.ci_high:+.3f})"
+        for c in flagged
+    )
     return (f"At a fixed load (open loop), {len(flagged)} of the {len(compared)} added latencies with an interval changed in B: {said}.",)
 
 

@@ -105,7 +105,9 @@ def check_groups(report: CheckReport, run: Run, out_dir: Path) -> list[CheckGrou
     found = []
     for name, checks in groups.items():
         checks = sorted(checks, key=lambda c: -STATUSES.index(c.status))  # fail, warn, pass
-        counts = ", ".join(f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks))
+        counts = ", ".join(
+            f"{sum(c.status == s for c in checks)} {s}" for s in ("pass", "warn", "fail") if any(c.status == s for c in checks)
+        )
         rows = tuple(CheckRow(c.status, subject(c), c.message, hrefs[c.file] if c.file else None) for c in checks)
         found.append(CheckGroup(name, CHECK_TITLES.get(name, name), worst(c.status for c in checks), counts, rows))
     return found

@@ -9,7 +9,6 @@ from ..parsers.rawfile import read_head
 from ..runs.directory import Run
 from .words import CHECK_TITLES
 
-
 LOG_PEEK_BYTES = 65536  # the first errors say what went wrong; the log may be large
 SOCKET_DENIED = "(13: Permission denied)"
 

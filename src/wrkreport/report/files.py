@@ -15,10 +15,10 @@ from .. import __version__
 from ..analysis import reference
 from ..analysis.analyze import Analysed
 from ..analysis.design import design_of, precision_of
+from ..analysis.latency import CellLatency
+from ..analysis.variant_ratio import variant_of, variant_ratio_record, variant_record
 from ..core.errors import OutputError
 from ..core.records import Ratio
-from ..analysis.variant_ratio import variant_of, variant_ratio_record, variant_record
-from ..analysis.latency import CellLatency
 from ..runs.directory import COLUMNS
 from .fmt import none_if_nan
 
@@ -55,7 +55,24 @@ def results_json(done: Analysed, generated_at: datetime) -> dict:
         "method": analysis.method,
         "design": design_of(run.manifest),  # rounds per block, blocks, duration (design.py)
         "precision": precision_of(run.manifest),  # the target, met or not, half-widths, stop reason, more-time estimate
-        "environment": {k: (run.manifest or {}).get(k) for k in ("machine", "versions", "ulimit_n", "sysctl", "nginx_V", "parameters", "command", "started_at", "ended_at", "passes", "server_host", "client_hosts", "network")},
+        "environment": {
+            k: (run.manifest or {}).get(k)
+            for k in (
+                "machine",
+                "versions",
+                "ulimit_n",
+                "sysctl",
+                "nginx_V",
+                "parameters",
+                "command",
+                "started_at",
+                "ended_at",
+                "passes",
+                "server_host",
+                "client_hosts",
+                "network",
+            )
+        },
         "reference": {
             "article_2013": [asdict(r) for r in reference.article_ratios()],
             "study_2012": [asdict(r) for r in reference.study_ratios()],
@@ -191,4 +208,3 @@ def write_atomic(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
-

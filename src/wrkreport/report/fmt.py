@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 
-from ..core.setups import APP_BASELINE, BASELINE
 from ..core.records import CPU_METRIC, THROUGHPUT, Ratio
+from ..core.setups import APP_BASELINE, BASELINE
 from ..core.units import fmt_ms  # the one rule for a latency in ms, shared with fixedrate/summary.py
 
 
@@ -127,4 +127,3 @@ def display(value, key: str = "") -> str:
 def none_if_nan(value):
     """Return None for NaN/None, else value."""
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-

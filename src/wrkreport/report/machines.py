@@ -74,7 +74,11 @@ def rtt_lines(manifest: dict) -> list[str]:
     for rtt in network.get("rtt") or []:
         if not isinstance(rtt, dict):
             continue
-        figures = ", ".join(f"{word} {round(rtt[key], 3):g} ms" for word, key in (("median", "median_ms"), ("min", "min_ms"), ("max", "max_ms")) if rtt.get(key) is not None)
+        figures = ", ".join(
+            f"{word} {round(rtt[key], 3):g} ms"
+            for word, key in (("median", "median_ms"), ("min", "min_ms"), ("max", "max_ms"))
+            if rtt.get(key) is not None
+        )
         samples = f" over {rtt['samples']} samples" if rtt.get("samples") is not None else ""
         lines.append(f"{rtt.get('from')} to {rtt.get('to')}: round trip {figures or 'not recorded'}{samples} ({rtt.get('method')})")
     return lines
@@ -119,7 +123,6 @@ def environment_rows(manifest: dict, machines: tuple = ()) -> list[tuple[str, st
                 go = "" if said is None else f"Go reported runtime.GOMAXPROCS(0) = {display(said)}; "
                 rows.append((f"GOMAXPROCS={entry.get('gomaxprocs')}", f"{go}order {order_text(entry.get('order'))}"))
     return rows
-
 
 
 def order_text(order) -> str:

@@ -6,10 +6,10 @@ relative, percent-encoded path that no browser can read as a scheme (see `link`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
 
 from .. import __version__
 from ..analysis import reference
@@ -43,16 +43,6 @@ from .tlspage import TlsSection
 from .variantpage import VariantSection
 
 # --- The dataclasses ---------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -140,8 +130,13 @@ def chart_jobs(done: Analysed) -> dict[str, Callable[[], str]]:
     capacities = list(done.capacities)
     jobs.update({"fixed_rate": lambda: rate_chart(rates, capacities)} if any(c.held for c in rates) else {})
     if tls is not None:  # the TLS ratios alone (go-https / go-http, nginx's / go-https), no published markers
-        jobs["tls"] = lambda: charts.ratio_chart(replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUP_IDS)), (), (), "tls",
-                                                  "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS")
+        jobs["tls"] = lambda: charts.ratio_chart(
+            replace(analysis, cells=tuple(c for c in analysis.cells if c.setup in TLS_SETUP_IDS)),
+            (),
+            (),
+            "tls",
+            "throughput relative to go-https (go-https: to go-http) at the same GOMAXPROCS",
+        )
     return jobs
 
 
@@ -151,8 +146,17 @@ def with_charts(page: Page, svg: dict[str, str]) -> Page:
 
 
 # The page, section by section: each builder returns the Page fields it fills.
-SECTIONS = (heading, answer_section, throughput_section, latency_section, cpu_section, checks_section, method_section,
-            conditions_section, setup_sections)
+SECTIONS = (
+    heading,
+    answer_section,
+    throughput_section,
+    latency_section,
+    cpu_section,
+    checks_section,
+    method_section,
+    conditions_section,
+    setup_sections,
+)
 
 
 def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[str, str] | None = None) -> Page:
@@ -165,53 +169,6 @@ def build_page(done: Analysed, out_dir: Path, generated_at: datetime, svg: dict[
     return with_charts(Page(**fields), svg)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def over_go_http(analysis: Analysis) -> Analysis:
     """Return the analysis without the setups divided by go-https (nginx-https, nginx-https-unix): they have the TLS chart."""
     return replace(analysis, cells=tuple(c for c in analysis.cells if baseline_of(c.setup) == BASELINE))
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

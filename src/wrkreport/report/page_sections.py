@@ -146,8 +146,10 @@ def throughput_section(done: Analysed, out_dir: Path) -> dict:
     return {
         "results": tuple(result_rows(analysis, done.table, several)),
         "ratios": tuple(ratio_rows(analysis, refs, several, load_generator(done.table))),
-        "comparisons": tuple(f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c)
-                             for c in analysis.comparisons),
+        "comparisons": tuple(
+            f"{group_name(c.gomaxprocs, c.connections, several)}: {comparison_text(c)} - " + comparison_verdict(c)
+            for c in analysis.comparisons
+        ),
         "ratio_caption": ratio_caption(analysis, ()),
         "reference_caption": ratio_caption(analysis, refs),
         "divisor": divisor_words(analysis.setups),
@@ -193,10 +195,14 @@ def method_section(done: Analysed, out_dir: Path) -> dict:
     setups, study = analysis.setups, reference.NODE_SETUP in analysis.setups
     environment = article["environment"]
     return {
-        "method": said_over(RATIO_METHOD, setups) if analysis.method == said_over(NO_BLOCKS_METHOD, setups) else analysis.method,  # block runs: theirs
+        "method": said_over(RATIO_METHOD, setups)
+        if analysis.method == said_over(NO_BLOCKS_METHOD, setups)
+        else analysis.method,  # block runs: theirs
         "saturation_words": saturation_words(analysis, done.run.parameters),
         "setups": tuple((s, setup_description(s)) for s in setups),
-        "reference_rows": tuple((f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec), f"{r.ratio:.3f}") for r in reference.article_ratios()),
+        "reference_rows": tuple(
+            (f"GOMAXPROCS={r.gomaxprocs}", r.setup, fmt_number(r.requests_per_sec), f"{r.ratio:.3f}") for r in reference.article_ratios()
+        ),
         "reference_note": (
             f"{article['title']} ({article['published']}): {article['command']}, {environment['machine']}; nginx {environment['nginx']}, "
             f"Go {environment['go']}, wrk {environment['wrk']}; one run per cell."
@@ -217,7 +223,9 @@ def conditions_section(done: Analysed, out_dir: Path) -> dict:
         "machines": machines,
         "network": tuple(rtt_lines(manifest)),
         "parameters": tuple((k, parameter_value(k, v, manifest)) for k, v in run.parameters.items()),
-        "sysctl": tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted(sysctl.items())) if isinstance(sysctl, dict) else (),
+        "sysctl": tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted(sysctl.items()))
+        if isinstance(sysctl, dict)
+        else (),
         "nginx_v": str(manifest.get("nginx_V") or ""),
     }
 
@@ -225,8 +233,6 @@ def conditions_section(done: Analysed, out_dir: Path) -> dict:
 def setup_sections(done: Analysed, out_dir: Path) -> dict:
     """Return the sections of the setups beyond the plain four: TLS, HTTP/2, --variant's A/B."""
     return {"tls": tls_section(done.tls), "h2": h2_section(done.h2), "variant": variant_section(done.run.manifest, done.analysis)}
-
-
 
 
 def latency_rows(latencies, several: bool) -> list[LatencyRow]:
@@ -287,7 +293,9 @@ def result_rows(analysis: Analysis, table: pd.DataFrame, several: bool) -> list[
     """Return one row per cell: geometric means over the repeats kept (as the ratios use), with the req/s range."""
     rows = []
     for cell in analysis.cells:
-        statuses = table[(table["setup"] == cell.setup) & (table["gomaxprocs"] == cell.gomaxprocs) & (table["connections"] == cell.connections)]["check_status"]
+        statuses = table[
+            (table["setup"] == cell.setup) & (table["gomaxprocs"] == cell.gomaxprocs) & (table["connections"] == cell.connections)
+        ]["check_status"]
         req = cell.metrics.get(THROUGHPUT)
         rows.append(
             ResultRow(
@@ -324,7 +332,9 @@ def ratio_rows(analysis: Analysis, refs, several: bool, tool: str | None = None)
                 p99=fmt_ratio(analysis.ratio(ratio.gomaxprocs, ratio.connections, ratio.setup, "latency_p99_ms")),
                 n=str(ratio.n),
                 verdict=ratio_verdict(ratio),
-                reference=study_reference(ratio.setup, ratio.gomaxprocs, tool) or ", ".join(f"{r.ratio:.3f} (at {r.gomaxprocs})" for r in ref) or "-",
+                reference=study_reference(ratio.setup, ratio.gomaxprocs, tool)
+                or ", ".join(f"{r.ratio:.3f} (at {r.gomaxprocs})" for r in ref)
+                or "-",
                 status="fail" if ratio.ratio is None else "pass",
             )
         )
@@ -341,13 +351,18 @@ def cpu_servers(setups) -> str:
 
 def ratio_caption(analysis: Analysis, refs) -> str:
     """Return the ratio chart's caption, naming only the GOMAXPROCS values this run has and where the article's sit."""
-    text = said_over("Overhead ratio = setup's req/s / go-http's req/s at the same GOMAXPROCS (geometric mean of the paired repeats), "
-                     "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).", analysis.setups)
+    text = said_over(
+        "Overhead ratio = setup's req/s / go-http's req/s at the same GOMAXPROCS (geometric mean of the paired repeats), "
+        "with its 95% interval where there are repeats. The dashed line is 1.0 (no overhead).",
+        analysis.setups,
+    )
     ours = sorted({g for g, _ in analysis.groups})
     shown = sorted({r.gomaxprocs for r in refs for g in ours if charts.reference_matches(r.gomaxprocs, g)})
     if reference.NODE_SETUP in analysis.setups:
-        text += (" On node-http's rows, hollow left and right triangles are the 2012 Go-vs-Node study's Node/Go ratios "
-                 "(ab and webbench; its 1 CPU figures on our GOMAXPROCS=1 rows, its all-CPUs ones on the others).")
+        text += (
+            " On node-http's rows, hollow left and right triangles are the 2012 Go-vs-Node study's Node/Go ratios "
+            "(ab and webbench; its 1 CPU figures on our GOMAXPROCS=1 rows, its all-CPUs ones on the others)."
+        )
     if not shown:
         return text
     beside = []
@@ -355,7 +370,9 @@ def ratio_caption(analysis: Analysis, refs) -> str:
         matching = [g for g in ours if charts.reference_matches(article, g)]
         marker = "hollow pentagons" if article == 1 else "hollow stars"
         where = "GOMAXPROCS=" + ", ".join(map(str, matching))
-        beside.append(f"{marker} are its GOMAXPROCS={article} figures ({'all of its laptop' + chr(39) + 's threads, ' if article != 1 else ''}shown on our {where} rows)")
+        beside.append(
+            f"{marker} are its GOMAXPROCS={article} figures ({'all of its laptop' + chr(39) + 's threads, ' if article != 1 else ''}shown on our {where} rows)"
+        )
     return text + " The 2013 article's ratios: " + "; ".join(beside) + "."
 
 
@@ -372,15 +389,25 @@ def parameter_value(key: str, value, manifest: dict) -> str:
     """
     plans = manifest.get("fixed_rate_plan")
     if key == "rates" and not value and isinstance(plans, list) and plans:
-        said = [(", ".join(f"{r:,} req/s" for r in p.get("rates") or [] if isinstance(r, int)) or "no rate") + f" at GOMAXPROCS={p.get('gomaxprocs')}"
-                + (f" ({p['basis']})" if isinstance(p.get("basis"), str) else "") for p in plans if isinstance(p, dict) and isinstance(p.get("gomaxprocs"), int)]
+        said = [
+            (", ".join(f"{r:,} req/s" for r in p.get("rates") or [] if isinstance(r, int)) or "no rate")
+            + f" at GOMAXPROCS={p.get('gomaxprocs')}"
+            + (f" ({p['basis']})" if isinstance(p.get("basis"), str) else "")
+            for p in plans
+            if isinstance(p, dict) and isinstance(p.get("gomaxprocs"), int)
+        ]
         return "; ".join(said) if said else display(value, key)
     if key == "rate_shares" and isinstance(value, list):
         if value and all(isinstance(v, (int, float)) for v in value):
             return ", ".join(f"{v:.0%}" for v in value)
         if not value and ((manifest.get("parameters") or {}).get("rates")):
             return "not used (rates given in req/s)"
-    if key == "slo" and isinstance(value, dict) and isinstance(value.get("percentile"), (int, float)) and isinstance(value.get("ms"), (int, float)):
+    if (
+        key == "slo"
+        and isinstance(value, dict)
+        and isinstance(value.get("percentile"), (int, float))
+        and isinstance(value.get("ms"), (int, float))
+    ):
         return f"p{value['percentile']:g} within {value['ms']:g} ms"
     return display(value, key)
 
@@ -435,5 +462,3 @@ def saturation_words(analysis: Analysis, parameters: dict) -> str:
     said = f"{tool} with {levels} connections"
     said += f", {threads} threads" if isinstance(threads, int) and tool == "wrk" else ""
     return said + (f", {duration:g} s per measurement" if isinstance(duration, (int, float)) else "")
-
-

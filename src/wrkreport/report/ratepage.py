@@ -5,20 +5,43 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ..fixedrate.analysis import BASELINE, RateCell
-from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import CHECK_STEP, DEFAULT_SLO, HEADROOM, JITTER, LADDER, LADDER_STEP, MAX_EDGE, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
 from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
 from ..core.stats import Interval
-from ..fixedrate.summary import (added_kind, added_over, added_words, baselines_named, capacity_sentences, capacity_words, check_words,
-                                 not_held_words, over, ratio_words)
+from ..fixedrate.analysis import BASELINE, RateCell
+from ..fixedrate.capacities import Capacity
+from ..fixedrate.capacity import (
+    CHECK_STEP,
+    DEFAULT_SLO,
+    HEADROOM,
+    JITTER,
+    LADDER,
+    LADDER_STEP,
+    MAX_EDGE,
+    MAX_STEPS,
+    PERCENTILES,
+    RESOLUTION,
+    Slo,
+)
+from ..fixedrate.summary import (
+    added_kind,
+    added_over,
+    added_words,
+    baselines_named,
+    capacity_sentences,
+    capacity_words,
+    check_words,
+    not_held_words,
+    over,
+    ratio_words,
+)
 from .fmt import fmt_ms
 from .study import load_generator_of
 
-
-LEAD = ("vegeta offers each rate open loop, as a service's users would: requests start on schedule whatever the answers, so "
-        "these are the latencies a request sees at that load, and a stall shows in them. Added latency is a setup's minus "
-        "go-http's in the same block; how each figure was estimated is in How it was measured.")
+LEAD = (
+    "vegeta offers each rate open loop, as a service's users would: requests start on schedule whatever the answers, so "
+    "these are the latencies a request sees at that load, and a stall shows in them. Added latency is a setup's minus "
+    "go-http's in the same block; how each figure was estimated is in How it was measured."
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +58,6 @@ class RateSection:
     capacity_method: str = ""  # how the capacity was found, in one sentence
     capacity_rows: tuple[tuple[str, ...], ...] = ()  # group, setup, capacity, ratio to its baseline's, blocks, measured again
     lead: str = LEAD  # what the section measures, in plain words (the method is in How it was measured)
-
 
 
 def fmt_added(interval: Interval | None) -> str:
@@ -90,10 +112,12 @@ def littles_law(analysis, parameters: dict | None = None) -> str:
             figures.append(f"{cell.setup} GOMAXPROCS={cell.gomaxprocs} {statistics.median(mean.values) / queue_ms:.2f}")
     said = "; ".join(figures[:12]) or "not known"
     counted = "connections x streams per connection" if tool == "h2load" else "connections"
-    return (f"Closed-loop latencies ({tool}): at saturation, mostly queueing. By Little's law a closed loop's mean latency is "
-            f"requests in flight ({counted}) / throughput; "
-            f"mean latency / (in flight / throughput) per cell: {said} (near 1: the latency restates the throughput). "
-            "The latency a service sees at its load is in Latency at a fixed load.")
+    return (
+        f"Closed-loop latencies ({tool}): at saturation, mostly queueing. By Little's law a closed loop's mean latency is "
+        f"requests in flight ({counted}) / throughput; "
+        f"mean latency / (in flight / throughput) per cell: {said} (near 1: the latency restates the throughput). "
+        "The latency a service sees at its load is in Latency at a fixed load."
+    )
 
 
 def in_flight(setup: str, parameters: dict) -> int:
@@ -124,7 +148,9 @@ def light_load(cells: list[RateCell], slo: Slo) -> str:
     figure = {50.0: "p50_ms", 99.0: "p99_ms", 99.9: "p999_ms"}.get(slo.percentile)
     found = []
     for n in sorted({c.gomaxprocs for c in cells}):
-        base = [c for c in cells if c.gomaxprocs == n and c.is_baseline and c.planned and c.held and figure and getattr(c, figure) is not None]
+        base = [
+            c for c in cells if c.gomaxprocs == n and c.is_baseline and c.planned and c.held and figure and getattr(c, figure) is not None
+        ]
         if base:
             low = min(base, key=lambda c: c.offered_rps)
             found.append(f"{fmt_ms(getattr(low, figure))} ms at {low.offered_rps:,} req/s with GOMAXPROCS={n}")
@@ -133,11 +159,15 @@ def light_load(cells: list[RateCell], slo: Slo) -> str:
 
 # Why the default objective is what it is, per default (fixedrate.capacity.DEFAULT_SLO; a test checks it has one here).
 DEFAULT_REASONS = {
-    "p99=5ms": (f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, so 5 ms leaves "
-                "room for what a proxy adds and still catches queueing, which takes p99 to tens of ms"),
-    "p99=10ms": (f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, and the p99 of one "
-                 "1-s measurement there, shared with vegeta, wanders up to about 9 ms below the knee and jumps to 33-169 ms past it, where "
-                 "a queue forms: 10 ms sits between the two, so the capacity is where queueing starts, not where a chance pause fell"),
+    "p99=5ms": (
+        f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, so 5 ms leaves "
+        "room for what a proxy adds and still catches queueing, which takes p99 to tens of ms"
+    ),
+    "p99=10ms": (
+        f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, and the p99 of one "
+        "1-s measurement there, shared with vegeta, wanders up to about 9 ms below the knee and jumps to 33-169 ms past it, where "
+        "a queue forms: 10 ms sits between the two, so the capacity is where queueing starts, not where a chance pause fell"
+    ),
 }
 
 
@@ -149,8 +179,7 @@ def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
     other = f"--slo PERCENTILE=DURATION ({', '.join(PERCENTILES)}; ms or us), or --slo off"
     if slo.label == DEFAULT_SLO:
         return f"The objective is the default, {slo.words}" + (f": {why}" if why else "") + f"{here}. Another objective: {other}."
-    return (f"The objective is this run's --slo {slo.label}, {slo.words}{here}. The default is {DEFAULT_SLO}"
-            + (f": {why}." if why else "."))
+    return f"The objective is this run's --slo {slo.label}, {slo.words}{here}. The default is {DEFAULT_SLO}" + (f": {why}." if why else ".")
 
 
 def blocks_clause(parameters: dict) -> str:
@@ -167,10 +196,18 @@ def blocks_clause(parameters: dict) -> str:
     if not least or not most or most <= least or target is None:
         return ""
     spreads = parameters.get("capacity_spreads") or {}  # absent before 2026-11-30
-    known = "" if not spreads else (f"; a setup whose blocks scatter more here ({', '.join(f'{k} {v:g}' for k, v in spreads.items())}, log sd) is "
-                                     "judged by the wider of its interval and the one its usual spread gives at that many blocks")
-    return (f"; the run takes {least} blocks per GOMAXPROCS value, then more (up to {most}) while a capacity or capacity ratio there "
-            f"reaches further than +/-{target:g}% from its estimate and its --max-time allows" + known)
+    known = (
+        ""
+        if not spreads
+        else (
+            f"; a setup whose blocks scatter more here ({', '.join(f'{k} {v:g}' for k, v in spreads.items())}, log sd) is "
+            "judged by the wider of its interval and the one its usual spread gives at that many blocks"
+        )
+    )
+    return (
+        f"; the run takes {least} blocks per GOMAXPROCS value, then more (up to {most}) while a capacity or capacity ratio there "
+        f"reaches further than +/-{target:g}% from its estimate and its --max-time allows" + known
+    )
 
 
 def checks_clause(parameters: dict) -> str:
@@ -185,30 +222,45 @@ def checks_clause(parameters: dict) -> str:
     if length is None or (length == step and tries <= 1):
         return ""
     longer = f" for {length:g} s (a step is {step:g} s: a backlog that builds over seconds shows there)" if length != step else ""
-    lower = f", and while that misses the objective, again at {CHECK_STEP:.0%} of the rate, {tries} checks at most; the highest that met it is the rate held" if tries > 1 else ""
+    lower = (
+        f", and while that misses the objective, again at {CHECK_STEP:.0%} of the rate, {tries} checks at most; the highest that met it is the rate held"
+        if tries > 1
+        else ""
+    )
     return f" After the last block, each capacity is measured again{longer}{lower}."
 
 
 def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
     """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py) and the run's block rule."""
     low, high = (f"{share:.0%}" for share in JITTER)
-    return (f"Capacity: in a setup's first block (one start of the servers), after the light-load rate, a bisection on a log scale, "
-            f"each cut drawn {low}-{high} of the way, moves vegeta's rate between the highest rate that met the objective (held, every "
-            f"answer right, {slo.words}) and the lowest that did not (at first {HEADROOM:g}x the setup's closed-loop req/s) for up to "
-            f"{MAX_STEPS} steps or until they are within {RESOLUTION - 1:.0%}; each later block measures {len(LADDER)} rates "
-            f"{LADDER_STEP - 1:.0%} apart around the earlier blocks' capacity (its own random offset), and up to {MAX_EDGE} more past an "
-            "edge, each step past it twice the last on a log scale; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
-            "above (log-log interpolation), the rate at which a typical second meets it (one second in two misses it there); the "
-            f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks)"
-            f"{blocks_clause(parameters or {})}, "
-            "and a bound when at least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or "
-            "vegeta behind its schedule)." + checks_clause(parameters or {}))
+    return (
+        f"Capacity: in a setup's first block (one start of the servers), after the light-load rate, a bisection on a log scale, "
+        f"each cut drawn {low}-{high} of the way, moves vegeta's rate between the highest rate that met the objective (held, every "
+        f"answer right, {slo.words}) and the lowest that did not (at first {HEADROOM:g}x the setup's closed-loop req/s) for up to "
+        f"{MAX_STEPS} steps or until they are within {RESOLUTION - 1:.0%}; each later block measures {len(LADDER)} rates "
+        f"{LADDER_STEP - 1:.0%} apart around the earlier blocks' capacity (its own random offset), and up to {MAX_EDGE} more past an "
+        "edge, each step past it twice the last on a log scale; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
+        "above (log-log interpolation), the rate at which a typical second meets it (one second in two misses it there); the "
+        f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks)"
+        f"{blocks_clause(parameters or {})}, "
+        "and a bound when at least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or "
+        "vegeta behind its schedule)." + checks_clause(parameters or {})
+    )
 
 
 def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
     """Return one row per setup and GOMAXPROCS: group, setup, capacity with its interval or bound, ratio to its baseline's, blocks, the check at the capacity."""
-    return tuple((f"GOMAXPROCS={c.gomaxprocs}", c.setup, capacity_words(c), ratio_words(c, capacities).removeprefix(", ") or "baseline",
-                  f"{c.estimate.blocks}", check_words(c) or "not measured") for c in capacities)
+    return tuple(
+        (
+            f"GOMAXPROCS={c.gomaxprocs}",
+            c.setup,
+            capacity_words(c),
+            ratio_words(c, capacities).removeprefix(", ") or "baseline",
+            f"{c.estimate.blocks}",
+            check_words(c) or "not measured",
+        )
+        for c in capacities
+    )
 
 
 def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters: dict | None = None) -> dict:
@@ -216,9 +268,12 @@ def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters
     if not capacities:
         return {}
     slo = capacities[0].slo
-    return {"capacity": tuple(capacity_sentences(capacities, len({c.gomaxprocs for c in capacities}) > 1)),
-            "objective": objective_sentence(slo, cells),
-            "capacity_method": said_over(capacity_method(slo, parameters), {c.setup for c in capacities}), "capacity_rows": capacity_rows(capacities)}
+    return {
+        "capacity": tuple(capacity_sentences(capacities, len({c.gomaxprocs for c in capacities}) > 1)),
+        "objective": objective_sentence(slo, cells),
+        "capacity_method": said_over(capacity_method(slo, parameters), {c.setup for c in capacities}),
+        "capacity_rows": capacity_rows(capacities),
+    }
 
 
 def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: list[Capacity] | None = None) -> RateSection:
@@ -235,19 +290,37 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
     rows, named = [], baselines_named(cells)
     for c in cells:
         status = "" if c.held else (f" (held in {c.held_in} of {c.measurements})" if c.not_held else " (no usable measurement)")
-        rows.append((f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s", c.setup + status, f"{c.offered_rps:,}",
-                     "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}", fmt_ms(c.p50_ms), fmt_ms(c.p99_ms), fmt_ms(c.p999_ms),
-                     *added_cells(c, named)))
+        rows.append(
+            (
+                f"GOMAXPROCS={c.gomaxprocs}, {c.offered_rps:,} req/s",
+                c.setup + status,
+                f"{c.offered_rps:,}",
+                "-" if c.achieved_rps is None else f"{c.achieved_rps:,.0f}",
+                fmt_ms(c.p50_ms),
+                fmt_ms(c.p99_ms),
+                fmt_ms(c.p999_ms),
+                *added_cells(c, named),
+            )
+        )
     blocks = max((c.measurements for c in cells), default=0)
     tls_clause = other_baselines_clause({c.setup for c in cells})
-    settings = (f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
-                f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
-                f"every setup once per block in a shuffled order, {blocks} block(s); added latency is a setup's minus go-http's in the same block "
-                f"{tls_clause}"
-                "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts.")
+    settings = (
+        f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
+        f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
+        f"every setup once per block in a shuffled order, {blocks} block(s); added latency is a setup's minus go-http's in the same block "
+        f"{tls_clause}"
+        "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts."
+    )
     setups = {c.setup for c in cells}
-    return RateSection(tuple(sentences(cells, several)), tuple(rows), said_over(settings, setups), littles_law(analysis, parameters), added_over(named),
-                       lead=said_over(LEAD, setups), **extra)
+    return RateSection(
+        tuple(sentences(cells, several)),
+        tuple(rows),
+        said_over(settings, setups),
+        littles_law(analysis, parameters),
+        added_over(named),
+        lead=said_over(LEAD, setups),
+        **extra,
+    )
 
 
 OTHER_BASELINE_WORDS = {"go-https": "nginx's TLS setups"}  # the others are named by their setups

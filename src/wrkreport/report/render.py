@@ -53,4 +53,3 @@ def render_html(page: Page) -> str:
     template = environment().get_template(TEMPLATE)
     charts_html = {name: jinja2.utils.markupsafe.Markup(svg) for name, svg in page.charts.items()}  # our own SVG only
     return template.render(page=page, charts=charts_html)
-

@@ -8,7 +8,6 @@ import textwrap
 from ..analysis.cells import several_levels
 from .answer import Answer
 
-
 WIDTH = 80
 
 
@@ -46,12 +45,18 @@ def closing_line(path: str, warnings: int, failures: int, precision: tuple[str, 
     """
     counts = f"{warnings} warning{'s' if warnings != 1 else ''}"
     counts += f", {failures} failed check{'s' if failures != 1 else ''}" if failures else ""
-    counts += f", precision target {precision[1].split(' (')[0]}" if precision is not None and precision[0] != "pass" else ""  # NOT met; not aimed at: a smoke test
+    counts += (
+        f", precision target {precision[1].split(' (')[0]}" if precision is not None and precision[0] != "pass" else ""
+    )  # NOT met; not aimed at: a smoke test
     return f"report: {path} ({counts})"
 
 
-TERMINAL_WORDS = ((re.compile(r"^held in (\d+) of (\d+)$"), r"held \1/\2"), (re.compile(r"^highest rate held$"), "highest held"),
-                  (re.compile(r"^lowest rate missed$"), "lowest missed"), (re.compile(r"^([\d,.]+) req/s$"), r"\1/s"))
+TERMINAL_WORDS = (
+    (re.compile(r"^held in (\d+) of (\d+)$"), r"held \1/\2"),
+    (re.compile(r"^highest rate held$"), "highest held"),
+    (re.compile(r"^lowest rate missed$"), "lowest missed"),
+    (re.compile(r"^([\d,.]+) req/s$"), r"\1/s"),
+)
 
 
 def terminal_cell(text: str) -> str:
@@ -70,7 +75,7 @@ def terminal_cell(text: str) -> str:
 def ascii_terminal(text: str) -> str:
     """Return a page figure or sentence for a terminal that may not show every character: 'µs' as 'us', '×' as 'x', '≥' as '>=',
     the capacity check's '✓' and '✗' as 'ok' and 'X'."""
-    for page, terminal in (("µs", "us"), (chr(0xd7), "x"), ("≥", ">="), ("≤", "<="), ("✓", "ok"), ("✗", "X"), ("\u2011", "-")):
+    for page, terminal in (("µs", "us"), (chr(0xD7), "x"), ("≥", ">="), ("≤", "<="), ("✓", "ok"), ("✗", "X"), ("\u2011", "-")):
         text = text.replace(page, terminal)
     return text
 
@@ -104,8 +109,14 @@ def compare_table(result) -> str:
     header = ("setup", "figure", "A", "B", "B / A (95% CI)", "verdict")
     found = change_rows(result, several)
     rows = [
-        (r.setup, SHORT_FIGURES.get(r.what, r.what.replace("ratio to ", "ratio / ")), plain(r.a.split(" (n=")[0]), plain(r.b.split(" (n=")[0]), r.change,
-         r.kind.upper() if r.flagged else could_flag(c.detectable_change))
+        (
+            r.setup,
+            SHORT_FIGURES.get(r.what, r.what.replace("ratio to ", "ratio / ")),
+            plain(r.a.split(" (n=")[0]),
+            plain(r.b.split(" (n=")[0]),
+            r.change,
+            r.kind.upper() if r.flagged else could_flag(c.detectable_change),
+        )
         for r, c in zip(found, result.changes)
     ]
     lines = text_table(header, rows, right={2, 3}).splitlines()
@@ -116,12 +127,19 @@ def compare_table(result) -> str:
             group = r.group
         table.append(line)
     headline = compare_summary(result, several)[0]
-    rates = "".join(f"\n{line}" for line in [*rate_change_lines(list(result.rate_changes)), *curve_change_lines(result.curve_changes),
-                                               *result.rate_only])  # open loop, one line per figure
+    rates = "".join(
+        f"\n{line}"
+        for line in [*rate_change_lines(list(result.rate_changes)), *curve_change_lines(result.curve_changes), *result.rate_only]
+    )  # open loop, one line per figure
     notes = [SATURATION_NOTE] if any(r[1] == "p99 ms" for r in rows) else []
     notes += [COULD_FLAG_NOTE] if any(r[5].startswith("+-") for r in rows) else []
     drift = [result.drift.sentence] if result.drift and result.drift.named else []
-    words = [headline, *drift, detectable_sentence(result.changes), *fixed_rate_sentence(result.rate_changes)]  # wrk's figures, then a fixed load
+    words = [
+        headline,
+        *drift,
+        detectable_sentence(result.changes),
+        *fixed_rate_sentence(result.rate_changes),
+    ]  # wrk's figures, then a fixed load
     return "\n".join(table + notes) + rates + "".join("\n" + textwrap.fill(w, WIDTH, break_on_hyphens=False) for w in words if w)
 
 

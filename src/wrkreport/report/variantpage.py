@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis.analyze import Analysis
+from ..analysis.variant_ratio import Variant, changed, variant_of
 from ..core.records import Ratio
 from ..core.setups import APP_BASELINE, split_twin, twin_id
-from ..analysis.variant_ratio import Variant, changed, variant_of
 from .fmt import fmt_ratio
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
 
@@ -42,15 +42,23 @@ def verdict(ratio: Ratio) -> str:
 
 def where(ratio: Ratio, several_gomaxprocs: bool, several_levels: bool) -> str:
     """Return ' at GOMAXPROCS=2' (and the connections with a sweep), '' when the run has one of each."""
-    parts = ([f"GOMAXPROCS={ratio.gomaxprocs}"] if several_gomaxprocs else []) + ([f"{ratio.connections} connections"] if several_levels else [])
+    parts = ([f"GOMAXPROCS={ratio.gomaxprocs}"] if several_gomaxprocs else []) + (
+        [f"{ratio.connections} connections"] if several_levels else []
+    )
     return f" at {', '.join(parts)}" if parts else ""
 
 
 APP_WORDS = {APP_BASELINE: "alone", "nginx-app": "behind nginx (nginx-app)"}  # --app-b's figures, by original
 
 
-def sentence(ratio: Ratio, variant: Variant, several_gomaxprocs: bool, several_levels: bool = False, cpu: Ratio | None = None,
-             analysis: Analysis | None = None) -> str:
+def sentence(
+    ratio: Ratio,
+    variant: Variant,
+    several_gomaxprocs: bool,
+    several_levels: bool = False,
+    cpu: Ratio | None = None,
+    analysis: Analysis | None = None,
+) -> str:
     """Return 'With variant nokeep (no-upstream-keepalive), nginx-http's throughput at GOMAXPROCS=2 is 0.612 (0.590-0.634) of the original's: lower ...', and its CPU per request when recorded.
 
     With --app-b: "Your app's build b alone: its throughput is 1.21 (1.15-1.27) times build A's: higher ...; CPU per request 41.2 µs (A: 50.3 µs) ...".
@@ -58,13 +66,17 @@ def sentence(ratio: Ratio, variant: Variant, several_gomaxprocs: bool, several_l
     original = split_twin(ratio.setup)[0]
     figure = fmt_ratio(ratio) if ratio.ratio is not None else "not known"
     if variant.app_b is not None:
-        said = (f"Your app's build {variant.name} {APP_WORDS.get(original, f'as {original}')}{where(ratio, several_gomaxprocs, several_levels)}: "
-                f"its throughput is {figure} times build A's: {verdict(ratio)}.")
+        said = (
+            f"Your app's build {variant.name} {APP_WORDS.get(original, f'as {original}')}{where(ratio, several_gomaxprocs, several_levels)}: "
+            f"its throughput is {figure} times build A's: {verdict(ratio)}."
+        )
         said += cpu_words(ratio, analysis, cpu)
         return said
     shown = "the throughput of nginx in front of your app (nginx-app)" if original == "nginx-app" else f"{original}'s throughput"
-    said = (f"With variant {variant.name} ({variant.options_text}), {shown}{where(ratio, several_gomaxprocs, several_levels)} "
-            f"is {figure} of the original's: {verdict(ratio)}.")
+    said = (
+        f"With variant {variant.name} ({variant.options_text}), {shown}{where(ratio, several_gomaxprocs, several_levels)} "
+        f"is {figure} of the original's: {verdict(ratio)}."
+    )
     if cpu is not None and cpu.ratio is not None:
         said += f" Its servers need {fmt_ratio(cpu)} times the original's CPU per request: {verdict(cpu)}."
     return said
@@ -95,15 +107,28 @@ def answer_words(manifest: dict | None, name: str) -> str:
         facts = [(c.get("body_bytes"), c.get("body_sha256")) if isinstance(c, dict) else (None, None) for c in (a, b)]
         if all(isinstance(size, int) and isinstance(sha, str) for size, sha in facts):
             (a_size, a_sha), (b_size, b_sha) = facts
-            same = "the same body" if a_sha == b_sha else "different bodies (a new build may change its answer; each build behind nginx answered what it answers alone)"
-            return (f"Answers at the first block's start: build A (app) {a_size:,} bytes, sha256 {a_sha[:12]}; build {name} (app~{name}) "
-                    f"{b_size:,} bytes, sha256 {b_sha[:12]}: {same}.")
+            same = (
+                "the same body"
+                if a_sha == b_sha
+                else "different bodies (a new build may change its answer; each build behind nginx answered what it answers alone)"
+            )
+            return (
+                f"Answers at the first block's start: build A (app) {a_size:,} bytes, sha256 {a_sha[:12]}; build {name} (app~{name}) "
+                f"{b_size:,} bytes, sha256 {b_sha[:12]}: {same}."
+            )
     return ""
 
 
 def cpu_of(ratio: Ratio, analysis: Analysis) -> Ratio | None:
     """Return the twin's CPU-per-request A/B figure beside its throughput one (None without CPU records)."""
-    return next((c for c in analysis.variant_cpu_ratios if (c.gomaxprocs, c.connections, c.setup) == (ratio.gomaxprocs, ratio.connections, ratio.setup)), None)
+    return next(
+        (
+            c
+            for c in analysis.variant_cpu_ratios
+            if (c.gomaxprocs, c.connections, c.setup) == (ratio.gomaxprocs, ratio.connections, ratio.setup)
+        ),
+        None,
+    )
 
 
 def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection | None:
@@ -114,16 +139,25 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
     several_gomaxprocs = len({g for g, _ in analysis.groups}) > 1
     figures = [(r, cpu_of(r, analysis)) for r in analysis.variant_ratios]  # throughput and CPU per request, per twin
     rows = tuple(
-        (f"GOMAXPROCS={r.gomaxprocs}" + (f", {r.connections} connections" if analysis.several_levels else ""), split_twin(r.setup)[0], r.setup,
-         fmt_ratio(r) if r.ratio is not None else "-", fmt_ratio(cpu) if cpu is not None and cpu.ratio is not None else "-",
-         str(r.blocks), verdict(r))
+        (
+            f"GOMAXPROCS={r.gomaxprocs}" + (f", {r.connections} connections" if analysis.several_levels else ""),
+            split_twin(r.setup)[0],
+            r.setup,
+            fmt_ratio(r) if r.ratio is not None else "-",
+            fmt_ratio(cpu) if cpu is not None and cpu.ratio is not None else "-",
+            str(r.blocks),
+            verdict(r),
+        )
         for r, cpu in figures
     )
     sentences = [sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu, analysis) for r, cpu in figures]
     if variant.app_b is not None:
         sentences.append(answer_words(manifest, variant.name))
-    title = f"Your app's build {variant.name} ({variant.options_text}) against build A (--app)" if variant.app_b is not None else \
-        f"Variant {variant.name} ({variant.options_text})"
+    title = (
+        f"Your app's build {variant.name} ({variant.options_text}) against build A (--app)"
+        if variant.app_b is not None
+        else f"Variant {variant.name} ({variant.options_text})"
+    )
     return VariantSection(title=title, sentences=tuple(s for s in sentences if s), rows=rows, method=variant.method)
 
 

@@ -5,14 +5,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..core import stats
 from ..analysis.analyze import CPU_METRIC, Analysis
 from ..analysis.cells import Comparison
-from ..core.setups import (
-    APP_BASELINE, APP_SETUP_IDS, BASELINE, FRONTED_SETUPS, H2_SETUP_IDS, NEW_CONNECTION_SETUPS, SETUP_BY_ID, TLS_SETUP_IDS,
-    front_end_words, other_front_ends,
-)
+from ..core import stats
 from ..core.records import Ratio
+from ..core.setups import (
+    APP_BASELINE,
+    APP_SETUP_IDS,
+    BASELINE,
+    FRONTED_SETUPS,
+    H2_SETUP_IDS,
+    NEW_CONNECTION_SETUPS,
+    SETUP_BY_ID,
+    TLS_SETUP_IDS,
+    front_end_words,
+    other_front_ends,
+)
 from .fmt import fmt_share, fmt_times, group_name
 
 MECHANISM = {
@@ -127,8 +135,10 @@ def judge(estimate: float, low: float | None, high: float | None, n: int) -> Jud
 
 def h2_fronted(analysis: Analysis, gomaxprocs: int, connections: int) -> bool:
     """Return True when the group measured nginx in front of Go's h2 (nginx-h2 & co.): their answer is the HTTP/2 sentence, over go-h2."""
-    return any(r.setup in H2_SETUP_IDS and SETUP_BY_ID[r.setup].server == "nginx" and (r.gomaxprocs, r.connections) == (gomaxprocs, connections)
-               for r in analysis.ratios)
+    return any(
+        r.setup in H2_SETUP_IDS and SETUP_BY_ID[r.setup].server == "nginx" and (r.gomaxprocs, r.connections) == (gomaxprocs, connections)
+        for r in analysis.ratios
+    )
 
 
 def headline(analysis: Analysis) -> tuple[str, ...]:
@@ -154,8 +164,11 @@ def headline(analysis: Analysis) -> tuple[str, ...]:
             front = "a front end" if other_front_ends(analysis.setups) else "nginx"
             sentences.append(f"At {where} with {front} in front, " + join_clauses(shares) + " of Go's throughput.")
         elif not excluded and not extras and not tls:
-            sentences.append(f"At {where} nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below."
-                             if h2_fronted(analysis, gomaxprocs, connections) else f"At {where} no nginx setup was measured beside go-http.")
+            sentences.append(
+                f"At {where} nginx was measured only in front of Go's own HTTP/2 (go-h2): what it keeps is in the HTTP/2 sentence below."
+                if h2_fronted(analysis, gomaxprocs, connections)
+                else f"At {where} no nginx setup was measured beside go-http."
+            )
         if tls:
             sentences.append(f"{'With TLS' if shares else f'At {where} with TLS'} terminated by nginx, " + join_clauses(tls) + ".")
         if excluded:
@@ -219,12 +232,17 @@ def cpu_sentence(analysis: Analysis, gomaxprocs: int, connections: int) -> list[
     for setup in analysis.setups:
         ratio = analysis.ratio(gomaxprocs, connections, setup, CPU_METRIC)
         if setup != BASELINE and ratio is not None and ratio.ratio is not None:
-            parts.append(f"{mechanism(setup, analysis.setups)} {fmt_times(ratio)}" + (f" of {ratio.baseline}'s" if ratio.baseline != BASELINE else ""))
+            parts.append(
+                f"{mechanism(setup, analysis.setups)} {fmt_times(ratio)}"
+                + (f" of {ratio.baseline}'s" if ratio.baseline != BASELINE else "")
+            )
     if not parts:
         return []
     front = "the front end's" if other_front_ends(analysis.setups) else "nginx's"
-    return [f"Server CPU per request (Go's and {front} CPU time per request, the figure for capacity planning), as a multiple of Go "
-            "standalone's: " + join_clauses(parts) + "."]
+    return [
+        f"Server CPU per request (Go's and {front} CPU time per request, the figure for capacity planning), as a multiple of Go "
+        "standalone's: " + join_clauses(parts) + "."
+    ]
 
 
 def join_clauses(parts: list[str]) -> str:
@@ -264,7 +282,9 @@ def mechanism_sentence(analysis: Analysis, gomaxprocs: int, connections: int) ->
         )
     elif same:
         rivals = join_names([mechanism(other(c, best), analysis.setups) for c in same])
-        sentences.append(f"{upper_first(name)} and {rivals} cost the same within {BAND_TEXT} ({'; '.join(comparison_text(c) for c in same)}).")
+        sentences.append(
+            f"{upper_first(name)} and {rivals} cost the same within {BAND_TEXT} ({'; '.join(comparison_text(c) for c in same)})."
+        )
     else:
         sentences.append(f"The cheapest {which} here is {name}.")
     return sentences
@@ -345,12 +365,18 @@ def sharing_sentence(analysis: Analysis, tool: str = "wrk") -> str:
         return ""
     share = sharing.wrk_share
     if sharing.apart:
-        return (f"{tool} ran on other machines than the servers, so they shared no CPUs; {tool} used {share.median:.0%} of its "
-                f"machines' CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%}).")
+        return (
+            f"{tool} ran on other machines than the servers, so they shared no CPUs; {tool} used {share.median:.0%} of its "
+            f"machines' CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%})."
+        )
     used = f"{tool} itself used {share.median:.0%} of the machine's CPU time during the measurements (median; {share.minimum:.0%}-{share.maximum:.0%})"
     if not sharing.shared:
         return f"{tool} ran on CPUs {sharing.pin_client} and the servers on CPUs {sharing.pin_server} (pinned, no overlap); {used}."
-    where = "the same CPUs (not pinned)" if not sharing.pinned else f"overlapping CPUs (client {sharing.pin_client}, servers {sharing.pin_server})"
+    where = (
+        "the same CPUs (not pinned)"
+        if not sharing.pinned
+        else f"overlapping CPUs (client {sharing.pin_client}, servers {sharing.pin_server})"
+    )
     return (
         f"Client and servers shared {where} of this {sharing.cores}-CPU machine: {used}. The figures measure the machine "
         "with its load generator, not the servers alone; --pin-client and --pin-server separate them."

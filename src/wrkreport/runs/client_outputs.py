@@ -23,7 +23,13 @@ from ..core.records import WrkResult
 
 CLIENT_PART = re.compile(r"\.client-(?P<index>[1-9][0-9]{0,3})\.wrk\.txt$")
 CLIENT_LABEL = re.compile(r"client-[1-9][0-9]{0,3}")
-PERCENTILE_FIELDS = {50.0: "latency_p50_ms", 75.0: "latency_p75_ms", 90.0: "latency_p90_ms", 99.0: "latency_p99_ms", 99.9: "latency_p999_ms"}
+PERCENTILE_FIELDS = {
+    50.0: "latency_p50_ms",
+    75.0: "latency_p75_ms",
+    90.0: "latency_p90_ms",
+    99.0: "latency_p99_ms",
+    99.9: "latency_p999_ms",
+}
 
 
 class ClientsProblem(ValueError):
@@ -216,7 +222,9 @@ def manifest_machines(manifest: dict | None) -> bool:
     return bool(manifest) and any(isinstance(manifest.get(key), (dict, list)) for key in ("server_host", "client_hosts"))
 
 
-def client_loads(group: tuple[ClientFile, ...] | None, row: dict, cpu_parts: dict | None, threads_of: dict, manifest: dict | None) -> tuple[ClientLoad, ...]:
+def client_loads(
+    group: tuple[ClientFile, ...] | None, row: dict, cpu_parts: dict | None, threads_of: dict, manifest: dict | None
+) -> tuple[ClientLoad, ...]:
     """Return each client of one measurement with its threads, wrk CPU seconds and its machine's cores (for the saturation warnings).
 
     Without client_hosts the only client is the controller ("local"). A client shares
@@ -234,7 +242,9 @@ def client_loads(group: tuple[ClientFile, ...] | None, row: dict, cpu_parts: dic
         ssh = host.get("ssh") if isinstance(host.get("ssh"), str) else (part.host or "local")
         machine = host.get("machine") if isinstance(host.get("machine"), dict) else (controller if ssh == "local" else {})
         cores = machine.get("usable_cores") or machine.get("logical_cores")
-        shares = (ssh == "local" and target is None) or (target is not None and ssh == target.get("ssh")) or one_kernel(host, target, manifest)
+        shares = (
+            (ssh == "local" and target is None) or (target is not None and ssh == target.get("ssh")) or one_kernel(host, target, manifest)
+        )
         if group is None:
             threads, cpu = row.get("threads"), row.get("cpu_wrk_s")
         else:
@@ -288,8 +298,8 @@ def merge_files(paths: list[str]) -> tuple[WrkResult, list[str]]:
     from pathlib import Path
 
     from ..core.errors import ParseError
-    from ..parsers.histogram import read_histogram_file
     from ..parsers import parse_file
+    from ..parsers.histogram import read_histogram_file
 
     results, histograms, without = [], [], []
     for path in paths:

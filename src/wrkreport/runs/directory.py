@@ -25,6 +25,13 @@ import pandas as pd
 
 from ..core.display import show
 from ..core.errors import NoUsableData, ParseError
+from ..core.latency_histogram import LatencyHistogram, merge
+from ..core.records import FIELDS, Check
+from ..core.setups import setup_order
+from ..fixedrate.reading import RateMeasurement, read_rate_measurements
+from ..parsers import parse_file
+from ..parsers.histogram import hist_file_name
+from ..parsers.rawfile import name_problem
 from .client_outputs import (
     ClientFile,
     ClientLoad,
@@ -38,17 +45,10 @@ from .client_outputs import (
     merge_results,
     numbering_problem,
 )
-from ..core.latency_histogram import LatencyHistogram, merge
-from ..parsers.histogram import hist_file_name
-from ..core.records import FIELDS, Check
-from ..core.setups import setup_order
-from ..parsers import parse_file
-from ..parsers.rawfile import name_problem
-from ..fixedrate.reading import RateMeasurement, read_rate_measurements
 from .sidecars import (
     CPU_PROCESSES,
-    WRK_FILE,
     MANIFEST,
+    WRK_FILE,
     HeaderCapture,
     clients_check,
     cpu_file_name,
@@ -141,7 +141,9 @@ def listed_names(run_dir: Path, problems: list[Check]) -> set[str]:
             names.add(path.name)
             continue
         status = "fail" if path.name.endswith(RAW_SUFFIXES) else "warn"
-        problems.append(Check("file-name", status, f"{run_dir.name}: the file {show(path.name, 60)} is not a plain file name ({reason}); not read"))
+        problems.append(
+            Check("file-name", status, f"{run_dir.name}: the file {show(path.name, 60)} is not a plain file name ({reason}); not read")
+        )
     return names
 
 
@@ -229,7 +231,9 @@ def load_run(path: str | Path) -> Run:
     if table.empty and not problems and not headers:
         raise NoUsableData(f"{run_dir}: no wrk output (*.wrk.txt) in this run directory")
     rates, rate_problems = read_rate_measurements(run_dir, manifest)
-    problems += [p for p in rate_problems if p.name not in ("rate-run", "parse") or p.status != "fail"]  # a failed one stays with its measurement
+    problems += [
+        p for p in rate_problems if p.name not in ("rate-run", "parse") or p.status != "fail"
+    ]  # a failed one stays with its measurement
     loads = {k: v for k, v in loads.items() if v}
     return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms, loads, tuple(rates))
 
@@ -251,7 +255,11 @@ def client_groups(listed: dict[str, dict], wrk_names: list[str], problems: list[
             continue
         stem = client_stem(name)
         if stem is None:
-            problems.append(clients_check(name, f"{MANIFEST}: the entry of {name} lists clients, but its file is not a <stem>.client-1.wrk.txt name; not used"))
+            problems.append(
+                clients_check(
+                    name, f"{MANIFEST}: the entry of {name} lists clients, but its file is not a <stem>.client-1.wrk.txt name; not used"
+                )
+            )
             continue
         blocked.add(stem)
         if name in refused:
@@ -264,7 +272,9 @@ def client_groups(listed: dict[str, dict], wrk_names: list[str], problems: list[
         if stem in groups:
             listed_files = {c.file for c in groups[stem]}
             for extra in (c.file for c in group if c.file not in listed_files):
-                problems.append(Check("file-name", "warn", f"{extra}: not among the clients {MANIFEST} lists for {stem}; ignored", file=extra))
+                problems.append(
+                    Check("file-name", "warn", f"{extra}: not among the clients {MANIFEST} lists for {stem}; ignored", file=extra)
+                )
             continue
         if stem in blocked or WRK_FILE.fullmatch(group[0].file) is None:
             continue
@@ -283,7 +293,9 @@ def read_clients(run_dir: Path, stem: str, group: tuple[ClientFile, ...], entry:
     results, texts, hists, without = [], [], [], []
     for part in group:
         if not os.path.lexists(run_dir / part.file):
-            problems.append(clients_check(first, f"{part.client}'s output {part.file} is missing: {stem} is not summed from fewer clients; not used"))
+            problems.append(
+                clients_check(first, f"{part.client}'s output {part.file} is missing: {stem} is not summed from fewer clients; not used")
+            )
             return None
         data = read_raw(run_dir, part.file, "wrk", problems)
         if data is None:
@@ -294,7 +306,12 @@ def read_clients(run_dir: Path, stem: str, group: tuple[ClientFile, ...], entry:
         except ParseError as exc:
             problems.append(clients_check(first, f"{part.client}'s output is not usable ({exc.message()}): {stem} is not used"))
             return None
-        texts.append(f"==> {part.client}" + (f" ({part.host})" if part.host else "") + f": {part.file} <==\n" + data.decode("utf-8", errors="replace"))
+        texts.append(
+            f"==> {part.client}"
+            + (f" ({part.host})" if part.host else "")
+            + f": {part.file} <==\n"
+            + data.decode("utf-8", errors="replace")
+        )
         histogram = read_histogram(run_dir, client_hist_name(part.file), problems)
         if histogram is None:
             without.append(part.client)
@@ -334,7 +351,11 @@ def mixed_tools(table: pd.DataFrame) -> list[Check]:
     if len(tools) < 2:
         return []
     count = int((table["tool"] == "ab").sum())
-    return [Check("file-name", "warn", f"this run mixes wrk and ab outputs ({count} of {len(table)} by ab): ratios may pair two load generators")]
+    return [
+        Check(
+            "file-name", "warn", f"this run mixes wrk and ab outputs ({count} of {len(table)} by ab): ratios may pair two load generators"
+        )
+    ]
 
 
 def measurement_row(match: re.Match, name: str, result, entry: dict) -> dict:
@@ -365,13 +386,7 @@ def block_of(match: re.Match, entry: dict) -> int | None:
 def problem_check(match: re.Match, name: str, message: str) -> Check:
     """Return the failed `parse` check of a wrk file that could not be read."""
     return Check(
-        "parse",
-        "fail",
-        message,
-        setup=match["setup"],
-        gomaxprocs=int(match["gomaxprocs"]),
-        repeat=int(match["repeat"]),
-        file=name,
+        "parse", "fail", message, setup=match["setup"], gomaxprocs=int(match["gomaxprocs"]), repeat=int(match["repeat"]), file=name
     )
 
 

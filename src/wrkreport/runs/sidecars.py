@@ -11,9 +11,9 @@ from pathlib import Path
 from ..core.errors import ParseError, RefusedFile
 from ..core.latency_histogram import LatencyHistogram
 from ..core.records import Check
+from ..core.setups import CPU_PROCESSES, SETUP_PATTERN
 from ..parsers.histogram import parse_histogram
 from ..parsers.rawfile import CAP_BYTES, read_bytes
-from ..core.setups import CPU_PROCESSES, SETUP_PATTERN
 from ..parsers.schema import CPU_FIELDS, MANIFEST_FIELDS, NOT_A_FILE_NAME, SETUP_KEYED, checked, load_json
 
 WRK_FILE = re.compile(
@@ -91,12 +91,16 @@ def read_manifest(run_dir: Path, problems: list[Check]) -> dict | None:
         data = read_json(run_dir, MANIFEST, "manifest", problems)
     except ValueError as exc:
         where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: not readable JSON ({where}); setups and repeats come from file names", file=MANIFEST))
+        problems.append(
+            Check("manifest", "warn", f"{MANIFEST}: not readable JSON ({where}); setups and repeats come from file names", file=MANIFEST)
+        )
         return None
     if data is None:
         return None
     if not isinstance(data, dict):
-        problems.append(Check("manifest", "warn", f"{MANIFEST}: expected a JSON object, found {type(data).__name__}; ignored", file=MANIFEST))
+        problems.append(
+            Check("manifest", "warn", f"{MANIFEST}: expected a JSON object, found {type(data).__name__}; ignored", file=MANIFEST)
+        )
         return None
     data, wrong = checked(data, MANIFEST_FIELDS, SETUP_KEYED)
     machines = [reason for reason in wrong if MACHINE_KEYS.match(reason)]
@@ -122,7 +126,11 @@ def machine_problems(reasons: list[str]) -> list[Check]:
     if not reasons:
         return []
     more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return [Check("machines", "fail", f"{MANIFEST}: {reasons[0]}{more}; left out, so the page cannot say fully where the run ran", file=MANIFEST)]
+    return [
+        Check(
+            "machines", "fail", f"{MANIFEST}: {reasons[0]}{more}; left out, so the page cannot say fully where the run ran", file=MANIFEST
+        )
+    ]
 
 
 def refuse_entries(data: dict, reasons: list[str], run: str) -> list[Check]:
@@ -142,7 +150,9 @@ def refuse_entries(data: dict, reasons: list[str], run: str) -> list[Check]:
             entry.setdefault(REFUSED, f"{run}/{MANIFEST}: {reason}")  # the first refused field of the entry
             continue
         if (key, index) not in doomed:
-            found.append(Check("file-name", "fail", f"{run}/{MANIFEST}: {reason}; that measurement's entry is left out", *entry_subject(entry)))
+            found.append(
+                Check("file-name", "fail", f"{run}/{MANIFEST}: {reason}; that measurement's entry is left out", *entry_subject(entry))
+            )
         doomed.add((key, index))
     for key, index in sorted(doomed, reverse=True):
         del data[key][index]

@@ -1,9 +1,19 @@
 """The helper's subcommands of a block: its start (servers' PIDs, every cell checked), notes, its end, warm-ups, and each measurement."""
 
 from __future__ import annotations
+
 import sys
 from pathlib import Path
+
+from ...core.errors import UsageError
+from ...core.setups import APP_PROCESSES, BASELINE, FRONT_ENDS, H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
+from .. import server_machine
+from ..app_answers import record_app_cell, record_front_end_cell, reference_of
+from ..app_options import redact_argv
 from ..cpu import child_pids, cpu_record, cpu_snapshot, pids_for, pinning_of, run_measured, server_pids
+from ..h2_answers import h2_note, record_h2_cell
+from ..handshake import counted, record_probe, remote_counter
+from ..handshake import read_counter as read_local_counter
 from ..manifest import (
     cell_from_headers,
     find_pass,
@@ -15,21 +25,13 @@ from ..manifest import (
     write_json_atomic,
 )
 from ..nginx import cap_log, nginx_error_logs
-from ..app_answers import record_app_cell, record_front_end_cell, reference_of
-from ..h2_answers import h2_note, record_h2_cell
 from ..profiles import body_text
-from ..handshake import counted, record_probe, remote_counter
-from ..handshake import read_counter as read_local_counter
+from ..progress import progress_result, progress_start
+from ..remote_clients.agent import HIST_ENV
 from ..remote_clients.measuring import ClientRun, client_argv, run_all
 from ..remote_clients.state import load_clients
-from ..progress import progress_result, progress_start
-from ...core.setups import APP_PROCESSES, BASELINE, FRONT_ENDS, H2_BASELINE, SETUP_BY_ID, SETUP_IDS, split_twin
-from ...core.errors import UsageError
 from ..values import iso_ms, now_ms
-from ..app_options import redact_argv
-from .. import server_machine
 from .clients import measure_on_clients
-from ..remote_clients.agent import HIST_ENV
 
 
 def cmd_pass_start(args) -> int:
@@ -91,8 +93,17 @@ def cmd_pass_ready(args) -> int:
         data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None  # the captured header block
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].h2:  # status, body, ALPN h2; header fields against go-h2's
             h2_headers = data if setup == H2_BASELINE else h2_headers
-            note = record_h2_cell(manifest, entry, setup, cell, data, h2_bodies.get(setup), probes.get(setup), expected_body,
-                                  None if setup == H2_BASELINE else h2_headers)
+            note = record_h2_cell(
+                manifest,
+                entry,
+                setup,
+                cell,
+                data,
+                h2_bodies.get(setup),
+                probes.get(setup),
+                expected_body,
+                None if setup == H2_BASELINE else h2_headers,
+            )
             verdict = f"skip {setup} {cell['error']}" if cell["error"] else f"measure {setup} note: {h2_note(setup, cell)}"
             lines.append(verdict + (f"; TLS: {note}" if note and not cell["error"] else ""))
             continue
@@ -102,7 +113,9 @@ def cmd_pass_ready(args) -> int:
         if setup in SETUP_BY_ID and SETUP_BY_ID[setup].app:  # --app: the status and body the app alone (or --app-b's build alone) answers
             reference = reference_of(setup, cells)
             alone[setup] = data if reference is None else None  # an app build alone: the header block the others are compared with
-            record_app_cell(setup, cell, data, bodies.get(setup), entry["cells"].get(reference or setup), alone.get(reference or setup), reference)
+            record_app_cell(
+                setup, cell, data, bodies.get(setup), entry["cells"].get(reference or setup), alone.get(reference or setup), reference
+            )
         verdict = cell_verdict(setup, cell, manifest["parameters"]["expect_header_bytes"])
         if setup in probes and not verdict.startswith("skip"):
             note = record_probe(manifest, entry, setup, probes[setup])
@@ -120,9 +133,13 @@ def record_cell(manifest: dict, entry: dict, setup: str, ready: str, headers: st
     each GOMAXPROCS); later blocks check a capture in the work directory.
     """
     if setup not in SETUP_BY_ID or ready not in ("0", "1"):
-        raise UsageError(f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)} (or a --variant twin)")
+        raise UsageError(
+            f"--cell {setup} {ready} ...: expected SETUP 0|1 HEADERS ERROR with SETUP one of {', '.join(SETUP_IDS)} (or a --variant twin)"
+        )
     data = Path(headers).read_bytes() if headers and Path(headers).is_file() else None
-    cell = cell_from_headers(data, ready == "1", error, SETUP_BY_ID[setup].app, "curl -s -D -" if SETUP_BY_ID[setup].own_answer else "curl -sI")
+    cell = cell_from_headers(
+        data, ready == "1", error, SETUP_BY_ID[setup].app, "curl -s -D -" if SETUP_BY_ID[setup].own_answer else "curl -sI"
+    )
     cell["url"] = manifest["parameters"]["urls"][setup]
     kept = data and Path(headers).resolve().parent == run_dir.resolve()
     cell["headers_file"] = Path(headers).name if kept else None
@@ -136,7 +153,11 @@ def cell_verdict(setup: str, cell: dict, expect_header_bytes: int) -> str:
         return f"skip {setup} {cell['error']}"
     if SETUP_BY_ID[setup].own_answer:  # its own header block: compared with the app's or go-http's (record_*_cell), not with 141 bytes
         changed = cell.get("headers_changed")
-        return f"measure {setup} note: {cell['header_bytes']}-byte header block; changed: {', '.join(changed) or 'nothing'}" if changed is not None else f"measure {setup}"
+        return (
+            f"measure {setup} note: {cell['header_bytes']}-byte header block; changed: {', '.join(changed) or 'nothing'}"
+            if changed is not None
+            else f"measure {setup}"
+        )
     if cell["header_bytes"] != expect_header_bytes:
         return f"measure {setup} note: {cell['header_bytes']}-byte header block, expected {expect_header_bytes}"
     return f"measure {setup}"
@@ -179,7 +200,12 @@ def cmd_measure(args) -> int:
     if not argv:
         raise UsageError("measure needs the wrk command after --")
     connections = args.connections or levels_of(params)[0]
-    print(f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}", end="", file=sys.stderr, flush=True)
+    print(
+        f"[run_bench] {progress_start(manifest, args.gomaxprocs, connections, args.setup, args.repeat)}",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
     servers = pids_for(find_pass(manifest, args.gomaxprocs)["pids"], args.setup)  # a twin's nginx: the variant's
     out, cpu_file, stderr = run_dir / args.file, run_dir / args.cpu_file, Path(args.stderr)
     if args.clients:  # --client-hosts: wrk on every client at once
@@ -246,10 +272,7 @@ def cmd_warm_up(args) -> int:
     if not argv:
         raise UsageError("warm-up needs the wrk command after --")
     state = load_clients(Path(args.clients))
-    runs = [
-        ClientRun(c, f"warm-up.{c.label}", client_argv(argv, c), None, Path(f"{args.stderr}.{c.label}"), None)
-        for c in state.clients
-    ]
+    runs = [ClientRun(c, f"warm-up.{c.label}", client_argv(argv, c), None, Path(f"{args.stderr}.{c.label}"), None) for c in state.clients]
     stopped = run_all(state, runs)
     if stopped is not None:
         return 128 + stopped

@@ -59,14 +59,15 @@ def cmd_capacity_next(args) -> int:
         centre = ladder_centre(earlier_capacities(run_dir, manifest, measured, args.block, slo))
         if centre is None:
             allowed = min(search_steps(min(planned), high), params.get("search_steps", MAX_STEPS))  # runs before 2026-11-29 had no cap
-            rate = next_rate(steps, round(high), allowed - taken,
-                             search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
+            rate = next_rate(steps, round(high), allowed - taken, search_rng(params["seed"], args.gomaxprocs, args.block, setup, taken + 1))
         else:
             offset = search_rng(params["seed"], args.gomaxprocs, args.block, setup, 0).random()
             rate = ladder_next(steps, planned, centre, round(high), offset)
         if rate is not None:
             lines.append(f"{setup} {rate} {round(high)}")
-    random.Random(f"{params['seed']}:capacity-order:{args.gomaxprocs}:{args.block}:{len(manifest.get('fixed_rate_measurements') or [])}").shuffle(lines)
+    random.Random(
+        f"{params['seed']}:capacity-order:{args.gomaxprocs}:{args.block}:{len(manifest.get('fixed_rate_measurements') or [])}"
+    ).shuffle(lines)
     print("\n".join(lines), end="\n" if lines else "")
     return 0
 
@@ -83,11 +84,17 @@ def cmd_capacity_check(args) -> int:
     lines, made = [], 0
     for setup in sorted(args.setups.split(",")):
         searched = searched_entries(manifest, setup, args.gomaxprocs)
-        checks = [e for e in manifest.get("fixed_rate_measurements") or []
-                  if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block) and e.get("capacity_check")]
-        rate = next_check_rate(combine(earlier_capacities(run_dir, manifest, searched, args.block + 1, slo)),
-                               [measured_step(run_dir, e, manifest) for e in checks], params.get("check_tries", 1),
-                               {e["rate"] for e in searched + checks if e["block"] == args.block})
+        checks = [
+            e
+            for e in manifest.get("fixed_rate_measurements") or []
+            if (e["setup"], e["gomaxprocs"], e["block"]) == (setup, args.gomaxprocs, args.block) and e.get("capacity_check")
+        ]
+        rate = next_check_rate(
+            combine(earlier_capacities(run_dir, manifest, searched, args.block + 1, slo)),
+            [measured_step(run_dir, e, manifest) for e in checks],
+            params.get("check_tries", 1),
+            {e["rate"] for e in searched + checks if e["block"] == args.block},
+        )
         made += len(checks)
         if rate is not None:
             lines.append(f"{setup} {rate}")
@@ -117,7 +124,12 @@ def checks_cut_by_time(manifest: dict, count: int) -> str | None:
         return None
     one = check_seconds(params, tries=1)
     promised = promised_blocks(manifest)
-    end = elapsed_of(manifest) + count * one + promised * (rate_block_seconds(manifest) or 0.0) + checks_left_seconds(manifest, first_only=True)
+    end = (
+        elapsed_of(manifest)
+        + count * one
+        + promised * (rate_block_seconds(manifest) or 0.0)
+        + checks_left_seconds(manifest, first_only=True)
+    )
     if end <= limit:
         return None
     still = f" (after the {promised} fixed-rate block{'s' if promised > 1 else ''} still to run)" if promised else ""
@@ -128,8 +140,11 @@ def promised_blocks(manifest: dict) -> int:
     """Return the fixed-rate blocks the capacity rule has granted that have not started: one per GOMAXPROCS value whose last
     `capacity-more` verdict (capacity_precision) was more after as many blocks as that value has run."""
     passes = manifest.get("fixed_rate_passes") or []
-    return sum(1 for n, record in (manifest.get("capacity_precision") or {}).items()
-               if record.get("stop_reason") is None and record.get("blocks") == sum(p["gomaxprocs"] == int(n) for p in passes))
+    return sum(
+        1
+        for n, record in (manifest.get("capacity_precision") or {}).items()
+        if record.get("stop_reason") is None and record.get("blocks") == sum(p["gomaxprocs"] == int(n) for p in passes)
+    )
 
 
 def cmd_capacity_more(args) -> int:
@@ -141,7 +156,9 @@ def cmd_capacity_more(args) -> int:
     widths = capacity_widths(run_dir, manifest, args.setups.split(","), args.gomaxprocs, slo) if slo is not None else []
     passes = [p for p in manifest.get("fixed_rate_passes") or [] if p["gomaxprocs"] == args.gomaxprocs]
     if slo is not None:
-        reason = decide(widths, len(passes), params, elapsed_of(manifest), rate_block_seconds(manifest), args.going, checks_left_seconds(manifest))
+        reason = decide(
+            widths, len(passes), params, elapsed_of(manifest), rate_block_seconds(manifest), args.going, checks_left_seconds(manifest)
+        )
     else:  # no search: the planned blocks
         reason = None if len(passes) < params.get("rate_blocks", 1) else f"no objective: the planned {len(passes)} block(s) ran"
     worst = widest(widths)
@@ -159,11 +176,16 @@ def cmd_capacity_more(args) -> int:
 
 def capacity_widths(run_dir: Path, manifest: dict, setups: list[str], gomaxprocs: int, slo) -> list[Width]:
     """Return the half-width of every capacity and capacity ratio at GOMAXPROCS over the blocks so far, as `wrkreport build` finds them."""
-    blocks = {s: earlier_capacities(run_dir, manifest, searched_entries(manifest, s, gomaxprocs), math.inf, slo) for s in sorted(setups)}  # every block so far
+    blocks = {
+        s: earlier_capacities(run_dir, manifest, searched_entries(manifest, s, gomaxprocs), math.inf, slo) for s in sorted(setups)
+    }  # every block so far
     spreads = manifest["parameters"].get("capacity_spreads") or {}  # absent before 2026-11-30: intervals alone
     widths = [Width(s, half_width(combine(found)), usual_width(s, len(found), spreads)) for s, found in blocks.items() if found]
-    widths += [Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])), usual_width(s, len(found), spreads))
-               for s, found in blocks.items() if found and baseline_of(s) != s and blocks.get(baseline_of(s))]
+    widths += [
+        Width(f"{s}/{baseline_of(s)}", half_width(combine_ratio(found, blocks[baseline_of(s)])), usual_width(s, len(found), spreads))
+        for s, found in blocks.items()
+        if found and baseline_of(s) != s and blocks.get(baseline_of(s))
+    ]
     return widths
 
 
@@ -180,7 +202,9 @@ def rate_block_seconds(manifest: dict) -> float | None:
     """Return the mean wall time of the finished fixed-rate blocks (any GOMAXPROCS) less their capacity checks' (checks_left_seconds
     counts those apart), else the running one's so far; None before any."""
     blocks = manifest.get("fixed_rate_passes") or []
-    made = [e for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check") and e.get("started_at") and e.get("ended_at")]
+    made = [
+        e for e in manifest.get("fixed_rate_measurements") or [] if e.get("capacity_check") and e.get("started_at") and e.get("ended_at")
+    ]
     checks: dict[tuple[int, int], float] = {}
     for e, seconds in zip(made, block_durations(made)):  # a check's start to its end, as a block's
         checks[(e["gomaxprocs"], e["block"])] = checks.get((e["gomaxprocs"], e["block"]), 0.0) + seconds
@@ -193,8 +217,11 @@ def rate_block_seconds(manifest: dict) -> float | None:
 
 def searched_entries(manifest: dict, setup: str, gomaxprocs: int) -> list[dict]:
     """Return a setup's fixed-rate measurements at GOMAXPROCS that the capacity search reads: its planned rates and steps, not its checks."""
-    return [e for e in manifest.get("fixed_rate_measurements") or []
-            if (e["setup"], e["gomaxprocs"]) == (setup, gomaxprocs) and not e.get("capacity_check")]
+    return [
+        e
+        for e in manifest.get("fixed_rate_measurements") or []
+        if (e["setup"], e["gomaxprocs"]) == (setup, gomaxprocs) and not e.get("capacity_check")
+    ]
 
 
 def earlier_capacities(run_dir: Path, manifest: dict, measured: list[dict], block: float, slo) -> list:
@@ -210,5 +237,3 @@ def earlier_capacities(run_dir: Path, manifest: dict, measured: list[dict], bloc
         if capacity is not None and highs:  # a block that searched
             found.append(capacity)
     return found
-
-

@@ -1,22 +1,22 @@
 """The helper's subcommands for --client-hosts: preflight, record, cleanup, and one measurement on every client at once."""
 
 from __future__ import annotations
+
 import json
 import sys
 from pathlib import Path
+
+from .. import server_machine
 from ..app_options import redact_argv
 from ..cpu import cpu_record, cpu_snapshot, pinning_of, server_pids
 from ..manifest import load_manifest, save_manifest, write_json_atomic
 from ..nginx import cap_log, nginx_error_log
+from ..profiles import PROG
+from ..progress import progress_result
 from ..remote_clients.measuring import ClientRun, client_argv, run_all, start_skew_ms, wrk_usage
 from ..remote_clients.state import ClientError, Clients, client_file, down, labelled, load_clients, manifest_hosts, preflight, save_clients
 from ..remote_clients.totals import CLIENT_FILE, totals
-from ..progress import progress_result
-from ..profiles import PROG
 from ..values import format_rate, iso_ms
-from .. import server_machine
-
-
 
 
 def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], connections: int, servers: dict) -> int:
@@ -36,8 +36,12 @@ def measure_on_clients(args, run_dir: Path, manifest: dict, argv: list[str], con
         stem = CLIENT_FILE.match(name)["stem"]
         runs.append(
             ClientRun(
-                client, f"{stem}.{client.label}" if not several else stem,
-                client_argv(argv, client, index, len(state.clients)), run_dir / name, Path(f"{args.stderr}.{client.label}"), run_dir / hist if hist else None,
+                client,
+                f"{stem}.{client.label}" if not several else stem,
+                client_argv(argv, client, index, len(state.clients)),
+                run_dir / name,
+                Path(f"{args.stderr}.{client.label}"),
+                run_dir / hist if hist else None,
             )
         )
     cpu_file = run_dir / args.cpu_file
@@ -137,13 +141,17 @@ def cmd_clients_preflight(args) -> int:
     state = Clients(args.control_path, plan.get("ssh_config"), labelled(plan["client_hosts"]))
     save_clients(Path(args.save), state)
     try:
-        preflight(state, Path(args.save), Path(args.hist_script), args.target or None, lambda text: print(f"[run_bench] {text}", file=sys.stderr))
+        preflight(
+            state, Path(args.save), Path(args.hist_script), args.target or None, lambda text: print(f"[run_bench] {text}", file=sys.stderr)
+        )
     except ClientError as exc:
         print(f"{PROG}: --client-hosts: {exc}; nothing was started", file=sys.stderr)
         return 2
     for client in state.clients:
         facts = state.facts[client.label]
-        print(f"{client.label} {client.host} wrk {facts['versions']['wrk'] or '?'} cores {facts['machine']['usable_cores'] or '?'} net_ns {facts['net_ns'] or '?'}")
+        print(
+            f"{client.label} {client.host} wrk {facts['versions']['wrk'] or '?'} cores {facts['machine']['usable_cores'] or '?'} net_ns {facts['net_ns'] or '?'}"
+        )
     for entry in state.rtt:
         shown = f"median {entry['median_ms']} ms ({entry['samples']} samples)" if entry["samples"] else entry["method"]
         print(f"rtt {entry['from']} -> {entry['to']}: {shown}")

@@ -1,13 +1,14 @@
 """The helper's subcommands after a block and at the end: the stopping rule, the run's status and summary."""
 
 from __future__ import annotations
+
 from pathlib import Path
+
+from ..allocation import plan_next
 from ..manifest import load_manifest, save_manifest
 from ..progress import elapsed_of, summary_lines
-from ..allocation import plan_next
 from ..stopping_rule import assess, decide, gap_record, verdict_words
 from ..values import format_duration, iso, utc_now
-
 
 PARSED: dict[str, float | None] = {}  # wrk file -> counted req/s, kept while `serve` runs
 
@@ -56,8 +57,10 @@ def precision_lines(manifest: dict) -> list[str]:
             if not record["met"] and record.get("beyond_ceiling"):
                 extra += f", past this run's ceiling of {record['ceiling']} blocks per GOMAXPROCS (--precision allows 40)"
             state = "decided" if record["met"] else "NOT decided everywhere"
-            lines.append(f"answer {state}: {verdict_words(record) or 'nothing compared'}; {shown}, target +/-{record['target_pct']:g}% "
-                         f"({blocks} blocks){extra}")
+            lines.append(
+                f"answer {state}: {verdict_words(record) or 'nothing compared'}; {shown}, target +/-{record['target_pct']:g}% "
+                f"({blocks} blocks){extra}"
+            )
         elif record["met"]:
             lines.append(f"precision target +/-{record['target_pct']:g}% met: {shown} ({blocks} blocks)")
         else:
@@ -91,7 +94,9 @@ def capacity_lines(records: dict) -> list[str]:
         met = "met" if worst <= target else "NOT met"
         reason = record.get("stop_reason") or ""
         why = "" if reason.startswith("target met") or not reason and worst <= target else f"; stopped: {reason}"  # met, yet judged wider
-        lines.append(f"capacity target +/-{target:g}% {met} at GOMAXPROCS={n}: widest {record['worst']} +/-{worst:g}% ({record['blocks']} fixed-rate blocks){why}")
+        lines.append(
+            f"capacity target +/-{target:g}% {met} at GOMAXPROCS={n}: widest {record['worst']} +/-{worst:g}% ({record['blocks']} fixed-rate blocks){why}"
+        )
     return lines
 
 

@@ -1,22 +1,24 @@
 """The helper's subcommands before the first block: the plan, ports, nginx's modules, reachability, --tune, the run directory, nginx.conf."""
 
 from __future__ import annotations
+
 import json
 import os
 import sys
 from pathlib import Path
-from ..machine import apply_tune, command_output, read_sysctl, untraversable, user_ids
+
 from ...core.cpus import usable_cpus
-from ..manifest import create_run_dir, out_problem, load_manifest, new_manifest, point_latest, save_manifest, write_json_atomic
+from ...core.errors import UsageError
+from ...core.setups import split_twin
 from ..front_ends import CONFIG_FILES, render_front_ends
+from ..machine import apply_tune, command_output, read_sysctl, untraversable, user_ids
+from ..manifest import create_run_dir, load_manifest, new_manifest, out_problem, point_latest, save_manifest, write_json_atomic
 from ..nginx import nginx_conf_dir, nginx_flags, nginx_missing_modules, nginx_sections, nginx_values, render_template
 from ..parameters import build_plan, plan_lines
 from ..ports import busy_port_messages
 from ..profiles import NO
-from ...core.setups import split_twin
-from ...core.errors import UsageError
-from ..variant import variant_nginx_values
 from ..values import utc_now
+from ..variant import variant_nginx_values
 
 
 def cmd_plan(args) -> int:
@@ -65,7 +67,9 @@ def cmd_check_reach(args) -> int:
         return NO
     blocked = untraversable(Path(args.path), uid, gids)
     if blocked:
-        print(f"nginx workers (user {args.user}) cannot reach {args.path}: {blocked} is not searchable; set TMPDIR to a directory they can traverse, e.g. /tmp")
+        print(
+            f"nginx workers (user {args.user}) cannot reach {args.path}: {blocked} is not searchable; set TMPDIR to a directory they can traverse, e.g. /tmp"
+        )
         return NO
     return 0
 
@@ -96,7 +100,9 @@ def cmd_init(args) -> int:
     out = Path(plan["out"])
     run_dir = create_run_dir(out, started)
     (run_dir / "logs").mkdir()
-    app_version = Path(args.app_version_output).read_text(errors="replace") if args.app_version_output else None  # --app-version, run on the target
+    app_version = (
+        Path(args.app_version_output).read_text(errors="replace") if args.app_version_output else None
+    )  # --app-version, run on the target
     manifest = new_manifest(run_dir.name, started, args.command_line, plan, args.nginx or None, args.ulimit_n, app_version)
     save_manifest(run_dir, manifest)
     warning = point_latest(out, run_dir)
@@ -111,7 +117,9 @@ def cmd_render_front_ends(args) -> int:
     directory; record their files in the manifest (front_ends) and print each front end's name."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)
-    fronts = render_front_ends(manifest, run_dir, args.work, args.socket, args.cpus or len(usable_cpus()), args.rlimit, args.user, args.group)
+    fronts = render_front_ends(
+        manifest, run_dir, args.work, args.socket, args.cpus or len(usable_cpus()), args.rlimit, args.user, args.group
+    )
     manifest["front_ends"] = {front: {"config": CONFIG_FILES[front]} for front in fronts}
     save_manifest(run_dir, manifest)
     print("\n".join(fronts))

@@ -9,12 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...core.setups import SETUP_BY_ID
-from ...fixedrate.capacity import (
-    FAIL,
-    Step,
-    result_step,
-    slo_of,
-)
+from ...fixedrate.capacity import FAIL, Step, result_step, slo_of
 from ...fixedrate.rate_checks import rate_checks, rate_held_check
 from ...fixedrate.reading import expected_answer
 from ...fixedrate.record import RateResult
@@ -108,8 +103,12 @@ def cmd_measure_rate(args) -> int:
     params = manifest["parameters"]
     attack = run_attack(params, args.setup, args.rate, args.header, check=bool(args.capacity_check))
     done = len(manifest.get("fixed_rate_measurements") or [])
-    print(f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
-          end="", file=sys.stderr, flush=True)
+    print(
+        f"[run_bench] [rate {done + 1}] {args.setup} GOMAXPROCS={args.gomaxprocs} block {args.block} at {args.rate:,} req/s ... ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
     ids = {"setup": args.setup, "gomaxprocs": args.gomaxprocs, "block": args.block, "round": 1, "repeat": args.block}
     stem = rate_stem(args.setup, args.gomaxprocs, args.block, args.block, args.rate)
     servers = pids_for(find_pass(manifest, args.gomaxprocs)["pids"], args.setup)  # a --variant twin's nginx: the variant's
@@ -117,8 +116,19 @@ def cmd_measure_rate(args) -> int:
     snapshot = (lambda: shell.snapshot(servers)) if shell else (lambda: cpu_snapshot(server_pids(servers)))
     where = (shell.ticks_per_s, manifest["server_host"]["machine"].get("logical_cores")) if shell else None
     if args.clients:
-        ran = measure_rate_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, run_dir, Path(args.work_dir),
-                                      stem, ids, snapshot, where, pinning_of(params))
+        ran = measure_rate_on_clients(
+            load_clients(Path(args.clients)),
+            Path(args.vegeta),
+            attack,
+            args.setup,
+            run_dir,
+            Path(args.work_dir),
+            stem,
+            ids,
+            snapshot,
+            where,
+            pinning_of(params),
+        )
         if ran.signal is not None:
             print("interrupted", file=sys.stderr)
             return 128 + ran.signal
@@ -142,7 +152,9 @@ def cmd_measure_rate(args) -> int:
 def cmd_rate_warm_up(args) -> int:
     """Run the fixed-rate warm-up of a setup here, or with --clients on every client at once (results discarded); print each failure."""
     manifest = load_manifest(Path(args.run))
-    attack = replace(run_attack(manifest["parameters"], args.setup, args.rate, args.header), duration_s=float(manifest["parameters"]["rate_warmup_s"]))
+    attack = replace(
+        run_attack(manifest["parameters"], args.setup, args.rate, args.header), duration_s=float(manifest["parameters"]["rate_warmup_s"])
+    )
     if args.clients:
         stopped, failed = warm_up_on_clients(load_clients(Path(args.clients)), Path(args.vegeta), attack, args.setup, Path(args.work_dir))
     else:  # the measurement's own command (-insecure for https, -laddr on loopback), pinned as it is
@@ -160,7 +172,13 @@ def cmd_clients_vegeta(args) -> int:
     try:
         app_headers = (plan.get("app") or {}).get("headers") or []  # --app-header: with every request to the app setups, as here
         headers = {s: app_headers for s in plan["urls"] if s in SETUP_BY_ID and SETUP_BY_ID[s].app}
-        install_vegeta(load_clients(Path(args.state)), Path(args.vegeta), plan["urls"], lambda text: print(f"[run_bench] {text}", file=sys.stderr), headers)
+        install_vegeta(
+            load_clients(Path(args.state)),
+            Path(args.vegeta),
+            plan["urls"],
+            lambda text: print(f"[run_bench] {text}", file=sys.stderr),
+            headers,
+        )
     except ClientError as exc:
         print(f"{PROG}: --client-hosts: {exc}; nothing was started", file=sys.stderr)
         return 2
@@ -170,7 +188,9 @@ def cmd_clients_vegeta(args) -> int:
 def entry_result(run_dir: Path, entry: dict) -> RateResult:
     """Return a recorded fixed-rate measurement's results: its file, or its clients' files merged (a parse error raises)."""
     clients = entry.get("clients")
-    return read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], entry["rate"])
+    return (
+        read_client_files([run_dir / c["file"] for c in clients]) if clients else read_vegeta_file(run_dir / entry["file"], entry["rate"])
+    )
 
 
 def rate_progress(run_dir: Path, entry: dict, manifest: dict) -> str:
@@ -185,7 +205,9 @@ def rate_progress(run_dir: Path, entry: dict, manifest: dict) -> str:
         return f"unreadable results: {' '.join(str(exc).split())[:200]}"
     slo = slo_of(manifest["parameters"].get("slo"))
     if slo is not None:  # an --app setup's answers held to the app's own body, as `wrkreport build` holds them
-        STEPS[step_key(run_dir, entry)] = result_step(entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo)
+        STEPS[step_key(run_dir, entry)] = result_step(
+            entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo
+        )
     held = rate_held_check(result)
     shown = f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms, {result.errors:,} errors"
     return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
@@ -212,44 +234,32 @@ def measured_step(run_dir: Path, entry: dict, manifest: dict) -> Step:
         result = entry_result(run_dir, entry)
     except Exception:  # noqa: BLE001 - no usable results: a failed step (`wrkreport build` reports the file)
         return Step(entry["rate"], FAIL)
-    step = result_step(entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])),
-                       slo_of(manifest["parameters"].get("slo")))
+    step = result_step(
+        entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo_of(manifest["parameters"].get("slo"))
+    )
     STEPS[key] = step
     return step
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def setup_rate(run_dir: Path, manifest: dict, setup: str, gomaxprocs: int, cache: dict) -> float | None:
     """Return a setup's median closed-loop req/s at GOMAXPROCS (first connection level): the capacity search's upper end; None when not measured."""
     level = levels_of(manifest["parameters"])[0]
-    rates = [r for m in manifest["measurements"]
-             if (m["setup"], m["gomaxprocs"], m.get("connections", level)) == (setup, gomaxprocs, level) and (r := rate_of(run_dir, m, cache)) is not None]
+    rates = [
+        r
+        for m in manifest["measurements"]
+        if (m["setup"], m["gomaxprocs"], m.get("connections", level)) == (setup, gomaxprocs, level)
+        and (r := rate_of(run_dir, m, cache)) is not None
+    ]
     return statistics.median(rates) if rates else None
 
 
 def slowest_rate(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tuple[str, float] | None:
     """Return the setup with the lowest median req/s at GOMAXPROCS (first connection level) and that median; None when none counted."""
-    medians = {setup: rate for setup in rate_setups(manifest["parameters"]["setups"])
-               if (rate := setup_rate(run_dir, manifest, setup, gomaxprocs, cache)) is not None}
+    medians = {
+        setup: rate
+        for setup in rate_setups(manifest["parameters"]["setups"])
+        if (rate := setup_rate(run_dir, manifest, setup, gomaxprocs, cache)) is not None
+    }
     return min(medians.items(), key=lambda item: item[1]) if medians else None
 
 
@@ -267,6 +277,8 @@ def rates_for(run_dir: Path, manifest: dict, gomaxprocs: int, cache: dict) -> tu
             least = max(1, len(params.get("client_hosts") or []))  # every client at 1 req/s at least
             shared = [max(least, min(round_rate(share * value), MAX_RATE)) for share in shares]
             rates += shared
-            said.append(f"{', '.join(f'{share:.0%}' for share in shares)} of the slowest setup's {value:,.0f} req/s ({setup}): "
-                        f"{', '.join(f'{r:,}' for r in shared)} req/s")
+            said.append(
+                f"{', '.join(f'{share:.0%}' for share in shares)} of the slowest setup's {value:,.0f} req/s ({setup}): "
+                f"{', '.join(f'{r:,}' for r in shared)} req/s"
+            )
     return sorted(set(rates)), "; ".join(said)

@@ -1,18 +1,19 @@
 """The helper's subcommands for --server-host: the target's facts, ports, nginx.conf, liveness and record."""
 
 from __future__ import annotations
+
 import json
 import re
 import sys
 from pathlib import Path
+
+from ...core.errors import UsageError
+from ...core.setups import SETUP_BY_ID
+from .. import server_machine
 from ..manifest import load_manifest, save_manifest
 from ..nginx import nginx_conf_dir
 from ..profiles import NO
-from ...core.setups import SETUP_BY_ID
-from ...core.errors import UsageError
-from .. import server_machine
 from ..remote import FACTS_SCRIPT, parse_facts
-
 
 TARGET_LOST = 4  # measure's exit status when the ssh connection to the target is gone
 
@@ -29,7 +30,9 @@ def cmd_target_facts(args) -> int:
     facts = parse_facts(Path(args.facts).read_text(errors="replace"))
     arch, env = server_machine.goarch(facts["arch"])
     needs = {"nginx": "nginx", "node": "node"}
-    missing = [tool for server, tool in needs.items() if any(server in SETUP_BY_ID[s].needs for s in plan["setups"]) and not facts["paths"][tool]]
+    missing = [
+        tool for server, tool in needs.items() if any(server in SETUP_BY_ID[s].needs for s in plan["setups"]) and not facts["paths"][tool]
+    ]
     lines = [f"goarch {arch}", f"goenv {' '.join(f'{k}={v}' for k, v in env.items())}".rstrip(), f"uid {facts['uid']}"]
     lines += [f"path.{tool} {facts['paths'][tool]}" for tool in needs if facts["paths"][tool]]
     if missing:
@@ -83,10 +86,14 @@ def cmd_target_record(args) -> int:
     try:
         times = server_machine.rtt_samples(args.ssh_address, args.ssh_port)
     except OSError as exc:
-        print(f"[run_bench] warning: could not time the link to {args.ssh_address}:{args.ssh_port} ({exc}); no RTT recorded", file=sys.stderr)
+        print(
+            f"[run_bench] warning: could not time the link to {args.ssh_address}:{args.ssh_port} ({exc}); no RTT recorded", file=sys.stderr
+        )
     else:
         rtt = server_machine.rtt_record(times, "local", args.ssh_address)
         manifest.setdefault("network", {}).setdefault("rtt", []).append(rtt)  # the clients' RTT may be there too
-        print(f"RTT to {args.ssh_address}: median {rtt['median_ms']} ms (min {rtt['min_ms']}, max {rtt['max_ms']}; {rtt['samples']} TCP connects)")
+        print(
+            f"RTT to {args.ssh_address}: median {rtt['median_ms']} ms (min {rtt['min_ms']}, max {rtt['max_ms']}; {rtt['samples']} TCP connects)"
+        )
     save_manifest(run_dir, manifest)
     return 0

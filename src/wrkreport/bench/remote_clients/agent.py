@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shlex
 
-
 HIST_ENV = "WRKREPORT_HIST_FILE"  # read by histogram.lua's done()
 RTT_SAMPLES = 10
 RTT_PORT = 22  # a TCP connect's SYN -> SYN-ACK (or RST when nothing listens) is one round trip
@@ -125,10 +124,10 @@ def down_script(workdir: str) -> str:
     """Return the script stopping every wrk recorded in workdir, then any agent left there (a lost session's waits for hours), then removing it."""
     d = shlex.quote(workdir)
     return (
-        f"cd {d} 2>/dev/null || exit 0\nfor f in *.pid; do\n  [ -f \"$f\" ] || continue\n  case $f in agent.*) continue ;; esac\n"
-        "  : > \"${f%.pid}.stop\"\n"
+        f'cd {d} 2>/dev/null || exit 0\nfor f in *.pid; do\n  [ -f "$f" ] || continue\n  case $f in agent.*) continue ;; esac\n'
+        '  : > "${f%.pid}.stop"\n'
         + "".join("  " + line + "\n" for line in kill_lines('"$f"').splitlines())
-        + "done\nfor f in agent.*.pid; do\n  [ -f \"$f\" ] || continue\n  p=$(cat \"$f\" 2>/dev/null)\n"
+        + 'done\nfor f in agent.*.pid; do\n  [ -f "$f" ] || continue\n  p=$(cat "$f" 2>/dev/null)\n'
         "  case \"$p\" in ''|*[!0-9]*) continue ;; esac\n"
         f"  tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q {AGENT} && kill -TERM \"$p\" 2>/dev/null && kill -CONT \"$p\" 2>/dev/null\n"
         f"done\ncd / && rm -rf -- {d}\n"

@@ -17,7 +17,6 @@ from .agent import END_MARK, HIST_ENV, READY, RECORD, STDERR_MARK, sh_words, sto
 from .session import END_MARGIN_S, READY_TIMEOUT_S, SESSIONS, ClientSession
 from .state import Client, Clients
 
-
 TIMES_LINE = re.compile(r"(\d+)m([0-9.]+)s\s+(\d+)m([0-9.]+)s")
 WRK_DEFAULT_S = 10.0  # wrk's duration without -d
 
@@ -47,7 +46,7 @@ class ClientRun:
         return " ".join(redact_argv(self.argv))
 
 
-def run_line(run: "ClientRun") -> str:
+def run_line(run: ClientRun) -> str:
     """Return the agent's command line for one wrk run."""
     mode = "v" if run.generator == "vegeta" else "1" if run.hist is not None else "0"
     return "run " + sh_words([run.name, mode, *run.argv])
@@ -166,7 +165,9 @@ def run_all(state: Clients, runs: list[ClientRun]) -> int | None:
     def stop_remote(run: ClientRun) -> None:
         if id(run) in started and id(run) not in stopping:
             stopping.add(id(run))
-            stoppers.append(spawn(state.ssh(run.client.host, f"sh -c {shlex.quote(stop_script(run.client.dir, run.name))}"), None, Path(os.devnull)))
+            stoppers.append(
+                spawn(state.ssh(run.client.host, f"sh -c {shlex.quote(stop_script(run.client.dir, run.name))}"), None, Path(os.devnull))
+            )
 
     def stop_all() -> None:
         for run in runs:
@@ -265,7 +266,7 @@ def wait_ready(state: Clients, runs: list[ClientRun], sessions: dict[int, Client
         if not waiting:
             break
         if left <= 0:
-            for key, run in waiting.items():
+            for run in waiting.values():
                 lose(run, f"its agent was not ready in {READY_TIMEOUT_S:g}s", ended=False)
             break
         fds = {sessions[key].fd: key for key in waiting}

@@ -9,7 +9,6 @@ import subprocess
 from .agent import END_MARK, agent_script
 from .state import Client, Clients
 
-
 READY_TIMEOUT_S = 30.0  # how long the clients' ssh sessions may take to be ready
 MARK_BYTES = 64  # longer than an end marker: where a search resumes, so a marker split between reads is found
 END_MARGIN_S = 15.0  # how long past wrk's -d an answer may take before its session counts as lost

@@ -10,13 +10,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.errors import UsageError
 from ..hosts import LOCAL
 from ..remote import FACTS_SCRIPT, parse_facts
-from ...core.errors import UsageError
 from ..server_machine import rtt_figures
 from .agent import RTT_PORT, down_script, mkdir_script, rtt_script
 from .totals import CLIENT_FILE
-
 
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3")
 REMOTE_DIR = re.compile(r"/[A-Za-z0-9_./-]+\Z")
@@ -111,7 +110,9 @@ def rtt_record(client: str, address: str, text: str) -> dict:
 def shell(argv: list[str], stdin: str | bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run a command (ssh or sh), capturing its output; never raises for its exit status."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    return subprocess.run(argv, input=data, capture_output=True, timeout=timeout, check=False, stdin=None if data is not None else subprocess.DEVNULL)
+    return subprocess.run(
+        argv, input=data, capture_output=True, timeout=timeout, check=False, stdin=None if data is not None else subprocess.DEVNULL
+    )
 
 
 def on_client(state: Clients, client: Client, script: str, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -140,11 +141,20 @@ def install_wrk(state: Clients, client: Client, log) -> None:
     facts = state.facts[client.label]
     command = "sudo apt-get update && sudo apt-get install -y wrk"
     if facts["uid"] != 0:
-        raise ClientError(f"{client.label} ({client.host}): wrk is missing and ssh does not log in as root there. Install it there with: {command}")
+        raise ClientError(
+            f"{client.label} ({client.host}): wrk is missing and ssh does not log in as root there. Install it there with: {command}"
+        )
     log(f"{client.label} ({client.host}): wrk is missing; installing it there with apt-get")
-    done = on_client(state, client, "command -v apt-get >/dev/null || exit 127; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk", timeout=600)
+    done = on_client(
+        state,
+        client,
+        "command -v apt-get >/dev/null || exit 127; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk",
+        timeout=600,
+    )
     if done.returncode != 0:
-        raise ClientError(f"{client.label} ({client.host}): apt-get install wrk failed there ({said(done)}). Install it there with: {command}")
+        raise ClientError(
+            f"{client.label} ({client.host}): apt-get install wrk failed there ({said(done)}). Install it there with: {command}"
+        )
 
 
 def make_dir(state: Clients, client: Client, hist_script: Path) -> Client:
@@ -201,7 +211,19 @@ def manifest_hosts(state: Clients) -> list[dict]:
 
 def down(state: Clients) -> list[str]:
     """Stop any wrk left on the remote clients and remove their work dirs; return what failed."""
-    procs = [(c, subprocess.Popen(state.ssh(c.host, f"sh -c {shlex.quote(down_script(c.dir))}"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)) for c in state.clients if c.remote and c.dir]
+    procs = [
+        (
+            c,
+            subprocess.Popen(
+                state.ssh(c.host, f"sh -c {shlex.quote(down_script(c.dir))}"),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            ),
+        )
+        for c in state.clients
+        if c.remote and c.dir
+    ]
     problems = []
     for client, proc in procs:
         try:
@@ -210,5 +232,7 @@ def down(state: Clients) -> list[str]:
             proc.kill()
             _, err = proc.communicate()
         if proc.returncode != 0:
-            problems.append(f"{client.label} ({client.host}): could not remove {client.dir}: {' '.join(err.decode(errors='replace').split())[:200] or proc.returncode}")
+            problems.append(
+                f"{client.label} ({client.host}): could not remove {client.dir}: {' '.join(err.decode(errors='replace').split())[:200] or proc.returncode}"
+            )
     return problems

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-
 CLIENT_FILE = re.compile(r"(?P<stem>.+?)(?P<suffix>\.wrk\.txt|\.ab\.txt|\.hist\.json)\Z")
 
 
