@@ -3,7 +3,7 @@
 
 Usage: python benchmarks/capacity_designs.py [--runs N] [--blocks 3,4,6] [--seed TEXT]
 
-The model is tests/test_fixedrate_capacity_coverage.py's, unchanged (its knees fitted to
+The model is tests/test_core_capacity_coverage.py's, unchanged (its knees fitted to
 measurements on the 2-core machine, per-start effects, heavy-tailed noise on a second's
 p99, pauses in 4% of seconds). For the pooled meaning it adds what a second's p99 alone
 does not say: a second's latencies are log-normal with a log-sd of WITHIN_SD (0.5: p99 /
@@ -16,14 +16,14 @@ on go-http.
 1. `bisection (before)`: the tool before the ladder, per block a jittered bisection from
    the light-load rate, a block's capacity its final bracket's geometric middle, the run's a
    t-interval over the blocks: the coverage test's simulated_runs(blocks, "bisection"),
-   which runs fixedrate/capacity.py's own functions. Truth: the rate at which one second
+   which runs core/capacity.py's own functions. Truth: the rate at which one second
    meets the objective half the time.
 2. `pooled`: the meaning an SLO has (the p99 of all requests in a window): every block
    measures the same grid of rates (STEP apart) around the crossing found so far, the p99
    of all the blocks' requests at each rate is pooled, the crossing interpolated between
    rates, a jackknife over blocks for the interval. Truth: the rate at which the p99 of
    every request over all starts and seconds is within the objective.
-3. `ladder (the tool's)`: the search and estimate fixedrate/capacity.py runs now (a
+3. `ladder (the tool's)`: the search and estimate core/capacity.py runs now (a
    bisection in a setup's first block, the ladder after it, the crossing interpolated), as
    the coverage test's simulated_runs(blocks) runs it. Truth: as for bisection.
 4. `9 seconds in 10, fitted`: the other meaning an SLO has (the objective held in 90% of
@@ -69,8 +69,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from wrkreport.core.capacity import ladder_rates
 from wrkreport.core.stats import ratio_interval
-from wrkreport.fixedrate.capacity import ladder_rates
 
 HERE = Path(__file__).resolve().parent.parent
 WITHIN_SD = 0.5
@@ -82,7 +82,7 @@ NAMES = ("go-http", "nginx-http", "nginx-fcgi-unix")
 
 def model():
     """Return the coverage test's module (its model and the tool's functions it imports)."""
-    spec = importlib.util.spec_from_file_location("capacity_model", HERE / "tests" / "test_fixedrate_capacity_coverage.py")
+    spec = importlib.util.spec_from_file_location("capacity_model", HERE / "tests" / "test_core_capacity_coverage.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)

@@ -19,12 +19,12 @@ import json
 import math
 from pathlib import Path
 
+from wrkreport.analysis.capacities import capacities
 from wrkreport.bench.profiles import CAPACITY_PRECISION_PCT, CAPACITY_SPREAD, DEFAULT_CAPACITY_SPREAD, RATE_PHASE
 from wrkreport.bench.rate_options import blocks_for_spread
+from wrkreport.core.capacity import slo_of
 from wrkreport.core.stats import stdev
-from wrkreport.fixedrate.capacities import capacities
-from wrkreport.fixedrate.capacity import slo_of
-from wrkreport.fixedrate.reading import read_rate_measurements
+from wrkreport.runs.rate_measurements import read_rate_measurements
 
 
 def log_sd(values: list[float]) -> float | None:

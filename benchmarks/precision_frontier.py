@@ -22,12 +22,12 @@ import statistics
 import sys
 from pathlib import Path
 
+from wrkreport.analysis.capacities import capacities
 from wrkreport.bench.capacity_rule import half_width
 from wrkreport.bench.stopping_rule import block_durations, cpu_per_request_of, ratio_intervals
 from wrkreport.core import stats
-from wrkreport.fixedrate.capacities import capacities
-from wrkreport.fixedrate.capacity import slo_of
-from wrkreport.fixedrate.reading import read_rate_measurements
+from wrkreport.core.capacity import slo_of
+from wrkreport.runs.rate_measurements import read_rate_measurements
 
 
 def seconds(entries: list[dict]) -> float:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure how much the fixed-rate added latency moves between runs of the same settings: the run-to-run sd behind fixedrate.comparison.RATE_RUN_SD.
+"""Measure how much the fixed-rate added latency moves between runs of the same settings: the run-to-run sd behind compare.rate_changes.RATE_RUN_SD.
 
 Usage: python benchmarks/rate_drift.py RUN_DIR RUN_DIR [...] [--write FILE]
 
@@ -9,7 +9,7 @@ For each nginx setup, GOMAXPROCS value and percentile (p50, p99) measured at the
 in every run, it prints each run's mean added latency over go-http (its blocks' means, as
 compare uses them), the pooled within-run sd of the block means, and the DerSimonian-Laird
 between-run sd, in ms and as a share of the mean. --write keeps the block means as JSON
-(tests/fixtures/rate_drift.json), from which tests/test_fixedrate_comparison_calibration.py
+(tests/fixtures/rate_drift.json), from which tests/test_compare_rate_changes_calibration.py
 recomputes the largest share. Prints figures; asserts nothing (machines are noisy).
 """
 
@@ -26,10 +26,10 @@ from wrkreport.core import between_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from wrkreport.fixedrate.analysis import ADDED, BASELINE  # noqa: E402
-from wrkreport.fixedrate.comparison import block_units  # noqa: E402
-from wrkreport.fixedrate.reading import read_rate_measurements  # noqa: E402
+from wrkreport.analysis.rate_latency import ADDED, BASELINE  # noqa: E402
+from wrkreport.compare.rate_changes import block_units  # noqa: E402
 from wrkreport.runs.directory import read_manifest  # noqa: E402
+from wrkreport.runs.rate_measurements import read_rate_measurements  # noqa: E402
 
 
 def run_units(run_dir: Path) -> dict[str, list[float]]:

@@ -7,7 +7,7 @@ Why: the capacity's meaning. The search judges each 1-s measurement by its p99, 
 capacity it finds is the rate at which one measurement meets the objective half the time.
 Whether that is close to what an SLO means (the objective held in most seconds) depends on
 how far a p99 moves from one stretch of time to the next at the same rate, with the same
-start of the servers: tests/test_fixedrate_capacity_coverage.py models it as a t(3) noise
+start of the servers: tests/test_core_capacity_coverage.py models it as a t(3) noise
 of log-sd 0.52 per measurement. Here every kept attack of a run (one setup, one rate, one
 block) is split by its requests' start times into WINDOWS equal stretches; the spread of
 log p99 over the stretches of one attack is that noise with the start and the rate held

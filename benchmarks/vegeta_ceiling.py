@@ -35,7 +35,7 @@ from wrkreport.bench.machine import command_output
 from wrkreport.bench.nginx import nginx_flags, nginx_values, render_template
 from wrkreport.bench.vegeta_build import VEGETA_VERSION, build_vegeta
 from wrkreport.core.cpucost import ms_per_1k_requests
-from wrkreport.fixedrate.rate_checks import rate_held_check
+from wrkreport.core.rate_checks import rate_held_check
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 REPO = Path(__file__).resolve().parent.parent

@@ -233,8 +233,8 @@ def vegeta_parsed_once():
 def once(parse: bool, draw: bool):
     """Patch the parser's and the page's bindings with helpers' exact-key memos for the duration."""
     from wrkreport.charts import parallel
-    from wrkreport.fixedrate import reading
     from wrkreport.parsers import vegeta
+    from wrkreport.runs import rate_measurements as reading
 
     with pytest.MonkeyPatch.context() as patch:
         if parse:

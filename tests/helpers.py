@@ -35,9 +35,9 @@ from wrkreport.bench.cpu import stat_fields
 from wrkreport.bench.nginx import nginx_flags, nginx_sections, nginx_values, render_template
 from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.remote_clients.agent import AGENT
-from wrkreport.fixedrate.reading import read_rate_measurements
-from wrkreport.fixedrate.record import RateResult
+from wrkreport.core.rate_result import RateResult
 from wrkreport.report import build
+from wrkreport.runs.rate_measurements import read_rate_measurements
 from wrkreport.runs.sidecars import read_manifest
 
 # --- Paths: the repository and the fixtures ----------------------------------------------------
@@ -782,10 +782,10 @@ def brute_percentile_ms(hist_files, p) -> float:
     return every[min(rank, len(every)) - 1] / 1000.0
 
 
-# --- Simulated fixed-rate latency (the calibrations of fixedrate.comparison) -------------------------
+# --- Simulated fixed-rate latency (the calibrations of compare.rate_changes) -------------------------
 
 # (added ms, per-start sd ms, measurement noise scale ms): p50-like and p99-like shapes, as measured
-# on two same-settings runs at 4,000 req/s (tests/test_fixedrate_comparison_calibration.py).
+# on two same-settings runs at 4,000 req/s (tests/test_compare_rate_changes_calibration.py).
 RATE_P50 = (0.17, 0.012, 0.015)
 RATE_P99 = (0.70, 0.08, 0.15)
 

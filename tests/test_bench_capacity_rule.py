@@ -10,11 +10,11 @@ from datetime import timedelta
 import pytest
 
 from helpers import CAPACITY_LADDER, read_rate_run
+from wrkreport.analysis.capacities import capacities
 from wrkreport.bench.capacity_rule import Width, decide, half_width, widest
 from wrkreport.bench.commands import capacity_search, rate_phase
 from wrkreport.bench.values import iso, utc_now
-from wrkreport.fixedrate.capacities import capacities
-from wrkreport.fixedrate.capacity import Estimate, slo_of
+from wrkreport.core.capacity import Estimate, slo_of
 
 FULL = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
 PARAMS = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": None}

@@ -5,7 +5,7 @@ capacity at p99 within 10 ms: a bisection in block 1, the ladder in blocks 2-4. 
 recorded when it asked, `capacity-next` must name exactly the measurements the driver then
 made, in the order it made them, round after round, and nothing once a block's search was
 over: the search is a function of the run's seed and its recorded measurements alone, so a
-run can be audited, and the report (fixedrate/capacities.py) reads the same steps.
+run can be audited, and the report (analysis/capacities.py) reads the same steps.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from helpers import CAPACITY_LADDER, read_rate_run
+from wrkreport.analysis.capacities import capacities
 from wrkreport.bench.commands import capacity_search, rate_phase
-from wrkreport.fixedrate.capacities import capacities
-from wrkreport.fixedrate.capacity import HEADROOM, LADDER, MAX_EDGE, round_step, search_steps, slo_of
+from wrkreport.core.capacity import HEADROOM, LADDER, MAX_EDGE, round_step, search_steps, slo_of
 
 RUN = CAPACITY_LADDER
 

@@ -13,7 +13,7 @@ import pytest
 from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 from wrkreport.bench import fixed_rate
 from wrkreport.bench.fixed_rate import Attack, attack_argv, measure_rate, rate_stem
-from wrkreport.fixedrate.rate_checks import Expected, rate_checks, rate_held_check
+from wrkreport.core.rate_checks import Expected, rate_checks, rate_held_check
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body

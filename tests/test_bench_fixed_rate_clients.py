@@ -19,8 +19,8 @@ from wrkreport.bench.remote_clients.agent import GENERATORS, down_script, kill_l
 from wrkreport.bench.remote_clients.measuring import ClientRun, run_line
 from wrkreport.bench.remote_clients.state import Client, Clients
 from wrkreport.core.latency_histogram import rank_of
-from wrkreport.fixedrate.rate_checks import Expected, rate_checks
-from wrkreport.fixedrate.record import RateResult, merge_results, rate_shares
+from wrkreport.core.rate_checks import Expected, rate_checks
+from wrkreport.core.rate_result import RateResult, merge_results, rate_shares
 from wrkreport.parsers.vegeta import client_part, read_client_files, read_vegeta_file
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body

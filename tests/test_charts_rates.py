@@ -11,12 +11,12 @@ from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from helpers import read_rate_run, slo_variant
+from wrkreport.analysis.capacities import capacities
+from wrkreport.analysis.rate_latency import rate_cells
 from wrkreport.charts.rates import rate_chart, rate_figure
 from wrkreport.charts.styles import setup_style
-from wrkreport.fixedrate.analysis import rate_cells
-from wrkreport.fixedrate.capacities import capacities
-from wrkreport.fixedrate.capacity import slo_of
-from wrkreport.fixedrate.reading import planned_rates
+from wrkreport.core.capacity import slo_of
+from wrkreport.runs.rate_measurements import planned_rates
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ log capacity, plus the run's own shift N(0, CAPACITY_RUN_SD) (the sd compare ass
 per block a start effect N(0, START_SD), plus the search's own error SEARCH_SD x Student t
 with 3 degrees of freedom (heavy tails), and in PAUSED of blocks a paused ladder step that
 caps the block 5-20% low. Their spread within a run, about 0.08 on the log scale, is what
-the coverage test's model gives at 4 blocks (tests/test_fixedrate_capacity_coverage.py) and
+the coverage test's model gives at 4 blocks (tests/test_core_capacity_coverage.py) and
 more than the two real runs below show (0.02-0.05).
 
 Measured (`pytest -s`): no change flagged in 1.2%, 0.8%, 1.2% of comparisons at 3, 4, 6

@@ -31,7 +31,7 @@ import pytest
 
 from rate_servers import Staller, build_gohello, gohello, vegeta_or_skip
 from wrkreport.bench.fixed_rate import Attack, measure_rate
-from wrkreport.fixedrate.rate_checks import Expected, rate_checks
+from wrkreport.core.rate_checks import Expected, rate_checks
 from wrkreport.parsers import parse_text
 from wrkreport.parsers.vegeta import read_vegeta_file
 

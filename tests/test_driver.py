@@ -41,10 +41,10 @@ from helpers import (
 from wrkreport.bench.commands import rate_phase
 from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.profiles import RATE_PHASE
+from wrkreport.core.capacity import round_step
 from wrkreport.core.cpus import cpu_count
 from wrkreport.core.sequential import FIRST_LOOK, PRECISION_LAST_LOOK
 from wrkreport.core.setups import DEFAULT_SETUP_IDS, FRONT_END_SETUP_IDS, PLAIN_SETUP_IDS
-from wrkreport.fixedrate.capacity import round_step
 from wrkreport.parsers import parse_file
 from wrkreport.parsers.histogram import hist_file_name, parse_histogram
 from wrkreport.parsers.vegeta import read_vegeta_file

@@ -15,7 +15,7 @@ can cost a block up to two steps of the ladder (its bracket one rung lower, and 
 anywhere in it: CI once saw 3,057 req/s beside 3,316-3,705), and whether that lies within
 the other blocks' spread depends on how close this machine's blocks fell (the
 capacity-ladder fixture's four lie within 3%). What pauses do to the interval over blocks is
-a coverage claim, simulated with pauses in tests/test_fixedrate_capacity_coverage.py. (The
+a coverage claim, simulated with pauses in tests/test_core_capacity_coverage.py. (The
 test once compared with a second, unpaused run; two runs drift apart by more than either's
 interval: in CI the unpaused run found 1,057 req/s, 694-1,610, the paused one 1,146-1,505.)
 """
@@ -37,9 +37,9 @@ import pytest
 
 from helpers import SCRIPT, free_ports, latest_run, port_args, script_env, slow
 from rate_servers import vegeta_or_skip
-from wrkreport.fixedrate.capacities import block_steps
-from wrkreport.fixedrate.capacity import LADDER_STEP, PASS, Step, slo_of
-from wrkreport.fixedrate.reading import read_rate_measurements
+from wrkreport.analysis.capacities import block_steps
+from wrkreport.core.capacity import LADDER_STEP, PASS, Step, slo_of
+from wrkreport.runs.rate_measurements import read_rate_measurements
 
 pytestmark = [*slow, pytest.mark.alone]  # a capacity is a rate: the machine must be the runs'
 

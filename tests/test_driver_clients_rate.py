@@ -20,8 +20,8 @@ import netlab
 from helpers import HIST_SCRIPT, Serve, wait_for
 from rate_servers import vegeta_or_skip
 from wrkreport.core.latency_histogram import rank_of
-from wrkreport.fixedrate.reading import read_rate_measurements
 from wrkreport.parsers.vegeta import read_vegeta_file
+from wrkreport.runs.rate_measurements import read_rate_measurements
 from wrkreport.runs.sidecars import read_manifest
 
 RATE = 501  # odd: the shares are 251 and 250

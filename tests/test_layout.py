@@ -1,11 +1,11 @@
 """The package's rooms: small modules, imports flowing one way, one place per rule, a map that is true.
 
 Every module under src/wrkreport is at most MAX_MODULE_LINES long; src/wrkreport holds the
-stage packages of STAGES, fixedrate/ and bench/, and only LOOSE beside them; the import graph
-of wrkreport's modules (every `import` and `from ... import` in a file, at module level or
-inside a function, under TYPE_CHECKING too) has no cycle and runs down STAGES, never up
-(fixedrate/, one feature kept whole, has each module at its own stage: FIXEDRATE_STAGES);
-the driver's helper (bench/) reaches the rest only through core/, parsers/ and fixedrate/;
+stage packages of STAGES and bench/, and only LOOSE beside them; the import graph of
+wrkreport's modules (every `import` and `from ... import` in a file, at module level or
+inside a function, under TYPE_CHECKING too) has no cycle and runs down STAGES, never up, each
+module at the stage of its package; the driver's helper (bench/) reaches the rest only through
+core/, parsers/ and the few modules it reads the fixed-rate phase with (BENCH_MAY_IMPORT);
 core/ is standard library only; every setup rule is defined once, in core/setups.py; the
 README's development map names every module; pyproject.toml ships every package; and no
 two source files under src/ share a file name (`__init__.py` and `__main__.py` aside).
@@ -36,25 +36,34 @@ PYPROJECT = SRC.parent / "pyproject.toml"
 STAGES = ("core", "parsers", "runs", "checks", "analysis", "compare", "charts", "report", "cli")
 LOOSE = ("wrkreport", "wrkreport.cli", "wrkreport.__main__")  # the only modules at the top of src/wrkreport
 TOP_STAGES = {"wrkreport": "core", "wrkreport.cli": "cli", "wrkreport.__main__": "cli"}
-# fixedrate/ (latency at a fixed load) is one feature kept whole across the stages: each module
-# at the stage it does the work of (its package __init__, importing nothing, at its lowest).
-FIXEDRATE = "wrkreport.fixedrate"
-FIXEDRATE_STAGES = {
-    "record": "parsers",  # parsers/vegeta.py returns its records
-    "rate_checks": "runs",
-    "capacity": "runs",
-    "reading": "runs",  # runs/directory.py reads the phase with them
-    "analysis": "analysis",
-    "capacities": "analysis",
-    "summary": "analysis",
-    "comparison": "compare",
-    "common_rate": "compare",
-}
 BENCH = "wrkreport.bench"
 # What the driver's helper may import of the rest of wrkreport (run_bench.sh runs it before any pip install).
-BENCH_MAY_IMPORT = ("wrkreport.core", "wrkreport.parsers", "wrkreport.fixedrate")
+BENCH_MAY_IMPORT = (
+    "wrkreport.core",
+    "wrkreport.parsers",
+    # The fixed-rate phase read as `wrkreport build` reads it, for the helper's steps and its closing
+    # summary; standard library only like the rest of the helper (tests/test_bench_stdlib.py runs it so).
+    "wrkreport.runs.rate_measurements",
+    "wrkreport.analysis.rate_latency",
+    "wrkreport.analysis.capacities",
+    "wrkreport.report.rate_summary",
+)
 CORE = "wrkreport.core"
-CORE_MODULES = ("setups", "records", "stats", "between_runs", "units", "errors", "cpucost", "cpus", "display", "latency_histogram")
+CORE_MODULES = (
+    "setups",
+    "records",
+    "stats",
+    "between_runs",
+    "rate_result",
+    "rate_checks",
+    "capacity",
+    "units",
+    "errors",
+    "cpucost",
+    "cpus",
+    "display",
+    "latency_histogram",
+)
 FORBIDDEN_IN_CORE = ("pandas", "matplotlib", "jinja2", "click", "wrkreport.report", "wrkreport.bench")
 # The setup rules (core/setups.py): a module-level name in this list defined anywhere else is a second copy.
 SETUP_RULES = (
@@ -195,10 +204,6 @@ def stage_of(module: str) -> int | None:
     parts = module.split(".")
     if module in TOP_STAGES:
         name = TOP_STAGES[module]
-    elif module == FIXEDRATE:
-        return min(STAGES.index(s) for s in FIXEDRATE_STAGES.values())
-    elif module.startswith(FIXEDRATE + "."):
-        name = FIXEDRATE_STAGES.get(parts[2])
     elif len(parts) > 2 or (len(parts) == 2 and parts[1] in STAGES):
         name = parts[1]
     else:
@@ -212,7 +217,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
     for module, imports in sorted(graph.items()):
         for target in sorted(imports):
             if in_bench(module) and not in_bench(target) and not any(target == p or target.startswith(p + ".") for p in BENCH_MAY_IMPORT):
-                found.append(f"{module} -> {target} (bench/ imports only core, parsers and fixedrate)")
+                found.append(f"{module} -> {target} (bench/ imports only core, parsers and BENCH_MAY_IMPORT)")
             elif not in_bench(module) and in_bench(target):
                 found.append(f"{module} -> {target} (nothing outside bench/ imports the driver's helper)")
             elif None not in (stage_of(module), stage_of(target)) and stage_of(target) > stage_of(module):
@@ -249,7 +254,7 @@ def test_every_package_says_what_it_holds():
 def made_up_tree(tmp_path: Path, files: dict[str, str]) -> Path:
     """Write a wrkreport package under tmp_path: every stage package, and files (path under wrkreport/ -> text); return the package."""
     package = tmp_path / "wrkreport"
-    for name in ("", *STAGES[:-1], "fixedrate", "bench"):
+    for name in ("", *STAGES[:-1], "bench"):
         (package / name).mkdir(parents=True, exist_ok=True)
         (package / name / "__init__.py").write_text('"""A stage."""\n')
     for path, text in {"cli.py": "", **files}.items():
@@ -280,50 +285,45 @@ def test_the_stage_rule_finds_a_check_importing_a_chart_and_a_parser_importing_a
     ]
 
 
-def test_the_stage_rule_holds_each_fixedrate_module_to_its_stage(tmp_path):
-    package = made_up_tree(
-        tmp_path,
-        {
-            "fixedrate/record.py": "from .reading import read\n",  # parsers' stage importing a runs' one
-            "fixedrate/reading.py": "from ..runs.sidecars import read_json\nfrom .record import RateResult\n",  # same stage, and down: fine
-            "runs/sidecars.py": "",
-            "runs/directory.py": "from ..fixedrate.reading import read\nfrom ..fixedrate.summary import lines\n",
-            "fixedrate/summary.py": "",
-            "fixedrate/comparison.py": "",
-            "analysis/analyze.py": "from ..fixedrate.comparison import changes\n",
-        },
-    )
-    assert upward_imports(import_graph(package)) == [
-        "wrkreport.analysis.analyze -> wrkreport.fixedrate.comparison (analysis below compare)",
-        "wrkreport.fixedrate.record -> wrkreport.fixedrate.reading (parsers below runs)",
-        "wrkreport.runs.directory -> wrkreport.fixedrate.summary (runs below analysis)",
-    ]
-
-
 def test_the_stage_rule_finds_a_reach_into_bench_and_out_of_it(tmp_path):
     package = made_up_tree(
         tmp_path,
         {
             "charts/parallel.py": "from ..bench.machine import facts\n",
             "bench/machine.py": "",
-            "bench/progress.py": "from ..report.fmt import fmt_ms\nfrom ..core.stats import mean\nfrom ..fixedrate.summary import lines\n",
+            "bench/progress.py": (
+                "from ..report.fmt import fmt_ms\nfrom ..core.stats import mean\nfrom ..report.rate_summary import lines\n"
+                "from ..runs.directory import load_run\n"
+            ),
             "report/fmt.py": "",
+            "runs/directory.py": "",
             "core/stats.py": "",
-            "fixedrate/summary.py": "",
+            "report/rate_summary.py": "",
         },
     )
     assert upward_imports(import_graph(package)) == [
-        "wrkreport.bench.progress -> wrkreport.report.fmt (bench/ imports only core, parsers and fixedrate)",
+        "wrkreport.bench.progress -> wrkreport.report.fmt (bench/ imports only core, parsers and BENCH_MAY_IMPORT)",
+        "wrkreport.bench.progress -> wrkreport.runs.directory (bench/ imports only core, parsers and BENCH_MAY_IMPORT)",
         "wrkreport.charts.parallel -> wrkreport.bench.machine (nothing outside bench/ imports the driver's helper)",
     ]
 
 
 def test_the_place_rule_finds_a_loose_module_and_a_package_of_no_stage(tmp_path):
-    package = made_up_tree(tmp_path, {"noise.py": "", "extras/__init__.py": "", "extras/tools.py": "", "fixedrate/new_step.py": ""})
+    package = made_up_tree(
+        tmp_path,
+        {
+            "noise.py": "",
+            "extras/__init__.py": "",
+            "extras/tools.py": "",
+            "fixedrate/new_step.py": "",
+            "fixedrate/__init__.py": '"""Once a package."""\n',
+        },
+    )
     assert out_of_place(package) == [
         "wrkreport.noise (loose at the top)",
         "wrkreport.extras (in no stage)",
         "wrkreport.extras.tools (in no stage)",
+        "wrkreport.fixedrate (in no stage)",
         "wrkreport.fixedrate.new_step (in no stage)",
     ]
     assert undocumented_packages(package) == ["extras"]
@@ -473,7 +473,7 @@ def test_pyproject_ships_every_package():
 def test_the_shipping_check_finds_a_package_left_out(tmp_path):
     package = made_up_tree(tmp_path, {})
     listed = ", ".join(f'"wrkreport.{name}"' for name in STAGES[:-1] if name != "charts")
-    pyproject = f'[tool.setuptools]\npackages = [\n    "wrkreport", {listed},\n    "wrkreport.fixedrate",\n]\n'
+    pyproject = f'[tool.setuptools]\npackages = [\n    "wrkreport", {listed},\n]\n'
     assert unshipped(pyproject, package) == ["wrkreport.bench", "wrkreport.charts"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wrkreport.fixedrate.capacity import PERCENTILES, slo_of
+from wrkreport.core.capacity import PERCENTILES, slo_of
 from wrkreport.parsers.schema import MANIFEST_FIELDS, SLO_PERCENTILES, checked
 
 

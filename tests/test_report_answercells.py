@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from wrkreport.analysis.rate_latency import RateCell
 from wrkreport.core.stats import Interval
-from wrkreport.fixedrate.analysis import RateCell
 from wrkreport.report.answercells import Figure, GroupContext, added_figure, fmt_us, in_front, latency_figure, ms, span
 
 

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import SEARCH_RUN, SLO_RUN, crossing_between, read_rate_run, slo_variant
-from wrkreport.fixedrate.capacity import DEFAULT_SLO
+from wrkreport.core.capacity import DEFAULT_SLO
 from wrkreport.report import build
 from wrkreport.report.ratepage import DEFAULT_REASONS
 
@@ -294,7 +294,7 @@ def test_a_run_without_an_objective_has_no_capacity_and_says_nothing_of_it(slo, 
 
 
 def objective_lead(label: str, words: str) -> str:
-    """Return how the objective sentence opens: as the default when it is one (fixedrate.capacity.DEFAULT_SLO), else as the run's own --slo."""
+    """Return how the objective sentence opens: as the default when it is one (core.capacity.DEFAULT_SLO), else as the run's own --slo."""
     return f"The objective is the default, {words}: " if label == DEFAULT_SLO else f"The objective is this run&#39;s --slo {label}, {words}"
 
 

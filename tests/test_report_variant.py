@@ -256,7 +256,7 @@ def test_one_run_compare_gives_the_twins_cpu_per_request_paired_per_block(tmp_pa
 
 
 def test_one_run_compare_gives_the_twins_added_latency_at_a_fixed_load_paired_per_block(tmp_path):
-    from wrkreport.fixedrate.reading import read_rate_measurements
+    from wrkreport.runs.rate_measurements import read_rate_measurements
 
     measurements, problems = read_rate_measurements(REAL_VARIANT, json.loads((REAL_VARIANT / "manifest.json").read_text()))
     assert not problems and {m.setup for m in measurements} == {"go-http", "nginx-http", "nginx-http~nokeep"}

@@ -115,7 +115,7 @@ capacity_more() {
   return 1
 }
 
-# search_capacity N SETUP...: this block's capacity search at --slo (fixedrate/capacity.py): rounds of the helper's
+# search_capacity N SETUP...: this block's capacity search at --slo (core/capacity.py): rounds of the helper's
 # `capacity-next`, each one measurement per setup still searching (in a shuffled order), until none is left.
 search_capacity() {
   ((PLAN[capacity_search])) || return 0

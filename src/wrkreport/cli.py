@@ -91,7 +91,7 @@ def parse_command(files: tuple[str, ...], as_json: bool) -> int:
     --json: source, format, duration_s, requests, bytes_read, errors, latencies,
     distinct, percentiles_ms, max_ms). A `*.vegeta.csv.gz` (a fixed-rate measurement)
     gives its offered and achieved rate, errors and exact p50, p90, p99, p99.9 and max
-    (with --json: fixedrate.record.RateResult.to_dict's keys); the `<stem>.client-<i>.vegeta.csv.gz`
+    (with --json: core.rate_result.RateResult.to_dict's keys); the `<stem>.client-<i>.vegeta.csv.gz`
     of one stem are one measurement of several clients, merged: every request of every
     client in the percentiles, the achieved rate the sum of each one's.
 

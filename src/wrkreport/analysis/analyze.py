@@ -21,20 +21,20 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from ..analysis.capacities import Capacity, capacities
+from ..analysis.rate_latency import RateCell, rate_cells
 from ..checks.h2 import H2Part, h2_part
 from ..checks.measurements import CheckReport, annotate, check_run
 from ..checks.tls import TlsPart, tls_part
 from ..core import stats
+from ..core.capacity import slo_of
 from ..core.cpucost import ms_per_1k_requests
 from ..core.records import CPU_METRIC, THROUGHPUT, NoiseWarning, Ratio
 from ..core.sequential import Design, Intervals
 from ..core.setups import BACKEND_PROCESSES, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
 from ..core.verdict import comparable, contenders
-from ..fixedrate.analysis import RateCell, rate_cells
-from ..fixedrate.capacities import Capacity, capacities
-from ..fixedrate.capacity import slo_of
-from ..fixedrate.reading import planned_rates
 from ..runs.directory import Run, load_run, require_measurements
+from ..runs.rate_measurements import planned_rates
 from .cells import Cell, Comparison, CpuSharing, Spread, several_levels
 from .client_load import client_saturation, free_cores
 from .design import interval_design, precision_sentence

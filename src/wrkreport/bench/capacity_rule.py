@@ -2,7 +2,7 @@
 
 The phase runs its least blocks (rate_blocks) at every GOMAXPROCS value; with the stopping
 rule (the default profile) a value takes another block while any of its capacities or
-capacity ratios (fixedrate/capacity.py: combine, combine_ratio) has a 95% interval reaching
+capacity ratios (core/capacity.py: combine, combine_ratio) has a 95% interval reaching
 further than --capacity-precision from its estimate (a bound has no interval: another block
 cannot narrow it, so it does not ask for one), up to rate_blocks_max, and only when the block
 and the values still taking blocks fit before --max-time. A setup known here to scatter more
@@ -13,7 +13,7 @@ happened to agree. Without that, a setup whose blocks scatter as the front ends'
 (log sd 0.2-0.3) had 95% intervals covering 91-92%: an optional stop picks the runs whose
 sample spread is low. The capacity check (the measurement at the capacity found) follows the
 search of a value's last block. The optional stopping's effect on coverage is simulated in
-tests/test_fixedrate_capacity_coverage.py. Pure functions; the helper's `capacity-more` reads
+tests/test_core_capacity_coverage.py. Pure functions; the helper's `capacity-more` reads
 the run and prints the verdict.
 """
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..core.capacity import Estimate
 from ..core.stats import Interval, t_975
-from ..fixedrate.capacity import Estimate
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ with --client-hosts. In order:
    for its own) is copied into each remote client's private work dir over its ssh master, its sha256 checked there against this copy's, and one
    targets file per setup written beside it (`targets.<setup>`: `GET URL`). Nothing is
    installed outside that dir, which `clients-down` removes;
-2. per measurement: each client gets its share of the rate (fixedrate.record.rate_shares: the
+2. per measurement: each client gets its share of the rate (core.rate_result.rate_shares: the
    remainder to the first ones, so the shares add up to the rate) and of the connection
    cap (-max-connections, split as wrk's -c), and all start together through the agents
    (remote_clients.measuring.run_all, the same barrier as wrk): a remote agent answers
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..fixedrate.record import rate_shares
+from ..core.rate_result import rate_shares
 from ..parsers.vegeta import SUFFIX
 from .cpu import cpu_record
 from .fixed_rate import Attack, attack_argv, encode_csv_gz, last_words

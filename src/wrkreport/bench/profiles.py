@@ -126,7 +126,7 @@ VERDICT_BLOCKS_EXPECTED = 5
 # slowest setup's measured req/s at that GOMAXPROCS. 0 blocks: no phase unless --rates.
 # The default phase (the light-load point and the capacity search) takes ~5 min of the default
 # run's --max-time (rate_options.rate_phase_seconds): 4 blocks of 1-s measurements. The capacity
-# intervals need them: in the coverage test's model (tests/test_fixedrate_capacity_coverage.py)
+# intervals need them: in the coverage test's model (tests/test_core_capacity_coverage.py)
 # the ladder's median half-width is +/-18-24% at 3 blocks (t(0.975, 2) = 4.30), +/-12-15% at 4
 # (3.18); a ratio's +/-27-30% and +/-17-18%. It was 3 blocks with a bisection in each, and 4
 # blocks of 2 s for the light-load point alone before the search.
@@ -158,7 +158,7 @@ DEFAULT_RATE_SHARES = [0.25]
 # rate_blocks_max is 12: a setup whose block capacities scatter as HAProxy's FastCGI did
 # (CAPACITY_SPREAD) needs 11 blocks for +/-15%; at 8 the FastCGI run of 2026-11-29 stopped at
 # +/-15.0% and +/-17.9%. The optional stopping up to 12 keeps the coverage
-# (tests/test_fixedrate_capacity_coverage.py, a setup with that spread).
+# (tests/test_core_capacity_coverage.py, a setup with that spread).
 RATE_PHASE: dict[str, dict] = {
     "default": {
         "rate_blocks": 4,

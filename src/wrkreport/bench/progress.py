@@ -113,12 +113,12 @@ def summary_lines(run_dir: Path, manifest: dict) -> list[str]:
 
 
 def rate_lines(run_dir: Path, manifest: dict) -> list[str]:
-    """Return the fixed-rate phase's lines (fixedrate/summary.py): per GOMAXPROCS and planned rate, the latency each setup adds over go-http, open loop; then per GOMAXPROCS the capacities at the objective."""
-    from ..fixedrate.analysis import rate_cells
-    from ..fixedrate.capacities import capacities
-    from ..fixedrate.capacity import slo_of
-    from ..fixedrate.reading import planned_rates, read_rate_measurements
-    from ..fixedrate.summary import capacity_lines, rate_summary_lines
+    """Return the fixed-rate phase's lines (report/rate_summary.py): per GOMAXPROCS and planned rate, the latency each setup adds over go-http, open loop; then per GOMAXPROCS the capacities at the objective."""
+    from ..analysis.capacities import capacities
+    from ..analysis.rate_latency import rate_cells
+    from ..core.capacity import slo_of
+    from ..report.rate_summary import capacity_lines, rate_summary_lines
+    from ..runs.rate_measurements import planned_rates, read_rate_measurements
 
     measurements, _ = read_rate_measurements(run_dir, manifest)  # problems are the report's to show
     setups = manifest["parameters"]["setups"]

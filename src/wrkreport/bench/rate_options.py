@@ -14,7 +14,7 @@ enough for the whole run to fit. With --server-host vegeta runs here against the
 
 --slo PCT=DURATION (BENCH_SLO; none by default, `off`: none; p99=10ms is the one suggested) is the latency objective of
 the capacity search, which runs only when one is given: after the planned rates, each block searches every setup's highest
-rate held with that percentile within the objective (fixedrate/capacity.py), in at most
+rate held with that percentile within the objective (core/capacity.py), in at most
 capacity.search_steps(lowest planned rate, the setup's closed-loop req/s) further
 measurements. Standard library only.
 """
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..core.capacity import Slo, parse_slo
 from ..core.errors import UsageError
 from ..core.setups import SETUP_BY_ID
 from ..core.units import round_figures
-from ..fixedrate.capacity import Slo, parse_slo
 from .capacity_rule import spread_half_width
 from .profiles import (
     CAPACITY_PRECISION_PCT,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-from ..fixedrate.analysis import RateCell
-from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import AT_LEAST
+from ..analysis.capacities import Capacity
+from ..analysis.rate_latency import RateCell
+from ..core.capacity import AT_LEAST
 from .layout import STYLE, legend_columns, legend_height, panel_grid, setup_legend, wide_and_narrow
 from .saturation import plain_log_axis
 from .styles import setup_style

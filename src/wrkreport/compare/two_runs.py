@@ -32,10 +32,10 @@ from dataclasses import dataclass, replace
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysed, paired_blocks, paired_by_repeat
 from ..analysis.cells import Cell
+from ..compare.common_rate import CurveChange, curve_changes, curve_coverage
+from ..compare.rate_changes import RateChange, planned_only, rate_changes, rate_only_lines
 from ..core import between_runs, stats
 from ..core.setups import BASELINE, baseline_of, setup_order
-from ..fixedrate.common_rate import CurveChange, curve_changes, curve_coverage
-from ..fixedrate.comparison import RateChange, planned_only, rate_changes, rate_only_lines
 from .settings import raw_differences, show
 
 # Start-to-start sd of a log figure between runs without blocks: the DerSimonian-Laird
@@ -109,7 +109,7 @@ FIGURES = {
     # CPU per request: no start-to-start sd (too few recorded runs without blocks measured it), so between two runs
     # only runs in blocks give it an interval; lower is better.
     CPU_METRIC: Figure("server CPU ms per 1,000 requests", False, None, CPU_RUN_SD),
-    # The capacity at the run's latency objective (fixedrate/capacities.py): one unit per block, its log capacity;
+    # The capacity at the run's latency objective (analysis/capacities.py): one unit per block, its log capacity;
     # runs are compared only when both have one objective and neither's capacity is a bound.
     CAPACITY: Figure("capacity at the latency objective", True, None, CAPACITY_RUN_SD),
 }
@@ -200,8 +200,8 @@ class RunComparison:
     differences: tuple[tuple[str, str, str], ...]  # (what, in A, in B) of parameters and environment
     differing: tuple[tuple[str, str, object, object], ...] = ()  # (section, key, value in A, value in B), raw values
     method: str = METHOD
-    rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (fixedrate/comparison.py)
-    rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (fixedrate.comparison.rate_only_lines)
+    rate_changes: tuple[RateChange, ...] = ()  # the fixed-rate phase's added latencies (compare/rate_changes.py)
+    rate_only: tuple[str, ...] = ()  # offered rates measured in one run only (compare.rate_changes.rate_only_lines)
     curve_changes: tuple[
         CurveChange, ...
     ] = ()  # runs at different rates: added latencies read at a common rate on each run's curve, no interval

@@ -17,10 +17,10 @@ from dataclasses import replace
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysed, pair_interval, paired_values
 from ..analysis.cells import Cell
 from ..analysis.variant_ratio import Variant, variant_of
+from ..compare.rate_changes import planned_only, variant_rate_changes
 from ..core import stats
 from ..core.errors import NothingToCompare
 from ..core.setups import baseline_of, setup_order, split_twin
-from ..fixedrate.comparison import planned_only, variant_rate_changes
 from .settings import show
 from .two_runs import P99, Change, RunComparison
 

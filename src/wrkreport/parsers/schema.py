@@ -27,7 +27,7 @@ MAX_DEPTH = 32  # nesting deeper than this is left out (the driver writes 5 leve
 MAX_SECONDS = 1e7  # ~115 days: longer than any run
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 NOT_A_FILE_NAME = "is not a plain file name in the run"  # a kind "file" value's reason (rawfile.name_problem)
-SLO_PERCENTILES = (50, 90, 99, 99.9)  # an objective's percentiles (--slo): fixedrate.capacity.PERCENTILES, checked equal by its tests
+SLO_PERCENTILES = (50, 90, 99, 99.9)  # an objective's percentiles (--slo): core.capacity.PERCENTILES, checked equal by its tests
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..core.display import cut, quote
 from ..core.errors import ParseError, RefusedFile
-from ..fixedrate.record import RateResult, merge_results, rate_shares, window_medians
+from ..core.rate_result import RateResult, merge_results, rate_shares, window_medians
 
 SUFFIX = ".vegeta.csv.gz"
 MAX_TEXT_BYTES = 1 << 30  # 1 GiB of CSV, about 4 million requests at ~260 bytes a row
@@ -217,7 +217,7 @@ def parse_vegeta(source: str | Path, data: bytes, offered_rps: float | None = No
         raise ParseError(source, None, f"broken gzip data ({exc}): file cut off or damaged?") from None  # where, buffering hides
     try:
         return rows.result(offered_rps)
-    except ValueError as exc:  # a record that rejects itself (fixedrate.record.RateResult)
+    except ValueError as exc:  # a record that rejects itself (core.rate_result.RateResult)
         raise ParseError(source, None, f"impossible values: {exc}") from None
 
 

@@ -13,7 +13,7 @@ text that is not UTF-8, a quote, a CR or NUL, a line or a value off its column's
 broken, a 20-digit count, more than BULK_MAX_BYTES of text -- gets None here, and
 parse_vegeta reads it row by row, which names the first bad row and line (parse_vegeta_bulk
 does both). Build side only: the driver's helper imports the standard library alone
-(tests/test_bench_stdlib.py), so fixedrate/reading.py loads this module when it reads a run.
+(tests/test_bench_stdlib.py), so runs/rate_measurements.py loads this module when it reads a run.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.display import cut
 from ..core.latency_histogram import rank_of
-from ..fixedrate.record import MIN_WINDOW_REQUESTS, WINDOWS, RateResult
+from ..core.rate_result import MIN_WINDOW_REQUESTS, WINDOWS, RateResult
 from .vegeta import (
     GZIP_MAGIC,
     MAX_ERROR_MESSAGES,
@@ -211,7 +211,7 @@ def record(
 
 
 def window_medians(starts: np.ndarray, latencies: np.ndarray, windows: int = WINDOWS) -> tuple[int, ...]:
-    """Return fixedrate.record.window_medians of the columns, computed a column at a time (the same windows and ranks)."""
+    """Return core.rate_result.window_medians of the columns, computed a column at a time (the same windows and ranks)."""
     count = min(windows, starts.size // MIN_WINDOW_REQUESTS)
     first, last = (int(starts.min()), int(starts.max())) if starts.size else (0, 0)
     if count < 2 or last <= first:

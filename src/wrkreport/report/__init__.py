@@ -7,6 +7,7 @@ none of them (the names below come from their modules when first used), so fmt o
 be imported without the analysis, pandas or matplotlib:
 
     fmt           figures and manifest values as short strings
+    rate_summary  the fixed-rate phase's terminal lines (the driver's closing summary prints them too)
     words         the generated sentences (headline, verdicts) and the rule set they follow
     compare_words the comparison's title, headline and per-change sentences
     machines      the controller, target and clients of a run on several machines

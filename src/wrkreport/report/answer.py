@@ -14,14 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
+from ..analysis.capacities import Capacity
+from ..analysis.rate_latency import RateCell
 from ..checks.app import app_conditions
 from ..core import stats
 from ..core import verdict as verdicts
 from ..core.setups import APP_BASELINE, BASELINE, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words, other_front_ends
 from ..core.verdict import contenders
-from ..fixedrate.analysis import RateCell
-from ..fixedrate.capacities import Capacity
-from ..fixedrate.summary import fmt_rps
+from ..report.rate_summary import fmt_rps
 from .answercells import Figure, GroupContext, capacity_figure, cpu_added, cpu_figure, fmt_us, latency_figure, share_figure
 from .fmt import group_name
 from .study import load_generator_of

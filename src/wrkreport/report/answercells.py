@@ -2,7 +2,7 @@
 
 Each Figure is read from the analysis, the fixed load's cells and the capacities, and is one
 the page shows again in its own table: the CPU table's means, the fixed-rate table's added
-latencies (the rule of fixedrate.summary.added_kind), the capacity table's estimates, the
+latencies (the rule of report.rate_summary.added_kind), the capacity table's estimates, the
 ratios table's shares. Below a figure: its interval, or what it is over. Pure functions.
 """
 
@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.analyze import CPU_METRIC, THROUGHPUT, Analysis
+from ..analysis.capacities import Capacity
 from ..analysis.noise import CEILING
+from ..analysis.rate_latency import RateCell
 from ..core import stats
+from ..core.capacity import AT_LEAST, AT_MOST
 from ..core.setups import APP_BASELINE, BASELINE, FRONT_END_SETUP_IDS, baseline_of, split_twin
-from ..fixedrate.analysis import RateCell
-from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import AT_LEAST, AT_MOST
-from ..fixedrate.summary import added_kind, fmt_rps
+from ..report.rate_summary import added_kind, fmt_rps
 
 
 @dataclass(frozen=True)

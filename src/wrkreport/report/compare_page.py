@@ -13,11 +13,11 @@ from .. import __version__
 from ..analysis.analyze import load_analysis
 from ..analysis.cells import several_levels
 from ..charts import changes as change_chart
+from ..compare.common_rate import CURVE_METHOD
+from ..compare.rate_changes import RATE_METHOD, VARIANT_RATE_METHOD
 from ..compare.two_runs import FIGURES, RunComparison, compare
 from ..compare.variants import DRIFT_NOTE, variant_comparison
 from ..core.errors import NothingToCompare, RefusedFile
-from ..fixedrate.common_rate import CURVE_METHOD
-from ..fixedrate.comparison import RATE_METHOD, VARIANT_RATE_METHOD
 from ..parsers.rawfile import MiB, read_bytes
 from ..runs.directory import Run, real_path
 from .compare_words import (
@@ -352,7 +352,7 @@ def build_compare(
         "only_in_a": [list(k) for k in result.only_in_a],
         "only_in_b": [list(k) for k in result.only_in_b],
         "differences": [list(d) for d in result.differences],
-        "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (fixedrate/comparison.py)
+        "fixed_rate": [c.record() for c in result.rate_changes],  # added latency over go-http, B - A in ms (compare/rate_changes.py)
         "fixed_rate_only": list(result.rate_only),  # offered rates measured in one run only: not compared at that rate
         "fixed_rate_interpolated": [c.record() for c in result.curve_changes],  # at a common rate on each run's curve: B - A, no interval
         "machine_drift": drift_record(

@@ -46,8 +46,8 @@ def results_json(done: Analysed, generated_at: datetime) -> dict:
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
         "cells": [cell_record(c) for c in analysis.cells],
         "latency_histograms": [latency_record(c) for c in done.latencies],
-        "fixed_rate": [c.record() for c in done.rates],  # open loop (fixedrate/analysis.py)
-        "capacity": [c.record() for c in done.capacities],  # at the run's latency objective (fixedrate/capacities.py); [] without one
+        "fixed_rate": [c.record() for c in done.rates],  # open loop (analysis/rate_latency.py)
+        "capacity": [c.record() for c in done.capacities],  # at the run's latency objective (analysis/capacities.py); [] without one
         "checks": [asdict(c) for c in report.checks],
         "expected_header_bytes": report.expected_header_bytes,
         "response_bytes_agreed": report.response_bytes,

@@ -7,7 +7,7 @@ import math
 
 from ..core.records import CPU_METRIC, THROUGHPUT, Ratio
 from ..core.setups import APP_BASELINE, BASELINE
-from ..core.units import fmt_ms  # the one rule for a latency in ms, shared with fixedrate/summary.py
+from ..core.units import fmt_ms  # the one rule for a latency in ms, shared with report/rate_summary.py
 
 
 def fmt_number(value: float | None, digits: int = 0) -> str:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
-from ..core.stats import Interval
-from ..fixedrate.analysis import BASELINE, RateCell
-from ..fixedrate.capacities import Capacity
-from ..fixedrate.capacity import (
+from ..analysis.capacities import Capacity
+from ..analysis.rate_latency import BASELINE, RateCell
+from ..core.capacity import (
     CHECK_STEP,
     DEFAULT_SLO,
     HEADROOM,
@@ -22,7 +20,9 @@ from ..fixedrate.capacity import (
     RESOLUTION,
     Slo,
 )
-from ..fixedrate.summary import (
+from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
+from ..core.stats import Interval
+from ..report.rate_summary import (
     added_kind,
     added_over,
     added_words,
@@ -157,7 +157,7 @@ def light_load(cells: list[RateCell], slo: Slo) -> str:
     return " and ".join(found)
 
 
-# Why the default objective is what it is, per default (fixedrate.capacity.DEFAULT_SLO; a test checks it has one here).
+# Why the default objective is what it is, per default (core.capacity.DEFAULT_SLO; a test checks it has one here).
 DEFAULT_REASONS = {
     "p99=5ms": (
         f"at light load {BASELINE} alone answers with p99 about 1-1.5 ms on the 2-core machine it was set on, so 5 ms leaves "
@@ -231,7 +231,7 @@ def checks_clause(parameters: dict) -> str:
 
 
 def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
-    """Return how the capacity was found, in one sentence, from the search's own constants (fixedrate/capacity.py) and the run's block rule."""
+    """Return how the capacity was found, in one sentence, from the search's own constants (core/capacity.py) and the run's block rule."""
     low, high = (f"{share:.0%}" for share in JITTER)
     return (
         f"Capacity: in a setup's first block (one start of the servers), after the light-load rate, a bisection on a log scale, "

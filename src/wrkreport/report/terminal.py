@@ -100,8 +100,8 @@ SATURATION_NOTE = "p99 ms: wrk's at saturation (closed loop, mostly queueing), n
 
 def compare_table(result) -> str:
     """Return the terminal table of a comparison, a heading per group: BETTER / WORSE where the interval excludes 1.0, else the smallest change it could have flagged; then its headline."""
-    from ..fixedrate.common_rate import curve_change_lines  # compare's modules: not imported by a build (about 10 ms)
-    from ..fixedrate.comparison import rate_change_lines
+    from ..compare.common_rate import curve_change_lines  # compare's modules: not imported by a build (about 10 ms)
+    from ..compare.rate_changes import rate_change_lines
     from .compare_page import change_rows
     from .compare_words import compare_summary, detectable_sentence, fixed_rate_sentence
 

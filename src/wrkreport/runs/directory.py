@@ -28,10 +28,10 @@ from ..core.errors import NoUsableData, ParseError
 from ..core.latency_histogram import LatencyHistogram, merge
 from ..core.records import FIELDS, Check
 from ..core.setups import setup_order
-from ..fixedrate.reading import RateMeasurement, read_rate_measurements
 from ..parsers import parse_file
 from ..parsers.histogram import hist_file_name
 from ..parsers.rawfile import name_problem
+from ..runs.rate_measurements import RateMeasurement, read_rate_measurements
 from .client_outputs import (
     ClientFile,
     ClientLoad,
@@ -89,7 +89,7 @@ class Run:
     # wrk file name -> its clients' threads, CPU and machine cores: every measurement of a run whose
     # manifest names machines (server_host, client_hosts), and every several-client one; else empty.
     client_loads: dict[str, tuple[ClientLoad, ...]] = field(default_factory=dict)
-    # the fixed-rate phase's measurements (manifest fixed_rate_measurements, fixedrate/reading.py), each with its checks
+    # the fixed-rate phase's measurements (manifest fixed_rate_measurements, runs/rate_measurements.py), each with its checks
     rates: tuple[RateMeasurement, ...] = ()
 
     @property

@@ -8,8 +8,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from ...core.setups import baseline_of
-from ...fixedrate.capacity import (
+from ...core.capacity import (
     HEADROOM,
     MAX_STEPS,
     block_capacity,
@@ -23,6 +22,7 @@ from ...fixedrate.capacity import (
     search_steps,
     slo_of,
 )
+from ...core.setups import baseline_of
 from ..capacity_rule import Width, decide, half_width, usual_width, widest
 from ..manifest import load_manifest, save_manifest
 from ..progress import elapsed_of

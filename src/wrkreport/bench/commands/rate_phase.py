@@ -8,12 +8,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from ...core.capacity import FAIL, Step, result_step, slo_of
+from ...core.rate_checks import rate_checks, rate_held_check
+from ...core.rate_result import RateResult
 from ...core.setups import SETUP_BY_ID
-from ...fixedrate.capacity import FAIL, Step, result_step, slo_of
-from ...fixedrate.rate_checks import rate_checks, rate_held_check
-from ...fixedrate.reading import expected_answer
-from ...fixedrate.record import RateResult
 from ...parsers.vegeta import read_client_files, read_vegeta_file
+from ...runs.rate_measurements import expected_answer
 from .. import server_machine
 from ..cpu import cpu_snapshot, pids_for, pinning_of, server_pids
 from ..fixed_rate import Attack, measure_rate, rate_stem, warm_up
@@ -223,7 +223,7 @@ def step_key(run_dir: Path, entry: dict) -> str:
 
 
 def measured_step(run_dir: Path, entry: dict, manifest: dict) -> Step:
-    """Return a fixed-rate measurement as a step of the capacity search (fixedrate/capacity.py), judged as `wrkreport build` judges it.
+    """Return a fixed-rate measurement as a step of the capacity search (core/capacity.py), judged as `wrkreport build` judges it.
 
     Kept by rate_progress as it was measured; read from its file here only when this helper did not measure it.
     """

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import textwrap
 
+from ..analysis.capacities import Capacity, CapacityCheck
+from ..analysis.rate_latency import BASELINE, RateCell
+from ..core.capacity import AT_LEAST, AT_MOST, Estimate, round_step
 from ..core.stats import Interval
 from ..core.units import fmt_ms
-from .analysis import BASELINE, RateCell
-from .capacities import Capacity, CapacityCheck
-from .capacity import AT_LEAST, AT_MOST, Estimate, round_step
 
 WIDTH = 80
 
@@ -164,7 +164,7 @@ def fell_behind_at(c: Capacity) -> int | None:
 def capacity_words(c: Capacity) -> str:
     """Return a setup's capacity as a clause: '18,400 req/s (17,100-19,800)', or its bound with the edge the search met.
 
-    >>> from wrkreport.fixedrate.capacity import BlockCapacity, Slo
+    >>> from wrkreport.core.capacity import BlockCapacity, Slo
     >>> objective = Slo(99.0, 5.0)
     >>> capacity_words(Capacity("go-http", 1, objective, Estimate(32000, None, None, AT_LEAST, 1), (BlockCapacity(1, 32000, AT_LEAST, 32000, None, 4),)))
     'at least 32,000 req/s (the objective held at the highest rate tried)'
@@ -191,8 +191,8 @@ def check_words(c: Capacity) -> str:
     """Return the capacity checks in words: 'at 3,670 req/s: p99 7.20 ms, within' ('missed', 'not held'), each lower one after a miss
     after it ('; at 3,300: ...'), an attack of 2 s or more with its length ('at 30,100 req/s for 5 s: ...'); '' without one.
 
-    >>> from wrkreport.fixedrate.capacity import Slo
-    >>> from wrkreport.fixedrate.capacities import CapacityCheck
+    >>> from wrkreport.core.capacity import Slo
+    >>> from wrkreport.analysis.capacities import CapacityCheck
     >>> from dataclasses import replace
     >>> found = Capacity("go-http", 1, Slo(99.0, 10.0), Estimate(3672, 3540, 3808, None, 4), ())
     >>> check_words(replace(found, checks=(CapacityCheck(3670, 7.2, True, True),))), check_words(replace(found, checks=(CapacityCheck(3670, 12.5, True, False),)))
@@ -245,8 +245,8 @@ def sustained_words(c: Capacity) -> str:
     """Return what the capacity checks of 2 s or more say of the rate held for their length: ', held for 5 s there', ', held for 5 s
     only at 27,100', ', held for 5 s at none of the 3 rates checked (down to 24,400)'; '' for shorter checks or none.
 
-    >>> from wrkreport.fixedrate.capacity import Slo
-    >>> from wrkreport.fixedrate.capacities import CapacityCheck
+    >>> from wrkreport.core.capacity import Slo
+    >>> from wrkreport.analysis.capacities import CapacityCheck
     >>> from dataclasses import replace
     >>> found = Capacity("go-http", 1, Slo(99.0, 10.0), Estimate(30100, 28000, 32400, None, 6), ())
     >>> miss, hit = CapacityCheck(30100, 41.0, True, False, 5.0), CapacityCheck(27100, 6.2, True, True, 5.0)

@@ -1,4 +1,4 @@
-"""Coverage of wrkreport.fixedrate.analysis's added-latency interval (added_interval: stats.block_difference_interval) in simulated runs: at least 93% at the block counts the run uses.
+"""Coverage of wrkreport.analysis.rate_latency's added-latency interval (added_interval: stats.block_difference_interval) in simulated runs: at least 93% at the block counts the run uses.
 
 Each simulated block starts the servers afresh: every setup gets a per-start effect on its
 latency (normal), every measurement its own noise with heavy tails (Student t with 3
@@ -14,9 +14,9 @@ import random
 
 import pytest
 
+from wrkreport.analysis.rate_latency import added_interval
 from wrkreport.core.stats import block_difference_interval
-from wrkreport.fixedrate.analysis import added_interval
-from wrkreport.fixedrate.reading import RateMeasurement
+from wrkreport.runs.rate_measurements import RateMeasurement
 
 RUNS = 2000
 FLOOR = 0.93
@@ -65,8 +65,8 @@ def test_an_interval_that_ignores_the_blocks_would_fail_the_floor():
 
 def measurement(setup: str, block: int, latency_ms: float, held: bool = True) -> RateMeasurement:
     """Return a usable fixed-rate measurement whose every request took latency_ms (a real RateResult)."""
+    from wrkreport.core.rate_result import RateResult
     from wrkreport.core.records import Check
-    from wrkreport.fixedrate.record import RateResult
 
     n = 100
     result = RateResult(

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.record: exact percentiles by wrk's rank rule, the achieved rate, and a record that refuses impossible values."""
+"""Tests of wrkreport.core.rate_result: exact percentiles by wrk's rank rule, the achieved rate, and a record that refuses impossible values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from helpers import rate_result
 from wrkreport.core.latency_histogram import percentile_us
-from wrkreport.fixedrate.record import RateResult
+from wrkreport.core.rate_result import RateResult
 
 
 def test_percentiles_are_exact_by_the_rule_of_wrk_histograms():

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.reading: a run directory's fixed-rate measurements read as untrusted input (real vegeta files from tests/fixtures/vegeta), and what a measurement not held does to the figures."""
+"""Tests of wrkreport.runs.rate_measurements: a run directory's fixed-rate measurements read as untrusted input (real vegeta files from tests/fixtures/vegeta), and what a measurement not held does to the figures."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from helpers import (
     read_rate_run,
     shifted_vegeta,
 )
+from wrkreport.analysis.rate_latency import rate_cells
 from wrkreport.core.units import fmt_ms
-from wrkreport.fixedrate.analysis import rate_cells
-from wrkreport.fixedrate.summary import rate_summary_lines
 from wrkreport.report import ratepage
+from wrkreport.report.rate_summary import rate_summary_lines
 
 
 def test_a_clean_run_reads_every_measurement_usable(tmp_path):

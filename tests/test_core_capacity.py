@@ -1,7 +1,7 @@
-"""Tests of wrkreport.fixedrate.capacity: the objective (--slo), step verdicts, the bracket and the search's next rate, a block's capacity or bound, and over blocks the estimate, its interval and its ratio.
+"""Tests of wrkreport.core.capacity: the objective (--slo), step verdicts, the bracket and the search's next rate, a block's capacity or bound, and over blocks the estimate, its interval and its ratio.
 
-The coverage of the intervals is simulated in test_fixedrate_capacity_coverage.py; a run's
-measurements read into capacities in test_fixedrate_capacities.py.
+The coverage of the intervals is simulated in test_core_capacity_coverage.py; a run's
+measurements read into capacities in test_analysis_capacities.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from helpers import rate_result
-from wrkreport.core.errors import UsageError
-from wrkreport.fixedrate.capacity import (
+from wrkreport.core.capacity import (
     AT_LEAST,
     AT_MOST,
     DEFAULT_SLO,
@@ -48,7 +47,8 @@ from wrkreport.fixedrate.capacity import (
     slo_of,
     step_verdict,
 )
-from wrkreport.fixedrate.rate_checks import RATE_TOLERANCE, Expected, rate_checks
+from wrkreport.core.errors import UsageError
+from wrkreport.core.rate_checks import RATE_TOLERANCE, Expected, rate_checks
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body

@@ -1,4 +1,4 @@
-"""Coverage of wrkreport.fixedrate.capacity's capacity and ratio intervals (combine, combine_ratio) in simulated runs of the search itself.
+"""Coverage of wrkreport.core.capacity's capacity and ratio intervals (combine, combine_ratio) in simulated runs of the search itself.
 
 Each simulated block runs exactly the search the driver runs, with the module's own
 functions: the light-load rate LIGHT is measured first; in a setup's first block, up to
@@ -95,7 +95,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from wrkreport.bench.capacity_rule import Width, decide, half_width, usual_width
 from wrkreport.bench.profiles import CAPACITY_SPREAD, RATE_PHASE
-from wrkreport.fixedrate.capacity import (
+from wrkreport.core.capacity import (
     AT_LEAST,
     AT_MOST,
     DEFAULT_SLO,

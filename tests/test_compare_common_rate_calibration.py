@@ -10,7 +10,7 @@ setup's steps single measurements in blocks of their own, so B's figure carries 
 effects undamped. The candidate interval lets A's block spread stand for B's one figure
 (a prediction interval, t with A's blocks - 1 df, compare's RATE_RUN_SD per run). Its false
 changes at no change: 0.9% with a block sd of 0.02, 4.2% with 0.05, 7.0% with 0.08; B's single steps
-cannot show which, so compare shows the figure without an interval (fixedrate/common_rate.py).
+cannot show which, so compare shows the figure without an interval (compare/common_rate.py).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import math
 import random
 import statistics
 
+from wrkreport.compare.common_rate import log_interpolate
+from wrkreport.compare.rate_changes import RATE_RUN_SD
 from wrkreport.core.stats import t_975
-from wrkreport.fixedrate.common_rate import log_interpolate
-from wrkreport.fixedrate.comparison import RATE_RUN_SD
 
 MEASUREMENT_SD = 0.02  # log p50, per measurement
 

@@ -1,4 +1,4 @@
-"""Calibration of wrkreport.fixedrate.comparison's in-run A/B (variant_rate_changes) by simulation: coverage and false changes of its fixed-rate figure.
+"""Calibration of wrkreport.compare.rate_changes's in-run A/B (variant_rate_changes) by simulation: coverage and false changes of its fixed-rate figure.
 
 A run with --variant measures, in each block of its fixed-rate phase, an nginx setup (A)
 and its twin (B) after the same server start of Go, one round each. What variant_rate_changes
@@ -8,7 +8,7 @@ Each simulated block carries: a shift of the whole block (Go's start, the machin
 moment) and the run's own drift from its first block to its last, both hitting A and B
 alike; each nginx's own start effect (normal); and each measurement's noise with heavy
 tails (Student t with 3 degrees of freedom, and now and then a stall several times the
-scale), the shapes of tests/test_fixedrate_comparison_calibration.py (helpers.RATE_P50,
+scale), the shapes of tests/test_compare_rate_changes_calibration.py (helpers.RATE_P50,
 RATE_P99 and heavy_noise, measured on two same-settings runs at 4,000 req/s). At the phase's block count (4; 3 when a block's cell
 failed) the
 interval must cover the true B - A in at least 93% of runs and flag a change that is not
@@ -28,7 +28,7 @@ from wrkreport.core import stats
 RUNS = 2000
 FLOOR = 0.93
 CEILING = 0.05
-RUN_SHIFT_SD = 0.13  # of the added latency: what a whole run moves (fixedrate.comparison.RATE_RUN_SD), shared by A and B here
+RUN_SHIFT_SD = 0.13  # of the added latency: what a whole run moves (compare.rate_changes.RATE_RUN_SD), shared by A and B here
 DRIFT_SD = 0.10  # of the added latency: a linear drift from the first block to the last, shared by A and B
 
 

@@ -1,11 +1,11 @@
-"""Tests of wrkreport.fixedrate.rate_checks: the rate held within 1% and no backlog growing (a pause is held), every answer 200 with the expected body, errors and timeouts counted, the generator's CPU."""
+"""Tests of wrkreport.core.rate_checks: the rate held within 1% and no backlog growing (a pause is held), every answer 200 with the expected body, errors and timeouts counted, the generator's CPU."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from helpers import rate_result
-from wrkreport.fixedrate.rate_checks import Expected, errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
+from wrkreport.core.rate_checks import Expected, errors_check, generator_cpu_check, rate_checks, rate_held_check, response_check
 from wrkreport.parsers.vegeta import read_vegeta_file
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
@@ -51,7 +51,7 @@ def test_a_pause_is_held_and_shows_in_the_latencies_not_in_the_verdict():
 
 
 def test_a_backlog_on_one_client_fails_the_merged_measurement():
-    from wrkreport.fixedrate.record import merge_results
+    from wrkreport.core.rate_result import merge_results
 
     growing = tuple(int(ms * 1e6) for ms in (1, 3, 6, 9, 12, 15, 18, 21, 24, 27))
     flat = tuple(int(0.2e6) for _ in range(10))
@@ -156,7 +156,7 @@ def test_vegeta_on_clients_is_summed_and_a_client_it_saturated_is_warned_about()
 
 
 def test_each_clients_cores_come_from_the_manifest_into_the_check(tmp_path):
-    from wrkreport.fixedrate.reading import client_cores
+    from wrkreport.runs.rate_measurements import client_cores
 
     manifest = {
         "client_hosts": [

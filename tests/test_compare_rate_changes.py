@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.comparison: the change of the added latency over go-http between two runs, Welch's interval over their blocks; and `wrkreport compare` showing it."""
+"""Tests of wrkreport.compare.rate_changes: the change of the added latency over go-http between two runs, Welch's interval over their blocks; and `wrkreport compare` showing it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta, slo_variant
-from wrkreport.fixedrate.analysis import rate_cells
-from wrkreport.fixedrate.comparison import TOO_FEW_BLOCKS, planned_only, rate_change_lines, rate_changes, rate_only_lines
-from wrkreport.fixedrate.reading import planned_rates
+from wrkreport.analysis.rate_latency import rate_cells
+from wrkreport.compare.rate_changes import TOO_FEW_BLOCKS, planned_only, rate_change_lines, rate_changes, rate_only_lines
+from wrkreport.runs.rate_measurements import planned_rates
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # compares variants of quick-rates-slo
 

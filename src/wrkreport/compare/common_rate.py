@@ -12,7 +12,7 @@ whose curve (or its baseline's) does not cover the rate in a run gives no figure
 rerun sentence stays.
 
 The change is B's added latency (the setup's latency minus its baseline's, both at the
-common rate) minus A's, in ms, as for runs at the same rate (fixedrate/comparison.py), but
+common rate) minus A's, in ms, as for runs at the same rate (compare/rate_changes.py), but
 with no interval and never flagged: the interpolated side rests on two single measurements
 of each setup, search steps in one block each, whose spread the run cannot show, and on the
 curve's shape between them (convex near the knee), which no interval here covers; see
@@ -25,8 +25,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..analysis.rate_latency import ADDED, RateCell
 from ..core.setups import BASELINE, baseline_of
-from .analysis import ADDED, RateCell
 
 NOT_FLAGGED = (
     "interpolated on a run's curve: no interval, never flagged (the interpolated side rests on single "
@@ -168,7 +168,7 @@ def covered_setups(cells_a: Sequence[RateCell], cells_b: Sequence[RateCell], gom
 def common_rate(cells_a: Sequence[RateCell], cells_b: Sequence[RateCell], gomaxprocs: int) -> int | None:
     """Return the lowest rate planned in one run only at gomaxprocs at which some setup and its baseline are covered in both runs; None when none is, or when the runs planned a rate in common."""
     plan_a, plan_b = planned_by_gomaxprocs(cells_a).get(gomaxprocs, set()), planned_by_gomaxprocs(cells_b).get(gomaxprocs, set())
-    if plan_a & plan_b:  # a rate both planned is compared as measured, with its interval (fixedrate/comparison.py)
+    if plan_a & plan_b:  # a rate both planned is compared as measured, with its interval (compare/rate_changes.py)
         return None
     for rate in sorted(plan_a ^ plan_b):
         if covered_setups(cells_a, cells_b, gomaxprocs, rate):

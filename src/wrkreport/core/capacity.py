@@ -34,7 +34,7 @@ their logs, blocks - 1 degrees of freedom (core.stats.ratio_interval), as every 
 interval of the tool: the start-to-start spread and the search's own noise are both in the
 spread of the blocks' values. A setup's ratio to its baseline pairs the two by block. The
 coverage of both, with per-measurement noise, per-start effects, pauses and a knee like the
-measured one, is simulated in tests/test_fixedrate_capacity_coverage.py, beside the
+measured one, is simulated in tests/test_core_capacity_coverage.py, beside the
 bisection in every block with the bracket's middle (the estimator before the ladder), and
 benchmarks/capacity_designs.py prints the widths. Standard library only: the driver's
 helper runs the search.
@@ -48,11 +48,11 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
+from ..core.rate_checks import RATE_TOLERANCE
+from ..core.rate_result import RateResult
 from ..core.records import Check
 from ..core.stats import ratio_interval
 from ..core.units import round_figures
-from .rate_checks import RATE_TOLERANCE
-from .record import RateResult
 
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9}
 # The default objective. The p99 of one 1-s measurement on a 2-core machine shared with vegeta

@@ -15,11 +15,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..analysis.rate_latency import ADDED, BASELINE, RateCell, added_pairs, rate_cells
 from ..core.between_runs import welch_difference_interval
 from ..core.setups import baseline_of, split_twin
 from ..core.stats import Interval, block_difference_interval
-from .analysis import ADDED, BASELINE, RateCell, added_pairs, rate_cells
-from .reading import RateMeasurement
+from ..runs.rate_measurements import RateMeasurement
 
 TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
 # Runs drift: a run's added latency carries a shift of its own, which its blocks
@@ -28,7 +28,7 @@ TOO_FEW_BLOCKS = "need at least 2 blocks in each run: no interval"
 # and 2, p50 and p99) of two same-settings runs at 4,000 req/s minutes apart on an idle 2-core
 # machine, 0.022 ms of nginx-fcgi-tcp's 0.18 ms at p50 (GOMAXPROCS=2), rounded up; the other
 # 11 were 0. benchmarks/rate_drift.py measures it, tests/fixtures/rate_drift.json keeps the
-# runs' block means and tests/test_fixedrate_comparison_calibration.py recomputes it.
+# runs' block means and tests/test_compare_rate_changes_calibration.py recomputes it.
 RATE_RUN_SD = 0.13
 RATE_METHOD = (
     "Added latency = a setup's latency minus go-http's at the same offered rate, GOMAXPROCS and block, open loop (vegeta); "

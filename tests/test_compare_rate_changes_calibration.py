@@ -1,4 +1,4 @@
-"""Calibration of wrkreport.fixedrate.comparison by simulation: false changes of compare's fixed-rate figure (added_change_interval) in runs that only drifted.
+"""Calibration of wrkreport.compare.rate_changes by simulation: false changes of compare's fixed-rate figure (added_change_interval) in runs that only drifted.
 
 Each simulated run is what compare reads: one mean added latency (setup - go-http, ms)
 per block. A block's mean carries a per-start effect (normal) and the noise of its
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.fixedrate.comparison import RATE_RUN_SD, added_change_interval
+from wrkreport.compare.rate_changes import RATE_RUN_SD, added_change_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from helpers import RATE_P50, RATE_P99, heavy_noise

@@ -2,7 +2,7 @@
 
 Per cell (setup, GOMAXPROCS, rate): the offered rate, the median achieved rate and the
 median p50, p99 and p99.9 of its usable measurements (rate held, every answer right, no
-errors: fixedrate/rate_checks.py). A cell where the rate was not held in some measurement is
+errors: core/rate_checks.py). A cell where the rate was not held in some measurement is
 reported as not held, its figures left out (not averaged in): its latencies are those of
 a queue, not of the rate. For every setup but go-http, the added latency at p50 and p99
 over its baseline, the setup its ratios divide by (records.baseline_of: go-http; for
@@ -17,7 +17,7 @@ interval on the raw values would reach below zero. Each cell also has the server
 its rate (median over its usable measurements): the cores they kept busy and their CPU ms
 per 1,000 requests, the unit of the saturation part. A cell is `planned` when its rate is
 one the run planned at its GOMAXPROCS (the manifest's fixed_rate_plan: the light-load
-points), not a step of the capacity search (fixedrate/capacity.py); without a plan every
+points), not a step of the capacity search (core/capacity.py); without a plan every
 cell is. Pure functions; pandas is not needed.
 """
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..core.cpucost import ms_per_1k_requests
 from ..core.setups import BASELINE, baseline_of
 from ..core.stats import BLOCK, Interval, block_difference_interval, ratio_interval
-from .reading import RateMeasurement
+from ..runs.rate_measurements import RateMeasurement
 
 ADDED = (("p50", 50.0), ("p99", 99.0))  # the added latencies reported, with their percentiles
 

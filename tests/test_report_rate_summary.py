@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.summary: what a setup does to latency is said as its interval allows ('adds' only above 0), a rate held in some blocks says so, only planned rates have a line, and each setup's capacity at the objective is said with its interval or as the bound it is."""
+"""Tests of wrkreport.report.rate_summary: what a setup does to latency is said as its interval allows ('adds' only above 0), a rate held in some blocks says so, only planned rates have a line, and each setup's capacity at the objective is said with its interval or as the bound it is."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from dataclasses import replace
 import pytest
 
 from helpers import SLO_RUN, crossing_between, measured_p99, read_rate_run, slo_variant
+from wrkreport.analysis.capacities import Capacity, capacities
+from wrkreport.analysis.rate_latency import RateCell, rate_cells
+from wrkreport.core.capacity import AT_LEAST, BlockCapacity, Estimate, Slo, slo_of
 from wrkreport.core.stats import Interval
-from wrkreport.fixedrate import summary
-from wrkreport.fixedrate.analysis import RateCell, rate_cells
-from wrkreport.fixedrate.capacities import Capacity, capacities
-from wrkreport.fixedrate.capacity import AT_LEAST, BlockCapacity, Estimate, Slo, slo_of
-from wrkreport.fixedrate.reading import planned_rates
-from wrkreport.fixedrate.summary import added_phrase, added_words, capacity_lines, capacity_sentences, not_held_words, rate_summary_lines
+from wrkreport.report import rate_summary as summary
+from wrkreport.report.rate_summary import added_phrase, added_words, capacity_lines, capacity_sentences, not_held_words, rate_summary_lines
+from wrkreport.runs.rate_measurements import planned_rates
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # reads quick-rates-slo and variants of it
 

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.analysis: planned rates and the search's steps told apart, each cell's p50/p99 interval over blocks and the servers' CPU at its rate, recomputed from a real run's files."""
+"""Tests of wrkreport.analysis.rate_latency: planned rates and the search's steps told apart, each cell's p50/p99 interval over blocks and the servers' CPU at its rate, recomputed from a real run's files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import statistics
 import pytest
 
 from helpers import SLO_RUN, read_rate_run, slo_variant
-from wrkreport.fixedrate.analysis import rate_cells
-from wrkreport.fixedrate.reading import planned_rates
+from wrkreport.analysis.rate_latency import rate_cells
+from wrkreport.runs.rate_measurements import planned_rates
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # reads quick-rates-slo and variants of it
 

@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.common_rate: two runs at different offered rates read at one common rate on each run's curve; and `wrkreport compare` showing it on a real pair."""
+"""Tests of wrkreport.compare.common_rate: two runs at different offered rates read at one common rate on each run's curve; and `wrkreport compare` showing it on a real pair."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import RUNS
+from wrkreport.analysis.rate_latency import RateCell
+from wrkreport.compare import common_rate
+from wrkreport.compare.common_rate import NOT_FLAGGED, curve_change_lines, curve_changes, curve_coverage, curve_value, log_interpolate
+from wrkreport.compare.common_rate import common_rate as pick_rate
 from wrkreport.compare.gate import gate
-from wrkreport.fixedrate import common_rate
-from wrkreport.fixedrate.analysis import RateCell
-from wrkreport.fixedrate.common_rate import NOT_FLAGGED, curve_change_lines, curve_changes, curve_coverage, curve_value, log_interpolate
-from wrkreport.fixedrate.common_rate import common_rate as pick_rate
 from wrkreport.report import build_compare
 from wrkreport.report.terminal import compare_table
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from ..analysis.rate_latency import setup_rank
+from ..core.capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
 from ..core.setups import baseline_of
-from .analysis import setup_rank
-from .capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
-from .reading import RateMeasurement
+from ..runs.rate_measurements import RateMeasurement
 
 
 @dataclass(frozen=True)

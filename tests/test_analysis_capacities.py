@@ -1,4 +1,4 @@
-"""Tests of wrkreport.fixedrate.capacities: a run's fixed-rate measurements read as the search read them, per setup and GOMAXPROCS its capacity, its ratio to the baseline's, the generator's ceiling and the results.json record."""
+"""Tests of wrkreport.analysis.capacities: a run's fixed-rate measurements read as the search read them, per setup and GOMAXPROCS its capacity, its ratio to the baseline's, the generator's ceiling and the results.json record."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from helpers import CAPACITY_LADDER, rate_result, read_rate_run
-from wrkreport.fixedrate.capacities import Capacity, block_steps, capacities, generator_ceiling
-from wrkreport.fixedrate.capacity import (
+from wrkreport.analysis.capacities import Capacity, block_steps, capacities, generator_ceiling
+from wrkreport.core.capacity import (
     AT_LEAST,
     FAIL,
     PASS,
@@ -22,9 +22,9 @@ from wrkreport.fixedrate.capacity import (
     search_rng,
     search_steps,
 )
-from wrkreport.fixedrate.rate_checks import Expected, rate_checks
-from wrkreport.fixedrate.reading import RateMeasurement
-from wrkreport.fixedrate.summary import check_words
+from wrkreport.core.rate_checks import Expected, rate_checks
+from wrkreport.report.rate_summary import check_words
+from wrkreport.runs.rate_measurements import RateMeasurement
 
 HELLO = Expected(200, 12)  # the hello world's answer: 200 with a 12-byte body
 

@@ -26,8 +26,9 @@ from statistics import median
 from typing import NamedTuple
 
 from ..core.cpucost import ms_per_1k_requests
+from ..core.rate_result import RateResult
 from ..core.records import Check
-from .record import RateResult
+from ..core.setups import SETUP_BY_ID
 
 OK = 200  # the hello world's status
 
@@ -37,6 +38,24 @@ class Expected(NamedTuple):
 
     status: int
     body_bytes: int
+
+
+def answer_of(setup: str, body_bytes, app_status_line, app_body_bytes) -> Expected:
+    """Return the answer every fixed-rate request of a setup must get: the app's own status and body size for an --app setup
+    (app, nginx-app: its answer captured at a block's start), else 200 with the run's --body-bytes (-1: unknown).
+
+    >>> answer_of("go-http", 12, None, None), answer_of("nginx-app", 12, "HTTP/1.1 201 Created", 40), answer_of("app", None, None, None)
+    (Expected(status=200, body_bytes=12), Expected(status=201, body_bytes=40), Expected(status=200, body_bytes=-1))
+    """
+    if not (SETUP_BY_ID.get(setup) is not None and SETUP_BY_ID[setup].app):
+        return Expected(OK, whole(body_bytes))
+    code = (str(app_status_line or "").split() + ["", ""])[1]
+    return Expected(int(code) if code.isdigit() else OK, whole(app_body_bytes))
+
+
+def whole(value) -> int:
+    """Return value when it is an integer (not a bool), else -1 (unknown)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
 RATE_TOLERANCE = 0.01  # the achieved rate must be within 1% of the offered one

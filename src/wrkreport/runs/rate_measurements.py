@@ -5,10 +5,10 @@ checked by schema.py; its file must be named as the entry says (setup, GOMAXPROC
 repeat, rate: bench/fixed_rate.rate_stem), is read through rawfile (a regular file inside
 the directory, size-capped) and parsed by parsers/vegeta.py; its .cpu.json is checked by
 schema.CPU_FIELDS. What cannot be used becomes a one-line problem Check, never an
-exception. Every usable file gets the fixed-rate checks (fixedrate/rate_checks.py); a measurement
+exception. Every usable file gets the fixed-rate checks (core/rate_checks.py); a measurement
 vegeta could not make (the entry's `problem`) is a failed `rate-run` check. A measurement
 of several clients (its `clients`: each one's file and share of the rate) is read file by
-file and merged exactly (fixedrate.record.merge_results); a client without a usable file fails
+file and merged exactly (core.rate_result.merge_results); a client without a usable file fails
 the whole measurement: it is never read from fewer clients.
 """
 
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import ParseError
+from ..core.rate_checks import Expected, answer_of, rate_checks
+from ..core.rate_result import RateResult, merge_results
 from ..core.records import Check
-from ..core.setups import APP_BASELINE, SETUP_BY_ID, SETUP_PATTERN
+from ..core.setups import APP_BASELINE, SETUP_PATTERN
 from ..parsers.schema import CPU_FIELDS, checked
 from ..parsers.vegeta import MAX_TEXT_BYTES
 from ..runs.sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
-from .rate_checks import OK, Expected, rate_checks
-from .record import RateResult, merge_results
 
 RATE_FILE = re.compile(
     rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<n>[1-9][0-9]{{0,3}})\.block-(?P<block>[1-9][0-9]{{0,3}})\.run-(?P<repeat>[1-9][0-9]{{0,3}})"
@@ -102,27 +102,17 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
     return found, problems
 
 
-def is_app(setup: str) -> bool:
-    """Return True for an --app setup (app, nginx-app): its answers are held to the app's own body, not the hello world's."""
-    return SETUP_BY_ID.get(setup) is not None and SETUP_BY_ID[setup].app
-
-
 def expected_answer(manifest: dict | None, setup: str) -> Expected:
-    """Return the answer every fixed-rate request of a setup must get: the app's own status and body size for an app setup
-    (captured at a block's start), else 200 with the run's --body-bytes (-1: unknown).
+    """Return the answer every fixed-rate request of a setup must get (core.rate_checks.answer_of), from the manifest's
+    --body-bytes and the app alone's first answered cell.
 
     >>> expected_answer({"parameters": {"body_bytes": 12}}, "go-http")
     Expected(status=200, body_bytes=12)
     >>> expected_answer({"passes": [{"cells": {"app": {"status_line": "HTTP/1.1 201 Created", "body_bytes": 40}}}]}, "nginx-app")
     Expected(status=201, body_bytes=40)
     """
-    if not is_app(setup):
-        found = ((manifest or {}).get("parameters") or {}).get("body_bytes")
-        return Expected(OK, found if isinstance(found, int) and not isinstance(found, bool) else -1)
     cell = app_cell(manifest) or {}
-    size = cell.get("body_bytes")
-    code = (str(cell.get("status_line") or "").split() + ["", ""])[1]
-    return Expected(int(code) if code.isdigit() else OK, size if isinstance(size, int) and not isinstance(size, bool) else -1)
+    return answer_of(setup, ((manifest or {}).get("parameters") or {}).get("body_bytes"), cell.get("status_line"), cell.get("body_bytes"))
 
 
 def app_cell(manifest: dict | None) -> dict | None:
@@ -137,7 +127,7 @@ def app_cell(manifest: dict | None) -> dict | None:
 def planned_rates(manifest: dict | None) -> dict[int, frozenset[int]] | None:
     """Return the rates the run planned per GOMAXPROCS (its `fixed_rate_plan`: the light-load points), None when it has no plan.
 
-    Every other rate measured is a step of the capacity search (fixedrate/capacity.py).
+    Every other rate measured is a step of the capacity search (core/capacity.py).
 
     >>> planned_rates({"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of ..."}]}), planned_rates({})
     ({1: frozenset({5500})}, None)
