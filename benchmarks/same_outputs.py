@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Show that two trees build the same outputs from every fixture run; print what differs.
 
-Usage: python benchmarks/same_outputs.py OLD_TREE [NEW_TREE] [--keep DIR] [--control]
+Usage: python benchmarks/same_outputs.py OLD_TREE [NEW_TREE] [--keep DIR] [--control] [--schema-raised]
 
     git archive main | tar -x -C /tmp/main && python benchmarks/same_outputs.py /tmp/main
 
@@ -15,8 +15,11 @@ differ by the time they were made. Compared byte for byte: every file written
 (index.html, results.json, results.csv, compare.html, compare.json), the terminal
 output (stdout, stderr) and the exit status. --control builds OLD_TREE a second time
 first, for what differs between two builds of one tree (nothing, when the build is
-deterministic). Exit status 0 when everything is identical and no command died of a
-signal, 1 otherwise.
+deterministic). --schema-raised is for comparing across a raise of an output's version:
+a results.json or compare.json whose only difference is its top-level `"schema": N` line
+counts as identical and is listed as "identical except the schema version"; any other
+difference in it still counts. Exit status 0 when everything is identical and no command
+died of a signal, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,14 +103,36 @@ def outputs(work: Path) -> dict[str, Path]:
     return {p.relative_to(work).as_posix(): p for p in sorted(work.rglob("*")) if p.is_file() and p.relative_to(work).parts[0] != "raw"}
 
 
-def differences(a: Path, b: Path) -> tuple[int, list[str]]:
-    """Return how many files were compared and what differs between two working directories."""
+# The files whose version line --schema-raised sets aside, and that line: a top-level key of json.dumps(indent=2).
+VERSIONED = ("results.json", "compare.json")
+SCHEMA_LINE = re.compile(rb'  "schema": [0-9]+,?')
+
+
+def only_the_schema_differs(left: Path, right: Path) -> bool:
+    """Return True when two JSON outputs differ only in their top-level `"schema": N` line (line for line otherwise)."""
+    a, b = left.read_bytes().split(b"\n"), right.read_bytes().split(b"\n")
+    if len(a) != len(b):
+        return False
+    changed = [(x, y) for x, y in zip(a, b) if x != y]
+    return len(changed) == 1 and all(SCHEMA_LINE.fullmatch(line) for line in changed[0])
+
+
+def differences(a: Path, b: Path, schema_raised: bool = False) -> tuple[int, list[str], list[str]]:
+    """Return how many files were compared, what differs between two working directories, and (with schema_raised) the
+    results.json and compare.json files that differ only in their schema version (counted identical)."""
     left, right = outputs(a), outputs(b)
     differ = [f"only in {a.name}: {n}" for n in sorted(left.keys() - right.keys())] + [
         f"only in {b.name}: {n}" for n in sorted(right.keys() - left.keys())
     ]
-    differ += [f"differs: {n}" for n in sorted(left.keys() & right.keys()) if not filecmp.cmp(left[n], right[n], shallow=False)]
-    return len(left.keys() | right.keys()), differ
+    versioned = []
+    for n in sorted(left.keys() & right.keys()):
+        if filecmp.cmp(left[n], right[n], shallow=False):
+            continue
+        if schema_raised and Path(n).name in VERSIONED and only_the_schema_differs(left[n], right[n]):
+            versioned.append(f"identical except the schema version: {n}")
+        else:
+            differ.append(f"differs: {n}")
+    return len(left.keys() | right.keys()), differ, versioned
 
 
 def summary(work: Path) -> str:
@@ -137,6 +163,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("new", type=Path, nargs="?", default=HERE)
     parser.add_argument("--keep", type=Path, help="work here and keep it (default: a temporary directory, removed)")
     parser.add_argument("--control", action="store_true", help="build OLD twice first: what differs between two builds of one tree")
+    parser.add_argument(
+        "--schema-raised",
+        action="store_true",
+        help='count a results.json or compare.json that differs only in its top-level "schema": N line as identical (said so)',
+    )
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="same-outputs-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -154,9 +185,10 @@ def main(argv: list[str]) -> int:
                 status = 1
         pairs = [("old", "old-again"), ("old", "new")] if args.control else [("old", "new")]
         for a, b in pairs:
-            count, differ = differences(root / a, root / b)
-            print(f"{a} vs {b}: {count} files compared, {count - len(differ)} identical, {len(differ)} different")
-            for line in differ:
+            count, differ, versioned = differences(root / a, root / b, args.schema_raised)
+            aside = f" ({len(versioned)} of them except the schema version)" if args.schema_raised else ""
+            print(f"{a} vs {b}: {count} files compared, {count - len(differ)} identical{aside}, {len(differ)} different")
+            for line in versioned + differ:
                 print(f"  {line}")
             status |= bool(differ)
         return status

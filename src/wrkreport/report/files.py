@@ -31,7 +31,9 @@ def results_json(done: Analysed, generated_at: datetime) -> dict:
     """Return results.json: measurements, ratios, checks, environment, reference; every figure as load_analysis computed it."""
     run, report, table, analysis = done.run, done.checks, done.table, done.analysis
     return {
-        "schema": 1,
+        # results.json's version: 1, the fields before a published schema; 2, the same fields, first published as
+        # data/results.schema.json (its `schema` is const 2). Raise it, and the schema's, when a field changes meaning or type.
+        "schema": 2,
         "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "wrkreport_version": __version__,
         "run": {"run_id": run.run_id, "status": run.status, "path": str(run.path)},
