@@ -11,6 +11,7 @@ from helpers import BLOCK_OF_ROUND, BLOCKS_SOURCE, RUNS, block_files
 from wrkreport.analysis.analyze import BLOCK_METHOD, NO_BLOCKS_METHOD, load_analysis
 from wrkreport.analysis.design import design_of, precision_of, precision_sentence
 from wrkreport.report import build
+from wrkreport.runs.record import Parameters, record_of
 
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 NOT_MET = {
@@ -95,28 +96,30 @@ def test_a_smoke_test_says_it_makes_no_interval_claims():
         "passes": [{"gomaxprocs": 1, "block": 1}],
         "precision": NOT_MET,
     }
-    assert precision_sentence(manifest).startswith("This run is a smoke test (--quick)")
-    assert design_of(manifest)["smoke_test"] is True
+    assert precision_sentence(record_of(manifest)).startswith("This run is a smoke test (--quick)")
+    assert design_of(record_of(manifest))["smoke_test"] is True
 
 
 @pytest.mark.parametrize("record", [None, "x", {"met": True}, {"target_pct": "5"}, {"target_pct": True}, {"target_pct": float("nan")}])
 def test_a_missing_or_broken_precision_record_is_no_record(record):
-    assert precision_of({"precision": record}) is None
-    assert precision_sentence({"precision": record}) == ""
+    assert precision_of(record_of({"precision": record})) is None
+    assert precision_sentence(record_of({"precision": record})) == ""
 
 
 def test_odd_values_in_a_precision_record_are_left_out_not_shown():
     record = precision_of(
-        {
-            "precision": {
-                "target_pct": 5,
-                "met": "yes",
-                "worst_half_width_pct": "6%",
-                "stop_reason": 3,
-                "more_time_estimate_s": float("inf"),
-                "cpu_ratios": "6",
+        record_of(
+            {
+                "precision": {
+                    "target_pct": 5,
+                    "met": "yes",
+                    "worst_half_width_pct": "6%",
+                    "stop_reason": 3,
+                    "more_time_estimate_s": float("inf"),
+                    "cpu_ratios": "6",
+                }
             }
-        }
+        )
     )
     assert record == {
         "target_pct": 5,
@@ -132,7 +135,7 @@ def test_odd_values_in_a_precision_record_are_left_out_not_shown():
         "beyond_ceiling": False,
     }
     assert (
-        precision_sentence({"precision": {"target_pct": 5, "met": False}})
+        precision_sentence(record_of({"precision": {"target_pct": 5, "met": False}}))
         == "Precision target: every overhead ratio within +/-5%: NOT met (no interval yet)."
     )
 
@@ -165,6 +168,6 @@ def test_a_verdict_run_builds_the_repeated_intervals_its_driver_stopped_by():
     )
     assert "a repeated 95% confidence interval (Jennison and Turnbull)" in analysed.analysis.method
     assert "each a repeated 99.2% interval (Bonferroni over every pair in every group)" in analysed.analysis.method
-    said = answer(analysed.analysis, list(analysed.rates), list(analysed.capacities), manifest["parameters"])
+    said = answer(analysed.analysis, list(analysed.rates), list(analysed.capacities), Parameters.of(manifest["parameters"]))
     assert said.sentence.startswith("The cheapest connection is the HTTP proxy: it adds ")
     assert not analysed.capacities  # no capacity search without --slo

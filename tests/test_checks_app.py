@@ -6,6 +6,7 @@ import pandas as pd
 
 from wrkreport.checks import measurements as checks
 from wrkreport.checks.app import app_header_check, app_response_sizes, is_app
+from wrkreport.runs.record import Cell, record_of
 from wrkreport.runs.sidecars import HeaderCapture
 
 HEADERS = "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 912\r\n\r\n"
@@ -21,13 +22,13 @@ def test_is_app():
 
 def test_an_app_capture_passes_on_2xx_and_says_its_size_and_what_nginx_changed():
     cell = {"body_bytes": 912, "headers_changed": ["Server (changed)", "Connection (added)"]}
-    check = app_header_check(capture(), cell, "nginx-app at GOMAXPROCS=1")
+    check = app_header_check(capture(), Cell.of(cell), "nginx-app at GOMAXPROCS=1")
     assert check.status == "pass"
     assert check.message == (
         f"nginx-app at GOMAXPROCS=1: HTTP/1.1 200 OK, {len(HEADERS)} header bytes, 912-byte body (your app's own answer: "
         "no 141-byte rule); changed from the app's: Server (changed), Connection (added)"
     )
-    failed = app_header_check(capture(HEADERS.replace("200 OK", "404 Not Found")), {}, "nginx-app at GOMAXPROCS=1")
+    failed = app_header_check(capture(HEADERS.replace("200 OK", "404 Not Found")), Cell.of({}), "nginx-app at GOMAXPROCS=1")
     assert failed.status == "fail" and "not 2xx" in failed.message
 
 
@@ -66,4 +67,4 @@ def test_the_sizes_come_from_the_first_capture_of_each_cell():
             {"gomaxprocs": 1, "cells": {"app": {"header_bytes": 999, "body_bytes": 1}}},
         ]
     }
-    assert app_response_sizes(manifest) == {("app", 1): 1044}
+    assert app_response_sizes(record_of(manifest)) == {("app", 1): 1044}

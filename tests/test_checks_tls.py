@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from wrkreport.analysis.analyze import load_analysis
 from wrkreport.checks.tls import answer, negotiated_checks, resumed_checks, share_text, tls_part
 from wrkreport.core.setups import baseline_of
 from wrkreport.report.fmt import fmt_share
+from wrkreport.runs.record import Parameters, record_of
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "tls-quick"
 
@@ -88,7 +90,7 @@ def test_a_failed_handshake_probe_fails_its_setup():
             }
         ],
     }
-    checks = {c.setup: c for c in negotiated_checks(manifest)}
+    checks = {c.setup: c for c in negotiated_checks(record_of(manifest))}
     assert checks["go-https"].status == "pass" and checks["nginx-https"].status == "fail"
     assert "errno=111" in checks["nginx-https"].message
 
@@ -103,34 +105,35 @@ def test_resumed_connections_with_resumption_off_fail_the_measurement(tmp_path):
     failed = [c for c in analysed.checks.checks if c.name == "tls-resumed"]
     assert len(failed) == 1 and failed[0].status == "fail" and "37 resumed" in failed[0].message
     assert failed[0].file in analysed.checks.excluded
-    assert resumed_checks(json.loads((FIXTURE / "manifest.json").read_text()))[0].status == "pass"
+    assert resumed_checks(record_of(json.loads((FIXTURE / "manifest.json").read_text())))[0].status == "pass"
 
 
 def test_resumption_on_counts_are_not_a_failure():
     manifest = json.loads((FIXTURE / "manifest.json").read_text())
     manifest["tls"]["resumption"] = True
     manifest["measurements"][0]["tls"] = {"handshakes": None, "resumed": 900}
-    assert resumed_checks(manifest) == []
+    assert resumed_checks(record_of(manifest)) == []
 
 
 def test_the_tls_part_answers_first_with_nginx_https_share():
     analysed = load_analysis(FIXTURE)
-    part = tls_part(analysed.run.manifest, analysed.analysis)
+    part = tls_part(analysed.run.record, analysed.analysis)
     text = answer(part)
     share = analysed.analysis.ratio(1, 100, "nginx-https").ratio
     assert text.startswith("Terminating TLS at nginx keeps ") and f"{share:.0%} at GOMAXPROCS=1" in text
     assert "throughput with keep-alive" in text
     assert {s for s, _ in part.negotiated} == {"go-https", "nginx-https", "nginx-https-unix"}
     per_request = tls_part(
-        {**analysed.run.manifest, "parameters": {**analysed.run.manifest["parameters"], "connection_per_request": True}}, analysed.analysis
+        replace(analysed.run.record, parameters=Parameters.of({**dict(analysed.run.parameters.listed), "connection_per_request": True})),
+        analysed.analysis,
     )
     assert "handshakes per second" in answer(per_request)
 
 
 def test_a_run_without_tls_has_no_tls_part():
     analysed = load_analysis(Path(__file__).parent / "fixtures" / "runs" / "quick-hist")
-    assert tls_part(analysed.run.manifest, analysed.analysis) is None
-    assert negotiated_checks(analysed.run.manifest) == [] and resumed_checks(analysed.run.manifest) == []
+    assert tls_part(analysed.run.record, analysed.analysis) is None
+    assert negotiated_checks(analysed.run.record) == [] and resumed_checks(analysed.run.record) == []
 
 
 BOTH = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
@@ -139,7 +142,7 @@ BOTH = Path(__file__).parent / "fixtures" / "runs" / "tls-both-modes"
 def test_one_run_answers_for_keep_alive_and_for_handshakes():
     analysed = load_analysis(BOTH)
     analysis = analysed.analysis
-    part = tls_part(analysed.run.manifest, analysis)
+    part = tls_part(analysed.run.record, analysis)
     text = answer(part)
     assert text.startswith("Terminating TLS at nginx keeps ") and "Go crypto/tls's throughput with keep-alive" in text
     assert "of its handshakes per second (a new connection per request)" in text and "were not measured" not in text

@@ -218,7 +218,7 @@ def test_dollar_signs_in_a_reason_are_not_mathtext(run, tmp_path):
 def test_compare_with_a_manifest_field_of_the_wrong_type(run, tmp_path):
     edit_json(run / "manifest.json", lambda m: m.update(machine=["x"], versions="4.1"))
     result, _ = build_compare(run, RUNS / "pinned-quick", tmp_path / "out", __import__("datetime").datetime(2026, 11, 23))
-    assert result.a.run.manifest.get("machine") is None and "versions" not in result.a.run.manifest
+    assert result.a.run.record.machine is None and result.a.run.record.versions is None
     assert any(what == "machine cpu_model" for what, _, _ in result.differences)
 
 

@@ -500,3 +500,28 @@ def test_the_issue_number_finder_finds_one_in_a_comment(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n# the front ends (Issue 44)\n")
     (tmp_path / "b.html").write_text("<p>an issue tracker, issues 4</p>\n")
     assert issue_numbers([tmp_path]) == [f"{tmp_path / 'a.py'}:2"]
+
+
+# --- One run record: the manifest is read as a dict only in runs/ ------------------------------
+
+sys.path.insert(0, str(SRC.parent / "benchmarks"))
+from manifest_reads import reads  # noqa: E402 - the same count the benchmark prints for any tree
+
+
+def test_no_module_outside_runs_reads_the_manifest_as_a_dict():
+    """runs/record.py reads manifest.json once into frozen dataclasses; every later stage reads attributes (bench/ writes the file)."""
+    assert reads(SRC.parent) == []
+
+
+def test_the_manifest_read_finder_finds_a_key_read_after_runs(tmp_path):
+    package = made_up_tree(
+        tmp_path / "src",
+        {
+            "report/page.py": 'def f(run):\n    return run.manifest.get("status"), run.parameters["threads"]\n',
+            "checks/tls.py": 'def f(manifest):\n    return (manifest or {}).get("tls")\n',
+            "analysis/design.py": "def f(record):\n    return record.parameters.threads, record.machine.get('cpu_model')\n",  # attributes: fine
+            "runs/record.py": 'def f(manifest):\n    return manifest.get("status")\n',  # runs/ reads it
+            "bench/manifest.py": 'def f(manifest):\n    return manifest["parameters"]\n',  # bench/ writes it
+        },
+    )
+    assert [f"{path}:{line}" for path, line in reads(package.parent.parent)] == ["checks/tls.py:2", "report/page.py:2", "report/page.py:2"]

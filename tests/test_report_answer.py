@@ -308,7 +308,7 @@ def test_a_tie_within_five_percent_is_said_as_one_and_an_open_comparison_as_with
         changed = replace(
             done.analysis, comparisons=(*kept, Comparison(2, 100, "nginx-http", "nginx-fcgi-unix", (low * high) ** 0.5, low, high, 30))
         )
-        return answer(changed, list(done.rates), [], done.run.manifest["parameters"]).sentence
+        return answer(changed, list(done.rates), [], done.run.parameters).sentence
 
     tied = with_comparison(0.97, 1.03)
     assert tied.startswith(

@@ -22,6 +22,7 @@ from wrkreport.report.compare_page import build_compare
 from wrkreport.report.fmt import display, fmt_number
 from wrkreport.report.machines import environment_rows
 from wrkreport.report.page_sections import result_rows
+from wrkreport.runs.record import record_of
 
 
 @pytest.mark.parametrize("name", ["default-2cores", "sweep-all-setups", "fcgi-unix-502"])
@@ -114,7 +115,7 @@ def test_every_setup_has_a_look_of_its_own_and_a_twin_its_originals():
 
 
 def test_environment_values_are_for_people():
-    rows = dict(environment_rows(__import__("json").loads((RUNS / "default-2cores" / "manifest.json").read_text())))
+    rows = dict(environment_rows(record_of(__import__("json").loads((RUNS / "default-2cores" / "manifest.json").read_text()))))
     assert rows["machine: memory bytes"] == "23.5 GiB"
     assert "25276502016" not in " ".join(rows.values()) and "unknown" not in " ".join(rows.values())
     assert display(False) == "no" and display(["go-http", "nginx-http"]) == "go-http, nginx-http" and display(None) == "not recorded"
@@ -292,11 +293,11 @@ def test_the_rates_parameter_says_the_rates_measured_when_they_were_shares():
             {"gomaxprocs": 2, "rates": [6200, 12400]},
         ]
     }
-    assert parameter_value("rates", [], plan) == (
+    assert parameter_value("rates", [], record_of(plan)) == (
         "5,500 req/s at GOMAXPROCS=1 (25% of nginx-fcgi-unix's 22,000 req/s); " "6,200 req/s, 12,400 req/s at GOMAXPROCS=2"
     )  # was 'none' for a run whose phase ran
-    assert parameter_value("rates", [], {}) == "none" and parameter_value("rates", [2000, 5000], plan) == "2000, 5000"
-    assert parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": "x"}]}) == "none"
+    assert parameter_value("rates", [], record_of({})) == "none" and parameter_value("rates", [2000, 5000], record_of(plan)) == "2000, 5000"
+    assert parameter_value("rates", [], record_of({"fixed_rate_plan": [{"gomaxprocs": "x"}]})) == "none"
 
 
 def test_a_missed_precision_target_has_a_badge_beside_the_checks(tmp_path):

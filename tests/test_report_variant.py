@@ -20,6 +20,7 @@ from wrkreport.core.setups import baseline_of, setup_order, split_twin
 from wrkreport.parsers.schema import SETUP_NAME
 from wrkreport.report import build, build_compare
 from wrkreport.report.variantpage import answer_words, sentence
+from wrkreport.runs.record import record_of
 from wrkreport.runs.sidecars import HEADERS_FILE, WRK_FILE
 
 pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # builds the --variant fixture runs
@@ -304,7 +305,7 @@ def test_app_b_figures_are_said_in_app_words_with_each_builds_answer():
         "parameters": {"app": {"b": {"command": "./new {port}", "name": "b"}}},
         "passes": [{"cells": {"app": {"body_bytes": 912, "body_sha256": "a" * 64}, "app~b": {"body_bytes": 235, "body_sha256": "b" * 64}}}],
     }
-    variant = variant_of(manifest)
+    variant = variant_of(record_of(manifest))
     assert variant == Variant("b", (), app_b="./new {port}") and variant.options_text == "--app-b './new {port}'"
     assert "build B's req/s over build A's" in variant.method and "test_analysis_variant_ratio_calibration" in variant.method
     alone = Ratio("requests_per_sec", 1, "app~b", 1.21, 1.15, 1.27, 6, baseline="app", blocks=3)
@@ -313,10 +314,10 @@ def test_app_b_figures_are_said_in_app_words_with_each_builds_answer():
         "Your app's build b alone: its throughput is 1.210 (1.150-1.270) times build A's: " "higher: the interval excludes 1."
     )
     assert sentence(behind, variant, False).startswith("Your app's build b behind nginx (nginx-app): its throughput is 0.990 (0.970-1.010)")
-    said = answer_words(manifest, "b")
+    said = answer_words(record_of(manifest), "b")
     assert "build A (app) 912 bytes, sha256 aaaaaaaaaaaa; build b (app~b) 235 bytes, sha256 bbbbbbbbbbbb: different bodies" in said
     manifest["passes"][0]["cells"]["app~b"] = manifest["passes"][0]["cells"]["app"]
-    assert answer_words(manifest, "b").endswith(": the same body.")
+    assert answer_words(record_of(manifest), "b").endswith(": the same body.")
     nginx_variant = Variant("v", ("no-upstream-keepalive",))  # --app --variant: the variant's nginx in front of the same app
     assert "the throughput of nginx in front of your app (nginx-app) is" in sentence(
         Ratio("requests_per_sec", 1, "nginx-app~v", 0.5, 0.4, 0.6, 6), nginx_variant, False

@@ -21,7 +21,7 @@ def test_article_run_without_manifest_reads_identity_from_file_names(article_run
     run = load_run(article_run)
     table = run.measurements
     assert list(table.columns) == list(COLUMNS)
-    assert run.manifest is None and run.status is None and run.problems == ()
+    assert run.record is None and run.status is None and run.problems == ()
     assert list(zip(table["gomaxprocs"], table["setup"])) == [
         (1, "go-http"),
         (1, "nginx-http"),
@@ -51,7 +51,7 @@ def test_manifest_supplies_command_and_exit_code(make_run):
         },
     )
     run = load_run(path)
-    assert run.status == "complete" and run.parameters == {"expect_header_bytes": 141}
+    assert run.status == "complete" and dict(run.parameters.listed) == {"expect_header_bytes": 141}
     row = run.measurements.iloc[0]
     assert (row["command"], row["exit_code"], row["gomaxprocs"]) == ("wrk --latency -t2 -c20 -d3s URL", 0, 2)
 
@@ -90,7 +90,7 @@ def test_badly_named_wrk_file_is_ignored_with_a_warning(make_run):
 def test_corrupt_manifest_is_a_warning_and_names_come_from_files(make_run):
     path = make_run({"go-http.gomaxprocs-1.run-1.wrk.txt": CAPTURED / "wrk-4.1.0__latency.txt"}, manifest='{"schema": 1,')
     run = load_run(path)
-    assert run.manifest is None and len(run.measurements) == 1
+    assert run.record is None and len(run.measurements) == 1
     (problem,) = run.problems
     assert problem.name == "manifest" and problem.status == "warn"
     assert problem.message.startswith("manifest.json: not readable JSON (line 1: Expecting property name")

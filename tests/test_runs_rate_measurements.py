@@ -25,6 +25,7 @@ from wrkreport.analysis.rate_latency import rate_cells
 from wrkreport.core.units import fmt_ms
 from wrkreport.report import ratepage
 from wrkreport.report.rate_summary import rate_summary_lines
+from wrkreport.runs.record import Parameters
 
 
 def test_a_clean_run_reads_every_measurement_usable(tmp_path):
@@ -135,7 +136,7 @@ def test_a_cell_held_in_some_blocks_says_so_with_what_was_measured_and_adds_noth
         VEGETA_BEHIND,
     )  # now go-http fell behind: nginx-http held, with nothing to add over
     cells = rate_cells(read_rate_run(make_rate_run(tmp_path / "base-behind", entries, files))[0])
-    rows = {row[1]: row for row in ratepage.rate_section(cells, {}, SimpleNamespace(cells=())).rows}
+    rows = {row[1]: row for row in ratepage.rate_section(cells, Parameters.of({}), SimpleNamespace(cells=())).rows}
     assert rows["nginx-http"][-2:] == ("- (go-http did not hold the rate)",) * 2 and rows["nginx-http"][4] != "-"
     assert rows["go-http (held in 1 of 2)"][-1] == "baseline"
 
@@ -175,7 +176,7 @@ def test_nginx_tls_setups_add_over_go_https_and_say_so(tmp_path):
     assert sentence.startswith(
         "At 500 req/s, open loop, over each setup's baseline: go-https adds 0.100 ms at p50 (0.100 to 0.100)"
     ) and sentence.endswith("over go-https.")
-    section = ratepage.rate_section(cells, {}, SimpleNamespace(cells=()))
+    section = ratepage.rate_section(cells, Parameters.of({}), SimpleNamespace(cells=()))
     assert section.added_over == "each setup's baseline"
     assert {row[1]: row[-1] for row in section.rows}["nginx-https"].endswith(" over go-https")
 

@@ -34,7 +34,6 @@ from ..core.sequential import Design, Intervals
 from ..core.setups import BACKEND_PROCESSES, SERVER_PROCESSES, baseline_in, said_over, setup_order, split_twin
 from ..core.verdict import comparable, contenders
 from ..runs.directory import Run, load_run, require_measurements
-from ..runs.rate_measurements import planned_rates
 from .cells import Cell, Comparison, CpuSharing, Spread, several_levels
 from .client_load import client_saturation, free_cores
 from .design import interval_design, precision_sentence
@@ -155,8 +154,8 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
     require_measurements(run)
     checked = check_run(run, expect_header_bytes)
     table = annotate(run.measurements, checked)
-    analysis = analyze(table, checked.unmeasured, run.client_loads, interval_design(run.manifest))
-    note = precision_sentence(run.manifest)
+    analysis = analyze(table, checked.unmeasured, run.client_loads, interval_design(run.record))
+    note = precision_sentence(run.record)
     if note:
         analysis = replace(analysis, method=f"{analysis.method} {note}", precision_note=note)
     return Analysed(
@@ -164,11 +163,11 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
         checked,
         table,
         analysis,
-        rates=tuple(rate_cells(list(run.rates), list(analysis.setups), planned_rates(run.manifest))),
-        capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.get("slo")), list(analysis.setups))),
+        rates=tuple(rate_cells(list(run.rates), list(analysis.setups), run.record.planned_rates if run.record else None)),
+        capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.slo), list(analysis.setups))),
         latencies=cell_latencies(table, run.histograms),
-        tls=tls_part(run.manifest, analysis),
-        h2=h2_part(run.manifest, analysis, table),
+        tls=tls_part(run.record, analysis),
+        h2=h2_part(run.record, analysis, table),
     )
 
 

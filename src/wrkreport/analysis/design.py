@@ -2,80 +2,36 @@
 
 from __future__ import annotations
 
-import math
-
 from ..core.sequential import Intervals, intervals_of
+from ..runs.record import RunRecord, number, record_of  # noqa: F401 - record_of: the doctests build records with it
 
 
-def number(value, kind=(int, float)) -> float | int | None:
-    """Return value when it is a finite number of kind (not a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, kind):
-        return None
-    return value if math.isfinite(value) else None
-
-
-def interval_design(manifest) -> Intervals:
+def interval_design(record: RunRecord | None) -> Intervals:
     """Return how a run's intervals are read: the manifest's design (core/sequential.py) and its family of verdict comparisons."""
-    params = manifest.get("parameters") if isinstance(manifest, dict) else None
-    return intervals_of(params.get("intervals") if isinstance(params, dict) else None)
+    return record.intervals if record is not None else intervals_of(None)
 
 
-def design_of(manifest: dict | None) -> dict:
-    """Return the run's design: rounds per block, blocks per GOMAXPROCS, seconds per measurement, stopping rule, smoke test.
+def design_of(record: RunRecord | None) -> dict:
+    """Return the run's design as results.json keeps it: rounds per block, blocks per GOMAXPROCS, seconds per measurement,
+    stopping rule, smoke test (runs/record.py's Design; runs recorded before blocks give blocks and rounds_per_block None).
 
-    Runs recorded before blocks give blocks None and rounds_per_block None: they have none.
-
-    >>> design_of({"parameters": {"rounds_per_block": 3, "duration_s": 1, "adaptive": True}, "passes": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 1, "block": 2}]})
+    >>> design_of(record_of({"parameters": {"rounds_per_block": 3, "duration_s": 1, "adaptive": True},
+    ...                      "passes": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 1, "block": 2}]}))
     {'rounds_per_block': 3, 'blocks': {'1': 2}, 'duration_s': 1, 'stopping_rule': True, 'smoke_test': False}
-    >>> design_of({"parameters": {"duration_s": 6}, "passes": [{"gomaxprocs": 1}]})["blocks"] is None
+    >>> design_of(record_of({"parameters": {"duration_s": 6}, "passes": [{"gomaxprocs": 1}]}))["blocks"] is None
     True
     """
-    manifest = manifest if isinstance(manifest, dict) else {}
-    params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
-    passes = manifest.get("passes") if isinstance(manifest.get("passes"), list) else []
-    blocked = [p for p in passes if isinstance(p, dict) and number(p.get("block"), int) and number(p.get("gomaxprocs"), int)]
-    blocks: dict[str, int] | None = None
-    if blocked:
-        blocks = {}
-        for entry in blocked:
-            key = str(entry["gomaxprocs"])
-            blocks[key] = max(blocks.get(key, 0), entry["block"])
-    return {
-        "rounds_per_block": number(params.get("rounds_per_block"), int) if blocked else None,
-        "blocks": blocks,
-        "duration_s": number(params.get("duration_s")),
-        "stopping_rule": params.get("adaptive") is True,
-        "smoke_test": params.get("smoke_test") is True,
-    }
+    return (record or RunRecord()).design.record()
 
 
-PRECISION_KEYS = ("target_pct", "met", "worst_half_width_pct", "median_half_width_pct", "stop_reason", "more_time_estimate_s")
-
-
-def precision_of(manifest: dict | None) -> dict | None:
+def precision_of(record: RunRecord | None) -> dict | None:
     """Return the run's precision record (target, met, worst/median half-width in %, stop reason, more-time estimate in s); None when the run has none.
 
-    >>> precision_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "median_half_width_pct": 3.1, "stop_reason": "time limit", "more_time_estimate_s": 170, "blocks": {"1": 8}}})["stop_reason"]
+    >>> precision_of(record_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "median_half_width_pct": 3.1,
+    ...                                       "stop_reason": "time limit", "more_time_estimate_s": 170, "blocks": {"1": 8}}}))["stop_reason"]
     'time limit'
     """
-    record = (manifest or {}).get("precision") if isinstance(manifest, dict) else None
-    if not isinstance(record, dict) or number(record.get("target_pct")) is None:
-        return None
-    return {
-        "target_pct": number(record.get("target_pct")),
-        "met": record.get("met") is True,
-        "worst_half_width_pct": number(record.get("worst_half_width_pct")),
-        "median_half_width_pct": number(record.get("median_half_width_pct")),
-        "stop_reason": record.get("stop_reason") if isinstance(record.get("stop_reason"), str) else None,
-        "more_time_estimate_s": number(record.get("more_time_estimate_s")),
-        "cpu_ratios": number(record.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
-        "rule": record.get("rule")
-        if record.get("rule") in ("verdict", "precision")
-        else "precision",  # runs before the verdict rule: precision
-        "verdicts": record.get("verdicts") if isinstance(record.get("verdicts"), dict) else {},
-        "ceiling": number(record.get("ceiling"), int),  # the verdict rule's blocks per GOMAXPROCS at most (absent before 2026-12-07)
-        "beyond_ceiling": record.get("beyond_ceiling") is True and number(record.get("ceiling"), int) is not None,
-    }
+    return None if record is None or record.precision is None else dict(record.precision)
 
 
 def about(seconds: float) -> str:
@@ -87,60 +43,54 @@ def about(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} hours"
 
 
-def precision_sentence(manifest: dict | None) -> str:
+def precision_sentence(record: RunRecord | None) -> str:
     """Return what the page and the terminal say about the run's precision target ('' for runs without one): with the verdict
     rule, whether each GOMAXPROCS value's answer was decided; a run stopped by Ctrl-C says so; a GOMAXPROCS value with fewer
     blocks than the repeated intervals' first look says it has no interval.
 
-    >>> precision_sentence({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}})
+    >>> precision_sentence(record_of({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}}))
     'Precision target: every overhead ratio within +/-5%: met (worst +/-4.2%).'
-    >>> precision_sentence({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "stop_reason": "time limit", "more_time_estimate_s": 170}})
+    >>> precision_sentence(record_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 6.8, "stop_reason": "time limit", "more_time_estimate_s": 170}}))
     'Precision target: every overhead ratio within +/-5%: NOT met (worst +/-6.8%; stopped: time limit); about 3 minutes more would likely meet it.'
-    >>> precision_sentence({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2, "cpu_ratios": 6}})
+    >>> precision_sentence(record_of({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2, "cpu_ratios": 6}}))
     'Precision target: every throughput and CPU-cost ratio within +/-5%: met (worst +/-4.2%).'
-    >>> precision_sentence({"status": "interrupted", "parameters": {"intervals": {"method": "repeated-t", "alpha": 0.05, "first_look": 4,
+    >>> precision_sentence(record_of({"status": "interrupted", "parameters": {"intervals": {"method": "repeated-t", "alpha": 0.05, "first_look": 4,
     ...                                                                          "last_look": 10, "nominal_alpha": 0.0148}},
     ...     "passes": [{"gomaxprocs": 1, "block": 1, "ended_at": "t"}, {"gomaxprocs": 2, "block": 1, "ended_at": "t"},
     ...                {"gomaxprocs": 1, "block": 2, "ended_at": "t"}, {"gomaxprocs": 2, "block": 2}],
     ...     "measurements": [{"gomaxprocs": 1, "block": 1}, {"gomaxprocs": 2, "block": 1}, {"gomaxprocs": 1, "block": 2}],
-    ...     "precision": {"rule": "verdict", "target_pct": 10.0, "met": False, "worst_half_width_pct": None, "blocks": {"1": 2, "2": 1}}})
+    ...     "precision": {"rule": "verdict", "target_pct": 10.0, "met": False, "worst_half_width_pct": None, "blocks": {"1": 2, "2": 1}}}))
     'Stopped by you after 3 blocks. GOMAXPROCS=1 has 2 blocks and GOMAXPROCS=2 has 1: intervals start at 4 blocks (repeated intervals), so their figures have none yet.'
     """
-    design, record = design_of(manifest), precision_of(manifest)
+    design, said_record = design_of(record), precision_of(record)
     if design["smoke_test"]:
         return "This run is a smoke test (--quick): one short measurement per cell, so no interval; run the default profile for figures."
-    said = [stopped_by_you(manifest), too_few_blocks(manifest)]
-    if record is not None:
-        said.append(verdict_sentence(record) if record["rule"] == "verdict" else target_sentence(record))
+    said = [stopped_by_you(record), too_few_blocks(record)]
+    if said_record is not None:
+        said.append(verdict_sentence(said_record) if said_record["rule"] == "verdict" else target_sentence(said_record))
     return " ".join(part for part in said if part)
 
 
-def stopped_by_you(manifest: dict | None) -> str:
+def stopped_by_you(record: RunRecord | None) -> str:
     """Return 'Stopped by you after 5 blocks.' for a run ended by Ctrl-C (status interrupted), '' otherwise."""
-    if not isinstance(manifest, dict) or manifest.get("status") != "interrupted":
+    if record is None or record.status != "interrupted":
         return ""
-
-    def finished(key: str) -> int:
-        entries = manifest.get(key) if isinstance(manifest.get(key), list) else []
-        return len([p for p in entries if isinstance(p, dict) and p.get("ended_at")])
-
-    done, rate = finished("passes"), finished("fixed_rate_passes")
-    if rate or manifest.get("fixed_rate_passes"):  # in the fixed-rate phase: the throughput blocks had all run
+    done, rate = record.finished_passes, record.finished_rate_passes
+    if rate or record.rate_passes_listed:  # in the fixed-rate phase: the throughput blocks had all run
         return f"Stopped by you in the fixed-rate phase, after {done} throughput block{'s' if done != 1 else ''} and {rate} fixed-rate."
     return f"Stopped by you after {done} block{'s' if done != 1 else ''}."
 
 
-def too_few_blocks(manifest: dict | None) -> str:
+def too_few_blocks(record: RunRecord | None) -> str:
     """Return which GOMAXPROCS values have fewer blocks than the repeated intervals' first look ('' when none, or for a run without them)."""
-    if not isinstance(manifest, dict):  # a run without a manifest (recorded by hand): no design
+    if record is None:  # a run without a manifest (recorded by hand): no design
         return ""
-    design = interval_design(manifest).design
+    design = record.intervals.design
     first = design.first if design is not None else None
-    measurements = manifest.get("measurements") if isinstance(manifest.get("measurements"), list) else []
     blocks: dict[str, set] = {}  # the blocks each value's figures rest on: those with a measurement (not one stopped before its first)
-    for m in measurements:
-        if isinstance(m, dict) and number(m.get("gomaxprocs"), int) and number(m.get("block"), int):
-            blocks.setdefault(str(m["gomaxprocs"]), set()).add(m["block"])
+    for m in record.measurements:
+        if number(m.gomaxprocs, int) and number(m.block, int):
+            blocks.setdefault(str(m.gomaxprocs), set()).add(m.block)
     if first is None or not blocks:
         return ""
     short = [(n, len(b)) for n, b in sorted(blocks.items(), key=lambda item: int(item[0])) if len(b) < first]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..core.records import Ratio
 from ..core.setups import split_twin
+from ..runs.record import RunRecord
 
 # The options the driver records (bench/variant.py), as it normalises them; nothing else is shown.
 OPTION = re.compile(r"no-upstream-keepalive|pin-server=[0-9][0-9,-]{0,63}|nginx=/[^\x00-\x1f\x7f]{1,1023}")
@@ -63,27 +64,27 @@ class Variant:
         return ", ".join(shown) or "options not recorded"
 
 
-def variant_of(manifest: dict | None, setups: tuple[str, ...] = ()) -> Variant | None:
+def variant_of(record: RunRecord | None, setups: tuple[str, ...] = ()) -> Variant | None:
     """Return the run's variant from its (checked) manifest, else from its twins' names (a run without a manifest), else None."""
-    entry = (manifest or {}).get("variant")
-    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-        options = tuple(o for o in entry.get("options") or () if isinstance(o, str) and OPTION.fullmatch(o))  # a hostile one is not shown
+    entry = record.variant if record is not None else None
+    if entry is not None:
+        options = tuple(o for o in entry.options or () if isinstance(o, str) and OPTION.fullmatch(o))  # a hostile one is not shown
         return Variant(
-            entry["name"],
+            entry.name,
             options,
-            entry.get("nginx"),
-            entry.get("nginx_version"),
-            entry.get("upstream_keepalive"),
-            entry.get("pin_server"),
-            app_b_command(manifest) if entry.get("app_b") is True else None,
+            entry.nginx,
+            entry.nginx_version,
+            entry.upstream_keepalive,
+            entry.pin_server,
+            app_b_command(record) if entry.app_b is True else None,
         )
     names = sorted({split_twin(s)[1] for s in setups} - {None})
     return Variant(names[0], ()) if names else None
 
 
-def app_b_command(manifest: dict) -> str:
+def app_b_command(record: RunRecord) -> str:
     """Return --app-b's command line as the manifest keeps it (secrets redacted), '' when it is not recorded."""
-    app = (manifest.get("parameters") or {}).get("app")
+    app = record.parameters.app
     b = app.get("b") if isinstance(app, dict) else None
     return b["command"] if isinstance(b, dict) and isinstance(b.get("command"), str) else ""
 

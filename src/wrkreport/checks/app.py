@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..core.records import Check
 from ..core.setups import SETUP_BY_ID
+from ..runs.record import Cell, RunRecord
 
 
 def is_app(setup: str) -> bool:
@@ -27,10 +28,10 @@ def own_answer(setup: str) -> bool:
     return known is not None and known.own_answer
 
 
-def app_header_check(capture, cell: dict, where: str) -> Check:
+def app_header_check(capture, cell: Cell, where: str) -> Check:
     """Return the header-bytes check of an app's or another front end's setup's capture (runs.sidecars.HeaderCapture; cell: its manifest
     cell): 2xx for an app's (200 for a front end's), its size and what the front end changed said."""
-    changed = cell.get("headers_changed")
+    changed = cell.headers_changed
     front = not is_app(capture.setup)
     reference = "go-http's" if front else "the app's"
     said = "" if changed is None else f"; changed from {reference}: {', '.join(changed) or 'nothing'}"
@@ -43,7 +44,7 @@ def app_header_check(capture, cell: dict, where: str) -> Check:
             capture.gomaxprocs,
             file=capture.file,
         )
-    body = f", {cell['body_bytes']:,}-byte body" if isinstance(cell.get("body_bytes"), int) else ""
+    body = f", {cell.body_bytes:,}-byte body" if isinstance(cell.body_bytes, int) else ""
     if capture.status_code is None or not 200 <= capture.status_code < 300:
         return Check(
             "header-bytes",
@@ -67,19 +68,19 @@ def app_conditions(app: dict) -> str:
     )
 
 
-def app_response_sizes(manifest: dict | None) -> dict[tuple[str, int], int]:
+def app_response_sizes(record: RunRecord | None) -> dict[tuple[str, int], int]:
     """Return (setup, GOMAXPROCS) -> the bytes of an app's or another front end's setup's whole answer (header block + body) as captured at its first block's start."""
     sizes: dict[tuple[str, int], int] = {}
-    for entry in (manifest or {}).get("passes") or []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict) or not isinstance(entry.get("gomaxprocs"), int):
+    for entry in record.passes if record is not None else ():
+        if not isinstance(entry.gomaxprocs, int):
             continue
-        for setup, cell in entry["cells"].items():
-            if not own_answer(setup) or not isinstance(cell, dict):
+        for setup, cell in entry.cells:
+            if not own_answer(setup):
                 continue
-            if isinstance(cell.get("response_bytes"), int):  # a front end's, as sent (a chunked body with its framing)
-                sizes.setdefault((setup, entry["gomaxprocs"]), cell["response_bytes"])
-            elif all(isinstance(cell.get(k), int) for k in ("header_bytes", "body_bytes")):
-                sizes.setdefault((setup, entry["gomaxprocs"]), cell["header_bytes"] + cell["body_bytes"])
+            if isinstance(cell.response_bytes, int):  # a front end's, as sent (a chunked body with its framing)
+                sizes.setdefault((setup, entry.gomaxprocs), cell.response_bytes)
+            elif isinstance(cell.header_bytes, int) and isinstance(cell.body_bytes, int):
+                sizes.setdefault((setup, entry.gomaxprocs), cell.header_bytes + cell.body_bytes)
     return sizes
 
 

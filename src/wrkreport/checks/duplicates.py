@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..core.records import Check
 from ..runs.directory import Run
 
+IDENTITY = ("setup", "gomaxprocs", "connections", "repeat")  # what a listed measurement says it is
+
 
 def duplicate_checks(run: Run) -> list[Check]:
     """Fail every measurement that another file, or another manifest entry, also claims to be."""
@@ -25,16 +27,16 @@ def duplicate_checks(run: Run) -> list[Check]:
 
 def manifest_duplicates(run: Run, rows: dict) -> list[Check]:
     """Fail measurements the manifest lists twice, or lists with another file's identity or a different one."""
-    entries = (run.manifest or {}).get("measurements") or []
+    entries = {entry.index: entry for entry in (run.record.measurements if run.record else ())}
     by_file: dict[str, list[int]] = {}
     by_cell: dict[tuple, list[str]] = {}
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) or entry["file"] not in rows:
+    for index, entry in entries.items():
+        if not isinstance(entry.file, str) or entry.file not in rows:
             continue
-        by_file.setdefault(entry["file"], []).append(index)
-        cell = tuple(entry.get(key) for key in ("setup", "gomaxprocs", "connections", "repeat"))
-        if None not in cell and entry["file"] not in by_cell.setdefault(cell, []):
-            by_cell[cell].append(entry["file"])
+        by_file.setdefault(entry.file, []).append(index)
+        cell = tuple(getattr(entry, key) for key in IDENTITY)
+        if None not in cell and entry.file not in by_cell.setdefault(cell, []):
+            by_cell[cell].append(entry.file)
     found = []
     for name, indexes in by_file.items():
         row = rows[name]
@@ -50,7 +52,7 @@ def manifest_duplicates(run: Run, rows: dict) -> list[Check]:
                 )
             )
         entry = entries[indexes[0]]
-        said = {key: entry.get(key) for key in ("setup", "gomaxprocs", "connections", "repeat") if entry.get(key) is not None}
+        said = {key: getattr(entry, key) for key in IDENTITY if getattr(entry, key) is not None}
         named = {key: plain(getattr(row, key)) for key in said}
         if said != named:
             found.append(

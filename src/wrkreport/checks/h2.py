@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..core.records import CPU_METRIC, THROUGHPUT, Check
 from ..core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID, streams_of
+from ..runs.record import Cell, RunRecord, Tls
 from .tls import share_text
 
 H2_ALPN = "h2"
@@ -26,17 +27,17 @@ def is_h2(setup: str) -> bool:
     return known is not None and known.h2
 
 
-def h2_header_check(capture, cell: dict, where: str) -> Check:
+def h2_header_check(capture, cell: Cell, where: str) -> Check:
     """Return the header-bytes check of an h2 setup's capture (runs.sidecars.HeaderCapture; cell: its manifest cell): 200 over HTTP/2, and what nginx changed said."""
     fail = lambda text: Check("header-bytes", "fail", f"{where} {text}", capture.setup, capture.gomaxprocs, file=capture.file)  # noqa: E731
     if not (capture.status_line or "").startswith("HTTP/2"):
         return fail(f"answered {capture.status_line!r} over HTTP/1.x: curl --http2 was not given h2 by ALPN")
     if capture.status_code != 200:
         return fail(f"answered {capture.status_line!r}, not 200")
-    changed = cell.get("headers_changed")
+    changed = cell.headers_changed
     said = "" if changed is None else f"; header fields changed from {H2_BASELINE}'s: {', '.join(changed) or 'none'} (Date not compared)"
-    body = f", {cell['body_bytes']:,}-byte body" if isinstance(cell.get("body_bytes"), int) else ""
-    alpn = (cell.get("tls") or {}).get("alpn")
+    body = f", {cell.body_bytes:,}-byte body" if isinstance(cell.body_bytes, int) else ""
+    alpn = (cell.tls or {}).get("alpn")
     negotiated = f", ALPN {alpn}" if alpn else ""
     message = f"{where}: {capture.status_line.strip()}{body}{negotiated} (HTTP/2: HPACK, no 141-byte rule){said}"
     return Check("header-bytes", "pass", message, capture.setup, capture.gomaxprocs, file=capture.file)
@@ -107,19 +108,17 @@ class H2Part:
     fixed_rate: bool = False  # the h2 setups were measured at fixed rates too (vegeta -http2=true, open loop)
 
 
-def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
+def h2_part(record: RunRecord | None, analysis, table) -> H2Part | None:
     """Return the HTTP/2 part of a run that measured an h2 setup, else None (analysis: analyze.Analysis; table: the annotated measurements)."""
     if not any(is_h2(s) for s in analysis.setups):
         return None
-    manifest = manifest if isinstance(manifest, dict) else {}
-    params = manifest.get("parameters") if isinstance(manifest.get("parameters"), dict) else {}
-    tls = manifest.get("tls") if isinstance(manifest.get("tls"), dict) else {}
-    probes = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
+    record = record or RunRecord()
+    probes = (record.tls or Tls()).setups
     changed: dict[str, tuple[str, ...]] = {}
-    for entry in manifest.get("passes") or []:
-        for setup, cell in (entry.get("cells") or {}).items() if isinstance(entry, dict) else ():
-            if is_h2(setup) and isinstance(cell, dict) and isinstance(cell.get("headers_changed"), list):
-                changed.setdefault(setup, tuple(cell["headers_changed"]))
+    for entry in record.passes:
+        for setup, cell in entry.cells:
+            if is_h2(setup) and cell.headers_changed is not None:
+                changed.setdefault(setup, cell.headers_changed)
     rows = []
     kept = table[~table["excluded"].astype(bool)] if "excluded" in table else table
     for n, c in analysis.groups:
@@ -145,13 +144,13 @@ def h2_part(manifest: dict | None, analysis, table) -> H2Part | None:
                 )
             )
     return H2Part(
-        params.get("streams"),
-        params.get("streams_mux"),
-        (manifest.get("versions") or {}).get("h2load"),
+        record.parameters.streams,
+        record.parameters.streams_mux,
+        (record.versions or {}).get("h2load"),
         tuple((s, p) for s, p in probes.items() if is_h2(s) and isinstance(p, dict)),
         tuple(changed.items()),
         tuple(rows),
-        any(isinstance(m, dict) and is_h2(m.get("setup", "")) for m in manifest.get("fixed_rate_measurements") or []),
+        any(is_h2(setup) for setup in record.rate_setups),
     )
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from ..core.records import Check, worst
 from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS
 from ..runs.directory import Run
+from ..runs.record import Cell, RunRecord
 from .app import app_header_check, app_response_checks, app_response_sizes, own_answer
 from .duplicates import duplicate_checks
 from .h2 import h2_header_check, h2_response_checks, is_h2
@@ -78,13 +79,13 @@ def check_run(run: Run, expect_header_bytes: int | None = None) -> CheckReport:
     """Run every check on a run; expect_header_bytes overrides the manifest's and the default 141."""
     expected = expected_header_bytes(run, expect_header_bytes)
     table = run.measurements
-    response_range, same = same_response_checks(table, app_response_sizes(run.manifest))
+    response_range, same = same_response_checks(table, app_response_sizes(run.record))
     checks = [
         run_status_check(run),
         *readiness_checks(run),
         *header_checks(run, expected),
-        *negotiated_checks(run.manifest),
-        *resumed_checks(run.manifest),
+        *negotiated_checks(run.record),
+        *resumed_checks(run.record),
         *run.problems,
         *duplicate_checks(run),
         *per_measurement_checks(table),
@@ -98,7 +99,7 @@ def expected_header_bytes(run: Run, override: int | None) -> int:
     """Return the header block size every setup must answer with."""
     if override is not None:
         return override
-    value = run.parameters.get("expect_header_bytes")
+    value = run.parameters.expect_header_bytes
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_HEADER_BYTES
 
 
@@ -107,7 +108,7 @@ def expected_header_bytes(run: Run, override: int | None) -> int:
 
 def run_status_check(run: Run) -> Check:
     """Warn when the run has no manifest or did not complete."""
-    if run.manifest is None:
+    if run.record is None:
         return Check(
             "run-status",
             "warn",
@@ -117,7 +118,7 @@ def run_status_check(run: Run) -> Check:
     status = run.status
     if status == "complete":
         return Check("run-status", "pass", "the run completed")
-    reason = run.manifest.get("reason")
+    reason = run.record.reason
     why = f" ({reason})" if reason else ""
     return Check(
         "run-status",
@@ -129,10 +130,10 @@ def run_status_check(run: Run) -> Check:
 def readiness_checks(run: Run) -> list[Check]:
     """Fail each cell the driver recorded as not ready or in error."""
     found = []
-    for gomaxprocs, setup, cell in manifest_cells(run.manifest):
-        error = cell.get("error")
+    for gomaxprocs, setup, cell in manifest_cells(run.record):
+        error = cell.error
         where = f"{setup} at GOMAXPROCS={gomaxprocs}"
-        if cell.get("ready") is False:
+        if cell.ready is False:
             found.append(Check("readiness", "fail", f"{where} did not become ready" + (f": {error}" if error else ""), setup, gomaxprocs))
         elif error:
             found.append(Check("readiness", "fail", f"{where} was not measured: {error}", setup, gomaxprocs))
@@ -142,7 +143,7 @@ def readiness_checks(run: Run) -> list[Check]:
 def unmeasured_cells(run: Run, checks: list[Check]) -> dict[tuple[str, int], str]:
     """Return the cells the run knows of (manifest, header captures, unreadable files) with no measurement, and why."""
     measured = set(zip(run.measurements["setup"], run.measurements["gomaxprocs"]))
-    known = {(setup, gomaxprocs) for gomaxprocs, setup, _ in manifest_cells(run.manifest)}
+    known = {(setup, gomaxprocs) for gomaxprocs, setup, _ in manifest_cells(run.record)}
     known |= {(capture.setup, capture.gomaxprocs) for capture in run.headers}
     known |= {(c.setup, c.gomaxprocs) for c in checks if c.name == "parse"}
     found = {}
@@ -152,15 +153,12 @@ def unmeasured_cells(run: Run, checks: list[Check]) -> dict[tuple[str, int], str
     return found
 
 
-def manifest_cells(manifest: dict | None):
+def manifest_cells(record: RunRecord | None):
     """Yield (gomaxprocs, setup, cell) for every cell recorded in the manifest's passes."""
-    passes = (manifest or {}).get("passes")
-    for entry in passes if isinstance(passes, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict):
-            continue
-        for setup, cell in entry["cells"].items():
-            if isinstance(cell, dict) and isinstance(entry.get("gomaxprocs"), int):
-                yield entry["gomaxprocs"], setup, cell
+    for entry in record.passes if record is not None else ():
+        for setup, cell in entry.cells:
+            if isinstance(entry.gomaxprocs, int):
+                yield entry.gomaxprocs, setup, cell
 
 
 def header_checks(run: Run, expected: int) -> list[Check]:
@@ -177,7 +175,7 @@ def header_checks(run: Run, expected: int) -> list[Check]:
             )
             continue
         if own_answer(setup) or is_h2(setup):  # --app, other front ends, HTTP/2: their own answer, checked by the driver (readiness)
-            cell = next((c for n, s, c in manifest_cells(run.manifest) if (s, n) == (setup, gomaxprocs)), {})
+            cell = next((c for n, s, c in manifest_cells(run.record) if (s, n) == (setup, gomaxprocs)), Cell())
             found.append((h2_header_check if is_h2(setup) else app_header_check)(capture, cell, where))
             continue
         status = "pass"

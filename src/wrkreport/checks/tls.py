@@ -6,26 +6,25 @@ from dataclasses import dataclass
 
 from ..core.records import Check
 from ..core.setups import NEW_CONNECTION_SETUPS, TLS_BASELINE, TLS_SETUP_IDS
+from ..runs.record import RunRecord, Tls
 
 COMPARED = ("protocol", "cipher", "group", "signature")  # what every TLS setup must have negotiated alike
 
 
-def negotiated_checks(manifest: dict | None) -> list[Check]:
+def negotiated_checks(record: RunRecord | None) -> list[Check]:
     """Return one `tls` check per TLS setup and GOMAXPROCS: fail when its handshake negotiated other values than go-https's (both named).
 
     Each block's handshake (passes[].cells.SETUP.tls) is compared with go-https's in the
     same block, else with the run's first go-https handshake (tls.setups), else with the
     first TLS setup's; a handshake that failed fails too.
     """
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("tls"), dict):
+    if record is None or record.tls is None:
         return []
-    recorded = manifest["tls"].get("setups") if isinstance(manifest["tls"].get("setups"), dict) else {}
+    recorded = record.tls.setups
     found: dict[tuple[str, int], Check] = {}
-    for entry in manifest.get("passes") or []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict):
-            continue
-        n = entry.get("gomaxprocs")
-        cells = {s: c["tls"] for s, c in entry["cells"].items() if isinstance(c, dict) and isinstance(c.get("tls"), dict)}
+    for entry in record.passes:
+        n = entry.gomaxprocs
+        cells = {s: c.tls for s, c in entry.cells if c.tls is not None}
         for setup, probe in cells.items():
             reference_setup, reference = reference_for(setup, cells, recorded)
             check = negotiated_check(setup, n, probe, reference_setup, reference)
@@ -66,16 +65,14 @@ def negotiated_check(setup: str, gomaxprocs, probe: dict, reference_setup: str |
     return Check("tls", "pass", f"{setup} negotiated the same TLS as {reference_setup}: {said}", setup, gomaxprocs)
 
 
-def resumed_checks(manifest: dict | None) -> list[Check]:
+def resumed_checks(record: RunRecord | None) -> list[Check]:
     """Return a failed `tls-resumed` check per measurement whose servers counted resumed connections with resumption off, or one passing check."""
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("tls"), dict):
-        return []
-    if manifest["tls"].get("resumption") is not False:
+    if record is None or record.tls is None or record.tls.resumption is not False:
         return []
     failed, counted = [], 0
-    for m in manifest.get("measurements") or []:
-        counts = m.get("tls") if isinstance(m, dict) else None
-        if not isinstance(counts, dict) or not isinstance(counts.get("resumed"), int):
+    for m in record.measurements:
+        counts = m.tls
+        if counts is None or not isinstance(counts.get("resumed"), int):
             continue
         counted += 1
         if counts["resumed"] > 0:
@@ -84,10 +81,10 @@ def resumed_checks(manifest: dict | None) -> list[Check]:
                     "tls-resumed",
                     "fail",
                     f"{counts['resumed']:,} resumed TLS connections counted by the server with resumption off",
-                    m.get("setup"),
-                    m.get("gomaxprocs"),
-                    m.get("repeat"),
-                    m.get("file"),
+                    m.setup,
+                    m.gomaxprocs,
+                    m.repeat,
+                    m.file,
                 )
             )
     if failed or not counted:
@@ -132,16 +129,16 @@ class TlsPart:
     rows: tuple[TlsRow, ...]
 
 
-def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
+def tls_part(record: RunRecord | None, analysis) -> TlsPart | None:
     """Return the TLS part of a run that measured a TLS setup, else None."""
     if not any(s in TLS_SETUP_IDS for s in analysis.setups):
         return None
-    tls = manifest.get("tls") if isinstance(manifest, dict) and isinstance(manifest.get("tls"), dict) else {}
-    params = manifest.get("parameters", {}) if isinstance(manifest, dict) else {}
-    counts: dict[tuple, list[dict]] = {}
-    for m in (manifest or {}).get("measurements") or []:
-        if isinstance(m, dict) and isinstance(m.get("tls"), dict):
-            counts.setdefault((m.get("gomaxprocs"), m.get("connections"), m.get("setup")), []).append(m["tls"])
+    record = record or RunRecord()
+    tls, per_request = record.tls or Tls(), bool(record.parameters.connection_per_request)
+    counts: dict[tuple, list] = {}
+    for m in record.measurements:
+        if m.tls is not None:
+            counts.setdefault((m.gomaxprocs, m.connections, m.setup), []).append(m.tls)
     rows = []
     for n, c in analysis.groups:
         for setup in TLS_SETUP_IDS:
@@ -161,21 +158,20 @@ def tls_part(manifest: dict | None, analysis) -> TlsPart | None:
                     geometric_mean(cpu),
                     total(found, "resumed"),
                     total(found, "handshakes"),
-                    setup in NEW_CONNECTION_SETUPS or bool(params.get("connection_per_request")),
+                    setup in NEW_CONNECTION_SETUPS or per_request,
                 )
             )
-    setups = tls.get("setups") if isinstance(tls.get("setups"), dict) else {}
     return TlsPart(
-        tls.get("key"),
-        tls.get("version"),
-        tls.get("resumption"),
-        bool(params.get("connection_per_request")),
-        tls.get("cert_sha256"),
-        tls.get("cert_key"),
-        tls.get("openssl"),
-        tls.get("nginx_openssl"),
-        tls.get("go"),
-        tuple((s, p) for s, p in setups.items() if isinstance(p, dict)),
+        tls.key,
+        tls.version,
+        tls.resumption,
+        per_request,
+        tls.cert_sha256,
+        tls.cert_key,
+        tls.openssl,
+        tls.nginx_openssl,
+        tls.go,
+        tuple((s, p) for s, p in tls.setups.items() if isinstance(p, dict)),
         tuple(rows),
     )
 

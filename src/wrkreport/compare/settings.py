@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..analysis.analyze import Analysed
+from ..runs.record import RunRecord
 
 DERIVED_PARAMETERS = ("urls",)  # follow from ports: listing both would say the same twice
 
@@ -15,16 +16,15 @@ def differences(a: Analysed, b: Analysed) -> list[tuple[str, str, str]]:
 def raw_differences(a: Analysed, b: Analysed) -> list[tuple[str, str, object, object]]:
     """Return (section, key, value in A, value in B) for each parameter, machine fact and version that differs."""
     found = []
-    manifest_a, manifest_b = a.run.manifest or {}, b.run.manifest or {}
-    keys = [k for k in dict.fromkeys([*a.run.parameters, *b.run.parameters]) if k not in DERIVED_PARAMETERS]
+    params_a, params_b = a.run.parameters, b.run.parameters
+    keys = [k for k in dict.fromkeys([*params_a.names, *params_b.names]) if k not in DERIVED_PARAMETERS]
     for key in keys:
-        value_a, value_b = a.run.parameters.get(key), b.run.parameters.get(key)
+        value_a, value_b = params_a.value(key), params_b.value(key)
         if value_a != value_b:
             found.append(("parameter", key, value_a, value_b))
+    record_a, record_b = a.run.record or RunRecord(), b.run.record or RunRecord()
     for section in ("machine", "versions"):
-        part_a, part_b = manifest_a.get(section) or {}, manifest_b.get(section) or {}
-        if not isinstance(part_a, dict) or not isinstance(part_b, dict):
-            continue
+        part_a, part_b = getattr(record_a, section) or {}, getattr(record_b, section) or {}
         for key in sorted(set(part_a) | set(part_b)):
             if part_a.get(key) != part_b.get(key):
                 found.append((section, key, part_a.get(key), part_b.get(key)))

@@ -21,6 +21,7 @@ from ..compare.rate_changes import planned_only, variant_rate_changes
 from ..core import stats
 from ..core.errors import NothingToCompare
 from ..core.setups import baseline_of, setup_order, split_twin
+from ..runs.record import RunRecord
 from .settings import show
 from .two_runs import P99, Change, RunComparison
 
@@ -42,7 +43,7 @@ DRIFT_NOTE = (
 
 def variant_comparison(done: Analysed) -> RunComparison:
     """Return A (each nginx setup) against B (its twin) of one run with --variant; NothingToCompare for a run without one."""
-    variant = variant_of(done.run.manifest, done.analysis.setups)
+    variant = variant_of(done.run.record, done.analysis.setups)
     if variant is None:
         raise NothingToCompare(
             f"{done.run.path}: one run compares only its --variant twins with their originals, and this run has no variant "
@@ -65,7 +66,7 @@ def variant_comparison(done: Analysed) -> RunComparison:
         changes.append(paired_change(original, cells[g, c, twin], P99))
         if original.metrics.get(CPU_METRIC) is not None and cells[g, c, twin].metrics.get(CPU_METRIC) is not None:
             changes.append(paired_change(original, cells[g, c, twin], CPU_METRIC))  # each side's own nginx counted (bench/cpu.py)
-    raw = variant_differences(done.run.manifest or {}, done.run.parameters, variant)
+    raw = variant_differences(done.run.record or RunRecord(), variant)
     measured, planned = planned_only(list(done.run.rates), done.rates)
     return RunComparison(
         done,
@@ -148,19 +149,19 @@ def paired_detectable(found: stats.Interval) -> float | None:
     return math.exp(stats.detectable_shift(se * math.sqrt(df / median_chi2), df)) - 1
 
 
-def variant_differences(manifest: dict, parameters: dict, variant: Variant) -> list[tuple[str, str, object, object]]:
+def variant_differences(record: RunRecord, variant: Variant) -> list[tuple[str, str, object, object]]:
     """Return what the variant changes: (section, key, the run's value, the variant's), keyed as compare_words' title reads them."""
-    found = []
-    versions = manifest.get("versions") if isinstance(manifest.get("versions"), dict) else {}
+    found, parameters = [], record.parameters
+    versions = record.versions or {}
     if variant.nginx_version is not None and versions.get("nginx") != variant.nginx_version:
         found.append(("versions", "nginx", versions.get("nginx"), variant.nginx_version))
     if any(o.startswith("nginx=") for o in variant.options):
         found.append(("variant", "nginx binary", "the run's nginx", variant.nginx))
-    keepalive = parameters.get("upstream_keepalive", True)  # on unless --no-upstream-keepalive (runs recorded before the key)
+    keepalive = parameters.upstream_keepalive  # on unless --no-upstream-keepalive (runs recorded before the key: runs/record.py)
     if variant.upstream_keepalive is not None and keepalive != variant.upstream_keepalive:
         found.append(("parameter", "upstream_keepalive", keepalive, variant.upstream_keepalive))
-    if variant.pin_server is not None and parameters.get("pin_server") != variant.pin_server:
-        found.append(("parameter", "pin_server", parameters.get("pin_server"), variant.pin_server))
+    if variant.pin_server is not None and parameters.pin_server != variant.pin_server:
+        found.append(("parameter", "pin_server", parameters.pin_server, variant.pin_server))
     if not found:
         found.append(("variant", "options", "none", variant.options_text))
     return found

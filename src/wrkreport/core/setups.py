@@ -284,9 +284,9 @@ def braced(ids) -> str:
     return ", ".join(one(prefixes, rests) for rests, prefixes in merged.items())
 
 
-def backend_of(parameters: dict) -> str:
-    """Return what the front end is in front of, for the page's titles: 'your app' in an --app run without go-http, else 'Go'."""
-    return "your app" if parameters.get("app") and BASELINE not in (parameters.get("setups") or ()) else "Go"
+def backend_of(parameters) -> str:
+    """Return what the front end is in front of, for the page's titles (parameters: runs.record.Parameters): 'your app' in an --app run without go-http, else 'Go'."""
+    return "your app" if parameters.app and BASELINE not in (parameters.setups or ()) else "Go"
 
 
 def other_front_ends(setups) -> bool:

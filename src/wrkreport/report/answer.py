@@ -22,6 +22,7 @@ from ..core import verdict as verdicts
 from ..core.setups import APP_BASELINE, BASELINE, FRONTED_SETUPS, TWIN_SEPARATOR, baseline_of, front_end_words, other_front_ends
 from ..core.verdict import contenders
 from ..report.rate_summary import fmt_rps
+from ..runs.record import Parameters
 from .answercells import Figure, GroupContext, capacity_figure, cpu_added, cpu_figure, fmt_us, latency_figure, share_figure
 from .fmt import group_name
 from .study import load_generator_of
@@ -327,16 +328,16 @@ def alternatives_sentence(analysis: Analysis, groups: list[tuple[int, int]], tit
 # --- The conditions and the whole answer ------------------------------------------------------
 
 
-def conditions_line(analysis: Analysis, parameters: dict) -> str:
+def conditions_line(analysis: Analysis, parameters: Parameters) -> str:
     """Return the conditions in one line (one line of the page's box, two of the terminal's 80 columns for a default run): the
     handler's work, who shared the CPUs, the saturating load with the starts of the servers behind each figure (the fixed
     load's are in each group's title: group_at)."""
-    body = parameters.get("body_bytes")
-    delay = parameters.get("handler_delay_ms")
+    body = parameters.body_bytes
+    delay = parameters.handler_delay_ms
     handler = "a handler doing no work" if not (isinstance(delay, (int, float)) and delay > 0) else f"a handler sleeping {delay:g} ms"
     handler += f" ({body:,}-byte body)" if isinstance(body, int) else " (12-byte body)"
-    if isinstance(parameters.get("app"), dict):  # --app: the user's own server, not the hello world
-        handler = app_conditions(parameters["app"])
+    if isinstance(parameters.app, dict):  # --app: the user's own server, not the hello world
+        handler = app_conditions(parameters.app)
     sharing, tool = analysis.sharing, load_generator_of(parameters)
     if sharing is None:
         where = "CPU use not recorded"
@@ -353,7 +354,7 @@ def conditions_line(analysis: Analysis, parameters: dict) -> str:
     return f"Conditions: {handler}; {where}; {load}."
 
 
-def answer(analysis: Analysis, rates: list[RateCell], capacities: list[Capacity], parameters: dict, backend: str = "Go") -> Answer:
+def answer(analysis: Analysis, rates: list[RateCell], capacities: list[Capacity], parameters: Parameters, backend: str = "Go") -> Answer:
     """Return the answer: its sentence, one group of rows per GOMAXPROCS (and connection level), the columns the run has data for, the conditions."""
     keys = [key for key, (has, _) in COLUMNS.items() if has(analysis, rates, capacities)]
     several = analysis.several_levels

@@ -54,5 +54,5 @@ def build(raw: str | Path, out_dir: str | Path, generated_at: datetime, expect_h
     closing = closing_line(str(paths["index.html"]), warnings, len(checked.failures), page.precision_badge)
     answered = answer_lines(page.answer) if page.answer is not None else ""
     # where the servers and wrk ran (a run on several machines), then the answer, then --variant's A/B figures
-    summary = "\n".join(filter(None, [machines_line(run.manifest), answered, variant_lines(run.manifest, analysis)]))
+    summary = "\n".join(filter(None, [machines_line(run.record), answered, variant_lines(run.record, analysis)]))
     return Built(run.path, paths, checked.status, checked.failures, summary, closing)

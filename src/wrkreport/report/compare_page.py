@@ -251,7 +251,7 @@ def belongs(folder: Path, run: Run, run_dir: Path) -> bool:
     path = recorded.get("path")
     if isinstance(path, str) and Path(path).is_absolute() and real_path(Path(path)) == run_dir:
         return True
-    ours = (run.manifest or {}).get("started_at")
+    ours = run.record.started_at if run.record else None
     return recorded.get("run_id") == run.run_id and ours is not None and started == ours
 
 

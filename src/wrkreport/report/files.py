@@ -20,6 +20,7 @@ from ..analysis.variant_ratio import variant_of, variant_ratio_record, variant_r
 from ..core.errors import OutputError
 from ..core.records import Ratio
 from ..runs.directory import COLUMNS
+from ..runs.record import ENVIRONMENT
 from .fmt import none_if_nan
 
 CSV_COLUMNS = (*COLUMNS, "check_status", "excluded")
@@ -42,7 +43,7 @@ def results_json(done: Analysed, generated_at: datetime) -> dict:
         "ratios": [ratio_record(r) for r in analysis.ratios],
         "latency_ratios": [ratio_record(r) for r in analysis.latency_ratios],
         "cpu_ratios": [ratio_record(r) for r in analysis.cpu_ratios],  # server CPU per request / go-http's
-        "variant": variant_record(variant_of(run.manifest, analysis.setups)),  # --variant; null without
+        "variant": variant_record(variant_of(run.record, analysis.setups)),  # --variant; null without
         "variant_ratios": [variant_ratio_record(r) for r in analysis.variant_ratios],  # twin / original, paired per block
         "variant_cpu_ratios": [variant_ratio_record(r) for r in analysis.variant_cpu_ratios],  # server CPU per request, twin / original
         "comparisons": [asdict(c) | {"distinguishable": c.distinguishable} for c in analysis.comparisons],
@@ -55,26 +56,9 @@ def results_json(done: Analysed, generated_at: datetime) -> dict:
         "response_bytes_agreed": report.response_bytes,
         "noise": [asdict(w) for w in analysis.noise],
         "method": analysis.method,
-        "design": design_of(run.manifest),  # rounds per block, blocks, duration (design.py)
-        "precision": precision_of(run.manifest),  # the target, met or not, half-widths, stop reason, more-time estimate
-        "environment": {
-            k: (run.manifest or {}).get(k)
-            for k in (
-                "machine",
-                "versions",
-                "ulimit_n",
-                "sysctl",
-                "nginx_V",
-                "parameters",
-                "command",
-                "started_at",
-                "ended_at",
-                "passes",
-                "server_host",
-                "client_hosts",
-                "network",
-            )
-        },
+        "design": design_of(run.record),  # rounds per block, blocks, duration (design.py)
+        "precision": precision_of(run.record),  # the target, met or not, half-widths, stop reason, more-time estimate
+        "environment": dict(run.record.environment) if run.record else dict.fromkeys(ENVIRONMENT),
         "reference": {
             "article_2013": [asdict(r) for r in reference.article_ratios()],
             "study_2012": [asdict(r) for r in reference.study_ratios()],

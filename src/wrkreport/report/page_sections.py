@@ -15,6 +15,7 @@ from ..core.latency_histogram import SHOWN_PERCENTILES
 from ..core.records import worst
 from ..core.setups import BASELINE, backend_of, divisor_words, hello_world, other_front_ends, said_over, setup_description
 from ..runs.directory import relative_to
+from ..runs.record import Parameters, RunRecord, record_of  # noqa: F401 - record_of: the doctests build records with it
 from .answer import answer
 from .evidence import check_groups, header_rows, link, measurement_rows
 from .failures import failure_lines
@@ -112,7 +113,7 @@ def heading(done: Analysed, out_dir: Path) -> dict:
     question every figure."""
     run, report, analysis = done.run, done.checks, done.analysis
     front = "a front end" if other_front_ends(analysis.setups) else "nginx"  # who is in front, for the titles
-    backend, badge = backend_of(run.parameters), precision_badge(run.manifest)
+    backend, badge = backend_of(run.parameters), precision_badge(run.record)
     return {
         "title": f"wrkreport: {front} in front of {backend}, run {run.run_id}",
         "backend": backend,
@@ -215,24 +216,24 @@ def method_section(done: Analysed, out_dir: Path) -> dict:
 def conditions_section(done: Analysed, out_dir: Path) -> dict:
     """Return the conditions: the machines (and the round trips between them), the run's parameters, sysctl and nginx -V."""
     run = done.run
-    manifest = run.manifest or {}
-    machines = tuple(machine_tables_of(manifest))
-    sysctl = manifest.get("sysctl")
+    record = run.record or RunRecord()
+    machines = tuple(machine_tables_of(record))
+    sysctl = record.sysctl
     return {
-        "environment": tuple(environment_rows(manifest, machines)),
+        "environment": tuple(environment_rows(run.record, machines)),
         "machines": machines,
-        "network": tuple(rtt_lines(manifest)),
-        "parameters": tuple((k, parameter_value(k, v, manifest)) for k, v in run.parameters.items()),
+        "network": tuple(rtt_lines(record)),
+        "parameters": tuple((k, parameter_value(k, v, record)) for k, v in run.parameters.listed),
         "sysctl": tuple((k, "absent on this kernel" if v is None else display(v)) for k, v in sorted(sysctl.items()))
-        if isinstance(sysctl, dict)
+        if sysctl is not None
         else (),
-        "nginx_v": str(manifest.get("nginx_V") or ""),
+        "nginx_v": str(record.nginx_v or ""),
     }
 
 
 def setup_sections(done: Analysed, out_dir: Path) -> dict:
     """Return the sections of the setups beyond the plain four: TLS, HTTP/2, --variant's A/B."""
-    return {"tls": tls_section(done.tls), "h2": h2_section(done.h2), "variant": variant_section(done.run.manifest, done.analysis)}
+    return {"tls": tls_section(done.tls), "h2": h2_section(done.h2), "variant": variant_section(done.run.record, done.analysis)}
 
 
 def latency_rows(latencies, several: bool) -> list[LatencyRow]:
@@ -376,31 +377,29 @@ def ratio_caption(analysis: Analysis, refs) -> str:
     return text + " The 2013 article's ratios: " + "; ".join(beside) + "."
 
 
-def parameter_value(key: str, value, manifest: dict) -> str:
+def parameter_value(key: str, value, record: RunRecord) -> str:
     """Return a run parameter for the page as what ran: `rates` given as shares says the rates they became, `rate_shares` as
     percentages (or that rates were given), `slo` as the objective in words.
 
-    >>> parameter_value("rates", [], {"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"}]})
+    >>> parameter_value("rates", [], record_of({"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of nginx-fcgi-unix's 22,000 req/s"}]}))
     "5,500 req/s at GOMAXPROCS=1 (25% of nginx-fcgi-unix's 22,000 req/s)"
-    >>> parameter_value("rate_shares", [0.25, 0.5], {}), parameter_value("rate_shares", [], {"parameters": {"rates": [900]}})
+    >>> parameter_value("rate_shares", [0.25, 0.5], RunRecord()), parameter_value("rate_shares", [], record_of({"parameters": {"rates": [900]}}))
     ('25%, 50%', 'not used (rates given in req/s)')
-    >>> parameter_value("slo", {"percentile": 99, "ms": 10.0}, {})
+    >>> parameter_value("slo", {"percentile": 99, "ms": 10.0}, RunRecord())
     'p99 within 10 ms'
     """
-    plans = manifest.get("fixed_rate_plan")
-    if key == "rates" and not value and isinstance(plans, list) and plans:
+    if key == "rates" and not value and record.rate_plan:
         said = [
-            (", ".join(f"{r:,} req/s" for r in p.get("rates") or [] if isinstance(r, int)) or "no rate")
-            + f" at GOMAXPROCS={p.get('gomaxprocs')}"
-            + (f" ({p['basis']})" if isinstance(p.get("basis"), str) else "")
-            for p in plans
-            if isinstance(p, dict) and isinstance(p.get("gomaxprocs"), int)
+            (", ".join(f"{r:,} req/s" for r in p.rates) or "no rate")
+            + f" at GOMAXPROCS={p.gomaxprocs}"
+            + (f" ({p.basis})" if p.basis is not None else "")
+            for p in record.rate_plan
         ]
         return "; ".join(said) if said else display(value, key)
     if key == "rate_shares" and isinstance(value, list):
         if value and all(isinstance(v, (int, float)) for v in value):
             return ", ".join(f"{v:.0%}" for v in value)
-        if not value and ((manifest.get("parameters") or {}).get("rates")):
+        if not value and record.parameters.rates:
             return "not used (rates given in req/s)"
     if (
         key == "slo"
@@ -412,28 +411,28 @@ def parameter_value(key: str, value, manifest: dict) -> str:
     return display(value, key)
 
 
-def precision_badge(manifest: dict | None) -> tuple[str, str] | None:
+def precision_badge(record: RunRecord | None) -> tuple[str, str] | None:
     """Return the header's precision badge: ('pass', 'met (+/-4.2%)') or ('warn', 'NOT met (+/-54%)'); None for a run without a target.
 
     A green 'checks: pass' must not stand alone above a precision target that was missed.
 
-    >>> precision_badge({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 54.2}})
+    >>> precision_badge(record_of({"precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": 54.2}}))
     ('warn', 'NOT met (+/-54.2%)')
-    >>> precision_badge({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}}), precision_badge({})
+    >>> precision_badge(record_of({"precision": {"target_pct": 5.0, "met": True, "worst_half_width_pct": 4.2}})), precision_badge(record_of({}))
     (('pass', 'met (+/-4.2%)'), None)
-    >>> precision_badge({"parameters": {"smoke_test": True}, "precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": None}})
+    >>> precision_badge(record_of({"parameters": {"smoke_test": True}, "precision": {"target_pct": 5.0, "met": False, "worst_half_width_pct": None}}))
     ('warn', 'not aimed at: a smoke test (--quick), no intervals')
     """
-    if design_of(manifest)["smoke_test"]:  # one measurement per cell: a target it never aimed at is not "missed"
+    if design_of(record)["smoke_test"]:  # one measurement per cell: a target it never aimed at is not "missed"
         return "warn", "not aimed at: a smoke test (--quick), no intervals"
-    record = precision_of(manifest)
-    if record is None:
+    precision = precision_of(record)
+    if precision is None:
         return None
-    worst = record["worst_half_width_pct"]
-    said = "met" if record["met"] else "NOT met"
-    undecided = [k for k, g in record["verdicts"].items() if isinstance(g, dict) and not g.get("decided") and not record["met"]]
+    worst = precision["worst_half_width_pct"]
+    said = "met" if precision["met"] else "NOT met"
+    undecided = [k for k, g in precision["verdicts"].items() if isinstance(g, dict) and not g.get("decided") and not precision["met"]]
     said += f": undecided at GOMAXPROCS={', '.join(undecided)}" if undecided else ""  # the verdict rule: the answer itself is missing
-    return ("pass" if record["met"] else "warn"), said + (f" (+/-{worst:g}%)" if worst is not None else "")
+    return ("pass" if precision["met"] else "warn"), said + (f" (+/-{worst:g}%)" if worst is not None else "")
 
 
 def header_badge(checks: str, precision: tuple[str, str] | None) -> tuple[str, str]:
@@ -453,12 +452,12 @@ def header_badge(checks: str, precision: tuple[str, str] | None) -> tuple[str, s
     return status, f"{said}; precision target {precision[1]}"
 
 
-def saturation_words(analysis: Analysis, parameters: dict) -> str:
+def saturation_words(analysis: Analysis, parameters: Parameters) -> str:
     """Return how the throughput phase loaded the servers, in words: 'wrk with 100 connections, 2 threads, 1 s per measurement'."""
     tool = load_generator_of(parameters)
     levels = ", ".join(f"{c:,}" for c in sorted({c for _, c in analysis.groups}))
-    threads = parameters.get("threads")
-    duration = parameters.get("duration_s")
+    threads = parameters.threads
+    duration = parameters.duration_s
     said = f"{tool} with {levels} connections"
     said += f", {threads} threads" if isinstance(threads, int) and tool == "wrk" else ""
     return said + (f", {duration:g} s per measurement" if isinstance(duration, (int, float)) else "")

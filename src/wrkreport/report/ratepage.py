@@ -34,6 +34,7 @@ from ..report.rate_summary import (
     over,
     ratio_words,
 )
+from ..runs.record import Parameters
 from .fmt import fmt_ms
 from .study import load_generator_of
 
@@ -98,11 +99,11 @@ def sentences(cells: list[RateCell], several_gomaxprocs: bool) -> list[str]:
     return found
 
 
-def littles_law(analysis, parameters: dict | None = None) -> str:
+def littles_law(analysis, parameters: Parameters | None = None) -> str:
     """Return the sentence labelling the closed loop's latencies: per cell, mean latency / (requests in flight / throughput),
     near 1 when they are queueing. In flight: the connections, times h2load's streams per connection (-m) in an h2load run,
     so a multiplexed setup (-mux, -m 10) keeps ten times the connections busy and is near 1 too."""
-    parameters = parameters or {}
+    parameters = parameters or Parameters.of(None)
     tool = load_generator_of(parameters)
     figures = []
     for cell in analysis.cells:
@@ -120,16 +121,16 @@ def littles_law(analysis, parameters: dict | None = None) -> str:
     )
 
 
-def in_flight(setup: str, parameters: dict) -> int:
+def in_flight(setup: str, parameters: Parameters) -> int:
     """Return the requests each connection kept in flight at saturation: h2load's -m for an h2 setup of an h2load run
     (core.setups.streams_of), else 1 (wrk, ab, and h2load --h1 send one request at a time).
 
-    >>> in_flight("nginx-h2-mux", {"load_generator": "h2load", "streams": 1, "streams_mux": 10}), in_flight("go-http", {"streams": 4})
+    >>> in_flight("nginx-h2-mux", Parameters.of({"load_generator": "h2load", "streams": 1, "streams_mux": 10})), in_flight("go-http", Parameters.of({"streams": 4}))
     (10, 1)
     """
     if load_generator_of(parameters) != "h2load":
         return 1
-    count = streams_of(setup, parameters.get("streams"), parameters.get("streams_mux"))
+    count = streams_of(setup, parameters.streams, parameters.streams_mux)
     return count if isinstance(count, int) and count >= 1 else 1
 
 
@@ -182,20 +183,25 @@ def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
     return f"The objective is this run's --slo {slo.label}, {slo.words}{here}. The default is {DEFAULT_SLO}" + (f": {why}." if why else ".")
 
 
-def blocks_clause(parameters: dict) -> str:
+def known(value) -> str:
+    """Return a recorded setting for a sentence, '?' when it is not recorded."""
+    return "?" if value is None else str(value)
+
+
+def blocks_clause(parameters: Parameters) -> str:
     """Return how many fixed-rate blocks the run took, as its capacity rule decided (bench/capacity_rule.py; a fixed count before 2026-11-29).
 
-    >>> blocks_clause({"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0})
+    >>> blocks_clause(Parameters.of({"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0}))
     '; the run takes 4 blocks per GOMAXPROCS value, then more (up to 8) while a capacity or capacity ratio there reaches further than +/-15% from its estimate and its --max-time allows'
-    >>> blocks_clause({"rate_blocks": 4})
+    >>> blocks_clause(Parameters.of({"rate_blocks": 4}))
     ''
-    >>> blocks_clause({"rate_blocks": 4, "rate_blocks_max": 12, "capacity_precision_pct": 15.0, "capacity_spreads": {"caddy-http": 0.227}}).split("allows")[1]
+    >>> blocks_clause(Parameters.of({"rate_blocks": 4, "rate_blocks_max": 12, "capacity_precision_pct": 15.0, "capacity_spreads": {"caddy-http": 0.227}})).split("allows")[1]
     '; a setup whose blocks scatter more here (caddy-http 0.227, log sd) is judged by the wider of its interval and the one its usual spread gives at that many blocks'
     """
-    least, most, target = parameters.get("rate_blocks"), parameters.get("rate_blocks_max"), parameters.get("capacity_precision_pct")
+    least, most, target = parameters.rate_blocks, parameters.rate_blocks_max, parameters.capacity_precision_pct
     if not least or not most or most <= least or target is None:
         return ""
-    spreads = parameters.get("capacity_spreads") or {}  # absent before 2026-11-30
+    spreads = parameters.capacity_spreads  # none recorded before 2026-11-30
     known = (
         ""
         if not spreads
@@ -210,15 +216,15 @@ def blocks_clause(parameters: dict) -> str:
     )
 
 
-def checks_clause(parameters: dict) -> str:
+def checks_clause(parameters: Parameters) -> str:
     """Return how the run checked each capacity, when its checks were longer than a step or stepped down (profiles: check_duration_s, check_tries).
 
-    >>> checks_clause({"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3})
+    >>> checks_clause(Parameters.of({"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3}))
     ' After the last block, each capacity is measured again for 5 s (a step is 1 s: a backlog that builds over seconds shows there), and while that misses the objective, again at 90% of the rate, 3 checks at most; the highest that met it is the rate held.'
-    >>> checks_clause({"rate_duration_s": 1, "check_duration_s": 1, "check_tries": 1}), checks_clause({"rate_duration_s": 1})
+    >>> checks_clause(Parameters.of({"rate_duration_s": 1, "check_duration_s": 1, "check_tries": 1})), checks_clause(Parameters.of({"rate_duration_s": 1}))
     ('', '')
     """
-    step, length, tries = parameters.get("rate_duration_s"), parameters.get("check_duration_s"), parameters.get("check_tries", 1)
+    step, length, tries = parameters.rate_duration_s, parameters.check_duration_s, parameters.check_tries
     if length is None or (length == step and tries <= 1):
         return ""
     longer = f" for {length:g} s (a step is {step:g} s: a backlog that builds over seconds shows there)" if length != step else ""
@@ -230,7 +236,7 @@ def checks_clause(parameters: dict) -> str:
     return f" After the last block, each capacity is measured again{longer}{lower}."
 
 
-def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
+def capacity_method(slo: Slo, parameters: Parameters | None = None) -> str:
     """Return how the capacity was found, in one sentence, from the search's own constants (core/capacity.py) and the run's block rule."""
     low, high = (f"{share:.0%}" for share in JITTER)
     return (
@@ -242,9 +248,9 @@ def capacity_method(slo: Slo, parameters: dict | None = None) -> str:
         "edge, each step past it twice the last on a log scale; a block's capacity is where its p99 crosses the objective between the highest rate that met it and the next one "
         "above (log-log interpolation), the rate at which a typical second meets it (one second in two misses it there); the "
         f"capacity is the geometric mean over blocks with a Student-t 95% interval (its ratio to {BASELINE}'s pairs the blocks)"
-        f"{blocks_clause(parameters or {})}, "
+        f"{blocks_clause(parameters or Parameters.of(None))}, "
         "and a bound when at least half the blocks' searches met an edge (missed at the lowest rate tried, held at the highest, or "
-        "vegeta behind its schedule)." + checks_clause(parameters or {})
+        "vegeta behind its schedule)." + checks_clause(parameters or Parameters.of(None))
     )
 
 
@@ -263,7 +269,7 @@ def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
     )
 
 
-def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters: dict | None = None) -> dict:
+def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters: Parameters | None = None) -> dict:
     """Return the RateSection fields of the capacities ({} without any: a run without an objective says nothing of it)."""
     if not capacities:
         return {}
@@ -276,7 +282,7 @@ def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters
     }
 
 
-def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: list[Capacity] | None = None) -> RateSection:
+def rate_section(cells: list[RateCell], parameters: Parameters, analysis, capacities: list[Capacity] | None = None) -> RateSection:
     """Return the fixed-rate section's strings (no rows when the run has no fixed-rate measurement) and the saturation label.
 
     The table and the answer's per-rate sentences have the planned rates only; the capacity
@@ -306,7 +312,7 @@ def rate_section(cells: list[RateCell], parameters: dict, analysis, capacities: 
     tls_clause = other_baselines_clause({c.setup for c in cells})
     settings = (
         f"vegeta offers each rate open loop (requests start on schedule whatever the answers, so a stall is not under-sampled), "
-        f"{parameters.get('rate_duration_s', '?')} s per measurement, at most {parameters.get('rate_max_connections', '?')} connections, "
+        f"{known(parameters.rate_duration_s)} s per measurement, at most {known(parameters.rate_max_connections)} connections, "
         f"every setup once per block in a shuffled order, {blocks} block(s); added latency is a setup's minus go-http's in the same block "
         f"{tls_clause}"
         "mean over blocks with a 95% t-interval. A rate is held when vegeta started the requests within 1% of it and no backlog grew over the attack (latency climbing from each tenth of it to the next); a pause shows in the percentiles, and the measurement counts."

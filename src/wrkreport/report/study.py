@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis import reference
+from ..runs.record import Parameters
 from .fmt import fmt_number
 
 
@@ -14,13 +15,13 @@ def load_generator(table: pd.DataFrame) -> str | None:
     return str(tools.value_counts().idxmax()) if len(tools) else None
 
 
-def load_generator_of(parameters: dict) -> str:
+def load_generator_of(parameters: Parameters) -> str:
     """Return the load generator the manifest's parameters name (wrk, ab, h2load); 'wrk' for a run recorded before they named one.
 
-    >>> load_generator_of({"load_generator": "h2load"}), load_generator_of({})
+    >>> load_generator_of(Parameters.of({"load_generator": "h2load"})), load_generator_of(Parameters.of({}))
     ('h2load', 'wrk')
     """
-    return parameters.get("load_generator") or "wrk"
+    return parameters.load_generator or "wrk"
 
 
 def study_rows() -> list[tuple[str, str, str, str, str, str]]:

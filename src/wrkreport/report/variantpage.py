@@ -13,6 +13,7 @@ from ..analysis.analyze import Analysis
 from ..analysis.variant_ratio import Variant, changed, variant_of
 from ..core.records import Ratio
 from ..core.setups import APP_BASELINE, split_twin, twin_id
+from ..runs.record import RunRecord
 from .fmt import fmt_ratio
 from .words import BAND_TEXT, SAME_HIGH, SAME_LOW
 
@@ -97,14 +98,11 @@ def cpu_words(ratio: Ratio, analysis: Analysis | None, cpu: Ratio | None) -> str
     return said + "."
 
 
-def answer_words(manifest: dict | None, name: str) -> str:
+def answer_words(record: RunRecord | None, name: str) -> str:
     """Return what each build answered at the first block's start (body size and sha256) and whether the bodies differ ('' when not captured)."""
-    for entry in (manifest or {}).get("passes") or []:
-        cells = entry.get("cells") if isinstance(entry, dict) else None
-        if not isinstance(cells, dict):
-            continue
-        a, b = cells.get(APP_BASELINE), cells.get(twin_id(APP_BASELINE, name))
-        facts = [(c.get("body_bytes"), c.get("body_sha256")) if isinstance(c, dict) else (None, None) for c in (a, b)]
+    for entry in record.passes if record is not None else ():
+        a, b = entry.cell(APP_BASELINE), entry.cell(twin_id(APP_BASELINE, name))
+        facts = [(c.body_bytes, c.body_sha256) if c is not None else (None, None) for c in (a, b)]
         if all(isinstance(size, int) and isinstance(sha, str) for size, sha in facts):
             (a_size, a_sha), (b_size, b_sha) = facts
             same = (
@@ -131,9 +129,9 @@ def cpu_of(ratio: Ratio, analysis: Analysis) -> Ratio | None:
     )
 
 
-def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection | None:
+def variant_section(record: RunRecord | None, analysis: Analysis) -> VariantSection | None:
     """Return the section of a run whose nginx setups have --variant twins, None for any other run."""
-    variant = variant_of(manifest, analysis.setups)
+    variant = variant_of(record, analysis.setups)
     if variant is None or not analysis.variant_ratios:
         return None
     several_gomaxprocs = len({g for g, _ in analysis.groups}) > 1
@@ -152,7 +150,7 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
     )
     sentences = [sentence(r, variant, several_gomaxprocs, analysis.several_levels, cpu, analysis) for r, cpu in figures]
     if variant.app_b is not None:
-        sentences.append(answer_words(manifest, variant.name))
+        sentences.append(answer_words(record, variant.name))
     title = (
         f"Your app's build {variant.name} ({variant.options_text}) against build A (--app)"
         if variant.app_b is not None
@@ -161,7 +159,7 @@ def variant_section(manifest: dict | None, analysis: Analysis) -> VariantSection
     return VariantSection(title=title, sentences=tuple(s for s in sentences if s), rows=rows, method=variant.method)
 
 
-def variant_lines(manifest: dict | None, analysis: Analysis) -> str:
+def variant_lines(record: RunRecord | None, analysis: Analysis) -> str:
     """Return the terminal summary's A/B lines ('' for a run without --variant)."""
-    section = variant_section(manifest, analysis)
+    section = variant_section(record, analysis)
     return "\n".join(section.sentences) if section else ""

@@ -21,6 +21,7 @@ from ..core.setups import (
     front_end_words,
     other_front_ends,
 )
+from ..runs.record import Parameters
 from .fmt import fmt_share, fmt_times, group_name
 
 MECHANISM = {
@@ -342,17 +343,17 @@ def comparison_verdict(c: Comparison) -> str:
     return f"{c.setup_a} is faster (the interval excludes 1.0)"
 
 
-def settings_sentence(parameters: dict) -> str:
+def settings_sentence(parameters: Parameters) -> str:
     """Return the non-default settings of a run that change what was measured, in words."""
     parts = []
-    if parameters.get("upstream_keepalive") is False:
+    if parameters.upstream_keepalive is False:
         parts.append("upstream keep-alive off (nginx opens a new connection to Go per request)")
-    delay = parameters.get("handler_delay_ms")
+    delay = parameters.handler_delay_ms
     if isinstance(delay, (int, float)) and delay > 0:
         parts.append(f"a handler delay of {delay:g} ms per request")
-    body = parameters.get("body_bytes")
+    body = parameters.body_bytes
     if isinstance(body, int) and body != 12:
-        parts.append(f"a {body:,}-byte response body (header check expects {parameters.get('expect_header_bytes')} bytes)")
+        parts.append(f"a {body:,}-byte response body (header check expects {parameters.expect_header_bytes} bytes)")
     if not parts:
         return ""
     return "Measured with " + "; ".join(parts) + "."

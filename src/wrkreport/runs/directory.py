@@ -31,7 +31,6 @@ from ..core.setups import setup_order
 from ..parsers import parse_file
 from ..parsers.histogram import hist_file_name
 from ..parsers.rawfile import name_problem
-from ..runs.rate_measurements import RateMeasurement, read_rate_measurements
 from .client_outputs import (
     ClientFile,
     ClientLoad,
@@ -45,6 +44,8 @@ from .client_outputs import (
     merge_results,
     numbering_problem,
 )
+from .rate_measurements import RateMeasurement, read_rate_measurements
+from .record import Parameters, RunRecord, record_of
 from .sidecars import (
     CPU_PROCESSES,
     MANIFEST,
@@ -80,7 +81,7 @@ class Run:
 
     path: Path
     run_id: str
-    manifest: dict | None
+    record: RunRecord | None  # manifest.json read once (runs/record.py); None without one
     measurements: pd.DataFrame  # one row per parsed wrk file, COLUMNS in order
     headers: tuple[HeaderCapture, ...]
     problems: tuple[Check, ...]  # files that could not be used, with why
@@ -95,13 +96,12 @@ class Run:
     @property
     def status(self) -> str | None:
         """Return the manifest's status (complete, running, interrupted, failed), None without one."""
-        return self.manifest.get("status") if self.manifest else None
+        return self.record.status if self.record else None
 
     @property
-    def parameters(self) -> dict:
-        """Return the manifest's parameters ({} without a manifest)."""
-        value = (self.manifest or {}).get("parameters")
-        return value if isinstance(value, dict) else {}
+    def parameters(self) -> Parameters:
+        """Return the manifest's parameters (none recorded without a manifest)."""
+        return self.record.parameters if self.record else Parameters.of(None)
 
 
 # --- Which directory ---------------------------------------------------------------------
@@ -235,7 +235,7 @@ def load_run(path: str | Path) -> Run:
         p for p in rate_problems if p.name not in ("rate-run", "parse") or p.status != "fail"
     ]  # a failed one stays with its measurement
     loads = {k: v for k, v in loads.items() if v}
-    return Run(run_dir, run_dir.name, manifest, table, headers, tuple(problems), texts, histograms, loads, tuple(rates))
+    return Run(run_dir, run_dir.name, record_of(manifest), table, headers, tuple(problems), texts, histograms, loads, tuple(rates))
 
 
 # --- Several clients per measurement (clients.py merges) -------------------------------------

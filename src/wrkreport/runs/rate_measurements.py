@@ -25,7 +25,8 @@ from ..core.records import Check
 from ..core.setups import APP_BASELINE, SETUP_PATTERN
 from ..parsers.schema import CPU_FIELDS, checked
 from ..parsers.vegeta import MAX_TEXT_BYTES
-from ..runs.sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
+from .record import Cell, RunRecord, record_of
+from .sidecars import CPU_PROCESSES, REFUSED, cpu_seconds, read_json, read_raw
 
 RATE_FILE = re.compile(
     rf"(?P<setup>{SETUP_PATTERN})\.gomaxprocs-(?P<n>[1-9][0-9]{{0,3}})\.block-(?P<block>[1-9][0-9]{{0,3}})\.run-(?P<repeat>[1-9][0-9]{{0,3}})"
@@ -88,7 +89,7 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
     entries = (manifest or {}).get(LIST)
     if not isinstance(entries, list):
         return [], []
-    cores = client_cores(manifest)
+    cores, record = client_cores(manifest), record_of(manifest) or RunRecord()
     found, problems = [], []
     for entry in entries:
         if (
@@ -98,7 +99,7 @@ def read_rate_measurements(run_dir: Path, manifest: dict | None) -> tuple[list[R
         ):
             problems.append(Check("rate-run", "warn", f"manifest.json: a {LIST} entry without setup, gomaxprocs, block and rate; left out"))
             continue
-        found.append(read_one(run_dir, entry, expected_answer(manifest, entry["setup"]), problems, cores))
+        found.append(read_one(run_dir, entry, answer_in(record, entry["setup"]), problems, cores))
     return found, problems
 
 
@@ -111,17 +112,13 @@ def expected_answer(manifest: dict | None, setup: str) -> Expected:
     >>> expected_answer({"passes": [{"cells": {"app": {"status_line": "HTTP/1.1 201 Created", "body_bytes": 40}}}]}, "nginx-app")
     Expected(status=201, body_bytes=40)
     """
-    cell = app_cell(manifest) or {}
-    return answer_of(setup, ((manifest or {}).get("parameters") or {}).get("body_bytes"), cell.get("status_line"), cell.get("body_bytes"))
+    return answer_in(record_of(manifest) or RunRecord(), setup)
 
 
-def app_cell(manifest: dict | None) -> dict | None:
-    """Return the app alone's first answered cell (its status line and body size at a block's start), None without one."""
-    for entry in (manifest or {}).get("passes") or []:
-        cell = ((entry.get("cells") if isinstance(entry, dict) else None) or {}).get(APP_BASELINE)
-        if isinstance(cell, dict) and isinstance(cell.get("body_bytes"), int) and not isinstance(cell["body_bytes"], bool):
-            return cell
-    return None
+def answer_in(record: RunRecord, setup: str) -> Expected:
+    """Return the answer every fixed-rate request of a setup must get, from the run's record."""
+    cell = record.app_cell(APP_BASELINE) or Cell()
+    return answer_of(setup, record.parameters.body_bytes, cell.status_line, cell.body_bytes)
 
 
 def planned_rates(manifest: dict | None) -> dict[int, frozenset[int]] | None:
@@ -132,14 +129,8 @@ def planned_rates(manifest: dict | None) -> dict[int, frozenset[int]] | None:
     >>> planned_rates({"fixed_rate_plan": [{"gomaxprocs": 1, "rates": [5500], "basis": "25% of ..."}]}), planned_rates({})
     ({1: frozenset({5500})}, None)
     """
-    plans = (manifest or {}).get("fixed_rate_plan")
-    if not isinstance(plans, list) or not plans:
-        return None
-    found: dict[int, frozenset[int]] = {}
-    for plan in plans:
-        if isinstance(plan, dict) and isinstance(plan.get("gomaxprocs"), int) and isinstance(plan.get("rates"), list):
-            found[plan["gomaxprocs"]] = found.get(plan["gomaxprocs"], frozenset()) | {r for r in plan["rates"] if isinstance(r, int)}
-    return found or None
+    record = record_of(manifest)
+    return record.planned_rates if record else None
 
 
 def client_cores(manifest: dict | None) -> dict[str, int]:
