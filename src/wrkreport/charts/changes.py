@@ -65,54 +65,56 @@ def change_chart(marks: list[ChangeMark], band: tuple[float, float], desc: str, 
                         transform=ax.get_yaxis_transform(),
                     )
                 else:
-                    colour, marker, filled, label = CHANGE_STYLES[mark.kind]
-                    label = (
-                        "no interval (see the table)" if mark.kind == "no-interval" else label
-                    )  # too few blocks, or no start sd for the figure
-                    err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
-                    legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
-                    ax.errorbar(
-                        mark.change,
-                        y,
-                        xerr=err,
-                        fmt=marker,
-                        color=colour,
-                        capsize=3,
-                        markersize=7,
-                        markerfacecolor=colour if filled else "#ffffff",
-                        markeredgewidth=1.2,
-                        label=None if mark.kind in shown else legend,
-                    )
-                    shown.add(mark.kind)
-                    ax.annotate(
-                        f"{mark.change:.2f}",
-                        (mark.high or mark.change, y),
-                        xytext=(6, 0),
-                        textcoords="offset points",
-                        ha="left",
-                        va="center",
-                        fontsize=8,
-                    )
+                    draw_change(ax, mark, y, band, shown)
                     values.extend(v for v in (mark.change, mark.low, mark.high) if v is not None)
                 y -= step
             y -= 0.5
-        ax.axvspan(*band, color="#dddddd", zorder=0, linewidth=0)
-        ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
-        ax.text(1.0, 1.0, "1.0 = no change", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
-        ax.set_xscale("log")
-        low, high = min(values), max(values)
-        ax.set_xlim(low / 1.15, high * 1.6)  # room for the value right of the highest whisker
-        ax.xaxis.set_major_locator(SpacedTicks())  # as many of change_ticks' as fit side by side at the axis's drawn width
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_yticks([] if narrow else ticks, [] if narrow else labels)
-        if ticks:
-            ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
-        ax.set_xlabel("B / A (log scale; above 1.0: higher in B)")
-        ax.grid(axis="y", visible=False)
+        finish_change_axes(ax, band, values, ticks, labels, narrow)
         if shown:
             fig.legend(loc="outside lower center", ncol=1 if narrow else 2, frameon=False, fontsize=8)
         return to_svg(fig, "changes-narrow" if narrow else "changes", desc)
+
+
+def draw_change(ax, mark: ChangeMark, y: float, band: tuple[float, float], shown: set) -> None:
+    """Draw one figure's B / A with its whisker, in its kind's style (its legend entry the first time the kind is drawn), and its value."""
+    colour, marker, filled, label = CHANGE_STYLES[mark.kind]
+    label = "no interval (see the table)" if mark.kind == "no-interval" else label  # too few blocks, or no start sd for the figure
+    err = None if mark.low is None else [[mark.change - mark.low], [mark.high - mark.change]]
+    legend = label.format(band=f"{band[0]:.2f}-{band[1]:.2f}")
+    ax.errorbar(
+        mark.change,
+        y,
+        xerr=err,
+        fmt=marker,
+        color=colour,
+        capsize=3,
+        markersize=7,
+        markerfacecolor=colour if filled else "#ffffff",
+        markeredgewidth=1.2,
+        label=None if mark.kind in shown else legend,
+    )
+    shown.add(mark.kind)
+    ax.annotate(
+        f"{mark.change:.2f}", (mark.high or mark.change, y), xytext=(6, 0), textcoords="offset points", ha="left", va="center", fontsize=8
+    )
+
+
+def finish_change_axes(ax, band: tuple[float, float], values: list[float], ticks: list, labels: list, narrow: bool) -> None:
+    """Shade the no-change band, draw the 1.0 line and set the log axis (its limits from every value drawn), the rows and the label."""
+    ax.axvspan(*band, color="#dddddd", zorder=0, linewidth=0)
+    ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
+    ax.text(1.0, 1.0, "1.0 = no change", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
+    ax.set_xscale("log")
+    low, high = min(values), max(values)
+    ax.set_xlim(low / 1.15, high * 1.6)  # room for the value right of the highest whisker
+    ax.xaxis.set_major_locator(SpacedTicks())  # as many of change_ticks' as fit side by side at the axis's drawn width
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_yticks([] if narrow else ticks, [] if narrow else labels)
+    if ticks:
+        ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
+    ax.set_xlabel("B / A (log scale; above 1.0: higher in B)")
+    ax.grid(axis="y", visible=False)
 
 
 def change_ticks(low: float, high: float) -> list[float]:

@@ -210,32 +210,9 @@ def ratio_figure(
                     else:
                         bare[setup][0].append(ratio.ratio)
                         bare[setup][1].append(y)
-                    if narrow:  # beside the whisker: above the marker is the row's name
-                        ax.annotate(
-                            f"{ratio.ratio:.3f}",
-                            (ratio.ci_high or ratio.ratio, y),
-                            xytext=(5, 0),
-                            textcoords="offset points",
-                            ha="left",
-                            va="center",
-                            fontsize=8,
-                        )
-                    else:
-                        ax.annotate(
-                            f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8
-                        )
+                    ratio_value(ax, ratio, y, narrow)
                 elif ratio is not None:
-                    ax.text(
-                        0.01,
-                        y,
-                        cut_words("excluded: " + (ratio.excluded or ""), 44 if narrow else 70),
-                        va="center",
-                        fontsize=8,
-                        color="#333333",
-                        transform=ax.get_yaxis_transform(),
-                        zorder=5,
-                        bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0},
-                    )
+                    excluded_text(ax, y, cut_words("excluded: " + (ratio.excluded or ""), 44 if narrow else 70))
                 for ref in reference:
                     if ref.setup == setup and reference_matches(ref.gomaxprocs, gomaxprocs):
                         studies.setdefault(ref.gomaxprocs, ([], []))[0].append(ref.ratio)
@@ -255,43 +232,73 @@ def ratio_figure(
                 ax.errorbar(*bare[setup], fmt=marker, color=colour, capsize=3, markersize=6, linestyle="none")
         legend = (lambda text: wrap(text, 52)) if narrow else (lambda text: text)  # 8 pt entries across a narrow figure
         for article_gomaxprocs, (xs, ys) in studies.items():
-            ax.plot(
-                xs,
-                ys,
-                marker=REFERENCE_MARKERS.get(article_gomaxprocs, "h"),
-                markersize=8,
-                markerfacecolor="none",
-                markeredgecolor="#333333",
-                markeredgewidth=1.2,
-                linestyle="none",
-                label=legend(reference_label(article_gomaxprocs)),
-            )
+            hollow_markers(ax, xs, ys, REFERENCE_MARKERS.get(article_gomaxprocs, "h"), legend(reference_label(article_gomaxprocs)))
         for tool, (xs, ys) in node_study.items():
-            ax.plot(
-                xs,
-                ys,
-                marker=STUDY_MARKERS.get(tool, "h"),
-                markersize=8,
-                markerfacecolor="none",
-                markeredgecolor="#333333",
-                markeredgewidth=1.2,
-                linestyle="none",
-                label=legend(f"2012 Go-vs-Node study, Node/Go with {tool}"),
-            )
-        shown_reference = bool(studies or node_study)
-        ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
-        ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
-        ax.set_yticks(ticks, [] if narrow else labels)
-        if ticks:  # the bottom and top rows' markers (and a narrow chart's top name) clear of the axes
-            ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
-        ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
-        ax.set_xlabel(wrap(xlabel, NARROW_CHARS if narrow else WIDE_CHARS))  # layouts count a label 1 px wide: it must fit by itself
-        ax.grid(axis="y", visible=False)
-        if narrow:
-            ax.tick_params(axis="y", length=0)
-        if shown_reference:
+            hollow_markers(ax, xs, ys, STUDY_MARKERS.get(tool, "h"), legend(f"2012 Go-vs-Node study, Node/Go with {tool}"))
+        finish_ratio_axes(ax, analysis, ticks, labels, xlabel, narrow)
+        if studies or node_study:
             fig.legend(loc="outside lower center", ncol=1, frameon=False, fontsize=8)
         return fig
+
+
+def ratio_value(ax, ratio, y: float, narrow: bool) -> None:
+    """Write a ratio's value on its row: beside its whisker when narrow (above the marker is the row's name), else above the marker."""
+    if narrow:
+        ax.annotate(
+            f"{ratio.ratio:.3f}",
+            (ratio.ci_high or ratio.ratio, y),
+            xytext=(5, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            fontsize=8,
+        )
+    else:
+        ax.annotate(f"{ratio.ratio:.3f}", (ratio.ratio, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8)
+
+
+def excluded_text(ax, y: float, text: str) -> None:
+    """Write why a row has no ratio (its cell was excluded) at the left of its row."""
+    ax.text(
+        0.01,
+        y,
+        text,
+        va="center",
+        fontsize=8,
+        color="#333333",
+        transform=ax.get_yaxis_transform(),
+        zorder=5,
+        bbox={"facecolor": "#ffffff", "edgecolor": "none", "pad": 1.0},
+    )
+
+
+def hollow_markers(ax, xs: list, ys: list, marker: str, label: str) -> None:
+    """Draw published values as hollow markers (the 2013 article's ratios, the 2012 study's), one legend entry."""
+    ax.plot(
+        xs,
+        ys,
+        marker=marker,
+        markersize=8,
+        markerfacecolor="none",
+        markeredgecolor="#333333",
+        markeredgewidth=1.2,
+        linestyle="none",
+        label=label,
+    )
+
+
+def finish_ratio_axes(ax, analysis: Analysis, ticks: list, labels: list, xlabel: str, narrow: bool) -> None:
+    """Draw the ratio chart's 1.0 line and set its rows, limits and label."""
+    ax.axvline(1.0, color="#000000", linewidth=1, linestyle="--")
+    ax.text(1.0, 1.0, "1.0 = go-http", transform=ax.get_xaxis_transform(), fontsize=8, va="bottom", ha="center")
+    ax.set_yticks(ticks, [] if narrow else labels)
+    if ticks:  # the bottom and top rows' markers (and a narrow chart's top name) clear of the axes
+        ax.set_ylim(min(ticks) - 0.8, max(ticks) + (1.4 if narrow else 0.8))
+    ax.set_xlim(0, max(1.1, max((r.ci_high or r.ratio or 0) for r in analysis.ratios) * 1.05 if analysis.ratios else 1.1))
+    ax.set_xlabel(wrap(xlabel, NARROW_CHARS if narrow else WIDE_CHARS))  # layouts count a label 1 px wide: it must fit by itself
+    ax.grid(axis="y", visible=False)
+    if narrow:
+        ax.tick_params(axis="y", length=0)
 
 
 REFERENCE_MARKERS = {1: "p", 8: "*"}  # hollow pentagon and star: no setup uses either

@@ -286,6 +286,22 @@ def build_compare(
 ):
     """Compare two runs, or one run's nginx setups with its --variant twins (raw_b None), and write compare.html and compare.json into out_dir; return (RunComparison, paths)."""
     out_dir = Path(out_dir)
+    a, b, result = compared(raw_a, raw_b, expect_header_bytes)
+    several = several_levels(a.analysis.groups + b.analysis.groups)
+    page = page_of(a, b, result, several, generated_at, out_dir)
+    marks, desc = change_marks(result, several), chart_desc(result, several)
+    svgs = {
+        layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
+        for layout in ("wide", "narrow")
+    }  # our own SVG only; CSS shows one of the two
+    template = environment().get_template("compare.html")
+    data = compare_json(a, b, result, page.title, generated_at)
+    texts = {"compare.html": template.render(page=page, charts=svgs), "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n"}
+    return result, write_texts(out_dir, texts, "the comparison")
+
+
+def compared(raw_a: str | Path, raw_b: str | Path | None, expect_header_bytes: int | None):
+    """Return the two analysed runs (the same one twice for a --variant run) and their comparison; NothingToCompare when no cell is in both."""
     if raw_b is None:
         a = b = load_analysis(raw_a, expect_header_bytes)
         result = variant_comparison(a)
@@ -301,12 +317,16 @@ def build_compare(
             f"{a.run.path} and {b.run.path}: nothing to compare, no setup was measured at the same GOMAXPROCS and "
             f"connections in both runs (A: {cells_of(result.only_in_a)}; B: {cells_of(result.only_in_b)})"
         )
-    several = several_levels(a.analysis.groups + b.analysis.groups)
+    return a, b, result
+
+
+def page_of(a, b, result, several: bool, generated_at: datetime, out_dir: Path) -> ComparePage:
+    """Return the compare page's data: the title, the summary sentences, the change table, the fixed-rate parts, the settings that differ."""
     summary = compare_summary(result, several)
     flagged_sentences = {change_sentence(c, several): change_kind(c) for c in result.flagged}
     in_run = result.variant is not None
     title = compare_title(result.differing, *result.names)
-    page = ComparePage(
+    return ComparePage(
         title=f"{title} (in-run A/B, variant {result.variant.name})" if in_run else title,
         generated_at=generated_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
         version=__version__,
@@ -335,18 +355,17 @@ def build_compare(
         detectable=detectable_sentence(result.changes),
         **(in_run_words(result) if in_run else {}),
     )
-    marks, desc = change_marks(result, several), chart_desc(result, several)
-    svgs = {
-        layout: jinja2.utils.markupsafe.Markup(change_chart.change_chart(marks, (SAME_LOW, SAME_HIGH), desc, narrow=layout == "narrow"))
-        for layout in ("wide", "narrow")
-    }  # our own SVG only; CSS shows one of the two
-    template = environment().get_template("compare.html")
-    data = {
+
+
+def compare_json(a, b, result, title: str, generated_at: datetime) -> dict:
+    """Return compare.json: the two runs, every change with its flags, the cells in one run only, the settings that differ, the fixed-rate changes."""
+    in_run = result.variant is not None
+    return {
         "schema": 1,
         "generated_at": generated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "a": {"run_id": a.run.run_id, "path": str(a.run.path), "status": a.checks.status},
         "b": {"run_id": b.run.run_id, "path": str(b.run.path), "status": b.checks.status},
-        "title": page.title,
+        "title": title,
         "method": result.method,
         "changes": [asdict(c) | {"flagged": c.flagged, "better": c.better, "kind": change_kind(c)} for c in result.changes],
         "only_in_a": [list(k) for k in result.only_in_a],
@@ -361,5 +380,3 @@ def build_compare(
         "in_run": in_run,  # one run: A its nginx setups, B their --variant twins, paired in the same rounds
         **({"variant": {"name": result.variant.name, "options": list(result.variant.options)}, "drift": DRIFT_NOTE} if in_run else {}),
     }
-    texts = {"compare.html": template.render(page=page, charts=svgs), "compare.json": json.dumps(data, indent=2, allow_nan=False) + "\n"}
-    return result, write_texts(out_dir, texts, "the comparison")

@@ -161,6 +161,45 @@ def parse_results(source: str, data: bytes, rate: float | None, max_text_bytes: 
     return parse_vegeta_bulk(source, data, rate, max_text_bytes)
 
 
+def parts_of(entry: dict, name: str) -> tuple[list[tuple], str | None]:
+    """Return an entry's (file, rate, client) parts (one without --client-hosts, client None), or why its clients cannot be read."""
+    clients = entry.get("clients")
+    if clients is not None and not (isinstance(clients, list) and len(clients) > 1 and all(isinstance(c, dict) for c in clients)):
+        return [], "its list of clients is not a list of two or more clients"
+    if clients and name != clients[0].get("file"):
+        return [], f"its file {name[:120]!r} is not its first client's"
+    if not clients:
+        return [(name, entry["rate"], None)], None
+    parts = [(c.get("file"), c.get("rate"), f"client-{i}") for i, c in enumerate(clients, 1)]
+    if not all(isinstance(rate, int) and rate > 0 for _, rate, _ in parts) or sum(rate for _, rate, _ in parts) != entry["rate"]:
+        return [], f"its clients' rates do not add up to {entry['rate']} req/s"
+    return parts, None
+
+
+def names_it(file: str, entry: dict, client: str | None) -> bool:
+    """Return True when a results file's name says the entry's setup, GOMAXPROCS, block, run, rate (and client)."""
+    match = RATE_FILE.fullmatch(file)
+    said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"], client)
+    return (
+        match is not None
+        and (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"]), match["client"]) == said
+    )
+
+
+def entry_cpu(run_dir: Path, entry: dict, problems: list[Check]) -> dict | None:
+    """Return the entry's checked .cpu.json, None without one or when it is unreadable or has a wrong value (problems say why)."""
+    if not isinstance(entry.get("cpu_file"), str):
+        return None
+    try:
+        raw = read_json(run_dir, entry["cpu_file"], "cpu", problems)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict):
+        return None
+    cpu, wrong = checked(raw, CPU_FIELDS)
+    return None if wrong else cpu
+
+
 def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Check], cores: dict[str, int] | None = None) -> RateMeasurement:
     """Return one entry's measurement; problems reading it go to problems and leave it without a record."""
     where = {"setup": entry["setup"], "gomaxprocs": entry["gomaxprocs"], "repeat": entry.get("repeat")}
@@ -186,17 +225,9 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
     if not name:
         return unusable(f"not measured: {entry.get('problem') or 'no results file'}")
     clients = entry.get("clients")
-    if clients is not None and not (isinstance(clients, list) and len(clients) > 1 and all(isinstance(c, dict) for c in clients)):
-        return unusable("its list of clients is not a list of two or more clients")
-    if clients and name != clients[0].get("file"):
-        return unusable(f"its file {name[:120]!r} is not its first client's")
-    parts = (
-        [(name, entry["rate"], None)] if not clients else [(c.get("file"), c.get("rate"), f"client-{i}") for i, c in enumerate(clients, 1)]
-    )
-    if clients and (
-        not all(isinstance(rate, int) and rate > 0 for _, rate, _ in parts) or sum(rate for _, rate, _ in parts) != entry["rate"]
-    ):
-        return unusable(f"its clients' rates do not add up to {entry['rate']} req/s")
+    parts, why = parts_of(entry, name)
+    if why:
+        return unusable(why)
     results = []
     for file, rate, client in parts:
         if client is not None and (not isinstance(file, str) or clients[int(client[7:]) - 1].get("client") != client):
@@ -206,12 +237,7 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
                 if not isinstance(file, str)
                 else f"its clients are not listed as client-1 to client-{len(clients)} in order"
             )
-        match = RATE_FILE.fullmatch(file)
-        said = (entry["setup"], entry["gomaxprocs"], entry["block"], entry.get("repeat", entry["block"]), entry["rate"], client)
-        if (
-            match is None
-            or (match["setup"], int(match["n"]), int(match["block"]), int(match["repeat"]), int(match["rate"]), match["client"]) != said
-        ):
+        if not names_it(file, entry, client):
             return unusable(
                 f"the file name {file[:120]!r} does not say this measurement's setup, GOMAXPROCS, block, run, rate{' and client' if client else ''}"
             )
@@ -223,15 +249,7 @@ def read_one(run_dir: Path, entry: dict, expected: Expected, problems: list[Chec
         except ParseError as exc:
             return unusable(exc.message(), "parse")
     result = results[0] if not clients else merge_results(results, entry["rate"], name)
-    cpu = None
-    if isinstance(entry.get("cpu_file"), str):
-        try:
-            raw = read_json(run_dir, entry["cpu_file"], "cpu", problems)
-        except ValueError:
-            raw = None
-        if isinstance(raw, dict):
-            cpu, wrong = checked(raw, CPU_FIELDS)
-            cpu = None if wrong else cpu
+    cpu = entry_cpu(run_dir, entry, problems)
     checks = tuple(rate_checks(result, expected, cpu, {"file": name, **where}, cores))
     return RateMeasurement(
         entry["setup"],
