@@ -14,6 +14,7 @@ readonly REAL="(slow or browser)" # the tests that start a server, a tool or a b
 readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-4}" # pytest-xdist's -n for those that judge no timing: runs side by side
 readonly STOP_GRACE_S=30 # how long the tests may take to tear down after SIGTERM before SIGKILL
 SESSION_JOB="" # the running pytest (its process group), for stop_session
+TIER_TIMES=() # "NAME N s" of each tier run by test_once, logged at its end
 PYTHON=""
 readonly SSHD_CACHE="${WRKREPORT_SSHD_CACHE:-${HOME}/.cache/wrkreport/openssh-server}" # see fetch_sshd; tests/netlab.py reads the same
 
@@ -197,20 +198,34 @@ test_once() {
     return
   fi
   local rc=0 part
+  TIER_TIMES=()
   style_check "${python}" || rc=$?
   log "pytest (the tests that start nothing: pyproject's addopts, on every CPU)"
   part=0
-  in_session "${python}" -m pytest || part=$?
+  tier first "${python}" -m pytest || part=$?
   ((rc != 0)) || rc=${part}
   log "pytest -m '${REAL} and not alone' -n ${REAL_WORKERS} (the real runs and the browser, side by side)"
   part=0
-  in_session "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup || part=$?
+  tier side "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup || part=$?
   ((rc != 0)) || rc=${part}
   log "pytest -m '${REAL} and alone' -n 0 (the ones that judge a timing or a rate, one at a time)"
   part=0
-  in_session "${python}" -m pytest -m "${REAL} and alone" -n 0 || part=$?
+  tier alone "${python}" -m pytest -m "${REAL} and alone" -n 0 || part=$?
   ((rc != 0)) || rc=${part}
+  local IFS=";"
+  log "wall time per tier (budgets: tests/README.md, \"Tiers\"):${TIER_TIMES[*]}"
   return "${rc}"
+}
+
+# tier NAME COMMAND...: run one tier's pytest (in_session) and log its wall time as it ends;
+# the time is kept in TIER_TIMES for the line at the end. Its exit status is pytest's.
+tier() {
+  local name="$1" start=${SECONDS} status=0
+  shift
+  in_session "$@" || status=$?
+  TIER_TIMES+=(" ${name} $((SECONDS - start)) s")
+  log "${name} tier: $((SECONDS - start)) s wall (exit ${status})"
+  return "${status}"
 }
 
 # in_session COMMAND...: run COMMAND (a pytest) as a job of its own process group and wait for it;
