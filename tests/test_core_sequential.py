@@ -114,3 +114,28 @@ def test_the_record_gives_the_same_design_back_and_an_odd_one_is_the_plain_desig
         assert design_of(odd) == Design.fixed()
     assert not Design.fixed().sequential and Design.fixed().critical(3) is not None
     assert "repeated 95% confidence interval" in design.words and "from block 4 to block 12" in design.words
+
+
+def unpruned_smallest(first: int, last: int, runs: int, seed: int) -> list[float]:
+    """Return each run's smallest p-value over the looks as the simulation reads it with t's p-value at every look (no bound)."""
+    rng = random.Random(seed)
+    found = []
+    for _ in range(runs):
+        total = squares = 0.0
+        least = 1.0
+        for b in range(1, last + 1):
+            x = rng.gauss(0.0, 1.0)
+            total, squares = total + x, squares + x * x
+            if b >= first:
+                mean = total / b
+                least = min(
+                    least, 1 - sequential.t_two_sided_cdf(mean / math.sqrt(max((squares - b * mean * mean) / (b - 1), 1e-300) / b), b - 1)
+                )
+        found.append(least)
+    return sorted(found)
+
+
+@pytest.mark.parametrize(("first", "last"), [(4, 40), (2, 8), (4, 10)])
+def test_the_bound_skips_only_looks_that_cannot_lower_a_runs_least_p_value(first, last):
+    """The simulation judges a look by t's p-value only when the normal bound says it could be a new least: every value is the same."""
+    assert list(sequential.smallest_p_values(first, last, 3000, 7)) == unpruned_smallest(first, last, 3000, 7)
