@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from wrkreport.checks import measurements as checks
-from wrkreport.checks.app import app_header_check, app_response_sizes, is_app
+from wrkreport.checks.app import app_header_check, app_response_sizes
+from wrkreport.core.setups import is_app
 from wrkreport.runs.record import Cell, record_of
 from wrkreport.runs.sidecars import HeaderCapture
 

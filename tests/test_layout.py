@@ -97,6 +97,7 @@ SETUP_RULES = (
     "baseline_of",
     "setup_order",
     "setup_description",
+    "is_app",
 )
 SETUP_TABLE = PACKAGE / "core" / "setups.py"
 # A twin's or a setup name's pattern written out again (its variant part) rather than read from the table.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..core.sequential import Intervals, intervals_of
-from ..runs.record import RunRecord, number, record_of  # noqa: F401 - record_of: the doctests build records with it
+from ..core.units import finite
+from ..runs.record import RunRecord, record_of  # noqa: F401 - record_of: the doctests build records with it
 
 
 def interval_design(record: RunRecord | None) -> Intervals:
@@ -89,7 +90,7 @@ def too_few_blocks(record: RunRecord | None) -> str:
     first = design.first if design is not None else None
     blocks: dict[str, set] = {}  # the blocks each value's figures rest on: those with a measurement (not one stopped before its first)
     for m in record.measurements:
-        if number(m.gomaxprocs, int) and number(m.block, int):
+        if finite(m.gomaxprocs, int) and finite(m.block, int):
             blocks.setdefault(str(m.gomaxprocs), set()).add(m.block)
     if first is None or not blocks:
         return ""

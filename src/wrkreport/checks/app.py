@@ -11,14 +11,8 @@ their setups are held likewise to their own size, what they changed from go-http
 from __future__ import annotations
 
 from ..core.records import Check
-from ..core.setups import SETUP_BY_ID
+from ..core.setups import SETUP_BY_ID, is_app
 from ..runs.record import Cell, RunRecord
-
-
-def is_app(setup: str) -> bool:
-    """Return True for a setup of --app (app, nginx-app): judged against the app's own answer, not the hello world's."""
-    known = SETUP_BY_ID.get(setup)
-    return known is not None and known.app
 
 
 def own_answer(setup: str) -> bool:

@@ -28,7 +28,8 @@ from typing import NamedTuple
 from ..core.cpucost import ms_per_1k_requests
 from ..core.rate_result import RateResult
 from ..core.records import Check
-from ..core.setups import SETUP_BY_ID
+from ..core.setups import is_app
+from ..core.units import finite
 
 OK = 200  # the hello world's status
 
@@ -47,7 +48,7 @@ def answer_of(setup: str, body_bytes, app_status_line, app_body_bytes) -> Expect
     >>> answer_of("go-http", 12, None, None), answer_of("nginx-app", 12, "HTTP/1.1 201 Created", 40), answer_of("app", None, None, None)
     (Expected(status=200, body_bytes=12), Expected(status=201, body_bytes=40), Expected(status=200, body_bytes=-1))
     """
-    if not (SETUP_BY_ID.get(setup) is not None and SETUP_BY_ID[setup].app):
+    if not is_app(setup):
         return Expected(OK, whole(body_bytes))
     code = (str(app_status_line or "").split() + ["", ""])[1]
     return Expected(int(code) if code.isdigit() else OK, whole(app_body_bytes))
@@ -55,7 +56,7 @@ def answer_of(setup: str, body_bytes, app_status_line, app_body_bytes) -> Expect
 
 def whole(value) -> int:
     """Return value when it is an integer (not a bool), else -1 (unknown)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+    return -1 if finite(value, int) is None else value
 
 
 RATE_TOLERANCE = 0.01  # the achieved rate must be within 1% of the offered one

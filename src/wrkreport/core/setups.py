@@ -352,6 +352,15 @@ def streams_of(setup: str, streams, streams_mux):
     return streams_mux if known.multiplexed else streams
 
 
+def is_app(setup: str) -> bool:
+    """Return True for a setup of --app (app, nginx-app, ...): judged against the app's own answer, not the hello world's.
+
+    >>> is_app("nginx-app"), is_app("nginx-http"), is_app("unknown")
+    (True, False, False)
+    """
+    return setup in APP_SETUP_IDS
+
+
 def hello_world(setup: str) -> bool:
     """Return True for a setup serving the project's own handler (the 2013 article's hello world), False for an --app one."""
     known = SETUP_BY_ID.get(split_twin(setup)[0])

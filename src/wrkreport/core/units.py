@@ -42,6 +42,17 @@ def split_token(token: str) -> tuple[str, str]:
     return match["num"], match["unit"]
 
 
+def finite(value, kind=(int, float)) -> float | int | None:
+    """Return value when it is a finite number of kind (not a bool: JSON's true is no count), else None.
+
+    >>> finite(3), finite(True), finite(float("nan")), finite(2.5, int), finite("3")
+    (3, None, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, kind):
+        return None
+    return value if math.isfinite(value) else None
+
+
 def number(text: str) -> float | None:
     """Return a plain number; nan/inf -> None.
 

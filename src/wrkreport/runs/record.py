@@ -12,30 +12,28 @@ its own dict.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
 
 from ..core.sequential import Intervals, intervals_of
+from ..core.units import finite
 
 EMPTY: Mapping = MappingProxyType({})
-
-
-def number(value, kind=(int, float)) -> float | int | None:
-    """Return value when it is a finite number of kind (not a bool), else None.
-
-    >>> number(3), number(True), number(float("nan")), number(2.5, int)
-    (3, None, None, None)
-    """
-    if isinstance(value, bool) or not isinstance(value, kind):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def mapping(value) -> Mapping | None:
     """Return a read-only view of a JSON object, None for anything else."""
     return MappingProxyType(value) if isinstance(value, dict) else None
+
+
+def picked(cls, value: dict, **given):
+    """Return a record of cls with each field read from a manifest object by its own name (None when absent), or as given.
+
+    >>> picked(Rtt, {"from": "a", "to": "b", "samples": 3}, source="a")
+    Rtt(source='a', to='b', method=None, samples=3, min_ms=None, median_ms=None, max_ms=None)
+    """
+    return cls(**{f.name: given[f.name] if f.name in given else value.get(f.name) for f in fields(cls)})
 
 
 def dicts(value) -> list[dict]:
@@ -123,17 +121,7 @@ class Cell:
     def of(cls, value: dict) -> Cell:
         """Return a cell of its manifest object."""
         changed = value.get("headers_changed")
-        return cls(
-            value.get("ready"),
-            value.get("error"),
-            value.get("status_line"),
-            value.get("header_bytes"),
-            value.get("response_bytes"),
-            value.get("body_bytes"),
-            value.get("body_sha256"),
-            tuple(changed) if isinstance(changed, list) else None,
-            mapping(value.get("tls")),
-        )
+        return picked(cls, value, headers_changed=tuple(changed) if isinstance(changed, list) else None, tls=mapping(value.get("tls")))
 
 
 @dataclass(frozen=True)
@@ -151,14 +139,7 @@ class Pass:
     def of(cls, value: dict) -> Pass:
         """Return a pass of its manifest object (cells that are not objects left out)."""
         cells = value.get("cells") if isinstance(value.get("cells"), dict) else {}
-        return cls(
-            value.get("gomaxprocs"),
-            value.get("block"),
-            value.get("go_reported_gomaxprocs"),
-            value.get("order"),
-            value.get("ended_at"),
-            tuple((s, Cell.of(c)) for s, c in cells.items() if isinstance(c, dict)),
-        )
+        return picked(cls, value, cells=tuple((s, Cell.of(c)) for s, c in cells.items() if isinstance(c, dict)))
 
     def cell(self, setup: str) -> Cell | None:
         """Return a setup's cell in this pass, None without one."""
@@ -181,8 +162,7 @@ class Listed:
     @classmethod
     def of(cls, index: int, value: dict) -> Listed:
         """Return a listed measurement of its manifest object."""
-        keys = ("file", "setup", "gomaxprocs", "connections", "repeat", "block")
-        return cls(index, *(value.get(k) for k in keys), mapping(value.get("tls")))
+        return picked(cls, value, index=index, tls=mapping(value.get("tls")))
 
 
 @dataclass(frozen=True)
@@ -210,15 +190,7 @@ class Host:
     @classmethod
     def of(cls, value: dict) -> Host:
         """Return a host of its manifest object."""
-        return cls(
-            value.get("ssh"),
-            value.get("client"),
-            value.get("address"),
-            mapping(value.get("machine")),
-            mapping(value.get("versions")),
-            value.get("ulimit_n"),
-            mapping(value.get("sysctl")),
-        )
+        return picked(cls, value, **{part: mapping(value.get(part)) for part in ("machine", "versions", "sysctl")})
 
 
 @dataclass(frozen=True)
@@ -251,8 +223,7 @@ class Tls:
     @classmethod
     def of(cls, value: dict) -> Tls:
         """Return the TLS part of its manifest object."""
-        keys = ("key", "version", "resumption", "cert_sha256", "cert_key", "openssl", "nginx_openssl", "go")
-        return cls(*(value.get(k) for k in keys), mapping(value.get("setups")) or EMPTY)
+        return picked(cls, value, setups=mapping(value.get("setups")) or EMPTY)
 
 
 @dataclass(frozen=True)
@@ -279,14 +250,8 @@ class Design:
     smoke_test: bool
 
     def record(self) -> dict:
-        """Return the design as results.json keeps it."""
-        return {
-            "rounds_per_block": self.rounds_per_block,
-            "blocks": self.blocks,
-            "duration_s": self.duration_s,
-            "stopping_rule": self.stopping_rule,
-            "smoke_test": self.smoke_test,
-        }
+        """Return the design as results.json keeps it (its fields, in order)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -332,7 +297,7 @@ class RunRecord:
     @property
     def design(self) -> Design:
         """Return the run's design; runs recorded before blocks give blocks and rounds_per_block None."""
-        blocked = [p for p in self.passes if number(p.block, int) and number(p.gomaxprocs, int)]
+        blocked = [p for p in self.passes if finite(p.block, int) and finite(p.gomaxprocs, int)]
         blocks: dict[str, int] | None = None
         if blocked:
             blocks = {}
@@ -341,9 +306,9 @@ class RunRecord:
                 blocks[key] = max(blocks.get(key, 0), entry.block)
         params = self.parameters
         return Design(
-            number(params.rounds_per_block, int) if blocked else None,
+            finite(params.rounds_per_block, int) if blocked else None,
             blocks,
-            number(params.duration_s),
+            finite(params.duration_s),
             params.adaptive is True,
             params.smoke_test is True,
         )
@@ -360,7 +325,7 @@ class RunRecord:
         """Return a setup's first cell with a whole body size recorded (the app's answer at a block's start), None without one."""
         for entry in self.passes:
             cell = entry.cell(setup)
-            if cell is not None and number(cell.body_bytes, int) is not None:
+            if cell is not None and finite(cell.body_bytes, int) is not None:
                 return cell
         return None
 
@@ -368,21 +333,21 @@ class RunRecord:
 def precision_record(value) -> Mapping | None:
     """Return the helper's precision record checked: target, met, worst/median half-width in %, stop reason, more-time estimate
     in s, the verdict rule's groups and ceiling; None when the run has none (or no target)."""
-    if not isinstance(value, dict) or number(value.get("target_pct")) is None:
+    if not isinstance(value, dict) or finite(value.get("target_pct")) is None:
         return None
     return MappingProxyType(
         {
-            "target_pct": number(value.get("target_pct")),
+            "target_pct": finite(value.get("target_pct")),
             "met": value.get("met") is True,
-            "worst_half_width_pct": number(value.get("worst_half_width_pct")),
-            "median_half_width_pct": number(value.get("median_half_width_pct")),
+            "worst_half_width_pct": finite(value.get("worst_half_width_pct")),
+            "median_half_width_pct": finite(value.get("median_half_width_pct")),
             "stop_reason": value.get("stop_reason") if isinstance(value.get("stop_reason"), str) else None,
-            "more_time_estimate_s": number(value.get("more_time_estimate_s")),
-            "cpu_ratios": number(value.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
+            "more_time_estimate_s": finite(value.get("more_time_estimate_s")),
+            "cpu_ratios": finite(value.get("cpu_ratios")),  # CPU-cost ratios the target covered (runs recorded before --variant: None)
             "rule": value.get("rule") if value.get("rule") in ("verdict", "precision") else "precision",  # runs before the verdict rule
             "verdicts": value.get("verdicts") if isinstance(value.get("verdicts"), dict) else {},
-            "ceiling": number(value.get("ceiling"), int),  # the verdict rule's blocks per GOMAXPROCS at most (absent before 2026-12-07)
-            "beyond_ceiling": value.get("beyond_ceiling") is True and number(value.get("ceiling"), int) is not None,
+            "ceiling": finite(value.get("ceiling"), int),  # the verdict rule's blocks per GOMAXPROCS at most (absent before 2026-12-07)
+            "beyond_ceiling": value.get("beyond_ceiling") is True and finite(value.get("ceiling"), int) is not None,
         }
     )
 
@@ -427,7 +392,6 @@ def record_of(manifest: dict | None) -> RunRecord | None:
     tls, variant = get("tls"), get("variant")
     network = get("network") if isinstance(get("network"), dict) else {}
     rate_passes = get("fixed_rate_passes")
-    keys = ("from", "to", "method", "samples", "min_ms", "median_ms", "max_ms")
     return RunRecord(
         status=get("status"),
         reason=get("reason"),
@@ -448,14 +412,10 @@ def record_of(manifest: dict | None) -> RunRecord | None:
         finished_rate_passes=len([p for p in dicts(rate_passes) if p.get("ended_at")]),
         precision=precision_record(get("precision")),
         tls=Tls.of(tls) if isinstance(tls, dict) else None,
-        variant=VariantEntry(
-            variant["name"], *(variant.get(k) for k in ("options", "nginx", "nginx_version", "upstream_keepalive", "pin_server", "app_b"))
-        )
-        if isinstance(variant, dict) and isinstance(variant.get("name"), str)
-        else None,
+        variant=picked(VariantEntry, variant) if isinstance(variant, dict) and isinstance(variant.get("name"), str) else None,
         server_host=Host.of(get("server_host")) if isinstance(get("server_host"), dict) else None,
         client_hosts=tuple(Host.of(c) for c in dicts(get("client_hosts"))),
-        rtt=tuple(Rtt(*(r.get(k) for k in keys)) for r in dicts(network.get("rtt"))),
+        rtt=tuple(picked(Rtt, r, source=r.get("from")) for r in dicts(network.get("rtt"))),
         environment=MappingProxyType({k: get(k) for k in ENVIRONMENT}),
         empty=not manifest,
     )
