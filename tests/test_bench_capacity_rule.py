@@ -58,12 +58,12 @@ def report_widths() -> dict[str, float]:
 
 
 def test_capacity_more_judges_the_widths_the_report_gives(ask):
-    line, record = ask(4, capacity_precision_pct=1.0)
     widths = report_widths()
     name = max(widths, key=widths.get)
+    line, record = ask(4, capacity_precision_pct=80 * widths[name])  # wider than the target, within reach of the ceiling
     assert set(widths) == {"go-http", "nginx-http", "nginx-http/go-http"}
     assert (record["worst"], record["worst_half_width_pct"], record["blocks"]) == (name, round(100 * widths[name], 2), 4)
-    assert line == "more" and record["stop_reason"] is None  # wider than +/-1%, 4 of 8 blocks, no time limit
+    assert line == "more" and record["stop_reason"] is None  # wider than the target, 4 of 8 blocks, no time limit
 
 
 def test_capacity_more_stops_once_every_interval_is_within_the_target(ask):
@@ -76,7 +76,8 @@ def test_capacity_more_stops_once_every_interval_is_within_the_target(ask):
 def test_capacity_more_takes_the_least_blocks_first_and_stops_at_the_ceiling_or_the_time(ask):
     assert ask(3, capacity_precision_pct=99.0)[0] == "more"  # +/-99% met, but 3 of the least 4 blocks
     assert ask(4, capacity_precision_pct=1.0, rate_blocks_max=4)[0].startswith("stop block ceiling: 4 fixed-rate blocks (")
-    line, _ = ask(4, going=2, capacity_precision_pct=1.0, max_time_s=60)  # the run started long ago: its time is up
+    within_reach = 80 * max(report_widths().values())
+    line, _ = ask(4, going=2, capacity_precision_pct=within_reach, max_time_s=60)  # the run started long ago: its time is up
     assert line.startswith("stop time limit: 2 more fixed-rate blocks (~") and "would end after --max-time 60s" in line
 
 
@@ -84,13 +85,27 @@ def test_a_setup_known_to_scatter_is_judged_by_its_usual_spread_too(ask):
     """The run's capacity_spreads (profiles.CAPACITY_SPREAD): a setup there does not stop because its blocks happened to agree."""
     target = 100 * max(report_widths().values()) + 0.01
     assert ask(4, capacity_precision_pct=target)[0].startswith("stop target met")
-    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.5})[0] == "more"
-    line, record = ask(4, capacity_precision_pct=target, rate_blocks_max=4, capacity_spreads={"nginx-http": 0.5})
+    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.12})[0] == "more"
+    line, record = ask(4, capacity_precision_pct=target, rate_blocks_max=4, capacity_spreads={"nginx-http": 0.12})
     assert line.startswith("stop block ceiling: 4 fixed-rate blocks (nginx-http") and line.endswith("at its usual spread)"), line
     assert record["worst_half_width_pct"] < target  # the record keeps the interval's own width
     assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.01})[0].startswith(
         "stop target met"
     )  # narrower: no effect
+
+
+def test_a_target_the_ceiling_cannot_reach_stops_after_the_least_blocks(ask):
+    """Out of reach: an interval that, its spread the same, would still be more than REACH times the target after the ceiling's
+    blocks ends the search after the least blocks (a noisy host's), and says how wide it would be; within reach it goes on."""
+    worst = max(report_widths().values())
+    line, record = ask(4, capacity_precision_pct=100 * worst / 4)  # at 8 blocks the interval would be about half as wide: not a quarter
+    assert line.startswith("stop out of reach: ") and f"after 4 blocks would still be at +/-" in line and "after the ceiling of 8" in line
+    assert record["stop_reason"] == line[len("stop ") :]
+    assert ask(3, capacity_precision_pct=100 * worst / 4)[0] == "more"  # never before the least blocks
+    target = 100 * worst + 0.01  # met by the intervals, but a usual spread of 0.3 (log sd) stays out of reach at 8 blocks, not at 24
+    line, _ = ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.3})
+    assert line.startswith("stop out of reach: nginx-http") and "at its usual spread after 4 blocks" in line, line
+    assert ask(4, capacity_precision_pct=target, capacity_spreads={"nginx-http": 0.3}, rate_blocks_max=24)[0] == "more"
 
 
 def test_without_an_objective_the_planned_blocks_run(ask):

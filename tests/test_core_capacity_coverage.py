@@ -66,9 +66,13 @@ below; `pytest -s` prints them):
   few blocks happened to agree, and covered 91.5% (capacity) and 90.5% (ratio), 92.9% and
   92.7%: a run stopped early is one whose sample spread happened to be low, its interval too
   narrow. Judged by the wider of the interval and the one their usual spread gives
-  (capacity_rule.usual_width), every run goes to the ceiling of 12 blocks (their usual spread
-  needs 13 and 22 for +/-15%) and covers 94.1% and 93.8%, 94.0% and 93.7%; every interval
-  within +/-15% in 42.8% and 7.4% of runs;
+  (capacity_rule.usual_width), no run stops with its target met before its usual spread allows
+  (13 and 22 blocks for +/-15%). With the search's time bounded (a run whose widest interval,
+  carried to the ceiling, would still be more than 1.5 times the target stops after 4 blocks:
+  "out of reach"): nginx's setups 94.5-95.2%, 92.2% of runs within +/-15%, 147 of 2,000 out of
+  reach; "scattered" 93.9-94.8% (569 out of reach, the rest to the ceiling), "most scattered"
+  95.2-95.6% (1,352 out of reach after 4-11 blocks); every interval within +/-15% in 41.2% and
+  7.1% of runs. Such a stop picks runs whose spread is high: their intervals are wide and cover;
 - a single pass (one block, its final bracket [low, high] as the interval, median width
   x1.09-1.12): covers 46.2% (go-http) and 32.5% (nginx-http).
 
@@ -403,10 +407,11 @@ def test_a_later_blocks_search_spends_no_more_measurements_than_a_bisection():
 CEILING = RATE_PHASE["default"]["rate_blocks_max"]  # 12: the most fixed-rate blocks the default profile runs per GOMAXPROCS
 
 
-def stopped_runs(target: float = 0.15, names: tuple[str, ...] = SIMULATED) -> list[dict[str, list[BlockCapacity]]]:
+def stopped_runs(target: float = 0.15, names: tuple[str, ...] = SIMULATED) -> list[tuple[dict[str, list[BlockCapacity]], str]]:
     """Return the simulated runs of CEILING blocks cut where the driver's capacity rule stops them (bench/capacity_rule.py): after
     the least 4 blocks, the first block at which every capacity and ratio reaches at most `target` from its estimate (a bound
-    asks for nothing), else at the ceiling (--max-time left out: a run cut by time stops at a count fixed in advance)."""
+    asks for nothing), or where the widest would still be more than capacity_rule.REACH times the target at the ceiling (out of
+    reach), else at the ceiling (--max-time left out: a run cut by time stops at a count fixed in advance); each with the rule's reason."""
     params = {"rate_blocks": 4, "rate_blocks_max": CEILING, "capacity_precision_pct": 100 * target, "max_time_s": None}
     cut = []
     for run in simulated_runs(CEILING, names=names):
@@ -417,8 +422,8 @@ def stopped_runs(target: float = 0.15, names: tuple[str, ...] = SIMULATED) -> li
                 for name in names
                 if name != BASELINE
             ]
-            if decide(widths, blocks, params, 0.0, None, 1) is not None:
-                cut.append({name: found[:blocks] for name, found in run.items()})
+            if (reason := decide(widths, blocks, params, 0.0, None, 1)) is not None:
+                cut.append(({name: found[:blocks] for name, found in run.items()}, reason))
                 break
     return cut
 
@@ -447,8 +452,13 @@ def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_t
     must still cover; the intervals at the block counts the rule reaches, each capacity and ratio at least FLOOR. With nginx's
     setups the rule mostly stops at 4-8 blocks. A setup that scatters as the front ends' FastCGI did is judged by the wider of its
     interval and the one its usual spread gives (capacity_rule.usual_width): without that its runs stopped when a few blocks happened
-    to agree, and its intervals covered 91-92%; with it no run stops before its usual spread allows."""
-    runs = stopped_runs(names=names)
+    to agree, and its intervals covered 91-92%; with it no run stops with its target met before its usual spread allows. A run
+    whose widest interval, carried to the ceiling, would still be more than REACH (1.5) times the target stops after the least
+    blocks ("out of reach"): the bounded search of a noisy host; such a stop picks the runs whose spread is high, so it keeps
+    the coverage."""
+    stopped = stopped_runs(names=names)
+    runs = [run for run, _ in stopped]
+    reasons = collections.Counter(reason.split(":")[0] for _, reason in stopped)
     counts = collections.Counter(len(run[BASELINE]) for run in runs)
     met = sum(
         all(
@@ -458,7 +468,8 @@ def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_t
         for run in runs
     )
     print(
-        f"\nblocks the capacity rule ran: {dict(sorted(counts.items()))}; every interval within +/-15% in {met / len(runs):.1%} of {len(runs)} runs"
+        f"\nblocks the capacity rule ran: {dict(sorted(counts.items()))}; every interval within +/-15% in {met / len(runs):.1%} of {len(runs)} runs;"
+        f" stopped by {dict(reasons)}"
     )
     for name in names:
         held, bounds, intervals, _ = coverage([combine(run[name]) for run in runs], true_capacity(name))
@@ -472,8 +483,13 @@ def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_t
     assert max(counts) <= CEILING
     for name in set(names) & set(STANDS_FOR):  # no run stops before the blocks its usual spread needs (the ceiling, for these two)
         least = next((b for b in range(4, CEILING) if usual_width(name, b, SPREADS) <= 0.15), CEILING)
-        short = [run for run in runs if len(run[BASELINE]) < least]  # only where it had no interval to narrow (bounds)
-        assert all(half_width(combine(run[name])) is None and half_width(combine_ratio(run[name], run[BASELINE])) is None for run in short)
-        assert len(short) <= MAX_BOUNDS * len(runs), (name, least, counts)
+        short = [(run, reason) for run, reason in stopped if len(run[BASELINE]) < least]  # out of reach, or no interval to narrow (bounds)
+        assert all(
+            reason.startswith("out of reach") or half_width(combine(run[name])) is None and half_width(combine_ratio(run[name], run[BASELINE])) is None
+            for run, reason in short
+        ), (name, least, counts)
+        assert sum(not reason.startswith("out of reach") for _, reason in short) <= MAX_BOUNDS * len(runs)
     if names == SIMULATED:  # the rule both stops at its least and goes on, and mostly meets the target
         assert 0 < counts[4] < len(runs) and met >= 0.8 * len(runs)
+    else:  # a setup that scatters as the front ends' did: some runs end out of reach after the least blocks, some go to the ceiling
+        assert 0 < reasons["out of reach"] < len(runs) and counts[CEILING] > 0

@@ -11,7 +11,12 @@ capacity_spreads) is judged by the wider of its interval and
 the one its usual spread gives at that many blocks: its run does not stop because a few blocks
 happened to agree. Without that, a setup whose blocks scatter as the front ends' FastCGI did
 (log sd 0.2-0.3) had 95% intervals covering 91-92%: an optional stop picks the runs whose
-sample spread is low. The capacity check (the measurement at the capacity found) follows the
+sample spread is low. The search's time is bounded the other way too: after the least blocks,
+a value whose widest interval would still be more than REACH times the target at the block
+ceiling (its spread so far, or its usual spread, carried to rate_blocks_max blocks: ceiling_width)
+stops there and says so ("out of reach"), instead of running to the ceiling for an interval
+that cannot meet it (a host whose own pauses scatter the blocks by 0.4, log sd, would leave
++/-29% at 12 blocks). The capacity check (the measurement at the capacity found) follows the
 search of a value's last block. The optional stopping's effect on coverage is simulated in
 tests/test_core_capacity_coverage.py. Pure functions; the helper's `capacity-more` reads
 the run and prints the verdict.
@@ -73,6 +78,29 @@ def half_width(estimate: Estimate | None) -> float | None:
     return Interval(estimate.value, estimate.low, estimate.high, estimate.blocks).half_width_rel  # the throughput rule's measure
 
 
+REACH = 1.5  # "out of reach": the interval carried to the ceiling would still be more than half as wide again as the target
+
+
+def carried(half: float, blocks: int, ceiling: int) -> float:
+    """Return the half-width a 95% t-interval of `half` after `blocks` blocks would have after `ceiling`, its blocks' spread the same.
+
+    >>> round(carried(0.41, 4, 12), 3), round(carried(0.2, 12, 12), 3)
+    (0.147, 0.2)
+    """
+    return math.expm1(math.log1p(half) * (t_975(ceiling - 1) / math.sqrt(ceiling)) / (t_975(blocks - 1) / math.sqrt(blocks)))
+
+
+def ceiling_width(width: Width, blocks: int, ceiling: int) -> float | None:
+    """Return the half-width the rule would judge at the block ceiling, each spread (the interval's, the usual one) as it is now.
+
+    >>> round(ceiling_width(Width("go-http", 0.41), 4, 12), 3), round(ceiling_width(Width("x", 0.1, 0.64), 4, 12), 3)
+    (0.147, 0.218)
+    """
+    if width.judged is None or blocks < 2:
+        return None
+    return max(carried(width.half_width, blocks, ceiling), carried(width.usual, blocks, ceiling) if width.usual else 0.0)
+
+
 def widest(widths: list[Width]) -> Width | None:
     """Return the width reaching furthest (None when none has an interval)."""
     found = [w for w in widths if w.judged is not None]
@@ -105,6 +133,8 @@ def decide(
     >>> agreed = [Width("go-http", 0.06), Width("caddy-http", 0.09, usual_width("caddy-http", 8, {"caddy-http": 0.227}))]
     >>> decide(agreed, 8, params, 400.0, 30.0, 2)
     'block ceiling: 8 fixed-rate blocks (caddy-http at +/-9%, +/-21% at its usual spread)'
+    >>> decide([Width("go-http", 0.12), Width("nginx-http/go-http", 0.95)], 4, params, 400.0, 30.0, 2)
+    'out of reach: nginx-http/go-http at +/-95% after 4 blocks would still be at +/-42% after the ceiling of 8 (target +/-15%)'
     """
     if blocks < params["rate_blocks"]:
         return None
@@ -117,8 +147,15 @@ def decide(
     left = f"{worst.name} at +/-{100 * worst.half_width:.0f}%"
     if worst.judged > worst.half_width:
         left += f", +/-{100 * worst.judged:.0f}% at its usual spread"
-    if blocks >= params.get("rate_blocks_max", params["rate_blocks"]):
+    ceiling = params.get("rate_blocks_max", params["rate_blocks"])
+    if blocks >= ceiling:
         return f"block ceiling: {blocks} fixed-rate blocks ({left})"
+    reach = ceiling_width(worst, blocks, ceiling)
+    if reach is not None and reach > REACH * target:
+        return (
+            f"out of reach: {left} after {blocks} blocks would still be at +/-{100 * reach:.0f}% after the ceiling of {ceiling}"
+            f" (target +/-{100 * target:g}%)"
+        )
     limit = params.get("max_time_s")
     if limit is not None and block_s is not None and elapsed_s + going * block_s + reserve_s > limit:
         return f"time limit: {going} more fixed-rate block{'s' if going > 1 else ''} (~{block_s:.0f}s each) would end after --max-time {limit}s ({left})"
