@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,7 @@ from wrkreport.core.capacity import (
     search_steps,
 )
 from wrkreport.core.rate_checks import Expected, rate_checks
+from wrkreport.parsers.vegeta import read_vegeta_file
 from wrkreport.report.rate_summary import check_words
 from wrkreport.runs.rate_measurements import RateMeasurement
 
@@ -140,6 +142,8 @@ def test_the_check_is_the_measurement_at_the_capacity_read_from_its_file_and_not
             "held": m.held,
             "met": c.check.met,
             "span_s": round(m.result.span_s, 3),
+            "seconds": None,  # a run before 2026-12-07 (no check_share): judged by the whole attack
+            "seconds_met": None,
         }
         assert c.record()["checks"] == [c.check.record()] and c.record()["sustained_rps"] == (m.rate if c.check.met else None)
         # not a step of the search: the blocks' capacities are those of the measurements without it
@@ -167,3 +171,26 @@ def test_checks_after_a_miss_are_kept_in_order_and_the_highest_that_met_is_the_s
         and found.record()["sustained_rps"] == found.sustained.offered_rps
     )
     assert check_words(found).startswith("at 3,700 req/s: not held (p99 ") and "; at 970: p99 " in check_words(found)
+
+
+TEN_SECONDS = Path(__file__).parent / "fixtures" / "vegeta" / "ten-seconds.rate-500.vegeta.csv.gz"
+
+
+@pytest.mark.parametrize("within", [10, 9, 8, 7])
+def test_a_check_of_ten_seconds_is_met_when_the_objective_held_in_eight_of_them(within):
+    """A real 10-s attack as go-http's capacity check: with the run's check_share (0.9) it is met when its percentile was within the
+    objective in at least 8 of its 10 seconds (capacity_check.seconds_needed), whatever the whole attack's; the words say how many."""
+    result = read_vegeta_file(TEN_SECONDS)
+    p99s = sorted(values[2] for values in result.second_percentiles_ns)
+    objective = Slo(99.0, (p99s[within - 1] if within == 10 else (p99s[within - 1] + p99s[within]) / 2) / 1e6)
+    measurements, _ = read_rate_run(CAPACITY_LADDER)
+    check = replace(next(m for m in measurements if m.setup == "go-http" and m.capacity_check), result=result, rate=500)
+    check = replace(check, checks=tuple(rate_checks(result, HELLO)))
+    runs = [m for m in measurements if not (m.setup == "go-http" and m.capacity_check)] + [check]
+    found = next(c for c in capacities(runs, objective, check_share=0.9) if c.setup == "go-http")
+    assert (found.check.seconds, found.check.seconds_met, found.check.met) == (10, within, within >= 8)
+    assert found.record()["checks"][0]["seconds_met"] == within and found.record()["checks"][0]["seconds"] == 10
+    assert check_words(found).startswith(f"at 500 req/s for 10 s: {within} of 10 seconds within {objective.ms:g} ms (p99 of all ")
+    assert check_words(found).endswith("met" if within >= 8 else "missed")
+    old = next(c for c in capacities(runs, objective) if c.setup == "go-http")  # no check_share: the whole attack's p99
+    assert old.check.seconds is None and old.check.met == (result.percentile_ms(99) <= objective.ms)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -15,8 +17,10 @@ from wrkreport.bench.capacity_rule import Width, decide, half_width, widest
 from wrkreport.bench.commands import capacity_search, rate_phase
 from wrkreport.bench.values import iso, utc_now
 from wrkreport.core.capacity import Estimate, slo_of
+from wrkreport.parsers.vegeta import read_vegeta_file
 
 FULL = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
+TEN_SECONDS = Path(__file__).parent / "fixtures" / "vegeta" / "ten-seconds.rate-500.vegeta.csv.gz"
 PARAMS = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": None}
 
 
@@ -99,7 +103,7 @@ def test_a_target_the_ceiling_cannot_reach_stops_after_the_least_blocks(ask):
     blocks ends the search after the least blocks (a noisy host's), and says how wide it would be; within reach it goes on."""
     worst = max(report_widths().values())
     line, record = ask(4, capacity_precision_pct=100 * worst / 4)  # at 8 blocks the interval would be about half as wide: not a quarter
-    assert line.startswith("stop out of reach: ") and f"after 4 blocks would still be at +/-" in line and "after the ceiling of 8" in line
+    assert line.startswith("stop out of reach: ") and "after 4 blocks would still be at +/-" in line and "after the ceiling of 8" in line
     assert record["stop_reason"] == line[len("stop ") :]
     assert ask(3, capacity_precision_pct=100 * worst / 4)[0] == "more"  # never before the least blocks
     target = 100 * worst + 0.01  # met by the intervals, but a usual spread of 0.3 (log sd) stays out of reach at 8 blocks, not at 24
@@ -226,3 +230,37 @@ def test_a_blocks_capacity_checks_are_not_counted_in_its_duration():
         (30 + 50 - 10.4) / 2
     )
     assert capacity_search.rate_block_seconds({"fixed_rate_passes": passes}) == pytest.approx(40)
+
+
+def slow_seconds_file(tmp_path, slow: tuple[int, ...]) -> Path:
+    """Return the real 10-s attack (tests/fixtures/vegeta/ten-seconds) made by hand into one whose seconds `slow` had 2% of their
+    requests at 20 ms: each of those seconds' p99 over 10 ms, the whole attack's within it (0.6% slow)."""
+    lines = gzip.decompress(TEN_SECONDS.read_bytes()).decode().splitlines()
+    first = min(int(line.split(",", 1)[0]) for line in lines)
+    made = []
+    for i, line in enumerate(lines):
+        cells = line.split(",")
+        if (int(cells[0]) - first) // 10**9 in slow and i % 50 == 0:
+            cells[2] = str(20_000_000)
+        made.append(",".join(cells))
+    path = tmp_path / "go-http.gomaxprocs-1.block-4.run-4.rate-500.vegeta.csv.gz"
+    path.write_bytes(gzip.compress(("\n".join(made) + "\n").encode()))
+    return path
+
+
+@pytest.mark.parametrize("slow", [(2, 5), (2, 5, 7)], ids=["two-slow-seconds", "three-slow-seconds"])
+def test_the_helper_judges_a_check_by_its_seconds_when_the_run_gives_a_share(tmp_path, slow):
+    """capacity-check reads a check as `wrkreport build` does (rate_phase.judged_step): with the run's check_share, two slow seconds
+    of ten leave it met, three miss it (8 of 10 needed), though the whole attack's p99 is within 10 ms either way; a run without
+    check_share (before 2026-12-07) judges the whole attack."""
+    path = slow_seconds_file(tmp_path, slow)
+    result = read_vegeta_file(path, 500)
+    assert result.percentile_ms(99) < 10.0 and result.seconds_within(99.0, 10.0) == (10, 10 - len(slow))
+    entry = {"setup": "go-http", "gomaxprocs": 1, "block": 4, "rate": 500, "file": path.name, "capacity_check": True}
+    manifest = {"parameters": {**FULL["parameters"], "check_share": 0.9}}
+    step = rate_phase.judged_step(entry, result, manifest, slo_of(FULL["parameters"]["slo"]))
+    assert (step.seconds, step.seconds_met, step.verdict) == (10, 10 - len(slow), "pass" if len(slow) < 3 else "fail")
+    before = rate_phase.judged_step(entry, result, {"parameters": FULL["parameters"]}, slo_of(FULL["parameters"]["slo"]))
+    assert before.seconds is None and before.verdict == "pass"
+    search = rate_phase.judged_step({**entry, "capacity_check": False}, result, manifest, slo_of(FULL["parameters"]["slo"]))
+    assert search.seconds is None and search.verdict == "pass"  # a step of the search is judged as a whole, as before

@@ -462,7 +462,7 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
     for c in cut:
         assert c["reason"].endswith("would end after --max-time 70s") and f"no lower check of go-http: {c['reason']}" in done.stderr
     # 0.9 of the missed rate, to three figures; a rate this block measured already (the ladder's rungs are 10% apart) gives way
-    # to the next one below it, a file name of its own (capacity.next_check_rate)
+    # to the next one below it, a file name of its own (capacity_check.next_check_rate)
     taken = {e["rate"] for e in manifest["fixed_rate_measurements"] if (e["setup"], e["block"]) == ("go-http", blocks)}
     for earlier, later in zip(checks, checks[1:]):
         rate = round_step(0.9 * earlier["rate"])

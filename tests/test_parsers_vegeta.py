@@ -147,3 +147,34 @@ def test_every_truncation_and_byte_change_of_a_real_file_raises_nothing_but_pars
         except ParseError:
             continue
         assert result.requests >= 1 and result.latencies_ns == tuple(sorted(result.latencies_ns))
+
+
+TEN_SECONDS = FIXTURES / "ten-seconds.rate-500.vegeta.csv.gz"
+
+
+def test_each_second_of_a_ten_second_attack_keeps_its_own_percentiles():
+    """A capacity check is judged second by second: each whole second's p50/p90/p99/p99.9 of the requests started in it, computed
+    here apart from the reader (csv rows, the second by integer division from the first start, wrk's rank floor(p x n / 100) + 1)."""
+    rows = [line.split(",") for line in gzip.decompress(TEN_SECONDS.read_bytes()).decode().splitlines()]
+    starts, latencies = [int(r[0]) for r in rows], [int(r[2]) for r in rows]
+    first = min(starts)
+    seconds: dict[int, list[int]] = {}
+    for start, latency in zip(starts, latencies):
+        seconds.setdefault(min(9, (start - first) // 10**9), []).append(latency)
+    expected = []
+    for k in sorted(seconds):
+        group = sorted(seconds[k])
+        expected.append(tuple(group[min(len(group), int(p * len(group) // 100) + 1) - 1] for p in (50, 90, 99, 99.9)))
+    found = read_vegeta_file(TEN_SECONDS)
+    assert len(found.second_percentiles_ns) == 10 and list(found.second_percentiles_ns) == expected
+    assert sum(len(g) for g in seconds.values()) == 5000
+    objective = sorted(e[2] for e in expected)[6] / 1e6  # the p99 of the 7th-best second: seven seconds within, three over
+    assert found.seconds_within(99.0, objective) == (10, 7)
+    assert found.seconds_within(99.0, 10_000.0) == (10, 10) and found.seconds_within(42.0, 1.0) is None
+
+
+def test_a_one_second_attack_is_one_second_whose_percentiles_are_the_attacks():
+    found = read_vegeta_file(GOOD)
+    assert found.span_s < 2.5 and len(found.second_percentiles_ns) == round(found.span_s)
+    whole = read_vegeta_file(FIXTURES / "refused.rate-100.vegeta.csv.gz")
+    assert whole.second_percentiles_ns == ((whole.percentile_ns(50), whole.percentile_ns(90), whole.percentile_ns(99), whole.percentile_ns(99.9)),)

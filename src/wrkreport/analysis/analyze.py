@@ -164,7 +164,7 @@ def load_analysis(raw, expect_header_bytes: int | None = None) -> Analysed:
         table,
         analysis,
         rates=tuple(rate_cells(list(run.rates), list(analysis.setups), run.record.planned_rates if run.record else None)),
-        capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.slo), list(analysis.setups))),
+        capacities=tuple(capacities(list(run.rates), slo_of(run.parameters.slo), list(analysis.setups), run.parameters.check_share)),
         latencies=cell_latencies(table, run.histograms),
         tls=tls_part(run.record, analysis),
         h2=h2_part(run.record, analysis, table),

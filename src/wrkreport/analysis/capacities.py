@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..analysis.rate_latency import setup_rank
 from ..core.capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
+from ..core.capacity_check import check_step
 from ..core.setups import baseline_of
 from ..runs.rate_measurements import RateMeasurement
 
@@ -28,15 +29,19 @@ class CapacityCheck:
     held: bool  # the rate was sustained
     met: bool  # held, every answer right, none lost and within the objective: a passing step
     span_s: float | None = None  # its first request's start to its last's (None: no record)
+    seconds: int | None = None  # judged by its seconds (core/capacity_check.py; runs before 2026-12-07: None): its whole seconds
+    seconds_met: int | None = None  # and those whose percentile was within the objective
 
     def record(self) -> dict:
-        """Return the results.json record: {'offered_rps', 'percentile_ms', 'held', 'met', 'span_s'}."""
+        """Return the results.json record: {'offered_rps', 'percentile_ms', 'held', 'met', 'span_s', 'seconds', 'seconds_met'}."""
         return {
             "offered_rps": self.offered_rps,
             "percentile_ms": None if self.percentile_ms is None else round(self.percentile_ms, 3),
             "held": self.held,
             "met": self.met,
             "span_s": None if self.span_s is None else round(self.span_s, 3),
+            "seconds": self.seconds,
+            "seconds_met": self.seconds_met,
         }
 
 
@@ -119,13 +124,17 @@ def block_steps(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str
     return found
 
 
-def capacity_checks(measurements: list[RateMeasurement], slo: Slo) -> dict[tuple[str, int], tuple[CapacityCheck, ...]]:
-    """Return each (setup, GOMAXPROCS)'s capacity checks of its last checked block, in the order measured, each judged as a step of the search."""
+def capacity_checks(
+    measurements: list[RateMeasurement], slo: Slo, share: object = None
+) -> dict[tuple[str, int], tuple[CapacityCheck, ...]]:
+    """Return each (setup, GOMAXPROCS)'s capacity checks of its last checked block, in the order measured, each judged by its seconds
+    (the run's check_share: capacity_check.check_step), or for runs before 2026-12-07 as a step of the search."""
     found: dict[tuple[str, int], list[tuple[int, CapacityCheck]]] = {}
     for m in measurements:
         if m.capacity_check:
-            step = measurement_step(m, slo)
-            check = CapacityCheck(m.rate, step.value_ms, m.held, step.verdict == PASS, m.result.span_s if m.result is not None else None)
+            step = check_step(m.rate, m.result, m.checks, slo, share)
+            span = m.result.span_s if m.result is not None else None
+            check = CapacityCheck(m.rate, step.value_ms, m.held, step.verdict == PASS, span, step.seconds, step.seconds_met)
             kept = found.setdefault((m.setup, m.gomaxprocs), [])
             if kept and kept[-1][0] != m.block:
                 kept.clear()  # a later block's checks: the last ones stand
@@ -138,12 +147,15 @@ def generator_ceiling(steps: dict[int, list[Step]]) -> list[float]:
     return [s.achieved_rps for block in steps.values() for s in block if s.verdict == GENERATOR and s.achieved_rps]
 
 
-def capacities(measurements: list[RateMeasurement], slo: Slo | None, setup_order: list[str] | None = None) -> list[Capacity]:
-    """Return one Capacity per (setup, GOMAXPROCS) measured, by GOMAXPROCS then setup (setup_order, else the baseline first); [] without an objective."""
+def capacities(
+    measurements: list[RateMeasurement], slo: Slo | None, setup_order: list[str] | None = None, check_share: object = None
+) -> list[Capacity]:
+    """Return one Capacity per (setup, GOMAXPROCS) measured, by GOMAXPROCS then setup (setup_order, else the baseline first); [] without
+    an objective. check_share: the run's (its checks judged by their seconds), None before 2026-12-07."""
     if slo is None:
         return []
     steps = block_steps(measurements, slo)
-    checks = capacity_checks(measurements, slo)
+    checks = capacity_checks(measurements, slo, check_share)
     highs: dict[tuple[str, int, int], int] = {}
     for m in measurements:
         if m.search_high is not None:

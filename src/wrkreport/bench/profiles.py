@@ -147,14 +147,18 @@ DEFAULT_RATE_SHARES = [0.25]
 # for a 4-block +/-20% and at 7 for +/-25% (stopping_rule.blocks_for).
 # check_duration_s, check_tries: the capacity check after the last block's search (Nighthawk's
 # testing stage) is a longer attack than a search step, and one that misses the objective is
-# measured again at capacity.CHECK_STEP (0.9) of its rate, check_tries in all. The search's
+# measured again at capacity_check.CHECK_STEP (0.9) of its rate, check_tries in all. The search's
 # capacity is where a typical second meets the objective, and a 1-s step cannot see a backlog
 # that builds over seconds. Go alone at GOMAXPROCS=1 on the 2-core machine (2026-11-29, 20-s
 # attacks from 127.0.0.2 as the driver's, one start) kept p99 within 10 ms in 19 of 19 seconds
 # at 30,000 req/s, 17 of 19 at 34,000 (p99 of all its requests 8.1 ms), 11 of 19 at 38,000
 # (35.7 ms) and none at 42,000 (a backlog, 29 ms in its first second, 1.3 s by its 19th), where
 # a 1-s search of the same setting put its capacity at about 38,000. A 5-s check there shows
-# what an SLO window would; 0.9 of it is where most seconds met the objective.
+# what an SLO window would; 0.9 of it is where most seconds met the objective. Since 2026-12-07 a
+# check lasts 10 s and is judged second by second (core/capacity_check.py, check_share): met when
+# the objective held in at least 8 of its 10 seconds, so the rate a check held is one that held
+# in about 9 seconds of 10 (the 5-s check judged the whole attack's p99, which one slow second
+# could fail and a backlog's early seconds could pass).
 # rate_blocks_max is 12: a setup whose block capacities scatter as HAProxy's FastCGI did
 # (CAPACITY_SPREAD) needs 11 blocks for +/-15%; at 8 the FastCGI run of 2026-11-29 stopped at
 # +/-15.0% and +/-17.9%. The optional stopping up to 12 keeps the coverage
@@ -168,8 +172,9 @@ RATE_PHASE: dict[str, dict] = {
         "rate_warmup_s": 0.5,
         "rate_shares": DEFAULT_RATE_SHARES,
         "search_steps": 6,
-        "check_duration_s": 5,
+        "check_duration_s": 10,
         "check_tries": 3,
+        "check_share": 0.9,  # core/capacity_check.py: a check is met when the objective held in 8 of its 10 seconds
     },
     "quick": {
         "rate_blocks": 1,
@@ -181,6 +186,7 @@ RATE_PHASE: dict[str, dict] = {
         "search_steps": 2,
         "check_duration_s": 1,
         "check_tries": 1,
+        "check_share": 0.9,  # core/capacity_check.py: a check is met when the objective held in 8 of its 10 seconds
     },
     "article": {
         "rate_blocks": 0,
@@ -190,8 +196,9 @@ RATE_PHASE: dict[str, dict] = {
         "rate_warmup_s": 1,
         "rate_shares": DEFAULT_RATE_SHARES,
         "search_steps": 6,
-        "check_duration_s": 5,
+        "check_duration_s": 10,
         "check_tries": 3,
+        "check_share": 0.9,  # core/capacity_check.py: a check is met when the objective held in 8 of its 10 seconds
     },
 }
 # The spread of a setup's block capacities: the standard deviation over blocks of the log of

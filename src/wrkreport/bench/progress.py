@@ -123,4 +123,6 @@ def rate_lines(run_dir: Path, manifest: dict) -> list[str]:
     measurements, _ = read_rate_measurements(run_dir, manifest)  # problems are the report's to show
     setups = manifest["parameters"]["setups"]
     cells = rate_cells(measurements, setups, planned_rates(manifest))  # rate_summary_lines says the planned rates only
-    return rate_summary_lines(cells) + capacity_lines(capacities(measurements, slo_of(manifest["parameters"].get("slo")), setups))
+    return rate_summary_lines(cells) + capacity_lines(
+        capacities(measurements, slo_of(manifest["parameters"].get("slo")), setups, manifest["parameters"].get("check_share"))
+    )

@@ -257,6 +257,7 @@ RATE_PARAMETERS = (
     "capacity_spreads",
     "check_duration_s",
     "check_tries",
+    "check_share",
 )
 
 

@@ -79,7 +79,6 @@ RETRY = 1.02  # the second look when nothing passed: this much above the lowest 
 LADDER_STEP = 1.10
 LADDER = (-1, 0, 1, 2)
 MAX_EDGE = 3
-CHECK_STEP = 0.9  # a capacity check that missed the objective is measured again at this share of its rate (profiles: check_tries)
 FAILED_MS = 10_000.0  # the percentile a failed step without one counts with in the interpolation
 PASS, FAIL, GENERATOR = "pass", "fail", "generator"
 AT_LEAST, AT_MOST = "at_least", "at_most"
@@ -153,6 +152,8 @@ class Step:
     verdict: str  # PASS, FAIL or GENERATOR
     value_ms: float | None = None  # the objective's percentile of latency
     achieved_rps: float | None = None
+    seconds: int | None = None  # a capacity check judged by its seconds (capacity_check.check_step): its whole seconds
+    seconds_met: int | None = None  # and those within the objective
 
 
 def step_verdict(held: bool, behind: bool, clean: bool, value_ms: float | None, slo: Slo) -> str:
@@ -409,48 +410,6 @@ def combine_ratio(setup: list[BlockCapacity], baseline: list[BlockCapacity]) -> 
     if mine.bound is not None and turned is not None and mine.bound != turned:
         return None
     return Estimate(mine.value / theirs.value, None, None, mine.bound or turned, len(pairs))
-
-
-def check_rate(estimate: Estimate | None, taken: set[int] | frozenset[int] = frozenset()) -> int | None:
-    """Return the rate of the capacity check after the search: the capacity found, to three figures, and a new rate (a new file name) when taken; None for a bound or nothing.
-
-    >>> check_rate(Estimate(3672.4, 3540.0, 3808.0, None, 4)), check_rate(Estimate(3672.4, 3540.0, 3808.0, None, 4), {3670, 3671})
-    (3670, 3672)
-    >>> check_rate(Estimate(6200, None, None, AT_MOST, 4)) is None
-    True
-    """
-    if estimate is None or estimate.bound is not None:
-        return None
-    rate = round_step(estimate.value)
-    while rate in taken:
-        rate += 1
-    return rate
-
-
-def next_check_rate(
-    estimate: Estimate | None, checks: list[Step], tries: int, taken: set[int] | frozenset[int] = frozenset()
-) -> int | None:
-    """Return the rate of a setup's next capacity check, None when its checks are over.
-
-    The first at the capacity (check_rate; none for a bound); after a check that missed the
-    objective (or was not held), one more at CHECK_STEP of its rate, up to `tries` in all;
-    none after one that met it. A new rate (a new file name) when taken.
-
-    >>> estimate = Estimate(30100, 28000, 32400, None, 6)
-    >>> next_check_rate(estimate, [], 3), next_check_rate(estimate, [Step(30100, FAIL, 41.0)], 3)
-    (30100, 27100)
-    >>> next_check_rate(estimate, [Step(30100, PASS, 6.0)], 3), next_check_rate(estimate, [Step(30100, FAIL), Step(27100, FAIL)], 2)
-    (None, None)
-    """
-    if not checks:
-        return check_rate(estimate, taken)
-    last = checks[-1]
-    if last.verdict == PASS or len(checks) >= tries:
-        return None
-    rate = round_step(last.rate * CHECK_STEP)
-    while rate in taken:
-        rate -= 1
-    return rate if rate > 0 else None
 
 
 def result_step(rate: int, result: RateResult | None, checks: list[Check] | tuple[Check, ...], slo: Slo) -> Step:

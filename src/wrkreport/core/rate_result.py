@@ -13,6 +13,9 @@ offered rate when vegeta kept up. (vegeta's own report divides n by the span, wh
 the attack: the requests are split by their start into WINDOWS equal stretches of the span
 and the median latency of each is kept (`window_p50_ns`); a backlog that grows makes them
 climb window after window, a pause lifts one or two and passes (rate_checks.rate_held_check).
+Each whole second of the attack (requests by their start, from the first one's) keeps its
+own SHOWN_PERCENTILES (`second_percentiles_ns`): a capacity check is judged by how many of
+its seconds met the objective, never by an average of percentiles.
 
 Several clients (--client-hosts): each runs vegeta at its share of the rate (rate_shares)
 and keeps its own results; merge_results makes one record of them, the latencies of every
@@ -54,6 +57,9 @@ class RateResult:
     parts: tuple[RateResult, ...] = field(default=(), repr=False)  # each client's own record, when several clients made this one
     # the median latency of the requests started in each of up to WINDOWS equal stretches of the span, in order ((): not known)
     window_p50_ns: tuple[int, ...] = ()
+    # each whole second's SHOWN_PERCENTILES of the requests started in it, in order (second k: k s to k + 1 s after the first start;
+    # the last holds the rest of the span); with clients, each second's largest over the clients' own; (): not known
+    second_percentiles_ns: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.requests < 0 or self.requests != len(self.latencies_ns):
@@ -101,6 +107,13 @@ class RateResult:
     def window_p50_ms(self) -> tuple[float, ...]:
         """Return the median latency of each window of the attack, in start order, ms (() when not known)."""
         return tuple(value / NS_PER_MS for value in self.window_p50_ns)
+
+    def seconds_within(self, p: float, ms: float) -> tuple[int, int] | None:
+        """Return (the attack's whole seconds, those whose percentile p was within ms), None when not known (or p not shown)."""
+        if not self.second_percentiles_ns or p not in SHOWN_PERCENTILES:
+            return None
+        column = SHOWN_PERCENTILES.index(p)
+        return len(self.second_percentiles_ns), sum(values[column] <= ms * NS_PER_MS for values in self.second_percentiles_ns)
 
     def percentile_ns(self, p: float) -> int | None:
         """Return the exact latency at percentile p by wrk's rule (None when there were no requests)."""
@@ -174,6 +187,37 @@ class RateResult:
         }
 
 
+def whole_seconds(span_s: float) -> int:
+    """Return the whole seconds an attack of this span counts (a 10-s attack spans 9.9999 s: 10; at least 1).
+
+    >>> whole_seconds(9.9999), whole_seconds(0.9999), whole_seconds(0.0), whole_seconds(4.4)
+    (10, 1, 1, 4)
+    """
+    return max(1, round(span_s))
+
+
+def second_percentiles(starts_ns: list[int], latencies_ns: list[int]) -> tuple[tuple[int, ...], ...]:
+    """Return each whole second's SHOWN_PERCENTILES (by rank_of) of the requests started in it (whole_seconds of the span; the last
+    second takes the rest); () without requests.
+
+    >>> second_percentiles([0, 10**8, 10**9, 19 * 10**8], [1, 3, 5, 7])
+    ((3, 3, 3, 3), (7, 7, 7, 7))
+    """
+    if not starts_ns:
+        return ()
+    first = min(starts_ns)
+    count = whole_seconds((max(starts_ns) - first) / 1e9)
+    groups: list[list[int]] = [[] for _ in range(count)]
+    for start, latency in zip(starts_ns, latencies_ns):
+        groups[min(count - 1, (start - first) // 1_000_000_000)].append(latency)
+    return tuple(ranked(sorted(g)) for g in groups if g)
+
+
+def ranked(values) -> tuple[int, ...]:
+    """Return SHOWN_PERCENTILES of sorted values, by rank_of."""
+    return tuple(int(values[rank_of(p, len(values)) - 1]) for p in SHOWN_PERCENTILES)
+
+
 def window_medians(starts_ns: list[int], latencies_ns: list[int], windows: int = WINDOWS) -> tuple[int, ...]:
     """Return the median latency (by rank_of) of the requests started in each of `windows` equal stretches from the first start to the last.
 
@@ -225,4 +269,18 @@ def merge_results(parts: list[RateResult], offered_rps: float | None, source: st
         body_bytes=tuple(added("body_bytes")),
         latencies_ns=tuple(heapq.merge(*(p.latencies_ns for p in parts))),
         parts=tuple(parts),
+        second_percentiles_ns=worst_seconds([p.second_percentiles_ns for p in parts]),
     )
+
+
+def worst_seconds(parts: list[tuple[tuple[int, ...], ...]]) -> tuple[tuple[int, ...], ...]:
+    """Return each second's largest percentiles over the clients' (their clocks differ: a second is within only when every client's
+    was); () when a client's are not known.
+
+    >>> worst_seconds([((1, 2, 3, 4), (5, 6, 7, 8)), ((2, 2, 2, 2),)])
+    ((2, 2, 3, 4), (5, 6, 7, 8))
+    """
+    if not parts or not all(parts):
+        return ()
+    length = max(map(len, parts))
+    return tuple(tuple(max(column) for column in zip(*(p[k] for p in parts if k < len(p)))) for k in range(length))

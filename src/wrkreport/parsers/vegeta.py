@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..core.display import cut, quote
 from ..core.errors import ParseError, RefusedFile
-from ..core.rate_result import RateResult, merge_results, rate_shares, window_medians
+from ..core.rate_result import RateResult, merge_results, rate_shares, second_percentiles, window_medians
 
 SUFFIX = ".vegeta.csv.gz"
 MAX_TEXT_BYTES = 1 << 30  # 1 GiB of CSV, about 4 million requests at ~260 bytes a row
@@ -322,4 +322,5 @@ class Rows:
             body_bytes=tuple(sorted(self.body_bytes.items())),
             latencies_ns=tuple(sorted(self.latencies)),
             window_p50_ns=window_medians(self.starts, self.latencies),
+            second_percentiles_ns=second_percentiles(self.starts, self.latencies),
         )

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.display import cut
 from ..core.latency_histogram import rank_of
-from ..core.rate_result import MIN_WINDOW_REQUESTS, WINDOWS, RateResult
+from ..core.rate_result import MIN_WINDOW_REQUESTS, WINDOWS, RateResult, ranked, whole_seconds
 from .vegeta import (
     GZIP_MAGIC,
     MAX_ERROR_MESSAGES,
@@ -205,6 +205,7 @@ def record(
             body_bytes=counts(values[BYTES_IN][answered]),
             latencies_ns=tuple(np.sort(latency).tolist()),
             window_p50_ns=window_medians(start, latency),
+            second_percentiles_ns=second_percentiles(start, latency),
         )
     except ValueError:  # a record that rejects itself: the row reader says why, in parse_vegeta's words
         return None
@@ -222,6 +223,16 @@ def window_medians(starts: np.ndarray, latencies: np.ndarray, windows: int = WIN
         group = np.sort(latencies[window == w])
         found.append(int(group[rank_of(50, group.size) - 1]) if group.size else 0)
     return tuple(found)
+
+
+def second_percentiles(starts: np.ndarray, latencies: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    """Return core.rate_result.second_percentiles of the columns, computed a column at a time (the same seconds and ranks)."""
+    first = int(starts.min())
+    count = whole_seconds((int(starts.max()) - first) / 1e9)
+    second = np.minimum(count - 1, (starts - np.uint64(first)) // np.uint64(1_000_000_000))
+    if count == 1:
+        return (ranked(np.sort(latencies)),)
+    return tuple(ranked(np.sort(group)) for k in range(count) if (group := latencies[second == k]).size)
 
 
 def counts(values: np.ndarray) -> tuple[tuple[int, int], ...]:

@@ -16,7 +16,7 @@ import textwrap
 
 from ..analysis.capacities import Capacity, CapacityCheck
 from ..analysis.rate_latency import BASELINE, RateCell
-from ..core.capacity import AT_LEAST, AT_MOST, Estimate, round_step
+from ..core.capacity import AT_LEAST, AT_MOST, Estimate, Slo, round_step
 from ..core.stats import Interval
 from ..core.units import fmt_ms
 
@@ -202,14 +202,24 @@ def check_words(c: Capacity) -> str:
     >>> check_words(replace(found, checks=(CapacityCheck(30100, 41.0, True, False, 5.0), CapacityCheck(27100, 6.2, True, True, 5.0))))
     'at 30,100 req/s for 5 s: p99 41.0 ms, missed; at 27,100: p99 6.20 ms, within'
     """
-    return "; ".join(one_check_words(check, c.slo.name, first=i == 0) for i, check in enumerate(c.checks))
+    return "; ".join(one_check_words(check, c.slo, first=i == 0) for i, check in enumerate(c.checks))
 
 
-def one_check_words(check: CapacityCheck, percentile: str, first: bool) -> str:
-    """Return one capacity check in words (check_words): the first with 'req/s' and its length when 2 s or more."""
-    value = "no record" if check.percentile_ms is None else f"{percentile} {fmt_ms(check.percentile_ms)} ms"
+def one_check_words(check: CapacityCheck, slo: Slo, first: bool) -> str:
+    """Return one capacity check in words (check_words): the first with 'req/s' and its length when 2 s or more; judged by its
+    seconds: 'at 16,300 req/s for 10 s: 9 of 10 seconds within 10 ms (p99 of all 8.10 ms), met'.
+
+    >>> one_check_words(CapacityCheck(16300, 8.1, True, True, 9.9999, 10, 9), Slo(99.0, 10.0), True)
+    'at 16,300 req/s for 10 s: 9 of 10 seconds within 10 ms (p99 of all 8.10 ms), met'
+    >>> one_check_words(CapacityCheck(18000, 31.0, False, False, 9.9999, 10, 2), Slo(99.0, 10.0), False)
+    'at 18,000: not held, 2 of 10 seconds within 10 ms (p99 of all 31.0 ms)'
+    """
+    value = "no record" if check.percentile_ms is None else f"{slo.name} {fmt_ms(check.percentile_ms)} ms"
     length = f" for {check.span_s:.0f} s" if first and check.span_s is not None and check.span_s >= 1.5 else ""
     where = f"at {check.offered_rps:,}{' req/s' if first else ''}{length}"
+    if check.seconds is not None:
+        counted = f"{check.seconds_met} of {check.seconds} seconds within {slo.ms:g} ms ({slo.name} of all {value.split(' ', 1)[1]})"
+        return f"{where}: not held, {counted}" if not check.held else f"{where}: {counted}, {'met' if check.met else 'missed'}"
     if not check.held:
         return f"{where}: not held ({value})"
     return f"{where}: {value}, {'within' if check.met else 'missed'}"
@@ -255,6 +265,8 @@ def sustained_words(c: Capacity) -> str:
     >>> sustained_words(replace(found, checks=(miss, replace(miss, offered_rps=27100)))), sustained_words(replace(found, checks=(replace(hit, span_s=1.0),)))
     (', held for 5 s at none of the 2 rates checked (down to 27,100)', '')
     """
+    if c.checks and c.checks[0].seconds is not None:
+        return seconds_words(c)
     if not c.checks or c.checks[0].span_s is None or c.checks[0].span_s < 1.5:
         return ""
     length = f"held for {c.checks[0].span_s:.0f} s"
@@ -266,6 +278,30 @@ def sustained_words(c: Capacity) -> str:
             else f", not {length} there"
         )
     return f", {length} there" if held is c.checks[0] else f", {length} only at {held.offered_rps:,}"
+
+
+def seconds_words(c: Capacity) -> str:
+    """Return what checks judged by their seconds say of the rate held: ', 9 of 10 seconds within 10 ms there', ', 8 of 10 seconds within
+    10 ms only at 14,700 (4 of 10 at 16,300)', ', at most 6 of 10 seconds within 10 ms at the 3 rates checked (down to 13,200)'.
+
+    >>> from wrkreport.core.capacity import Slo
+    >>> from dataclasses import replace
+    >>> found = Capacity("go-http", 1, Slo(99.0, 10.0), Estimate(16300, 15000, 17700, None, 6), ())
+    >>> hit, miss = CapacityCheck(16300, 8.1, True, True, 9.9, 10, 9), CapacityCheck(16300, 14.0, True, False, 9.9, 10, 4)
+    >>> seconds_words(replace(found, checks=(hit,))), seconds_words(replace(found, checks=(miss, replace(hit, offered_rps=14700, seconds_met=8))))
+    (', 9 of 10 seconds within 10 ms there', ', 8 of 10 seconds within 10 ms only at 14,700 (4 of 10 at 16,300)')
+    >>> seconds_words(replace(found, checks=(miss, replace(miss, offered_rps=14700, seconds_met=6))))
+    ', at most 6 of 10 seconds within 10 ms at the 2 rates checked (down to 14,700)'
+    """
+    first, held, within = c.checks[0], c.sustained, f"within {c.slo.ms:g} ms"
+    if held is None:
+        best = max(x.seconds_met or 0 for x in c.checks)
+        if len(c.checks) == 1:
+            return f", {best} of {first.seconds} seconds {within} there: missed"
+        return f", at most {best} of {first.seconds} seconds {within} at the {len(c.checks)} rates checked (down to {min(x.offered_rps for x in c.checks):,})"
+    if held is first:
+        return f", {held.seconds_met} of {held.seconds} seconds {within} there"
+    return f", {held.seconds_met} of {held.seconds} seconds {within} only at {held.offered_rps:,} ({first.seconds_met} of {first.seconds} at {first.offered_rps:,})"
 
 
 def capacity_groups(capacities: list[Capacity]) -> list[tuple[int, list[Capacity]]]:

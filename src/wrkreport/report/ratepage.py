@@ -7,19 +7,9 @@ from dataclasses import dataclass
 
 from ..analysis.capacities import Capacity
 from ..analysis.rate_latency import BASELINE, RateCell
-from ..core.capacity import (
-    CHECK_STEP,
-    DEFAULT_SLO,
-    HEADROOM,
-    JITTER,
-    LADDER,
-    LADDER_STEP,
-    MAX_EDGE,
-    MAX_STEPS,
-    PERCENTILES,
-    RESOLUTION,
-    Slo,
-)
+from ..core.capacity import DEFAULT_SLO, HEADROOM, JITTER, LADDER, LADDER_STEP, MAX_EDGE, MAX_STEPS, PERCENTILES, RESOLUTION, Slo
+from ..core.capacity_check import CHECK_LEVEL, CHECK_STEP, seconds_needed, share_of
+from ..core.rate_result import whole_seconds
 from ..core.setups import APP_BASELINE, baseline_of, divisor_words, said_over, streams_of
 from ..core.stats import Interval
 from ..report.rate_summary import (
@@ -223,17 +213,27 @@ def checks_clause(parameters: Parameters) -> str:
     ' After the last block, each capacity is measured again for 5 s (a step is 1 s: a backlog that builds over seconds shows there), and while that misses the objective, again at 90% of the rate, 3 checks at most; the highest that met it is the rate held.'
     >>> checks_clause(Parameters.of({"rate_duration_s": 1, "check_duration_s": 1, "check_tries": 1})), checks_clause(Parameters.of({"rate_duration_s": 1}))
     ('', '')
+    >>> checks_clause(Parameters.of({"rate_duration_s": 1, "check_duration_s": 10, "check_tries": 3, "check_share": 0.9}))
+    ' After the last block, each capacity is measured again for 10 s (a step is 1 s: a backlog that builds over seconds shows there), judged second by second: met when the objective held in at least 8 of its 10 seconds (a rate that holds it in 90% of seconds meets that 90% of the time, with independent seconds), and while that misses, again at 90% of the rate, 3 checks at most; the highest that met it is the rate held.'
     """
     step, length, tries = parameters.rate_duration_s, parameters.check_duration_s, parameters.check_tries
     if length is None or (length == step and tries <= 1):
         return ""
     longer = f" for {length:g} s (a step is {step:g} s: a backlog that builds over seconds shows there)" if length != step else ""
+    share = share_of(parameters.check_share)
+    seconds = whole_seconds(float(length))
+    judged = (
+        f", judged second by second: met when the objective held in at least {seconds_needed(seconds, share)} of its {seconds} seconds"
+        f" (a rate that holds it in {share:.0%} of seconds meets that {CHECK_LEVEL:.0%} of the time, with independent seconds)"
+        if share is not None
+        else ""
+    )
     lower = (
-        f", and while that misses the objective, again at {CHECK_STEP:.0%} of the rate, {tries} checks at most; the highest that met it is the rate held"
+        f", and while that misses{'' if judged else ' the objective'}, again at {CHECK_STEP:.0%} of the rate, {tries} checks at most; the highest that met it is the rate held"
         if tries > 1
         else ""
     )
-    return f" After the last block, each capacity is measured again{longer}{lower}."
+    return f" After the last block, each capacity is measured again{longer}{judged}{lower}."
 
 
 def capacity_method(slo: Slo, parameters: Parameters | None = None) -> str:

@@ -72,6 +72,7 @@ class Parameters:
     rate_max_connections: object = None
     check_duration_s: object = None
     check_tries: object = 1  # runs recorded before the key: one try
+    check_share: object = None  # since 2026-12-07: a capacity check judged by its seconds (core/capacity_check.py); None before
     intervals: object = None  # core/sequential.py's design record
     rounds_per_block: object = None
     adaptive: object = None

@@ -16,12 +16,12 @@ from ...core.capacity import (
     combine_ratio,
     ladder_centre,
     ladder_next,
-    next_check_rate,
     next_rate,
     search_rng,
     search_steps,
     slo_of,
 )
+from ...core.capacity_check import next_check_rate
 from ...core.setups import baseline_of
 from ..capacity_rule import Width, decide, half_width, usual_width, widest
 from ..manifest import load_manifest, save_manifest
@@ -73,7 +73,7 @@ def cmd_capacity_next(args) -> int:
 
 
 def cmd_capacity_check(args) -> int:
-    """Print the next capacity checks of a fixed-rate block: one line 'SETUP RATE' per setup still checking (capacity.next_check_rate:
+    """Print the next capacity checks of a fixed-rate block: one line 'SETUP RATE' per setup still checking (capacity_check.next_check_rate:
     the first at its capacity over the blocks so far, none for a bound; after a miss, CHECK_STEP lower, up to the run's check_tries), in a shuffled order."""
     run_dir = Path(args.run)
     manifest = load_manifest(run_dir)

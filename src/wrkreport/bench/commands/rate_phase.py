@@ -8,7 +8,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ...core.capacity import FAIL, Step, result_step, slo_of
+from ...core.capacity import FAIL, Step, slo_of
+from ...core.capacity_check import check_step
 from ...core.rate_checks import rate_checks, rate_held_check
 from ...core.rate_result import RateResult
 from ...core.setups import SETUP_BY_ID
@@ -205,9 +206,7 @@ def rate_progress(run_dir: Path, entry: dict, manifest: dict) -> str:
         return f"unreadable results: {' '.join(str(exc).split())[:200]}"
     slo = slo_of(manifest["parameters"].get("slo"))
     if slo is not None:  # an --app setup's answers held to the app's own body, as `wrkreport build` holds them
-        STEPS[step_key(run_dir, entry)] = result_step(
-            entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo
-        )
+        STEPS[step_key(run_dir, entry)] = judged_step(entry, result, manifest, slo)
     held = rate_held_check(result)
     shown = f"p50 {result.p50_ms:.3f} ms, p99 {result.p99_ms:.3f} ms, {result.errors:,} errors"
     return f"held, {shown}" if held.status == "pass" else f"NOT HELD ({held.message.split(';')[0]}), {shown}"
@@ -234,11 +233,15 @@ def measured_step(run_dir: Path, entry: dict, manifest: dict) -> Step:
         result = entry_result(run_dir, entry)
     except Exception:  # noqa: BLE001 - no usable results: a failed step (`wrkreport build` reports the file)
         return Step(entry["rate"], FAIL)
-    step = result_step(
-        entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo_of(manifest["parameters"].get("slo"))
-    )
+    step = judged_step(entry, result, manifest, slo_of(manifest["parameters"].get("slo")))
     STEPS[key] = step
     return step
+
+
+def judged_step(entry: dict, result, manifest: dict, slo) -> Step:
+    """Return a measurement as `wrkreport build` judges it: a search step, or a capacity check by its seconds (the run's check_share)."""
+    share = manifest["parameters"].get("check_share") if entry.get("capacity_check") else None
+    return check_step(entry["rate"], result, rate_checks(result, expected_answer(manifest, entry["setup"])), slo, share)
 
 
 def setup_rate(run_dir: Path, manifest: dict, setup: str, gomaxprocs: int, cache: dict) -> float | None:
