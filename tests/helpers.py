@@ -35,7 +35,7 @@ from wrkreport.bench.cpu import stat_fields
 from wrkreport.bench.nginx import nginx_flags, nginx_sections, nginx_values, render_template
 from wrkreport.bench.parameters import build_plan
 from wrkreport.bench.remote_clients.agent import AGENT
-from wrkreport.core.rate_result import RateResult
+from wrkreport.core.rate_result import RateResult, ranked
 from wrkreport.report import build
 from wrkreport.runs.rate_measurements import read_rate_measurements
 from wrkreport.runs.sidecars import read_manifest
@@ -611,7 +611,7 @@ def started_run(tmp_path: Path, *options: str) -> Path:
 
 
 def rate_result(latencies, span_s=1.0, offered=None, statuses=None, errors=0, timeouts=0, body=None, **kw) -> RateResult:
-    """Return a RateResult of the given latencies (ns), all answered 200 with 12 bytes unless told otherwise."""
+    """Return a RateResult of the given latencies (ns), all answered 200 with 12 bytes unless told otherwise; a span under 1.5 s is one second."""
     n = len(latencies)
     statuses = ((200, n - errors),) if statuses is None else statuses
     answered = sum(c for _, c in statuses)
@@ -627,6 +627,7 @@ def rate_result(latencies, span_s=1.0, offered=None, statuses=None, errors=0, ti
         error_messages=kw.pop("error_messages", ()),
         body_bytes=((12, answered),) if body is None else body,
         latencies_ns=tuple(sorted(latencies)),
+        second_percentiles_ns=kw.pop("second_percentiles_ns", (ranked(sorted(latencies)),) if latencies and span_s < 1.5 else ()),
         **kw,
     )
 

@@ -11,10 +11,23 @@ vegeta managed where it fell behind its schedule with the answers within the obj
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..analysis.capacity_floor import Floor, machine_floor
 from ..analysis.rate_latency import setup_rank
-from ..core.capacity import GENERATOR, PASS, BlockCapacity, Estimate, Slo, Step, block_capacity, combine, combine_ratio, result_step
+from ..core.capacity import (
+    AT_MOST,
+    GENERATOR,
+    PASS,
+    BlockCapacity,
+    Estimate,
+    Slo,
+    Step,
+    block_capacity,
+    combine,
+    combine_ratio,
+    result_step,
+)
 from ..core.capacity_check import check_step
 from ..core.setups import baseline_of
 from ..runs.rate_measurements import RateMeasurement
@@ -57,6 +70,7 @@ class Capacity:
     ratio: Estimate | None = None  # over the baseline's (None for the baseline, or when nothing can be said)
     generator_rps: float | None = None  # vegeta's ceiling at this GOMAXPROCS, when it was met
     checks: tuple[CapacityCheck, ...] = ()  # the measurements after the search: at the capacity, then lower after each miss
+    floor: Floor | None = None  # the machine's own floor at its GOMAXPROCS (capacity_floor.py), None without a light-load second
 
     @property
     def check(self) -> CapacityCheck | None:
@@ -183,4 +197,13 @@ def capacities(
         ratio = combine_ratio(blocks, per_block.get((base, n), [])) if base != setup else None
         ceiling = statistics.median(ceilings[n]) if ceilings.get(n) else None
         found.append(Capacity(setup, n, slo, estimate, tuple(blocks), ratio, ceiling, checks.get((setup, n), ())))
-    return found
+    return with_floors(found, measurements, slo)
+
+
+def with_floors(found: list[Capacity], measurements: list[RateMeasurement], slo: Slo) -> list[Capacity]:
+    """Return the capacities, each with its GOMAXPROCS value's machine floor (capacity_floor.machine_floor)."""
+    floors = {}
+    for n in dict.fromkeys(c.gomaxprocs for c in found):
+        here = {c.setup: c.estimate.value for c in found if c.gomaxprocs == n and c.estimate.bound != AT_MOST}
+        floors[n] = machine_floor([m for m in measurements if m.gomaxprocs == n], here, n, slo)
+    return [replace(c, floor=floors[c.gomaxprocs]) for c in found]

@@ -201,6 +201,8 @@ def capacity_figure(context: GroupContext, setup: str) -> Figure:
         detail = ""  # one block: no interval
     else:
         detail = span(value.low, value.high, fmt_rps)
+    if found.floor is not None and found.floor.inside:
+        detail = f"{detail}; inside the machine's floor".lstrip("; ")
     return Figure(bound + fmt_rps(value.value) + check_mark(found), detail)
 
 

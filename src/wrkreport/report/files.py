@@ -51,6 +51,7 @@ def results_json(done: Analysed, generated_at: datetime) -> dict:
         "latency_histograms": [latency_record(c) for c in done.latencies],
         "fixed_rate": [c.record() for c in done.rates],  # open loop (analysis/rate_latency.py)
         "capacity": [c.record() for c in done.capacities],  # at the run's latency objective (analysis/capacities.py); [] without one
+        "capacity_floor": floor_records(done.capacities),  # the machine's own floor per GOMAXPROCS (analysis/capacity_floor.py)
         "checks": [asdict(c) for c in report.checks],
         "expected_header_bytes": report.expected_header_bytes,
         "response_bytes_agreed": report.response_bytes,
@@ -194,3 +195,9 @@ def write_atomic(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
+
+
+def floor_records(capacities) -> list[dict]:
+    """Return the machine's floor of each GOMAXPROCS value with capacities, in order ([] without an objective or a light-load second)."""
+    floors = {c.gomaxprocs: c.floor for c in capacities if c.floor is not None}
+    return [floor.record() for floor in floors.values()]

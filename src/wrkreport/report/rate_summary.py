@@ -317,15 +317,24 @@ def capacity_sentences(capacities: list[Capacity], several_gomaxprocs: bool = Tr
     found = []
     for n, here in capacity_groups(capacities):
         where = f" (GOMAXPROCS={n})" if several_gomaxprocs else ""
-        found.append(f"With {here[0].slo.words}{where}, " + "; ".join(capacity_clauses(here)) + ".")
+        found.append(floor_warning(here) + f"With {here[0].slo.words}{where}, " + "; ".join(capacity_clauses(here)) + ".")
     return found
+
+
+def floor_warning(here: list[Capacity]) -> str:
+    """Return the machine's floor as a warning sentence before one GOMAXPROCS value's capacities when the objective sits inside it, else ''."""
+    floor = here[0].floor if here else None
+    if floor is None or not floor.inside:
+        return ""
+    text = floor.words()
+    return f"Warning: {text}. "
 
 
 def capacity_lines(capacities: list[Capacity]) -> list[str]:
     """Return one wrapped line per GOMAXPROCS: the capacity of each setup at the objective, with its interval or bound, and its ratio to its baseline's."""
     return [
         textwrap.fill(
-            f"GOMAXPROCS={n}, capacity with {here[0].slo.words}: " + "; ".join(capacity_clauses(here)),
+            floor_warning(here) + f"GOMAXPROCS={n}, capacity with {here[0].slo.words}: " + "; ".join(capacity_clauses(here)),
             WIDTH,
             subsequent_indent="  ",
             break_on_hyphens=False,

@@ -173,6 +173,16 @@ def objective_sentence(slo: Slo, cells: list[RateCell]) -> str:
     return f"The objective is this run's --slo {slo.label}, {slo.words}{here}. The default is {DEFAULT_SLO}" + (f": {why}." if why else ".")
 
 
+def floor_sentences(capacities: list[Capacity]) -> str:
+    """Return the machine's floor of each GOMAXPROCS value whose objective sits above it (analysis/capacity_floor.py), as sentences after
+    the objective's ('' for none; one inside the floor is said as a warning before its capacities instead)."""
+    floors = {c.gomaxprocs: c.floor for c in capacities if c.floor is not None and not c.floor.inside}
+    several = len({c.gomaxprocs for c in capacities}) > 1
+    return "".join(
+        f" {'GOMAXPROCS=' + str(n) + ': ' if several else ''}{floor.words()[0].upper()}{floor.words()[1:]}." for n, floor in floors.items()
+    )
+
+
 def known(value) -> str:
     """Return a recorded setting for a sentence, '?' when it is not recorded."""
     return "?" if value is None else str(value)
@@ -260,7 +270,8 @@ def capacity_rows(capacities: list[Capacity]) -> tuple[tuple[str, ...], ...]:
         (
             f"GOMAXPROCS={c.gomaxprocs}",
             c.setup,
-            capacity_words(c),
+            capacity_words(c)
+            + (" (inside this machine's floor: it measures the machine)" if c.floor is not None and c.floor.inside else ""),
             ratio_words(c, capacities).removeprefix(", ") or "baseline",
             f"{c.estimate.blocks}",
             check_words(c) or "not measured",
@@ -276,7 +287,7 @@ def capacity_parts(cells: list[RateCell], capacities: list[Capacity], parameters
     slo = capacities[0].slo
     return {
         "capacity": tuple(capacity_sentences(capacities, len({c.gomaxprocs for c in capacities}) > 1)),
-        "objective": objective_sentence(slo, cells),
+        "objective": objective_sentence(slo, cells) + floor_sentences(capacities),
         "capacity_method": said_over(capacity_method(slo, parameters), {c.setup for c in capacities}),
         "capacity_rows": capacity_rows(capacities),
     }
