@@ -485,7 +485,9 @@ def test_the_capacity_rules_optional_stopping_keeps_the_coverage_and_meets_the_t
         least = next((b for b in range(4, CEILING) if usual_width(name, b, SPREADS) <= 0.15), CEILING)
         short = [(run, reason) for run, reason in stopped if len(run[BASELINE]) < least]  # out of reach, or no interval to narrow (bounds)
         assert all(
-            reason.startswith("out of reach") or half_width(combine(run[name])) is None and half_width(combine_ratio(run[name], run[BASELINE])) is None
+            reason.startswith("out of reach")
+            or half_width(combine(run[name])) is None
+            and half_width(combine_ratio(run[name], run[BASELINE])) is None
             for run, reason in short
         ), (name, least, counts)
         assert sum(not reason.startswith("out of reach") for _, reason in short) <= MAX_BOUNDS * len(runs)

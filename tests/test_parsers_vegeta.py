@@ -177,4 +177,6 @@ def test_a_one_second_attack_is_one_second_whose_percentiles_are_the_attacks():
     found = read_vegeta_file(GOOD)
     assert found.span_s < 2.5 and len(found.second_percentiles_ns) == round(found.span_s)
     whole = read_vegeta_file(FIXTURES / "refused.rate-100.vegeta.csv.gz")
-    assert whole.second_percentiles_ns == ((whole.percentile_ns(50), whole.percentile_ns(90), whole.percentile_ns(99), whole.percentile_ns(99.9)),)
+    assert whole.second_percentiles_ns == (
+        (whole.percentile_ns(50), whole.percentile_ns(90), whole.percentile_ns(99), whole.percentile_ns(99.9)),
+    )
