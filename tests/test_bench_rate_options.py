@@ -80,9 +80,9 @@ def test_slo_runs_one_rate_at_a_quarter_of_the_slowest_setup_then_the_search_in_
     assert p["slo"] == {"percentile": 99, "ms": 10.0}
     per_setup = p["rate_warmup_s"] + MEASUREMENT_OVERHEAD_S + (1 + SEARCH_STEPS_EXPECTED) * (p["rate_duration_s"] + RATE_OVERHEAD_S)
     # after the last block's search, per setup a 10-s check at the capacity judged by its seconds (8 of 10 within) and, after a
-    # miss, lower (3 at most): 1.5 counted on
+    # miss, lower (3 at most): 2 counted on (the first at a typical second's rate nearly always misses 8 of 10)
     assert (p["check_duration_s"], p["check_tries"], p["check_share"]) == (10, 3, 0.9)
-    checks = len(p["setups"]) * 1.5 * (10 + RATE_OVERHEAD_S)
+    checks = len(p["setups"]) * 2 * (10 + RATE_OVERHEAD_S)
     assert rate_phase_seconds(p) == pytest.approx(len(p["gomaxprocs"]) * (4 * (PASS_OVERHEAD_S + len(p["setups"]) * per_setup) + checks))
     # What the throughput blocks leave it: its expected 6 blocks (the default --max-time covers the targets).
     assert (p["rate_blocks_expected"], p["rate_blocks_max"]) == (6, 12) and p["rate_phase_s"] == round(rate_phase_seconds(p, 6))

@@ -230,7 +230,11 @@ CAPACITY_SPREAD: dict[str, float] = {
     "nginx-h2": 0.213,
     "nginx-h2-unix": 0.148,
 }
-CHECKS_EXPECTED = 1.5  # capacity checks per setup and GOMAXPROCS a plan counts on when it may take more than one
+# Capacity checks per setup and GOMAXPROCS a plan counts on when it may take more than one. Judged by their seconds (8 of 10
+# within), the first check at the capacity (the rate a typical second meets the objective) nearly always misses: in the --slo
+# run of 2026-12-07 (2-core machine) 7 of 8 first checks held 0-7 of their 10 seconds, and every lower check at 0.9 of the rate
+# that ran held 9 or 10; 1.5 (the 5-s checks' count) left no time for GOMAXPROCS=2's lower checks before --max-time.
+CHECKS_EXPECTED = 2.0
 ENV_RATES = "BENCH_RATES"
 ENV_SLO = "BENCH_SLO"
 ENV_CAPACITY_PRECISION = "BENCH_CAPACITY_PRECISION"

@@ -178,9 +178,9 @@ def check_seconds(plan: dict, tries: int | None = None) -> float:
     parameters): at the capacity after the last block's search, then lower while missed, CHECKS_EXPECTED of them at most
     check_tries (or `tries` of them), each check_duration_s (rate_duration_s before 2026-11-29) and vegeta's overhead.
 
-    >>> plan = {"rate_duration_s": 1, "check_duration_s": 5, "check_tries": 3}
+    >>> plan = {"rate_duration_s": 1, "check_duration_s": 10, "check_tries": 3}
     >>> round(check_seconds(plan), 3), round(check_seconds(plan, tries=1), 3), check_seconds({"rate_duration_s": 1})
-    (8.1, 5.4, 1.4)
+    (20.8, 10.4, 1.4)
     """
     count = min(CHECKS_EXPECTED, plan.get("check_tries", 1)) if tries is None else tries
     return count * (plan.get("check_duration_s", plan["rate_duration_s"]) + RATE_OVERHEAD_S)
