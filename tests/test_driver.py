@@ -43,6 +43,7 @@ from wrkreport.bench.manifest import shuffled_orders
 from wrkreport.bench.profiles import RATE_PHASE
 from wrkreport.core.capacity import round_step
 from wrkreport.core.cpus import cpu_count
+from wrkreport.core.rate_checks import rate_held_check
 from wrkreport.core.sequential import FIRST_LOOK, PRECISION_LAST_LOOK
 from wrkreport.core.setups import DEFAULT_SETUP_IDS, FRONT_END_SETUP_IDS, PLAIN_SETUP_IDS
 from wrkreport.parsers import parse_file
@@ -436,31 +437,44 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
         "--slo",
         "p99=10ms",
     ]
-    # 70 s: 7 throughput blocks of go-http alone (no ratio to aim at) take about 20 s, a fixed-rate block of this shape 6-8 s
-    # (9 of them in 90 s), so 6-7 fixed-rate blocks and a check fit (it was 120 s, then 90 s, for the same assertions)
-    done = run_script([*args, "--capacity-precision", "0.1", "--max-time", "70s", "--out", str(out), *port_args(ports)], tmp, timeout=300)
+    # 85 s: 7 throughput blocks of go-http alone (no ratio to aim at) take about 20 s, a fixed-rate block of this shape 6-8 s
+    # (9 of them in 90 s), and the blocks leave room for two 10-s checks, so 5-6 fixed-rate blocks and a check fit (it was
+    # 120 s, then 90 s, then 70 s with 5-s checks, for the same assertions)
+    # +/-1%: go-http's capacity after 4 blocks was +/-2.8% and +/-8.6% in two runs of 2026-12-07. Wider than the target, it
+    # takes more blocks when the ceiling can reach it (+/-4% or less after 4 carries to +/-1.5% or less after 12) until
+    # --max-time, else it stops after the least 4, said ("out of reach"); within it, it stops there (target met).
+    done = run_script([*args, "--capacity-precision", "1", "--max-time", "85s", "--out", str(out), *port_args(ports)], tmp, timeout=300)
     assert done.returncode == 0, done.stderr
     run, manifest = latest_run(out)
     record = manifest["capacity_precision"]["1"]
     blocks = len(manifest["fixed_rate_passes"])
     ceiling = RATE_PHASE["default"]["rate_blocks_max"]
     print(f"\n{blocks} fixed-rate blocks: {record}")
-    assert 4 < blocks == record["blocks"] <= ceiling and record["worst"] == "go-http" and record["worst_half_width_pct"] > 0.1, (
-        record,
-        done.stderr[-3000:],
-    )
-    assert record["stop_reason"].startswith(("time limit: 1 more fixed-rate block", f"block ceiling: {ceiling}"))
+    reason, width = record["stop_reason"], record["worst_half_width_pct"]
+    assert blocks == record["blocks"] <= ceiling and record["worst"] == "go-http", (record, done.stderr[-3000:])
+    if reason.startswith("out of reach"):
+        assert blocks == 4 and width > 1.5 / 0.37 * 0.9, record  # carried to 12 blocks a width shrinks to about 0.37 of it
+    elif reason.startswith("target met"):
+        assert width <= 1.0, record
+    else:
+        assert 4 < blocks and reason.startswith(("time limit: 1 more fixed-rate block", f"block ceiling: {ceiling}")), record
     checks = [e for e in manifest["fixed_rate_measurements"] if e.get("capacity_check")]
     assert 1 <= len(checks) <= 3 and {(e["setup"], e["block"]) for e in checks} == {("go-http", blocks)}
-    # each check an attack of 5 s (a step's is 1 s), the next one 0.9 of a missed one's rate, none after one that met
-    spans = [read_vegeta_file(run / e["file"], e["rate"]).span_s for e in checks]
-    assert all(4.9 <= span <= 5.1 for span in spans), spans  # vegeta's last start can fall a few ms past -duration
+    # each check an attack of 10 s (a step's is 1 s) judged by its seconds (8 of 10 within), the next one 0.9 of a missed one's
+    # rate, none after one that met
+    results = [read_vegeta_file(run / e["file"], e["rate"]) for e in checks]
+    assert all(9.9 <= r.span_s <= 10.1 for r in results), [r.span_s for r in results]  # vegeta's last start can fall past -duration
     rate_phase.STEPS.clear()
-    met = [rate_phase.measured_step(run, e, manifest).verdict == "pass" for e in checks]
+    steps = [rate_phase.measured_step(run, e, manifest) for e in checks]
+    assert [s.seconds for s in steps] == [10] * len(steps) and manifest["parameters"]["check_share"] == 0.9
+    assert [s.seconds_met for s in steps] == [r.seconds_within(99.0, 10.0)[1] for r in results]
+    met = [s.verdict == "pass" for s in steps]
+    held = [rate_held_check(r).status == "pass" for r in results]
+    assert all(m == (s.seconds_met >= 8 and h) for m, s, h in zip(met, steps, held)), (met, steps, held)
     cut = manifest.get("capacity_checks_cut", [])  # a lower check that would have ended after --max-time did not start, said
     assert not any(met[:-1]) and (met[-1] or len(checks) == 3 or [(c["gomaxprocs"], c["setups"]) for c in cut] == [(1, ["go-http"])])
     for c in cut:
-        assert c["reason"].endswith("would end after --max-time 70s") and f"no lower check of go-http: {c['reason']}" in done.stderr
+        assert c["reason"].endswith("would end after --max-time 85s") and f"no lower check of go-http: {c['reason']}" in done.stderr
     # 0.9 of the missed rate, to three figures; a rate this block measured already (the ladder's rungs are 10% apart) gives way
     # to the next one below it, a file name of its own (capacity_check.next_check_rate)
     taken = {e["rate"] for e in manifest["fixed_rate_measurements"] if (e["setup"], e["block"]) == ("go-http", blocks)}
@@ -469,7 +483,8 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
         while rate in taken - {later["rate"]}:
             rate -= 1
         assert later["rate"] == rate, (earlier["rate"], later["rate"], sorted(taken))
-    assert "capacity target +/-0.1% NOT met at GOMAXPROCS=1: widest go-http" in done.stderr
+    met = "met" if reason.startswith("target met") else "NOT met"
+    assert f"capacity target +/-1% {met} at GOMAXPROCS=1: widest go-http" in done.stderr
     assert f"fixed rate GOMAXPROCS=1: no more blocks after block {blocks}: " in done.stderr
     assert_nothing_left(manifest, ports, tmp)
 
