@@ -100,11 +100,17 @@ def round_up(ms: float) -> float:
 
 
 def light_measurements(measurements: list[RateMeasurement], capacity_rps: dict[str, float]) -> list[RateMeasurement]:
-    """Return the measurements at or below LIGHT_SHARE of their setup's capacity (capacity_rps: per setup at one GOMAXPROCS value), not checks."""
+    """Return the measurements the floor counts: at or below LIGHT_SHARE of their setup's capacity (capacity_rps: per setup at one
+    GOMAXPROCS value), not checks, with a record that has its seconds and every answer right (wrong answers are not the host's)."""
     return [
         m
         for m in measurements
-        if not m.capacity_check and m.setup in capacity_rps and m.rate <= LIGHT_SHARE * capacity_rps[m.setup] and m.result is not None
+        if not m.capacity_check
+        and m.setup in capacity_rps
+        and m.rate <= LIGHT_SHARE * capacity_rps[m.setup]
+        and m.result is not None
+        and m.result.second_percentiles_ns
+        and not [c for c in m.failed if c.name != "rate-held"]
     ]
 
 
@@ -116,14 +122,14 @@ def second_values(m: RateMeasurement, column: int) -> list[float]:
 
 def machine_floor(measurements: list[RateMeasurement], capacity_rps: dict[str, float], gomaxprocs: int, slo: Slo) -> Floor | None:
     """Return the floor of one GOMAXPROCS value (its measurements, its setups' capacities), None without a light-load second to count."""
-    light = [m for m in light_measurements(measurements, capacity_rps) if not [c for c in m.failed if c.name != "rate-held"]]
-    light = [m for m in light if m.result.second_percentiles_ns]
+    light = light_measurements(measurements, capacity_rps)
     if slo.percentile not in SHOWN_PERCENTILES or not light:
         return None
     column = SHOWN_PERCENTILES.index(slo.percentile)
     seconds = [v for m in light for v in second_values(m, column)]
     missed = sum(v > slo.ms for v in seconds)
-    medians = [row[0] / NS_PER_MS for m in light for row in m.result.second_percentiles_ns]
+    median = SHOWN_PERCENTILES.index(50.0)
+    medians = [row[median] / NS_PER_MS for m in light for row in m.result.second_percentiles_ns]
     found = Floor(gomaxprocs, slo, len(seconds), missed, min(m.rate for m in light), max(m.rate for m in light), statistics.median(medians))
     if not found.inside:
         return found

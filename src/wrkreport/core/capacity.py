@@ -156,7 +156,7 @@ class Step:
     seconds_met: int | None = None  # and those within the objective
 
 
-def step_verdict(held: bool, behind: bool, clean: bool, value_ms: float | None, slo: Slo) -> str:
+def step_verdict(held: bool, behind: bool, clean: bool, value_ms: float | None, slo: Slo, within: bool | None = None) -> str:
     """Return a step's verdict: pass (held, clean, within), generator (vegeta behind, clean, within) or fail.
 
     held: the rate was sustained; behind: vegeta started fewer requests than asked; clean:
@@ -168,7 +168,8 @@ def step_verdict(held: bool, behind: bool, clean: bool, value_ms: float | None, 
     >>> step_verdict(True, False, True, 5.1, objective), step_verdict(False, True, True, 9.0, objective), step_verdict(True, False, False, 1.0, objective)
     ('fail', 'fail', 'fail')
     """
-    within = value_ms is not None and value_ms <= slo.ms
+    if within is None:  # a step's: its percentile against the objective (a capacity check's is said by its seconds)
+        within = value_ms is not None and value_ms <= slo.ms
     if not (clean and within):
         return FAIL
     if held:
@@ -412,10 +413,19 @@ def combine_ratio(setup: list[BlockCapacity], baseline: list[BlockCapacity]) -> 
     return Estimate(mine.value / theirs.value, None, None, mine.bound or turned, len(pairs))
 
 
-def result_step(rate: int, result: RateResult | None, checks: list[Check] | tuple[Check, ...], slo: Slo) -> Step:
+def result_step(
+    rate: int,
+    result: RateResult | None,
+    checks: list[Check] | tuple[Check, ...],
+    slo: Slo,
+    counted: tuple[int, int] | None = None,
+    needed: int = 0,
+) -> Step:
     """Return a measurement as a step of the search: its record and its fixed-rate checks (rate_checks.rate_checks) judged against the objective.
 
-    No record (vegeta failed, the file unreadable): a failed step.
+    counted: a capacity check judged by its seconds (capacity_check.check_step): (its whole seconds, those within the
+    objective), within when at least `needed` were; else the whole attack's percentile says it. No record (vegeta failed,
+    the file unreadable): a failed step.
     """
     if result is None:
         return Step(rate, FAIL)
@@ -423,9 +433,7 @@ def result_step(rate: int, result: RateResult | None, checks: list[Check] | tupl
     share = result.achieved_share
     behind = share is not None and share < 1 - RATE_TOLERANCE
     clean = not failed - {"rate-held"}
-    return Step(
-        rate,
-        step_verdict("rate-held" not in failed, behind, clean, result.percentile_ms(slo.percentile), slo),
-        result.percentile_ms(slo.percentile),
-        result.achieved_rps,
-    )
+    value = result.percentile_ms(slo.percentile)
+    within = None if counted is None else counted[1] >= needed
+    seconds, met = counted if counted is not None else (None, None)
+    return Step(rate, step_verdict("rate-held" not in failed, behind, clean, value, slo, within), value, result.achieved_rps, seconds, met)

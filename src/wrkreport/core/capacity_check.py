@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import math
 
-from ..core.rate_checks import RATE_TOLERANCE
 from ..core.rate_result import RateResult
 from ..core.records import Check
-from .capacity import PASS, Estimate, Slo, Step, result_step, round_step, step_verdict
+from .capacity import PASS, Estimate, Slo, Step, result_step, round_step
 
 CHECK_STEP = 0.9  # a capacity check that missed the objective is measured again at this share of its rate (profiles: check_tries)
 CHECK_SHARE = 0.9  # the share of a check's seconds the objective is to hold in
@@ -57,20 +56,11 @@ def check_step(rate: int, result: RateResult | None, checks: list[Check] | tuple
 
     A check is met (PASS) when the rate was held, every answer right, none lost and seconds_needed of its seconds within.
     """
-    step = result_step(rate, result, checks, slo)
     share = share_of(share)
-    if share is None or result is None:
-        return step
-    counted = result.seconds_within(slo.percentile, slo.ms)
+    counted = result.seconds_within(slo.percentile, slo.ms) if share is not None and result is not None else None
     if counted is None:
-        return step
-    seconds, met = counted
-    failed = {c.name for c in checks if c.status == "fail"}
-    behind = result.achieved_share is not None and result.achieved_share < 1 - RATE_TOLERANCE
-    enough = met >= seconds_needed(seconds, share)
-    within = 0.0 if enough else None  # step_verdict reads "within" from a percentile: the seconds said it here
-    verdict = step_verdict("rate-held" not in failed, behind, not failed - {"rate-held"}, within, slo)
-    return Step(rate, verdict, step.value_ms, step.achieved_rps, seconds, met)
+        return result_step(rate, result, checks, slo)
+    return result_step(rate, result, checks, slo, counted, seconds_needed(counted[0], share))
 
 
 def check_rate(estimate: Estimate | None, taken: set[int] | frozenset[int] = frozenset()) -> int | None:

@@ -214,11 +214,12 @@ def one_check_words(check: CapacityCheck, slo: Slo, first: bool) -> str:
     >>> one_check_words(CapacityCheck(18000, 31.0, False, False, 9.9999, 10, 2), Slo(99.0, 10.0), False)
     'at 18,000: not held, 2 of 10 seconds within 10 ms (p99 of all 31.0 ms)'
     """
-    value = "no record" if check.percentile_ms is None else f"{slo.name} {fmt_ms(check.percentile_ms)} ms"
+    figure = None if check.percentile_ms is None else f"{fmt_ms(check.percentile_ms)} ms"
+    value = "no record" if figure is None else f"{slo.name} {figure}"
     length = f" for {check.span_s:.0f} s" if first and check.span_s is not None and check.span_s >= 1.5 else ""
     where = f"at {check.offered_rps:,}{' req/s' if first else ''}{length}"
-    if check.seconds is not None:
-        counted = f"{check.seconds_met} of {check.seconds} seconds within {slo.ms:g} ms ({slo.name} of all {value.split(' ', 1)[1]})"
+    if check.seconds is not None:  # judged by its seconds: a check with seconds has a record
+        counted = f"{check.seconds_met} of {check.seconds} seconds within {slo.ms:g} ms ({slo.name} of all {figure})"
         return f"{where}: not held, {counted}" if not check.held else f"{where}: {counted}, {'met' if check.met else 'missed'}"
     if not check.held:
         return f"{where}: not held ({value})"

@@ -178,9 +178,12 @@ def floor_sentences(capacities: list[Capacity]) -> str:
     the objective's ('' for none; one inside the floor is said as a warning before its capacities instead)."""
     floors = {c.gomaxprocs: c.floor for c in capacities if c.floor is not None and not c.floor.inside}
     several = len({c.gomaxprocs for c in capacities}) > 1
-    return "".join(
-        f" {'GOMAXPROCS=' + str(n) + ': ' if several else ''}{floor.words()[0].upper()}{floor.words()[1:]}." for n, floor in floors.items()
-    )
+    return "".join(f" {'GOMAXPROCS=' + str(n) + ': ' if several else ''}{capitalised(floor.words())}." for n, floor in floors.items())
+
+
+def capitalised(text: str) -> str:
+    """Return text with its first letter a capital (str.capitalize would lower the rest)."""
+    return text[:1].upper() + text[1:]
 
 
 def known(value) -> str:
