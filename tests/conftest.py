@@ -29,7 +29,7 @@ import netlab
 from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, parse_vegeta_once, port_reservations, run_all_once
 from properties import load_profile
 
-STRICT_MARKERS = ("slow", "browser")
+STRICT_MARKERS = ("slow", "browser", "simulation")
 
 
 def in_ci() -> bool:
@@ -119,7 +119,8 @@ def shared_fixture(item) -> str | None:
     return f"session:{sessions[0]}" if sessions else item.nodeid.split("::", 1)[0]
 
 
-def pytest_collection_modifyitems(items):
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads xdist_group into the node ids it schedules by
+def pytest_collection_modifyitems(config, items):
     """Mark every Hypothesis test `property` (what ./run_tests.sh --explore runs), and keep the tests that share a run,
     a lab or a browser on one pytest-xdist worker (`--dist loadgroup`), so that it is made once."""
     for item in items:
@@ -128,11 +129,25 @@ def pytest_collection_modifyitems(items):
         group = shared_fixture(item) if hasattr(item, "_fixtureinfo") else None
         if group is not None and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
+        if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
+            name_group(item)
+
+
+def name_group(item) -> None:
+    """Give a worker's test its group in its node id as pytest-xdist does (`nodeid@group`, by which the controller sends a
+    group to one worker), where xdist's own renaming has no effect: pytest 9.2 keeps a node's id as a structured NodeId in
+    `_id`, and xdist 3.8 still sets the old `_nodeid` (pytest-xdist issue 1386), so every group was spread over the workers
+    and a module's shared run made again on each (test_driver_ssh's target_run three times, 72-83 s each)."""
+    from _pytest.nodeid import NodeId
+
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+    if names and isinstance(getattr(item, "_id", None), NodeId) and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Turn a skip of a slow or browser test into a failure under CI."""
+    """Turn a skip of a slow, browser or simulation test into a failure under CI."""
     outcome = yield
     report = outcome.get_result()
     if report.skipped and in_ci() and any(item.get_closest_marker(m) for m in STRICT_MARKERS):
