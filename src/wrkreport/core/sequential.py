@@ -67,6 +67,7 @@ def t_two_sided_cdf(t: float, df: int) -> float:
     return min(1.0, s * total)
 
 
+@lru_cache(maxsize=4096)  # a run's intervals ask for a few (level, df) pairs again and again: 36 CDF evaluations each
 def t_quantile(level: float, df: int) -> float:
     """Return the two-sided critical value c with P(|T| <= c) = level, df degrees of freedom (bisection on the exact CDF).
 
