@@ -409,7 +409,7 @@ def test_the_stopping_rule_stops_once_the_target_is_met_at_the_first_look(workdi
 @pytest.mark.alone  # how many fixed-rate blocks fit before --max-time depends on the machine being the run's
 @needs_tools
 def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wider_than_its_target(workdirs):
-    """Issue 42: past its least 4 blocks the phase goes on while a capacity is wider than --capacity-precision (here +/-0.1%, never
+    """Issue 42: past its least 4 blocks the phase goes on while a capacity is wider than --capacity-precision (here +/-1%, rarely
     met) until --max-time, and the capacity checks (5 s each, lower after a miss while one fits before --max-time) follow the search
     of the last block it ran."""
     out, tmp = workdirs
@@ -452,8 +452,10 @@ def test_the_capacity_rule_takes_more_fixed_rate_blocks_while_an_interval_is_wid
     print(f"\n{blocks} fixed-rate blocks: {record}")
     reason, width = record["stop_reason"], record["worst_half_width_pct"]
     assert blocks == record["blocks"] <= ceiling and record["worst"] == "go-http", (record, done.stderr[-3000:])
-    if reason.startswith("out of reach"):
-        assert blocks == 4 and width > 1.5 / 0.37 * 0.9, record  # carried to 12 blocks a width shrinks to about 0.37 of it
+    if reason.startswith("out of reach"):  # judged after each block from the least 4 on (5 in one run: its spread grew)
+        carried = re.search(r"would still be at \+/-([\d.]+)% after the ceiling of (\d+) \(target \+/-1%\)$", reason)
+        assert blocks >= 4 and carried and float(carried[1]) > 1.5 * 1.0 and int(carried[2]) == ceiling, record
+        assert width > float(carried[1]), record  # more blocks narrow it
     elif reason.startswith("target met"):
         assert width <= 1.0, record
     else:
