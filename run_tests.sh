@@ -10,7 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly ROOT
 readonly VENV="${ROOT}/.venv"
 readonly TOOLS=(nginx wrk curl ab node h2load haproxy caddy apache2) # the last three: the front ends in nginx's place (HAProxy, Caddy, Apache httpd)
-readonly REAL="(slow or browser)" # the tests that start a server, a tool or a browser (plain pytest leaves them out)
+readonly REAL="(slow or browser or simulation)" # the tests that start a server, a tool or a browser, or simulate thousands of runs (plain pytest leaves them out)
 readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-4}" # pytest-xdist's -n for those that judge no timing: runs side by side
 readonly STOP_GRACE_S=30 # how long the tests may take to tear down after SIGTERM before SIGKILL
 SESSION_JOB="" # the running pytest (its process group), for stop_session
@@ -41,9 +41,9 @@ browser test, or a test module skipped at import, fails.
 Without arguments the code's style is checked first (ruff check and ruff format --check on
 src/, tests/ and benchmarks/, as pyproject.toml's [tool.ruff] configures them: a breach fails
 the run, after the tests), then pytest runs three times (tests/README.md, "Tiers"): plain `pytest`, the
-tests that start nothing (pyproject's addopts: -m "not slow and not browser", on every CPU
-with pytest-xdist); then the real runs and browser tests that judge no timing or rate, side
-by side on 4 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
+tests that start nothing (pyproject's addopts: -m "not slow and not browser and not simulation",
+on every CPU with pytest-xdist); then the real runs, browser tests and simulations that judge no
+timing or rate, side by side on 4 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
 one at a time. Arguments are passed to one pytest instead, e.g. ./run_tests.sh -k parse -q
 
 SIGINT or SIGTERM ends the tests as Ctrl-C does (their fixtures torn down), then ends every
@@ -182,9 +182,10 @@ style_check() {
 # test_once PYTHON [pytest arguments...]: go test, then pytest; return the first failure's status.
 # Without arguments pytest runs in three parts (tests/README.md, "Tiers"):
 #   1. plain `pytest`: the tests that start nothing (pyproject's addopts: -m "not slow and not
-#      browser", -n auto), CPU-bound, spread over the CPUs;
-#   2. the real runs and the browser tests that judge no timing or rate, side by side on
-#      REAL_WORKERS workers (their time is mostly the tools' fixed durations, not CPU); a
+#      browser and not simulation", -n auto), CPU-bound, spread over the CPUs;
+#   2. the real runs, the browser tests and the simulations (marked `simulation`: CPU-bound, they
+#      fill the CPU the real runs leave while their tools wait) that judge no timing or rate, side by
+#      side on REAL_WORKERS workers (the real ones' time is mostly the tools' fixed durations); a
 #      module's shared run stays on one worker (--dist loadgroup, tests/conftest.py);
 #   3. those that judge a timing or a rate (marked `alone`), one at a time, the machine to themselves.
 # With arguments: one pytest, as given.
@@ -204,7 +205,7 @@ test_once() {
   part=0
   tier first "${python}" -m pytest || part=$?
   ((rc != 0)) || rc=${part}
-  log "pytest -m '${REAL} and not alone' -n ${REAL_WORKERS} (the real runs and the browser, side by side)"
+  log "pytest -m '${REAL} and not alone' -n ${REAL_WORKERS} (the real runs, the browser and the simulations, side by side)"
   part=0
   tier side "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup || part=$?
   ((rc != 0)) || rc=${part}

@@ -20,6 +20,8 @@ import simruns
 from wrkreport.compare import two_runs as compare
 from wrkreport.core import stats
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 RUNS = 2000  # simulated runs per figure: a rate near 5% has a standard error of about 0.5 points
 FLOOR = 0.93
 # A 95% interval excludes a true 1.0 in 5% of runs by construction; the simulated rates are

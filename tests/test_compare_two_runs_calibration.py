@@ -13,6 +13,8 @@ from wrkreport.analysis.analyze import load_analysis, paired_values
 from wrkreport.compare import two_runs as compare
 from wrkreport.core import between_runs, stats
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 COMPARISONS = 1200  # per figure: the rate's standard error near 5% is about 0.6 points
 CEILING = 0.065  # 5% nominal plus 2.4 standard errors of a rate over 1,200 comparisons (0.63 points)
 FIXTURE_RUNS = ("default-2cores", "keepalive-on", "keepalive-on-again", "quick-1-repeat", "sweep-all-setups")

@@ -24,6 +24,8 @@ from wrkreport.analysis.analyze import load_analysis
 from wrkreport.compare import two_runs as compare
 from wrkreport.core import stats
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 COMPARISONS = 2000  # a share near 80% has a standard error of 0.9 points: 76-84% is 4.5 of them
 POWER = (0.76, 0.84)
 POWER_AT_2_BLOCKS = (0.65, 0.95)

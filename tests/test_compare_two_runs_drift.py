@@ -25,6 +25,8 @@ from helpers import RUNS
 from wrkreport.analysis.analyze import load_analysis
 from wrkreport.compare import two_runs as compare
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 COMPARISONS = 1000  # a rate near 50% (a 15% slower machine at 4 blocks: 49.6%) has a standard error of 1.6 points
 # No drift: 1,000 comparisons named it in 0.5%, 0.7% and 0.4% (4, 7, 10 blocks); at 400 a rate near 0.6% has a standard
 # error of 0.4 points, so 5% stays more than 10 of them away. A 5% slower machine: 1,000 named it in 16.5-18.5%; at 400

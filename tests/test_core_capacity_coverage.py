@@ -118,6 +118,8 @@ from wrkreport.core.capacity import (
     step_verdict,
 )
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 RUNS = 2000  # simulated runs per figure: a coverage's standard error is about 0.5 points
 FLOOR = 0.93
 MAX_BOUNDS = 0.12  # share of runs whose capacity (or ratio) may be a bound, not an interval

@@ -28,6 +28,8 @@ import pytest
 
 import simverdict as sv
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 RUNS = 500
 FLOOR = 0.93
 WRONG_CEILING = 0.062

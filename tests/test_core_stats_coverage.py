@@ -11,6 +11,8 @@ import pytest
 import simruns
 from wrkreport.core import stats
 
+pytestmark = pytest.mark.simulation  # thousands of simulated runs: ./run_tests.sh runs it beside the real runs, plain pytest leaves it out
+
 RUNS = 2000  # simulated runs per figure: the coverage's standard error is about 0.5 points
 FLOOR = 0.93
 # (start sd, noise sd): the shape issue 10 measured, and a quieter machine on which the

@@ -85,7 +85,7 @@ def pytest_collectreport(report):
 
 def pytest_collection_finish(session):
     for item in session.items:
-        if item.get_closest_marker("slow") or item.get_closest_marker("browser"):
+        if any(item.get_closest_marker(mark) for mark in ("slow", "browser", "simulation")):
             print(("Alone" if item.get_closest_marker("alone") else "Side by side") + "\\t" + item.nodeid.split("::")[0])
 """
 
