@@ -11,7 +11,7 @@ readonly ROOT
 readonly VENV="${ROOT}/.venv"
 readonly TOOLS=(nginx wrk curl ab node h2load haproxy caddy apache2) # the last three: the front ends in nginx's place (HAProxy, Caddy, Apache httpd)
 readonly REAL="(slow or browser or simulation)" # the tests that start a server, a tool or a browser, or simulate thousands of runs (plain pytest leaves them out)
-readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-4}" # pytest-xdist's -n for those that judge no timing: runs side by side
+readonly REAL_WORKERS="${WRKREPORT_REAL_WORKERS:-6}" # pytest-xdist's -n for those that judge no timing: runs side by side
 readonly STOP_GRACE_S=30 # how long the tests may take to tear down after SIGTERM before SIGKILL
 SESSION_JOB="" # the running pytest (its process group), for stop_session
 TIER_TIMES=() # "NAME N s" of each tier run by test_once, logged at its end
@@ -43,7 +43,7 @@ src/, tests/ and benchmarks/, as pyproject.toml's [tool.ruff] configures them: a
 the run, after the tests), then pytest runs three times (tests/README.md, "Tiers"): plain `pytest`, the
 tests that start nothing (pyproject's addopts: -m "not slow and not browser and not simulation",
 on every CPU with pytest-xdist); then the real runs, browser tests and simulations that judge no
-timing or rate, side by side on 4 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
+timing or rate, side by side on 6 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
 one at a time. Arguments are passed to one pytest instead, e.g. ./run_tests.sh -k parse -q
 
 SIGINT or SIGTERM ends the tests as Ctrl-C does (their fixtures torn down), then ends every

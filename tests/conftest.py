@@ -99,7 +99,9 @@ TESTS = Path(__file__).resolve().parent
 UNSHARED = {
     "parsed_and_drawn_once",
     "vegeta_parsed_once",
-}  # module-scoped, but what it keeps is per process: its tests may go to any worker
+    "lab",  # test_driver_ssh's lab: 1 s to make, so a worker makes its own and the module's 13 tests (300 s) spread
+    "bench",  # test_driver_clients's lab and clients: 3-4 s to make; its 7 tests (300 s) spread the same way
+}  # module-scoped, but what it keeps is per process, or cheap to make again: its tests may go to any worker
 
 
 def shared_fixture(item) -> str | None:
