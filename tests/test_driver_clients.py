@@ -177,6 +177,10 @@ def test_run_bench_with_a_server_host_and_two_clients(bench, tmp_path):
         bench.lab.in_controller(
             str(SCRIPT),
             "--quick",
+            "--setups",  # two setups at one GOMAXPROCS (2 cells, not 8: 119 s on 6 workers): every cell is split and merged alike
+            "go-http,nginx-fcgi-unix",
+            "--gomaxprocs",
+            "1",
             "--server-host",
             target.ssh,
             "--client-hosts",
