@@ -221,7 +221,9 @@ def target_run(lab, tmp_path_factory):
     out = tmp_path_factory.mktemp("ssh-run") / "raw"
     started = time.monotonic()
     done = subprocess.run(
-        bench_argv(lab, out, "--rates", str(TARGET_RATE), "--slo", "p99=10ms"),
+        bench_argv(
+            lab, out, "--rates", str(TARGET_RATE), "--slo", "p99=10ms", "--gomaxprocs", "1"
+        ),  # restarts per value: the other runs here
         capture_output=True,
         text=True,
         timeout=300,
@@ -245,7 +247,7 @@ def test_quick_run_with_the_servers_on_the_target(lab, target_run):
     assert set(manifest["parameters"]["urls"].values()) == {f"http://{host.address}:{p}/" for p in (8080, 8081, 8082, 8083)}
     # Every header capture, taken from the controller against the target's address: 141 bytes.
     headers = sorted(run_dir.glob("*.headers.txt"))
-    assert len(headers) == 8
+    assert len(headers) == len(TARGET_SETUPS.split(",")) == 4  # one per setup, GOMAXPROCS=1 only
     for path in headers:
         assert len(path.read_bytes()) == 141, path.name
     # The servers ran in the target's network namespace, not the controller's.
@@ -259,7 +261,7 @@ def test_quick_run_with_the_servers_on_the_target(lab, target_run):
     assert rtt["from"] == "local" and rtt["to"] == host.address and rtt["samples"] == 10
     assert 0 < rtt["min_ms"] <= rtt["median_ms"] <= rtt["max_ms"]
     # CPU read on the target: non-zero for the servers each setup uses.
-    assert len(manifest["measurements"]) == 8
+    assert len(manifest["measurements"]) == 4 and manifest["parameters"]["gomaxprocs"] == [1]
     for entry in manifest["measurements"]:
         cpu = json.loads((run_dir / entry["cpu_file"]).read_text())
         assert cpu["host"] == "target"
