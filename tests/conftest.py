@@ -131,7 +131,7 @@ def pytest_collection_modifyitems(config, items):
         group = shared_fixture(item) if hasattr(item, "_fixtureinfo") else None
         if group is not None and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(group))
-        if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
+        if getattr(config.option, "loadgroup", False):  # set in a worker of --dist loadgroup
             name_group(item)
 
 
