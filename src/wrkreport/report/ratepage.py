@@ -27,6 +27,7 @@ from ..report.rate_summary import (
 from ..runs.record import Parameters
 from .fmt import fmt_ms
 from .study import load_generator_of
+from .words import upper_first
 
 LEAD = (
     "vegeta offers each rate open loop, as a service's users would: requests start on schedule whatever the answers, so "
@@ -178,12 +179,7 @@ def floor_sentences(capacities: list[Capacity]) -> str:
     the objective's ('' for none; one inside the floor is said as a warning before its capacities instead)."""
     floors = {c.gomaxprocs: c.floor for c in capacities if c.floor is not None and not c.floor.inside}
     several = len({c.gomaxprocs for c in capacities}) > 1
-    return "".join(f" {'GOMAXPROCS=' + str(n) + ': ' if several else ''}{capitalised(floor.words())}." for n, floor in floors.items())
-
-
-def capitalised(text: str) -> str:
-    """Return text with its first letter a capital (str.capitalize would lower the rest)."""
-    return text[:1].upper() + text[1:]
+    return "".join(f" {'GOMAXPROCS=' + str(n) + ': ' if several else ''}{upper_first(floor.words())}." for n, floor in floors.items())
 
 
 def known(value) -> str:
