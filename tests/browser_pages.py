@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from helpers import RUNS
+from helpers import RUNS, session_root
 from wrkreport.report import build
 
 BINARY = next(
@@ -66,8 +66,7 @@ def shared_root(tmp_path_factory) -> Path:
 
     Without sharing, each worker that ran a browser module's tests built that module's
     pages again (4 workers: up to 4 x 16 builds of 1-5 s each)."""
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "browser-pages"
+    return session_root(tmp_path_factory) / "browser-pages"
 
 
 def launched(sync_api):

@@ -15,6 +15,7 @@ import sys
 sys.dont_write_bytecode = False
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -26,7 +27,18 @@ from pathlib import Path
 import pytest
 
 import netlab
-from helpers import ARTICLE, REPO, SESSION_VARIABLE, Bench, parse_vegeta_once, port_reservations, run_all_once
+from helpers import (
+    ARTICLE,
+    REPO,
+    SESSION_VARIABLE,
+    SHARED,
+    Bench,
+    load_analysis_once,
+    parse_vegeta_once,
+    port_reservations,
+    run_all_once,
+    session_root,
+)
 from properties import load_profile
 
 STRICT_MARKERS = ("slow", "browser", "simulation")
@@ -97,6 +109,7 @@ def pytest_unconfigure(config):
 
 TESTS = Path(__file__).resolve().parent
 UNSHARED = {
+    "made_once_per_session",
     "parsed_and_drawn_once",
     "vegeta_parsed_once",
     "lab",  # test_driver_ssh's lab: 1 s to make, so a worker makes its own and the module's 13 tests (300 s) spread
@@ -206,11 +219,32 @@ def article_run(make_run):
     return make_run(files, name="article-2013")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def made_once_per_session(tmp_path_factory):
+    """Keep what helpers.SHARED keeps in the session's shared directory, and make core.sequential's simulation of a
+    design's per-look level (smallest_p_values: 100,000 seeded runs, 0.5-2.8 s a design, once per process by its own
+    cache) once per session: every pytest-xdist worker after the first reads it. Its tests still compute it (the
+    first to ask does) and compare what it returns."""
+    from wrkreport.core import sequential
+
+    SHARED.root = session_root(tmp_path_factory) / "made-once"
+    simulate = sequential.smallest_p_values
+
+    def shared(first, last, runs=sequential.SIMULATED_RUNS, seed=sequential.SEED):
+        key = hashlib.sha256(repr(("smallest_p_values", first, last, runs, seed)).encode()).digest()
+        return SHARED.get("levels", key, lambda: simulate(first, last, runs, seed))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sequential, "smallest_p_values", shared)
+        yield
+
+
 @pytest.fixture(scope="module")
 def parsed_and_drawn_once():
-    """Parse each distinct vegeta file and draw each distinct chart once per process (helpers.parse_vegeta_once,
-    run_all_once), while one module runs: for the modules that build the same real runs again and again, whose tests
-    do not judge the parsing or the drawing themselves (their determinism, their warnings, the code they call)
+    """Analyse each distinct run and draw each distinct chart once per session, and parse each distinct vegeta file once
+    per process (helpers.load_analysis_once, run_all_once, parse_vegeta_once), while one module runs: for the modules
+    that build the same real runs again and again, whose tests do not judge the reading, the analysis or the drawing
+    themselves (their determinism, their warnings, the code they call)
     (`pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")`; a module fixture that builds names it too)."""
     with once(parse=True, draw=True):
         yield
@@ -241,16 +275,19 @@ def browser():
 
 @pytest.fixture(scope="module")
 def vegeta_parsed_once():
-    """Parse each distinct vegeta file once per process while one module runs (its charts drawn every time)."""
+    """Parse each distinct vegeta file once per process while one module runs (its runs analysed and its charts drawn every time)."""
     with once(parse=True, draw=False):
         yield
 
 
 @contextlib.contextmanager
 def once(parse: bool, draw: bool):
-    """Patch the parser's and the page's bindings with helpers' exact-key memos for the duration."""
+    """Patch the reader's, the analysis' and the page's bindings with helpers' exact-key memos for the duration; draw:
+    the analyses and the charts too, kept where the session's workers share them (helpers.SHARED, session_root)."""
+    from wrkreport.analysis import analyze
     from wrkreport.charts import parallel
     from wrkreport.parsers import vegeta
+    from wrkreport.report import building, compare_page
     from wrkreport.runs import rate_measurements as reading
 
     with pytest.MonkeyPatch.context() as patch:
@@ -260,6 +297,9 @@ def once(parse: bool, draw: bool):
             )  # read_vegeta_file's (clients' files, fixed-rate readers)
             patch.setattr(reading, "parse_results", parse_vegeta_once(reading.parse_results))  # the run's fixed-rate measurements (in bulk)
         if draw:
+            analysed = load_analysis_once(analyze.load_analysis)
+            for module in (analyze, building, compare_page):  # the tests' modules call analyze.load_analysis
+                patch.setattr(module, "load_analysis", analysed)
             patch.setattr(parallel, "run_all", run_all_once(parallel.run_all))  # report.page calls parallel.run_all
         yield
 

@@ -6,6 +6,8 @@ conftest.py; tests/README.md lists the other helper modules).
 
 from __future__ import annotations
 
+import contextlib
+import copyreg
 import csv
 import fcntl
 import gzip
@@ -814,17 +816,74 @@ def visible_text(page: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
 
-# --- Work a build repeats on the same input, done once per process (conftest's parsed_and_drawn_once) ------
+# --- Work a build repeats on the same input, done once per session (conftest's parsed_and_drawn_once) ------
 #
-# A build of a fixture run spends most of its time parsing vegeta's files (quick-rates-slo: 690,000
-# rows, ~3.5 s) and drawing charts (~2/3 of a wrk run's build); the tests that build the same run
-# again, or a copy of it with one field changed, get the same records and SVGs. Both are pure
-# functions of their input, so a result kept under an exact key of that input is the one a new
-# call would return: the tests still read every page, record and file a build writes, and every
-# distinct input is still parsed or drawn once in each process. A call that raises is not kept.
+# A build of a fixture run spends most of its time reading and analysing it (app-flask: 1.8 s;
+# quick-rates-slo: 690,000 vegeta rows, ~1 s) and drawing charts (~2/3 of a wrk run's build);
+# the tests that build the same run again, or a copy of it with one field changed, get the same
+# analysis, records and SVGs. All are pure functions of their input, so a result kept under an
+# exact key of that input is the one a new call would return: the tests still read every page,
+# record and file a build writes, and every distinct input is still analysed, parsed or drawn
+# once per session. The analyses and charts are also kept in files under the session's shared
+# directory (session_root), so a pytest-xdist worker reads what another made; the parses stay in
+# the process. A call that raises is not kept.
 
-PARSED: dict[tuple, RateResult] = {}
-DRAWN: dict[bytes, str] = {}
+
+def session_root(tmp_path_factory) -> Path:
+    """Return a directory of this test session that its pytest-xdist workers share (the parent of their base temps)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def mapping_proxy(items: dict):
+    """Return a read-only view of items: how a pickled MappingProxyType (runs.record's) is made again."""
+    from types import MappingProxyType
+
+    return MappingProxyType(items)
+
+
+class Shared:
+    """Pickled results kept under exact keys: in this process and, once `root` is set, in files there that other processes read.
+
+    A file is written whole under a temporary name and renamed into place, so a reader sees it
+    whole or not at all; two workers that miss together both compute it and write the same bytes."""
+
+    def __init__(self):
+        self.here: dict[tuple[str, bytes], bytes] = {}
+        self.root: Path | None = None
+
+    def kept(self, kind: str, key: bytes | None):
+        """Return the value kept under key (a new copy: unpickled again), or None when none is (key None: never kept)."""
+        if key is None:
+            return None
+        if (kind, key) not in self.here and self.root is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.here[kind, key] = (self.root / kind / key.hex()).read_bytes()
+        return pickle.loads(self.here[kind, key]) if (kind, key) in self.here else None
+
+    def keep(self, kind: str, key: bytes | None, value) -> None:
+        """Keep value under key, here and in root's file."""
+        if key is None:
+            return
+        data = self.here[kind, key] = pickle.dumps(value, protocol=5)
+        if self.root is not None:
+            path = self.root / kind / key.hex()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}")
+            partial.write_bytes(data)
+            os.replace(partial, path)
+
+    def get(self, kind: str, key: bytes, make):
+        """Return make()'s value for key, made at most once per session (each call a new copy)."""
+        value = self.kept(kind, key)
+        if value is None:
+            value = make()
+            self.keep(kind, key, value)
+        return value
+
+
+SHARED = Shared()
+copyreg.pickle(type(mapping_proxy({})), lambda proxy: (mapping_proxy, (dict(proxy),)))
 
 
 def parse_vegeta_once(real):
@@ -845,6 +904,9 @@ def parse_vegeta_once(real):
     return parse
 
 
+PARSED: dict[tuple, RateResult] = {}
+
+
 def run_all_once(real):
     """Return charts.parallel.run_all keeping each chart's SVG under the digest of its job's code and the values it
     closes over (the analysis, the rates, ...); jobs whose values cannot be pickled, and every new one, are drawn by real."""
@@ -859,14 +921,30 @@ def run_all_once(real):
 
     def run_all(jobs, workers=None):
         keys = {name: key_of(job) for name, job in jobs.items()}
-        new = {name: job for name, job in jobs.items() if keys[name] is None or keys[name] not in DRAWN}
+        kept = {name: SHARED.kept("drawn", keys[name]) for name in jobs}
+        new = {name: job for name, job in jobs.items() if kept[name] is None}
         drawn = real(new, workers) if new else {}
         for name, svg in drawn.items():
             if keys[name] is not None:
-                DRAWN[keys[name]] = svg
-        return {name: drawn[name] if name in drawn else DRAWN[keys[name]] for name in jobs}
+                SHARED.keep("drawn", keys[name], svg)
+        return {name: drawn[name] if name in drawn else kept[name] for name in jobs}
 
     return run_all
+
+
+def load_analysis_once(real):
+    """Return analysis.analyze.load_analysis keeping each Analysed under the run's path, the header size asked and the
+    name and bytes of every file under the path (an edited copy is a new key); each call gets its own unpickled copy."""
+
+    def load_analysis(raw, expect_header_bytes=None):
+        path = Path(raw).resolve()
+        digest = hashlib.sha256(repr((str(path), expect_header_bytes)).encode())
+        for file in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] * path.is_file():
+            digest.update(repr((str(file.relative_to(path) if path.is_dir() else ""), file.stat().st_size)).encode())
+            digest.update(file.read_bytes())
+        return SHARED.get("analysed", digest.digest(), lambda: real(raw, expect_header_bytes))
+
+    return load_analysis
 
 
 # --- Parser properties ------------------------------------------------------------------

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build_compare
 
@@ -21,7 +21,7 @@ WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 
 def test_a_run_against_itself_changes_nothing():
-    a = load_analysis(RUNS / "default-2cores")
+    a = analyze.load_analysis(RUNS / "default-2cores")
     result = compare(a, a)
     assert result.flagged == () and result.differences == () and result.only_in_a == result.only_in_b == ()
     assert len(result.changes) == 8 + 6 + 8  # req/s of 8 cells, ratios of the 6 nginx cells, p99 of 8 cells
@@ -31,7 +31,7 @@ def test_a_run_against_itself_changes_nothing():
 
 
 def test_single_repeat_run_gives_changes_without_intervals():
-    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "quick-1-repeat"))
+    result = compare(analyze.load_analysis(RUNS / "default-2cores"), analyze.load_analysis(RUNS / "quick-1-repeat"))
     go = next(c for c in result.changes if (c.setup, c.gomaxprocs, c.metric) == ("go-http", 1, "requests_per_sec"))
     assert go.ci_low is None and go.note == "need at least 2 blocks (or repeats) in each run: no interval" and not go.flagged
     geometric = math.exp(sum(math.log(v) for v in (79522.14, 77992.64, 77556.36, 77183.98, 78649.48)) / 5)
@@ -41,27 +41,27 @@ def test_single_repeat_run_gives_changes_without_intervals():
 
 
 def test_excluded_setup_has_no_change_and_says_why():
-    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502"))
+    result = compare(analyze.load_analysis(RUNS / "default-2cores"), analyze.load_analysis(RUNS / "fcgi-unix-502"))
     unix = [c for c in result.changes if c.setup == "nginx-fcgi-unix"]
     assert len(unix) == 6 and all(c.change is None and c.note == "nothing usable in B (excluded or not measured)" for c in unix)
 
 
 def test_same_settings_a_minute_apart_are_not_flagged():
     # keepalive-on-again repeats keepalive-on: the bootstrap flagged nginx-http's ratio here.
-    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-on-again"))
+    result = compare(analyze.load_analysis(RUNS / "keepalive-on"), analyze.load_analysis(RUNS / "keepalive-on-again"))
     assert not [c for c in result.flagged if c.metric == "overhead_ratio"]
     assert all(c.unit == "repeat" for c in result.changes if c.ci_low is not None)
 
 
 def test_a_known_change_is_flagged():
     # keepalive-off: nginx-http fell from about 44k to 14k req/s.
-    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-off"))
+    result = compare(analyze.load_analysis(RUNS / "keepalive-on"), analyze.load_analysis(RUNS / "keepalive-off"))
     http = {c.metric: c for c in result.changes if c.setup == "nginx-http"}
     assert http["requests_per_sec"].flagged and http["overhead_ratio"].flagged and http["overhead_ratio"].change < 0.5
 
 
 def test_interval_is_reproducible():
-    a, b = load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502")
+    a, b = analyze.load_analysis(RUNS / "default-2cores"), analyze.load_analysis(RUNS / "fcgi-unix-502")
     first, second = compare(a, b), compare(a, b)
     assert [(c.ci_low, c.ci_high) for c in first.changes] == [(c.ci_low, c.ci_high) for c in second.changes]
 
@@ -133,7 +133,7 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
 
     from wrkreport.report import compare_summary
 
-    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "fcgi-unix-502"))
+    result = compare(analyze.load_analysis(RUNS / "default-2cores"), analyze.load_analysis(RUNS / "fcgi-unix-502"))
     unusable = replace(result, changes=tuple(c for c in result.changes if c.setup == "nginx-fcgi-unix"))
     assert unusable.changes and all(c.change is None for c in unusable.changes)
     assert compare_summary(unusable) == (
@@ -163,7 +163,7 @@ def test_fail_on_is_a_regression_gate_for_ci(tmp_path, a, b, fail_on, status):
         timeout=300,
     )
     assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
-    result = compare(load_analysis(RUNS / a), load_analysis(RUNS / b))
+    result = compare(analyze.load_analysis(RUNS / a), analyze.load_analysis(RUNS / b))
     if status == 3:
         counted = [c for c in result.flagged if fail_on == "change" or not c.better]
         assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"wrkreport: --fail-on {fail_on}: {len(counted)} figures ")

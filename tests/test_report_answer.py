@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.cli import cli
 from wrkreport.core.setups import backend_of
 from wrkreport.report.answer import MAX_SENTENCE_WORDS, answer
@@ -50,7 +50,7 @@ def text(html: str) -> str:
 
 def answered(name: str):
     """Return (the analysed run, its Answer, the answer box as the page renders it: templates/answer.html)."""
-    done = load_analysis(RUNS / name)
+    done = analyze.load_analysis(RUNS / name)
     said = answer(done.analysis, list(done.rates), list(done.capacities), done.run.parameters, backend_of(done.run.parameters))
     box = environment().get_template("answer.html").render(page=SimpleNamespace(answer=said))
     return done, said, box
@@ -299,7 +299,7 @@ def test_a_tie_within_five_percent_is_said_as_one_and_an_open_comparison_as_with
 
     from wrkreport.analysis.cells import Comparison
 
-    done = load_analysis(RUNS / "verdict-default")
+    done = analyze.load_analysis(RUNS / "verdict-default")
 
     def with_comparison(low: float, high: float):
         kept = [

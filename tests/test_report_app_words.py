@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import RUNS, built_fixture_page, visible_text
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.core.setups import divisor_words, said_over
 from wrkreport.report.answer import answer
 from wrkreport.report.terminal import answer_lines
@@ -41,7 +41,7 @@ def test_an_app_run_has_no_2013_article_section(app_page):
 
 
 def app_answer():
-    done = load_analysis(RUNS / "app-flask")
+    done = analyze.load_analysis(RUNS / "app-flask")
     return answer(done.analysis, list(done.rates), list(done.capacities), done.run.parameters, "your app")
 
 

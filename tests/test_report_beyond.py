@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 import pytest
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, compare_summary
 
@@ -91,7 +91,7 @@ def test_keepalive_off_run_says_so(built):
 
 
 def test_compare_keepalive_off_flags_the_nginx_setups_not_go():
-    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-off"))
+    result = compare(analyze.load_analysis(RUNS / "keepalive-on"), analyze.load_analysis(RUNS / "keepalive-off"))
     flagged = {(c.setup, c.metric) for c in result.flagged}
     assert flagged == {(s, m) for s in ("nginx-http", "nginx-fcgi-tcp") for m in ("requests_per_sec", "overhead_ratio", "latency_p99_ms")}
     proxy = next(c for c in result.changes if (c.setup, c.metric) == ("nginx-http", "overhead_ratio"))
@@ -100,7 +100,7 @@ def test_compare_keepalive_off_flags_the_nginx_setups_not_go():
 
 
 def test_compare_two_runs_of_the_same_settings_changes_no_ratio():
-    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-on-again"))
+    result = compare(analyze.load_analysis(RUNS / "keepalive-on"), analyze.load_analysis(RUNS / "keepalive-on-again"))
     assert [c for c in result.flagged if c.metric == "overhead_ratio"] == []
     assert [d[0] for d in result.differences] == ["parameter seed"]
     # A minute apart, this machine ran go-http itself 8% slower; with one server start per

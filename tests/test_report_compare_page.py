@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import pytest
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, build_compare
 from wrkreport.report.compare_words import change_kind, compare_title
@@ -65,7 +65,7 @@ def test_the_title_names_what_differs(tmp_path, a, b, title):
 
 def test_title_falls_back_to_a_recorded_key_and_skips_values_not_recorded():
     # default-2cores has no upstream_keepalive in its manifest (recorded before the option): not 'None vs on'.
-    result = compare(load_analysis(RUNS / "default-2cores"), load_analysis(RUNS / "sweep-all-setups"))
+    result = compare(analyze.load_analysis(RUNS / "default-2cores"), analyze.load_analysis(RUNS / "sweep-all-setups"))
     assert ("parameter", "upstream_keepalive", None, True) in result.differing
     assert compare_title(result.differing, "x", "y") == "GOMAXPROCS 1, 2 vs 2; repeats 5 vs 3 (and 3 more differences)"
 
@@ -125,7 +125,7 @@ def test_no_change_case_says_inconclusive_not_the_same(tmp_path):
 
 def test_a_change_whose_interval_fits_the_band_is_no_change():
     """The rule set of the page: 'no change' only when the whole interval lies within 0.95-1.05."""
-    result = compare(load_analysis(RUNS / "keepalive-on"), load_analysis(RUNS / "keepalive-on-again"))
+    result = compare(analyze.load_analysis(RUNS / "keepalive-on"), analyze.load_analysis(RUNS / "keepalive-on-again"))
     ratio = next(c for c in result.changes if (c.setup, c.metric) == ("nginx-http", "overhead_ratio"))
     assert change_kind(ratio) == "inconclusive"
     assert change_kind(replace(ratio, change=1.0, ci_low=0.97, ci_high=1.03)) == "same"

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.cli import cli
 from wrkreport.report import build
 
@@ -96,7 +96,7 @@ def saturation(run, change_manifest=None, change_cpu=None):
         if change_cpu:
             change_cpu(record)
             path.write_text(json.dumps(record))
-    return [w for w in load_analysis(run).analysis.noise if w.kind.startswith("client")]
+    return [w for w in analyze.load_analysis(run).analysis.noise if w.kind.startswith("client")]
 
 
 def test_the_busy_warning_names_the_busy_client_with_its_own_threads(copied):

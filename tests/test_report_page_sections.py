@@ -14,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from wrkreport.analysis import reference
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import (
+    analyze,  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
+    reference,
+)
 from wrkreport.core.latency_histogram import SHOWN_PERCENTILES
 from wrkreport.report import page_sections as sections
 from wrkreport.report.page import SECTIONS, Page
+
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # analyses the fixture runs the other report modules analyse too
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 OUT = RUNS.parent / "reports-out"  # links are made relative to it; nothing is written
@@ -27,7 +31,7 @@ OUT = RUNS.parent / "reports-out"  # links are made relative to it; nothing is w
 @functools.cache
 def analysed(name: str):
     """Return a fixture run's analysis (read once per process)."""
-    return load_analysis(RUNS / name)
+    return analyze.load_analysis(RUNS / name)
 
 
 def test_the_sections_together_are_the_page_each_field_given_once():

@@ -27,9 +27,11 @@ from jsonschema import Draft202012Validator
 
 from browser_pages import BUILT_AT, shared_root
 from helpers import REPO, RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.report import files
 from wrkreport.report.files import CSV_COLUMNS, json_text, results_json
+
+pytestmark = pytest.mark.usefixtures("parsed_and_drawn_once")  # analyses the fixture runs the other report modules analyse too
 
 RUN_NAMES = tuple(sorted(p.name for p in RUNS.iterdir() if p.is_dir()))
 SCHEMA_FILE = "results.schema.json"
@@ -50,7 +52,7 @@ def results_of(run: Path, root: Path | None = None) -> str:
     """Return results.json's text for a run: the session's built copy when BuiltReports built it, else results_json of the run as build makes it."""
     if root is not None and (root / "built" / run.name).exists():
         return (root / "reports" / run.name / "results.json").read_text(encoding="utf-8")
-    return json_text(results_json(load_analysis(run, None), BUILT_AT))
+    return json_text(results_json(analyze.load_analysis(run, None), BUILT_AT))
 
 
 def errors(data: dict) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.analysis.variant_ratio import Variant, variant_of
 from wrkreport.cli import cli
 from wrkreport.core import stats
@@ -109,7 +109,7 @@ def test_twin_ids_are_read_by_every_reader_and_nothing_hostile_is():
 
 
 def test_the_ab_figure_is_twin_over_original_paired_per_block(variant_run):
-    analysis = load_analysis(variant_run).analysis
+    analysis = analyze.load_analysis(variant_run).analysis
     assert [(r.gomaxprocs, r.setup, r.baseline) for r in analysis.variant_ratios] == [
         (1, "nginx-http~nokeep", "nginx-http"),
         (2, "nginx-http~nokeep", "nginx-http"),
@@ -194,7 +194,7 @@ def test_options_the_driver_never_writes_are_not_shown(make_run, tmp_path):
 
 def test_a_twin_without_its_original_has_no_ab_figure(make_run):
     files = {k: v for k, v in variant_files().items() if not k.startswith("nginx-http.")}
-    analysis = load_analysis(make_run(files, variant_manifest())).analysis
+    analysis = analyze.load_analysis(make_run(files, variant_manifest())).analysis
     assert all(r.ratio is None and "no nginx-http measurement" in r.excluded for r in analysis.variant_ratios)
 
 
@@ -210,7 +210,7 @@ def test_a_twin_without_its_original_has_no_ab_figure(make_run):
 )
 def test_a_hostile_variant_entry_is_left_out_with_a_warning(make_run, variant, field):
     run = make_run(variant_files(), variant_manifest(**variant))
-    done = load_analysis(run)
+    done = analyze.load_analysis(run)
     assert any(p.name == "manifest" and field in p.message for p in done.run.problems), [p.message for p in done.run.problems]
     assert all(len(r.setup) < 40 for r in done.analysis.variant_ratios)  # the twins still come from their file names
 

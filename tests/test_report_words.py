@@ -8,7 +8,7 @@ import re
 import pytest
 
 from helpers import RUNS
-from wrkreport.analysis.analyze import load_analysis
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.core import stats
 from wrkreport.core.records import Ratio
 from wrkreport.core.setups import BASELINE
@@ -23,7 +23,7 @@ FIXTURE_RUNS = sorted(p.name for p in RUNS.iterdir() if p.is_dir())
 @pytest.fixture(scope="module", params=FIXTURE_RUNS)
 def analysis(request, parsed_and_drawn_once):
     """Return the analysis of one fixture run."""
-    return load_analysis(RUNS / request.param).analysis
+    return analyze.load_analysis(RUNS / request.param).analysis
 
 
 def measured(analysis):
@@ -139,14 +139,13 @@ def test_ratio_verdict_states_the_band_and_the_baseline_and_exclusions():
 
 
 def test_a_front_ends_run_names_the_front_end_of_every_share_and_the_cheapest_of_all():
-    from wrkreport.analysis.analyze import load_analysis
     from wrkreport.report.words import headline
 
-    paragraphs = headline(load_analysis(RUNS / "front-ends-quick").analysis)
+    paragraphs = headline(analyze.load_analysis(RUNS / "front-ends-quick").analysis)
     first = paragraphs[0]
     assert first.startswith("At GOMAXPROCS=1 with a front end in front, nginx's HTTP proxy keeps ")
     for name in ("HAProxy's HTTP proxy keeps", "Caddy's HTTP proxy keeps", "Apache httpd's FastCGI over TCP keeps"):
         assert name in first
     assert "The cheapest front end and connection here is " in first and "Go's and the front end's CPU time per request" in first
-    plain = headline(load_analysis(RUNS / "default-run-4").analysis)[0]  # a run of nginx alone keeps its words
+    plain = headline(analyze.load_analysis(RUNS / "default-run-4").analysis)[0]  # a run of nginx alone keeps its words
     assert "with nginx in front, the HTTP proxy keeps" in plain and "front end" not in plain
