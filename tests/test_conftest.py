@@ -40,6 +40,7 @@ def test_free(n):
     assert n >= 0  # shares nothing: may go to any worker
 
 
+@pytest.mark.slow  # starts a pytest on 3 workers (12 s of CPU): the side tier's
 def test_tests_sharing_a_module_fixture_run_on_one_worker():
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | {PROBE: "1"}
     done = subprocess.run(

@@ -126,6 +126,7 @@ def collected_tiers(tmp_path: Path) -> tuple[dict[str, dict[str, int]], set[str]
     return tiers, skipped
 
 
+@pytest.mark.slow  # starts a pytest that collects every test (4 s of CPU): the side tier's
 def test_the_tests_readme_names_every_real_tests_file_in_its_tier_with_its_count(tmp_path):
     listed = listed_tiers(TESTS_README.read_text())
     collected, skipped = collected_tiers(tmp_path)

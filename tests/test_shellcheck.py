@@ -69,6 +69,7 @@ def shellcheck(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run([found, "--external-sources", str(path)], capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow  # starts shellcheck, a tool: the side tier's, not plain pytest's
 @pytest.mark.parametrize("script", [s for s in shell_scripts() if s.parent != DRIVER], ids=lambda p: str(p.relative_to(REPO)))
 def test_shellcheck_is_clean(script, tmp_path):
     if script.name == "run_bench.sh":
@@ -82,6 +83,7 @@ def test_every_driver_part_is_sourced_and_so_checked():
     assert sorted(driver_parts()) == sorted(DRIVER.glob("*.sh")) and len(driver_parts()) >= 5
 
 
+@pytest.mark.slow  # starts shellcheck, a tool: the side tier's, not plain pytest's
 def test_the_inlined_check_finds_a_fault_planted_in_a_part(tmp_path):
     parts = tmp_path / "driver"
     parts.mkdir()
