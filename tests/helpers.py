@@ -166,6 +166,9 @@ def script_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
     env["TMPDIR"] = str(tmp)
     env["BENCH_SLO"] = "off"  # no capacity search (about a minute more per run) unless a test asks for it: --slo beats BENCH_SLO
+    # no warm-up (1 s of wrk per setup, block and level: 20 s of a quick run of front ends at two GOMAXPROCS) unless a test
+    # asks for one (--warmup beats BENCH_WARMUP): what a test judges of a warm-up is in the tests that pass it
+    env["BENCH_WARMUP"] = "0"
     return env
 
 

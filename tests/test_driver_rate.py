@@ -53,6 +53,8 @@ def rate_run():
         f"{HELD[0]},{HELD[1]},{NOT_HELD}",
         "--slo",
         "p99=10ms",
+        "--warmup",  # the quick profile's, as the rates' figures were judged with (script_env's runs have none)
+        "1",
         "--out",
         str(out),
         *port_args(free_ports()),
