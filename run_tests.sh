@@ -44,7 +44,9 @@ the run, after the tests), then pytest runs three times (tests/README.md, "Tiers
 tests that start nothing (pyproject's addopts: -m "not slow and not browser and not simulation",
 on every CPU with pytest-xdist); then the real runs, browser tests and simulations that judge no
 timing or rate, side by side on 6 workers (WRKREPORT_REAL_WORKERS=N sets N); then those that do (marked alone),
-one at a time. Arguments are passed to one pytest instead, e.g. ./run_tests.sh -k parse -q
+one at a time. Each tier prints its 20 slowest tests and its wall time as it ends, and the
+wall times again at the end (budgets: tests/README.md). Arguments are passed to one pytest
+instead, e.g. ./run_tests.sh -k parse -q
 
 SIGINT or SIGTERM ends the tests as Ctrl-C does (their fixtures torn down), then ends every
 process they left (found by the session's WRKREPORT_TEST_SESSION in its environment) and
@@ -188,6 +190,7 @@ style_check() {
 #      side on REAL_WORKERS workers (the real ones' time is mostly the tools' fixed durations); a
 #      module's shared run stays on one worker (--dist loadgroup, tests/conftest.py);
 #   3. those that judge a timing or a rate (marked `alone`), one at a time, the machine to themselves.
+# Each tier prints its 20 slowest tests (--durations=20) and its wall time, to hold against its budget.
 # With arguments: one pytest, as given.
 test_once() {
   local python="$1"
@@ -203,15 +206,15 @@ test_once() {
   style_check "${python}" || rc=$?
   log "pytest (the tests that start nothing: pyproject's addopts, on every CPU)"
   part=0
-  tier first "${python}" -m pytest || part=$?
+  tier first "${python}" -m pytest --durations=20 || part=$?
   ((rc != 0)) || rc=${part}
   log "pytest -m '${REAL} and not alone' -n ${REAL_WORKERS} (the real runs, the browser and the simulations, side by side)"
   part=0
-  tier side "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup || part=$?
+  tier side "${python}" -m pytest -m "${REAL} and not alone" -n "${REAL_WORKERS}" --dist loadgroup --durations=20 || part=$?
   ((rc != 0)) || rc=${part}
   log "pytest -m '${REAL} and alone' -n 0 (the ones that judge a timing or a rate, one at a time)"
   part=0
-  tier alone "${python}" -m pytest -m "${REAL} and alone" -n 0 || part=$?
+  tier alone "${python}" -m pytest -m "${REAL} and alone" -n 0 --durations=20 || part=$?
   ((rc != 0)) || rc=${part}
   local IFS=";"
   log "wall time per tier (budgets: tests/README.md, \"Tiers\"):${TIER_TIMES[*]}"
