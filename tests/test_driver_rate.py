@@ -146,7 +146,12 @@ def test_page_has_the_section_and_says_the_high_rate_was_not_held(rate_run):
     html = (report / "index.html").read_text()
     assert "Latency at a fixed load" in html
     assert f"At {NOT_HELD:,} req/s" in html and re.search(r"held it in (none of its|[0-9]+ of) [0-9]+ blocks", html)
-    assert f"At {HELD[0]:,} req/s" in html and "nginx-http adds" in html
+    # what nginx-http does to go-http's latency at the held rate: "nginx-http adds ... at p50 ... and ... at p99", or, where one
+    # percentile is not added (on a noisy host go-http's own p99 can be the higher), "nginx-http: adds ...; takes ... off at
+    # p99" (rate_summary.added_words): CI once met the second form
+    assert re.search(rf"At {HELD[0]:,} req/s(?:(?!At )[^<])*?\bnginx-http:? (adds|takes) ", html), re.findall(
+        r"At [0-9,]+ req/s[^<]*", html
+    )
 
 
 def test_every_kept_results_file_rereads_to_the_reported_percentiles(rate_run):
