@@ -940,14 +940,21 @@ def load_analysis_once(real):
     name and bytes of every file under the path (an edited copy is a new key); each call gets its own unpickled copy."""
 
     def load_analysis(raw, expect_header_bytes=None):
-        path = Path(raw).resolve()
-        digest = hashlib.sha256(repr((str(path), expect_header_bytes)).encode())
-        for file in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] * path.is_file():
-            digest.update(repr((str(file.relative_to(path) if path.is_dir() else ""), file.stat().st_size)).encode())
-            digest.update(file.read_bytes())
-        return SHARED.get("analysed", digest.digest(), lambda: real(raw, expect_header_bytes))
+        return SHARED.get("analysed", content_key(Path(raw), expect_header_bytes), lambda: real(raw, expect_header_bytes))
 
     return load_analysis
+
+
+def content_key(raw: Path, *asked) -> bytes:
+    """Return the digest of raw's resolved path, what was asked of it, and the name, size and bytes of every file under
+    it (of raw itself when it is a file; nothing when it does not exist, which the real call then reports)."""
+    path = raw.resolve()
+    digest = hashlib.sha256(repr((str(path), asked)).encode())
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [p for p in (path,) if p.is_file()]
+    for file in files:
+        digest.update(repr((file.relative_to(path).as_posix(), file.stat().st_size)).encode())
+        digest.update(file.read_bytes())
+    return digest.digest()
 
 
 # --- Parser properties ------------------------------------------------------------------
