@@ -62,7 +62,8 @@ and wall time as it ends and all of them again at the end; its pytest output is 
 a temporary file whose path is printed. The exit status is the first failing run's.
 
 Hypothesis properties run derandomized (tests/properties.py): the same tree gives the same
-result every time. --explore N runs only the properties (pytest -m property), each with at
+result every time, each with its full count of examples here (WRKREPORT_PROPERTIES=full;
+plain pytest runs a quarter of each, `quick`). --explore N runs only the properties (pytest -m property), each with at
 least N new random examples and Hypothesis's statistics (examples run per property); a
 failure it finds is printed with its example, to be added as an @example of that test.
 
@@ -358,6 +359,8 @@ main() {
   # Everything the tests start carries this in its environment: the sweep finds what they left by it.
   WRKREPORT_TEST_SESSION="$(tr -d '-' </proc/sys/kernel/random/uuid)"
   export WRKREPORT_TEST_SESSION
+  WRKREPORT_PROPERTIES="${WRKREPORT_PROPERTIES:-full}" # every property's own example count (plain pytest: a quarter)
+  export WRKREPORT_PROPERTIES
   set -m # each pytest a job in a process group of its own (in_session), ended as one on a signal
   trap 'stop_session INT' INT
   trap 'stop_session TERM' TERM
