@@ -63,9 +63,10 @@ a temporary file whose path is printed. The exit status is the first failing run
 
 Hypothesis properties run derandomized (tests/properties.py): the same tree gives the same
 result every time, each with its full count of examples here (WRKREPORT_PROPERTIES=full;
-plain pytest runs a quarter of each, `quick`). --explore N runs only the properties (pytest -m property), each with at
-least N new random examples and Hypothesis's statistics (examples run per property); a
-failure it finds is printed with its example, to be added as an @example of that test.
+plain pytest runs a quarter of each, `quick`). --explore N runs only the properties (pytest
+-m property), each with at least N new random examples and Hypothesis's statistics (examples
+run per property); a failure it finds is printed with its example, to be added as an
+@example of that test.
 
 Exit status: pytest's (0 all passed; 1 failures; 5 no test ran), 2 when a tool is missing
 and cannot be installed, go test's when it fails, 130 on SIGINT and 143 on SIGTERM.
