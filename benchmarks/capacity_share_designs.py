@@ -51,7 +51,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from numpy.polynomial.hermite_e import hermegauss
 from scipy import optimize, stats
 
 from wrkreport.core.capacity import FAIL, HEADROOM, PASS, Step, block_capacity, next_rate, search_rng, search_steps
@@ -62,8 +61,6 @@ RUNGS, STEP, GUESS, UP, DOWN = 4, 1.1, 0.85, 0.95, 0.8
 GRID = (0.65, 0.7, 0.75, 0.8, 0.85, 0.91, 0.97)
 NOISY = (0.12, 2.0, 4.0, 19.0)  # share of seconds paused, mean run (s), paused p99 range (ms)
 NAMES = ("go-http", "nginx-http", "nginx-fcgi-unix")
-NODES, WEIGHTS = hermegauss(40)
-WEIGHTS = WEIGHTS / WEIGHTS.sum()
 
 
 def designs_module():
@@ -114,16 +111,9 @@ def floor_share(kind: str) -> float:
 
 
 def marginal_share(name: str, rate: float, kind: str) -> float:
-    """Return the share of seconds within the objective at rate, over starts, noise and pauses."""
-    knee, total = M.SETUPS[name], 0.0
-    for z_capacity, w_capacity in zip(NODES, WEIGHTS):
-        saturation = knee.saturation * math.exp(knee.start_sd * z_capacity)
-        if rate >= saturation:
-            continue
-        for z_latency, w_latency in zip(NODES, WEIGHTS):
-            p99 = M.median_p99(knee, M.Start(saturation, math.exp(M.START_LATENCY_SD * z_latency)), rate)
-            total += w_capacity * w_latency * M.student_t3_cdf((math.log(OBJECTIVE) - math.log(p99)) / M.NOISE_SCALE)
-    return floor_share(kind) * total
+    """Return the share of seconds within the objective at rate, over starts, noise and pauses: the coverage test's
+    pass_probability (its integral over the start effects), its own pauses' share swapped for the host's."""
+    return M.pass_probability(M.SETUPS[name], rate) / (1 - M.PAUSE) * floor_share(kind)
 
 
 def truth(name: str, kind: str) -> float:
