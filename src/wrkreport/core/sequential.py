@@ -14,8 +14,12 @@ one nominal level 1 - nominal, the same at every look (Pocock's shape); nominal 
 largest level at which, for normal block summaries (whose t statistics are pivotal: their
 joint law depends on nothing unknown), the probability that any look misses is alpha. It is
 found by simulation with a fixed seed, so the driver and `wrkreport build` compute the same
-boundary from the design the manifest records (Design.record). The coverage under the
-heavy-tailed, per-start noise real runs have is checked by tests/test_core_sequential_coverage.py.
+boundary from the design the manifest records (Design.record). The two designs runs use
+unless told otherwise (looks 4..10, and 4..40 with --precision) are simulated once, here:
+core/level_table.py keeps their levels for every alpha / k, written by `python -m
+wrkreport.core.sequential` and checked against a new simulation by the suite, so a run's
+plan does not spend 0.8-2.8 s on them. The coverage under the heavy-tailed, per-start noise
+real runs have is checked by tests/test_core_sequential_coverage.py.
 
 Standard library only: the driver's helper uses it.
 """
@@ -28,6 +32,8 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
+
+from .level_table import LEVELS
 
 ALPHA = 0.05  # every interval's stated miss rate, over all its looks
 FIRST_LOOK = 4  # the fewest blocks with an interval: t with 3 degrees of freedom (at 3 blocks t(2) alone is 4.3)
@@ -109,7 +115,37 @@ def nominal_level(alpha: float, first: int, last: int, runs: int = SIMULATED_RUN
         raise ValueError(f"no design: alpha {alpha}, looks {first}..{last}")
     if first == last:
         return alpha
-    return smallest_p_values(first, last, runs, seed)[min(runs - 1, int(alpha * runs))]  # a share alpha of the runs lies below it
+    index = min(runs - 1, int(alpha * runs))  # a share alpha of the runs lies below it
+    kept = LEVELS.get((first, last, runs, seed), {})
+    return kept[index] if index in kept else smallest_p_values(first, last, runs, seed)[index]
+
+
+def table_indices(runs: int = SIMULATED_RUNS, alpha: float = ALPHA, most: int = 100_000) -> list[int]:
+    """Return the sorted list's positions nominal_level reads for alpha / k, k = 1..most (a family of k comparisons).
+
+    >>> table_indices(most=4)
+    [1250, 1666, 2500, 5000]
+    """
+    return sorted({min(runs - 1, int(alpha / k * runs)) for k in range(1, most + 1)})  # as Design.family divides alpha
+
+
+def table_text(designs: tuple[tuple[int, int], ...] = ((FIRST_LOOK, DEFAULT_LAST_LOOK), (FIRST_LOOK, PRECISION_LAST_LOOK))) -> str:
+    """Return core/level_table.py: for each design (first, last), the simulated list's value at every table_indices position."""
+    lines = [
+        '"""The per-look levels of the designs runs use by default, simulated once (written by `python -m wrkreport.core.sequential`).',
+        "",
+        "LEVELS[(first, last, runs, seed)][i] is core.sequential.smallest_p_values(first, last, runs, seed)[i] at every position",
+        "nominal_level reads for alpha / k (table_indices); tests/test_core_sequential_table.py simulates them again and compares.",
+        '"""',
+        "",
+        "LEVELS: dict[tuple[int, int, int, int], dict[int, float]] = {",
+    ]
+    for first, last in designs:
+        simulated = smallest_p_values(first, last, SIMULATED_RUNS, SEED)
+        lines.append(f"    ({first}, {last}, {SIMULATED_RUNS}, {SEED}): {{")
+        lines += [f"        {i}: {simulated[i]!r}," for i in table_indices()]
+        lines.append("    },")
+    return "\n".join([*lines, "}", ""])
 
 
 @lru_cache(maxsize=8)
@@ -246,3 +282,7 @@ def intervals_of(record) -> Intervals:
     """Return the designs a manifest's parameters.intervals record gives (Intervals(None, None) without repeated intervals)."""
     design = design_of(record)
     return Intervals(design, family_of(record)) if design.sequential else Intervals(None, None)
+
+
+if __name__ == "__main__":  # python -m wrkreport.core.sequential > src/wrkreport/core/level_table.py
+    print(table_text(), end="")
