@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import csv
 import doctest
 import gzip
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -180,3 +182,71 @@ def test_a_one_second_attack_is_one_second_whose_percentiles_are_the_attacks():
     assert whole.second_percentiles_ns == (
         (whole.percentile_ns(50), whole.percentile_ns(90), whole.percentile_ns(99), whole.percentile_ns(99.9)),
     )
+
+
+# --- Plain lines split, the rest read by the csv module: the csv module's rows either way ------------------------
+
+
+def rows_and_end(reader) -> tuple[list, tuple]:
+    """Return every (line_num, row) a reader gives and how it ended: ('end', line_num) or ('csv.Error', its text, line_num)."""
+    rows = []
+    try:
+        for row in reader:
+            rows.append((reader.line_num, row))
+    except csv.Error as exc:
+        return rows, ("csv.Error", str(exc), reader.line_num)
+    return rows, ("end", reader.line_num)
+
+
+def stream_lines(text: str) -> list[str]:
+    """Return text's lines as a binary stream's iteration gives them once decoded: each ends at LF, the last maybe without one."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.text(alphabet='a1,"\r\n\x00 ', max_size=60))
+def test_split_lines_give_the_csv_modules_rows_line_numbers_and_errors(text):
+    lines = stream_lines(text)
+    assert rows_and_end(vegeta.CsvRows(iter(lines))) == rows_and_end(csv.reader(iter(lines), strict=True))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a,b\n\nc,,d\n",  # an empty line: csv's empty row
+        'a,b\n"q,1",2\nc,d\n',  # a quoted field: csv from there on, its line numbers offset
+        'a\n"x\ny",z\nw\n',  # a quoted line break: one record over two lines
+        "a,b\nc\rd,e\n",  # CR inside a line: csv's error at its line
+        "a,b\nc\x00d\n",  # NUL: csv's error
+        "a," + "x" * 131_073 + "\nb\n",  # a field past the csv module's limit: csv's error
+        "a,b\nlast,line",  # no LF at the end
+    ],
+    ids=["empty-line", "quoted", "quoted-line-break", "cr", "nul", "field-limit", "no-final-lf"],
+)
+def test_each_kind_of_line_reads_as_the_csv_module_reads_it(text):
+    lines = stream_lines(text)
+    assert rows_and_end(vegeta.CsvRows(iter(lines))) == rows_and_end(csv.reader(iter(lines), strict=True))
+
+
+NUMBER_TEXTS = st.one_of(
+    st.integers(min_value=0, max_value=2**65).map(str),
+    st.sampled_from(
+        ["", "0", "00", "0000", "0100", "099", "100", "599", "600", "+1", " 1", "1_0", "١", str(2**63 - 1), str(2**63), str(2**64)]
+    ),
+    st.text(alphabet="0123456789", min_size=18, max_size=21),
+)
+BODY_TEXTS = st.sampled_from(["", "SGVsbG8gV29ybGQK", "SGVsbG8=", "SGVsbA==", "SGV=sbA=", "abc", "a===", "+/+/"])
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.tuples(NUMBER_TEXTS, NUMBER_TEXTS, NUMBER_TEXTS, NUMBER_TEXTS, NUMBER_TEXTS, BODY_TEXTS, NUMBER_TEXTS), max_size=6))
+def test_the_common_check_gives_the_converters_values_or_leaves_the_row_to_them(cells):
+    rows = vegeta.Rows("prop")
+    for start, code, latency, sent, received, body, seq in cells:
+        row = [start, code, latency, sent, received, "", body, "", seq, "GET", "http://x/", ""]
+        try:
+            expected = [convert(row[index]) for index, convert in vegeta.CHECKED]
+        except ValueError:
+            expected = None
+        found = rows.common(row)
+        assert found is None or list(found) == expected, row
