@@ -23,6 +23,8 @@ FULL = json.loads((CAPACITY_LADDER / "manifest.json").read_text())
 TEN_SECONDS = Path(__file__).parent / "fixtures" / "vegeta" / "ten-seconds.rate-500.vegeta.csv.gz"
 PARAMS = {"rate_blocks": 4, "rate_blocks_max": 8, "capacity_precision_pct": 15.0, "max_time_s": None}
 
+pytestmark = pytest.mark.usefixtures("vegeta_parsed_once")  # copies of one run's files: each read once per process
+
 
 @pytest.fixture()
 def ask(tmp_path, capsys):

@@ -24,6 +24,8 @@ from wrkreport.core.capacity import HEADROOM, LADDER, MAX_EDGE, round_step, sear
 
 RUN = CAPACITY_LADDER
 
+pytestmark = pytest.mark.usefixtures("vegeta_parsed_once")  # copies of one run's files: each read once per process
+
 
 @pytest.fixture()
 def replay(tmp_path):
