@@ -105,7 +105,7 @@ def nominal_level(alpha: float, first: int, last: int, runs: int = SIMULATED_RUN
     below the returned level in a share alpha of the runs. The simulation does not depend on
     alpha, so every alpha asked of the same looks reads the one sorted list (smallest_p_values).
 
-    >>> a = nominal_level(0.05, 3, 12)
+    >>> a = nominal_level(0.05, 3, 12, runs=10_000)
     >>> 0.008 < a < 0.02
     True
     >>> nominal_level(0.05, 5, 5, runs=2000) == 0.05  # one look: no widening
