@@ -124,6 +124,7 @@ SHAPES = {
 RUNS = 600
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_every_ratio_covers_under_the_allocation(shape):
     rng = random.Random(21)
@@ -149,6 +150,7 @@ def test_every_ratio_covers_under_the_allocation(shape):
 COMPARED_RUNS = 120
 
 
+@pytest.mark.simulation
 def test_the_allocation_meets_the_target_more_often_than_measuring_everything():
     shape = SHAPES["measured"]
     rng_a, rng_b = random.Random(22), random.Random(22)

@@ -35,6 +35,7 @@ def flagged(found: stats.Interval) -> bool:
     return found.low is not None and not found.low <= 1.0 <= found.high
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("blocks", [3, 5, 7, 10])
 def test_a_true_change_of_the_reported_size_is_flagged_80_percent_of_the_time_in_one_run(blocks):
     rng = random.Random(f"variant-detectable:{blocks}")

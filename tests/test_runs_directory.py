@@ -7,9 +7,9 @@ import os
 import pandas as pd
 import pytest
 
-from helpers import CAPTURED
+from helpers import CAPTURED, RUNS
 from wrkreport.core.errors import NoUsableData
-from wrkreport.runs.directory import COLUMNS, load_run, require_measurements, resolve_run_dir
+from wrkreport.runs.directory import COLUMNS, load_run, require_measurements, resolve_run_dir, table_rows
 
 HEAD_200 = (
     b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
@@ -226,3 +226,18 @@ def test_broken_cpu_record_warns_and_leaves_cpu_out(make_run, text, detail):
     assert problem.name == "cpu" and problem.status == "warn" and detail in problem.message
     assert problem.message.startswith("go-http.gomaxprocs-1.run-1.cpu.json: not a usable CPU record")
     assert pd.isna(run.measurements.iloc[0]["cpu_go_s"]) and len(run.measurements) == 1
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if p.is_dir()))
+def test_table_rows_are_the_rows_itertuples_gives(name):
+    table = load_run(RUNS / name).measurements
+    fast, slow = table_rows(table), list(table.itertuples(index=False))
+    assert len(fast) == len(slow) and all(type(a)._fields == type(b)._fields for a, b in zip(fast, slow))
+    assert [[(type(v), repr(v)) for v in row] for row in fast] == [[(type(v), repr(v)) for v in row] for row in slow]
+
+
+def test_table_rows_of_a_table_with_odd_columns_are_itertuples_rows():
+    table = pd.DataFrame({"a b": [1, 2], "class": ["x", None], "_c": [1.5, float("nan")]})
+    assert [tuple(map(repr, r)) for r in table_rows(table)] == [tuple(map(repr, r)) for r in table.itertuples(index=False)]
+    assert type(table_rows(table)[0])._fields == type(next(table.itertuples(index=False)))._fields
+    assert table_rows(pd.DataFrame(index=[0, 1])) == list(pd.DataFrame(index=[0, 1]).itertuples(index=False))

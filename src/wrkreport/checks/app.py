@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..core.records import Check
 from ..core.setups import SETUP_BY_ID, is_app
+from ..runs.directory import table_rows
 from ..runs.record import Cell, RunRecord
 
 
@@ -83,7 +84,7 @@ def app_response_checks(table, sizes: dict[tuple[str, int], int], bounds) -> lis
     its byte total must allow the size of its setup's answer at the block's start (nginx changes the header block, so
     each setup has its own size; that the status and body are the app's is checked at the capture)."""
     found = []
-    for row in table.itertuples(index=False):
+    for row in table_rows(table):
         where = dict(setup=row.setup, gomaxprocs=row.gomaxprocs, repeat=row.repeat, file=row.file)
         size, bound = sizes.get((row.setup, row.gomaxprocs)), bounds(row) if row.requests else None
         if row.requests == 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.records import Check
-from ..runs.directory import Run
+from ..runs.directory import Run, table_rows
 
 IDENTITY = ("setup", "gomaxprocs", "connections", "repeat")  # what a listed measurement says it is
 
@@ -13,7 +13,7 @@ def duplicate_checks(run: Run) -> list[Check]:
     found = []
     table = run.measurements
     cells: dict[tuple, list[str]] = {}
-    for row in table.itertuples(index=False):
+    for row in table_rows(table):
         cells.setdefault((row.setup, row.gomaxprocs, row.connections, row.repeat), []).append(row.file)
     for (setup, gomaxprocs, connections, repeat), names in cells.items():
         if len(names) > 1:
@@ -21,7 +21,7 @@ def duplicate_checks(run: Run) -> list[Check]:
             for name in names:
                 others = " and ".join(n for n in names if n != name)
                 found.append(duplicate(f"{name} and {others} are both {what}: neither is used", setup, gomaxprocs, repeat, name))
-    found.extend(manifest_duplicates(run, {row.file: row for row in table.itertuples(index=False)}))
+    found.extend(manifest_duplicates(run, {row.file: row for row in table_rows(table)}))
     return found
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..core.records import CPU_METRIC, THROUGHPUT, Check
 from ..core.setups import BASELINE, H2_BASELINE, SETUP_BY_ID, streams_of
+from ..runs.directory import table_rows
 from ..runs.record import Cell, RunRecord, Tls
 from .tls import share_text
 
@@ -46,7 +47,7 @@ def h2_header_check(capture, cell: Cell, where: str) -> Check:
 def h2_response_checks(table) -> list[Check]:
     """Return the same-response check of each h2 measurement (table rows): h2load must have negotiated h2; its header bytes per response are said, not compared (HPACK)."""
     found = []
-    for row in table.itertuples(index=False):
+    for row in table_rows(table):
         where = dict(setup=row.setup, gomaxprocs=row.gomaxprocs, repeat=row.repeat, file=row.file)
         if not row.requests:
             continue  # the zero-requests check fails it

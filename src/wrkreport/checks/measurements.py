@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..core.records import Check, worst
 from ..core.setups import BASELINE, NEW_CONNECTION_SETUPS
-from ..runs.directory import Run
+from ..runs.directory import Run, table_rows
 from ..runs.record import Cell, RunRecord
 from .app import app_header_check, app_response_checks, app_response_sizes, own_answer
 from .duplicates import duplicate_checks
@@ -198,7 +198,7 @@ def header_checks(run: Run, expected: int) -> list[Check]:
 def per_measurement_checks(table: pd.DataFrame) -> list[Check]:
     """Return the zero-requests, non-2xx, socket-errors and wrk-exit checks of every measurement."""
     found = []
-    for row in table.itertuples(index=False):
+    for row in table_rows(table):
         where = where_of(row)
         found.append(zero_requests_check(row, where))
         if row.requests > 0:
@@ -311,7 +311,7 @@ def agreed_response(table: pd.DataFrame, which: str = "") -> tuple[int | None, l
     """Return the response size most of these measurements allow and each one's same-response check (which: how 'the other ... measurements' are named)."""
     found = []
     rows, bounds = [], []
-    for row in table.itertuples(index=False):
+    for row in table_rows(table):
         if row.requests == 0:
             continue  # the zero-requests check fails it
         bound = response_size_bounds(row.bytes_read, row.requests, row.connections, row.errors_read)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..checks.measurements import CheckReport
 from ..core.records import STATUSES, Check, worst
-from ..runs.directory import Run, real_path, relative_to, relative_to_real
+from ..runs.directory import Run, real_path, relative_to, relative_to_real, table_rows
 from .fmt import fmt_ms, fmt_number, group_name, none_if_nan
 from .words import CHECK_TITLES
 
@@ -140,7 +140,7 @@ def measurement_rows(run: Run, table: pd.DataFrame, out_dir: Path, several: bool
             command=row.command or "unknown (not in a manifest)",
             raw_text=run.texts.get(row.file, ""),
         )
-        for row in table.itertuples(index=False)
+        for row in table_rows(table)
     ]
 
 

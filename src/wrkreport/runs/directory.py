@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -388,6 +389,15 @@ def problem_check(match: re.Match, name: str, message: str) -> Check:
     return Check(
         "parse", "fail", message, setup=match["setup"], gomaxprocs=int(match["gomaxprocs"]), repeat=int(match["repeat"]), file=name
     )
+
+
+def table_rows(table: pd.DataFrame) -> list:
+    """Return the table's rows as table.itertuples(index=False) gives them (named tuples of Python values), read a column at a
+    time: twice as fast on the measurements table's 75 columns, which the checks and the page each walk."""
+    if not len(table.columns) or not table.columns.is_unique:
+        return list(table.itertuples(index=False))
+    row = namedtuple("Pandas", table.columns, rename=True)
+    return list(map(row._make, zip(*(table[column].tolist() for column in table.columns))))
 
 
 def sort_measurements(table: pd.DataFrame) -> pd.DataFrame:
