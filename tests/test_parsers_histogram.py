@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from properties import examples
 from wrkreport.core.errors import ParseError
-from wrkreport.core.latency_histogram import SHOWN_PERCENTILES, merge, merge_pairs, percentile_us, rank_of
+from wrkreport.core.latency_histogram import ERROR_KINDS, SHOWN_PERCENTILES, LatencyHistogram, merge, merge_pairs, percentile_us, rank_of
 from wrkreport.core.units import MS_PER_TIME_UNIT
 from wrkreport.parsers import parse_file
 from wrkreport.parsers.histogram import hist_file_name, merge_files, parse_histogram
@@ -138,6 +138,8 @@ def test_merging_is_order_independent_and_equals_the_percentile_of_the_union(his
     union = [value for pairs in histograms for value in expanded(pairs)]
     expected = brute_percentile(union, p) if union else None
     assert percentile_us(merged, p) == expected
+    record = LatencyHistogram("h", 1, 0, 0, dict.fromkeys(ERROR_KINDS, 0), merged, 0.0)
+    assert record.percentile_us(p) == expected and record.count == len(union)  # the record's bisection: the same value
 
 
 def test_rank_follows_wrks_rounding():

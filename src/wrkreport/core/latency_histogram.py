@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 import operator
+from bisect import bisect_left
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import accumulate
 
 FORMAT = "wrkreport-latency-histogram"
 VERSION = 1
@@ -38,18 +40,27 @@ class LatencyHistogram:
     wrk_percentiles_us: dict[float, int] | None = None  # what wrk's own latency:percentile(p) said (one run only)
 
     def __post_init__(self) -> None:
-        values = [value for value, _ in self.pairs]
-        if not all(map(operator.lt, values, values[1:])) or any(count < 1 for _, count in self.pairs):
+        values, counts = tuple(zip(*self.pairs)) or ((), ())
+        if not all(map(operator.lt, values, values[1:])) or (counts and min(counts) < 1):
             raise ValueError(f"{self.source}: histogram pairs must have increasing values and positive counts")
+        object.__setattr__(self, "_reached", tuple(accumulate(counts)))  # latencies at or below each value: percentiles by bisection
 
     @property
     def count(self) -> int:
         """Return the number of latencies recorded (wrk's corrected count: may exceed requests)."""
-        return sum(count for _, count in self.pairs)
+        return self._reached[-1] if self._reached else 0
 
     def percentile_us(self, p: float) -> int | None:
-        """Return the latency at percentile p, by wrk's rule (None when nothing was recorded)."""
-        return percentile_us(self.pairs, p)
+        """Return the latency at percentile p, by wrk's rule (None when nothing was recorded): percentile_us(self.pairs, p).
+
+        >>> LatencyHistogram("h", 1, 10, 0, dict.fromkeys(ERROR_KINDS, 0), ((100, 5), (200, 5)), 10.0).percentile_us(50)
+        200
+        """
+        if not 0 <= p <= 100:
+            raise ValueError(f"percentile {p} outside 0-100")
+        if not self._reached:
+            return None
+        return self.pairs[bisect_left(self._reached, rank_of(p, self._reached[-1]))][0]
 
     def percentile_ms(self, p: float) -> float | None:
         """Return the latency at percentile p in milliseconds (None when nothing was recorded)."""
