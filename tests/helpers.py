@@ -584,6 +584,39 @@ def render_with(tmp_path: Path, *argv: str) -> str:
     return render_template(NGINX_TEMPLATE.read_text(), nginx_sections(manifest["parameters"]["setups"]), values, nginx_flags(manifest))
 
 
+def run_wrkreport(*args: str) -> subprocess.CompletedProcess:
+    """Run `wrkreport ARGS` in this process, through the same edge as the command (cli.main: errors to one line and an exit
+    status); return its status and output as subprocess.run would. Warnings are shown on its stderr as a new process shows
+    them (Python's default filters: each once per place, deprecations hidden); an exception main lets through propagates,
+    so the traceback a user would see fails the test. A real process costs 0.5 s of imports; test_cli_build, test_cli_parse
+    and test_report_terminal start real ones."""
+    import io
+    import warnings
+    from contextlib import redirect_stderr, redirect_stdout
+    from unittest import mock
+
+    from wrkreport.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        mock.patch.object(sys, "argv", ["wrkreport", *args]),
+        redirect_stdout(out),
+        redirect_stderr(err),
+        warnings.catch_warnings(record=True) as shown,
+    ):
+        warnings.resetwarnings()
+        warnings.simplefilter("default")
+        for hidden in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+            warnings.filterwarnings("ignore", category=hidden)
+        try:
+            main()
+            status = 0
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    lines = [warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line) for w in shown]
+    return subprocess.CompletedProcess(["wrkreport", *args], status, out.getvalue(), err.getvalue() + "".join(lines))
+
+
 def run_helper(*args: str) -> subprocess.CompletedProcess:
     """Run `python3 -m wrkreport.bench ARGS` from this tree's src/; return the finished process, whatever its status."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import VEGETA_HELD, make_rate_run, problem_messages, read_rate_run
+from helpers import VEGETA_HELD, make_rate_run, problem_messages, read_rate_run, run_wrkreport
 from wrkreport.bench.fixed_rate import Attack
 from wrkreport.bench.fixed_rate_clients import client_runs, install_script, rate_of_run
 from wrkreport.bench.remote_clients.agent import GENERATORS, down_script, kill_lines, stop_script
@@ -305,7 +305,5 @@ def test_a_hostile_client_list_is_one_line_never_a_traceback(tmp_path, clients):
     found, problems = read_rate_run(run)
     assert all(not m.usable for m in found) and problems
     assert all("\n" not in m and "Traceback" not in m for m in problem_messages(problems)), problem_messages(problems)
-    built = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300
-    )
+    built = run_wrkreport("build", str(run), "--out", str(tmp_path / "out"))
     assert "Traceback" not in built.stderr

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, VEGETA_BEHIND, VEGETA_HELD, make_rate_run, rate_entry, read_rate_run, shifted_vegeta, slo_variant
+from helpers import (
+    FIXTURES,
+    VEGETA_BEHIND,
+    VEGETA_HELD,
+    make_rate_run,
+    rate_entry,
+    read_rate_run,
+    run_wrkreport,
+    shifted_vegeta,
+    slo_variant,
+)
 from wrkreport.analysis.rate_latency import rate_cells
 from wrkreport.compare.rate_changes import TOO_FEW_BLOCKS, planned_only, rate_change_lines, rate_changes, rate_only_lines
 from wrkreport.runs.rate_measurements import planned_rates
@@ -89,13 +97,7 @@ def test_compare_prints_and_records_the_change(tmp_path):
         for e in manifest["fixed_rate_measurements"]:
             shutil.copy(rates / e["file"], run / e["file"])
         runs.append(str(run))
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    done = run_wrkreport("compare", *runs, "--out", str(tmp_path / "cmp"))
     assert "Traceback" not in done.stderr, done.stderr
     assert "GOMAXPROCS=1 at 500 req/s offered, open loop: nginx-http added p99 0.003 -> 0.300 ms, +0.297 ms" in done.stdout, done.stdout
     records = json.loads((tmp_path / "cmp" / "compare.json").read_text())["fixed_rate"]
@@ -110,13 +112,7 @@ def test_compare_prints_and_records_the_change(tmp_path):
 
 def test_a_comparison_without_a_fixed_rate_phase_has_no_fixed_rate_section(tmp_path):
     runs = [str(FIXTURES / "runs" / name) for name in ("default-run-1", "default-run-2")]
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "compare", *runs, "--out", str(tmp_path / "cmp")],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    done = run_wrkreport("compare", *runs, "--out", str(tmp_path / "cmp"))
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert "Changes per cell" in page and 'id="fixed-rate"' not in page

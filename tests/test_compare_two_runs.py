@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from helpers import RUNS
+from helpers import RUNS, run_wrkreport
 from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build_compare
@@ -156,12 +156,7 @@ def test_common_cells_with_nothing_usable_do_not_read_as_no_change():
     ],
 )
 def test_fail_on_is_a_regression_gate_for_ci(tmp_path, a, b, fail_on, status):
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / a), str(RUNS / b), "--out", str(tmp_path), "--fail-on", fail_on],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_wrkreport("compare", str(RUNS / a), str(RUNS / b), "--out", str(tmp_path), "--fail-on", fail_on)
     assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
     result = compare(analyze.load_analysis(RUNS / a), analyze.load_analysis(RUNS / b))
     if status == 3:
@@ -174,12 +169,7 @@ def test_fail_on_is_a_regression_gate_for_ci(tmp_path, a, b, fail_on, status):
 
 
 def test_fail_on_with_a_bad_choice_is_one_line_and_exit_2(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "keepalive-on"), str(RUNS / "keepalive-off"), "--fail-on", "slower"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_wrkreport("compare", str(RUNS / "keepalive-on"), str(RUNS / "keepalive-off"), "--fail-on", "slower")
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     assert done.stderr.startswith("wrkreport: ") and "'slower' is not one of 'never', 'worse', 'change'" in done.stderr
 

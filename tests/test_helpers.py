@@ -7,6 +7,8 @@ reads them; load_analysis_once keys an analysis by the run's path and the bytes 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 
 from helpers import RUNS, Shared, load_analysis_once
 from wrkreport.analysis.analyze import load_analysis
@@ -55,3 +57,23 @@ def test_an_analysis_is_kept_per_run_content_and_an_edited_copy_is_analysed_agai
     assert len(calls) == 2  # one byte more in one file: a new key
     analysed(run, 141)
     assert len(calls) == 3  # another header size asked: a new key
+
+
+def test_run_wrkreport_gives_a_real_processs_status_and_lines(tmp_path, monkeypatch):
+    import warnings
+
+    from helpers import run_wrkreport
+    from wrkreport import cli
+
+    missing = run_wrkreport("build", str(tmp_path / "nope"))
+    real = subprocess.run([sys.executable, "-m", "wrkreport", "build", str(tmp_path / "nope")], capture_output=True, text=True, timeout=120)
+    assert (missing.returncode, missing.stdout, missing.stderr) == (real.returncode, real.stdout, real.stderr) and missing.returncode == 2
+
+    def warned(*args, **kwargs):
+        warnings.warn("a library's warning", RuntimeWarning, stacklevel=1)
+        warnings.warn("a deprecation", DeprecationWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli.cli, "main", warned)
+    done = run_wrkreport("build")
+    assert done.returncode == 0 and "RuntimeWarning: a library's warning" in done.stderr and "deprecation" not in done.stderr

@@ -6,8 +6,6 @@ import html
 import json
 import re
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,7 +13,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from helpers import RUNS
+from helpers import RUNS, run_wrkreport
 from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once keeps each analysis
 from wrkreport.compare.two_runs import compare
 from wrkreport.report import build, build_compare
@@ -201,12 +199,7 @@ def test_compare_json_says_which_way_each_change_went(tmp_path):
 
 
 def test_the_terminal_says_better_or_worse_and_ends_with_the_headline(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "compare", str(RUNS / "keepalive-off"), str(RUNS / "keepalive-on"), "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_wrkreport("compare", str(RUNS / "keepalive-off"), str(RUNS / "keepalive-on"), "--out", str(tmp_path))
     assert done.returncode == 0 and done.stderr == ""
     lines = done.stdout.splitlines()
     assert [line.split()[-1] for line in lines if "nginx-http" in line and "(" in line] == ["BETTER"] * 3

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from helpers import CAPTURED, RUNS
+from wrkreport.analysis import analyze  # analyze.load_analysis: conftest's parsed_and_drawn_once_here keeps each analysis
 from wrkreport.core.errors import NoUsableData
 from wrkreport.runs.directory import COLUMNS, load_run, require_measurements, resolve_run_dir, table_rows
 
@@ -229,8 +230,8 @@ def test_broken_cpu_record_warns_and_leaves_cpu_out(make_run, text, detail):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if p.is_dir()))
-def test_table_rows_are_the_rows_itertuples_gives(name):
-    table = load_run(RUNS / name).measurements
+def test_table_rows_are_the_rows_itertuples_gives(parsed_and_drawn_once_here, name):
+    table = analyze.load_analysis(RUNS / name).run.measurements  # the run as the report modules load it: kept once per session
     fast, slow = table_rows(table), list(table.itertuples(index=False))
     assert len(fast) == len(slow) and all(type(a)._fields == type(b)._fields for a, b in zip(fast, slow))
     assert [[(type(v), repr(v)) for v in row] for row in fast] == [[(type(v), repr(v)) for v in row] for row in slow]

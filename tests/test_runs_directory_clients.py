@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
 
-from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms
+from helpers import PERCENTILE_FIELDS, RUNS, brute_percentile_ms, run_wrkreport
 from wrkreport.cli import cli
 from wrkreport.parsers import parse_file
 from wrkreport.runs.directory import load_run
@@ -212,9 +210,7 @@ def test_a_hand_edited_wrong_shape_is_one_line_and_exit_1(copy, tmp_path, change
 
 def test_a_hand_edited_wrong_shape_as_a_real_process_is_one_line_and_exit_1(copy, tmp_path):
     edit_manifest(copy, lambda m: m["measurements"][-1].update(clients="both"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "build", str(copy), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120
-    )
+    proc = run_wrkreport("build", str(copy), "--out", str(tmp_path / "out"))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()
     assert "check failed: clients: " in line and "measurements[3].clients: expected a list, found 'both'" in line

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -19,6 +17,7 @@ from helpers import (
     rate_entry,
     rate_file_name,
     read_rate_run,
+    run_wrkreport,
     shifted_vegeta,
 )
 from wrkreport.analysis.rate_latency import rate_cells
@@ -194,13 +193,7 @@ def test_build_of_a_hostile_rate_run_exits_without_a_traceback(tmp_path):
     (run / "manifest.json").write_text(json.dumps(manifest))
     data = VEGETA_HELD.read_bytes()
     (run / rate_file_name("go-http", 1)).write_bytes(data[: len(data) // 3])
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    done = run_wrkreport("build", str(run), "--out", str(tmp_path / "rep"))
     assert "Traceback" not in done.stderr + done.stdout
     assert done.returncode in (0, 1), done.stderr
     assert json.loads((tmp_path / "rep" / "results.json").read_text())["fixed_rate"] is not None
@@ -214,13 +207,7 @@ def test_build_prints_one_line_per_rate_saying_the_load(tmp_path):
     (run / "manifest.json").write_text(json.dumps(manifest))
     for e in manifest["fixed_rate_measurements"]:
         shutil.copy(VEGETA_HELD, run / e["file"])
-    done = subprocess.run(
-        [sys.executable, "-m", "wrkreport", "build", str(run), "--out", str(tmp_path / "rep")],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    done = run_wrkreport("build", str(run), "--out", str(tmp_path / "rep"))
     assert "Traceback" not in done.stderr
     lines = done.stdout.splitlines()
     head = lines.index(next(line for line in lines if line.startswith("GOMAXPROCS=1")))
