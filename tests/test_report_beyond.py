@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from datetime import datetime, timezone
 
 import pytest
@@ -22,12 +21,10 @@ WHEN = datetime(2026, 11, 22, 12, tzinfo=timezone.utc)
 
 @pytest.fixture
 def built(tmp_path):
-    """Return a function: copy a fixture run into tmp raw/, build it, return (html, results.json)."""
+    """Return a function: build a fixture run (read in place: its analysis is the one the other modules make), return (html, results.json)."""
 
     def make(name: str):
-        run = tmp_path / "raw" / name
-        shutil.copytree(RUNS / name, run)
-        result = build(run, tmp_path / "reports", WHEN)
+        result = build(RUNS / name, tmp_path / "reports", WHEN)
         assert result.exit_code == 0, [c.message for c in result.failures]
         return (tmp_path / "reports" / "index.html").read_text(), json.loads((tmp_path / "reports" / "results.json").read_text())
 

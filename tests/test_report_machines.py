@@ -52,7 +52,7 @@ def built_page(run: Path, out: Path):
 
 
 def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
-    built, page = built_page(copied("server-host"), tmp_path / "out")
+    built, page = built_page(RUNS / "server-host", tmp_path / "out")  # the fixture itself: its analysis is shared
     machines = text_of(page, "machines", "environment")
     assert "controller: this machine Ran: run_bench.sh and wrk as client-1." in machines
     assert "target: root@10.231.0.2 (address 10.231.0.2) Ran: the servers (Go, nginx, ...), over ssh." in machines
@@ -71,7 +71,7 @@ def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
 
 
 def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path):
-    built, page = built_page(copied("two-clients"), tmp_path / "out")
+    built, page = built_page(RUNS / "two-clients", tmp_path / "out")  # the fixture itself: its analysis is shared
     machines = text_of(page, "machines", "environment")
     assert "controller: this machine Ran: run_bench.sh, the servers, wrk as client-1 and wrk as client-2." in machines
     assert "TCP connect() to 127.0.0.1:18710" in machines
@@ -80,7 +80,7 @@ def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path
 
 
 def test_a_single_machine_run_has_no_machines_part_and_no_extra_line(copied, tmp_path):
-    built, page = built_page(copied("quick-hist"), tmp_path / "out")
+    built, page = built_page(RUNS / "quick-hist", tmp_path / "out")  # the fixture itself: its analysis is shared
     assert 'id="machines"' not in page and "machine: cpu model" in page
     assert not built.summary.startswith("machines:")
 
@@ -164,12 +164,12 @@ def test_a_target_with_this_machines_kernel_shares_its_cpus(copied, tmp_path, sa
 
 
 @pytest.mark.parametrize("name, clients", [("lab-server-host", 1), ("lab-two-clients", 2)])
-def test_real_lab_runs_build_with_their_machines_and_exact_merged_latency(copied, tmp_path, name, clients):
+def test_real_lab_runs_build_with_their_machines_and_exact_merged_latency(tmp_path, name, clients):
     # Real runs of run_bench.sh over ssh into network-namespace hosts (tests/netlab.py; fixtures README).
     from wrkreport.parsers.histogram import merge_files
     from wrkreport.runs.directory import load_run
 
-    run = copied(name)
+    run = RUNS / name  # read, never written: its analysis is the one the other modules make
     manifest = json.loads((run / "manifest.json").read_text())
     built, page = built_page(run, tmp_path / "out")
     target = manifest["server_host"]
