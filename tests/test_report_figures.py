@@ -312,8 +312,8 @@ def test_a_missed_precision_target_has_a_badge_beside_the_checks(tmp_path):
     )  # one badge, never a green 'pass'
 
 
-def test_a_smoke_test_says_so_in_its_badge_instead_of_a_missed_target(tmp_path):
-    run = Path(shutil.copytree(RUNS / "quick-hist", tmp_path / "raw" / "r"))
+def test_a_smoke_test_says_so_in_its_badge_instead_of_a_missed_target(parsed_and_drawn_once_here, tmp_path):
+    run = RUNS / "quick-hist"  # read in place: the session's analysis and charts of it
     assert json.loads((run / "manifest.json").read_text())["parameters"]["smoke_test"] is True
     build(run, tmp_path / "out", datetime(2026, 11, 27, tzinfo=timezone.utc))
     header = (tmp_path / "out" / "index.html").read_text().split("</header>")[0]
