@@ -226,8 +226,10 @@ cmd_log() {
 
 cmd_cpu() {
   # Its PID, for finish: after the link dropped, this reader waits on a dead session's
-  # stdin until the target's sshd notices, which can take hours.
-  echo "$$" >"${DIR}/reader.pid"
+  # stdin until the target's sshd notices, which can take hours. Written whole, then
+  # renamed into place: finish never reads the file empty, between its creation and the write.
+  echo "$$" >"${DIR}/reader.pid.$$"
+  mv -f "${DIR}/reader.pid.$$" "${DIR}/reader.pid"
   while read -r verb rest; do
     case "${verb}" in
       snap)
