@@ -15,6 +15,10 @@ from wrkreport.compare.two_runs import compare
 from wrkreport.core import stats
 from wrkreport.report import build
 
+pytestmark = pytest.mark.usefixtures(
+    "parsed_and_drawn_once"
+)  # its builds read the session's analyses and charts of a run; its own load_analysis calls are real
+
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 
 

@@ -23,6 +23,10 @@ from wrkreport.parsers import parse_file
 from wrkreport.report import build
 from wrkreport.report.answercells import fmt_us
 
+pytestmark = pytest.mark.usefixtures(
+    "parsed_and_drawn_once"
+)  # its builds read the session's analyses and charts of a run; its own load_analysis calls are real
+
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 BLOCKED = RUNS / "default-blocks-2cores"
 

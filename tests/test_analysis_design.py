@@ -13,6 +13,10 @@ from wrkreport.analysis.design import design_of, precision_of, precision_sentenc
 from wrkreport.report import build
 from wrkreport.runs.record import Parameters, record_of
 
+pytestmark = pytest.mark.usefixtures(
+    "parsed_and_drawn_once"
+)  # its builds read the session's analyses and charts of a run; its own load_analysis calls are real
+
 WHEN = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
 NOT_MET = {
     "target_pct": 5.0, "max_time_s": 360, "met": False, "worst_half_width_pct": 6.8, "median_half_width_pct": 3.1, "ratios": 6,

@@ -20,6 +20,10 @@ from wrkreport.parsers.histogram import hist_file_name
 from wrkreport.report import build
 from wrkreport.runs.directory import load_run
 
+pytestmark = pytest.mark.usefixtures(
+    "parsed_and_drawn_once"
+)  # its builds read the session's analyses and charts of a run; its own load_analysis calls are real
+
 WHEN = datetime(2026, 11, 23, 12, 0, 0, tzinfo=timezone.utc)
 QUICK_HIST = RUNS / "quick-hist"
 OKABE_ITO = {"go-http": "#000000", "nginx-http": "#0072b2", "nginx-fcgi-tcp": "#d55e00", "nginx-fcgi-unix": "#009e73"}
