@@ -51,7 +51,7 @@ def built_page(run: Path, out: Path):
     return built, (out / "index.html").read_text()
 
 
-def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
+def test_the_page_shows_both_machines_and_the_round_trip(tmp_path):
     built, page = built_page(RUNS / "server-host", tmp_path / "out")  # the fixture itself: its analysis is shared
     machines = text_of(page, "machines", "environment")
     assert "controller: this machine Ran: run_bench.sh and wrk as client-1." in machines
@@ -70,7 +70,7 @@ def test_the_page_shows_both_machines_and_the_round_trip(copied, tmp_path):
     assert environment_json["server_host"]["ssh"] == "root@10.231.0.2" and environment_json["network"]["rtt"][0]["samples"] == 10
 
 
-def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path):
+def test_the_two_client_page_names_both_clients_on_this_machine(tmp_path):
     built, page = built_page(RUNS / "two-clients", tmp_path / "out")  # the fixture itself: its analysis is shared
     machines = text_of(page, "machines", "environment")
     assert "controller: this machine Ran: run_bench.sh, the servers, wrk as client-1 and wrk as client-2." in machines
@@ -79,7 +79,7 @@ def test_the_two_client_page_names_both_clients_on_this_machine(copied, tmp_path
     assert "==&gt; client-2 (local): nginx-http.gomaxprocs-1.block-1.run-2.client-2.wrk.txt &lt;==" in page  # the raw text of both clients
 
 
-def test_a_single_machine_run_has_no_machines_part_and_no_extra_line(copied, tmp_path):
+def test_a_single_machine_run_has_no_machines_part_and_no_extra_line(tmp_path):
     built, page = built_page(RUNS / "quick-hist", tmp_path / "out")  # the fixture itself: its analysis is shared
     assert 'id="machines"' not in page and "machine: cpu model" in page
     assert not built.summary.startswith("machines:")

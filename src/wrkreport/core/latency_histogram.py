@@ -56,11 +56,7 @@ class LatencyHistogram:
         >>> LatencyHistogram("h", 1, 10, 0, dict.fromkeys(ERROR_KINDS, 0), ((100, 5), (200, 5)), 10.0).percentile_us(50)
         200
         """
-        if not 0 <= p <= 100:
-            raise ValueError(f"percentile {p} outside 0-100")
-        if not self._reached:
-            return None
-        return self.pairs[bisect_left(self._reached, rank_of(p, self._reached[-1]))][0]
+        return percentile_us(self.pairs, p, self._reached)
 
     def percentile_ms(self, p: float) -> float | None:
         """Return the latency at percentile p in milliseconds (None when nothing was recorded)."""
@@ -85,8 +81,9 @@ def rank_of(p: float, total: int) -> int:
     return min(total, math.floor(exact + Fraction(1, 2)))  # C round(): halves away from zero
 
 
-def percentile_us(pairs, p: float) -> int | None:
-    """Return the first value whose cumulative count reaches wrk's rank for p (None for an empty histogram).
+def percentile_us(pairs, p: float, reached: tuple[int, ...] | None = None) -> int | None:
+    """Return the first value whose cumulative count reaches wrk's rank for p (None for an empty histogram); reached: the
+    pairs' running counts when the caller keeps them (LatencyHistogram), else counted here.
 
     >>> percentile_us([(100, 5), (200, 5)], 50)
     200
@@ -95,15 +92,10 @@ def percentile_us(pairs, p: float) -> int | None:
     """
     if not 0 <= p <= 100:
         raise ValueError(f"percentile {p} outside 0-100")
-    total = sum(count for _, count in pairs)
-    if total == 0:
+    reached = tuple(accumulate(count for _, count in pairs)) if reached is None else reached
+    if not reached or reached[-1] == 0:
         return None
-    rank, seen = rank_of(p, total), 0
-    for value, count in pairs:
-        seen += count
-        if seen >= rank:
-            return value
-    return None  # unreachable: rank <= total
+    return pairs[bisect_left(reached, rank_of(p, reached[-1]))][0]
 
 
 def cdf_points(pairs) -> tuple[list[float], list[float]]:

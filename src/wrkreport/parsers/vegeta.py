@@ -249,6 +249,7 @@ class CsvRows:
         self.lines = lines
         self.split = 0  # lines split here
         self.reader = None  # the csv reader of the rest, once a line needs it
+        self.longest = csv.field_size_limit()  # a longer line may hold a field the csv module refuses
 
     @property
     def line_num(self) -> int:
@@ -257,7 +258,7 @@ class CsvRows:
 
     def __iter__(self) -> Iterator[list[str]]:
         for line in self.lines:
-            if '"' in line or "\r" in line or "\0" in line or len(line) > csv.field_size_limit():
+            if '"' in line or "\r" in line or "\0" in line or len(line) > self.longest:
                 self.reader = csv.reader(chain((line,), self.lines), strict=True)
                 yield from self.reader
                 return
